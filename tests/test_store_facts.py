@@ -1,0 +1,218 @@
+"""Store facts checked against an independent computation (stdlib json over the file)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.conftest import FIXTURES, norm, raw_events
+from vtui.store.load import load_trace
+
+QWEN = FIXTURES / "tracelens__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"
+UNCLOSED = FIXTURES / "catapult__main_thread_has_unclosed_slices.json"
+STACK = FIXTURES / "hf_llama_stack.json.gz"
+KINETO = FIXTURES / "kineto__before_fix_trace.json"
+
+
+def _track_counts(store) -> dict:
+    return {(t.pid, t.tid): t.slice_count for t in store.tracks if t.kind in ("thread", "gpu")}
+
+
+@pytest.mark.parametrize("path", [QWEN, STACK, FIXTURES / "hta__mi250_minitoy_train_ROCm6_2_kineto.json.gz"], ids=lambda p: p.name)
+def test_per_track_slice_counts_match_raw_x_events(path: Path):
+    expected = Counter((norm(e.get("pid")), norm(e.get("tid"))) for e in raw_events(path) if e.get("ph") == "X")
+    assert _track_counts(load_trace(path)) == dict(expected)
+
+
+def _independent_depths(events: list[dict]) -> dict:
+    """Max nesting depth per thread by a plain stack over X events (integer ns)."""
+    origin = min(e["ts"] for e in events if e.get("ph") != "M" and "ts" in e)
+    per_thread = defaultdict(list)
+    for i, e in enumerate(events):
+        if e.get("ph") == "X":
+            ts = round((e["ts"] - origin) * 1000)
+            per_thread[(norm(e["pid"]), norm(e["tid"]))].append((ts, -round(e.get("dur", 0) * 1000), i))
+    out = {}
+    for key, items in per_thread.items():
+        items.sort()
+        stack: list[float] = []
+        best = 0
+        for ts, neg_dur, _ in items:
+            end = ts - neg_dur
+            while stack and stack[-1] <= ts:
+                stack.pop()
+            if stack and end > stack[-1]:
+                continue  # partial overlap: not a nesting level
+            stack.append(end)
+            best = max(best, len(stack))
+        out[key] = best
+    return out
+
+
+def test_nesting_depth_matches_independent_stack():
+    store = load_trace(QWEN)
+    expected = _independent_depths(raw_events(QWEN))
+    got = {(t.pid, t.tid): t.nested_lanes for t in store.tracks if t.kind in ("thread", "gpu")}
+    assert got == expected
+    # Children lie within their parents.
+    s = store.slices
+    kids = np.flatnonzero(s.parent >= 0)
+    assert (s.start_ns[kids] >= s.start_ns[s.parent[kids]]).all()
+    assert (s.end_ns[kids] <= s.end_ns[s.parent[kids]]).all()
+    assert (s.depth[kids] == s.depth[s.parent[kids]] + 1).all()
+
+
+def test_demo_steploop_depth_is_eight_levels():
+    from vtui.demo import demo_trace_path
+
+    store = load_trace(demo_trace_path())
+    assert max(t.nested_lanes for t in store.tracks) == 8  # MANIFEST: max X nesting depth 8
+    assert store.overlapping_slices == 0
+
+
+def test_b_e_pairing_and_unclosed_b():
+    events = raw_events(UNCLOSED)
+    # Independent pairing: per thread, in time order, a stack.
+    per_thread = defaultdict(list)
+    for i, e in enumerate(events):
+        if e.get("ph") in ("B", "E"):
+            per_thread[(norm(e["pid"]), norm(e["tid"]))].append((e["ts"], i, e))
+    durations = []
+    unclosed = 0
+    end_of_trace = max(e["ts"] + e.get("dur", 0) for e in events if "ts" in e and e.get("ph") != "M")
+    origin = min(e["ts"] for e in events if "ts" in e and e.get("ph") != "M")
+    for items in per_thread.values():
+        items.sort(key=lambda x: (x[0], x[1]))
+        stack = []
+        for ts, _, e in items:
+            if e["ph"] == "B":
+                stack.append(ts)
+            elif stack:
+                durations.append(round((ts - stack.pop()) * 1000))
+        unclosed += len(stack)
+        durations += [round((end_of_trace - origin) * 1000) - round((b - origin) * 1000) for b in stack]
+    store = load_trace(UNCLOSED)
+    assert unclosed == 4
+    assert len(store.slices) == sum(1 for e in events if e.get("ph") == "B") == 1684
+    assert sorted(store.slices.dur_ns.tolist()) == sorted(durations)
+    assert any("4 B events were never closed" in w for w in store.warnings)
+
+
+def test_ac2g_flows_bind_launch_to_kernel():
+    events = raw_events(QWEN)
+    starts = {e["id"] for e in events if e.get("ph") == "s" and e.get("cat") == "ac2g"}
+    ends = {e["id"] for e in events if e.get("ph") == "f" and e.get("cat") == "ac2g"}
+    store = load_trace(QWEN)
+    flows = store.flows
+    assert len(flows) == len(starts & ends) == 1198
+    bound = np.flatnonzero((flows.src_slice >= 0) & (flows.dst_slice >= 0))
+    assert len(bound) == len(flows)
+    for k in bound[:200].tolist():
+        src = store.slice_args(int(flows.src_slice[k]))
+        dst = store.slice_args(int(flows.dst_slice[k]))
+        assert src["correlation"] == dst["correlation"]
+        assert store.tracks[int(flows.dst_track[k])].kind == "gpu"
+        assert store.strings[store.slices.cat_id[flows.src_slice[k]]] in ("cuda_runtime", "cuda_driver")
+
+
+def _complete_events(text: str, start: int) -> int:
+    """Count array elements that decode completely, walking from just after '['."""
+    dec = json.JSONDecoder()
+    i, n = start, 0
+    while True:
+        while i < len(text) and text[i] in " \t\r\n,":
+            i += 1
+        if i >= len(text) or text[i] == "]":
+            return n
+        try:
+            _, i = dec.raw_decode(text, i)
+        except ValueError:
+            return n
+        n += 1
+
+
+@pytest.mark.parametrize("path", [KINETO, UNCLOSED], ids=["object-form", "array-form"])
+def test_truncated_file_keeps_every_complete_event(tmp_path: Path, path: Path):
+    text = path.read_text()
+    array_at = text.index("[", text.index("traceEvents")) if text.lstrip().startswith("{") else text.index("[")
+    total = _complete_events(text, array_at + 1)
+    rng = np.random.default_rng(7)
+    cuts = sorted(set(rng.integers(array_at + 2, len(text) - 3, size=25).tolist()))
+    for cut in cuts:
+        for tail in ("", ",", ",\n"):
+            piece = text[:cut].rstrip() + tail if tail else text[:cut]
+            target = tmp_path / "cut.json"
+            target.write_text(piece)
+            expected = _complete_events(piece, array_at + 1)
+            if expected == 0:
+                continue
+            store = load_trace(target)
+            assert store.event_count == expected, (cut, tail)
+            assert store.repaired
+            assert expected <= total
+
+
+def test_truncated_gzip_keeps_a_prefix(tmp_path: Path):
+    import gzip
+
+    raw = gzip.decompress(QWEN.read_bytes())
+    packed = gzip.compress(raw)
+    target = tmp_path / "cut.json.gz"
+    target.write_bytes(packed[: len(packed) // 2])
+    store = load_trace(target)
+    assert 0 < store.event_count < 18221
+    assert store.repaired
+    assert any("gzip" in w for w in store.warnings)
+
+
+def test_folder_of_ranks_opens_as_one_trace():
+    folder = FIXTURES / "ranks"
+    store = load_trace(folder)
+    assert [s.label for s in store.sources] == ["rank 0", "rank 1"]
+    assert store.event_count == 4855 + 4720
+    assert len(store.slices) == 4811 + 4676
+    groups = {t.group for t in store.tracks}
+    assert groups == {"rank 0", "rank 1"}
+    # Both ranks use absolute epoch µs, so they share one time axis (start 0.5 ms apart).
+    r0 = store.slices.start_ns[store.slices.source == 0].min()
+    r1 = store.slices.start_ns[store.slices.source == 1].min()
+    assert abs(int(r1) - int(r0)) < 1_000_000
+
+
+def test_times_are_int64_ns_relative_to_smallest_ts():
+    events = raw_events(QWEN)
+    origin = min(e["ts"] for e in events if e.get("ph") != "M" and "ts" in e)
+    store = load_trace(QWEN)
+    assert store.origin_us == origin
+    assert store.slices.start_ns.dtype == np.int64
+    assert store.slices.start_ns.min() >= 0
+    xs = [e for e in events if e.get("ph") == "X"]
+    expected = sorted(round((e["ts"] - origin) * 1000) for e in xs)
+    assert sorted(store.slices.start_ns.tolist()) == expected
+    ends = sorted(round((e["ts"] - origin) * 1000) + round(e["dur"] * 1000) for e in xs)
+    assert sorted(store.slices.end_ns.tolist()) == ends
+
+
+def test_args_are_decoded_lazily_and_intact():
+    events = [e for e in raw_events(QWEN) if e.get("ph") == "X"]
+    store = load_trace(QWEN)
+    by_ordinal = {int(o): r for r, o in enumerate(store.slices.ordinal.tolist())}
+    all_events = raw_events(QWEN)
+    for ordinal, e in list(enumerate(all_events))[:3000]:
+        if e.get("ph") == "X":
+            assert store.slice_args(by_ordinal[ordinal]) == e.get("args", {})
+    assert len(events) == len(store.slices)
+
+
+def test_flow_v2_bind_id_links_slices():
+    path = FIXTURES / "catapult__webview.json.gz"
+    events = raw_events(path)
+    outs = {e["bind_id"] for e in events if e.get("flow_out")}
+    ins = {e["bind_id"] for e in events if e.get("flow_in")}
+    store = load_trace(path)
+    assert len(outs & ins) > 0
+    assert len(store.flows) >= len(outs & ins)

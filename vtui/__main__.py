@@ -1,0 +1,5 @@
+import sys
+
+from vtui.cli import main
+
+sys.exit(main())

@@ -1,0 +1,5 @@
+"""Errors that reach the user as one clear line."""
+
+
+class TraceLoadError(Exception):
+    """A trace could not be loaded at all; the message is shown as is."""

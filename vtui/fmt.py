@@ -1,0 +1,17 @@
+"""Formatting of times and sizes for people (shared by the app and the CLI)."""
+
+from __future__ import annotations
+
+_UNITS = ((1_000_000_000, "s"), (1_000_000, "ms"), (1_000, "µs"), (1, "ns"))
+
+
+def format_duration(ns: float, digits: int = 3) -> str:
+    """``1234567`` -> ``1.235 ms``; picks the largest unit that keeps the number ≥ 1."""
+    value = abs(ns)
+    for scale, unit in _UNITS:
+        if value >= scale or scale == 1:
+            text = f"{ns / scale:.{digits if scale > 1 else 0}f}"
+            if "." in text:
+                text = text.rstrip("0").rstrip(".")
+            return f"{text} {unit}"
+    return f"{ns} ns"  # pragma: no cover

@@ -1,0 +1,220 @@
+"""Turn decoded chunks of events into numpy columns with interned strings.
+
+This is the hot path of loading: one list comprehension per field per chunk, no Python
+object kept per event once a chunk is done (the garbage collector is the enemy here).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from vtui.io.events import PH_CODE, Event, phase_code
+
+
+def _as_float(value: Any) -> float:
+    """Best-effort number from a JSON value: numbers, numeric strings; NaN otherwise."""
+    if isinstance(value, bool):
+        return math.nan
+    if isinstance(value, (int, float)):
+        try:
+            return float(value)
+        except OverflowError:
+            return math.nan
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return math.nan
+    return math.nan
+
+
+def _hashable(value: Any) -> Any:
+    """Lists/dicts used as names or ids become their text, so they can be interned."""
+    try:
+        hash(value)
+        return value
+    except TypeError:
+        return repr(value)
+
+
+def normalise_id(value: Any, id2: Any = None, scope: Any = None) -> Any:
+    """One key for an async/flow id: hex strings and ints meet; id2 and scope namespace it."""
+    if isinstance(value, str):
+        text = value.strip()
+        if text.lower().startswith("0x"):
+            try:
+                value = int(text, 16)
+            except ValueError:
+                pass
+    elif isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(id2, dict) and id2:
+        kind, inner = next(iter(id2.items()))
+        value = (str(kind), normalise_id(inner))
+    value = _hashable(value)
+    return value if scope is None else (_hashable(scope), value)
+
+
+@dataclass
+class Columns:
+    """Events of one source, in file order, as columns. Row i is the i-th event object."""
+
+    ph: np.ndarray  # int8 phase code
+    ts: np.ndarray  # float64 µs as written (NaN where missing / not a number)
+    dur: np.ndarray  # float64 µs (NaN where missing)
+    name: np.ndarray  # int32 into ``strings``
+    cat: np.ndarray  # int32 into ``strings``
+    thread: np.ndarray  # int32 into ``thread_keys``
+    args_off: np.ndarray  # int64 into ``args_blob``
+    args_len: np.ndarray  # int32
+    id_key: np.ndarray  # int32 into ``ids`` or -1
+    scope: np.ndarray  # int8: 0 none/thread, 1 process, 2 global (instant ``s``)
+    bp_enclosing: np.ndarray  # bool: flow ``bp == "e"``
+    flow_v2: list[tuple[int, Any, bool, bool]]  # (row, bind_id, flow_in, flow_out)
+    strings: list[Any]
+    thread_keys: list[tuple[Any, Any]]
+    ids: list[Any]
+    args_blob: bytes
+    by_phase: dict[str, int]
+
+    def __len__(self) -> int:
+        return len(self.ph)
+
+
+_SCOPE = {"t": 0, "p": 1, "g": 2}
+
+
+@dataclass
+class ColumnSink:
+    """Accumulates chunks of ``Event`` into ``Columns``."""
+
+    _parts: dict[str, list[np.ndarray]] = field(default_factory=dict)
+    _strings: dict[Any, int] = field(default_factory=dict)
+    _threads: dict[tuple[Any, Any], int] = field(default_factory=dict)
+    _ids: dict[Any, int] = field(default_factory=dict)
+    _blob: list[bytes] = field(default_factory=list)
+    _blob_size: int = 0
+    _rows: int = 0
+    _by_phase: Counter = field(default_factory=Counter)
+    _flow_v2: list[tuple[int, Any, bool, bool]] = field(default_factory=list)
+
+    @property
+    def rows(self) -> int:
+        return self._rows
+
+    def add(self, events: list[Event]) -> None:
+        n = len(events)
+        if not n:
+            return
+        phs = [e.ph for e in events]
+        try:
+            codes = [PH_CODE[p] for p in phs]
+        except (KeyError, TypeError):  # odd phases: missing, "XXX", a number...
+            codes = [phase_code(p) for p in phs]
+            phs = [p if isinstance(p, str) else "?" for p in phs]
+        self._by_phase.update(phs)
+        del phs
+        self._put("ph", np.array(codes, dtype=np.int8))
+        self._put("ts", _floats([e.ts for e in events]))
+        self._put("dur", _floats([e.dur for e in events]))
+        self._put("name", self._intern([e.name for e in events], self._strings))
+        self._put("cat", self._intern([e.cat for e in events], self._strings))
+        self._put("thread", self._intern([(e.pid, e.tid) for e in events], self._threads))
+
+        raws = [e.args for e in events]
+        lens = np.fromiter(map(len, raws), dtype=np.int64, count=n)
+        offs = np.empty(n, dtype=np.int64)
+        offs[0] = 0
+        np.cumsum(lens[:-1], out=offs[1:])
+        offs += self._blob_size
+        chunk_blob = b"".join(raws)
+        del raws
+        self._blob.append(chunk_blob)
+        self._blob_size += len(chunk_blob)
+        self._put("args_off", offs)
+        self._put("args_len", lens.astype(np.int32))
+
+        id_key = np.full(n, -1, dtype=np.int32)
+        scope = np.zeros(n, dtype=np.int8)
+        bp = np.zeros(n, dtype=bool)
+        sparse = [
+            i
+            for i, e in enumerate(events)
+            if e.id is not None
+            or e.id2 is not None
+            or e.s is not None
+            or e.bp is not None
+            or e.bind_id is not None
+        ]
+        ids = self._ids
+        for i in sparse:
+            e = events[i]
+            if e.id is not None or e.id2 is not None:
+                key = normalise_id(e.id, e.id2, e.scope)
+                id_key[i] = ids.setdefault(key, len(ids))
+            if e.s is not None:
+                scope[i] = _SCOPE.get(e.s, 0) if isinstance(e.s, str) else 0
+            if e.bp == "e":
+                bp[i] = True
+            if e.bind_id is not None:
+                self._flow_v2.append(
+                    (self._rows + i, normalise_id(e.bind_id), e.flow_in is True, e.flow_out is True)
+                )
+        self._put("id_key", id_key)
+        self._put("scope", scope)
+        self._put("bp", bp)
+        self._rows += n
+
+    def _put(self, name: str, arr: np.ndarray) -> None:
+        self._parts.setdefault(name, []).append(arr)
+
+    @staticmethod
+    def _intern(values: list[Any], table: dict[Any, int]) -> np.ndarray:
+        try:
+            ids = [table.setdefault(v, len(table)) for v in values]
+        except TypeError:  # an unhashable name/pid somewhere in the chunk
+            ids = [table.setdefault(_hashable_key(v), len(table)) for v in values]
+        return np.array(ids, dtype=np.int32)
+
+    def finish(self) -> Columns:
+        def cat(name: str, dtype) -> np.ndarray:
+            parts = self._parts.get(name)
+            return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
+
+        return Columns(
+            ph=cat("ph", np.int8),
+            ts=cat("ts", np.float64),
+            dur=cat("dur", np.float64),
+            name=cat("name", np.int32),
+            cat=cat("cat", np.int32),
+            thread=cat("thread", np.int32),
+            args_off=cat("args_off", np.int64),
+            args_len=cat("args_len", np.int32),
+            id_key=cat("id_key", np.int32),
+            scope=cat("scope", np.int8),
+            bp_enclosing=cat("bp", bool),
+            flow_v2=self._flow_v2,
+            strings=list(self._strings),
+            thread_keys=list(self._threads),
+            ids=list(self._ids),
+            args_blob=b"".join(self._blob),
+            by_phase=dict(self._by_phase),
+        )
+
+
+def _hashable_key(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return tuple(_hashable(v) for v in value)
+    return _hashable(value)
+
+
+def _floats(values: list[Any]) -> np.ndarray:
+    try:
+        return np.array(values, dtype=np.float64)
+    except (ValueError, TypeError, OverflowError):
+        return np.array([_as_float(v) for v in values], dtype=np.float64)

@@ -1,0 +1,272 @@
+"""Find the events in a trace's JSON (array or object form) and decode them in chunks.
+
+The event array is cut into chunks at ``},{`` boundaries and each chunk is decoded by
+msgspec. A cut that falls inside a string or a nested value makes that chunk invalid
+JSON, so the decoder itself tells us; the chunk is then shrunk, and a small remainder is
+walked event by event with the standard library decoder. That same slow walk repairs a
+truncated tail (array or object form), a trailing comma, and skips a corrupt event.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from vtui.errors import TraceLoadError
+from vtui.io.columns import ColumnSink
+from vtui.io.events import EVENT_FIELDS, Event
+
+CHUNK = 8 << 20  # bytes per fast-path chunk
+SMALL = 256 << 10  # below this a failing region is walked event by event
+
+_BOUNDARY = re.compile(rb"\}\s*,\s*\{")
+_TRACE_EVENTS_KEY = re.compile(rb'"traceEvents"\s*:\s*')
+_WS = b" \t\r\n"
+_DECODER = msgspec.json.Decoder(list[Event])
+_PY_DECODER = json.JSONDecoder()
+
+
+@dataclass
+class ScanResult:
+    form: str  # "array" or "object"
+    repaired: bool = False
+    metadata: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+
+def scan_trace(data: bytes, sink: ColumnSink, progress: Callable[[float], None] | None = None) -> ScanResult:
+    """Decode every event of ``data`` into ``sink``; return the container's facts."""
+    start = _skip(data, 0, _WS + b"\xef\xbb\xbf")  # whitespace and a UTF-8 BOM
+    if start >= len(data):
+        raise TraceLoadError("file is empty")
+    first = data[start : start + 1]
+    if first == b"[":
+        result = ScanResult(form="array")
+        end = _ArrayScan(data, start + 1, sink, result, progress).run()
+        if end is not None and data[end + 1 :].strip(_WS):
+            result.warnings.append("ignored data after the closing ] of the event array")
+        return result
+    if first == b"{":
+        return _scan_object(data, start, sink, progress)
+    raise TraceLoadError(_describe_non_trace(data, start))
+
+
+def _describe_non_trace(data: bytes, start: int) -> str:
+    try:
+        value = msgspec.json.decode(data)
+    except (msgspec.DecodeError, ValueError):
+        return "not a JSON trace (expected '[' or '{' at the start)"
+    kind = {str: "a string", int: "a number", float: "a number", bool: "a boolean"}.get(type(value), "null")
+    return f"not a trace: the JSON is {kind}, not an event array or object"
+
+
+def _scan_object(data: bytes, start: int, sink: ColumnSink, progress) -> ScanResult:
+    result = ScanResult(form="object")
+    match = _TRACE_EVENTS_KEY.search(data, start)
+    if match is None:
+        try:
+            whole = msgspec.json.decode(data)
+        except (msgspec.DecodeError, ValueError):
+            raise TraceLoadError("not a JSON trace: an object without a traceEvents array") from None
+        if not isinstance(whole, dict):
+            raise TraceLoadError("not a JSON trace")
+        raise TraceLoadError("not a trace: the JSON object has no traceEvents array")
+    result.metadata.update(_decode_members(data[start : match.start()] + b'"":0}', result))
+    bracket = match.end()
+    if data[bracket : bracket + 1] != b"[":
+        if bracket >= len(data):
+            result.repaired = True
+            result.warnings.append("file ends before the traceEvents array starts")
+            return result
+        raise TraceLoadError("not a trace: traceEvents is not an array")
+    end = _ArrayScan(data, bracket + 1, sink, result, progress).run()
+    if end is None:
+        return result
+    rest = data[end + 1 :].strip(_WS)
+    if rest.startswith(b","):
+        result.metadata.update(_decode_members(b"{" + rest[1:], result))
+    elif not rest.startswith(b"}"):
+        result.repaired = True
+        result.warnings.append("the trace object is not closed after traceEvents (file cut short)")
+    return result
+
+
+def _decode_members(text: bytes, result: ScanResult) -> dict[str, Any]:
+    """Top-level keys around traceEvents; a cut-short tail keeps what decodes."""
+    try:
+        members = msgspec.json.decode(text)
+    except (msgspec.DecodeError, ValueError):
+        try:
+            members = json.loads(text.decode("utf-8", "replace"))
+        except ValueError:
+            result.repaired = True
+            result.warnings.append("could not read the top-level keys around traceEvents")
+            return {}
+    if not isinstance(members, dict):
+        return {}
+    members.pop("", None)
+    return members
+
+
+class _ArrayScan:
+    """Walk one event array from just after its ``[``."""
+
+    def __init__(self, data: bytes, pos: int, sink: ColumnSink, result: ScanResult, progress) -> None:
+        self.data = data
+        self.pos = pos
+        self.sink = sink
+        self.result = result
+        self.progress = progress
+        self.skipped_non_objects = 0
+
+    def run(self) -> int | None:
+        """Decode to the closing ``]``; return its index, or None when the file ends first."""
+        data, n = self.data, len(self.data)
+        size = CHUNK
+        closed: int | None = None
+        while True:
+            self.pos = _skip(data, self.pos, _WS + b",")
+            if self.pos >= n:
+                break
+            if data[self.pos] == 0x5D:  # ]
+                closed = self.pos
+                break
+            if data[self.pos] != 0x7B:  # not '{': let the careful walk deal with it
+                state, self.pos = self._walk(self.pos + SMALL)
+            else:
+                end = self._chunk_end(size)
+                try:
+                    events = _DECODER.decode(b"[" + data[self.pos : end] + b"]")
+                except (msgspec.DecodeError, msgspec.ValidationError):
+                    if size > SMALL:
+                        size //= 4
+                        continue
+                    state, self.pos = self._walk(self.pos + SMALL)
+                else:
+                    self.sink.add(events)
+                    del events
+                    self.pos = end
+                    state = "more"
+                size = CHUNK
+            if self.progress:
+                self.progress(min(1.0, self.pos / max(n, 1)))
+            if state == "closed":
+                closed = self.pos
+                break
+            if state == "eof":
+                break
+        if self.skipped_non_objects:
+            self.result.warnings.append(f"skipped {self.skipped_non_objects} array elements that are not objects")
+        if closed is None:
+            self.result.repaired = True
+            self.result.warnings.append(f"event array is not closed (file cut short); kept {self.sink.rows:,} complete events")
+        return closed
+
+    def _chunk_end(self, size: int) -> int:
+        """End (exclusive, just after a ``}``) of a chunk of about ``size`` bytes."""
+        data = self.data
+        if self.pos + size < len(data):
+            match = _BOUNDARY.search(data, self.pos + size)
+            if match is not None:
+                return match.start() + 1
+        # The tail: up to the last ']' (the array's close, if the file is whole).
+        close = data.rfind(b"]", self.pos)
+        if close < 0:
+            return len(data)
+        return max(self.pos, _rskip(data, close, _WS + b","))
+
+    def _walk(self, limit: int) -> tuple[str, int]:
+        """Decode events one by one from ``self.pos`` until past ``limit``.
+
+        Returns ("more" | "closed" | "eof", byte position). Exact but slow; used only
+        where the fast path failed.
+        """
+        data, n = self.data, len(self.data)
+        pos = self.pos
+        window = SMALL
+        while True:
+            text = data[pos : pos + window].decode("utf-8", "surrogateescape")
+            whole = pos + window >= n
+            i = 0
+            events: list[Event] = []
+            outcome = None
+            while True:
+                while i < len(text) and text[i] in " \t\r\n,":
+                    i += 1
+                if i >= len(text):
+                    outcome = "eof" if whole else "more"
+                    break
+                if text[i] == "]":
+                    outcome = "closed"
+                    break
+                try:
+                    obj, j = _PY_DECODER.raw_decode(text, i)
+                except ValueError:
+                    if not whole:
+                        break  # maybe just a long event: widen the window
+                    skip_to = self._skip_corrupt(pos + _nbytes(text[:i]))
+                    if skip_to is None:
+                        outcome = "eof"
+                        break
+                    self.sink.add([e for e in events if e is not None])
+                    return "more", skip_to
+                events.append(_to_event(obj) if isinstance(obj, dict) else None)
+                i = j
+                if pos + i >= limit and not whole:
+                    outcome = "more"
+                    break
+            kept = [e for e in events if e is not None]
+            self.skipped_non_objects += len(events) - len(kept)
+            if outcome is None:  # widen and redo this window
+                if events:
+                    self.sink.add(kept)
+                    pos += _nbytes(text[:i])
+                window *= 4
+                continue
+            self.sink.add(kept)
+            end = pos + _nbytes(text[:i])
+            return outcome, end
+
+    def _skip_corrupt(self, at: int) -> int | None:
+        """Jump over an event that does not decode; None when nothing follows (a cut tail)."""
+        match = _BOUNDARY.search(self.data, at + 1)
+        if match is None:
+            return None
+        self.result.warnings.append(
+            f"skipped {match.start() + 1 - at:,} bytes of invalid JSON at byte {at:,}"
+        )
+        self.result.repaired = True
+        return match.end() - 1
+
+
+def _nbytes(text: str) -> int:
+    return len(text.encode("utf-8", "surrogateescape"))
+
+
+def _to_event(obj: dict[str, Any]) -> Event:
+    fields = {k: obj[k] for k in EVENT_FIELDS if k in obj}
+    if "args" in obj:
+        try:
+            fields["args"] = msgspec.Raw(json.dumps(obj["args"], ensure_ascii=False).encode("utf-8", "surrogateescape"))
+        except (TypeError, ValueError):
+            pass
+    return Event(**fields)
+
+
+def _rskip(data: bytes, end: int, chars: bytes) -> int:
+    """Index just after the last byte before ``end`` that is not in ``chars``."""
+    while end > 0 and data[end - 1] in chars:
+        end -= 1
+    return end
+
+
+def _skip(data: bytes, pos: int, chars: bytes) -> int:
+    n = len(data)
+    while pos < n and data[pos] in chars:
+        pos += 1
+    return pos

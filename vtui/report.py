@@ -1,0 +1,72 @@
+"""`vtui info`: what a load produced, as plain data and as text."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from vtui.fmt import format_duration
+from vtui.store.store import TraceStore
+from vtui.store.tracks import show_id
+
+
+def info_dict(store: TraceStore) -> dict[str, Any]:
+    return {
+        "sources": [
+            {"path": s.path, "label": s.label, "form": s.form, "repaired": s.repaired, "events": s.events,
+             "by_phase": dict(sorted(s.by_phase.items())),
+             "metadata_keys": sorted(s.metadata)}
+            for s in store.sources
+        ],
+        "form": store.sources[0].form if len(store.sources) == 1 else "folder",
+        "repaired": store.repaired,
+        "events": store.event_count,
+        "by_phase": dict(sorted(store.by_phase.items())),
+        "tracks": len(store.tracks),
+        "slices": len(store.slices),
+        "instants": len(store.instants),
+        "counter_samples": len(store.counters),
+        "flows": len(store.flows),
+        "span_ns": int(store.span_ns),
+        "origin_us": store.origin_us,
+        "overlapping_slices": store.overlapping_slices,
+        "warnings": list(store.warnings),
+        "track_list": [
+            {"id": t.id, "kind": t.kind, "pid": _jsonable(t.pid), "tid": _jsonable(t.tid), "process": t.process_title,
+             "name": t.title, "slices": t.slice_count, "instants": t.instant_count, "counter_samples": t.counter_count,
+             "lanes": t.lanes, "overlapping": t.overlapping}
+            for t in store.tracks
+        ],
+    }
+
+
+def _jsonable(value: Any) -> Any:
+    return value if isinstance(value, (int, str)) or value is None else str(value)
+
+
+def info_text(store: TraceStore) -> str:
+    d = info_dict(store)
+    lines = []
+    for s in d["sources"]:
+        state = "repaired" if s["repaired"] else "intact"
+        lines.append(f"{s['path']}: {s['form']} form, {state}, {s['events']:,} events")
+    lines.append("events by phase: " + ", ".join(f"{ph} {n:,}" for ph, n in d["by_phase"].items()))
+    lines.append(
+        f"{d['slices']:,} slices, {d['instants']:,} instants, {d['counter_samples']:,} counter samples, "
+        f"{d['flows']:,} flows over {format_duration(d['span_ns'])}"
+    )
+    lines.append(f"{d['overlapping_slices']:,} slices partly overlap a neighbour (on extra lanes)")
+    lines.append(f"{d['tracks']} tracks:")
+    width = max((len(t.process_title) for t in store.tracks), default=0)
+    for t in store.tracks:
+        counts = f"{t.slice_count:>9,} slices"
+        if t.instant_count:
+            counts += f" {t.instant_count:,} instants"
+        if t.counter_count:
+            counts += f" {t.counter_count:,} samples"
+        lines.append(f"  {t.kind:<8} {t.process_title:<{width}}  {t.title} (pid {show_id(t.pid)}, tid {show_id(t.tid)}) {counts}")
+    if d["warnings"]:
+        lines.append(f"{len(d['warnings'])} warnings:")
+        lines.extend(f"  - {w}" for w in d["warnings"])
+    else:
+        lines.append("no warnings")
+    return "\n".join(lines)

@@ -1,0 +1,273 @@
+"""Build a TraceStore from the decoded columns of one or more source files."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+import numpy as np
+
+from vtui.io.columns import Columns
+from vtui.io.events import PH_CODE, UNKNOWN_PH
+from vtui.store.flows import FlowEvents, build_flows
+from vtui.store.index import IntervalIndex
+from vtui.store.merge import Merged, merge_sources
+from vtui.store.nesting import nest
+from vtui.store.pairing import pair
+from vtui.store.store import SourceInfo, TraceStore
+from vtui.store.tables import CounterTable, InstantTable, SliceTable
+from vtui.store.trackset import TrackSet
+
+X, B, E = PH_CODE["X"], PH_CODE["B"], PH_CODE["E"]
+ASYNC_B, ASYNC_N, ASYNC_E = PH_CODE["b"], PH_CODE["n"], PH_CODE["e"]
+LEGACY = [PH_CODE[p] for p in "STpF"]
+INSTANT = [PH_CODE[p] for p in "iIR"]
+KEPT_POINTS = [PH_CODE[p] for p in "PNODVvc()"]  # kept as points, not interpreted
+COUNTER, META = PH_CODE["C"], PH_CODE["M"]
+FLOW = {PH_CODE["s"]: 0, PH_CODE["t"]: 1, PH_CODE["f"]: 2}
+
+
+@dataclass
+class SourcePart:
+    """What the io layer produced for one file."""
+
+    path: str
+    label: str
+    form: str
+    repaired: bool
+    metadata: dict[str, Any]
+    warnings: list[str]
+    columns: Columns
+
+
+@dataclass
+class _Slices:
+    """Slices before sorting: parallel lists of arrays, concatenated at the end."""
+
+    parts: dict[str, list[np.ndarray]] = field(default_factory=dict)
+
+    def add(self, **cols: np.ndarray) -> None:
+        for k, v in cols.items():
+            self.parts.setdefault(k, []).append(np.asarray(v))
+
+    def get(self, key: str, dtype) -> np.ndarray:
+        parts = self.parts.get(key)
+        return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype=dtype)
+
+
+def build_store(parts: list[SourcePart]) -> TraceStore:
+    m = merge_sources(parts)
+    warnings: list[str] = []
+    for part in parts:
+        prefix = f"{part.label}: " if len(parts) > 1 else ""
+        warnings.extend(prefix + w for w in part.warnings)
+
+    ts_ns, dur_ns, valid, origin_us, bad_ts = _times(m)
+    if bad_ts:
+        warnings.append(f"{bad_ts:,} events without a usable ts were skipped")
+    ph = m.ph
+    trace_end = int(max((ts_ns + dur_ns)[valid].max(initial=0), ts_ns[valid].max(initial=0)))
+
+    tracks = TrackSet(m)
+    tracks.labels = [p.label for p in parts]
+    meta_events = tracks.read_metadata(np.flatnonzero(ph == META), m)
+    sl = _Slices()
+
+    # X: complete slices.
+    rows = np.flatnonzero((ph == X) & valid)
+    bad_dur = ~np.isfinite(m.dur[rows]) | (m.dur[rows] < 0)
+    if bad_dur.any():
+        warnings.append(f"{int(bad_dur.sum()):,} X events had a missing or negative dur (shown as 0)")
+    sl.add(row=rows, start=ts_ns[rows], end=ts_ns[rows] + dur_ns[rows], track=tracks.thread_tracks(m.thread[rows]))
+
+    # B/E: paired per thread.
+    rows = np.flatnonzero(((ph == B) | (ph == E)) & valid)
+    p = pair(rows, m.thread[rows], ts_ns[rows], ph[rows] == B, ph[rows] == E, m.name[rows], m.named[m.name[rows]], trace_end)
+    if p.unmatched_ends:
+        warnings.append(f"{p.unmatched_ends:,} E events had no open B on their thread (ignored)")
+    if p.unclosed_begins:
+        warnings.append(f"{p.unclosed_begins:,} B events were never closed (they run to the trace end)")
+    begin = np.array(p.begin_rows, dtype=np.int64)
+    sl.add(row=begin, start=ts_ns[begin], end=np.maximum(np.array(p.end_ns, dtype=np.int64), ts_ns[begin]),
+           track=tracks.thread_tracks(m.thread[begin]))
+    end_rows = {b: e for b, e in zip(p.begin_rows, p.end_rows) if e >= 0 and m.args_len[e] > 0}
+
+    # Async: nestable b/n/e and legacy S/T/p/F, paired per (process, cat, id).
+    inst_rows: list[np.ndarray] = []
+    inst_tracks: list[np.ndarray] = []
+    for begin_code, end_code, point_codes, family in ((ASYNC_B, ASYNC_E, [ASYNC_N], 0), (LEGACY[0], LEGACY[3], LEGACY[1:3], 1)):
+        is_family = np.isin(ph, [begin_code, end_code, *point_codes]) & valid
+        rows = np.flatnonzero(is_family)
+        if not len(rows):
+            continue
+        groups = tracks.async_groups(rows, family)
+        p = pair(rows, groups, ts_ns[rows], ph[rows] == begin_code, ph[rows] == end_code, m.name[rows], m.named[m.name[rows]], trace_end)
+        label = "b/e" if family == 0 else "S/F"
+        if p.unmatched_ends:
+            warnings.append(f"{p.unmatched_ends:,} async {label} ends had no open begin (ignored)")
+        if p.unclosed_begins:
+            warnings.append(f"{p.unclosed_begins:,} async {label} begins were never ended (they run to the trace end)")
+        begin = np.array(p.begin_rows, dtype=np.int64)
+        roots = np.array(p.root_rows, dtype=np.int64)
+        sl.add(row=begin, start=ts_ns[begin], end=np.maximum(np.array(p.end_ns, dtype=np.int64), ts_ns[begin]),
+               track=tracks.async_tracks(m.thread[roots], m.name[roots]))
+        end_rows.update({b: e for b, e in zip(p.begin_rows, p.end_rows) if e >= 0 and m.args_len[e] > 0})
+        points = rows[np.isin(ph[rows], point_codes)]
+        roots = np.array([p.instant_roots.get(r, r) for r in points.tolist()], dtype=np.int64)
+        inst_rows.append(points)
+        inst_tracks.append(tracks.async_tracks(m.thread[roots], m.name[roots]))
+
+    # Instants by scope, and point events kept as they are.
+    rows = np.flatnonzero(np.isin(ph, INSTANT + KEPT_POINTS) & valid)
+    inst_rows.append(rows)
+    inst_tracks.append(tracks.instant_tracks(m.thread[rows], np.where(np.isin(ph[rows], INSTANT), m.scope[rows], 0)))
+
+    counters = _counters(m, np.flatnonzero((ph == COUNTER) & valid), ts_ns, tracks, warnings)
+
+    unknown = [k for k in m.by_phase if _unknown_phase(k)]
+    n_unknown = sum(m.by_phase[k] for k in unknown)
+    if n_unknown:
+        warnings.append(f"{n_unknown:,} events with unknown phases were skipped: " + ", ".join(sorted(repr(k) for k in unknown)))
+
+    # Tracks get their display order now, before slices are sorted by track.
+    remap = tracks.finish()
+    slice_row = sl.get("row", np.int64)
+    slice_track = remap[sl.get("track", np.int32)] if len(slice_row) else np.zeros(0, dtype=np.int32)
+    start, end = sl.get("start", np.int64), sl.get("end", np.int64)
+    order = np.lexsort((slice_row, start - end, start, slice_track))
+    slice_row, slice_track, start, end = slice_row[order], slice_track[order], start[order], end[order]
+    bounds = np.searchsorted(slice_track, np.arange(len(tracks.tracks) + 1))
+    nested = nest(start, end, bounds)
+    final = np.lexsort((nested.lane, slice_track))
+    inverse = np.empty_like(final)
+    inverse[final] = np.arange(len(final))
+    parent = nested.parent[final]
+    parent = np.where(parent >= 0, inverse[np.maximum(parent, 0)], -1).astype(np.int32)
+    slice_row = slice_row[final]
+    slices = SliceTable(
+        start_ns=start[final], end_ns=end[final], track=slice_track[final].astype(np.int32),
+        depth=nested.depth[final], lane=nested.lane[final], parent=parent,
+        name_id=m.name[slice_row], cat_id=m.cat[slice_row], ordinal=m.ordinal[slice_row],
+        source=m.source[slice_row], args_off=m.args_off[slice_row], args_len=m.args_len[slice_row],
+    )
+    tracks.set_slice_stats(slices, nested.nested_lanes, nested.overlapping[final])
+    extra = {}
+    if end_rows:
+        pos = np.argsort(slice_row)
+        for b, e in end_rows.items():
+            row = int(pos[np.searchsorted(slice_row[pos], b)])
+            extra[row] = (int(m.args_off[e]), int(m.args_len[e]))
+
+    inst_r = np.concatenate(inst_rows) if inst_rows else np.zeros(0, dtype=np.int64)
+    inst_t = remap[np.concatenate(inst_tracks)] if inst_rows else np.zeros(0, dtype=np.int32)
+    iorder = np.lexsort((inst_r, ts_ns[inst_r], inst_t))
+    inst_r, inst_t = inst_r[iorder], inst_t[iorder]
+    instants = InstantTable(
+        ts_ns=ts_ns[inst_r], track=inst_t.astype(np.int32), ph=ph[inst_r], name_id=m.name[inst_r],
+        cat_id=m.cat[inst_r], ordinal=m.ordinal[inst_r], source=m.source[inst_r],
+        args_off=m.args_off[inst_r], args_len=m.args_len[inst_r],
+    )
+    counters.track = remap[counters.track].astype(np.int32) if len(counters) else counters.track
+    corder = np.lexsort((counters.ts_ns, counters.track))
+    counters = counters.take(corder)
+    tracks.set_point_stats(instants, counters)
+
+    index = IntervalIndex(slices, len(tracks.tracks))
+    flows, flow_stats = build_flows(slices, index, [t.nested_lanes for t in tracks.tracks],
+                                    _flow_events(m, ts_ns, valid, tracks, remap), _flow_v2(m, slice_row, ts_ns))
+    if flow_stats["flow_ends_without_start"]:
+        warnings.append(f"{flow_stats['flow_ends_without_start']:,} flow ends had no start (launched before the trace?)")
+    if flow_stats["flow_starts_without_end"]:
+        warnings.append(f"{flow_stats['flow_starts_without_end']:,} flow starts had no end")
+    overl = sum(t.overlapping for t in tracks.tracks if t.kind in ("thread", "gpu"))
+    if overl:
+        warnings.append(f"{overl:,} slices partly overlap a neighbour (shown on extra lanes)")
+
+    store = TraceStore(
+        sources=[SourceInfo(path=p.path, label=p.label, form=p.form, repaired=p.repaired, events=len(p.columns),
+                            by_phase=p.columns.by_phase, metadata=p.metadata, warnings=p.warnings) for p in parts],
+        strings=m.strings, tracks=tracks.tracks, slices=slices, instants=instants, counters=counters, flows=flows,
+        args_blob=m.args_blob, origin_us=origin_us, span_ns=trace_end, warnings=warnings,
+        metadata_events=meta_events, extra_end_args=extra,
+    )
+    store.__dict__["index"] = index  # already built; skip the lazy build
+    return store
+
+
+def _unknown_phase(ph: str) -> bool:
+    return not (isinstance(ph, str) and ph and ph[0] in PH_CODE)
+
+
+def _times(m: Merged) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, int]:
+    """int64 ns relative to the smallest timestamp; a validity mask for ts."""
+    not_meta = (m.ph != META) & (m.ph != UNKNOWN_PH)
+    finite = np.isfinite(m.ts) & not_meta
+    origin = float(m.ts[finite].min()) if finite.any() else 0.0
+    with np.errstate(invalid="ignore", over="ignore"):
+        rel = (m.ts - origin) * 1000.0
+        valid = finite & (np.abs(rel) < 4e18)
+        ts_ns = np.where(valid, np.rint(rel), 0).astype(np.int64)
+        d = m.dur * 1000.0
+        good = np.isfinite(d) & (d >= 0) & (d < 4e18)
+        dur_ns = np.where(good, np.rint(d), 0).astype(np.int64)
+    bad_ts = int((not_meta & ~valid).sum())
+    return ts_ns, dur_ns, valid, origin, bad_ts
+
+
+def _counters(m: Merged, rows: np.ndarray, ts_ns: np.ndarray, tracks: TrackSet, warnings: list[str]) -> CounterTable:
+    ts_l: list[int] = []
+    track_l: list[int] = []
+    val_l: list[float] = []
+    skipped = 0
+    decode = msgspec.json.decode
+    for r in rows.tolist():
+        off, ln = int(m.args_off[r]), int(m.args_len[r])
+        try:
+            args = decode(m.args_blob[off : off + ln]) if ln else {}
+        except (msgspec.DecodeError, ValueError):
+            args = None
+        if not isinstance(args, dict) or not args:
+            skipped += 1
+            continue
+        for key, value in args.items():
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                try:
+                    value = float(value)
+                except (TypeError, ValueError):
+                    skipped += 1
+                    continue
+            ts_l.append(int(ts_ns[r]))
+            track_l.append(tracks.counter_track(int(m.thread[r]), int(m.name[r]), int(m.id_key[r]), str(key)))
+            val_l.append(float(value))
+    if skipped:
+        warnings.append(f"{skipped:,} counter values were not numbers (skipped)")
+    return CounterTable(ts_ns=np.array(ts_l, dtype=np.int64), track=np.array(track_l, dtype=np.int32),
+                        value=np.array(val_l, dtype=np.float64))
+
+
+def _flow_events(m: Merged, ts_ns: np.ndarray, valid: np.ndarray, tracks: TrackSet, remap: np.ndarray) -> FlowEvents:
+    codes = np.array(list(FLOW), dtype=np.int8)
+    rows = np.flatnonzero(np.isin(m.ph, codes) & valid)
+    kind = np.select([m.ph[rows] == c for c in FLOW], list(FLOW.values())).astype(np.int8)
+    keys = np.stack([m.source[rows].astype(np.int64), m.cat[rows], m.name[rows], m.id_key[rows]], axis=1)
+    group = np.unique(keys, axis=0, return_inverse=True)[1].ravel() if len(rows) else np.zeros(0, dtype=np.int64)
+    return FlowEvents(
+        group=group.astype(np.int64), kind=kind, ts_ns=ts_ns[rows],
+        track=remap[tracks.thread_tracks(m.thread[rows], create=False)] if len(rows) else np.zeros(0, dtype=np.int32),
+        enclosing=(kind != 2) | m.bp_enclosing[rows], order=rows.astype(np.int64),
+        name_id=m.name[rows], cat_id=m.cat[rows],
+    )
+
+
+def _flow_v2(m: Merged, slice_row: np.ndarray, ts_ns: np.ndarray) -> list[tuple[int, int, int, bool, bool]]:
+    if not m.flow_v2:
+        return []
+    pos = np.argsort(slice_row)
+    sorted_rows = slice_row[pos]
+    out = []
+    for row, key, flow_in, flow_out in m.flow_v2:
+        k = int(np.searchsorted(sorted_rows, row))
+        if k < len(sorted_rows) and sorted_rows[k] == row:
+            out.append((int(pos[k]), key, int(ts_ns[row]), flow_in, flow_out))
+    return out

@@ -1,0 +1,121 @@
+"""TraceStore: the immutable, columnar result of loading one trace (or a folder of ranks)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import msgspec
+import numpy as np
+
+from vtui.store.index import IntervalIndex
+from vtui.store.tables import CounterTable, FlowTable, InstantTable, SliceTable
+from vtui.store.tracks import Track
+
+
+@dataclass
+class SourceInfo:
+    """One file that went into the store."""
+
+    path: str
+    label: str  # short name shown for its processes (rank or file name)
+    form: str  # "array" or "object"
+    repaired: bool
+    events: int  # event objects read (metadata included)
+    by_phase: dict[str, int]
+    metadata: dict[str, Any]  # top-level keys other than traceEvents
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def display_time_unit(self) -> str:
+        unit = self.metadata.get("displayTimeUnit")
+        return unit if unit in ("ms", "ns") else "ms"
+
+
+@dataclass
+class TraceStore:
+    sources: list[SourceInfo]
+    strings: list[str]
+    tracks: list[Track]
+    slices: SliceTable
+    instants: InstantTable
+    counters: CounterTable
+    flows: FlowTable
+    args_blob: bytes
+    origin_us: float  # smallest timestamp as written (µs), i.e. relative time 0
+    span_ns: int
+    warnings: list[str]
+    metadata_events: list[dict[str, Any]]  # M events other than names / sort indices
+    extra_end_args: dict[int, tuple[int, int]] = field(default_factory=dict)  # slice row -> E args
+
+    @cached_property
+    def index(self) -> IntervalIndex:
+        return IntervalIndex(self.slices, len(self.tracks))
+
+    @cached_property
+    def string_ids(self) -> dict[str, int]:
+        return {s: i for i, s in enumerate(self.strings)}
+
+    # ---- counts -------------------------------------------------------------------
+    @property
+    def event_count(self) -> int:
+        return sum(s.events for s in self.sources)
+
+    @property
+    def by_phase(self) -> dict[str, int]:
+        total: dict[str, int] = {}
+        for src in self.sources:
+            for ph, n in src.by_phase.items():
+                total[ph] = total.get(ph, 0) + n
+        return total
+
+    @property
+    def repaired(self) -> bool:
+        return any(s.repaired for s in self.sources)
+
+    @property
+    def overlapping_slices(self) -> int:
+        return sum(t.overlapping for t in self.tracks)
+
+    # ---- per-row access -------------------------------------------------------------
+    def name(self, row: int) -> str:
+        return self.strings[self.slices.name_id[row]]
+
+    def slice_args(self, row: int) -> dict[str, Any]:
+        """Args of a slice, decoded now (B/E pairs: both events' args merged)."""
+        args = self._decode(int(self.slices.args_off[row]), int(self.slices.args_len[row]))
+        if row in self.extra_end_args:
+            args = {**args, **self._decode(*self.extra_end_args[row])}
+        return args
+
+    def instant_args(self, row: int) -> dict[str, Any]:
+        return self._decode(int(self.instants.args_off[row]), int(self.instants.args_len[row]))
+
+    def _decode(self, off: int, length: int) -> dict[str, Any]:
+        if length <= 0:
+            return {}
+        raw = self.args_blob[off : off + length]
+        try:
+            value = msgspec.json.decode(raw)
+        except (msgspec.DecodeError, ValueError):
+            return {"<undecodable args>": raw.decode("utf-8", "replace")}
+        return value if isinstance(value, dict) else {"<args>": value}
+
+    @cached_property
+    def self_ns(self) -> np.ndarray:
+        """Self time per slice: duration minus the durations of its direct children."""
+        dur = self.slices.dur_ns
+        has_parent = self.slices.parent >= 0
+        child = np.zeros(len(dur), dtype=np.int64)
+        np.add.at(child, self.slices.parent[has_parent], dur[has_parent])
+        return dur - child
+
+    def ts_to_abs_us(self, ts_ns: int) -> float:
+        """A relative time back to the file's own microseconds."""
+        return self.origin_us + ts_ns / 1000.0
+
+    @property
+    def nbytes(self) -> int:
+        """Memory held by the columns (args blob excluded)."""
+        return self.slices.nbytes + self.instants.nbytes + self.counters.nbytes + self.flows.nbytes

@@ -1,0 +1,93 @@
+"""Tracks: the rows of the timeline (threads, GPU streams, async groups, counters)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+THREAD = "thread"
+GPU = "gpu"
+ASYNC = "async"
+COUNTER = "counter"
+PROCESS = "process"  # process-scoped instants
+GLOBAL = "global"  # global-scoped instants
+
+_DIGITS = re.compile(r"-?\d+")
+
+
+def normalise_pid(value: Any) -> Any:
+    """Digit-only strings become ints so "123" and 123 meet; other strings stay names."""
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str):
+        text = value.strip()
+        return int(text) if _DIGITS.fullmatch(text) else value
+    if value is None:
+        return None
+    return str(value)
+
+
+def id_sort_key(value: Any) -> tuple[int, Any]:
+    """Sort ints before strings before missing, without comparing across types."""
+    if isinstance(value, int):
+        return (0, value)
+    if isinstance(value, str):
+        return (1, value)
+    return (2, "")
+
+
+def show_id(value: Any) -> str:
+    return "?" if value is None else str(value)
+
+
+@dataclass
+class Track:
+    """One timeline row group. ``lanes`` is filled by the index."""
+
+    id: int
+    kind: str
+    source: int
+    pid: Any
+    tid: Any = None
+    name: str = ""
+    process_name: str = ""
+    process_label: str = ""
+    group: str = ""  # source file / rank label when several files were opened
+    sort_key: tuple = ()
+    slice_count: int = 0
+    instant_count: int = 0
+    counter_count: int = 0
+    lanes: int = 0
+    nested_lanes: int = 0  # lanes below this are nesting depths; the rest hold overlaps
+    overlapping: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def process_title(self) -> str:
+        """How the process is shown: label for GPUs (Kineto), else name, then pid."""
+        if self.kind == GLOBAL:
+            return self.group or "global"
+        parts = []
+        if self.group:
+            parts.append(self.group)
+        name = self.process_label if self.process_label.startswith("GPU") else self.process_name
+        if name:
+            parts.append(name)
+        if self.pid is not None and show_id(self.pid) not in name:
+            parts.append(show_id(self.pid))
+        return " ".join(parts) or "?"
+
+    @property
+    def title(self) -> str:
+        return self.name or show_id(self.tid)
+
+
+def gpu_category(cat: str) -> bool:
+    """Kineto's device-side categories (current and 2021 legacy names)."""
+    c = cat.lower()
+    return c in {"kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation", "memcpy", "memset", "cuda_sync"}

@@ -1,0 +1,176 @@
+"""Create tracks while building, name them from M metadata, and give them a display order."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+import numpy as np
+
+from vtui.store.merge import Merged, text_of
+from vtui.store.tables import CounterTable, InstantTable, SliceTable
+from vtui.store.tracks import ASYNC, COUNTER, GLOBAL, GPU, PROCESS, THREAD, Track, gpu_category, id_sort_key, show_id
+
+_KIND_RANK = {THREAD: 0, GPU: 0, ASYNC: 1, COUNTER: 2, PROCESS: 3, GLOBAL: 4}
+_NO_SORT = 1 << 60
+
+
+class TrackSet:
+    def __init__(self, m: Merged) -> None:
+        self.m = m
+        self.tracks: list[Track] = []
+        self._by_key: dict[tuple, int] = {}
+        self._thread_lookup = np.full(len(m.thread_keys), -1, dtype=np.int64)
+        self.process_names: dict[tuple[int, Any], str] = {}
+        self.process_labels: dict[tuple[int, Any], str] = {}
+        self.process_sort: dict[tuple[int, Any], float] = {}
+        self.thread_names: dict[tuple[int, Any, Any], str] = {}
+        self.thread_sort: dict[tuple[int, Any, Any], float] = {}
+        self.labels: list[str] = []
+
+    # ---- metadata ------------------------------------------------------------------
+    def read_metadata(self, rows: np.ndarray, m: Merged) -> list[dict[str, Any]]:
+        """Apply process/thread names and sort indices (the last one written wins)."""
+        others = []
+        for r in rows.tolist():
+            src, pid, tid = m.thread_keys[int(m.thread[r])]
+            name = m.strings[int(m.name[r])]
+            args = _decode(m.args_blob, int(m.args_off[r]), int(m.args_len[r]))
+            value = args.get("name", args.get("labels", args.get("sort_index")))
+            if name == "process_name":
+                self.process_names[(src, pid)] = text_of(value).strip()
+            elif name == "process_labels":
+                self.process_labels[(src, pid)] = text_of(args.get("labels", value)).strip()
+            elif name == "process_sort_index" and isinstance(args.get("sort_index"), (int, float)):
+                self.process_sort[(src, pid)] = args["sort_index"]
+            elif name == "thread_name":
+                self.thread_names[(src, pid, tid)] = text_of(value).strip()
+            elif name == "thread_sort_index" and isinstance(args.get("sort_index"), (int, float)):
+                self.thread_sort[(src, pid, tid)] = args["sort_index"]
+            else:
+                others.append({"name": name, "pid": pid, "tid": tid, "args": args})
+        return others
+
+    # ---- creating tracks -------------------------------------------------------------
+    def _get(self, key: tuple, make) -> int:
+        tid = self._by_key.get(key)
+        if tid is None:
+            tid = len(self.tracks)
+            self._by_key[key] = tid
+            self.tracks.append(make(tid))
+        return tid
+
+    def _thread_track(self, thread: int) -> int:
+        src, pid, tid = self.m.thread_keys[thread]
+        return self._get(
+            ("thread", src, pid, tid),
+            lambda i: Track(id=i, kind=THREAD, source=src, pid=pid, tid=tid,
+                            name=self.thread_names.get((src, pid, tid)) or _thread_title(tid)),
+        )
+
+    def thread_tracks(self, threads: np.ndarray, create: bool = True) -> np.ndarray:
+        """Track id per event thread; with ``create=False`` unknown threads give -1."""
+        if create:
+            for t in np.unique(threads).tolist():
+                if self._thread_lookup[t] < 0:
+                    self._thread_lookup[t] = self._thread_track(t)
+        return self._thread_lookup[threads] if len(threads) else np.zeros(0, dtype=np.int64)
+
+    def async_groups(self, rows: np.ndarray, family: int) -> np.ndarray:
+        """One group per (source, pid, cat, id): async ids are process-scoped."""
+        procs = np.array([hash(self.m.thread_keys[t][:2]) for t in self.m.thread[rows].tolist()], dtype=np.int64)
+        keys = np.stack([procs, self.m.cat[rows].astype(np.int64), self.m.id_key[rows].astype(np.int64),
+                         np.full(len(rows), family)], axis=1)
+        return np.unique(keys, axis=0, return_inverse=True)[1].ravel()
+
+    def async_tracks(self, threads: np.ndarray, names: np.ndarray) -> np.ndarray:
+        out = []
+        for t, nm in zip(threads.tolist(), names.tolist()):
+            src, pid, _ = self.m.thread_keys[t]
+            title = self.m.strings[nm] or "[no name]"
+            out.append(self._get(("async", src, pid, nm),
+                                 lambda i, src=src, pid=pid, title=title: Track(id=i, kind=ASYNC, source=src, pid=pid, name=title)))
+        return np.array(out, dtype=np.int64)
+
+    def instant_tracks(self, threads: np.ndarray, scope: np.ndarray) -> np.ndarray:
+        out = np.empty(len(threads), dtype=np.int64)
+        thread_rows = scope == 0
+        out[thread_rows] = self.thread_tracks(threads[thread_rows])
+        for i in np.flatnonzero(~thread_rows).tolist():
+            src, pid, _ = self.m.thread_keys[int(threads[i])]
+            if scope[i] == 1:
+                out[i] = self._get(("process", src, pid),
+                                   lambda k, src=src, pid=pid: Track(id=k, kind=PROCESS, source=src, pid=pid, name="process instants"))
+            else:
+                out[i] = self._get(("global", src),
+                                   lambda k, src=src: Track(id=k, kind=GLOBAL, source=src, pid=None, name="global instants"))
+        return out
+
+    def counter_track(self, thread: int, name: int, id_key: int, series: str) -> int:
+        src, pid, _ = self.m.thread_keys[thread]
+        base = self.m.strings[name] or "[no name]"
+        title = base + (f"[{id_key}]" if id_key >= 0 else "") + ("" if series == "value" else f" {series}")
+        return self._get(("counter", src, pid, name, id_key, series),
+                         lambda i: Track(id=i, kind=COUNTER, source=src, pid=pid, name=title))
+
+    # ---- finishing -------------------------------------------------------------------
+    def finish(self) -> np.ndarray:
+        """Name processes, sort tracks for display and renumber them.
+
+        Returns old id -> new id, with one extra trailing -1 so that -1 maps to -1.
+        """
+        for t in self.tracks:
+            key = (t.source, t.pid)
+            t.process_name = self.process_names.get(key, "")
+            t.process_label = self.process_labels.get(key, "")
+            t.group = self.labels[t.source] if t.source < len(self.labels) else ""
+            t.sort_key = (
+                t.source, _KIND_RANK[t.kind] == 4, self.process_sort.get(key, _NO_SORT), id_sort_key(t.pid),
+                _KIND_RANK[t.kind], self.thread_sort.get((t.source, t.pid, t.tid), _NO_SORT), id_sort_key(t.tid), t.name,
+            )
+        order = sorted(range(len(self.tracks)), key=lambda i: self.tracks[i].sort_key)
+        remap = np.full(len(self.tracks) + 1, -1, dtype=np.int64)
+        remap[np.array(order, dtype=np.int64)] = np.arange(len(order))
+        self.tracks = [self.tracks[i] for i in order]
+        for new_id, t in enumerate(self.tracks):
+            t.id = new_id
+        return remap
+
+    def set_slice_stats(self, slices: SliceTable, nested_lanes: np.ndarray, overlapping: np.ndarray) -> None:
+        n = len(self.tracks)
+        counts = np.bincount(slices.track, minlength=n)
+        lanes = np.zeros(n, dtype=np.int64)
+        if len(slices):
+            np.maximum.at(lanes, slices.track, slices.lane + 1)
+        over = np.bincount(slices.track[overlapping], minlength=n)
+        gpu_cat = np.array([gpu_category(s) for s in self.m.strings], dtype=bool)
+        gpu = np.bincount(slices.track, weights=gpu_cat[slices.cat_id], minlength=n) > 0
+        for t in self.tracks:
+            t.slice_count = int(counts[t.id])
+            t.lanes = int(lanes[t.id])
+            t.nested_lanes = int(nested_lanes[t.id]) if t.id < len(nested_lanes) else 0
+            t.overlapping = int(over[t.id])
+            if t.kind == THREAD and (gpu[t.id] or t.process_label.upper().startswith("GPU")):
+                t.kind = GPU
+
+    def set_point_stats(self, instants: InstantTable, counters: CounterTable) -> None:
+        n = len(self.tracks)
+        ic = np.bincount(instants.track, minlength=n)
+        cc = np.bincount(counters.track, minlength=n)
+        for t in self.tracks:
+            t.instant_count = int(ic[t.id])
+            t.counter_count = int(cc[t.id])
+
+
+def _thread_title(tid: Any) -> str:
+    return tid if isinstance(tid, str) and tid else f"thread {show_id(tid)}"
+
+
+def _decode(blob: bytes, off: int, length: int) -> dict[str, Any]:
+    if length <= 0:
+        return {}
+    try:
+        value = msgspec.json.decode(blob[off : off + length])
+    except (msgspec.DecodeError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
