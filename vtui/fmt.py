@@ -15,3 +15,16 @@ def format_duration(ns: float, digits: int = 3) -> str:
                 text = text.rstrip("0").rstrip(".")
             return f"{text} {unit}"
     return f"{ns} ns"  # pragma: no cover
+
+
+_PARSE_UNITS = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
+
+
+def parse_time(text: str) -> int:
+    """``12.5ms`` / ``300us`` / ``2 s`` / ``1500`` (ns) -> integer ns. Raises ValueError."""
+    import re
+
+    match = re.fullmatch(r"\s*(-?\d+(?:\.\d*)?|-?\.\d+)\s*(ns|us|µs|ms|s)?\s*", text)
+    if not match:
+        raise ValueError(f"not a time: {text!r} (try 12.5ms, 300us, 2s)")
+    return int(round(float(match.group(1)) * _PARSE_UNITS[match.group(2) or "ns"]))

@@ -1,0 +1,275 @@
+"""The vtui app: composes the track list, timeline, details panel and status line."""
+
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+
+from textual import work
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, ProgressBar, Static
+from textual.worker import Worker, WorkerState
+
+from vtui.errors import TraceLoadError
+from vtui.fmt import format_duration, parse_time
+from vtui.store.store import TraceStore
+from vtui.ui.loading import load_in_background
+from vtui.ui.screens import HelpScreen, PromptScreen
+from vtui.ui.view import ViewState
+from vtui.ui.widgets.details import DetailsPanel
+from vtui.ui.widgets.timeline import Timeline
+from vtui.ui.widgets.tracklist import TrackList
+
+ZOOM_STEP = 0.6
+PAN_STEP = 0.2
+
+
+def _b(keys: str, action: str, description: str, id: str, show: bool = False, tooltip: str = "") -> Binding:
+    return Binding(keys, action, description, show=show, id=id, tooltip=tooltip or description)
+
+
+class VtuiApp(App[int]):
+    TITLE = "vtui"
+    CSS = """
+    Screen { background: #1b1d23; }
+    #title { height: 1; background: #2b3040; color: #e0e0e0; padding: 0 1; }
+    #status { height: 1; background: #2b3040; color: #c0c4d0; padding: 0 1; }
+    #loading { align: center middle; height: 1fr; }
+    #loading > Static { width: auto; margin-bottom: 1; }
+    #error { color: #ff6b6b; padding: 1 2; height: auto; }
+    #main { height: 1fr; }
+    """
+    BINDINGS = [
+        _b("w", "zoom_in", "Zoom in", "view.zoom_in", show=True),
+        _b("s", "zoom_out", "Zoom out", "view.zoom_out", show=True),
+        _b("a", "pan_left", "Pan left", "view.pan_left", show=True),
+        _b("d", "pan_right", "Pan right", "view.pan_right", show=True),
+        _b("f", "frame", "Frame selection", "view.frame", show=True),
+        _b("0", "show_all", "Whole trace", "view.all"),
+        _b("g", "goto", "Go to time", "view.goto"),
+        _b("left,h", "lane_prev", "Previous slice on lane", "select.lane_prev"),
+        _b("right,l", "lane_next", "Next slice on lane", "select.lane_next"),
+        _b("up,k", "up", "Parent, else track above", "select.up"),
+        _b("down,j", "down", "Child, else track below", "select.down"),
+        _b("full_stop", "track_next", "Next slice on track", "select.track_next"),
+        _b("comma", "track_prev", "Previous slice on track", "select.track_prev"),
+        _b("right_square_bracket", "flow_out", "Follow outgoing flow", "select.flow_out"),
+        _b("left_square_bracket", "flow_in", "Follow incoming flow", "select.flow_in"),
+        _b("t,ctrl+f", "filter", "Filter tracks", "tracks.filter", show=True),
+        _b("pageup", "rows_up", "Scroll rows up", "view.rows_up"),
+        _b("pagedown", "rows_down", "Scroll rows down", "view.rows_down"),
+        _b("question_mark,f1", "help", "Help", "app.help", show=True),
+        _b("q", "quit", "Quit", "app.quit", show=True),
+    ]
+
+    def __init__(self, path: Path | str, store: TraceStore | None = None) -> None:
+        super().__init__()
+        self.path = Path(path)
+        self.store = store
+        self.view: ViewState | None = None
+        self.load_error: str | None = None
+
+    # ---- layout and loading ---------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        yield Static(f"vtui · {self.path.name} · loading…", id="title")
+        with Vertical(id="loading"):
+            yield Static(f"Loading {self.path}")
+            yield ProgressBar(total=1.0, show_eta=False, id="progress")
+        yield Static("", id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        if self.store is not None:
+            self._show_store(self.store)
+        else:
+            self._load()
+
+    @work(thread=True, exclusive=True, group="load", description="load trace", exit_on_error=False)
+    def _load(self) -> TraceStore | str:
+        """The store, or the one-line message saying why it could not load."""
+        try:
+            return load_in_background(self.path, lambda f: self.call_from_thread(self._set_progress, f))
+        except TraceLoadError as exc:
+            return str(exc)
+        except Exception as exc:  # noqa: BLE001 — shown in the app, never a traceback
+            return f"{self.path}: could not load ({type(exc).__name__}: {exc})"
+
+    def _set_progress(self, fraction: float) -> None:
+        for bar in self.query("#progress"):
+            bar.update(progress=fraction)  # type: ignore[attr-defined]
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group != "load":
+            return
+        if event.state == WorkerState.SUCCESS:
+            result = event.worker.result
+            if isinstance(result, str):
+                self._show_error(result)
+            else:
+                self._show_store(result)
+        elif event.state == WorkerState.ERROR:
+            error = event.worker.error
+            message = str(error) if isinstance(error, TraceLoadError) else f"{self.path}: could not load ({error!r})"
+            self._show_error(message)
+
+    def _show_error(self, message: str) -> None:
+        self.load_error = message
+        self.query_one("#title", Static).update(f"vtui · {self.path.name} · failed to load")
+        loading = self.query_one("#loading")
+        loading.remove_children()
+        loading.mount(Static(f"Could not open the trace:\n{message}\n\nPress q to quit.", id="error"))
+
+    def _show_store(self, store: TraceStore) -> None:
+        self.store = store
+        self.view = ViewState(store)
+        self.query_one("#loading").remove()
+        main = Horizontal(TrackList(self.view, id="tracks"), Vertical(Timeline(self.view, id="timeline"),
+                          DetailsPanel(id="details")), id="main")
+        self.mount(main, after=self.query_one("#title"))
+        self.query_one("#title", Static).update(
+            f"vtui · {self.path.name} · {store.event_count:,} events · {len(store.tracks)} tracks · "
+            f"{format_duration(store.span_ns)}" + (" · repaired" if store.repaired else "")
+        )
+        self.call_after_refresh(self._after_show)
+
+    def _after_show(self) -> None:
+        self.query_one(Timeline).focus()
+        self._update()
+
+    # ---- state -> widgets -----------------------------------------------------------------
+    def _update(self, rebuild_tracks: bool = False) -> None:
+        if self.view is None:
+            return
+        self.query_one(Timeline).refresh_view()
+        self.query_one(DetailsPanel).show_slice(self.view.store, self.view.selected)
+        if rebuild_tracks:
+            self.query_one(TrackList).rebuild()
+        v = self.view
+        warnings = len(v.store.warnings)
+        filt = f" · filter /{v.filter_text}/" if v.filter_text else ""
+        self.query_one("#status", Static).update(
+            f"window {format_duration(v.t0)} – {format_duration(v.t1)} ({format_duration(v.span)})"
+            f" · zoom ×{max(v.store.span_ns, 1) / max(v.span, 1):,.1f} · {len(v.rows)} rows{filt}"
+            + (f" · {warnings} load warnings (vtui info)" if warnings else "")
+        )
+
+    def _act(self, fn, *args, rebuild_tracks: bool = False) -> None:
+        if self.view is None:
+            return
+        fn(*args)
+        self._update(rebuild_tracks)
+
+    # ---- actions ------------------------------------------------------------------------------
+    def action_zoom_in(self) -> None:
+        self._act(lambda: self.view.zoom(ZOOM_STEP))
+
+    def action_zoom_out(self) -> None:
+        self._act(lambda: self.view.zoom(1 / ZOOM_STEP))
+
+    def action_pan_left(self) -> None:
+        self._act(lambda: self.view.pan(-PAN_STEP))
+
+    def action_pan_right(self) -> None:
+        self._act(lambda: self.view.pan(PAN_STEP))
+
+    def action_frame(self) -> None:
+        self._act(lambda: self.view.frame_selection())
+
+    def action_show_all(self) -> None:
+        self._act(lambda: self.view.show_all())
+
+    def action_lane_prev(self) -> None:
+        self._act(lambda: self.view.step_on_lane(-1))
+
+    def action_lane_next(self) -> None:
+        self._act(lambda: self.view.step_on_lane(1))
+
+    def action_track_next(self) -> None:
+        self._act(lambda: self.view.step_on_track(1))
+
+    def action_track_prev(self) -> None:
+        self._act(lambda: self.view.step_on_track(-1))
+
+    def action_up(self) -> None:
+        self._act(lambda: self.view.to_parent() or self.view.to_next_track(-1))
+
+    def action_down(self) -> None:
+        self._act(lambda: self.view.to_child() or self.view.to_next_track(1))
+
+    def action_flow_out(self) -> None:
+        self._act(lambda: self.view.follow_flow(True) or self.notify("No outgoing flow from this slice", timeout=2))
+
+    def action_flow_in(self) -> None:
+        self._act(lambda: self.view.follow_flow(False) or self.notify("No incoming flow into this slice", timeout=2))
+
+    def action_rows_up(self) -> None:
+        if self.view is not None:
+            self.query_one(Timeline).scroll_rows(-10)
+
+    def action_rows_down(self) -> None:
+        if self.view is not None:
+            self.query_one(Timeline).scroll_rows(10)
+
+    def action_goto(self) -> None:
+        if self.view is not None:
+            self.push_screen(PromptScreen("Go to time (from trace start), e.g. 12.5ms, 300us, 2s", "12.5ms"),
+                             self._goto_done)
+
+    def _goto_done(self, text: str | None) -> None:
+        if not text:
+            return
+        try:
+            t = parse_time(text)
+        except ValueError as exc:
+            self.notify(str(exc), severity="error")
+            return
+        self._act(lambda: self.view.go_to(t))
+
+    def action_filter(self) -> None:
+        if self.view is not None:
+            self.push_screen(PromptScreen("Filter tracks by process/thread name (substring or regex; empty clears)",
+                                          "stream|python", self.view.filter_text), self._filter_done)
+
+    def _filter_done(self, text: str | None) -> None:
+        if text is None or self.view is None:
+            return
+        self.view.filter_text = text.strip()
+        self.view.rebuild_rows()
+        self._update(rebuild_tracks=True)
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen(self.key_rows()))
+
+    def action_quit(self) -> None:
+        self.exit(return_code=1 if self.load_error else 0)
+
+    def key_rows(self) -> list[tuple[str, str]]:
+        rows = [(b.key.replace("_", " "), b.description) for b in self.BINDINGS if isinstance(b, Binding)]
+        rows += [(b.key, b.description) for b in TrackList.BINDINGS if isinstance(b, Binding)]
+        rows += [("tab / shift+tab", "Move focus between panes"), ("ctrl+p", "Command palette (every action)"),
+                 ("wheel / shift+wheel", "Zoom / pan at the mouse"), ("click", "Select a slice")]
+        return rows
+
+    # ---- messages from widgets ------------------------------------------------------------
+    def on_timeline_clicked(self, message: Timeline.Clicked) -> None:
+        self._act(lambda: self.view.select(message.slice_row))
+
+    def on_timeline_wheel(self, message: Timeline.Wheel) -> None:
+        if message.pan:
+            self._act(lambda: self.view.pan(-PAN_STEP / 2 if message.zoom_in else PAN_STEP / 2))
+        else:
+            self._act(lambda: self.view.zoom(ZOOM_STEP if message.zoom_in else 1 / ZOOM_STEP, message.centre))
+
+    def on_track_list_changed(self, message: TrackList.Changed) -> None:
+        self._update()
+
+    # ---- command palette: every binding is a command ---------------------------------------
+    def get_system_commands(self, screen: Screen):
+        yield from super().get_system_commands(screen)
+        for b in self.BINDINGS:
+            if isinstance(b, Binding):
+                yield SystemCommand(f"{b.id.split('.')[0]}: {b.description}", f"{b.description} ({b.key})",
+                                    partial(self.run_action, b.action))

@@ -1,0 +1,151 @@
+"""Draw one timeline row (a lane of slices, instants, or a counter) as Rich segments.
+
+Pure functions of the store and the view window, so the benchmark can time them alone.
+Per row the cost follows the width on screen, not the trace: numpy picks, for each cell,
+the slice that covers the cell's start (or the next one starting inside it), and a Python
+loop runs only over runs of equal cells.
+"""
+
+from __future__ import annotations
+
+import zlib
+from functools import lru_cache
+
+import numpy as np
+from rich.segment import Segment
+from rich.style import Style
+
+from vtui.fmt import format_duration
+from vtui.store.store import TraceStore
+
+EIGHTHS = " ▏▎▍▌▋▊▉█"
+SPARK = " ▁▂▃▄▅▆▇█"
+PALETTE = [
+    "#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#76b7b2", "#edc948", "#ff9da7", "#9c755f",
+    "#2f6690", "#c05746", "#5c946e", "#7f58af", "#3a7d8c", "#b8860b", "#c4607b", "#6b8e23",
+]
+EMPTY = Style(bgcolor="#1b1d23")
+SELECTED = Style(bgcolor="#ffffff", color="#000000", bold=True)
+HIGHLIGHT_FG = "#000000"
+
+
+@lru_cache(maxsize=4096)
+def colour_of(name: str) -> str:
+    """Stable across runs and machines (crc32, not Python's salted hash)."""
+    return PALETTE[zlib.crc32(name.encode("utf-8", "replace")) % len(PALETTE)]
+
+
+@lru_cache(maxsize=4096)
+def _style(colour: str, selected: bool) -> Style:
+    if selected:
+        return SELECTED
+    return Style(bgcolor=colour, color="#f0f0f0")
+
+
+def cell_slices(start: np.ndarray, end: np.ndarray, t0: float, dt: float, width: int) -> np.ndarray:
+    """For each cell, the index (into start/end) of the slice drawn there, or -1.
+
+    A cell shows the slice covering its left edge, else the first one starting inside it,
+    so a slice narrower than a cell is never invisible.
+    """
+    edges = t0 + dt * np.arange(width + 1)
+    n = len(start)
+    if not n:
+        return np.full(width, -1, dtype=np.int64)
+    k = np.searchsorted(end, edges[:-1], side="right")  # first slice ending after the left edge
+    kc = np.minimum(k, n - 1)
+    ok = (k < n) & (start[kc] < edges[1:])
+    return np.where(ok, kc, -1)
+
+
+def lane_segments(
+    store: TraceStore, track: int, lane: int, t0: int, t1: int, width: int, selected: int = -1,
+    highlight: np.ndarray | None = None,
+) -> list[Segment]:
+    """Segments of one lane of slices over [t0, t1] in ``width`` cells."""
+    if width <= 0:
+        return []
+    lo, hi = store.index.lane_window(track, lane, t0, t1)
+    if hi <= lo:
+        return [Segment(" " * width, EMPTY)]
+    s = store.slices
+    start = s.start_ns[lo:hi]
+    end = s.end_ns[lo:hi]
+    dt = (t1 - t0) / width
+    cells = cell_slices(start, end, t0, dt, width)
+    if lo <= selected < hi:  # the selection always shows, even where a neighbour wins the cell
+        a = int(max(0, (s.start_ns[selected] - t0) // dt)) if dt > 0 else 0
+        b = int(min(width, max(a + 1, -(-(s.end_ns[selected] - t0) // dt)))) if dt > 0 else width
+        if a < width and b > 0:
+            cells[a:b] = selected - lo
+    out: list[Segment] = []
+    change = np.flatnonzero(np.diff(cells)) + 1
+    bounds = [0, *change.tolist(), width]
+    names = s.name_id
+    strings = store.strings
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        k = int(cells[a])
+        if k < 0:
+            out.append(Segment(" " * (b - a), EMPTY))
+            continue
+        row = lo + k
+        name = strings[names[row]]
+        style = _style(colour_of(name), row == selected)
+        if highlight is not None and highlight[row]:
+            style = style + Style(bold=True, underline=True)
+        n = b - a
+        text = _label(name, int(end[k] - start[k]), n)
+        # Sub-cell right edge: a partly covered last cell gets an eighth block.
+        frac = (float(end[k]) - (t0 + dt * (b - 1))) / dt if dt > 0 else 1.0
+        if n >= 2 and 0 < frac < 1 and b < width and cells[b] != k:
+            glyph = EIGHTHS[max(1, int(frac * 8))]
+            out.append(Segment(text[: n - 1], style))
+            out.append(Segment(glyph, Style(color=style.bgcolor.name if style.bgcolor else None, bgcolor=EMPTY.bgcolor)))
+        else:
+            out.append(Segment(text, style))
+    return out
+
+
+def _label(name: str, dur: int, cells: int) -> str:
+    """Text inside a bar: the name (and duration when there is room), cut to fit."""
+    if cells <= 2:
+        return " " * cells
+    full = f"{name} {format_duration(dur, 1)}"
+    text = full if len(full) + 2 <= cells else name
+    if len(text) + 2 > cells:
+        text = text[: cells - 3] + "…" if cells > 4 else ""
+    return text.center(cells)[:cells]
+
+
+def instant_segments(store: TraceStore, track: int, t0: int, t1: int, width: int) -> list[Segment]:
+    inst = store.instants
+    lo = int(np.searchsorted(inst.track, track, side="left"))
+    hi = int(np.searchsorted(inst.track, track, side="right"))
+    ts = inst.ts_ns[lo:hi]
+    a, b = np.searchsorted(ts, [t0, t1 + 1])
+    cells = np.zeros(width, dtype=bool)
+    if b > a and t1 > t0:
+        idx = ((ts[a:b] - t0) * width // max(t1 - t0, 1)).clip(0, width - 1)
+        cells[idx] = True
+    return _runs(cells, "◆", Style(color="#ffd166", bgcolor=EMPTY.bgcolor))
+
+
+def counter_segments(store: TraceStore, track: int, t0: int, t1: int, width: int) -> list[Segment]:
+    c = store.counters
+    lo = int(np.searchsorted(c.track, track, side="left"))
+    hi = int(np.searchsorted(c.track, track, side="right"))
+    ts, val = c.ts_ns[lo:hi], c.value[lo:hi]
+    if not len(ts) or t1 <= t0:
+        return [Segment(" " * width, EMPTY)]
+    centres = t0 + (np.arange(width) + 0.5) * (t1 - t0) / width
+    k = np.searchsorted(ts, centres, side="right") - 1  # step function: last sample at or before
+    vmin, vmax = float(val.min()), float(val.max())
+    span = (vmax - vmin) or 1.0
+    level = np.where(k >= 0, ((val[np.maximum(k, 0)] - vmin) / span * 7).round().astype(int) + 1, 0)
+    text = "".join(SPARK[v] for v in level.tolist())
+    return [Segment(text, Style(color="#76b7b2", bgcolor=EMPTY.bgcolor))]
+
+
+def _runs(mask: np.ndarray, glyph: str, style: Style) -> list[Segment]:
+    text = "".join(glyph if m else " " for m in mask.tolist())
+    return [Segment(text, style)]

@@ -1,0 +1,225 @@
+"""View state of the explorer: window, rows, filter, selection and how keys move them.
+
+Plain Python over the store, no Textual, so behaviour is testable without an app.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from vtui.store.store import TraceStore
+from vtui.store.tracks import COUNTER, Track
+
+MIN_SPAN_NS = 100  # deepest zoom: 100 ns across the timeline
+
+
+@dataclass(frozen=True)
+class Row:
+    track: int
+    lane: int  # -1: the track's instants / counter row
+    first: bool  # first row of its track (where the label goes)
+
+
+@dataclass
+class ViewState:
+    store: TraceStore
+    t0: int = 0
+    t1: int = 1
+    selected: int = -1  # slice row
+    filter_text: str = ""
+    hidden: set[int] = field(default_factory=set)
+    pinned: list[int] = field(default_factory=list)
+    rows: list[Row] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.show_all()
+        self.rebuild_rows()
+
+    # ---- window -------------------------------------------------------------------
+    @property
+    def span(self) -> int:
+        return self.t1 - self.t0
+
+    def show_all(self) -> None:
+        self.t0, self.t1 = 0, max(self.store.span_ns, MIN_SPAN_NS)
+
+    def set_window(self, t0: float, t1: float) -> None:
+        total = max(self.store.span_ns, MIN_SPAN_NS)
+        span = min(max(t1 - t0, MIN_SPAN_NS), total * 1.2)
+        t0 = min(max(t0, -total * 0.1), total * 1.1 - span)
+        self.t0, self.t1 = int(round(t0)), int(round(t0 + span))
+
+    def zoom(self, factor: float, centre: float | None = None) -> None:
+        """factor < 1 zooms in. Keeps ``centre`` (default: selection, else middle) in place."""
+        if centre is None:
+            centre = self._focus_time()
+        rel = (centre - self.t0) / self.span if self.span else 0.5
+        span = self.span * factor
+        self.set_window(centre - rel * span, centre - rel * span + span)
+
+    def pan(self, fraction: float) -> None:
+        shift = self.span * fraction
+        self.set_window(self.t0 + shift, self.t1 + shift)
+
+    def frame_selection(self) -> None:
+        if self.selected < 0:
+            return
+        s = self.store.slices
+        a, b = int(s.start_ns[self.selected]), int(s.end_ns[self.selected])
+        pad = max((b - a) * 0.1, MIN_SPAN_NS / 2)
+        self.set_window(a - pad, b + pad)
+
+    def go_to(self, t: int) -> None:
+        half = self.span / 2
+        self.set_window(t - half, t + half)
+
+    def _focus_time(self) -> float:
+        if self.selected >= 0:
+            s = self.store.slices
+            mid = (int(s.start_ns[self.selected]) + int(s.end_ns[self.selected])) / 2
+            if self.t0 <= mid <= self.t1:
+                return mid
+        return (self.t0 + self.t1) / 2
+
+    # ---- tracks and rows ---------------------------------------------------------------
+    def matches(self, track: Track) -> bool:
+        if not self.filter_text:
+            return True
+        hay = f"{track.process_title} {track.title} {track.kind}"
+        try:
+            return re.search(self.filter_text, hay, re.IGNORECASE) is not None
+        except re.error:
+            return self.filter_text.lower() in hay.lower()
+
+    def visible_tracks(self) -> list[Track]:
+        tracks = [t for t in self.store.tracks if t.id not in self.hidden and self.matches(t)]
+        pinned = [t for t in tracks if t.id in self.pinned]
+        pinned.sort(key=lambda t: self.pinned.index(t.id))
+        return pinned + [t for t in tracks if t.id not in self.pinned]
+
+    def rebuild_rows(self) -> None:
+        rows: list[Row] = []
+        for t in self.visible_tracks():
+            n = 0
+            for lane in range(t.lanes):
+                rows.append(Row(t.id, lane, n == 0))
+                n += 1
+            if t.instant_count or t.kind == COUNTER:
+                rows.append(Row(t.id, -1, n == 0))
+        self.rows = rows
+
+    def toggle_hidden(self, track: int) -> None:
+        self.hidden.symmetric_difference_update({track})
+        self.rebuild_rows()
+
+    def toggle_pinned(self, track: int) -> None:
+        if track in self.pinned:
+            self.pinned.remove(track)
+        else:
+            self.pinned.append(track)
+        self.rebuild_rows()
+
+    def row_of_selection(self) -> int:
+        if self.selected < 0:
+            return -1
+        s = self.store.slices
+        key = (int(s.track[self.selected]), int(s.lane[self.selected]))
+        for i, r in enumerate(self.rows):
+            if (r.track, r.lane) == key:
+                return i
+        return -1
+
+    # ---- selection moves -----------------------------------------------------------------
+    def select(self, row: int) -> None:
+        self.selected = row
+        if row >= 0:
+            s = self.store.slices
+            a, b = int(s.start_ns[row]), int(s.end_ns[row])
+            if b < self.t0 or a > self.t1:  # bring it into view, keeping the zoom
+                self.go_to((a + b) // 2)
+
+    def select_first_visible(self) -> None:
+        for r in self.rows:
+            if r.lane < 0:
+                continue
+            lo, hi = self.store.index.lane_window(r.track, r.lane, self.t0, self.t1)
+            if hi > lo:
+                self.select(lo)
+                return
+
+    def step_on_lane(self, direction: int) -> None:
+        """left/right: the previous/next slice on the same lane."""
+        if self.selected < 0:
+            self.select_first_visible()
+            return
+        s = self.store.slices
+        a, b = self.store.index.lane_rows(int(s.track[self.selected]), int(s.lane[self.selected]))
+        nxt = self.selected + direction
+        if a <= nxt < b:
+            self.select(nxt)
+
+    def step_on_track(self, direction: int) -> None:
+        """./, : the next/previous slice on the track by start time, any lane."""
+        if self.selected < 0:
+            self.select_first_visible()
+            return
+        s = self.store.slices
+        track = int(s.track[self.selected])
+        rows = np.flatnonzero(s.track == track)
+        order = rows[np.lexsort((s.lane[rows], s.start_ns[rows]))]
+        pos = int(np.flatnonzero(order == self.selected)[0]) + direction
+        if 0 <= pos < len(order):
+            self.select(int(order[pos]))
+
+    def to_parent(self) -> bool:
+        if self.selected >= 0 and self.store.slices.parent[self.selected] >= 0:
+            self.select(int(self.store.slices.parent[self.selected]))
+            return True
+        return False
+
+    def to_child(self) -> bool:
+        if self.selected < 0:
+            return False
+        kids = np.flatnonzero(self.store.slices.parent == self.selected)
+        if len(kids):
+            self.select(int(kids[np.argmin(self.store.slices.start_ns[kids])]))
+            return True
+        return False
+
+    def to_next_track(self, direction: int) -> None:
+        """Move to the nearest slice on the next visible row with slices."""
+        here = self.row_of_selection()
+        mid = self._focus_time()
+        i = here + direction
+        while 0 <= i < len(self.rows):
+            r = self.rows[i]
+            if r.lane >= 0:
+                lo, hi = self.store.index.lane_window(r.track, r.lane, self.t0, self.t1)
+                if hi > lo:
+                    s = self.store.slices
+                    k = lo + int(np.argmin(np.abs((s.start_ns[lo:hi] + s.end_ns[lo:hi]) / 2 - mid)))
+                    self.select(k)
+                    return
+            i += direction
+
+    def follow_flow(self, outgoing: bool) -> bool:
+        """]: to where the selected slice's flow goes; [: to where its incoming flow came from."""
+        if self.selected < 0:
+            return False
+        f = self.store.flows
+        here, there = (f.src_slice, f.dst_slice) if outgoing else (f.dst_slice, f.src_slice)
+        hits = np.flatnonzero((here == self.selected) & (there >= 0))
+        if not len(hits):
+            return False
+        target = int(there[hits[0]])
+        self.select(target)
+        self.frame_selection_if_hidden(target)
+        return True
+
+    def frame_selection_if_hidden(self, row: int) -> None:
+        if self.store.slices.track[row] in self.hidden:
+            self.hidden.discard(int(self.store.slices.track[row]))
+            self.rebuild_rows()

@@ -1,0 +1,179 @@
+"""The timeline: a time ruler and one line per lane of every visible track (Line API)."""
+
+from __future__ import annotations
+
+import math
+
+from rich.segment import Segment
+from rich.style import Style
+from textual import events
+from textual.cache import LRUCache
+from textual.geometry import Size
+from textual.message import Message
+from textual.strip import Strip
+from textual.widget import Widget
+
+from vtui.fmt import format_duration
+from vtui.store.tracks import COUNTER
+from vtui.ui.render import EMPTY, counter_segments, instant_segments, lane_segments
+from vtui.ui.view import ViewState
+
+LABEL_WIDTH = 22
+RULER_ROWS = 1
+LABEL_STYLE = Style(color="#c8c8c8", bgcolor="#262a33")
+LABEL_DIM = Style(color="#6c7080", bgcolor="#262a33")
+RULER_STYLE = Style(color="#a0a4b0", bgcolor="#16181d")
+
+
+class Timeline(Widget, can_focus=True):
+    """Draws ``ViewState``; the app changes the state and calls ``refresh_view``."""
+
+    DEFAULT_CSS = """
+    Timeline { height: 1fr; background: #1b1d23; }
+    Timeline:focus { background-tint: white 3%; }
+    """
+
+    class Clicked(Message):
+        def __init__(self, slice_row: int) -> None:
+            self.slice_row = slice_row
+            super().__init__()
+
+    class Wheel(Message):
+        def __init__(self, zoom_in: bool, pan: bool, centre: float) -> None:
+            self.zoom_in, self.pan, self.centre = zoom_in, pan, centre
+            super().__init__()
+
+    def __init__(self, view: ViewState, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.view = view
+        self.top = 0  # first data row shown
+        self._cache: LRUCache[tuple, Strip] = LRUCache(1024)
+        self._version = 0
+
+    # ---- state -------------------------------------------------------------------------
+    def refresh_view(self) -> None:
+        self._version += 1
+        self._keep_selection_visible()
+        self.refresh()
+
+    def _keep_selection_visible(self) -> None:
+        row = self.view.row_of_selection()
+        height = max(self.size.height - RULER_ROWS, 1)
+        if row >= 0:
+            if row < self.top:
+                self.top = row
+            elif row >= self.top + height:
+                self.top = row - height + 1
+        self.top = max(0, min(self.top, max(len(self.view.rows) - height, 0)))
+
+    def scroll_rows(self, delta: int) -> None:
+        self.top += delta
+        self._keep_top_in_range()
+        self.refresh()
+
+    def _keep_top_in_range(self) -> None:
+        height = max(self.size.height - RULER_ROWS, 1)
+        self.top = max(0, min(self.top, max(len(self.view.rows) - height, 0)))
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._cache.clear()
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        return len(self.view.rows) + RULER_ROWS
+
+    # ---- drawing -----------------------------------------------------------------------
+    @property
+    def plot_width(self) -> int:
+        return max(self.size.width - LABEL_WIDTH - 1, 1)
+
+    def time_at_x(self, x: int) -> float:
+        v = self.view
+        return v.t0 + (x - LABEL_WIDTH - 1) / self.plot_width * v.span
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        if y < RULER_ROWS:
+            return self._ruler(width)
+        index = self.top + y - RULER_ROWS
+        if index >= len(self.view.rows):
+            return Strip.blank(width, EMPTY)
+        row = self.view.rows[index]
+        v = self.view
+        key = (row, v.t0, v.t1, width, v.selected, self._version)
+        cached = self._cache.get(key)
+        if cached is not None:
+            return cached
+        strip = Strip(self._label(row) + self._plot(row), width).crop(0, width)
+        self._cache[key] = strip
+        return strip
+
+    def _label(self, row) -> list[Segment]:
+        track = self.view.store.tracks[row.track]
+        if row.first:
+            text = f"{track.process_title} › {track.title}" if track.kind != COUNTER else f"{track.title}"
+            text = text if len(text) <= LABEL_WIDTH else "…" + text[-(LABEL_WIDTH - 1):]
+            style = LABEL_STYLE
+        else:
+            text, style = "", LABEL_DIM
+        return [Segment(text.ljust(LABEL_WIDTH)[:LABEL_WIDTH], style), Segment("│", LABEL_DIM)]
+
+    def _plot(self, row) -> list[Segment]:
+        v = self.view
+        w = self.plot_width
+        track = v.store.tracks[row.track]
+        if row.lane >= 0:
+            return lane_segments(v.store, row.track, row.lane, v.t0, v.t1, w, v.selected)
+        if track.kind == COUNTER:
+            return counter_segments(v.store, row.track, v.t0, v.t1, w)
+        return instant_segments(v.store, row.track, v.t0, v.t1, w)
+
+    def _ruler(self, width: int) -> Strip:
+        v = self.view
+        w = self.plot_width
+        step = nice_step(v.span / max(w / 14, 1))
+        cells = [" "] * w
+        first = math.ceil(v.t0 / step) * step
+        t = first
+        while t <= v.t1:
+            x = int((t - v.t0) / v.span * w) if v.span else 0
+            label = "┼" + format_duration(t, 3).replace(" ", "")
+            for i, ch in enumerate(label):
+                if 0 <= x + i < w:
+                    cells[x + i] = ch
+            t += step
+        head = f" {format_duration(v.span, 2)} shown".ljust(LABEL_WIDTH)[:LABEL_WIDTH]
+        return Strip([Segment(head, LABEL_STYLE), Segment("│", LABEL_DIM), Segment("".join(cells), RULER_STYLE)], width)
+
+    # ---- mouse -------------------------------------------------------------------------
+    def on_click(self, event: events.Click) -> None:
+        index = self.top + event.y - RULER_ROWS
+        if event.y < RULER_ROWS or index >= len(self.view.rows) or event.x <= LABEL_WIDTH:
+            return
+        row = self.view.rows[index]
+        if row.lane < 0:
+            return
+        t = self.time_at_x(event.x)
+        half_cell = self.view.span / self.plot_width / 2
+        lo, hi = self.view.store.index.lane_window(row.track, row.lane, int(t - half_cell), int(t + half_cell))
+        if hi > lo:
+            self.post_message(self.Clicked(lo))
+
+    def on_mouse_scroll_down(self, event: events.MouseScrollDown) -> None:
+        event.stop()
+        self.post_message(self.Wheel(False, event.shift, self.time_at_x(event.x)))
+
+    def on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
+        event.stop()
+        self.post_message(self.Wheel(True, event.shift, self.time_at_x(event.x)))
+
+
+def nice_step(raw: float) -> float:
+    """1/2/5 × 10^k at or above ``raw`` (ns), for ruler ticks."""
+    if raw <= 1:
+        return 1
+    exp = 10 ** math.floor(math.log10(raw))
+    for m in (1, 2, 5, 10):
+        if m * exp >= raw:
+            return m * exp
+    return 10 * exp

@@ -1,0 +1,84 @@
+"""The track list: processes with their tracks beneath, filterable; hide and pin tracks."""
+
+from __future__ import annotations
+
+from textual.binding import Binding
+from textual.message import Message
+from textual.widgets import Tree
+
+from vtui.store.tracks import Track
+from vtui.ui.view import ViewState
+
+KIND_ICON = {"thread": "", "gpu": "GPU ", "async": "async ", "counter": "ctr ", "process": "", "global": ""}
+
+
+class TrackList(Tree[int]):
+    DEFAULT_CSS = """
+    TrackList { width: 34; border-right: solid #3a3f4b; background: #20232a; }
+    """
+    BINDINGS = [
+        Binding("space", "toggle_track", "Show/hide", id="tracks.toggle", tooltip="Show or hide the track"),
+        Binding("p", "pin_track", "Pin", id="tracks.pin", tooltip="Pin the track to the top of the timeline"),
+    ]
+
+    class Changed(Message):
+        """Visibility or pinning changed."""
+
+    def __init__(self, view: ViewState, **kwargs) -> None:
+        super().__init__("tracks", **kwargs)
+        self.view = view
+        self.show_root = False
+        self.guide_depth = 2
+
+    def on_mount(self) -> None:
+        self.rebuild()
+
+    def rebuild(self) -> None:
+        self.clear()
+        groups: dict[tuple, object] = {}
+        for t in self.view.store.tracks:
+            if not self.view.matches(t):
+                continue
+            key = (t.source, t.process_title)
+            node = groups.get(key)
+            if node is None:
+                node = self.root.add(t.process_title, expand=True)
+                groups[key] = node
+            node.add_leaf(self._label(t), data=t.id)
+        self.root.expand()
+
+    def _label(self, t: Track) -> str:
+        count = t.slice_count or t.instant_count or t.counter_count
+        flags = ("📌" if t.id in self.view.pinned else "") + ("[dim](hidden)[/] " if t.id in self.view.hidden else "")
+        return f"{flags}{KIND_ICON.get(t.kind, '')}{t.title} [dim]{_short(count)}[/]"
+
+    def _current_track(self) -> int | None:
+        node = self.cursor_node
+        return node.data if node is not None and node.data is not None else None
+
+    def action_toggle_track(self) -> None:
+        track = self._current_track()
+        if track is not None:
+            self.view.toggle_hidden(track)
+            self._refresh_label(track)
+            self.post_message(self.Changed())
+
+    def action_pin_track(self) -> None:
+        track = self._current_track()
+        if track is not None:
+            self.view.toggle_pinned(track)
+            self._refresh_label(track)
+            self.post_message(self.Changed())
+
+    def _refresh_label(self, track: int) -> None:
+        node = self.cursor_node
+        if node is not None:
+            node.set_label(self._label(self.view.store.tracks[track]))
+
+
+def _short(n: int) -> str:
+    if n >= 1_000_000:
+        return f"{n / 1e6:.1f}M"
+    if n >= 1000:
+        return f"{n / 1e3:.0f}k"
+    return str(n)
