@@ -154,9 +154,11 @@ class ColumnSink:
         ids = self._ids
         for i in sparse:
             e = events[i]
-            if e.id is not None or e.id2 is not None:
-                key = normalise_id(e.id, e.id2, e.scope)
-                id_key[i] = ids.setdefault(key, len(ids))
+            ident = e.id
+            if type(ident) is int and e.id2 is None and e.scope is None:  # Kineto's case, fast
+                id_key[i] = ids.setdefault(ident, len(ids))
+            elif ident is not None or e.id2 is not None:
+                id_key[i] = ids.setdefault(normalise_id(ident, e.id2, e.scope), len(ids))
             if e.s is not None:
                 scope[i] = _SCOPE.get(e.s, 0) if isinstance(e.s, str) else 0
             if e.bp == "e":

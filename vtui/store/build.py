@@ -250,14 +250,27 @@ def _flow_events(m: Merged, ts_ns: np.ndarray, valid: np.ndarray, tracks: TrackS
     codes = np.array(list(FLOW), dtype=np.int8)
     rows = np.flatnonzero(np.isin(m.ph, codes) & valid)
     kind = np.select([m.ph[rows] == c for c in FLOW], list(FLOW.values())).astype(np.int8)
-    keys = np.stack([m.source[rows].astype(np.int64), m.cat[rows], m.name[rows], m.id_key[rows]], axis=1)
-    group = np.unique(keys, axis=0, return_inverse=True)[1].ravel() if len(rows) else np.zeros(0, dtype=np.int64)
+    group = _group_key(m.source[rows], m.cat[rows], m.name[rows], m.id_key[rows] + 1)
     return FlowEvents(
         group=group.astype(np.int64), kind=kind, ts_ns=ts_ns[rows],
         track=remap[tracks.thread_tracks(m.thread[rows], create=False)] if len(rows) else np.zeros(0, dtype=np.int32),
         enclosing=(kind != 2) | m.bp_enclosing[rows], order=rows.astype(np.int64),
         name_id=m.name[rows], cat_id=m.cat[rows],
     )
+
+
+def _group_key(*cols: np.ndarray) -> np.ndarray:
+    """One int64 per distinct tuple of small non-negative int columns (mixed radix)."""
+    key = np.zeros(len(cols[0]), dtype=np.int64)
+    radix = 1
+    for col in cols:
+        size = int(col.max(initial=0)) + 1
+        if radix * size >= 1 << 62:  # too wide for one int64: fall back to a row-wise unique
+            stacked = np.stack([c.astype(np.int64) for c in cols], axis=1)
+            return np.unique(stacked, axis=0, return_inverse=True)[1].ravel().astype(np.int64)
+        key = key * size + col.astype(np.int64)
+        radix *= size
+    return key
 
 
 def _flow_v2(m: Merged, slice_row: np.ndarray, ts_ns: np.ndarray) -> list[tuple[int, int, int, bool, bool]]:

@@ -1,0 +1,49 @@
+"""Regenerate screenshots/*.svg by driving the app over real fixtures.
+
+    python scripts/screenshots.py
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from vtui.demo import demo_trace_path  # noqa: E402
+from vtui.ui.app import VtuiApp  # noqa: E402
+
+OUT = ROOT / "screenshots"
+QWEN = ROOT / "fixtures" / "tracelens__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"
+
+
+async def shoot(path: Path, name: str, keys: list[str], setup=None) -> None:
+    app = VtuiApp(path)
+    async with app.run_test(size=(160, 44)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        if setup:
+            await setup(pilot)
+        await pilot.press(*keys)
+        await pilot.pause()
+        app.save_screenshot(str(OUT / name))
+
+
+async def select_flow(pilot) -> None:
+    await pilot.press("t", *"stream|thread 25286", "enter")
+    f = pilot.app.store.flows
+    pilot.app.view.select(int(f.src_slice[100]))
+
+
+async def main() -> None:
+    OUT.mkdir(exist_ok=True)
+    await shoot(demo_trace_path(), "main.svg", [])
+    await shoot(demo_trace_path(), "zoomed-details.svg", ["w", "w", "w", "down", "down", "down", "f"])
+    await shoot(QWEN, "gpu-filtered-flow.svg", ["f", "right_square_bracket"], setup=select_flow)
+    print(f"wrote {sorted(p.name for p in OUT.glob('*.svg'))}")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,34 @@
+"""A few snapshots of the explorer at a fixed size (pytest-textual-snapshot)."""
+
+from __future__ import annotations
+
+from tests.conftest import FIXTURES
+from vtui.demo import demo_trace_path
+from vtui.ui.app import VtuiApp
+
+QWEN = FIXTURES / "tracelens__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"
+
+
+async def _loaded(pilot) -> None:
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def test_snapshot_main_view(snap_compare):
+    assert snap_compare(VtuiApp(demo_trace_path()), terminal_size=(140, 36), run_before=_loaded)
+
+
+def test_snapshot_selection_and_details(snap_compare):
+    assert snap_compare(VtuiApp(demo_trace_path()), terminal_size=(140, 36), run_before=_loaded,
+                        press=["w", "w", "w", "down", "down", "down", "f"])
+
+
+def test_snapshot_gpu_trace_filtered_with_flow(snap_compare):
+    async def before(pilot) -> None:
+        await _loaded(pilot)
+        await pilot.press("t", *"stream|thread 25286", "enter")
+        f = pilot.app.store.flows
+        pilot.app.view.select(int(f.src_slice[100]))
+        await pilot.press("f", "right_square_bracket")
+
+    assert snap_compare(VtuiApp(QWEN), terminal_size=(140, 36), run_before=before)
