@@ -178,7 +178,10 @@ class ColumnSink:
     @staticmethod
     def _intern(values: list[Any], table: dict[Any, int]) -> np.ndarray:
         try:
-            ids = [table.setdefault(v, len(table)) for v in values]
+            get = table.get
+            ids = [get(v) for v in values]  # one cheap pass; new values are rare after a chunk or two
+            if None in ids:
+                ids = [table.setdefault(v, len(table)) if i is None else i for v, i in zip(values, ids)]
         except TypeError:  # an unhashable name/pid somewhere in the chunk
             ids = [table.setdefault(_hashable_key(v), len(table)) for v in values]
         return np.array(ids, dtype=np.int32)
