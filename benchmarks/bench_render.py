@@ -61,13 +61,13 @@ def bench(store, label: str, runs: int) -> dict:
 
 
 def synthetic_store(n: int, path: Path):
-    """A flat-ish 1M-slice trace: 4 threads, 3 nesting levels, written as JSON and loaded."""
+    """A 1M-slice trace: 20 threads × 3 nesting levels = 60 rows, a full 200×60 screen."""
     rng = np.random.default_rng(1)
     with open(path, "w") as fh:
         fh.write('{"traceEvents":[\n')
-        per = n // 4
+        per = n // 20
         first = True
-        for tid in range(4):
+        for tid in range(20):
             ts = 0.0
             for i in range(per // 3):
                 d = float(rng.uniform(3, 30))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 _UNITS = ((1_000_000_000, "s"), (1_000_000, "ms"), (1_000, "µs"), (1, "ns"))
 
 
@@ -22,8 +24,6 @@ _PARSE_UNITS = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_
 
 def parse_time(text: str) -> int:
     """``12.5ms`` / ``300us`` / ``2 s`` / ``1500`` (ns) -> integer ns. Raises ValueError."""
-    import re
-
     match = re.fullmatch(r"\s*(-?\d+(?:\.\d*)?|-?\.\d+)\s*(ns|us|µs|ms|s)?\s*", text)
     if not match:
         raise ValueError(f"not a time: {text!r} (try 12.5ms, 300us, 2s)")

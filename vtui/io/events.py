@@ -48,6 +48,3 @@ def phase_code(ph: object) -> int:
         return PH_CODE.get(ph[0], UNKNOWN_PH)
     return UNKNOWN_PH
 
-
-def code_of(letter: str) -> int:
-    return PH_CODE[letter]

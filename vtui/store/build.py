@@ -11,6 +11,7 @@ import numpy as np
 from vtui.io.columns import Columns
 from vtui.io.events import PH_CODE, UNKNOWN_PH
 from vtui.store.flows import FlowEvents, build_flows
+from vtui.store.grouping import group_key
 from vtui.store.index import IntervalIndex
 from vtui.store.merge import Merged, merge_sources
 from vtui.store.nesting import nest
@@ -38,7 +39,7 @@ class SourcePart:
     repaired: bool
     metadata: dict[str, Any]
     warnings: list[str]
-    columns: Columns
+    columns: Columns | None  # None once merged into the store
 
 
 @dataclass
@@ -57,6 +58,8 @@ class _Slices:
 
 
 def build_store(parts: list[SourcePart]) -> TraceStore:
+    sources = [SourceInfo(path=p.path, label=p.label, form=p.form, repaired=p.repaired, events=len(p.columns),
+                          by_phase=p.columns.by_phase, metadata=p.metadata, warnings=p.warnings) for p in parts]
     m = merge_sources(parts)
     warnings: list[str] = []
     for part in parts:
@@ -71,7 +74,7 @@ def build_store(parts: list[SourcePart]) -> TraceStore:
 
     tracks = TrackSet(m)
     tracks.labels = [p.label for p in parts]
-    meta_events = tracks.read_metadata(np.flatnonzero(ph == META), m)
+    meta_events = tracks.read_metadata(np.flatnonzero(ph == META))
     sl = _Slices()
 
     # X: complete slices.
@@ -185,8 +188,7 @@ def build_store(parts: list[SourcePart]) -> TraceStore:
         warnings.append(f"{overl:,} slices partly overlap a neighbour (shown on extra lanes)")
 
     store = TraceStore(
-        sources=[SourceInfo(path=p.path, label=p.label, form=p.form, repaired=p.repaired, events=len(p.columns),
-                            by_phase=p.columns.by_phase, metadata=p.metadata, warnings=p.warnings) for p in parts],
+        sources=sources,
         strings=m.strings, tracks=tracks.tracks, slices=slices, instants=instants, counters=counters, flows=flows,
         args_blob=m.args_blob, origin_us=origin_us, span_ns=trace_end, warnings=warnings,
         metadata_events=meta_events, extra_end_args=extra,
@@ -250,27 +252,13 @@ def _flow_events(m: Merged, ts_ns: np.ndarray, valid: np.ndarray, tracks: TrackS
     codes = np.array(list(FLOW), dtype=np.int8)
     rows = np.flatnonzero(np.isin(m.ph, codes) & valid)
     kind = np.select([m.ph[rows] == c for c in FLOW], list(FLOW.values())).astype(np.int8)
-    group = _group_key(m.source[rows], m.cat[rows], m.name[rows], m.id_key[rows] + 1)
+    group = group_key(m.source[rows], m.cat[rows], m.name[rows], m.id_key[rows] + 1)
     return FlowEvents(
         group=group.astype(np.int64), kind=kind, ts_ns=ts_ns[rows],
         track=remap[tracks.thread_tracks(m.thread[rows], create=False)] if len(rows) else np.zeros(0, dtype=np.int32),
         enclosing=(kind != 2) | m.bp_enclosing[rows], order=rows.astype(np.int64),
         name_id=m.name[rows], cat_id=m.cat[rows],
     )
-
-
-def _group_key(*cols: np.ndarray) -> np.ndarray:
-    """One int64 per distinct tuple of small non-negative int columns (mixed radix)."""
-    key = np.zeros(len(cols[0]), dtype=np.int64)
-    radix = 1
-    for col in cols:
-        size = int(col.max(initial=0)) + 1
-        if radix * size >= 1 << 62:  # too wide for one int64: fall back to a row-wise unique
-            stacked = np.stack([c.astype(np.int64) for c in cols], axis=1)
-            return np.unique(stacked, axis=0, return_inverse=True)[1].ravel().astype(np.int64)
-        key = key * size + col.astype(np.int64)
-        radix *= size
-    return key
 
 
 def _flow_v2(m: Merged, slice_row: np.ndarray, ts_ns: np.ndarray) -> list[tuple[int, int, int, bool, bool]]:

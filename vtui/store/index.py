@@ -35,6 +35,11 @@ class IntervalIndex:
                 lanes.append((a, a))
             lanes.append((a, b))
 
+    def track_rows(self, track: int) -> tuple[int, int]:
+        """Row range [a, b) of all the track's slices (lanes are stored one after another)."""
+        lanes = self._lanes[track]
+        return (lanes[0][0], lanes[-1][1]) if lanes else (0, 0)
+
     def lane_count(self, track: int) -> int:
         return len(self._lanes[track])
 
@@ -54,11 +59,3 @@ class IntervalIndex:
         parts = [np.arange(*self.lane_window(track, ln, t0, t1)) for ln in range(len(self._lanes[track]))]
         return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
 
-    def at(self, track: int, ts: int) -> int:
-        """Deepest nested slice of ``track`` containing ``ts``, or -1."""
-        best = -1
-        for ln in range(len(self._lanes[track])):
-            lo, hi = self.lane_window(track, ln, ts, ts)
-            if hi > lo:
-                best = lo
-        return best

@@ -91,7 +91,7 @@ def merge_sources(parts: list[SourcePart]) -> Merged:
         row_base += n
         for ph, count in c.by_phase.items():
             by_phase[ph] = by_phase.get(ph, 0) + count
-        part.columns = _Released(n, c.by_phase)  # type: ignore[assignment]  # free the columns
+        part.columns = None  # merged: let the per-source arrays go
 
     def cat(key: str, dtype) -> np.ndarray:
         arrays = cols.get(key)
@@ -107,17 +107,6 @@ def merge_sources(parts: list[SourcePart]) -> Merged:
         strings=string_list, named=np.array([bool(s) for s in string_list], dtype=bool),
         thread_keys=list(threads), args_blob=blobs[0] if len(blobs) == 1 else b"".join(blobs), by_phase=by_phase,
     )
-
-
-class _Released:
-    """Stands in for a source's columns once merged: keeps the counts SourceInfo needs."""
-
-    def __init__(self, rows: int, by_phase: dict[str, int]) -> None:
-        self.rows = rows
-        self.by_phase = by_phase
-
-    def __len__(self) -> int:
-        return self.rows
 
 
 def _clock_shifts(parts: list[SourcePart]) -> list[float]:

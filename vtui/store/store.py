@@ -53,10 +53,6 @@ class TraceStore:
     def index(self) -> IntervalIndex:
         return IntervalIndex(self.slices, len(self.tracks))
 
-    @cached_property
-    def string_ids(self) -> dict[str, int]:
-        return {s: i for i, s in enumerate(self.strings)}
-
     # ---- counts -------------------------------------------------------------------
     @property
     def event_count(self) -> int:

@@ -80,6 +80,3 @@ class FlowTable(_Table):
     name_id: np.ndarray  # int32
     cat_id: np.ndarray  # int32
 
-
-def empty_like_fields(cls, dtypes: dict[str, type]):
-    return cls(**{name: np.zeros(0, dtype=dt) for name, dt in dtypes.items()})

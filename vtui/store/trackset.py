@@ -7,6 +7,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
+from vtui.store.grouping import group_key
 from vtui.store.merge import Merged, text_of
 from vtui.store.tables import CounterTable, InstantTable, SliceTable
 from vtui.store.tracks import ASYNC, COUNTER, GLOBAL, GPU, PROCESS, THREAD, Track, gpu_category, id_sort_key, show_id
@@ -21,6 +22,10 @@ class TrackSet:
         self.tracks: list[Track] = []
         self._by_key: dict[tuple, int] = {}
         self._thread_lookup = np.full(len(m.thread_keys), -1, dtype=np.int64)
+        processes: dict[tuple[int, Any], int] = {}
+        self._process_of_thread = np.array(
+            [processes.setdefault(key[:2], len(processes)) for key in m.thread_keys] or [0], dtype=np.int64
+        )
         self.process_names: dict[tuple[int, Any], str] = {}
         self.process_labels: dict[tuple[int, Any], str] = {}
         self.process_sort: dict[tuple[int, Any], float] = {}
@@ -29,8 +34,9 @@ class TrackSet:
         self.labels: list[str] = []
 
     # ---- metadata ------------------------------------------------------------------
-    def read_metadata(self, rows: np.ndarray, m: Merged) -> list[dict[str, Any]]:
+    def read_metadata(self, rows: np.ndarray) -> list[dict[str, Any]]:
         """Apply process/thread names and sort indices (the last one written wins)."""
+        m = self.m
         others = []
         for r in rows.tolist():
             src, pid, tid = m.thread_keys[int(m.thread[r])]
@@ -78,10 +84,9 @@ class TrackSet:
 
     def async_groups(self, rows: np.ndarray, family: int) -> np.ndarray:
         """One group per (source, pid, cat, id): async ids are process-scoped."""
-        procs = np.array([hash(self.m.thread_keys[t][:2]) for t in self.m.thread[rows].tolist()], dtype=np.int64)
-        keys = np.stack([procs, self.m.cat[rows].astype(np.int64), self.m.id_key[rows].astype(np.int64),
-                         np.full(len(rows), family)], axis=1)
-        return np.unique(keys, axis=0, return_inverse=True)[1].ravel()
+        m = self.m
+        return group_key(self._process_of_thread[m.thread[rows]], m.cat[rows], m.id_key[rows] + 1,
+                         np.full(len(rows), family, dtype=np.int64))
 
     def async_tracks(self, threads: np.ndarray, names: np.ndarray) -> np.ndarray:
         out = []

@@ -26,7 +26,6 @@ PALETTE = [
 ]
 EMPTY = Style(bgcolor="#1b1d23")
 SELECTED = Style(bgcolor="#ffffff", color="#000000", bold=True)
-HIGHLIGHT_FG = "#000000"
 
 
 @lru_cache(maxsize=4096)
@@ -59,8 +58,7 @@ def cell_slices(start: np.ndarray, end: np.ndarray, t0: float, dt: float, width:
 
 
 def lane_segments(
-    store: TraceStore, track: int, lane: int, t0: int, t1: int, width: int, selected: int = -1,
-    highlight: np.ndarray | None = None,
+    store: TraceStore, track: int, lane: int, t0: int, t1: int, width: int, selected: int = -1
 ) -> list[Segment]:
     """Segments of one lane of slices over [t0, t1] in ``width`` cells."""
     if width <= 0:
@@ -91,8 +89,6 @@ def lane_segments(
         row = lo + k
         name = strings[names[row]]
         style = _style(colour_of(name), row == selected)
-        if highlight is not None and highlight[row]:
-            style = style + Style(bold=True, underline=True)
         n = b - a
         text = _label(name, int(end[k] - start[k]), n)
         # Sub-cell right edge: a partly covered last cell gets an eighth block.

@@ -168,7 +168,7 @@ class ViewState:
             return
         s = self.store.slices
         track = int(s.track[self.selected])
-        rows = np.flatnonzero(s.track == track)
+        rows = np.arange(*self.store.index.track_rows(track))  # a track's rows are contiguous
         order = rows[np.lexsort((s.lane[rows], s.start_ns[rows]))]
         pos = int(np.flatnonzero(order == self.selected)[0]) + direction
         if 0 <= pos < len(order):
@@ -183,9 +183,15 @@ class ViewState:
     def to_child(self) -> bool:
         if self.selected < 0:
             return False
-        kids = np.flatnonzero(self.store.slices.parent == self.selected)
+        s = self.store.slices
+        track, lane = int(s.track[self.selected]), int(s.lane[self.selected])
+        if lane + 1 >= self.store.index.lane_count(track):
+            return False
+        # Children sit on the next lane inside the parent's span: search there, not everywhere.
+        lo, hi = self.store.index.lane_window(track, lane + 1, int(s.start_ns[self.selected]), int(s.end_ns[self.selected]))
+        kids = lo + np.flatnonzero(s.parent[lo:hi] == self.selected)
         if len(kids):
-            self.select(int(kids[np.argmin(self.store.slices.start_ns[kids])]))
+            self.select(int(kids[0]))  # lane rows are in start order
             return True
         return False
 
@@ -216,10 +222,11 @@ class ViewState:
             return False
         target = int(there[hits[0]])
         self.select(target)
-        self.frame_selection_if_hidden(target)
+        self.unhide_track_of(target)
         return True
 
-    def frame_selection_if_hidden(self, row: int) -> None:
-        if self.store.slices.track[row] in self.hidden:
-            self.hidden.discard(int(self.store.slices.track[row]))
+    def unhide_track_of(self, row: int) -> None:
+        track = int(self.store.slices.track[row])
+        if track in self.hidden:
+            self.hidden.discard(track)
             self.rebuild_rows()

@@ -48,11 +48,13 @@ class Timeline(Widget, can_focus=True):
         self.view = view
         self.top = 0  # first data row shown
         self._cache: LRUCache[tuple, Strip] = LRUCache(1024)
-        self._version = 0
+        self._selected_lane: tuple[int, int] | None = None
 
     # ---- state -------------------------------------------------------------------------
     def refresh_view(self) -> None:
-        self._version += 1
+        s = self.view.store.slices
+        sel = self.view.selected
+        self._selected_lane = (int(s.track[sel]), int(s.lane[sel])) if sel >= 0 else None
         self._keep_selection_visible()
         self.refresh()
 
@@ -100,7 +102,10 @@ class Timeline(Widget, can_focus=True):
             return Strip.blank(width, EMPTY)
         row = self.view.rows[index]
         v = self.view
-        key = (row, v.t0, v.t1, width, v.selected, self._version)
+        # A row's pixels depend on the row, the window, the width, and the selection only when
+        # the selection lies on it: moving the selection redraws two rows, not the screen.
+        selected = v.selected if (row.track, row.lane) == self._selected_lane else -1
+        key = (row, v.t0, v.t1, width, selected)
         cached = self._cache.get(key)
         if cached is not None:
             return cached

@@ -52,28 +52,20 @@ class TrackList(Tree[int]):
         flags = ("📌" if t.id in self.view.pinned else "") + ("[dim](hidden)[/] " if t.id in self.view.hidden else "")
         return f"{flags}{KIND_ICON.get(t.kind, '')}{t.title} [dim]{_short(count)}[/]"
 
-    def _current_track(self) -> int | None:
-        node = self.cursor_node
-        return node.data if node is not None and node.data is not None else None
-
     def action_toggle_track(self) -> None:
-        track = self._current_track()
-        if track is not None:
-            self.view.toggle_hidden(track)
-            self._refresh_label(track)
-            self.post_message(self.Changed())
+        self._change_current(self.view.toggle_hidden)
 
     def action_pin_track(self) -> None:
-        track = self._current_track()
-        if track is not None:
-            self.view.toggle_pinned(track)
-            self._refresh_label(track)
-            self.post_message(self.Changed())
+        self._change_current(self.view.toggle_pinned)
 
-    def _refresh_label(self, track: int) -> None:
+    def _change_current(self, change) -> None:
+        """Apply ``change(track_id)`` to the track under the cursor and redraw its label."""
         node = self.cursor_node
-        if node is not None:
-            node.set_label(self._label(self.view.store.tracks[track]))
+        if node is None or node.data is None:
+            return
+        change(node.data)
+        node.set_label(self._label(self.view.store.tracks[node.data]))
+        self.post_message(self.Changed())
 
 
 def _short(n: int) -> str:
