@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import json
+import importlib
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
-from vtui.errors import TraceLoadError
-
-SUBCOMMANDS = ("info",)
+from vtui.commands import COMMANDS
+from vtui.errors import TraceLoadError, UsageError
 
 DESCRIPTION = """\
 vtui — a terminal explorer for Chrome-trace / PyTorch-profiler traces.
@@ -24,10 +24,10 @@ vtui — a terminal explorer for Chrome-trace / PyTorch-profiler traces.
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     try:
-        if args and args[0] in SUBCOMMANDS:
+        if args and args[0] in COMMANDS:
             return _run_subcommand(args)
         return _run_app(args)
-    except TraceLoadError as exc:
+    except (TraceLoadError, UsageError) as exc:
         print(f"vtui: error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
@@ -53,24 +53,20 @@ def _run_app(args: list[str]) -> int:
     return app.return_code or 0
 
 
+class _OneLineParser(argparse.ArgumentParser):
+    """argparse, but a bad argument is one line on stderr (not usage + error), exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
 def _run_subcommand(args: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="vtui", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="command", required=True)
-    info = sub.add_parser("info", help="report what was loaded from a trace",
-                          description="Report what was loaded. Example: vtui info trace.json.gz --json")
-    info.add_argument("trace", help="trace file or folder")
-    info.add_argument("--json", action="store_true", help="print one JSON object")
-    opts = parser.parse_args(args)
-    from vtui.store.load import load_trace  # noqa: PLC0415
-
-    store = load_trace(opts.trace)
-    from vtui.report import info_dict, info_text  # noqa: PLC0415
-
-    if opts.json:
-        print(json.dumps(info_dict(store), indent=2, ensure_ascii=False))
-    else:
-        print(info_text(store))
-    return 0
+    name = args[0]
+    module = importlib.import_module(COMMANDS[name])
+    parser = _OneLineParser(prog=f"vtui {name}", description=module.__doc__,
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
+    module.add_arguments(parser)
+    return module.run(parser.parse_args(args[1:]))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -3,3 +3,7 @@
 
 class TraceLoadError(Exception):
     """A trace could not be loaded at all; the message is shown as is."""
+
+
+class UsageError(Exception):
+    """A bad command-line argument (a range outside the trace, an invalid regex…); shown as one line."""

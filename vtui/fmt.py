@@ -28,3 +28,18 @@ def parse_time(text: str) -> int:
     if not match:
         raise ValueError(f"not a time: {text!r} (try 12.5ms, 300us, 2s)")
     return int(round(float(match.group(1)) * _PARSE_UNITS[match.group(2) or "ns"]))
+
+
+def parse_range(text: str) -> tuple[int | None, int | None]:
+    """``10ms:25.5ms`` -> (10_000_000, 25_500_000); either side may be empty (``:5ms``, ``1s:``).
+
+    Times are relative to the trace start. Raises ValueError with a message for people.
+    """
+    if text.count(":") != 1:
+        raise ValueError(f"not a range: {text!r} (try 10ms:25.5ms)")
+    left, right = (part.strip() for part in text.split(":"))
+    start = parse_time(left) if left else None
+    end = parse_time(right) if right else None
+    if start is not None and end is not None and end <= start:
+        raise ValueError(f"empty range: {text!r} (the end must come after the start)")
+    return start, end

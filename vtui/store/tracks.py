@@ -86,6 +86,11 @@ class Track:
     def title(self) -> str:
         return self.name or show_id(self.tid)
 
+    @property
+    def label(self) -> str:
+        """Process and row title together, as track filters (``--track REGEX``) match them."""
+        return f"{self.process_title} / {self.title}"
+
 
 def gpu_category(cat: str) -> bool:
     """Kineto's device-side categories (current and 2021 legacy names)."""

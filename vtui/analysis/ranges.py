@@ -1,0 +1,48 @@
+"""Time ranges and track selections as the CLI and the app give them to analyses."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from vtui.errors import UsageError
+from vtui.fmt import format_duration, parse_range
+from vtui.store.store import TraceStore
+
+
+def resolve_range(store: TraceStore, text: str | None) -> tuple[int, int]:
+    """``"10ms:25ms"`` (relative to the trace start) -> (t0, t1) in store ns; None -> whole trace.
+
+    A range that misses the trace entirely is a usage error; one that sticks out is clipped.
+    """
+    if not text:
+        return 0, int(store.span_ns)
+    try:
+        start, end = parse_range(text)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    t0 = 0 if start is None else start
+    t1 = int(store.span_ns) if end is None else end
+    if t0 >= store.span_ns or t1 <= 0:
+        raise UsageError(f"range {text} is outside the trace (0 – {format_duration(store.span_ns)})")
+    return max(t0, 0), min(t1, int(store.span_ns))
+
+
+def compile_regex(pattern: str) -> re.Pattern[str]:
+    """A user's regex, or a UsageError that says what is wrong with it."""
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        raise UsageError(f"invalid regex {pattern!r}: {exc}") from None
+
+
+def tracks_matching(store: TraceStore, pattern: str | None) -> np.ndarray:
+    """Track ids whose display name (process and thread/stream name) matches ``pattern``; all if None."""
+    if not pattern:
+        return np.arange(len(store.tracks), dtype=np.int64)
+    regex = compile_regex(pattern)
+    ids = [t.id for t in store.tracks if regex.search(t.label)]
+    if not ids:
+        raise UsageError(f"no track matches {pattern!r}")
+    return np.asarray(ids, dtype=np.int64)
