@@ -1,0 +1,54 @@
+"""Writing output files safely: temp file in the same folder, then rename.
+
+Every file vtui writes (exports, tables, cache entries) goes through `atomic_write`, so an error
+or ctrl-c never leaves a half-written file, and an output never lands on an input trace.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import BinaryIO
+
+from vtui.errors import UsageError
+
+
+def check_output_path(out: str | os.PathLike[str], inputs: Iterable[str | os.PathLike[str]] = (),
+                      overwrite: bool = False) -> Path:
+    """The resolved output path, or a UsageError when it would clobber an input or an existing file."""
+    path = Path(out)
+    target = path.resolve()
+    for src in inputs:
+        src_path = Path(src).resolve()
+        if target == src_path or (src_path.is_dir() and src_path in target.parents):
+            raise UsageError(f"{out}: refusing to write over (or into) the input trace")
+    if path.is_dir():
+        raise UsageError(f"{out}: is a directory")
+    if path.exists() and not overwrite:
+        raise UsageError(f"{out}: already exists (pass --force to overwrite)")
+    if not target.parent.is_dir():
+        raise UsageError(f"{out}: folder {target.parent} does not exist")
+    return path
+
+
+def atomic_write(path: str | os.PathLike[str], write: Callable[[BinaryIO], None] | bytes) -> None:
+    """Write ``path`` via a temp file in its folder and `os.replace`; the temp file is removed on any error."""
+    target = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            if isinstance(write, bytes | bytearray | memoryview):
+                fh.write(write)
+            else:
+                write(fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:  # ctrl-c included: never leave the temp file behind
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
