@@ -18,6 +18,9 @@ vtui — a terminal explorer for Chrome-trace / PyTorch-profiler traces.
   vtui                          open the bundled demo trace
   vtui TRACE                    open a trace (.json, .json.gz, or a folder of per-rank files)
   vtui info TRACE [--json]      what was loaded: phases, tracks, slices, span, warnings
+  vtui stats TRACE [--range A:B] [--track RE] [--by name|cat|track|arg:KEY] [--top N] [--format table|csv|json|md]
+  vtui search TRACE REGEX [--range A:B] [--json]      slices by name (args:REGEX searches args)
+  vtui export TRACE -o OUT.json [--range A:B] [--track RE] [--force]
 """
 
 

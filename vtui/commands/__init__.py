@@ -7,4 +7,7 @@ from __future__ import annotations
 
 COMMANDS: dict[str, str] = {
     "info": "vtui.commands.info",
+    "stats": "vtui.commands.stats",
+    "search": "vtui.commands.search",
+    "export": "vtui.commands.export",
 }

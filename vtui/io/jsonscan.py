@@ -28,6 +28,7 @@ _BOUNDARY = re.compile(rb"\}\s*,\s*\{")
 _TRACE_EVENTS_KEY = re.compile(rb'"traceEvents"\s*:\s*')
 _WS = b" \t\r\n"
 _DECODER = msgspec.json.Decoder(list[Event])
+_RAW_DECODER = msgspec.json.Decoder(list[msgspec.Raw])
 _PY_DECODER = json.JSONDecoder()
 
 
@@ -39,20 +40,26 @@ class ScanResult:
     warnings: list[str] = field(default_factory=list)
 
 
-def scan_trace(data: bytes, sink: ColumnSink, progress: Callable[[float], None] | None = None) -> ScanResult:
-    """Decode every event of ``data`` into ``sink``; return the container's facts."""
+def scan_trace(data: bytes, sink: ColumnSink, progress: Callable[[float], None] | None = None,
+               raw: bool = False) -> ScanResult:
+    """Decode every event of ``data`` into ``sink``; return the container's facts.
+
+    With ``raw`` the sink gets each event's source bytes (``msgspec.Raw``) instead of an
+    ``Event``, in the same order and with the same events skipped — so the n-th raw event is
+    the event whose ordinal is n (export uses this to copy events exactly as written).
+    """
     start = _skip(data, 0, _WS + b"\xef\xbb\xbf")  # whitespace and a UTF-8 BOM
     if start >= len(data):
         raise TraceLoadError("file is empty")
     first = data[start : start + 1]
     if first == b"[":
         result = ScanResult(form="array")
-        end = _ArrayScan(data, start + 1, sink, result, progress).run()
+        end = _ArrayScan(data, start + 1, sink, result, progress, raw).run()
         if end is not None and data[end + 1 :].strip(_WS):
             result.warnings.append("ignored data after the closing ] of the event array")
         return result
     if first == b"{":
-        return _scan_object(data, start, sink, progress)
+        return _scan_object(data, start, sink, progress, raw)
     raise TraceLoadError(_describe_non_trace(data, start))
 
 
@@ -65,7 +72,7 @@ def _describe_non_trace(data: bytes, start: int) -> str:
     return f"not a trace: the JSON is {kind}, not an event array or object"
 
 
-def _scan_object(data: bytes, start: int, sink: ColumnSink, progress) -> ScanResult:
+def _scan_object(data: bytes, start: int, sink: ColumnSink, progress, raw: bool) -> ScanResult:
     result = ScanResult(form="object")
     match = _TRACE_EVENTS_KEY.search(data, start)
     if match is None:
@@ -84,7 +91,7 @@ def _scan_object(data: bytes, start: int, sink: ColumnSink, progress) -> ScanRes
             result.warnings.append("file ends before the traceEvents array starts")
             return result
         raise TraceLoadError("not a trace: traceEvents is not an array")
-    end = _ArrayScan(data, bracket + 1, sink, result, progress).run()
+    end = _ArrayScan(data, bracket + 1, sink, result, progress, raw).run()
     if end is None:
         return result
     rest = data[end + 1 :].strip(_WS)
@@ -116,7 +123,9 @@ def _decode_members(text: bytes, result: ScanResult) -> dict[str, Any]:
 class _ArrayScan:
     """Walk one event array from just after its ``[``."""
 
-    def __init__(self, data: bytes, pos: int, sink: ColumnSink, result: ScanResult, progress) -> None:
+    def __init__(self, data: bytes, pos: int, sink: ColumnSink, result: ScanResult, progress, raw: bool = False) -> None:
+        self.raw = raw
+        self.decoder = _RAW_DECODER if raw else _DECODER
         self.data = data
         self.pos = pos
         self.sink = sink
@@ -141,7 +150,9 @@ class _ArrayScan:
             else:
                 end = self._chunk_end(size)
                 try:
-                    events = _DECODER.decode(b"[" + data[self.pos : end] + b"]")
+                    events = self.decoder.decode(b"[" + data[self.pos : end] + b"]")
+                    if self.raw and any(memoryview(e)[0] != 0x7B for e in events):
+                        raise msgspec.ValidationError("an element is not an object")  # as list[Event] would
                 except (msgspec.DecodeError, msgspec.ValidationError):
                     if size > SMALL:
                         size //= 4
@@ -193,7 +204,7 @@ class _ArrayScan:
             text = data[pos : pos + window].decode("utf-8", "surrogateescape")
             whole = pos + window >= n
             i = 0
-            events: list[Event] = []
+            events: list[Event | msgspec.Raw | None] = []
             outcome = None
             while True:
                 while i < len(text) and text[i] in " \t\r\n,":
@@ -215,7 +226,12 @@ class _ArrayScan:
                         break
                     self.sink.add([e for e in events if e is not None])
                     return "more", skip_to
-                events.append(_to_event(obj) if isinstance(obj, dict) else None)
+                if not isinstance(obj, dict):
+                    events.append(None)
+                elif self.raw:
+                    events.append(msgspec.Raw(text[i:j].encode("utf-8", "surrogateescape")))
+                else:
+                    events.append(_to_event(obj))
                 i = j
                 if pos + i >= limit and not whole:
                     outcome = "more"

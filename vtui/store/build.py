@@ -74,7 +74,9 @@ def build_store(parts: list[SourcePart]) -> TraceStore:
 
     tracks = TrackSet(m)
     tracks.labels = [p.label for p in parts]
-    meta_events = tracks.read_metadata(np.flatnonzero(ph == META))
+    meta_rows = np.flatnonzero(ph == META)
+    meta_events = tracks.read_metadata(meta_rows)
+    meta_refs = [(int(m.source[r]), int(m.ordinal[r]), m.thread_keys[int(m.thread[r])][1]) for r in meta_rows.tolist()]
     sl = _Slices()
 
     # X: complete slices.
@@ -82,7 +84,8 @@ def build_store(parts: list[SourcePart]) -> TraceStore:
     bad_dur = ~np.isfinite(m.dur[rows]) | (m.dur[rows] < 0)
     if bad_dur.any():
         warnings.append(f"{int(bad_dur.sum()):,} X events had a missing or negative dur (shown as 0)")
-    sl.add(row=rows, start=ts_ns[rows], end=ts_ns[rows] + dur_ns[rows], track=tracks.thread_tracks(m.thread[rows]))
+    sl.add(row=rows, end_row=np.full(len(rows), -1), start=ts_ns[rows], end=ts_ns[rows] + dur_ns[rows],
+           track=tracks.thread_tracks(m.thread[rows]))
 
     # B/E: paired per thread.
     rows = np.flatnonzero(((ph == B) | (ph == E)) & valid)
@@ -92,8 +95,8 @@ def build_store(parts: list[SourcePart]) -> TraceStore:
     if p.unclosed_begins:
         warnings.append(f"{p.unclosed_begins:,} B events were never closed (they run to the trace end)")
     begin = np.array(p.begin_rows, dtype=np.int64)
-    sl.add(row=begin, start=ts_ns[begin], end=np.maximum(np.array(p.end_ns, dtype=np.int64), ts_ns[begin]),
-           track=tracks.thread_tracks(m.thread[begin]))
+    sl.add(row=begin, end_row=np.array(p.end_rows, dtype=np.int64), start=ts_ns[begin],
+           end=np.maximum(np.array(p.end_ns, dtype=np.int64), ts_ns[begin]), track=tracks.thread_tracks(m.thread[begin]))
     end_rows = {b: e for b, e in zip(p.begin_rows, p.end_rows) if e >= 0 and m.args_len[e] > 0}
 
     # Async: nestable b/n/e and legacy S/T/p/F, paired per (process, cat, id).
@@ -113,7 +116,8 @@ def build_store(parts: list[SourcePart]) -> TraceStore:
             warnings.append(f"{p.unclosed_begins:,} async {label} begins were never ended (they run to the trace end)")
         begin = np.array(p.begin_rows, dtype=np.int64)
         roots = np.array(p.root_rows, dtype=np.int64)
-        sl.add(row=begin, start=ts_ns[begin], end=np.maximum(np.array(p.end_ns, dtype=np.int64), ts_ns[begin]),
+        sl.add(row=begin, end_row=np.array(p.end_rows, dtype=np.int64), start=ts_ns[begin],
+               end=np.maximum(np.array(p.end_ns, dtype=np.int64), ts_ns[begin]),
                track=tracks.async_tracks(m.thread[roots], m.name[roots]))
         end_rows.update({b: e for b, e in zip(p.begin_rows, p.end_rows) if e >= 0 and m.args_len[e] > 0})
         points = rows[np.isin(ph[rows], point_codes)]
@@ -136,10 +140,12 @@ def build_store(parts: list[SourcePart]) -> TraceStore:
     # Tracks get their display order now, before slices are sorted by track.
     remap = tracks.finish()
     slice_row = sl.get("row", np.int64)
+    end_row = sl.get("end_row", np.int64)
     slice_track = remap[sl.get("track", np.int32)] if len(slice_row) else np.zeros(0, dtype=np.int32)
     start, end = sl.get("start", np.int64), sl.get("end", np.int64)
     order = np.lexsort((slice_row, start - end, start, slice_track))
     slice_row, slice_track, start, end = slice_row[order], slice_track[order], start[order], end[order]
+    end_row = end_row[order]
     bounds = np.searchsorted(slice_track, np.arange(len(tracks.tracks) + 1))
     nested = nest(start, end, bounds)
     final = np.lexsort((nested.lane, slice_track))
@@ -147,11 +153,12 @@ def build_store(parts: list[SourcePart]) -> TraceStore:
     inverse[final] = np.arange(len(final))
     parent = nested.parent[final]
     parent = np.where(parent >= 0, inverse[np.maximum(parent, 0)], -1).astype(np.int32)
-    slice_row = slice_row[final]
+    slice_row, end_row = slice_row[final], end_row[final]
     slices = SliceTable(
         start_ns=start[final], end_ns=end[final], track=slice_track[final].astype(np.int32),
         depth=nested.depth[final], lane=nested.lane[final], parent=parent,
         name_id=m.name[slice_row], cat_id=m.cat[slice_row], ordinal=m.ordinal[slice_row],
+        end_ordinal=np.where(end_row >= 0, m.ordinal[np.maximum(end_row, 0)], -1).astype(np.int32),
         source=m.source[slice_row], args_off=m.args_off[slice_row], args_len=m.args_len[slice_row],
     )
     tracks.set_slice_stats(slices, nested.nested_lanes, nested.overlapping[final])
@@ -179,6 +186,9 @@ def build_store(parts: list[SourcePart]) -> TraceStore:
     index = IntervalIndex(slices, len(tracks.tracks))
     flows, flow_stats = build_flows(slices, index, [t.nested_lanes for t in tracks.tracks],
                                     _flow_events(m, ts_ns, valid, tracks, remap), _flow_v2(m, slice_row, ts_ns))
+    # build_flows gives the merged rows of the s/t/f events; the store keeps their file ordinals.
+    for column in (flows.src_event, flows.dst_event):
+        column[:] = np.where(column >= 0, m.ordinal[np.maximum(column, 0)], -1)
     if flow_stats["flow_ends_without_start"]:
         warnings.append(f"{flow_stats['flow_ends_without_start']:,} flow ends had no start (launched before the trace?)")
     if flow_stats["flow_starts_without_end"]:
@@ -191,7 +201,7 @@ def build_store(parts: list[SourcePart]) -> TraceStore:
         sources=sources,
         strings=m.strings, tracks=tracks.tracks, slices=slices, instants=instants, counters=counters, flows=flows,
         args_blob=m.args_blob, origin_us=origin_us, span_ns=trace_end, warnings=warnings,
-        metadata_events=meta_events, extra_end_args=extra,
+        metadata_events=meta_events, extra_end_args=extra, metadata_refs=meta_refs,
     )
     store.__dict__["index"] = index  # already built; skip the lazy build
     return store
@@ -221,6 +231,7 @@ def _counters(m: Merged, rows: np.ndarray, ts_ns: np.ndarray, tracks: TrackSet, 
     ts_l: list[int] = []
     track_l: list[int] = []
     val_l: list[float] = []
+    row_l: list[int] = []
     skipped = 0
     decode = msgspec.json.decode
     for r in rows.tolist():
@@ -242,10 +253,13 @@ def _counters(m: Merged, rows: np.ndarray, ts_ns: np.ndarray, tracks: TrackSet, 
             ts_l.append(int(ts_ns[r]))
             track_l.append(tracks.counter_track(int(m.thread[r]), int(m.name[r]), int(m.id_key[r]), str(key)))
             val_l.append(float(value))
+            row_l.append(r)
     if skipped:
         warnings.append(f"{skipped:,} counter values were not numbers (skipped)")
+    event_rows = np.array(row_l, dtype=np.int64)
     return CounterTable(ts_ns=np.array(ts_l, dtype=np.int64), track=np.array(track_l, dtype=np.int32),
-                        value=np.array(val_l, dtype=np.float64))
+                        value=np.array(val_l, dtype=np.float64), ordinal=m.ordinal[event_rows].astype(np.int32),
+                        source=m.source[event_rows].astype(np.int16))
 
 
 def _flow_events(m: Merged, ts_ns: np.ndarray, valid: np.ndarray, tracks: TrackSet, remap: np.ndarray) -> FlowEvents:
@@ -256,7 +270,7 @@ def _flow_events(m: Merged, ts_ns: np.ndarray, valid: np.ndarray, tracks: TrackS
     return FlowEvents(
         group=group.astype(np.int64), kind=kind, ts_ns=ts_ns[rows],
         track=remap[tracks.thread_tracks(m.thread[rows], create=False)] if len(rows) else np.zeros(0, dtype=np.int32),
-        enclosing=(kind != 2) | m.bp_enclosing[rows], order=rows.astype(np.int64),
+        enclosing=(kind != 2) | m.bp_enclosing[rows], order=rows.astype(np.int64), source=m.source[rows],
         name_id=m.name[rows], cat_id=m.cat[rows],
     )
 

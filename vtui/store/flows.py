@@ -19,7 +19,8 @@ class FlowEvents:
     ts_ns: np.ndarray  # int64
     track: np.ndarray  # int32 thread track
     enclosing: np.ndarray  # bool: bind to the enclosing slice (s, t, and f with bp "e")
-    order: np.ndarray  # int64 file position, for ties
+    order: np.ndarray  # int64 merged row (file position), for ties and to find the event again
+    source: np.ndarray  # int16 source file
     name_id: np.ndarray  # int32
     cat_id: np.ndarray  # int32
 
@@ -91,6 +92,9 @@ def build_flows(
     dst_rows: list[int] = []
     names: list[int] = []
     cats: list[int] = []
+    src_events: list[int] = []  # merged rows of the s/t and t/f events of each edge (-1 for v2)
+    dst_events: list[int] = []
+    sources: list[int] = []
     if len(events.ts_ns):
         bound = enclosing_slices(slices, index, nested_lanes, events.track, events.ts_ns)
         nxt_mask = ~events.enclosing
@@ -103,9 +107,12 @@ def build_flows(
         b_l = bound[order].tolist()
         n_l = events.name_id[order].tolist()
         c_l = events.cat_id[order].tolist()
+        o_l = events.order[order].tolist()
+        s_l = events.source[order].tolist()
         current_group = None
         current = None  # slice row where the open chain stands, or None
-        for g, kind, row, nm, ct in zip(g_l, k_l, b_l, n_l, c_l):
+        current_event = -1
+        for g, kind, row, nm, ct, ev, src in zip(g_l, k_l, b_l, n_l, c_l, o_l, s_l):
             if g != current_group:
                 if current is not None:
                     stats["flow_starts_without_end"] += 1
@@ -113,7 +120,7 @@ def build_flows(
             if kind == 0:
                 if current is not None:
                     stats["flow_starts_without_end"] += 1
-                current = row
+                current, current_event = row, ev
                 continue
             if current is None:
                 if kind == 2:
@@ -123,7 +130,11 @@ def build_flows(
             dst_rows.append(row)
             names.append(nm)
             cats.append(ct)
+            src_events.append(current_event)
+            dst_events.append(ev)
+            sources.append(src)
             current = row if kind == 1 else None
+            current_event = ev
         if current is not None:
             stats["flow_starts_without_end"] += 1
     # v2: a slice with flow_out starts a flow; the next one of the same id with flow_in ends it.
@@ -138,6 +149,9 @@ def build_flows(
             dst_rows.append(row)
             names.append(int(slices.name_id[row]))
             cats.append(int(slices.cat_id[row]))
+            src_events.append(-1)
+            dst_events.append(-1)
+            sources.append(int(slices.source[row]))
             current = None
         if flow_out:
             current = row
@@ -158,5 +172,8 @@ def build_flows(
         dst_track=col(slices.track, dst, -1).astype(np.int32),
         name_id=np.array(names, dtype=np.int32)[keep],
         cat_id=np.array(cats, dtype=np.int32)[keep],
+        src_event=np.array(src_events, dtype=np.int64)[keep],
+        dst_event=np.array(dst_events, dtype=np.int64)[keep],
+        source=np.array(sources, dtype=np.int16)[keep],
     )
     return table, stats

@@ -48,6 +48,7 @@ class TraceStore:
     warnings: list[str]
     metadata_events: list[dict[str, Any]]  # M events other than names / sort indices
     extra_end_args: dict[int, tuple[int, int]] = field(default_factory=dict)  # slice row -> E args
+    metadata_refs: list[tuple[int, int, Any]] = field(default_factory=list)  # every M event: (source, ordinal, pid)
 
     @cached_property
     def index(self) -> IntervalIndex:

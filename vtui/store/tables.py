@@ -33,6 +33,7 @@ class SliceTable(_Table):
     name_id: np.ndarray  # int32 into strings
     cat_id: np.ndarray  # int32 into strings
     ordinal: np.ndarray  # int32 position of the (begin) event in its source file
+    end_ordinal: np.ndarray  # int32 position of the matching end event (B/E, b/e, S/F), -1 for X
     source: np.ndarray  # int16 source file
     args_off: np.ndarray  # int64 into the args blob
     args_len: np.ndarray  # int32
@@ -65,6 +66,8 @@ class CounterTable(_Table):
     ts_ns: np.ndarray  # int64, sorted within each track
     track: np.ndarray  # int32
     value: np.ndarray  # float64
+    ordinal: np.ndarray  # int32 position of the C event in its source file (one event, several series)
+    source: np.ndarray  # int16
 
 
 @dataclass
@@ -79,4 +82,7 @@ class FlowTable(_Table):
     dst_track: np.ndarray  # int32
     name_id: np.ndarray  # int32
     cat_id: np.ndarray  # int32
+    src_event: np.ndarray  # int64 ordinal of the s/t event in its source file, -1 for bind_id flows
+    dst_event: np.ndarray  # int64 ordinal of the t/f event, -1 for bind_id flows
+    source: np.ndarray  # int16
 

@@ -1,0 +1,129 @@
+"""Export: the exported range re-opens with exactly the source's events; the CLI faces of issue 4."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import FIXTURES, ROOT, norm, raw_events
+from vtui.analysis.export import export_range
+from vtui.cli import main
+from vtui.errors import UsageError
+from vtui.store.load import load_trace
+
+QWEN = FIXTURES / "tracelens__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"
+UNCLOSED = FIXTURES / "catapult__main_thread_has_unclosed_slices.json"
+
+
+def _key(e: dict) -> str:
+    return json.dumps(e, sort_keys=True)
+
+
+def test_export_copies_exactly_the_overlapping_events(tmp_path):
+    store = load_trace(QWEN)
+    t0, t1 = store.span_ns // 3, store.span_ns // 2
+    out = tmp_path / "range.json"
+    plan = export_range(store, out, t0, t1)
+    exported = raw_events(out)
+    events = raw_events(QWEN)
+    origin = min(e["ts"] for e in events if e.get("ph") != "M")
+    a, b = origin + t0 / 1000, origin + t1 / 1000
+
+    def overlaps(e):
+        if e["ph"] == "X":
+            end = e["ts"] + e.get("dur", 0)
+            return (e["ts"] < b and end > a) if end > e["ts"] else a <= e["ts"] <= b
+        return e["ph"] in "iI" and a <= e["ts"] <= b
+
+    expected = [e for e in events if e.get("ph") in ("X", "i", "I") and overlaps(e)]
+    got = [e for e in exported if e["ph"] in ("X", "i", "I")]
+    # float µs vs int ns: allow events within a ns of the edges to differ
+    edge = [e for e in expected if min(abs(e["ts"] - a), abs(e["ts"] - b), abs(e["ts"] + e.get("dur", 0) - a)) < 0.002]
+    assert abs(len(got) - len(expected)) <= len(edge)
+    assert {_key(e) for e in got} >= {_key(e) for e in expected if e not in edge}
+    assert all(_key(e) in {_key(x) for x in events} for e in exported)  # every event exactly as in the source
+    pids = {norm(e["pid"]) for e in got}
+    meta = [e for e in exported if e["ph"] == "M"]
+    assert meta and {norm(e["pid"]) for e in meta} <= pids
+    flows = [e for e in exported if e["ph"] in ("s", "f")]
+    assert len(flows) == 2 * plan.counts["flows"]
+    doc = json.loads(out.read_text())
+    assert set(doc) - {"traceEvents"} == set(store.sources[0].metadata)  # top-level metadata kept
+    again = load_trace(out)
+    assert len(again.slices) == plan.counts["slices"] and not again.warnings
+
+
+def test_export_keeps_both_ends_of_a_b_e_pair(tmp_path):
+    store = load_trace(UNCLOSED)
+    out = tmp_path / "be.json"
+    export_range(store, out, store.span_ns // 2, store.span_ns // 2 + 1000)
+    exported = raw_events(out)
+    begins = sum(1 for e in exported if e["ph"] == "B")
+    ends = sum(1 for e in exported if e["ph"] == "E")
+    again = load_trace(out)
+    assert begins > 0 and ends > 0
+    assert len(again.slices) == begins  # every exported B is a slice again
+    unclosed = [w for w in again.warnings if "never closed" in w]
+    original_unclosed = [w for w in store.warnings if "never closed" in w]
+    assert len(unclosed) <= len(original_unclosed)
+
+
+def test_export_refuses_input_and_existing(tmp_path):
+    store = load_trace(QWEN)
+    with pytest.raises(UsageError, match="input trace"):
+        export_range(store, QWEN, 0, store.span_ns)
+    out = tmp_path / "x.json"
+    out.write_text("keep me")
+    with pytest.raises(UsageError, match="already exists"):
+        export_range(store, out, 0, store.span_ns)
+    assert out.read_text() == "keep me"
+    export_range(store, out, 0, store.span_ns, overwrite=True)
+    assert len(load_trace(out).slices) == len(store.slices)
+    assert [p.name for p in tmp_path.iterdir()] == ["x.json"]  # no temp file left
+
+
+def test_cli_stats_json_rows(capsys):
+    assert main(["stats", str(QWEN), "--format", "json", "--top", "3", "--range", "10ms:20ms"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert len(rows) == 3
+    assert set(rows[0]) == {"name", "count", "total_ns", "self_ns", "avg_ns", "min_ns", "max_ns", "pct"}
+    assert rows[0]["total_ns"] >= rows[1]["total_ns"] >= rows[2]["total_ns"]
+    assert rows[0]["total_ns"] <= 10_000_000 * 8  # clipped to the 10 ms range (a few tracks)
+
+
+@pytest.mark.parametrize("fmt", ["csv", "md", "table"])
+def test_cli_stats_formats(capsys, fmt):
+    assert main(["stats", str(QWEN), "--format", fmt, "--top", "2", "--by", "cat"]) == 0
+    out = capsys.readouterr().out
+    assert "python_function" in out and "Trace" in out and "cpu_op" not in out  # top 2 only
+
+
+def test_cli_search_and_export(tmp_path, capsys):
+    assert main(["search", str(QWEN), "aten::addmm", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    raw = [e for e in raw_events(QWEN) if e.get("ph") == "X" and e["name"] == "aten::addmm"]
+    assert result["count"] == len(raw) == len(result["matches"])
+    out = tmp_path / "e.json"
+    assert main(["export", str(QWEN), "-o", str(out), "--range", "5ms:15ms", "--track", "stream"]) == 0
+    exported = [e for e in raw_events(out) if e["ph"] == "X"]
+    assert exported and all(e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation") for e in exported)
+
+
+@pytest.mark.parametrize("args", [
+    ["stats", "{Q}", "--range", "900s:901s"],
+    ["stats", "{Q}", "--range", "5ms"],
+    ["stats", "{Q}", "--by", "colour"],
+    ["stats", "{Q}", "--track", "no-such-track"],
+    ["search", "{Q}", "("],
+    ["export", "{Q}", "-o", "{Q}"],
+    ["stats", "{Q}", "--format", "xml"],
+])
+def test_cli_bad_arguments_one_line(args):
+    argv = [a.replace("{Q}", str(QWEN)) for a in args]
+    result = subprocess.run([sys.executable, "-m", "vtui", *argv], cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode != 0 and result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "error" in lines[0] and "Traceback" not in result.stderr, result.stderr

@@ -1,0 +1,27 @@
+"""Arguments and loading shared by the subcommands that read one trace."""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+
+from vtui.analysis.ranges import resolve_range, tracks_matching
+from vtui.store.store import TraceStore
+
+
+def add_trace_arguments(parser: argparse.ArgumentParser, track: bool = True) -> None:
+    parser.add_argument("trace", help="trace file or folder")
+    parser.add_argument("--range", metavar="A:B", help="time range relative to the trace start, e.g. 10ms:25.5ms")
+    if track:
+        parser.add_argument("--track", metavar="REGEX", help="only tracks whose 'process / thread' name matches")
+
+
+def load(opts: argparse.Namespace) -> tuple[TraceStore, int, int, np.ndarray | None]:
+    """The store, the range (t0, t1) and the selected tracks (None = all) from the options."""
+    from vtui.store.load import load_trace  # noqa: PLC0415
+
+    store = load_trace(opts.trace)
+    t0, t1 = resolve_range(store, opts.range)
+    tracks = tracks_matching(store, opts.track) if getattr(opts, "track", None) else None
+    return store, t0, t1, tracks

@@ -1,0 +1,41 @@
+"""`vtui stats TRACE [--range A:B] [--track REGEX] [--by name|cat|track|arg:KEY] [--top N] [--format …]`
+
+The slice aggregation table: count, total and self time clipped to the range, avg/min/max,
+and % of range × tracks. Example: vtui stats trace.json.gz --range 10ms:25ms --by cat --top 10
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from vtui.commands.common import add_trace_arguments, load
+from vtui.errors import UsageError
+from vtui.tabular import FORMATS
+
+HELP = "the slice aggregation table over a range"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_trace_arguments(parser)
+    parser.add_argument("--by", default="name", help="group by name, cat, track or arg:KEY (default name)")
+    parser.add_argument("--sort", default="total", help="total, self, count, avg, min, max or name (default total)")
+    parser.add_argument("--top", type=int, default=None, metavar="N", help="only the first N rows")
+    parser.add_argument("--format", choices=FORMATS, default="table", help="output format (default table)")
+
+
+def run(opts: argparse.Namespace) -> int:
+    from vtui.analysis.aggregate import aggregate, check_grouping  # noqa: PLC0415
+    from vtui.analysis.tables import aggregation_table  # noqa: PLC0415
+    from vtui.fmt import format_duration  # noqa: PLC0415
+
+    check_grouping(opts.by)  # before a possibly long load
+    if opts.top is not None and opts.top < 1:
+        raise UsageError("--top must be at least 1")
+    store, t0, t1, tracks = load(opts)
+    agg = aggregate(store, t0, t1, tracks, by=opts.by, sort=opts.sort)
+    print(aggregation_table(agg, opts.top).render(opts.format))
+    if opts.format == "table":
+        shown = min(len(agg.rows), opts.top or len(agg.rows))
+        print(f"\n{agg.slices:,} slices on {agg.tracks} tracks in {format_duration(t0)} – {format_duration(t1)}"
+              f" ({format_duration(t1 - t0)}); {shown} of {len(agg.rows)} groups shown")
+    return 0
