@@ -18,6 +18,8 @@ vtui — a terminal explorer for Chrome-trace / PyTorch-profiler traces.
   vtui                          open the bundled demo trace
   vtui TRACE                    open a trace (.json, .json.gz, or a folder of per-rank files)
   vtui info TRACE [--json]      what was loaded: phases, tracks, slices, span, warnings
+  vtui insights TRACE [--range A:B] [--step REGEX] [--json]
+                                steps, phases, operators, GPU, memory: findings with hints
 """
 
 

@@ -46,6 +46,9 @@ def _bytes(n: float) -> str:
 
 def step_findings(st: StepReport) -> list[Finding]:
     if not st.present or st.trend is None:
+        if st.in_trace:
+            return [Finding("steps", INFO, f"no {st.pattern} step starts in this range ({st.in_trace} in the trace)",
+                            "widen the range to cover whole steps")]
         return [Finding("steps", INFO, "no repeating step found" + (f" for /{st.pattern}/" if st.source == "user" else ""),
                         "name the unit of work (record_function('engine_step')) or pass --step REGEX")]
     out: list[Finding] = []

@@ -87,7 +87,7 @@ def steps_dict(st: StepReport) -> dict[str, Any]:
     rest, tr = st.rest, st.trend
     return {
         "present": st.present, "pattern": st.pattern, "source": st.source, "count": st.count,
-        "track": st.track,
+        "in_trace": st.in_trace, "track": st.track,
         "starts_ns": st.starts.tolist(), "durations_ns": st.durations.tolist(),
         "first_ns": st.first_ns, "ttft_ns": st.first_ns,
         "mean_ns": rest.mean if rest else None, "median_ns": rest.median if rest else None,

@@ -50,6 +50,7 @@ class StepReport:
     phases: list[Phase] = field(default_factory=list)
     unattributed_ns: int = 0  # step time not in any direct child
     trend: Trend | None = None
+    in_trace: int = 0  # steps in the whole trace (the range may hold fewer)
 
     @property
     def count(self) -> int:
@@ -184,10 +185,11 @@ def analyse_steps(store: TraceStore, t0: int = 0, t1: int | None = None, regex: 
     t1 = int(store.span_ns) if t1 is None else t1
     label, source, rows = find_step_rows(store, regex)
     s = store.slices
+    in_trace = len(rows)
     rows = rows[(s.start_ns[rows] >= t0) & (s.start_ns[rows] < t1)]
     if not len(rows):
-        return StepReport(False, pattern=label, source=source)
+        return StepReport(False, pattern=label, source=source, in_trace=in_trace)
     starts, ends = s.start_ns[rows].astype(np.int64), s.end_ns[rows].astype(np.int64)
     phases, unattributed = phases_of(store, rows)
     return StepReport(True, label, source, int(s.track[rows[0]]), rows, starts, ends, phases, unattributed,
-                      analyse_trend(starts, ends))
+                      analyse_trend(starts, ends), in_trace)

@@ -7,4 +7,5 @@ from __future__ import annotations
 
 COMMANDS: dict[str, str] = {
     "info": "vtui.commands.info",
+    "insights": "vtui.commands.insights",
 }
