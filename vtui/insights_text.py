@@ -84,7 +84,8 @@ def gpu_lines(ins: Insights) -> list[str]:
         return ["GPU: no GPU activity in this trace"]
     if not g.gpu_ops_in_range:
         return ["GPU: no GPU activity in this range"]
-    lines = [f"GPU: busy {g.busy_pct:.1f}% of the range ({fd(g.busy_ns)}) · kernels {fd(g.kernel_ns)} · "
+    many = f" (mean of {len(g.devices)} devices; any busy {g.any_busy_pct:.1f}%)" if len(g.devices) > 1 else f" ({fd(g.busy_ns)})"
+    lines = [f"GPU: busy {g.busy_pct:.1f}% of the range{many} · kernels {fd(g.kernel_ns)} · "
              f"memcpy {fd(g.memcpy_ns)} ({g.memcpy_pct:.1f}%) · memset {fd(g.memset_ns)} ({g.memset_pct:.1f}%)"]
     for b in g.devices:
         lines.append(f"  {b.label}: busy {b.busy_pct:.1f}%")

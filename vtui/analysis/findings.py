@@ -109,7 +109,8 @@ def gpu_findings(g: GpuReport) -> list[Finding]:
     out: list[Finding] = []
     if g.busy_pct < GPU_BUSY_LOW:
         out.append(Finding("gpu_busy", HIGH if g.busy_pct < GPU_BUSY_VERY_LOW else WARNING,
-                           f"GPU busy {g.busy_pct:.1f}% of the range ({fd(g.busy_ns)} of {fd(g.range_ns)})",
+                           f"GPU busy {g.busy_pct:.1f}% of the range" + (f" ({fd(g.busy_ns)} of {fd(g.range_ns)})" if len(g.devices) == 1
+                                                                        else f" (mean of {len(g.devices)} devices)"),
                            "the GPU waits: batch more work, overlap CPU work, or capture the step in a CUDA graph"))
     cpu_share = pct(g.idle_cpu_wait_ns, g.range_ns * max(len(g.devices), 1))
     if cpu_share >= IDLE_CPU_SHARE:

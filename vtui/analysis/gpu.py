@@ -69,8 +69,9 @@ class NameTime:
 class GpuReport:
     present: bool
     range_ns: int = 0
-    busy_ns: int = 0  # union over all devices' work (any GPU busy)
-    busy_pct: float = 0.0
+    busy_ns: int = 0  # union of all GPU work over the range (any GPU busy)
+    busy_pct: float = 0.0  # mean of the devices' busy % (with one device: busy_ns / range)
+    any_busy_pct: float = 0.0  # busy_ns / range
     devices: list[Busy] = field(default_factory=list)
     streams: list[Busy] = field(default_factory=list)
     kernel_ns: int = 0  # sums of clipped durations
@@ -178,7 +179,7 @@ def analyse_gpu(store: TraceStore, t0: int = 0, t1: int | None = None, top: int 
         out.memcpy_by_direction[key] = out.memcpy_by_direction.get(key, 0) + int(d)
     a, b = merge_intervals(st, en)
     out.busy_ns = int((b - a).sum())
-    out.busy_pct = pct(out.busy_ns, t1 - t0)
+    out.any_busy_pct = pct(out.busy_ns, t1 - t0)
 
     tracks = s.track[rows]
     for t in np.unique(tracks).tolist():
@@ -201,6 +202,7 @@ def analyse_gpu(store: TraceStore, t0: int = 0, t1: int | None = None, top: int 
         out.idle_unknown_ns += unknown
         out.idle_edges_ns += edges
 
+    out.busy_pct = float(np.mean([d.busy_pct for d in out.devices]))
     paired = launch >= 0
     out.launches_paired = int(paired.sum())
     if paired.any():
