@@ -139,7 +139,7 @@ def _idle_split(store: TraceStore, rows: np.ndarray, launch: np.ndarray, t0: int
         return 0, 0, 0, t1 - t0
     edges = int(a[0] - t0) + int(t1 - b[-1])
     cpu = between = unknown = 0
-    order = np.lexsort((st, st))
+    order = np.argsort(st, kind="stable")
     st_sorted, rows_launch = st[order], launch[order]
     for gap_start, nxt in zip(b[:-1].tolist(), a[1:].tolist()):
         k = int(np.searchsorted(st_sorted, nxt, side="left"))

@@ -119,14 +119,17 @@ def analyse_memory(store: TraceStore, t0: int = 0, t1: int | None = None) -> Mem
 
 def sparkline_series(dev: DeviceMemory, t0: int, t1: int, buckets: int) -> np.ndarray:
     """Max allocated level per time bucket (carried forward through empty buckets)."""
-    out = np.full(buckets, -1, dtype=np.int64)
-    if not len(dev.times_ns) or t1 <= t0:
-        return np.zeros(buckets, dtype=np.int64)
+    if not len(dev.times_ns) or t1 <= t0 or buckets < 1:
+        return np.zeros(max(buckets, 0), dtype=np.int64)
     idx = np.clip(((dev.times_ns - t0) * buckets) // max(t1 - t0, 1), 0, buckets - 1)
+    out = np.full(buckets, np.iinfo(np.int64).min, dtype=np.int64)
     np.maximum.at(out, idx, dev.allocated)
+    seen = np.zeros(buckets, dtype=bool)
+    seen[idx] = True
     last = dev.start_allocated
-    for i in range(buckets):
-        if out[i] < 0:
+    for i in range(buckets):  # levels are relative and may be negative: track emptiness apart
+        if seen[i]:
+            last = int(out[i])
+        else:
             out[i] = last
-        last = out[i]
     return out
