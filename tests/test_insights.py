@@ -348,3 +348,20 @@ def test_trend_verdicts():
     assert flat.trend == "flat" and flat.gap_total_ns == 9 * 100 and not flat.slow_first
     few = analyse_trend(starts[:3], starts[:3] + 900)
     assert few.trend == "n/a"
+
+
+def test_gpu_track_without_kineto_categories_and_engine_steps_inside_one_profiler_step(tmp_path: Path):
+    """Another producer: a GPU process by label, kernels without categories, an annotation around them."""
+    events = [{"ph": "M", "name": "process_labels", "pid": 9, "args": {"labels": "GPU 0"}},
+              {"ph": "X", "name": "ProfilerStep#1", "ts": 0.0, "dur": 1000.0, "pid": 1, "tid": 1, "cat": "user_annotation"},
+              {"ph": "X", "name": "annot", "ts": 0.0, "dur": 500.0, "pid": 9, "tid": 3}]
+    events += [{"ph": "X", "name": "my_gemm", "ts": 10.0 + 100 * i, "dur": 40.0, "pid": 9, "tid": 3} for i in range(4)]
+    events += [{"ph": "X", "name": "Memcpy HtoD", "ts": 700.0, "dur": 100.0, "pid": 9, "tid": 3}]
+    events += [{"ph": "X", "name": "engine_step", "ts": 1.0 + 200 * i, "dur": 150.0, "pid": 1, "tid": 1} for i in range(4)]
+    store = load_trace(_write(tmp_path, events))
+    g = compute_insights(store).gpu
+    assert g.present and g.kernel_ns == 4 * 40_000 and g.memcpy_ns == 100_000
+    assert g.busy_ns == 4 * 40_000 + 100_000  # the annotation around the kernels is not work
+    assert g.memcpy_by_direction == {"HtoD": 100_000}
+    st = analyse_steps(store)
+    assert st.pattern == "engine_step" and st.count == 4  # more steps than the one ProfilerStep around them

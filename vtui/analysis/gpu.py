@@ -2,7 +2,8 @@
 kernel-launch delay, idle time split by cause, and kernel time by numeric precision.
 
 GPU work = slices whose category is Kineto's device activity (kernel, gpu_memcpy, gpu_memset and
-the 2021 names Kernel/Memcpy/Memset). Launches are paired with their CPU runtime call by flow
+the 2021 names Kernel/Memcpy/Memset); without those categories, the leaf slices on GPU tracks.
+Busy % is the union of their intervals clipped to the range. Launches are paired with their CPU runtime call by flow
 arrows (ac2g / launch) and, where a flow is missing, by the ``correlation`` arg both carry.
 """
 
@@ -15,7 +16,6 @@ import numpy as np
 
 from vtui.analysis.basics import (
     CUDA_RUNTIME_CATS,
-    GPU_ACTIVITY_CATS,
     GPU_KERNEL_CATS,
     GPU_MEMCPY_CATS,
     GPU_MEMSET_CATS,
@@ -26,6 +26,7 @@ from vtui.analysis.basics import (
     pct,
 )
 from vtui.store.store import TraceStore
+from vtui.store.tracks import GPU
 
 _DIRECTION = re.compile(r"\b(HtoD|DtoH|DtoD|HtoH|PtoP|DtoA|AtoD|AtoH|HtoA)\b")
 
@@ -93,8 +94,38 @@ class GpuReport:
     top_kernels: list[NameTime] = field(default_factory=list)
 
 
+KERNEL, MEMCPY, MEMSET = 1, 2, 3
+# On a GPU track these are not device work (annotations, host frames some producers put there).
+NOT_WORK_CATS = frozenset({"gpu_user_annotation", "user_annotation", "python_function", "cuda_sync", "cpu_op", "trace"})
+_MEMCPY_NAME = re.compile(r"(?i)^memcpy|\bmemcpy\b")
+_MEMSET_NAME = re.compile(r"(?i)^memset|\bmemset\b")
+
+
+def gpu_work_kinds(store: TraceStore) -> np.ndarray:
+    """Per slice: 0 not GPU work, else KERNEL / MEMCPY / MEMSET.
+
+    Kineto's categories decide. A trace without them (another producer) falls back to the leaf
+    slices on GPU tracks, typed by name (Memcpy… / Memset…, the rest kernels); leaves only, so an
+    annotation wrapping kernels is not counted twice.
+    """
+    s = store.slices
+    kinds = np.zeros(len(s), dtype=np.int8)
+    kinds[cat_mask(store, GPU_KERNEL_CATS)] = KERNEL
+    kinds[cat_mask(store, GPU_MEMCPY_CATS)] = MEMCPY
+    kinds[cat_mask(store, GPU_MEMSET_CATS)] = MEMSET
+    if kinds.any() or not len(s):
+        return kinds
+    gpu_track = np.array([t.kind == GPU for t in store.tracks], dtype=bool)
+    has_child = np.bincount(s.parent[s.parent >= 0], minlength=len(s)) > 0
+    rows = np.flatnonzero(gpu_track[s.track] & ~has_child & ~cat_mask(store, NOT_WORK_CATS))
+    for r in rows.tolist():
+        name = store.name(r)
+        kinds[r] = MEMCPY if _MEMCPY_NAME.search(name) else MEMSET if _MEMSET_NAME.search(name) else KERNEL
+    return kinds
+
+
 def gpu_rows(store: TraceStore) -> np.ndarray:
-    return np.flatnonzero(cat_mask(store, GPU_ACTIVITY_CATS))
+    return np.flatnonzero(gpu_work_kinds(store) > 0)
 
 
 def launch_pairs(store: TraceStore, rows: np.ndarray) -> np.ndarray:
@@ -156,7 +187,8 @@ def _idle_split(store: TraceStore, rows: np.ndarray, launch: np.ndarray, t0: int
 
 def analyse_gpu(store: TraceStore, t0: int = 0, t1: int | None = None, top: int = 10) -> GpuReport:
     t1 = int(store.span_ns) if t1 is None else t1
-    all_rows = gpu_rows(store)
+    kinds = gpu_work_kinds(store)
+    all_rows = np.flatnonzero(kinds > 0)
     if not len(all_rows):
         return GpuReport(False, range_ns=t1 - t0)
     s = store.slices
@@ -167,9 +199,7 @@ def analyse_gpu(store: TraceStore, t0: int = 0, t1: int | None = None, top: int 
         return out
     clip = clip_all[rows]
     st, en = np.maximum(s.start_ns[rows], t0), np.minimum(s.end_ns[rows], t1)
-    kernel = cat_mask(store, GPU_KERNEL_CATS)[rows]
-    memcpy = cat_mask(store, GPU_MEMCPY_CATS)[rows]
-    memset = cat_mask(store, GPU_MEMSET_CATS)[rows]
+    kernel, memcpy, memset = kinds[rows] == KERNEL, kinds[rows] == MEMCPY, kinds[rows] == MEMSET
     out.kernel_ns, out.memcpy_ns, out.memset_ns = int(clip[kernel].sum()), int(clip[memcpy].sum()), int(clip[memset].sum())
     work = out.kernel_ns + out.memcpy_ns + out.memset_ns
     out.memcpy_pct, out.memset_pct = pct(out.memcpy_ns, work), pct(out.memset_ns, work)

@@ -138,18 +138,26 @@ def _generic(store: TraceStore, allowed: np.ndarray) -> tuple[str, np.ndarray]:
 
 
 def find_step_rows(store: TraceStore, regex: str | None = None) -> tuple[str, str, np.ndarray]:
-    """(pattern label, source, rows in start order) over the whole trace; empty rows if none."""
+    """(pattern label, source, rows in start order) over the whole trace; empty rows if none.
+
+    Among the known patterns the one with the most steps wins (a single ProfilerStep around a
+    whole generate loses to the engine steps inside it); ties go to the earlier pattern.
+    """
     empty = np.zeros(0, dtype=np.int64)
     if not len(store.slices):
         return (regex or "", "user" if regex else "", empty)
     allowed = _cpu_candidates(store)
     candidates = [(regex, "user", regex)] if regex else [(label, "known", pat) for label, pat in KNOWN_STEP_PATTERNS]
+    best: tuple[str, str, np.ndarray] | None = None
     for label, source, pat in candidates:
         compiled = re.compile(pat)
         mask = string_mask(store, compiled.search)[store.slices.name_id] & allowed
         if mask.any():
             rows = _best_track(store, _outermost(store, mask))
-            return label, source, rows[np.argsort(store.slices.start_ns[rows], kind="stable")]
+            if best is None or len(rows) > len(best[2]):
+                best = (label, source, rows[np.argsort(store.slices.start_ns[rows], kind="stable")])
+    if best is not None:
+        return best
     if regex:
         return regex, "user", empty
     name, rows = _generic(store, allowed)
