@@ -365,3 +365,42 @@ def test_gpu_track_without_kineto_categories_and_engine_steps_inside_one_profile
     assert g.memcpy_by_direction == {"HtoD": 100_000}
     st = analyse_steps(store)
     assert st.pattern == "engine_step" and st.count == 4  # more steps than the one ProfilerStep around them
+
+
+def test_idle_split_launch_delay_and_sync_on_a_synthetic_kineto_trace(tmp_path: Path):
+    """Kernel A runs 0–100 µs; B was launched at 50 µs (queued) and starts at 120 (gap 20: between
+    kernels); C is launched at 300 µs, after the GPU went idle at 200, and starts at 310 (gap 110:
+    waiting on the CPU)."""
+    def launch(ts, corr):
+        return [{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": ts, "dur": 5.0, "pid": 1, "tid": 1,
+                 "args": {"correlation": corr}},
+                {"ph": "s", "cat": "ac2g", "name": "ac2g", "id": corr, "ts": ts, "pid": 1, "tid": 1}]
+
+    def kernel(ts, dur, corr, name):
+        return [{"ph": "X", "cat": "kernel", "name": name, "ts": ts, "dur": dur, "pid": 0, "tid": 7,
+                 "args": {"correlation": corr}},
+                {"ph": "f", "bp": "e", "cat": "ac2g", "name": "ac2g", "id": corr, "ts": ts, "pid": 0, "tid": 7}]
+
+    events = launch(0.0, 1) + launch(50.0, 2) + launch(300.0, 3)
+    events += kernel(0.0, 100.0, 1, "ampere_sgemm_128x64_nn") + kernel(120.0, 80.0, 2, "ampere_bf16_s16816gemm")
+    events += kernel(310.0, 90.0, 3, "ncclKernel_AllReduce")
+    events += [{"ph": "X", "cat": "cuda_runtime", "name": "cudaStreamSynchronize", "ts": 310.0, "dur": 90.0,
+                "pid": 1, "tid": 1}]
+    store = load_trace(_write(tmp_path, events))
+    g = compute_insights(store).gpu
+    assert g.launches_paired == 3
+    assert g.idle_between_ns == 20_000 and g.idle_cpu_wait_ns == 110_000 and g.idle_edges_ns == 0
+    assert g.launch.max == 70_000 and g.launch.mean == pytest.approx((0 + 70_000 + 10_000) / 3)
+    assert {p.name: p.total_ns for p in g.precision} == {"fp32": 100_000, "fp16/bf16": 80_000, "communication": 90_000}
+    ops = compute_insights(store).ops
+    assert (ops.sync.count, ops.sync.total_ns) == (1, 90_000)
+
+
+def test_cache_hits_and_misses_from_names_and_args(tmp_path: Path):
+    events = [{"ph": "i", "name": "prefix_cache_hit", "ts": float(i), "pid": 1, "tid": 1, "s": "t"} for i in range(3)]
+    events += [{"ph": "X", "name": "kv_cache_lookup", "ts": 10.0 + i, "dur": 0.5, "pid": 1, "tid": 1,
+                "args": {"result": "miss"}} for i in range(1)]
+    events += [{"ph": "X", "name": "block_cache_evict", "ts": 20.0, "dur": 1.0, "pid": 1, "tid": 1}]
+    c = compute_insights(load_trace(_write(tmp_path, events))).caches
+    assert (c.hits, c.misses, c.evictions, c.events) == (3, 1, 1, 5)
+    assert c.hit_rate == pytest.approx(75.0)
