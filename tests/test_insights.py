@@ -194,6 +194,8 @@ def test_gpu_busy_memcpy_and_launch_delay_match_raw(path: Path):
     assert g.busy_ns == pytest.approx(busy, abs=len(gpu))
     assert g.busy_pct == pytest.approx(100 * g.busy_ns / store.span_ns)
     assert g.kernel_ns == pytest.approx(dur["kernel"], abs=len(gpu))
+    kernels_only = _union([_ns(origin, e) for e in gpu if e["cat"].lower() == "kernel"])
+    assert g.kernel_busy_pct == pytest.approx(100 * kernels_only / store.span_ns, abs=1e-4)
     work = sum(dur.values())
     assert g.memcpy_pct == pytest.approx(100 * dur["gpu_memcpy"] / work, abs=0.01)
     # Launch delay by correlation id: runtime call start -> GPU start.

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from vtui.analysis.findings import _bytes
+from vtui.analysis.findings import format_bytes
 from vtui.analysis.insights import Insights, sparkline, step_bars
 from vtui.analysis.memory import sparkline_series
 from vtui.analysis.ops import hint_for
@@ -115,8 +115,8 @@ def memory_lines(ins: Insights, width: int = 60) -> list[str]:
     lines = ["Memory ([memory] events):"]
     for d in m.devices:
         rel = "" if d.absolute else " (relative to the profile start)"
-        res = f" · peak reserved {_bytes(d.peak_reserved)}" if d.peak_reserved else ""
-        lines.append(f"  {d.device}: {d.allocs:,} allocs / {d.frees:,} frees · peak allocated {_bytes(d.peak_allocated)}"
+        res = f" · peak reserved {format_bytes(d.peak_reserved)}" if d.peak_reserved else ""
+        lines.append(f"  {d.device}: {d.allocs:,} allocs / {d.frees:,} frees · peak allocated {format_bytes(d.peak_allocated)}"
                      f"{rel}{res} · {d.verdict}")
         lines.append(f"    allocated {sparkline(sparkline_series(d, ins.t0, ins.t1, width))}")
     return lines

@@ -37,7 +37,7 @@ class Finding:
         return asdict(self)
 
 
-def _bytes(n: float) -> str:
+def format_bytes(n: float) -> str:
     for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if abs(n) >= scale:
             return f"{n / scale:.1f} {unit}"
@@ -145,13 +145,13 @@ def memory_findings(m: MemoryReport) -> list[Finding]:
     out = []
     if d.verdict == "growing":
         out.append(Finding("memory_growth", WARNING,
-                           f"{d.device}: allocated memory grows {_bytes(d.end_allocated - d.start_allocated)} over the range "
-                           f"(peak {_bytes(d.peak_allocated)})",
+                           f"{d.device}: allocated memory grows {format_bytes(d.end_allocated - d.start_allocated)} over the range "
+                           f"(peak {format_bytes(d.peak_allocated)})",
                            "tensors kept across steps (a growing cache or history): check what holds references"))
     elif d.verdict == "churn":
         out.append(Finding("memory_churn", INFO,
                            f"{d.device}: {d.allocs:,} allocations / {d.frees:,} frees, {d.repeated_size_share * 100:.0f}% "
-                           f"of the same few sizes (peak {_bytes(d.peak_allocated)})",
+                           f"of the same few sizes (peak {format_bytes(d.peak_allocated)})",
                            "re-allocation churn: preallocate and reuse buffers (static KV cache, out= arguments)"))
     return out
 

@@ -73,6 +73,7 @@ class GpuReport:
     busy_ns: int = 0  # union of all GPU work over the range (any GPU busy)
     busy_pct: float = 0.0  # mean of the devices' busy % (with one device: busy_ns / range)
     any_busy_pct: float = 0.0  # busy_ns / range
+    kernel_busy_pct: float = 0.0  # union of kernel intervals only (no memcpy/memset) / range
     devices: list[Busy] = field(default_factory=list)
     streams: list[Busy] = field(default_factory=list)
     kernel_ns: int = 0  # sums of clipped durations
@@ -210,6 +211,8 @@ def analyse_gpu(store: TraceStore, t0: int = 0, t1: int | None = None, top: int 
     a, b = merge_intervals(st, en)
     out.busy_ns = int((b - a).sum())
     out.any_busy_pct = pct(out.busy_ns, t1 - t0)
+    ka, kb = merge_intervals(st[kernel], en[kernel])
+    out.kernel_busy_pct = pct(int((kb - ka).sum()), t1 - t0)
 
     tracks = s.track[rows]
     for t in np.unique(tracks).tolist():

@@ -109,7 +109,8 @@ def gpu_dict(g: GpuReport) -> dict[str, Any]:
 
     return {
         "present": g.present, "busy_ns": g.busy_ns, "busy_pct": g.busy_pct if g.present else None,
-        "any_busy_pct": g.any_busy_pct if g.present else None, "devices": [busy(b) for b in g.devices], "streams": [busy(b) for b in g.streams],
+        "any_busy_pct": g.any_busy_pct if g.present else None,
+        "kernel_busy_pct": g.kernel_busy_pct if g.present else None, "devices": [busy(b) for b in g.devices], "streams": [busy(b) for b in g.streams],
         "kernel_ns": g.kernel_ns, "memcpy_ns": g.memcpy_ns, "memset_ns": g.memset_ns,
         "memcpy_pct": g.memcpy_pct if g.present else None, "memset_pct": g.memset_pct if g.present else None,
         "memcpy_by_direction_ns": dict(g.memcpy_by_direction),
