@@ -222,9 +222,13 @@ def analyse_gpu(store: TraceStore, t0: int = 0, t1: int | None = None, top: int 
         out.streams.append(Busy(label, int((b - a).sum()), pct(int((b - a).sum()), t1 - t0), int(clip[sel & kernel].sum())))
 
     launch = launch_pairs(store, rows)
-    dev_keys = [_device_key(store, t) for t in tracks.tolist()]
-    for key in sorted(set(dev_keys), key=str):
-        sel = np.array([k == key for k in dev_keys], dtype=bool)
+    keys = sorted({_device_key(store, t) for t in np.unique(tracks).tolist()}, key=str)
+    track_dev = np.full(len(store.tracks), -1, dtype=np.int64)
+    for t in np.unique(tracks).tolist():
+        track_dev[t] = keys.index(_device_key(store, t))
+    dev_of = track_dev[tracks]
+    for k in range(len(keys)):
+        sel = dev_of == k
         a, b = merge_intervals(st[sel], en[sel])
         first = store.tracks[int(tracks[sel][0])]
         out.devices.append(Busy(first.process_title, int((b - a).sum()), pct(int((b - a).sum()), t1 - t0),
