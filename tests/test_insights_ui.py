@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from textual.widgets import Input, Static
+from textual.widgets import Input, OptionList, Static
 
 from vtui.demo import demo_trace_path
 from vtui.store.load import load_trace
@@ -29,8 +29,8 @@ async def test_insights_screen_opens_on_i_and_follows_the_window():
         ins = screen.insights
         assert ins is not None and (ins.t0, ins.t1) == (0, store.span_ns)
         assert ins.steps.present and ins.steps.count == 32  # the demo is the 32-step loop
-        plot = str(screen.query_one("#ins-plot", Static).render())
-        assert plot.count("\n") >= 32 and "█" in plot
+        plot = screen.query_one("#ins-plot", OptionList)
+        assert plot.option_count == 32 and "█" in str(plot.get_option_at_index(0).prompt)
         assert "no GPU activity in this trace" in str(screen.query_one("#ins-findings", Static).render())
 
         await pilot.press("r")  # a user regex: the phases become the steps
@@ -39,6 +39,12 @@ async def test_insights_screen_opens_on_i_and_follows_the_window():
         await _settle(pilot)
         assert screen.insights.steps.source == "user" and screen.insights.steps.count == 32
 
+        await pilot.press("down", "down", "down", "enter")  # step #3: back to the timeline, selected and framed
+        assert not isinstance(app.screen, InsightsScreen)
+        row = int(screen.insights.steps.rows[3])
+        assert app.view.selected == row and app.view.t0 <= store.slices.start_ns[row] < app.view.t1
+        await pilot.press("0", "i")
+        await _settle(pilot)
         await pilot.press("escape")
         assert not isinstance(app.screen, InsightsScreen)
         await pilot.press("w", "w", "i")  # zoomed in: insights over the window only

@@ -245,7 +245,10 @@ class VtuiApp(App[int]):
         if self.view is not None:
             from vtui.ui.insights import InsightsScreen  # noqa: PLC0415
 
-            self.push_screen(InsightsScreen(self.view.store, self.view.t0, self.view.t1, self.path.name))
+            def jump(row: int) -> None:  # a step chosen on the Insights screen: select and frame it
+                self._act(lambda: (self.view.select(row), self.view.frame_selection()))
+
+            self.push_screen(InsightsScreen(self.view.store, self.view.t0, self.view.t1, self.path.name, on_step=jump))
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen(self.key_rows()))

@@ -3,13 +3,15 @@ memory, caches and Python overhead for the current window (or the whole trace)."
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Footer, OptionList, Static
 
 from vtui.analysis.insights import Insights, compute_insights, step_bars
 from vtui.fmt import format_duration as fd
@@ -21,21 +23,20 @@ _SEVERITY = {"high": "bold #ff6b6b", "warning": "#f0c674", "info": "#8fa1b3"}
 MAX_PLOT_ROWS = 200  # one bar per step up to here; longer runs are summarised
 
 
-def step_plot(ins: Insights, width: int = 48) -> Text:
+def step_plot_rows(ins: Insights, width: int = 48) -> list[Text]:
     """One bar per step: the first (prefill) in blue, spikes in red, the rest green."""
     st = ins.steps
-    out = Text()
     if not st.present:
-        return out
+        return []
     durs = st.durations[:MAX_PLOT_ROWS]
     spikes = set(st.trend.spikes if st.trend else [])
+    rows = []
     for i, (d, bar) in enumerate(zip(durs.tolist(), step_bars(durs, width))):
         style = "#6fa8dc" if i == 0 else ("#ff6b6b" if i in spikes else "#98c379")
-        out.append(f"#{i:<4}{fd(d):>11} ", style="#c0c4d0")
-        out.append(bar + "\n", style=style)
-    if st.count > MAX_PLOT_ROWS:
-        out.append(f"… {st.count - MAX_PLOT_ROWS} more steps\n", style="#8fa1b3")
-    return out
+        row = Text(f"#{i:<4}{fd(d):>11} ", style="#c0c4d0")
+        row.append(bar, style=style)
+        rows.append(row)
+    return rows
 
 
 def _section(title: str, lines: list[str]) -> Text:
@@ -50,6 +51,7 @@ class InsightsScreen(Screen[None]):
     #ins-title { height: 1; background: #2b3040; color: #e0e0e0; padding: 0 1; }
     #ins-body { height: 1fr; padding: 0 1; }
     #ins-body > Static { margin-bottom: 1; }
+    #ins-plot { height: auto; max-height: 20; margin-bottom: 1; background: #1b1d23; border: none; }
     """
     BINDINGS = [
         Binding("escape,i,q", "close", "Back", id="insights.close", tooltip="Back to the timeline"),
@@ -58,8 +60,10 @@ class InsightsScreen(Screen[None]):
     ]
 
     def __init__(self, store: TraceStore, t0: int = 0, t1: int | None = None, title: str = "",
-                 step_regex: str | None = None) -> None:
+                 step_regex: str | None = None, on_step: Callable[[int], None] | None = None) -> None:
+        """``on_step(slice_row)`` is called when a step is chosen in the plot (enter / click)."""
         super().__init__()
+        self.on_step = on_step
         self.store = store
         self.t0 = max(int(t0), 0)
         self.t1 = min(int(store.span_ns if t1 is None else t1), int(store.span_ns))
@@ -111,12 +115,25 @@ class InsightsScreen(Screen[None]):
             findings.append(f"    → {f.hint}\n", style="#8fa1b3")
         widgets = [Static(findings, id="ins-findings"), Static(self._steps_text(ins), id="ins-steps")]
         if ins.steps.present:
-            widgets.append(Static(step_plot(ins), id="ins-plot"))
+            more = ins.steps.count - MAX_PLOT_ROWS
+            note = f" (first {MAX_PLOT_ROWS} of {ins.steps.count})" if more > 0 else ""
+            widgets.append(Static(Text(f"Step times{note} — enter jumps to a step in the timeline", style="#8fa1b3")))
+            widgets.append(OptionList(*step_plot_rows(ins), id="ins-plot"))
         widgets += [Static(_section("Operators", ops_lines(ins)), id="ins-ops"),
                     Static(_section("GPU", gpu_lines(ins)), id="ins-gpu"),
                     Static(_section("Memory", memory_lines(ins)), id="ins-memory"),
                     Static(_section("Caches and Python", misc_lines(ins)), id="ins-misc")]
         body.mount(*widgets)
+        if ins.steps.present:
+            self.query_one("#ins-plot", OptionList).focus(scroll_visible=False)  # findings stay on top
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        ins = self.insights
+        if ins is None or not ins.steps.present or self.on_step is None:
+            return
+        row = int(ins.steps.rows[event.option_index])
+        self.dismiss(None)
+        self.on_step(row)
 
     def _steps_text(self, ins: Insights) -> Text:
         from vtui.insights_text import steps_lines
