@@ -38,6 +38,9 @@ async def test_insights_screen_opens_on_i_and_follows_the_window():
         await pilot.press(*"^execute_model$", "enter")
         await _settle(pilot)
         assert screen.insights.steps.source == "user" and screen.insights.steps.count == 32
+        await pilot.press("0", "0", "0")  # recomputing while a result is on its way: one plot, no clash
+        await _settle(pilot)
+        assert len(screen.query("#ins-plot")) == 1 and screen.insights.steps.count == 32
 
         await pilot.press("down", "down", "down", "enter")  # step #3: back to the timeline, selected and framed
         assert not isinstance(app.screen, InsightsScreen)

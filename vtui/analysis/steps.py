@@ -173,7 +173,7 @@ def phases_of(store: TraceStore, rows: np.ndarray) -> tuple[list[Phase], int]:
         return [], 0
     step_index = np.full(len(s), -1, dtype=np.int64)
     step_index[rows] = np.arange(len(rows))
-    kids = np.flatnonzero((s.parent >= 0) & (step_index[np.maximum(s.parent, 0)] >= 0) & (s.parent >= 0))
+    kids = np.flatnonzero((s.parent >= 0) & (step_index[np.maximum(s.parent, 0)] >= 0))
     total_steps = int(s.dur_ns[rows].sum())
     k_step = step_index[s.parent[kids]]
     k_dur = s.dur_ns[kids]

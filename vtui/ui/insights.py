@@ -3,6 +3,7 @@ memory, caches and Python overhead for the current window (or the whole trace)."
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from rich.text import Text
@@ -15,7 +16,7 @@ from textual.widgets import Footer, OptionList, Static
 
 from vtui.analysis.insights import Insights, compute_insights, step_bars
 from vtui.fmt import format_duration as fd
-from vtui.insights_text import gpu_lines, memory_lines, misc_lines, ops_lines
+from vtui.insights_text import gpu_lines, memory_lines, misc_lines, ops_lines, steps_lines
 from vtui.store.store import TraceStore
 from vtui.ui.screens import PromptScreen
 
@@ -72,6 +73,7 @@ class InsightsScreen(Screen[None]):
         self.title_text = title
         self.step_regex = step_regex
         self.insights: Insights | None = None
+        self._generation = 0  # bumped per computation: a late result of an older one is dropped
 
     def compose(self) -> ComposeResult:
         yield Static("", id="ins-title")
@@ -92,22 +94,28 @@ class InsightsScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="insights", description="compute insights", exit_on_error=False)
     def _compute(self) -> None:
+        generation = self._generation
         try:
             ins = compute_insights(self.store, self.t0, self.t1, self.step_regex)
         except Exception as exc:  # noqa: BLE001 — shown on the screen, never a traceback
-            self.app.call_from_thread(self._show_error, f"could not compute insights ({type(exc).__name__}: {exc})")
+            self.app.call_from_thread(self._show_error, generation,
+                                      f"could not compute insights ({type(exc).__name__}: {exc})")
             return
-        self.app.call_from_thread(self._show, ins)
+        self.app.call_from_thread(self._show, generation, ins)
 
-    def _show_error(self, message: str) -> None:
+    async def _show_error(self, generation: int, message: str) -> None:
+        if generation != self._generation:
+            return
         body = self.query_one("#ins-body")
-        body.remove_children()
-        body.mount(Static(Text(message, style="#ff6b6b")))
+        await body.remove_children()
+        await body.mount(Static(Text(message, style="#ff6b6b")))
 
-    def _show(self, ins: Insights) -> None:
+    async def _show(self, generation: int, ins: Insights) -> None:
+        if generation != self._generation:
+            return
         self.insights = ins
         body = self.query_one("#ins-body")
-        body.remove_children()
+        await body.remove_children()
         findings = Text("Findings\n", style="bold #e0e0e0")
         for f in ins.findings:
             findings.append(f"[{f.severity}] ", style=_SEVERITY.get(f.severity, ""))
@@ -123,7 +131,7 @@ class InsightsScreen(Screen[None]):
                     Static(_section("GPU", gpu_lines(ins)), id="ins-gpu"),
                     Static(_section("Memory", memory_lines(ins)), id="ins-memory"),
                     Static(_section("Caches and Python", misc_lines(ins)), id="ins-misc")]
-        body.mount(*widgets)
+        await body.mount(*widgets)
         if ins.steps.present:
             self.query_one("#ins-plot", OptionList).focus(scroll_visible=False)  # findings stay on top
 
@@ -136,8 +144,6 @@ class InsightsScreen(Screen[None]):
         self.on_step(row)
 
     def _steps_text(self, ins: Insights) -> Text:
-        from vtui.insights_text import steps_lines
-
         lines = [ln for ln in steps_lines(ins) if not ln.startswith("    #") and "step times" not in ln]
         return _section("Steps and phases", lines)
 
@@ -145,30 +151,29 @@ class InsightsScreen(Screen[None]):
     def action_close(self) -> None:
         self.dismiss(None)
 
-    def action_whole(self) -> None:
+    async def action_whole(self) -> None:
         self.t0, self.t1 = 0, int(self.store.span_ns)
-        self._restart()
+        await self._restart()
 
     def action_step_regex(self) -> None:
         self.app.push_screen(PromptScreen("Regex for the step slices (empty: detect)", "engine_step|ProfilerStep",
                                           self.step_regex or ""), self._step_done)
 
-    def _step_done(self, text: str | None) -> None:
+    async def _step_done(self, text: str | None) -> None:
         if text is None:
             return
-        import re
-
         try:
             re.compile(text)
         except re.error as exc:
             self.notify(f"invalid regex: {exc}", severity="error")
             return
         self.step_regex = text.strip() or None
-        self._restart()
+        await self._restart()
 
-    def _restart(self) -> None:
+    async def _restart(self) -> None:
+        self._generation += 1
         self._refresh_title()
         body = self.query_one("#ins-body")
-        body.remove_children()
-        body.mount(Static("Computing insights…", id="ins-status"))
+        await body.remove_children()
+        await body.mount(Static("Computing insights…", id="ins-status"))
         self._compute()
