@@ -27,6 +27,7 @@ async def shoot(path: Path, name: str, keys: list[str], setup=None) -> None:
         if setup:
             await setup(pilot)
         await pilot.press(*keys)
+        await app.workers.wait_for_complete()  # screens that compute in a worker (insights)
         await pilot.pause()
         app.save_screenshot(str(OUT / name))
 
@@ -42,6 +43,8 @@ async def main() -> None:
     await shoot(demo_trace_path(), "main.svg", [])
     await shoot(demo_trace_path(), "zoomed-details.svg", ["w", "w", "w", "down", "down", "down", "f"])
     await shoot(QWEN, "gpu-filtered-flow.svg", ["f", "right_square_bracket"], setup=select_flow)
+    await shoot(demo_trace_path(), "insights.svg", ["i"])
+    await shoot(QWEN, "insights-gpu.svg", ["i", "end"])
     print(f"wrote {sorted(p.name for p in OUT.glob('*.svg'))}")
 
 

@@ -21,6 +21,8 @@ vtui — a terminal explorer for Chrome-trace / PyTorch-profiler traces.
   vtui stats TRACE [--range A:B] [--track RE] [--by name|cat|track|arg:KEY] [--top N] [--format table|csv|json|md]
   vtui search TRACE REGEX [--range A:B] [--json]      slices by name (args:REGEX searches args)
   vtui export TRACE -o OUT.json [--range A:B] [--track RE] [--force]
+  vtui insights TRACE [--range A:B] [--step REGEX] [--json]
+                                steps, phases, operators, GPU, memory: findings with hints
 """
 
 

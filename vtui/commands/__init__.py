@@ -10,4 +10,5 @@ COMMANDS: dict[str, str] = {
     "stats": "vtui.commands.stats",
     "search": "vtui.commands.search",
     "export": "vtui.commands.export",
+    "insights": "vtui.commands.insights",
 }

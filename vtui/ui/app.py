@@ -61,6 +61,7 @@ class VtuiApp(App[int]):
         _b("t,ctrl+f", "filter", "Filter tracks", "tracks.filter", show=True),
         _b("pageup", "rows_up", "Scroll rows up", "view.rows_up"),
         _b("pagedown", "rows_down", "Scroll rows down", "view.rows_down"),
+        _b("i", "insights", "Insights", "view.insights", tooltip="Steps, operators, GPU, memory: findings with hints"),
         _b("question_mark,f1", "help", "Help", "app.help", show=True),
         _b("q", "quit", "Quit", "app.quit", show=True),
     ]
@@ -239,6 +240,15 @@ class VtuiApp(App[int]):
         self.view.filter_text = text.strip()
         self.view.rebuild_rows()
         self._update(rebuild_tracks=True)
+
+    def action_insights(self) -> None:
+        if self.view is not None:
+            from vtui.ui.insights import InsightsScreen  # noqa: PLC0415
+
+            def jump(row: int) -> None:  # a step chosen on the Insights screen: select and frame it
+                self._act(lambda: (self.view.select(row), self.view.frame_selection()))
+
+            self.push_screen(InsightsScreen(self.view.store, self.view.t0, self.view.t1, self.path.name, on_step=jump))
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen(self.key_rows()))

@@ -1,0 +1,67 @@
+"""Cache-like events: anything whose name says ``cache``, split into hits, misses and evictions
+where the name or the args say so."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from vtui.store.store import TraceStore
+
+CACHE = re.compile(r"(?i)cache")
+_KINDS = [("evict", re.compile(r"(?i)evict")), ("miss", re.compile(r"(?i)miss")), ("hit", re.compile(r"(?i)\bhits?\b|_hit|hit_"))]
+
+
+@dataclass
+class CacheReport:
+    present: bool
+    events: int = 0
+    slice_time_ns: int = 0
+    hits: int = 0
+    misses: int = 0
+    evictions: int = 0
+    by_name: list[tuple[str, int]] = field(default_factory=list)  # (name, count), most first
+
+    @property
+    def hit_rate(self) -> float | None:
+        seen = self.hits + self.misses
+        return 100.0 * self.hits / seen if seen else None
+
+
+def _kind(text: str) -> str | None:
+    for kind, regex in _KINDS:
+        if regex.search(text):
+            return kind
+    return None
+
+
+def analyse_caches(store: TraceStore, t0: int = 0, t1: int | None = None) -> CacheReport:
+    t1 = int(store.span_ns) if t1 is None else t1
+    is_cache = np.fromiter((bool(CACHE.search(s)) for s in store.strings), dtype=bool, count=len(store.strings))
+    s, inst = store.slices, store.instants
+    srows = np.flatnonzero(is_cache[s.name_id] & (s.start_ns >= t0) & (s.start_ns < t1)) if len(s) else []
+    irows = np.flatnonzero(is_cache[inst.name_id] & (inst.ts_ns >= t0) & (inst.ts_ns < t1)) if len(inst) else []
+    out = CacheReport(bool(len(srows) or len(irows)))
+    counts: dict[str, int] = {}
+    items = [(store.name(r), store.slice_args, r) for r in np.asarray(srows).tolist()]
+    items += [(store.strings[inst.name_id[r]], store.instant_args, r) for r in np.asarray(irows).tolist()]
+    for name, args_of, r in items:
+        counts[name] = counts.get(name, 0) + 1
+        kind = _kind(name)
+        if kind is None:
+            args = args_of(r)
+            # String values ("result": "miss") and true flags ("cache_hit": true) say what happened.
+            words = [f"{k}={v}" for k, v in args.items() if isinstance(v, str)] + [k for k, v in args.items() if v is True]
+            kind = _kind(" ".join(words)) if words else None
+        if kind == "hit":
+            out.hits += 1
+        elif kind == "miss":
+            out.misses += 1
+        elif kind == "evict":
+            out.evictions += 1
+    out.events = len(items)
+    out.slice_time_ns = int(s.dur_ns[np.asarray(srows, dtype=np.int64)].sum()) if len(srows) else 0
+    out.by_name = sorted(counts.items(), key=lambda kv: -kv[1])
+    return out

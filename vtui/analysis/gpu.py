@@ -1,0 +1,267 @@
+"""GPU activity over a range: busy % per device and stream, memcpy/memset share and direction,
+kernel-launch delay, idle time split by cause, and kernel time by numeric precision.
+
+GPU work = slices whose category is Kineto's device activity (kernel, gpu_memcpy, gpu_memset and
+the 2021 names Kernel/Memcpy/Memset); without those categories, the leaf slices on GPU tracks.
+Busy % is the union of their intervals clipped to the range. Launches are paired with their CPU runtime call by flow
+arrows (ac2g / launch) and, where a flow is missing, by the ``correlation`` arg both carry.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from vtui.analysis.basics import (
+    CUDA_RUNTIME_CATS,
+    GPU_KERNEL_CATS,
+    GPU_MEMCPY_CATS,
+    GPU_MEMSET_CATS,
+    Stats,
+    cat_mask,
+    clipped_dur,
+    merge_intervals,
+    pct,
+)
+from vtui.store.store import TraceStore
+from vtui.store.tracks import GPU
+
+_DIRECTION = re.compile(r"\b(HtoD|DtoH|DtoD|HtoH|PtoP|DtoA|AtoD|AtoH|HtoA)\b")
+
+# Kernel name -> numeric precision. Order matters: the first class whose pattern matches wins.
+PRECISION_CLASSES: list[tuple[str, str]] = [
+    ("communication", r"(?i)nccl|rccl"),  # collectives: their dtype is not a compute precision
+    ("fp8", r"(?i)fp8|e4m3|e5m2"),
+    ("int8", r"(?i)int8|i8i8|s8s8|imma"),
+    ("tf32", r"(?i)tf32"),
+    ("fp16/bf16", r"(?i)bf16|fp16|f16|half|bfloat16|hmma|h884|h1688|h16816|s884gemm|s1688gemm|s16816gemm"),
+    ("fp64", r"(?i)dgemm|fp64|f64|double"),
+    ("fp32", r"(?i)sgemm|fp32|f32|float"),
+]
+_PRECISION = [(label, re.compile(p)) for label, p in PRECISION_CLASSES]
+
+
+def precision_of(name: str) -> str:
+    for label, regex in _PRECISION:
+        if regex.search(name):
+            return label
+    return "unspecified"
+
+
+@dataclass
+class Busy:
+    label: str
+    busy_ns: int
+    busy_pct: float  # of the range
+    kernel_ns: int
+
+
+@dataclass
+class NameTime:
+    name: str
+    total_ns: int
+    count: int
+    pct: float
+
+
+@dataclass
+class GpuReport:
+    present: bool
+    range_ns: int = 0
+    busy_ns: int = 0  # union of all GPU work over the range (any GPU busy)
+    busy_pct: float = 0.0  # mean of the devices' busy % (with one device: busy_ns / range)
+    any_busy_pct: float = 0.0  # busy_ns / range
+    kernel_busy_pct: float = 0.0  # union of kernel intervals only (no memcpy/memset) / range
+    devices: list[Busy] = field(default_factory=list)
+    streams: list[Busy] = field(default_factory=list)
+    kernel_ns: int = 0  # sums of clipped durations
+    memcpy_ns: int = 0
+    memset_ns: int = 0
+    memcpy_pct: float = 0.0  # of all GPU work time (kernel + memcpy + memset)
+    memset_pct: float = 0.0
+    memcpy_by_direction: dict[str, int] = field(default_factory=dict)
+    launch: Stats | None = None  # GPU start - CPU launch call start
+    launch_after_return: Stats | None = None  # GPU start - CPU launch call end (HTA's "launch delay")
+    launches_paired: int = 0
+    gpu_ops_in_range: int = 0
+    worst_launch_kernel: str = ""
+    idle_cpu_wait_ns: int = 0  # gaps where the next work was launched after the GPU went idle
+    idle_between_ns: int = 0  # gaps where the next work had been launched already
+    idle_unknown_ns: int = 0  # gaps whose next work has no known launch
+    idle_edges_ns: int = 0  # range time before the first / after the last work, per device
+    precision: list[NameTime] = field(default_factory=list)  # kernel time per precision class
+    top_kernels: list[NameTime] = field(default_factory=list)
+
+
+KERNEL, MEMCPY, MEMSET = 1, 2, 3
+# On a GPU track these are not device work (annotations, host frames some producers put there).
+NOT_WORK_CATS = frozenset({"gpu_user_annotation", "user_annotation", "python_function", "cuda_sync", "cpu_op", "trace"})
+_MEMCPY_NAME = re.compile(r"(?i)^memcpy|\bmemcpy\b")
+_MEMSET_NAME = re.compile(r"(?i)^memset|\bmemset\b")
+
+
+def gpu_work_kinds(store: TraceStore) -> np.ndarray:
+    """Per slice: 0 not GPU work, else KERNEL / MEMCPY / MEMSET.
+
+    Kineto's categories decide. A trace without them (another producer) falls back to the leaf
+    slices on GPU tracks, typed by name (Memcpy… / Memset…, the rest kernels); leaves only, so an
+    annotation wrapping kernels is not counted twice.
+    """
+    s = store.slices
+    kinds = np.zeros(len(s), dtype=np.int8)
+    kinds[cat_mask(store, GPU_KERNEL_CATS)] = KERNEL
+    kinds[cat_mask(store, GPU_MEMCPY_CATS)] = MEMCPY
+    kinds[cat_mask(store, GPU_MEMSET_CATS)] = MEMSET
+    if kinds.any() or not len(s):
+        return kinds
+    gpu_track = np.array([t.kind == GPU for t in store.tracks], dtype=bool)
+    has_child = np.bincount(s.parent[s.parent >= 0], minlength=len(s)) > 0
+    rows = np.flatnonzero(gpu_track[s.track] & ~has_child & ~cat_mask(store, NOT_WORK_CATS))
+    for r in rows.tolist():
+        name = store.name(r)
+        kinds[r] = MEMCPY if _MEMCPY_NAME.search(name) else MEMSET if _MEMSET_NAME.search(name) else KERNEL
+    return kinds
+
+
+def gpu_rows(store: TraceStore) -> np.ndarray:
+    return np.flatnonzero(gpu_work_kinds(store) > 0)
+
+
+def launch_pairs(store: TraceStore, rows: np.ndarray) -> np.ndarray:
+    """CPU launch slice row per GPU row (-1 where unknown): flows first, then correlation ids."""
+    launch = np.full(len(store.slices), -1, dtype=np.int64)
+    f = store.flows
+    if len(f):
+        ok = (f.src_slice >= 0) & (f.dst_slice >= 0)
+        src, dst = f.src_slice[ok].astype(np.int64), f.dst_slice[ok].astype(np.int64)
+        is_gpu = np.zeros(len(store.slices), dtype=bool)
+        is_gpu[rows] = True
+        use = is_gpu[dst] & ~is_gpu[src]
+        launch[dst[use]] = src[use]
+    missing = rows[launch[rows] < 0]
+    if len(missing):
+        runtime = np.flatnonzero(cat_mask(store, CUDA_RUNTIME_CATS))
+        by_corr: dict = {}
+        for r in runtime.tolist():
+            c = store.slice_args(r).get("correlation")
+            if c is not None:
+                by_corr[(int(store.slices.source[r]), c)] = r
+        if by_corr:
+            for r in missing.tolist():
+                c = store.slice_args(r).get("correlation")
+                hit = by_corr.get((int(store.slices.source[r]), c)) if c is not None else None
+                if hit is not None:
+                    launch[r] = hit
+    return launch[rows]
+
+
+def _device_key(store: TraceStore, track: int) -> tuple:
+    t = store.tracks[track]
+    return (t.source, t.pid)
+
+
+def _idle_split(store: TraceStore, rows: np.ndarray, launch: np.ndarray, t0: int, t1: int) -> tuple[int, int, int, int]:
+    """Idle time inside the range on one device, by cause: (cpu wait, between, unknown, edges)."""
+    s = store.slices
+    st, en = np.maximum(s.start_ns[rows], t0), np.minimum(s.end_ns[rows], t1)
+    a, b = merge_intervals(st, en)
+    if not len(a):
+        return 0, 0, 0, t1 - t0
+    edges = int(a[0] - t0) + int(t1 - b[-1])
+    cpu = between = unknown = 0
+    order = np.argsort(st, kind="stable")
+    st_sorted, rows_launch = st[order], launch[order]
+    for gap_start, nxt in zip(b[:-1].tolist(), a[1:].tolist()):
+        k = int(np.searchsorted(st_sorted, nxt, side="left"))
+        lrow = int(rows_launch[k])
+        gap = nxt - gap_start
+        if lrow < 0:
+            unknown += gap
+        elif int(s.start_ns[lrow]) >= gap_start:
+            cpu += gap
+        else:
+            between += gap
+    return cpu, between, unknown, edges
+
+
+def analyse_gpu(store: TraceStore, t0: int = 0, t1: int | None = None, top: int = 10) -> GpuReport:
+    t1 = int(store.span_ns) if t1 is None else t1
+    kinds = gpu_work_kinds(store)
+    all_rows = np.flatnonzero(kinds > 0)
+    if not len(all_rows):
+        return GpuReport(False, range_ns=t1 - t0)
+    s = store.slices
+    clip_all = clipped_dur(store, t0, t1)
+    rows = all_rows[clip_all[all_rows] > 0]
+    out = GpuReport(True, range_ns=t1 - t0, gpu_ops_in_range=len(rows))
+    if not len(rows):
+        return out
+    clip = clip_all[rows]
+    st, en = np.maximum(s.start_ns[rows], t0), np.minimum(s.end_ns[rows], t1)
+    kernel, memcpy, memset = kinds[rows] == KERNEL, kinds[rows] == MEMCPY, kinds[rows] == MEMSET
+    out.kernel_ns, out.memcpy_ns, out.memset_ns = int(clip[kernel].sum()), int(clip[memcpy].sum()), int(clip[memset].sum())
+    work = out.kernel_ns + out.memcpy_ns + out.memset_ns
+    out.memcpy_pct, out.memset_pct = pct(out.memcpy_ns, work), pct(out.memset_ns, work)
+    for r, d in zip(rows[memcpy].tolist(), clip[memcpy].tolist()):
+        m = _DIRECTION.search(store.name(r))
+        key = m.group(1) if m else "other"
+        out.memcpy_by_direction[key] = out.memcpy_by_direction.get(key, 0) + int(d)
+    a, b = merge_intervals(st, en)
+    out.busy_ns = int((b - a).sum())
+    out.any_busy_pct = pct(out.busy_ns, t1 - t0)
+    ka, kb = merge_intervals(st[kernel], en[kernel])
+    out.kernel_busy_pct = pct(int((kb - ka).sum()), t1 - t0)
+
+    tracks = s.track[rows]
+    for t in np.unique(tracks).tolist():
+        sel = tracks == t
+        a, b = merge_intervals(st[sel], en[sel])
+        label = store.tracks[t].label
+        out.streams.append(Busy(label, int((b - a).sum()), pct(int((b - a).sum()), t1 - t0), int(clip[sel & kernel].sum())))
+
+    launch = launch_pairs(store, rows)
+    keys = sorted({_device_key(store, t) for t in np.unique(tracks).tolist()}, key=str)
+    track_dev = np.full(len(store.tracks), -1, dtype=np.int64)
+    for t in np.unique(tracks).tolist():
+        track_dev[t] = keys.index(_device_key(store, t))
+    dev_of = track_dev[tracks]
+    for k in range(len(keys)):
+        sel = dev_of == k
+        a, b = merge_intervals(st[sel], en[sel])
+        first = store.tracks[int(tracks[sel][0])]
+        out.devices.append(Busy(first.process_title, int((b - a).sum()), pct(int((b - a).sum()), t1 - t0),
+                                int(clip[sel & kernel].sum())))
+        cpu, between, unknown, edges = _idle_split(store, rows[sel], launch[sel], t0, t1)
+        out.idle_cpu_wait_ns += cpu
+        out.idle_between_ns += between
+        out.idle_unknown_ns += unknown
+        out.idle_edges_ns += edges
+
+    out.busy_pct = float(np.mean([d.busy_pct for d in out.devices]))
+    paired = launch >= 0
+    out.launches_paired = int(paired.sum())
+    if paired.any():
+        g, c = rows[paired], launch[paired]
+        delay = s.start_ns[g] - s.start_ns[c]
+        out.launch = Stats.of(delay)
+        out.launch_after_return = Stats.of(s.start_ns[g] - s.end_ns[c])
+        out.worst_launch_kernel = store.name(int(g[int(np.argmax(delay))]))
+
+    k_rows, k_clip = rows[kernel], clip[kernel]
+    names = s.name_id[k_rows]
+    per_class: dict[str, list[int]] = {}
+    tops = []
+    for nid in np.unique(names).tolist():
+        sel = names == nid
+        total, count = int(k_clip[sel].sum()), int(sel.sum())
+        cls = precision_of(store.strings[nid])
+        acc = per_class.setdefault(cls, [0, 0])
+        acc[0] += total
+        acc[1] += count
+        tops.append(NameTime(store.strings[nid], total, count, pct(total, out.kernel_ns)))
+    out.precision = sorted((NameTime(k, v[0], v[1], pct(v[0], out.kernel_ns)) for k, v in per_class.items()),
+                           key=lambda x: -x.total_ns)
+    out.top_kernels = sorted(tops, key=lambda x: -x.total_ns)[:top]
+    return out

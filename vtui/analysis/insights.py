@@ -1,0 +1,196 @@
+"""Insights: every analysis over one range, assembled; as plain data for JSON; and the compact
+metrics a comparison of two traces needs (``summary_metrics``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from vtui.analysis.caches import CacheReport, analyse_caches
+from vtui.analysis.findings import (
+    Finding,
+    cache_findings,
+    gpu_findings,
+    memory_findings,
+    op_findings,
+    python_findings,
+    step_findings,
+)
+from vtui.analysis.gpu import GpuReport, analyse_gpu
+from vtui.analysis.memory import MemoryReport, analyse_memory
+from vtui.analysis.ops import OpsReport, analyse_ops, hint_for
+from vtui.analysis.python_overhead import PythonReport, analyse_python
+from vtui.analysis.steps import StepReport, analyse_steps
+from vtui.store.store import TraceStore
+
+
+@dataclass
+class Insights:
+    t0: int
+    t1: int
+    steps: StepReport
+    ops: OpsReport
+    gpu: GpuReport
+    memory: MemoryReport
+    caches: CacheReport
+    python: PythonReport
+    findings: list[Finding] = field(default_factory=list)
+
+
+def compute_insights(store: TraceStore, t0: int = 0, t1: int | None = None, step_regex: str | None = None,
+                     top: int = 15) -> Insights:
+    t1 = int(store.span_ns) if t1 is None else int(t1)
+    ins = Insights(t0, t1, analyse_steps(store, t0, t1, step_regex), analyse_ops(store, t0, t1, top),
+                   analyse_gpu(store, t0, t1), analyse_memory(store, t0, t1), analyse_caches(store, t0, t1),
+                   analyse_python(store, t0, t1))
+    ins.findings = (step_findings(ins.steps) + op_findings(ins.ops) + gpu_findings(ins.gpu)
+                    + memory_findings(ins.memory) + python_findings(ins.python) + cache_findings(ins.caches))
+    return ins
+
+
+def summary_metrics(store: TraceStore, t0: int = 0, t1: int | None = None, step_regex: str | None = None) -> dict[str, Any]:
+    """Headline numbers of one range, flat, for comparing two traces (None where not present)."""
+    t1 = int(store.span_ns) if t1 is None else int(t1)
+    st = analyse_steps(store, t0, t1, step_regex)
+    g = analyse_gpu(store, t0, t1)
+    mem = analyse_memory(store, t0, t1)
+    ops = analyse_ops(store, t0, t1, top=1)
+    rest, main = st.rest, mem.main
+    return {
+        "span_ns": t1 - t0,
+        "step_pattern": st.pattern if st.present else None,
+        "step_count": st.count,
+        "ttft_ns": st.first_ns,
+        "step_mean_ns": rest.mean if rest else None,
+        "step_median_ns": rest.median if rest else None,
+        "step_p90_ns": rest.p90 if rest else None,
+        "steps_per_s": st.steps_per_s,
+        "step_trend": st.trend.trend if st.trend else None,
+        "gpu_busy_pct": g.busy_pct if g.present else None,
+        "memcpy_pct": g.memcpy_pct if g.present else None,
+        "kernel_ns": g.kernel_ns if g.present else None,
+        "launch_delay_mean_ns": g.launch.mean if g.launch else None,
+        "sync_count": ops.sync.count,
+        "sync_ns": ops.sync.total_ns,
+        "peak_allocated_bytes": main.peak_allocated if main else None,
+        "memory_device": main.device if main else None,
+    }
+
+
+def _i(v) -> int | None:
+    return None if v is None else int(v)
+
+
+def steps_dict(st: StepReport) -> dict[str, Any]:
+    rest, tr = st.rest, st.trend
+    return {
+        "present": st.present, "pattern": st.pattern, "source": st.source, "count": st.count,
+        "in_trace": st.in_trace, "track": st.track,
+        "starts_ns": st.starts.tolist(), "durations_ns": st.durations.tolist(),
+        "first_ns": st.first_ns, "ttft_ns": st.first_ns,
+        "mean_ns": rest.mean if rest else None, "median_ns": rest.median if rest else None,
+        "p90_ns": rest.p90 if rest else None, "max_ns": rest.max if rest else None,
+        "steps_per_s": st.steps_per_s,
+        "trend": tr.trend if tr else "n/a", "slope_ns_per_step": tr.slope_ns_per_step if tr else 0.0,
+        "slope_r": tr.r if tr else 0.0, "rise_pct": tr.rise_pct if tr else 0.0,
+        "spikes": tr.spikes if tr else [], "spike_threshold_ns": tr.spike_threshold_ns if tr else 0.0,
+        "slow_first": bool(tr.slow_first) if tr else False, "first_ratio": tr.first_ratio if tr else 0.0,
+        "gap_total_ns": tr.gap_total_ns if tr else 0, "gap_max_ns": tr.gap_max_ns if tr else 0,
+        "gap_pct": tr.gap_pct if tr else 0.0,
+        "unattributed_ns": st.unattributed_ns,
+    }
+
+
+def gpu_dict(g: GpuReport) -> dict[str, Any]:
+    def busy(b):
+        return {"label": b.label, "busy_ns": b.busy_ns, "busy_pct": b.busy_pct, "kernel_ns": b.kernel_ns}
+
+    return {
+        "present": g.present, "busy_ns": g.busy_ns, "busy_pct": g.busy_pct if g.present else None,
+        "any_busy_pct": g.any_busy_pct if g.present else None,
+        "kernel_busy_pct": g.kernel_busy_pct if g.present else None, "devices": [busy(b) for b in g.devices], "streams": [busy(b) for b in g.streams],
+        "kernel_ns": g.kernel_ns, "memcpy_ns": g.memcpy_ns, "memset_ns": g.memset_ns,
+        "memcpy_pct": g.memcpy_pct if g.present else None, "memset_pct": g.memset_pct if g.present else None,
+        "memcpy_by_direction_ns": dict(g.memcpy_by_direction),
+        "launch_delay": g.launch.to_dict() if g.launch else None,
+        "launch_delay_after_return": g.launch_after_return.to_dict() if g.launch_after_return else None,
+        "launches_paired": g.launches_paired, "gpu_ops": g.gpu_ops_in_range,
+        "worst_launch_kernel": g.worst_launch_kernel,
+        "idle_ns": {"waiting_on_cpu": g.idle_cpu_wait_ns, "between_kernels": g.idle_between_ns,
+                    "unknown": g.idle_unknown_ns, "before_first_or_after_last": g.idle_edges_ns},
+        "precision": [{"class": p.name, "total_ns": p.total_ns, "count": p.count, "pct": p.pct} for p in g.precision],
+        "top_kernels": [{"name": k.name, "total_ns": k.total_ns, "count": k.count, "pct": k.pct} for k in g.top_kernels],
+    }
+
+
+def memory_dict(m: MemoryReport) -> dict[str, Any]:
+    main = m.main
+    return {
+        "present": m.present,
+        "device": main.device if main else None,
+        "peak_allocated": main.peak_allocated if main else None,
+        "peak_reserved": main.peak_reserved if main else None,
+        "devices": [
+            {"device": d.device, "events": d.events, "allocs": d.allocs, "frees": d.frees,
+             "alloc_bytes": d.alloc_bytes, "free_bytes": d.free_bytes, "peak_allocated": d.peak_allocated,
+             "peak_reserved": d.peak_reserved, "start_allocated": d.start_allocated, "end_allocated": d.end_allocated,
+             "absolute": d.absolute, "repeated_size_share": d.repeated_size_share, "verdict": d.verdict}
+            for d in m.devices
+        ],
+    }
+
+
+def insights_dict(ins: Insights) -> dict[str, Any]:
+    def op(r):
+        h = hint_for(r.name)
+        return {"name": r.name, "self_ns": r.self_ns, "total_ns": r.total_ns, "count": r.count, "pct": r.pct,
+                "total_pct": r.total_pct, "hint": h[1] if h else None}
+
+    c, p, sy = ins.caches, ins.python, ins.ops.sync
+    return {
+        "range": {"t0_ns": ins.t0, "t1_ns": ins.t1, "span_ns": ins.t1 - ins.t0},
+        "steps": steps_dict(ins.steps),
+        "phases": [{"name": ph.name, "total_ns": ph.total_ns, "pct": ph.pct, "count": ph.count,
+                    "first_ns": ph.first_ns, "rest_mean_ns": ph.rest_mean_ns} for ph in ins.steps.phases],
+        "ops": [op(r) for r in ins.ops.by_self],
+        "ops_by_total": [op(r) for r in ins.ops.by_total],
+        "cpu_self_ns": ins.ops.cpu_self_ns,
+        "sync": {"count": sy.count, "total_ns": sy.total_ns,
+                 "by_name": [{"name": n, "count": k, "total_ns": t} for n, k, t in sy.by_name],
+                 "callers": [{"name": n, "count": k} for n, k in sy.callers]},
+        "gpu": gpu_dict(ins.gpu),
+        "memory": memory_dict(ins.memory),
+        "caches": {"present": c.present, "events": c.events, "slice_time_ns": c.slice_time_ns, "hits": c.hits,
+                   "misses": c.misses, "evictions": c.evictions, "hit_rate_pct": c.hit_rate,
+                   "by_name": [{"name": n, "count": k} for n, k in c.by_name[:10]]},
+        "python": {"present": p.present, "frames": p.frames, "max_depth": p.max_depth, "mean_depth": p.mean_depth,
+                   "python_self_ns": p.python_self_ns, "op_self_ns": p.op_self_ns, "python_pct": p.python_pct,
+                   "hottest": [{"name": n, "self_ns": t, "count": k} for n, t, k in p.hottest]},
+        "findings": [f.to_dict() for f in ins.findings],
+    }
+
+
+def step_bars(durations: np.ndarray, width: int) -> list[str]:
+    """One bar of block glyphs per step, scaled to the longest (for text and the app)."""
+    top = float(durations.max()) if len(durations) else 0.0
+    out = []
+    for d in durations.tolist():
+        eighths = int(round(width * 8 * d / top)) if top > 0 else 0
+        out.append("█" * (eighths // 8) + ("", "▏", "▎", "▍", "▌", "▋", "▊", "▉")[eighths % 8])
+    return out
+
+
+SPARK = "▁▂▃▄▅▆▇█"
+
+
+def sparkline(values: np.ndarray) -> str:
+    v = np.asarray(values, dtype=np.float64)
+    if not len(v):
+        return ""
+    lo, hi = float(v.min()), float(v.max())
+    if hi <= lo:
+        return SPARK[0] * len(v)
+    idx = np.clip(((v - lo) / (hi - lo) * (len(SPARK) - 1)).round().astype(int), 0, len(SPARK) - 1)
+    return "".join(SPARK[i] for i in idx.tolist())

@@ -1,0 +1,135 @@
+"""Memory from the profiler's ``[memory]`` instants (``Bytes``, ``Total Allocated``, ``Total Reserved``).
+
+PyTorch writes one instant per allocation (Bytes > 0) and free (Bytes < 0), tagged with a device
+(``Device Type`` 0 = CPU, 1 = CUDA; ``Device Id``). Newer traces also carry the allocator's running
+totals; older ones (2021 Kineto) only ``Bytes``, so there the level is the running sum of Bytes
+from the start of the profile (a level relative to whatever was allocated before profiling).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from vtui.store.store import TraceStore
+
+MEMORY_EVENT = "[memory]"
+_DEVICE_TYPES = {0: "cpu", 1: "cuda", 2: "mkldnn", 3: "opengl", 4: "opencl", 5: "ideep", 6: "hip", 9: "xla",
+                 13: "mps", 20: "xpu", 26: "privateuse1"}
+CHURN_MIN_ALLOCS = 100
+CHURN_FREED_SHARE = 0.9  # frees return >= 90% of the bytes allocated in the range...
+CHURN_REPEAT_SHARE = 0.5  # ...and >= half the allocations share a size seen >= 10 times
+GROWTH_SHARE = 0.5  # net growth >= half of the rise from the range's start to its peak
+
+
+@dataclass
+class DeviceMemory:
+    device: str  # "cuda:0", "cpu"
+    events: int
+    allocs: int
+    frees: int
+    alloc_bytes: int
+    free_bytes: int
+    peak_allocated: int  # bytes; absolute when the trace has totals, else relative to the profile start
+    peak_reserved: int | None
+    start_allocated: int
+    end_allocated: int
+    absolute: bool  # levels come from Total Allocated (not a running sum of Bytes)
+    repeated_size_share: float  # share of allocations whose size occurs >= 10 times
+    verdict: str  # "churn", "growing", "steady"
+    times_ns: np.ndarray = field(repr=False, default_factory=lambda: np.zeros(0, dtype=np.int64))
+    allocated: np.ndarray = field(repr=False, default_factory=lambda: np.zeros(0, dtype=np.int64))
+
+
+@dataclass
+class MemoryReport:
+    present: bool
+    devices: list[DeviceMemory] = field(default_factory=list)
+
+    @property
+    def main(self) -> DeviceMemory | None:
+        """The accelerator with the most events, else the CPU."""
+        if not self.devices:
+            return None
+        return max(self.devices, key=lambda d: (d.device != "cpu", d.events))
+
+
+def _num(value) -> int | None:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _device_name(args: dict) -> str:
+    dtype, did = _num(args.get("Device Type")), _num(args.get("Device Id"))
+    name = _DEVICE_TYPES.get(dtype, f"device{dtype}") if dtype is not None else "?"
+    return name if did is None or did < 0 else f"{name}:{did}"
+
+
+def analyse_memory(store: TraceStore, t0: int = 0, t1: int | None = None) -> MemoryReport:
+    t1 = int(store.span_ns) if t1 is None else t1
+    ids = [i for i, s in enumerate(store.strings) if s == MEMORY_EVENT]
+    inst = store.instants
+    rows = np.flatnonzero(np.isin(inst.name_id, ids)) if ids else np.zeros(0, dtype=np.int64)
+    if not len(rows):
+        return MemoryReport(False)
+    rows = rows[np.argsort(inst.ts_ns[rows], kind="stable")]
+    per: dict[str, list[tuple[int, int, int | None, int | None]]] = {}
+    for r in rows.tolist():
+        a = store.instant_args(r)
+        b = _num(a.get("Bytes"))
+        if b is None:
+            continue
+        per.setdefault(_device_name(a), []).append(
+            (int(inst.ts_ns[r]), b, _num(a.get("Total Allocated")), _num(a.get("Total Reserved"))))
+    out = MemoryReport(False)
+    for dev, evs in sorted(per.items()):
+        ts = np.array([e[0] for e in evs], dtype=np.int64)
+        nbytes = np.array([e[1] for e in evs], dtype=np.int64)
+        absolute = all(e[2] is not None for e in evs)
+        level = np.array([e[2] for e in evs], dtype=np.int64) if absolute else np.cumsum(nbytes)
+        reserved = [e[3] for e in evs if e[3] is not None]
+        res = np.array(reserved, dtype=np.int64) if len(reserved) == len(evs) else None
+        inside = (ts >= t0) & (ts <= t1)
+        if not inside.any():
+            continue
+        b, lv = nbytes[inside], level[inside]
+        # The level just before the range opens (what was allocated when it started).
+        before = np.flatnonzero(ts < t0)
+        start = int(level[before[-1]]) if len(before) else int(lv[0] - b[0])
+        allocs, frees = b[b > 0], b[b < 0]
+        sizes, counts = np.unique(allocs, return_counts=True)
+        repeated = float(counts[counts >= 10].sum() / len(allocs)) if len(allocs) else 0.0
+        peak = int(lv.max())
+        verdict = "steady"
+        if len(allocs) >= CHURN_MIN_ALLOCS and -frees.sum() >= CHURN_FREED_SHARE * allocs.sum() \
+                and repeated >= CHURN_REPEAT_SHARE:
+            verdict = "churn"
+        if int(lv[-1]) - start > 0 and int(lv[-1]) - start >= GROWTH_SHARE * (peak - start):
+            verdict = "growing"
+        out.devices.append(DeviceMemory(
+            dev, int(inside.sum()), len(allocs), len(frees), int(allocs.sum()), int(-frees.sum()), peak,
+            int(res[inside].max()) if res is not None else None, start, int(lv[-1]), absolute, repeated, verdict,
+            ts[inside], lv))
+    out.present = bool(out.devices)
+    return out
+
+
+def sparkline_series(dev: DeviceMemory, t0: int, t1: int, buckets: int) -> np.ndarray:
+    """Max allocated level per time bucket (carried forward through empty buckets)."""
+    if not len(dev.times_ns) or t1 <= t0 or buckets < 1:
+        return np.zeros(max(buckets, 0), dtype=np.int64)
+    idx = np.clip(((dev.times_ns - t0) * buckets) // max(t1 - t0, 1), 0, buckets - 1)
+    out = np.full(buckets, np.iinfo(np.int64).min, dtype=np.int64)
+    np.maximum.at(out, idx, dev.allocated)
+    seen = np.zeros(buckets, dtype=bool)
+    seen[idx] = True
+    last = dev.start_allocated
+    for i in range(buckets):  # levels are relative and may be negative: track emptiness apart
+        if seen[i]:
+            last = int(out[i])
+        else:
+            out[i] = last
+    return out

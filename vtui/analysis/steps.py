@@ -1,0 +1,203 @@
+"""Find the repeating unit of work (the step) and split each step into its direct child phases.
+
+Detection order: a user regex if given; else well-known step names (PyTorch's ProfilerStep#N,
+vLLM's execute_context_…_generation_…, engine_step / llm_engine_step); else a generic guess: a
+name that repeats at the top level of a CPU thread and covers much of that thread's time.
+Steps are taken on one CPU track (the one with the most matches), outermost matches only, so
+annotations mirrored onto GPU streams or nested re-entries are not counted twice.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from vtui.analysis.basics import GPU_ACTIVITY_CATS, PROFILER_CATS, PYTHON_CATS, Stats, cat_mask, pct, string_mask
+from vtui.analysis.trends import Trend, analyse_trend
+from vtui.store.store import TraceStore
+from vtui.store.tracks import GPU
+
+KNOWN_STEP_PATTERNS: list[tuple[str, str]] = [
+    ("ProfilerStep#N", r"^ProfilerStep#\d+$"),
+    ("vLLM execute_context_*_generation_*", r"^execute_context_\d+.*_generation_\d+"),
+    ("engine_step", r"(?i)^(llm_?)?engine[._]?step\b|^LLMEngine\.step\b"),
+]
+GENERIC_MIN_COUNT = 3
+GENERIC_MIN_COVER = 0.3  # the repeated name covers >= 30% of its track's top-level time
+
+
+@dataclass
+class Phase:
+    name: str
+    total_ns: int
+    count: int
+    pct: float  # of the total step time
+    first_ns: int  # time in the first step
+    rest_mean_ns: float  # mean per step over the other steps
+
+
+@dataclass
+class StepReport:
+    present: bool
+    pattern: str = ""  # what was matched: a known pattern's label, the user's regex, or "repeated: NAME"
+    source: str = ""  # "known", "user", "generic"
+    track: int = -1
+    rows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    starts: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    ends: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    phases: list[Phase] = field(default_factory=list)
+    unattributed_ns: int = 0  # step time not in any direct child
+    trend: Trend | None = None
+    in_trace: int = 0  # steps in the whole trace (the range may hold fewer)
+
+    @property
+    def count(self) -> int:
+        return len(self.rows)
+
+    @property
+    def durations(self) -> np.ndarray:
+        return self.ends - self.starts
+
+    @property
+    def first_ns(self) -> int | None:
+        return int(self.durations[0]) if self.count else None
+
+    @property
+    def rest(self) -> Stats | None:
+        """Steps after the first: per-token latency in a decode loop."""
+        return Stats.of(self.durations[1:])
+
+    @property
+    def all(self) -> Stats | None:
+        return Stats.of(self.durations)
+
+    @property
+    def steps_per_s(self) -> float | None:
+        """Decode rate from the mean of the steps after the first (one token per sequence per step)."""
+        rest = self.rest
+        return 1e9 / rest.mean if rest and rest.mean > 0 else None
+
+
+def _cpu_candidates(store: TraceStore) -> np.ndarray:
+    """Per slice: may be a step (on a CPU track, not GPU work, not a profiler self-span)."""
+    s = store.slices
+    gpu_track = np.array([t.kind == GPU for t in store.tracks], dtype=bool)
+    on_gpu = gpu_track[s.track] if len(s) else np.zeros(0, dtype=bool)
+    return ~on_gpu & ~cat_mask(store, GPU_ACTIVITY_CATS | PROFILER_CATS)
+
+
+def _outermost(store: TraceStore, mask: np.ndarray) -> np.ndarray:
+    """Rows of ``mask`` with no ancestor in ``mask``."""
+    parent = store.slices.parent
+    rows = np.flatnonzero(mask)
+    keep = np.ones(len(rows), dtype=bool)
+    anc = parent[rows].astype(np.int64)
+    while True:  # climb all candidates one level at a time (depth is small)
+        live = anc >= 0
+        if not live.any():
+            break
+        hit = np.zeros(len(rows), dtype=bool)
+        hit[live] = mask[anc[live]]
+        keep &= ~hit
+        anc = np.where(live, parent[np.maximum(anc, 0)], -1)
+    return rows[keep]
+
+
+def _best_track(store: TraceStore, rows: np.ndarray) -> np.ndarray:
+    """The matches on the one track with most of them (ties: most time)."""
+    if not len(rows):
+        return rows
+    tracks = store.slices.track[rows]
+    dur = store.slices.dur_ns[rows]
+    best = max(np.unique(tracks).tolist(), key=lambda t: (int((tracks == t).sum()), int(dur[tracks == t].sum())))
+    return rows[tracks == best]
+
+
+def _generic(store: TraceStore, allowed: np.ndarray) -> tuple[str, np.ndarray]:
+    """A name repeated at the top level of a thread that covers much of its top-level time."""
+    s = store.slices
+    top = allowed & (s.parent < 0) & ~cat_mask(store, PYTHON_CATS)
+    if not top.any():
+        return "", np.zeros(0, dtype=np.int64)
+    rows = np.flatnonzero(top)
+    keys = s.track[rows].astype(np.int64) * (len(store.strings) + 1) + s.name_id[rows]
+    uniq, inverse, counts = np.unique(keys, return_inverse=True, return_counts=True)
+    totals = np.bincount(inverse, weights=s.dur_ns[rows], minlength=len(uniq))
+    track_top = np.bincount(s.track[rows], weights=s.dur_ns[rows], minlength=len(store.tracks))
+    best, best_total = -1, 0.0
+    for k in np.flatnonzero(counts >= GENERIC_MIN_COUNT).tolist():
+        track = int(uniq[k] // (len(store.strings) + 1))
+        if totals[k] >= GENERIC_MIN_COVER * track_top[track] and totals[k] > best_total:
+            best, best_total = k, float(totals[k])
+    if best < 0:
+        return "", np.zeros(0, dtype=np.int64)
+    chosen = rows[inverse == best]
+    return store.name(int(chosen[0])), chosen
+
+
+def find_step_rows(store: TraceStore, regex: str | None = None) -> tuple[str, str, np.ndarray]:
+    """(pattern label, source, rows in start order) over the whole trace; empty rows if none.
+
+    Among the known patterns the one with the most steps wins (a single ProfilerStep around a
+    whole generate loses to the engine steps inside it); ties go to the earlier pattern.
+    """
+    empty = np.zeros(0, dtype=np.int64)
+    if not len(store.slices):
+        return (regex or "", "user" if regex else "", empty)
+    allowed = _cpu_candidates(store)
+    candidates = [(regex, "user", regex)] if regex else [(label, "known", pat) for label, pat in KNOWN_STEP_PATTERNS]
+    best: tuple[str, str, np.ndarray] | None = None
+    for label, source, pat in candidates:
+        compiled = re.compile(pat)
+        mask = string_mask(store, compiled.search)[store.slices.name_id] & allowed
+        if mask.any():
+            rows = _best_track(store, _outermost(store, mask))
+            if best is None or len(rows) > len(best[2]):
+                best = (label, source, rows[np.argsort(store.slices.start_ns[rows], kind="stable")])
+    if best is not None:
+        return best
+    if regex:
+        return regex, "user", empty
+    name, rows = _generic(store, allowed)
+    if len(rows):
+        return f"repeated: {name}", "generic", rows[np.argsort(store.slices.start_ns[rows], kind="stable")]
+    return "", "", empty
+
+
+def phases_of(store: TraceStore, rows: np.ndarray) -> tuple[list[Phase], int]:
+    """Direct children of the steps, by name, with their share of the total step time."""
+    s = store.slices
+    if not len(rows):
+        return [], 0
+    step_index = np.full(len(s), -1, dtype=np.int64)
+    step_index[rows] = np.arange(len(rows))
+    kids = np.flatnonzero((s.parent >= 0) & (step_index[np.maximum(s.parent, 0)] >= 0))
+    total_steps = int(s.dur_ns[rows].sum())
+    k_step = step_index[s.parent[kids]]
+    k_dur = s.dur_ns[kids]
+    phases = []
+    for nid in np.unique(s.name_id[kids]).tolist():
+        sel = s.name_id[kids] == nid
+        total = int(k_dur[sel].sum())
+        first = int(k_dur[sel & (k_step == 0)].sum())
+        rest_mean = (total - first) / (len(rows) - 1) if len(rows) > 1 else 0.0
+        phases.append(Phase(store.strings[nid], total, int(sel.sum()), pct(total, total_steps), first, rest_mean))
+    phases.sort(key=lambda p: -p.total_ns)
+    return phases, total_steps - int(k_dur.sum())
+
+
+def analyse_steps(store: TraceStore, t0: int = 0, t1: int | None = None, regex: str | None = None) -> StepReport:
+    """Steps that start inside [t0, t1), their phases and trends; ``present=False`` when none."""
+    t1 = int(store.span_ns) if t1 is None else t1
+    label, source, rows = find_step_rows(store, regex)
+    s = store.slices
+    in_trace = len(rows)
+    rows = rows[(s.start_ns[rows] >= t0) & (s.start_ns[rows] < t1)]
+    if not len(rows):
+        return StepReport(False, pattern=label, source=source, in_trace=in_trace)
+    starts, ends = s.start_ns[rows].astype(np.int64), s.end_ns[rows].astype(np.int64)
+    phases, unattributed = phases_of(store, rows)
+    return StepReport(True, label, source, int(s.track[rows[0]]), rows, starts, ends, phases, unattributed,
+                      analyse_trend(starts, ends), in_trace)

@@ -1,0 +1,157 @@
+"""`vtui insights` as text for a terminal (also reused by the app's Insights screen)."""
+
+from __future__ import annotations
+
+from vtui.analysis.findings import format_bytes
+from vtui.analysis.insights import Insights, sparkline, step_bars
+from vtui.analysis.memory import sparkline_series
+from vtui.analysis.ops import hint_for
+from vtui.fmt import format_duration as fd
+
+MAX_BAR_ROWS = 40  # more steps than this: a sparkline row instead of one bar per step
+NAME_WIDTH = 44
+
+
+def _short(name: str, width: int = NAME_WIDTH) -> str:
+    return name if len(name) <= width else name[: width - 1] + "…"
+
+
+def steps_lines(ins: Insights, bar_width: int = 40) -> list[str]:
+    st = ins.steps
+    if not st.present and st.in_trace:
+        return [f"Steps: no {st.pattern} step starts in this range ({st.in_trace} in the trace)"]
+    if not st.present:
+        what = f" matching /{st.pattern}/" if st.source == "user" else ""
+        return [f"Steps: no repeating step found{what} (try --step REGEX)"]
+    rest, tr = st.rest, st.trend
+    src = {"known": "known pattern", "user": "your regex", "generic": "guessed: most time among repeated top-level names"}
+    lines = [f"Steps: {st.pattern} ({src.get(st.source, st.source)}) · {st.count} steps",
+             f"  first step (prefill / time to first token)  {fd(st.first_ns)}"]
+    if rest:
+        rate = f" · ≈{st.steps_per_s:,.1f} steps/s (tokens/s per sequence)" if st.steps_per_s else ""
+        lines.append(f"  other steps: mean {fd(rest.mean)} · median {fd(rest.median)} · p90 {fd(rest.p90)} · "
+                     f"max {fd(rest.max)}{rate}")
+    if tr:
+        spikes = ", ".join(f"#{i}" for i in tr.spikes[:8]) or "none"
+        lines.append(f"  trend: {tr.trend} (slope {fd(tr.slope_ns_per_step)}/step, {tr.rise_pct:+.0f}% over the run, "
+                     f"r={tr.r:.2f}) · spikes: {spikes} · gaps {fd(tr.gap_total_ns)} ({tr.gap_pct:.1f}%) · "
+                     f"slow first: {'yes' if tr.slow_first else 'no'} ({tr.first_ratio:.1f}× median)")
+    if st.phases:
+        total = int(st.durations.sum())
+        lines.append(f"  phases (direct children; {fd(total)} of step time, {fd(st.unattributed_ns)} outside them):")
+        for ph in st.phases[:12]:
+            lines.append(f"    {_short(ph.name, 32):<32} {fd(ph.total_ns):>12} {ph.pct:5.1f}%   first {fd(ph.first_ns)}"
+                         f" · then {fd(ph.rest_mean_ns)}/step")
+        if len(st.phases) > 12:
+            lines.append(f"    … {len(st.phases) - 12} more")
+    durs = st.durations
+    if len(durs) <= MAX_BAR_ROWS:
+        lines.append("  step times:")
+        for i, (d, bar) in enumerate(zip(durs.tolist(), step_bars(durs, bar_width))):
+            lines.append(f"    #{i:<3} {fd(d):>11} {bar}")
+    else:
+        lines.append(f"  step times ({len(durs)} steps, min {fd(durs.min())} … max {fd(durs.max())}):")
+        for k in range(0, len(durs), 100):
+            lines.append("    " + sparkline(durs[k:k + 100]))
+    return lines
+
+
+def ops_lines(ins: Insights, top: int = 10) -> list[str]:
+    ops = ins.ops
+    if not ops.by_self:
+        return ["Operators: none in this range"]
+    lines = [f"Operators (CPU) by self time — % of the range ({fd(ops.range_ns)}):"]
+    for r in ops.by_self[:top]:
+        h = hint_for(r.name)
+        lines.append(f"  {_short(r.name):<{NAME_WIDTH}} {fd(r.self_ns):>12} {r.pct:5.1f}%  total {fd(r.total_ns):>11}"
+                     f"  ×{r.count:<6,}{'  ← ' + h[0] if h else ''}")
+    lines.append("Operators (CPU) by total time:")
+    for r in ops.by_total[: max(top // 2, 5)]:
+        lines.append(f"  {_short(r.name):<{NAME_WIDTH}} {fd(r.total_ns):>12} {r.total_pct:5.1f}%  ×{r.count:,}")
+    sy = ops.sync
+    if sy.count:
+        lines.append(f"Sync points: {sy.count} · {fd(sy.total_ns)} — " +
+                     ", ".join(f"{n} ×{c} {fd(t)}" for n, c, t in sy.by_name) +
+                     " · from " + ", ".join(f"{n} ×{c}" for n, c in sy.callers[:3]))
+    else:
+        lines.append("Sync points: none")
+    return lines
+
+
+def gpu_lines(ins: Insights) -> list[str]:
+    g = ins.gpu
+    if not g.present:
+        return ["GPU: no GPU activity in this trace"]
+    if not g.gpu_ops_in_range:
+        return ["GPU: no GPU activity in this range"]
+    many = f" (mean of {len(g.devices)} devices; any busy {g.any_busy_pct:.1f}%)" if len(g.devices) > 1 else f" ({fd(g.busy_ns)})"
+    lines = [f"GPU: busy {g.busy_pct:.1f}% of the range{many} · kernels {fd(g.kernel_ns)} · "
+             f"memcpy {fd(g.memcpy_ns)} ({g.memcpy_pct:.1f}%) · memset {fd(g.memset_ns)} ({g.memset_pct:.1f}%)"]
+    for b in g.devices:
+        lines.append(f"  {b.label}: busy {b.busy_pct:.1f}%")
+    for b in g.streams:
+        lines.append(f"    {b.label}: busy {b.busy_pct:.1f}% ({fd(b.busy_ns)})")
+    if g.memcpy_by_direction:
+        lines.append("  memcpy by direction: " + ", ".join(f"{k} {fd(v)}" for k, v in g.memcpy_by_direction.items()))
+    if g.launch:
+        lines.append(f"  launch → GPU start: mean {fd(g.launch.mean)} · p90 {fd(g.launch.p90)} · worst {fd(g.launch.max)}"
+                     f" ({g.launches_paired:,} of {g.gpu_ops_in_range:,} GPU ops paired); after the call returns: "
+                     f"mean {fd(g.launch_after_return.mean)}")
+    else:
+        lines.append("  launch delay: no CPU launch found for the GPU work (no flows or correlation ids)")
+    lines.append(f"  idle: waiting on CPU {fd(g.idle_cpu_wait_ns)} · between kernels {fd(g.idle_between_ns)} · "
+                 f"unknown cause {fd(g.idle_unknown_ns)} · before/after the work {fd(g.idle_edges_ns)}")
+    lines.append("  precision (share of kernel time): " + ", ".join(f"{p.name} {p.pct:.1f}%" for p in g.precision))
+    lines.append("  top kernels:")
+    for k in g.top_kernels[:8]:
+        lines.append(f"    {_short(k.name, 60):<60} {fd(k.total_ns):>11} {k.pct:5.1f}% ×{k.count:,}")
+    return lines
+
+
+def memory_lines(ins: Insights, width: int = 60) -> list[str]:
+    m = ins.memory
+    if not m.present:
+        return ["Memory: no [memory] events in this trace"]
+    lines = ["Memory ([memory] events):"]
+    for d in m.devices:
+        rel = "" if d.absolute else " (relative to the profile start)"
+        res = f" · peak reserved {format_bytes(d.peak_reserved)}" if d.peak_reserved else ""
+        lines.append(f"  {d.device}: {d.allocs:,} allocs / {d.frees:,} frees · peak allocated {format_bytes(d.peak_allocated)}"
+                     f"{rel}{res} · {d.verdict}")
+        lines.append(f"    allocated {sparkline(sparkline_series(d, ins.t0, ins.t1, width))}")
+    return lines
+
+
+def misc_lines(ins: Insights) -> list[str]:
+    c, p = ins.caches, ins.python
+    lines = []
+    if c.present:
+        rate = f" · hit rate {c.hit_rate:.0f}% ({c.hits} hits / {c.misses} misses)" if c.hit_rate is not None \
+            else " · no hit/miss information"
+        lines.append(f"Caches: {c.events} cache events{rate} · evictions {c.evictions} · " +
+                     ", ".join(f"{_short(n, 40)} ×{k}" for n, k in c.by_name[:3]))
+    else:
+        lines.append("Caches: no cache events")
+    if p.present:
+        lines.append(f"Python: {p.frames:,} frames · stack depth max {p.max_depth}, mean {p.mean_depth:.1f} · "
+                     f"{p.python_pct:.1f}% of CPU self time in Python frames")
+        for name, t, k in p.hottest[:5]:
+            lines.append(f"  {_short(name, 60):<60} {fd(t):>11} ×{k:,}")
+    else:
+        lines.append("Python: no python_function events (profile with with_stack=True)")
+    return lines
+
+
+def findings_lines(ins: Insights) -> list[str]:
+    lines = ["Findings:"]
+    for f in ins.findings:
+        lines.append(f"  [{f.severity}] {f.message}")
+        lines.append(f"      → {f.hint}")
+    return lines
+
+
+def insights_text(ins: Insights, title: str = "") -> str:
+    head = f"{title} · " if title else ""
+    parts = [[f"{head}range {fd(ins.t0)} – {fd(ins.t1)} ({fd(ins.t1 - ins.t0)})"], steps_lines(ins), ops_lines(ins),
+             gpu_lines(ins), memory_lines(ins), misc_lines(ins), findings_lines(ins)]
+    return "\n\n".join("\n".join(p) for p in parts)

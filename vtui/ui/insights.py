@@ -1,0 +1,179 @@
+"""The Insights screen (key `i`): findings, steps with a step-time plot, phases, operators, GPU,
+memory, caches and Python overhead for the current window (or the whole trace)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, OptionList, Static
+
+from vtui.analysis.insights import Insights, compute_insights, step_bars
+from vtui.fmt import format_duration as fd
+from vtui.insights_text import gpu_lines, memory_lines, misc_lines, ops_lines, steps_lines
+from vtui.store.store import TraceStore
+from vtui.ui.screens import PromptScreen
+
+_SEVERITY = {"high": "bold #ff6b6b", "warning": "#f0c674", "info": "#8fa1b3"}
+MAX_PLOT_ROWS = 200  # one bar per step up to here; longer runs are summarised
+
+
+def step_plot_rows(ins: Insights, width: int = 48) -> list[Text]:
+    """One bar per step: the first (prefill) in blue, spikes in red, the rest green."""
+    st = ins.steps
+    if not st.present:
+        return []
+    durs = st.durations[:MAX_PLOT_ROWS]
+    spikes = set(st.trend.spikes if st.trend else [])
+    rows = []
+    for i, (d, bar) in enumerate(zip(durs.tolist(), step_bars(durs, width))):
+        style = "#6fa8dc" if i == 0 else ("#ff6b6b" if i in spikes else "#98c379")
+        row = Text(f"#{i:<4}{fd(d):>11} ", style="#c0c4d0")
+        row.append(bar, style=style)
+        rows.append(row)
+    return rows
+
+
+def _section(title: str, lines: list[str]) -> Text:
+    text = Text(title + "\n", style="bold #e0e0e0")
+    text.append("\n".join(lines))
+    return text
+
+
+class InsightsScreen(Screen[None]):
+    DEFAULT_CSS = """
+    InsightsScreen { background: #1b1d23; }
+    #ins-title { height: 1; background: #2b3040; color: #e0e0e0; padding: 0 1; }
+    #ins-body { height: 1fr; padding: 0 1; }
+    #ins-body > Static { margin-bottom: 1; }
+    #ins-plot { height: auto; max-height: 20; margin-bottom: 1; background: #1b1d23; border: none; }
+    """
+    BINDINGS = [
+        Binding("escape,i,q", "close", "Back", id="insights.close", tooltip="Back to the timeline"),
+        Binding("r", "step_regex", "Step regex", id="insights.step", tooltip="Set the regex that finds steps"),
+        Binding("0", "whole", "Whole trace", id="insights.whole", tooltip="Insights over the whole trace"),
+    ]
+
+    def __init__(self, store: TraceStore, t0: int = 0, t1: int | None = None, title: str = "",
+                 step_regex: str | None = None, on_step: Callable[[int], None] | None = None) -> None:
+        """``on_step(slice_row)`` is called when a step is chosen in the plot (enter / click)."""
+        super().__init__()
+        self.on_step = on_step
+        self.store = store
+        self.t0 = max(int(t0), 0)
+        self.t1 = min(int(store.span_ns if t1 is None else t1), int(store.span_ns))
+        if self.t1 <= self.t0:
+            self.t0, self.t1 = 0, int(store.span_ns)
+        self.title_text = title
+        self.step_regex = step_regex
+        self.insights: Insights | None = None
+        self._generation = 0  # bumped per computation: a late result of an older one is dropped
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="ins-title")
+        with VerticalScroll(id="ins-body"):
+            yield Static("Computing insights…", id="ins-status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self._refresh_title()
+        self._compute()
+
+    def _refresh_title(self) -> None:
+        whole = self.t0 == 0 and self.t1 == int(self.store.span_ns)
+        scope = "whole trace" if whole else f"window {fd(self.t0)} – {fd(self.t1)}"
+        step = f" · steps /{self.step_regex}/" if self.step_regex else ""
+        self.query_one("#ins-title", Static).update(
+            Text(f"Insights · {self.title_text} · {scope} ({fd(self.t1 - self.t0)}){step}"))
+
+    @work(thread=True, exclusive=True, group="insights", description="compute insights", exit_on_error=False)
+    def _compute(self) -> None:
+        generation = self._generation
+        try:
+            ins = compute_insights(self.store, self.t0, self.t1, self.step_regex)
+        except Exception as exc:  # noqa: BLE001 — shown on the screen, never a traceback
+            self.app.call_from_thread(self._show_error, generation,
+                                      f"could not compute insights ({type(exc).__name__}: {exc})")
+            return
+        self.app.call_from_thread(self._show, generation, ins)
+
+    async def _show_error(self, generation: int, message: str) -> None:
+        if generation != self._generation:
+            return
+        body = self.query_one("#ins-body")
+        await body.remove_children()
+        await body.mount(Static(Text(message, style="#ff6b6b")))
+
+    async def _show(self, generation: int, ins: Insights) -> None:
+        if generation != self._generation:
+            return
+        self.insights = ins
+        body = self.query_one("#ins-body")
+        await body.remove_children()
+        findings = Text("Findings\n", style="bold #e0e0e0")
+        for f in ins.findings:
+            findings.append(f"[{f.severity}] ", style=_SEVERITY.get(f.severity, ""))
+            findings.append(f.message + "\n")
+            findings.append(f"    → {f.hint}\n", style="#8fa1b3")
+        widgets = [Static(findings, id="ins-findings"), Static(self._steps_text(ins), id="ins-steps")]
+        if ins.steps.present:
+            more = ins.steps.count - MAX_PLOT_ROWS
+            note = f" (first {MAX_PLOT_ROWS} of {ins.steps.count})" if more > 0 else ""
+            widgets.append(Static(Text(f"Step times{note} — enter jumps to a step in the timeline", style="#8fa1b3")))
+            widgets.append(OptionList(*step_plot_rows(ins), id="ins-plot"))
+        widgets += [Static(_section("Operators", ops_lines(ins)), id="ins-ops"),
+                    Static(_section("GPU", gpu_lines(ins)), id="ins-gpu"),
+                    Static(_section("Memory", memory_lines(ins)), id="ins-memory"),
+                    Static(_section("Caches and Python", misc_lines(ins)), id="ins-misc")]
+        await body.mount(*widgets)
+        if ins.steps.present:
+            self.query_one("#ins-plot", OptionList).focus(scroll_visible=False)  # findings stay on top
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        ins = self.insights
+        if ins is None or not ins.steps.present or self.on_step is None:
+            return
+        row = int(ins.steps.rows[event.option_index])
+        self.dismiss(None)
+        self.on_step(row)
+
+    def _steps_text(self, ins: Insights) -> Text:
+        lines = [ln for ln in steps_lines(ins) if not ln.startswith("    #") and "step times" not in ln]
+        return _section("Steps and phases", lines)
+
+    # ---- actions ---------------------------------------------------------------------------
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+    async def action_whole(self) -> None:
+        self.t0, self.t1 = 0, int(self.store.span_ns)
+        await self._restart()
+
+    def action_step_regex(self) -> None:
+        self.app.push_screen(PromptScreen("Regex for the step slices (empty: detect)", "engine_step|ProfilerStep",
+                                          self.step_regex or ""), self._step_done)
+
+    async def _step_done(self, text: str | None) -> None:
+        if text is None:
+            return
+        try:
+            re.compile(text)
+        except re.error as exc:
+            self.notify(f"invalid regex: {exc}", severity="error")
+            return
+        self.step_regex = text.strip() or None
+        await self._restart()
+
+    async def _restart(self) -> None:
+        self._generation += 1
+        self._refresh_title()
+        body = self.query_one("#ins-body")
+        await body.remove_children()
+        await body.mount(Static("Computing insights…", id="ins-status"))
+        self._compute()
