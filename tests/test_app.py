@@ -123,7 +123,7 @@ async def test_hide_and_pin_tracks_from_track_list(qwen_store):
         v = app.view
         tree = app.query_one("#tracks")
         assert app.focused is app.query_one("#timeline")
-        await pilot.press("tab")  # focus moves between panes
+        await pilot.press("shift+tab")  # focus moves between panes (tab goes on to the bottom tabs)
         assert app.focused is tree
         await pilot.press("down", "down")
         track = tree.cursor_node.data

@@ -32,3 +32,14 @@ def test_snapshot_gpu_trace_filtered_with_flow(snap_compare):
         await pilot.press("f", "right_square_bracket")
 
     assert snap_compare(VtuiApp(QWEN), terminal_size=(140, 36), run_before=before)
+
+
+def test_snapshot_range_aggregation_and_search(snap_compare):
+    async def before(pilot) -> None:
+        await _loaded(pilot)
+        v = pilot.app.view
+        v.set_range(v.store.span_ns // 4, v.store.span_ns // 2)
+        await pilot.press("slash", *"aten::addmm", "enter", "2")
+        await pilot.pause()
+
+    assert snap_compare(VtuiApp(QWEN), terminal_size=(160, 44), run_before=before)

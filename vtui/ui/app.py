@@ -10,16 +10,18 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, ProgressBar, Static
+from textual.widgets import Footer, ProgressBar, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
-from vtui.errors import TraceLoadError
+from vtui.errors import TraceLoadError, UsageError
 from vtui.fmt import format_duration, parse_time
 from vtui.store.store import TraceStore
 from vtui.ui.loading import load_in_background
 from vtui.ui.screens import HelpScreen, PromptScreen
 from vtui.ui.view import ViewState
+from vtui.ui.widgets.aggregation import AggregationPane
 from vtui.ui.widgets.details import DetailsPanel
+from vtui.ui.widgets.measurements import MeasurePane
 from vtui.ui.widgets.timeline import Timeline
 from vtui.ui.widgets.tracklist import TrackList
 
@@ -29,6 +31,22 @@ PAN_STEP = 0.2
 
 def _b(keys: str, action: str, description: str, id: str, show: bool = False, tooltip: str = "") -> Binding:
     return Binding(keys, action, description, show=show, id=id, tooltip=tooltip or description)
+
+
+class BottomPanes(Vertical):
+    """Details, Aggregation and Measure as tabs under the timeline."""
+
+    DEFAULT_CSS = "BottomPanes { height: 13; border-top: solid #3a3f4b; }"
+
+    def __init__(self, view: ViewState) -> None:
+        super().__init__()
+        self.view = view
+
+    def compose(self) -> ComposeResult:
+        with TabbedContent(id="bottom"):
+            yield TabPane("Details", DetailsPanel(id="details"), id="details")
+            yield TabPane("Aggregation", AggregationPane(self.view, id="aggregation-pane"), id="aggregation")
+            yield TabPane("Measure", MeasurePane(id="measure-pane"), id="measure")
 
 
 class VtuiApp(App[int]):
@@ -41,6 +59,8 @@ class VtuiApp(App[int]):
     #loading > Static { width: auto; margin-bottom: 1; }
     #error { color: #ff6b6b; padding: 1 2; height: auto; }
     #main { height: 1fr; }
+    #bottom { height: 1fr; }
+    #bottom DetailsPanel { height: 1fr; border-top: none; }
     """
     BINDINGS = [
         _b("w", "zoom_in", "Zoom in", "view.zoom_in", show=True),
@@ -58,6 +78,21 @@ class VtuiApp(App[int]):
         _b("comma", "track_prev", "Previous slice on track", "select.track_prev"),
         _b("right_square_bracket", "flow_out", "Follow outgoing flow", "select.flow_out"),
         _b("left_square_bracket", "flow_in", "Follow incoming flow", "select.flow_in"),
+        _b("r", "range_selection", "Range = selected slice", "range.selection", show=True),
+        _b("shift+left", "range_start", "Range start at selected slice", "range.start"),
+        _b("shift+right", "range_end", "Range end at selected slice", "range.end"),
+        _b("R", "range_window", "Range = visible window", "range.window"),
+        _b("escape", "clear", "Clear mark / highlight / range", "range.clear"),
+        _b("slash", "search", "Search names (args:RE for args)", "search.find", show=True),
+        _b("n", "match_next", "Next match", "search.next"),
+        _b("N", "match_prev", "Previous match", "search.prev"),
+        _b("m", "mark", "Measure: mark A, then B", "measure.mark", show=True),
+        _b("M", "clear_measurements", "Clear measurements", "measure.clear"),
+        _b("1", "tab('details')", "Details pane", "pane.details"),
+        _b("2", "tab('aggregation')", "Aggregation pane", "pane.aggregation", show=True),
+        _b("3", "tab('measure')", "Measure pane", "pane.measure"),
+        _b("e", "export_range", "Export range as trace JSON", "export.range", show=True),
+        _b("x", "export_table", "Export the aggregation table", "export.table"),
         _b("t,ctrl+f", "filter", "Filter tracks", "tracks.filter", show=True),
         _b("pageup", "rows_up", "Scroll rows up", "view.rows_up"),
         _b("pagedown", "rows_down", "Scroll rows down", "view.rows_down"),
@@ -72,6 +107,7 @@ class VtuiApp(App[int]):
         self.store = store
         self.view: ViewState | None = None
         self.load_error: str | None = None
+        self._agg_key: tuple | None = None  # inputs of the aggregation table now shown
 
     # ---- layout and loading ---------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -128,7 +164,7 @@ class VtuiApp(App[int]):
         self.view = ViewState(store)
         self.query_one("#loading").remove()
         main = Horizontal(TrackList(self.view, id="tracks"), Vertical(Timeline(self.view, id="timeline"),
-                          DetailsPanel(id="details")), id="main")
+                          BottomPanes(self.view)), id="main")
         self.mount(main, after=self.query_one("#title"))
         self.query_one("#title", Static).update(
             f"vtui · {self.path.name} · {store.event_count:,} events · {len(store.tracks)} tracks · "
@@ -149,13 +185,35 @@ class VtuiApp(App[int]):
         if rebuild_tracks:
             self.query_one(TrackList).rebuild()
         v = self.view
+        self._refresh_panes()
         warnings = len(v.store.warnings)
-        filt = f" · filter /{v.filter_text}/" if v.filter_text else ""
-        self.query_one("#status", Static).update(
-            f"window {format_duration(v.t0)} – {format_duration(v.t1)} ({format_duration(v.span)})"
-            f" · zoom ×{max(v.store.span_ns, 1) / max(v.span, 1):,.1f} · {len(v.rows)} rows{filt}"
-            + (f" · {warnings} load warnings (vtui info)" if warnings else "")
-        )
+        parts = [f"window {format_duration(v.t0)} – {format_duration(v.t1)} ({format_duration(v.span)})",
+                 f"zoom ×{max(v.store.span_ns, 1) / max(v.span, 1):,.1f}", f"{len(v.rows)} rows"]
+        if v.range:
+            parts.append(f"range {format_duration(v.range[0])} – {format_duration(v.range[1])}"
+                         f" ({format_duration(v.range[1] - v.range[0])})")
+        if v.found is not None:
+            at = f"{v.match + 1}/" if v.match >= 0 else ""
+            parts.append(f"/{v.found.pattern}/ {at}{v.found.count:,} matches, {format_duration(v.found.total_ns)}")
+        if v.mark_a >= 0:
+            parts.append("A marked (m for B)")
+        if v.filter_text:
+            parts.append(f"filter /{v.filter_text}/")
+        if warnings:
+            parts.append(f"{warnings} load warnings (vtui info)")
+        self.query_one("#status", Static).update(" · ".join(parts))
+
+    def _refresh_panes(self) -> None:
+        """The aggregation table follows the range and visible tracks (recomputed only when shown and changed)."""
+        v = self.view
+        tabs = self.query_one("#bottom", TabbedContent)
+        if tabs.active == "aggregation":
+            key = (v.range, tuple(v.visible_track_ids().tolist()))
+            if key != self._agg_key:
+                self._agg_key = key
+                self.query_one(AggregationPane).refresh_table()
+        elif tabs.active == "measure":
+            self.query_one(MeasurePane).show(v)
 
     def _act(self, fn, *args, rebuild_tracks: bool = False) -> None:
         if self.view is None:
@@ -241,6 +299,134 @@ class VtuiApp(App[int]):
         self.view.rebuild_rows()
         self._update(rebuild_tracks=True)
 
+    # ---- range, search, measure, export (issue 4) ------------------------------------------
+    def action_range_selection(self) -> None:
+        self._act(lambda: self.view.range_from_selection() or self.notify("Select a slice first", timeout=2))
+
+    def action_range_start(self) -> None:
+        self._act(lambda: self.view.range_edge_at_selection(end=False))
+
+    def action_range_end(self) -> None:
+        self._act(lambda: self.view.range_edge_at_selection(end=True))
+
+    def action_range_window(self) -> None:
+        self._act(lambda: self.view.range_from_window())
+
+    def action_clear(self) -> None:
+        self._act(lambda: self.view.clear())
+
+    def action_tab(self, pane: str) -> None:
+        if self.view is not None:
+            self.query_one("#bottom", TabbedContent).active = pane
+            self._update()
+
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        self._update()
+
+    def action_search(self) -> None:
+        if self.view is not None:
+            last = self.view.found.pattern if self.view.found else ""
+            self.push_screen(PromptScreen("Search slice names (regex); args:REGEX searches args; n/N step",
+                                          "aten::.*mm|args:256", last), self._search_done)
+
+    def _search_done(self, text: str | None) -> None:
+        if not text or self.view is None:
+            return
+        try:
+            found = self.view.run_search(text)
+        except UsageError as exc:
+            self.notify(str(exc), severity="error")
+            return
+        if found.count:
+            self.view.next_match(True)
+        else:
+            self.notify(f"No slice matches {text!r}", timeout=3)
+        self._update()
+
+    def action_match_next(self) -> None:
+        self._act(lambda: self.view.next_match(True) or self.notify("No search (press /)", timeout=2))
+
+    def action_match_prev(self) -> None:
+        self._act(lambda: self.view.next_match(False) or self.notify("No search (press /)", timeout=2))
+
+    def action_mark(self) -> None:
+        if self.view is None:
+            return
+        if self.view.selected < 0:
+            self.notify("Select an event to mark", timeout=2)
+            return
+        if self.view.mark() is not None:
+            self.query_one("#bottom", TabbedContent).active = "measure"
+        self._update()
+
+    def action_clear_measurements(self) -> None:
+        self._act(lambda: (self.view.measurements.clear(), setattr(self.view, "mark_a", -1)))
+
+    def on_aggregation_pane_row_chosen(self, message: AggregationPane.RowChosen) -> None:
+        rows = message.row.rows
+        self.view.set_highlight(rows)
+        if message.jump and len(rows):
+            longest = int(rows[-1])  # a group's rows are sorted by clipped duration
+            self.view.unhide_track_of(longest)
+            self.view.select(longest)
+            self.view.frame_selection()
+        self._update()
+
+    def on_timeline_range_dragged(self, message: Timeline.RangeDragged) -> None:
+        self._act(lambda: self.view.set_range(message.t0, message.t1))
+
+    def action_export_range(self) -> None:
+        if self.view is None:
+            return
+        t0, t1 = self.view.analysis_window()
+        default = f"{self.path.name.split('.')[0]}-{format_duration(t0).replace(' ', '')}-{format_duration(t1).replace(' ', '')}.json"
+        self.push_screen(PromptScreen(f"Export {format_duration(t0)} – {format_duration(t1)} on the visible tracks to "
+                                      "(a new .json; end with ! to overwrite)", default, default), self._export_done)
+
+    def _export_done(self, text: str | None) -> None:
+        if not text or self.view is None:
+            return
+        out, force = (text[:-1], True) if text.endswith("!") else (text, False)
+        t0, t1 = self.view.analysis_window()
+        self._export_worker(out.strip(), t0, t1, self.view.visible_track_ids(), force)
+
+    @work(thread=True, exclusive=True, group="export", description="export range", exit_on_error=False)
+    def _export_worker(self, out: str, t0: int, t1: int, tracks, force: bool) -> None:
+        from vtui.analysis.export import export_range  # noqa: PLC0415
+
+        try:
+            plan = export_range(self.view.store, out, t0, t1, tracks, overwrite=force)
+        except (UsageError, TraceLoadError, OSError) as exc:
+            self.call_from_thread(self.notify, f"Export failed: {exc}", severity="error")
+            return
+        self.call_from_thread(self.notify, f"Wrote {plan.events:,} events to {out}")
+
+    def action_export_table(self) -> None:
+        if self.view is None:
+            return
+        self.query_one("#bottom", TabbedContent).active = "aggregation"
+        self._update()
+        self.push_screen(PromptScreen("Export the aggregation table to (.csv, .json or .md; end with ! to overwrite)",
+                                      "slices.csv", "slices.csv"), self._export_table_done)
+
+    def _export_table_done(self, text: str | None) -> None:
+        if not text or self.view is None:
+            return
+        from vtui.atomic import atomic_write, check_output_path  # noqa: PLC0415
+
+        out, force = (text[:-1].strip(), True) if text.endswith("!") else (text.strip(), False)
+        fmt = {"csv": "csv", "json": "json", "md": "md"}.get(out.rsplit(".", 1)[-1].lower())
+        if fmt is None:
+            self.notify("Name the file .csv, .json or .md", severity="error")
+            return
+        try:
+            path = check_output_path(out, [s.path for s in self.view.store.sources], force)
+            atomic_write(path, (self.query_one(AggregationPane).table().render(fmt) + "\n").encode())
+        except (UsageError, OSError) as exc:
+            self.notify(f"Export failed: {exc}", severity="error")
+            return
+        self.notify(f"Wrote the table to {out}")
+
     def action_insights(self) -> None:
         if self.view is not None:
             from vtui.ui.insights import InsightsScreen  # noqa: PLC0415
@@ -248,7 +434,8 @@ class VtuiApp(App[int]):
             def jump(row: int) -> None:  # a step chosen on the Insights screen: select and frame it
                 self._act(lambda: (self.view.select(row), self.view.frame_selection()))
 
-            self.push_screen(InsightsScreen(self.view.store, self.view.t0, self.view.t1, self.path.name, on_step=jump))
+            t0, t1 = self.view.range or (self.view.t0, self.view.t1)
+            self.push_screen(InsightsScreen(self.view.store, t0, t1, self.path.name, on_step=jump))
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen(self.key_rows()))

@@ -26,6 +26,7 @@ PALETTE = [
 ]
 EMPTY = Style(bgcolor="#1b1d23")
 SELECTED = Style(bgcolor="#ffffff", color="#000000", bold=True)
+DIMMED = "#3a3d46"  # slices outside an active highlight (search matches, an aggregation row)
 
 
 @lru_cache(maxsize=4096)
@@ -58,9 +59,13 @@ def cell_slices(start: np.ndarray, end: np.ndarray, t0: float, dt: float, width:
 
 
 def lane_segments(
-    store: TraceStore, track: int, lane: int, t0: int, t1: int, width: int, selected: int = -1
+    store: TraceStore, track: int, lane: int, t0: int, t1: int, width: int, selected: int = -1,
+    highlight: np.ndarray | None = None,
 ) -> list[Segment]:
-    """Segments of one lane of slices over [t0, t1] in ``width`` cells."""
+    """Segments of one lane of slices over [t0, t1] in ``width`` cells.
+
+    ``highlight`` (a bool per slice) keeps the highlighted slices in colour and dims the rest.
+    """
     if width <= 0:
         return []
     lo, hi = store.index.lane_window(track, lane, t0, t1)
@@ -88,7 +93,8 @@ def lane_segments(
             continue
         row = lo + k
         name = strings[names[row]]
-        style = _style(colour_of(name), row == selected)
+        dim = highlight is not None and not highlight[row]
+        style = _style(DIMMED if dim else colour_of(name), row == selected)
         n = b - a
         text = _label(name, int(end[k] - start[k]), n)
         # Sub-cell right edge: a partly covered last cell gets an eighth block.

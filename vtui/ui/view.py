@@ -9,7 +9,10 @@ import re
 from dataclasses import dataclass, field
 
 import numpy as np
+from sortedcontainers import SortedKeyList
 
+from vtui.analysis.measure import Measurement, measure
+from vtui.analysis.search import SearchResult, search, step
 from vtui.store.store import TraceStore
 from vtui.store.tracks import COUNTER, Track
 
@@ -33,6 +36,13 @@ class ViewState:
     hidden: set[int] = field(default_factory=set)
     pinned: list[int] = field(default_factory=list)
     rows: list[Row] = field(default_factory=list)
+    range: tuple[int, int] | None = None  # selected time range (ns from the trace start)
+    highlight: np.ndarray | None = None  # bool per slice: search matches or an aggregation row's slices
+    highlight_version: int = 0  # bumped on every highlight change (the row cache's key)
+    found: SearchResult | None = None
+    match: int = -1  # index into found.rows of the current match
+    mark_a: int = -1  # slice row marked as A, waiting for B
+    measurements: SortedKeyList = field(default_factory=lambda: SortedKeyList(key=lambda m: (m.a, m.b)))
 
     def __post_init__(self) -> None:
         self.show_all()
@@ -230,3 +240,104 @@ class ViewState:
         if track in self.hidden:
             self.hidden.discard(track)
             self.rebuild_rows()
+
+    # ---- range ------------------------------------------------------------------------
+    def _selected_span(self) -> tuple[int, int] | None:
+        if self.selected < 0:
+            return None
+        s = self.store.slices
+        return int(s.start_ns[self.selected]), int(s.end_ns[self.selected])
+
+    def set_range(self, t0: float, t1: float) -> None:
+        a, b = sorted((int(round(t0)), int(round(t1))))
+        a, b = max(a, 0), min(b, int(self.store.span_ns))
+        self.range = (a, b) if b > a else None
+
+    def range_from_selection(self) -> bool:
+        span = self._selected_span()
+        if span is None or span[1] <= span[0]:
+            return False
+        self.set_range(*span)
+        return True
+
+    def range_edge_at_selection(self, end: bool) -> bool:
+        """shift+→ / shift+←: the range's end (start) at the selected slice's end (start)."""
+        span = self._selected_span()
+        if span is None:
+            return False
+        a, b = self.range or (0, int(self.store.span_ns))
+        if end:
+            self.set_range(min(a, span[1]), span[1])
+        else:
+            self.set_range(span[0], max(b, span[0]))
+        return True
+
+    def range_from_window(self) -> None:
+        self.set_range(self.t0, self.t1)
+
+    def analysis_window(self) -> tuple[int, int]:
+        """What tables and insights cover: the range, else the whole trace."""
+        return self.range or (0, int(self.store.span_ns))
+
+    def visible_track_ids(self) -> np.ndarray:
+        return np.array(sorted(t.id for t in self.visible_tracks()), dtype=np.int64)
+
+    # ---- highlight and search ------------------------------------------------------------
+    def set_highlight(self, rows: np.ndarray | None) -> None:
+        if rows is None:
+            self.highlight = None
+        else:
+            mask = np.zeros(len(self.store.slices), dtype=bool)
+            mask[rows] = True
+            self.highlight = mask
+        self.highlight_version += 1
+
+    def run_search(self, query: str) -> SearchResult:
+        """Search the visible tracks (names, or args with "args:"); highlights the matches. UsageError on a bad regex."""
+        self.found = search(self.store, query, tracks=self.visible_track_ids())
+        self.match = -1
+        self.set_highlight(self.found.rows)
+        return self.found
+
+    def next_match(self, forward: bool = True) -> bool:
+        if self.found is None or not self.found.count:
+            return False
+        s = self.store.slices
+        if self.selected >= 0 and 0 <= self.match < self.found.count and self.found.rows[self.match] == self.selected:
+            self.match = (self.match + (1 if forward else -1)) % self.found.count
+        else:
+            here = int(s.start_ns[self.selected]) if self.selected >= 0 else self.t0 - 1
+            self.match = step(self.found, self.store, here, forward) or 0
+        row = int(self.found.rows[self.match])
+        self.unhide_track_of(row)
+        self.select(row)
+        return True
+
+    def clear(self) -> bool:
+        """esc: drop the pending mark, else the highlight/search, else the range. False when nothing was set."""
+        if self.mark_a >= 0:
+            self.mark_a = -1
+        elif self.highlight is not None or self.found is not None:
+            self.found, self.match = None, -1
+            self.set_highlight(None)
+        elif self.range is not None:
+            self.range = None
+        else:
+            return False
+        return True
+
+    # ---- measure ---------------------------------------------------------------------------
+    def mark(self) -> Measurement | None:
+        """m: the first press marks A, the second marks B and keeps the measurement."""
+        if self.selected < 0:
+            return None
+        if self.mark_a < 0:
+            self.mark_a = self.selected
+            return None
+        s = self.store.slices
+        a, b = self.mark_a, self.selected
+        self.mark_a = -1
+        result = measure(self.store, (int(s.start_ns[a]), int(s.end_ns[a])), (int(s.start_ns[b]), int(s.end_ns[b])),
+                         self.visible_track_ids())
+        self.measurements.add(result)
+        return result

@@ -23,6 +23,8 @@ RULER_ROWS = 1
 LABEL_STYLE = Style(color="#c8c8c8", bgcolor="#262a33")
 LABEL_DIM = Style(color="#6c7080", bgcolor="#262a33")
 RULER_STYLE = Style(color="#a0a4b0", bgcolor="#16181d")
+RANGE_STYLE = Style(color="#101216", bgcolor="#7fb3d5")  # the selected range on the ruler
+MARK_STYLE = Style(color="#101216", bgcolor="#ffd166", bold=True)  # measure mark A
 
 
 class Timeline(Widget, can_focus=True):
@@ -38,6 +40,13 @@ class Timeline(Widget, can_focus=True):
             self.slice_row = slice_row
             super().__init__()
 
+    class RangeDragged(Message):
+        """A mouse drag across the plot: a time range."""
+
+        def __init__(self, t0: float, t1: float) -> None:
+            self.t0, self.t1 = t0, t1
+            super().__init__()
+
     class Wheel(Message):
         def __init__(self, zoom_in: bool, pan: bool, centre: float) -> None:
             self.zoom_in, self.pan, self.centre = zoom_in, pan, centre
@@ -49,6 +58,7 @@ class Timeline(Widget, can_focus=True):
         self.top = 0  # first data row shown
         self._cache: LRUCache[tuple, Strip] = LRUCache(1024)
         self._selected_lane: tuple[int, int] | None = None
+        self._drag_from: int | None = None  # x where a mouse drag started
 
     # ---- state -------------------------------------------------------------------------
     def refresh_view(self) -> None:
@@ -105,7 +115,7 @@ class Timeline(Widget, can_focus=True):
         # A row's pixels depend on the row, the window, the width, and the selection only when
         # the selection lies on it: moving the selection redraws two rows, not the screen.
         selected = v.selected if (row.track, row.lane) == self._selected_lane else -1
-        key = (row, v.t0, v.t1, width, selected)
+        key = (row, v.t0, v.t1, width, selected, v.highlight_version)
         cached = self._cache.get(key)
         if cached is not None:
             return cached
@@ -128,7 +138,7 @@ class Timeline(Widget, can_focus=True):
         w = self.plot_width
         track = v.store.tracks[row.track]
         if row.lane >= 0:
-            return lane_segments(v.store, row.track, row.lane, v.t0, v.t1, w, v.selected)
+            return lane_segments(v.store, row.track, row.lane, v.t0, v.t1, w, v.selected, v.highlight)
         if track.kind == COUNTER:
             return counter_segments(v.store, row.track, v.t0, v.t1, w)
         return instant_segments(v.store, row.track, v.t0, v.t1, w)
@@ -148,7 +158,21 @@ class Timeline(Widget, can_focus=True):
                     cells[x + i] = ch
             t += step
         head = f" {format_duration(v.span, 2)} shown".ljust(LABEL_WIDTH)[:LABEL_WIDTH]
-        return Strip([Segment(head, LABEL_STYLE), Segment("│", LABEL_DIM), Segment("".join(cells), RULER_STYLE)], width)
+        styles = [RULER_STYLE] * w
+        if v.range is not None:  # the range as a band on the ruler
+            a, b = (self._x_of(t) for t in v.range)
+            for x in range(max(a, 0), min(max(b, a + 1), w)):
+                styles[x] = RANGE_STYLE
+        if v.mark_a >= 0:
+            x = self._x_of(int(v.store.slices.start_ns[v.mark_a]))
+            if 0 <= x < w:
+                cells[x], styles[x] = "A", MARK_STYLE
+        plot = [Segment(ch, st) for ch, st in zip(cells, styles)]
+        return Strip([Segment(head, LABEL_STYLE), Segment("│", LABEL_DIM), *plot], width).simplify()
+
+    def _x_of(self, t: int) -> int:
+        v = self.view
+        return int((t - v.t0) / v.span * self.plot_width) if v.span else 0
 
     # ---- mouse -------------------------------------------------------------------------
     def on_click(self, event: events.Click) -> None:
@@ -163,6 +187,17 @@ class Timeline(Widget, can_focus=True):
         lo, hi = self.view.store.index.lane_window(row.track, row.lane, int(t - half_cell), int(t + half_cell))
         if hi > lo:
             self.post_message(self.Clicked(lo))
+
+    def on_mouse_down(self, event: events.MouseDown) -> None:
+        if event.x > LABEL_WIDTH:
+            self._drag_from = event.x
+            self.capture_mouse()
+
+    def on_mouse_up(self, event: events.MouseUp) -> None:
+        start, self._drag_from = self._drag_from, None
+        self.release_mouse()
+        if start is not None and abs(event.x - start) >= 2:  # a drag, not a click
+            self.post_message(self.RangeDragged(self.time_at_x(start), self.time_at_x(event.x)))
 
     def on_mouse_scroll_down(self, event: events.MouseScrollDown) -> None:
         event.stop()

@@ -1,0 +1,151 @@
+"""Issue 4 in the app: range, aggregation pane, search, measure and export driven by keys."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from tests.conftest import FIXTURES, raw_events
+from vtui.analysis.aggregate import aggregate
+from vtui.store.load import load_trace
+from vtui.ui.app import VtuiApp
+from vtui.ui.screens import PromptScreen
+from vtui.ui.widgets.aggregation import AggregationPane
+
+QWEN = FIXTURES / "tracelens__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"
+
+
+@pytest.fixture(scope="module")
+def qwen_store():
+    return load_trace(QWEN)
+
+
+async def _ready(pilot) -> None:
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def _type(pilot, text: str) -> None:
+    assert isinstance(pilot.app.screen, PromptScreen)
+    pilot.app.screen.query_one("#prompt-input").value = text
+    await pilot.press("enter")
+    await pilot.pause()
+
+
+async def test_range_keys_and_aggregation_follow_the_range(qwen_store):
+    app = VtuiApp(QWEN, store=qwen_store)
+    async with app.run_test(size=(160, 44)) as pilot:
+        await _ready(pilot)
+        v = app.view
+        await pilot.press("right")  # select the first slice
+        s = qwen_store.slices
+        first = v.selected
+        await pilot.press("r")
+        assert v.range == (int(s.start_ns[first]), int(s.end_ns[first]))
+        await pilot.press("2")
+        await pilot.pause()
+        pane = app.query_one(AggregationPane)
+        expected = aggregate(qwen_store, *v.range, v.visible_track_ids())
+        assert pane.agg is not None and pane.agg.slices == expected.slices
+        assert [r.key for r in pane.shown] == [r.key for r in expected.rows]
+        assert "range" in str(app.query_one("#status").render())
+        # shift+left / shift+right set the edges at the selected slice.
+        await pilot.press("escape")
+        assert v.range is None
+        await pilot.press("right")
+        a = v.selected
+        await pilot.press("shift+left")
+        await pilot.press("full_stop", "full_stop", "full_stop")
+        b = v.selected
+        await pilot.press("shift+right")
+        assert v.range == (int(s.start_ns[a]), max(int(s.end_ns[b]), int(s.start_ns[a])))
+        # the table follows: grouping key b, sort key o
+        await pilot.press("2")
+        await pilot.pause()
+        pane.query_one("#agg-table").focus()
+        await pilot.press("b")
+        assert pane.by == "cat" and pane.agg.by == "cat"
+        await pilot.press("o")
+        assert pane.sort == "self"
+        selves = [r.self_ns for r in pane.shown]
+        assert selves == sorted(selves, reverse=True)
+        # enter on a row highlights its slices and jumps to the longest one
+        await pilot.press("enter")
+        await pilot.pause()
+        assert v.highlight is not None and v.highlight.sum() == pane.shown[0].count
+        assert v.highlight[v.selected]
+
+
+async def test_search_highlights_and_steps_in_time_order(qwen_store):
+    app = VtuiApp(QWEN, store=qwen_store)
+    async with app.run_test(size=(160, 44)) as pilot:
+        await _ready(pilot)
+        v = app.view
+        await pilot.press("slash")
+        await _type(pilot, "aten::addmm")
+        n = sum(1 for e in raw_events(QWEN) if e.get("ph") == "X" and e["name"] == "aten::addmm")
+        assert v.found is not None and v.found.count == n
+        assert int(v.highlight.sum()) == n
+        starts = []
+        for _ in range(4):
+            starts.append(int(qwen_store.slices.start_ns[v.selected]))
+            assert qwen_store.name(v.selected) == "aten::addmm"
+            await pilot.press("n")
+        assert starts == sorted(starts) and len(set(starts)) == 4
+        await pilot.press("N")
+        assert int(qwen_store.slices.start_ns[v.selected]) == starts[-1]
+        assert f"{n:,} matches" in str(app.query_one("#status").render())
+        await pilot.press("slash")
+        await _type(pilot, "(")  # a bad regex: a message, state unchanged
+        assert v.found.count == n
+        await pilot.press("escape")
+        assert v.highlight is None and v.found is None
+
+
+async def test_measure_two_marks(qwen_store):
+    app = VtuiApp(QWEN, store=qwen_store)
+    async with app.run_test(size=(160, 44)) as pilot:
+        await _ready(pilot)
+        v = app.view
+        await pilot.press("right")
+        a = v.selected
+        await pilot.press("m")
+        assert v.mark_a == a
+        await pilot.press("right", "right")
+        b = v.selected
+        await pilot.press("m")
+        assert v.mark_a == -1 and len(v.measurements) == 1
+        m = v.measurements[0]
+        s = qwen_store.slices
+        assert m.a == (int(s.start_ns[a]), int(s.end_ns[a])) and m.b == (int(s.start_ns[b]), int(s.end_ns[b]))
+        assert m.gap == int(s.start_ns[b]) - int(s.end_ns[a])
+        assert "start→start" in str(app.query_one("#measure-pane").render())
+        await pilot.press("M")
+        assert len(v.measurements) == 0
+
+
+async def test_export_range_and_table_from_keys(qwen_store, tmp_path):
+    app = VtuiApp(QWEN, store=qwen_store)
+    async with app.run_test(size=(160, 44)) as pilot:
+        await _ready(pilot)
+        v = app.view
+        v.set_range(qwen_store.span_ns // 4, qwen_store.span_ns // 2)
+        out = tmp_path / "range.json"
+        await pilot.press("e")
+        await _type(pilot, str(out))
+        await app.workers.wait_for_complete()
+        exported = load_trace(out)
+        expected = aggregate(qwen_store, *v.range)
+        assert len(exported.slices) == expected.slices
+        await pilot.press("e")
+        await _type(pilot, str(out))  # exists: refused, file unchanged
+        await app.workers.wait_for_complete()
+        assert len(load_trace(out).slices) == expected.slices
+        table = tmp_path / "table.json"
+        await pilot.press("x")
+        await _type(pilot, str(table))
+        rows = json.loads(table.read_text())
+        assert [r["name"] for r in rows] == [r.key for r in aggregate(qwen_store, *v.range, v.visible_track_ids()).rows]
+        assert np.isclose(sum(r["total_ns"] for r in rows), sum(r.total_ns for r in expected.rows))

@@ -1,0 +1,50 @@
+"""The measure pane: every kept measurement between two marked events."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Static
+
+from vtui.analysis.measure import Measurement
+from vtui.fmt import format_duration
+from vtui.ui.view import ViewState
+
+KEY_STYLE = "#8fa1b3"
+MAX_TRACKS = 6  # per measurement, the busiest tracks between the marks
+
+
+class MeasurePane(Static):
+    DEFAULT_CSS = """
+    MeasurePane { height: 1fr; padding: 0 1; overflow-y: auto; }
+    """
+
+    def show(self, view: ViewState) -> None:
+        text = Text()
+        if view.mark_a >= 0:
+            text.append(f"A = {view.store.name(view.mark_a)} — select another event and press m for B\n", style="bold")
+        if not view.measurements:
+            text.append("No measurements. m marks the selected event as A, m again as B; M clears.", style="dim")
+        for n, m in enumerate(view.measurements, 1):
+            self._one(text, n, m)
+        self.update(text)
+
+    @staticmethod
+    def _one(text: Text, n: int, m: Measurement) -> None:
+        d = format_duration
+        text.append(f"#{n} ", style="bold")
+        text.append(f"A {d(m.a[0])}–{d(m.a[1])}  B {d(m.b[0])}–{d(m.b[1])}\n")
+        text.append("   start→start ", style=KEY_STYLE)
+        text.append(d(m.start_to_start))
+        text.append("  end→start ", style=KEY_STYLE)
+        text.append(d(m.gap) + (" (overlap)" if m.gap < 0 else ""))
+        text.append("  end→end ", style=KEY_STYLE)
+        text.append(d(m.end_to_end))
+        text.append("  overlap ", style=KEY_STYLE)
+        text.append(d(m.overlap))
+        text.append("  union ", style=KEY_STYLE)
+        text.append(d(m.union) + "\n")
+        length = max(m.interval[1] - m.interval[0], 1)
+        what = "in the gap" if m.gap > 0 else "across A∪B"
+        for act in sorted(m.activity, key=lambda a: -a.busy_ns)[:MAX_TRACKS]:
+            text.append(f"   {act.label[:48]:<48} ", style=KEY_STYLE)
+            text.append(f"{act.events:>6,} events  busy {d(act.busy_ns)} ({100 * act.busy_ns / length:.0f}% {what})\n")
