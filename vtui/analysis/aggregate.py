@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from vtui.analysis.selection import clipped_durations, slice_rows
+from vtui.analysis.selection import clipped_durations, selected_rows, slice_rows
 from vtui.errors import UsageError
 from vtui.store.store import TraceStore
 
@@ -29,7 +29,7 @@ class AggRow:
     min_ns: int
     max_ns: int
     pct: float  # total / (range length × tracks with slices in the selection) × 100
-    rows: np.ndarray  # slice rows of the group (for highlighting and jumping)
+    group: int  # group id inside its Aggregation (see Aggregation.slices_of)
 
     def as_dict(self) -> dict:
         return {"name": self.key, "count": self.count, "total_ns": self.total_ns, "self_ns": self.self_ns,
@@ -45,9 +45,21 @@ class Aggregation:
     tracks: int  # tracks with at least one selected slice (the % denominator)
     slices: int
     rows: list[AggRow]
+    selected: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64), repr=False)  # slice rows
+    keys: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64), repr=False)  # group per row
+    clipped: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64), repr=False)
+
+    def slices_of(self, row: AggRow) -> np.ndarray:
+        """The group's slice rows, shortest to longest (clipped), found on demand (for highlight/jump)."""
+        members = np.flatnonzero(self.keys == row.group)
+        return self.selected[members[np.argsort(self.clipped[members], kind="stable")]]
+
+    def with_rows(self, rows: list[AggRow]) -> Aggregation:
+        return replace(self, rows=rows)
 
 
 SORT_KEYS = ("total", "self", "count", "avg", "min", "max", "name")
+WIDE = 0.05  # ranges wider than this share of the trace use a vectorised scan instead of the index
 
 
 def check_grouping(by: str) -> str:
@@ -60,27 +72,30 @@ def aggregate(store: TraceStore, t0: int, t1: int, tracks: np.ndarray | None = N
               sort: str = "total") -> Aggregation:
     """Aggregate the slices in [t0, t1] on ``tracks`` (all when None), grouped ``by``."""
     check_grouping(by)
-    rows = slice_rows(store, t0, t1, tracks)
+    wide = (t1 - t0) >= WIDE * max(int(store.span_ns), 1)
+    rows = selected_rows(store, t0, t1, tracks) if wide else slice_rows(store, t0, t1, tracks)
     clip = clipped_durations(store, rows, t0, t1)
     self_clip = clip - _children_clipped(store, rows, clip)
     keys, label_of = _group(store, rows, by)
-    n_tracks = len(np.unique(store.slices.track[rows]))
+    n_tracks = int(np.count_nonzero(np.bincount(store.slices.track[rows]))) if len(rows) else 0
     denom = max(t1 - t0, 1) * max(n_tracks, 1)
     out: list[AggRow] = []
     if len(rows):
-        uniq, inverse = np.unique(keys, return_inverse=True)
-        count = np.bincount(inverse, minlength=len(uniq))
-        total = np.bincount(inverse, weights=clip, minlength=len(uniq))
-        self_total = np.bincount(inverse, weights=self_clip, minlength=len(uniq))
-        order = np.lexsort((clip, inverse))  # by group, then clipped duration
-        bounds = np.searchsorted(inverse[order], np.arange(len(uniq) + 1))
-        for g in range(len(uniq)):
-            members = order[bounds[g] : bounds[g + 1]]
+        size = int(keys.max()) + 1  # keys are small ids: bincount instead of sorting
+        count = np.bincount(keys, minlength=size)
+        total = np.bincount(keys, weights=clip, minlength=size)
+        self_total = np.bincount(keys, weights=self_clip, minlength=size)
+        lo = np.full(size, np.iinfo(np.int64).max, dtype=np.int64)
+        hi = np.zeros(size, dtype=np.int64)
+        np.minimum.at(lo, keys, clip)
+        np.maximum.at(hi, keys, clip)
+        for g in np.flatnonzero(count).tolist():
             tot = int(round(total[g]))
-            out.append(AggRow(key=label_of(int(uniq[g])), count=int(count[g]), total_ns=tot, self_ns=int(round(self_total[g])),
-                              avg_ns=float(tot / count[g]), min_ns=int(clip[members[0]]), max_ns=int(clip[members[-1]]),
-                              pct=100.0 * tot / denom, rows=rows[members]))
-    return Aggregation(by=by, t0=t0, t1=t1, tracks=n_tracks, slices=len(rows), rows=sort_rows(out, sort))
+            out.append(AggRow(key=label_of(g), count=int(count[g]), total_ns=tot, self_ns=int(round(self_total[g])),
+                              avg_ns=float(tot / count[g]), min_ns=int(lo[g]), max_ns=int(hi[g]),
+                              pct=100.0 * tot / denom, group=g))
+    return Aggregation(by=by, t0=t0, t1=t1, tracks=n_tracks, slices=len(rows), rows=sort_rows(out, sort),
+                       selected=rows, keys=keys, clipped=clip)
 
 
 def sort_rows(rows: list[AggRow], sort: str = "total", descending: bool = True) -> list[AggRow]:
@@ -97,10 +112,11 @@ def _children_clipped(store: TraceStore, rows: np.ndarray, clip: np.ndarray) -> 
     slice that overlap the range are themselves selected: they lie inside their parent)."""
     if not len(rows):
         return np.zeros(0, dtype=np.int64)
+    position = np.full(len(store.slices), -1, dtype=np.int64)  # slice row -> index in rows
+    position[rows] = np.arange(len(rows))
     parent = store.slices.parent[rows]
-    pos = np.searchsorted(rows, parent)
-    pos = np.minimum(pos, len(rows) - 1)
-    is_child = (parent >= 0) & (rows[pos] == parent)
+    pos = np.where(parent >= 0, position[np.maximum(parent, 0)], -1)
+    is_child = pos >= 0
     sums = np.bincount(pos[is_child], weights=clip[is_child], minlength=len(rows))
     return np.rint(sums).astype(np.int64)
 
@@ -108,11 +124,11 @@ def _children_clipped(store: TraceStore, rows: np.ndarray, clip: np.ndarray) -> 
 def _group(store: TraceStore, rows: np.ndarray, by: str) -> tuple[np.ndarray, Callable[[int], str]]:
     """Integer group key per row, and how to name a key."""
     if by == "name":
-        return store.slices.name_id[rows], store.strings.__getitem__
+        return store.slices.name_id[rows].astype(np.int64), store.strings.__getitem__
     if by == "cat":
-        return store.slices.cat_id[rows], store.strings.__getitem__
+        return store.slices.cat_id[rows].astype(np.int64), store.strings.__getitem__
     if by == "track":
-        return store.slices.track[rows], lambda t: store.tracks[t].label
+        return store.slices.track[rows].astype(np.int64), lambda t: store.tracks[t].label
     key = by[4:]
     texts: dict[str, int] = {}
     out = np.empty(len(rows), dtype=np.int64)

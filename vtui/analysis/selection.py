@@ -47,6 +47,19 @@ def slice_rows(store: TraceStore, t0: int, t1: int, tracks: np.ndarray | None = 
     return np.sort(rows[keep])
 
 
+def selected_rows(store: TraceStore, t0: int, t1: int, tracks: np.ndarray | None = None) -> np.ndarray:
+    """Same rows as `slice_rows`, by one vectorised pass over every slice: faster for wide ranges."""
+    s = store.slices
+    start, end = s.start_ns, s.end_ns
+    if t0 <= 0 and t1 >= store.span_ns:
+        keep = np.ones(len(start), dtype=bool)
+    else:
+        keep = np.where(end > start, (start < t1) & (end > t0), (start >= t0) & (start <= t1))
+    if tracks is not None:
+        keep &= track_mask(store, tracks)[s.track]
+    return np.flatnonzero(keep)
+
+
 def clipped_durations(store: TraceStore, rows: np.ndarray, t0: int, t1: int) -> np.ndarray:
     """Durations of ``rows`` cut to [t0, t1] (Perfetto's interval intersection)."""
     start = np.maximum(store.slices.start_ns[rows], t0)

@@ -363,7 +363,7 @@ class VtuiApp(App[int]):
         self._act(lambda: (self.view.measurements.clear(), setattr(self.view, "mark_a", -1)))
 
     def on_aggregation_pane_row_chosen(self, message: AggregationPane.RowChosen) -> None:
-        rows = message.row.rows
+        rows = self.query_one(AggregationPane).agg.slices_of(message.row)
         self.view.set_highlight(rows)
         if message.jump and len(rows):
             longest = int(rows[-1])  # a group's rows are sorted by clipped duration

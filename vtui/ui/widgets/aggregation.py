@@ -75,8 +75,7 @@ class AggregationPane(Vertical):
         self.shown = [r for r in rows if text in r.key.lower()] if text else rows
         table = self.query_one(DataTable)
         table.clear()
-        for r in aggregation_table(Aggregation(self.agg.by, self.agg.t0, self.agg.t1, self.agg.tracks,
-                                               self.agg.slices, self.shown)).display:
+        for r in aggregation_table(self.agg.with_rows(self.shown)).display:
             name = r[0] if len(r[0]) <= NAME_WIDTH else r[0][: NAME_WIDTH - 1] + "…"
             table.add_row(Text(name, no_wrap=True), *(Text(c, justify="right") for c in r[1:]))
         a = self.agg
@@ -90,8 +89,7 @@ class AggregationPane(Vertical):
     def table(self):
         """The rows as shown (filter and sort applied), for export."""
         assert self.agg is not None
-        return aggregation_table(Aggregation(self.agg.by, self.agg.t0, self.agg.t1, self.agg.tracks,
-                                             self.agg.slices, self.shown))
+        return aggregation_table(self.agg.with_rows(self.shown))
 
     # ---- keys and events ----------------------------------------------------------------
     def action_group(self) -> None:

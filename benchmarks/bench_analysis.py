@@ -1,0 +1,80 @@
+"""Issue 4 speed: aggregation (whole trace and a 1 % range), search over all names, range export.
+
+Loads each trace once, then times each operation N times in this process and reports the
+median and p90 (ms). Export is timed on a 10 % range (fresh output file each run).
+
+    python benchmarks/bench_analysis.py [TRACE ...] [--runs 7] [--export-runs 3]
+
+Defaults: ../shared/traces/generated/hf_llama_big.json.gz and /tmp/s200.json (a 200 MB
+synthetic trace, ~1M slices; make it with `python benchmarks/synth.py /tmp/s200.json --mb 200`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+BIG = ROOT.parent / "shared" / "traces" / "generated" / "hf_llama_big.json.gz"
+
+from vtui.analysis.aggregate import aggregate  # noqa: E402
+from vtui.analysis.export import export_range  # noqa: E402
+from vtui.analysis.search import search  # noqa: E402
+from vtui.store.load import load_trace  # noqa: E402
+
+
+def timed(fn, runs: int) -> tuple[float, float]:
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t) * 1000)
+    times.sort()
+    return statistics.median(times), times[min(len(times) - 1, int(len(times) * 0.9))]
+
+
+def bench(path: Path, runs: int, export_runs: int) -> None:
+    t = time.perf_counter()
+    store = load_trace(path)
+    print(f"\n{path.name}: {len(store.slices):,} slices, {len(store.strings):,} strings, "
+          f"loaded in {time.perf_counter() - t:.1f} s")
+    span = int(store.span_ns)
+    mid = span // 2
+    one = (mid - span // 200, mid + span // 200)
+    cases = {
+        "aggregate whole trace (by name)": lambda: aggregate(store, 0, span),
+        "aggregate 1 % range (by name)": lambda: aggregate(store, *one),
+        "aggregate whole trace (by cat)": lambda: aggregate(store, 0, span, by="cat"),
+        "search all names 'mm|conv|copy'": lambda: search(store, "mm|conv|copy"),
+        "search all names '^aten::'": lambda: search(store, "^aten::"),
+    }
+    for label, fn in cases.items():
+        med, p90 = timed(fn, runs)
+        print(f"  {label:<36} median {med:8.2f} ms   p90 {p90:8.2f} ms   ({runs} runs)")
+    ten = (mid - span // 20, mid + span // 20)
+    with tempfile.TemporaryDirectory() as tmp:
+        n = iter(range(1000))
+        med, p90 = timed(lambda: export_range(store, Path(tmp) / f"e{next(n)}.json", *ten), export_runs)
+        plan_events = export_range(store, Path(tmp) / "count.json", *ten).events
+    print(f"  {'export 10 % range':<36} median {med:8.0f} ms   p90 {p90:8.0f} ms   ({export_runs} runs, "
+          f"{plan_events:,} events)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("traces", nargs="*", type=Path)
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--export-runs", type=int, default=3)
+    opts = parser.parse_args()
+    traces = opts.traces or [p for p in (BIG, Path("/tmp/s200.json")) if p.exists()]
+    for path in traces:
+        bench(path, opts.runs, opts.export_runs)
+
+
+if __name__ == "__main__":
+    main()
