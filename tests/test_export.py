@@ -44,7 +44,8 @@ def test_export_copies_exactly_the_overlapping_events(tmp_path):
     edge = [e for e in expected if min(abs(e["ts"] - a), abs(e["ts"] - b), abs(e["ts"] + e.get("dur", 0) - a)) < 0.002]
     assert abs(len(got) - len(expected)) <= len(edge)
     assert {_key(e) for e in got} >= {_key(e) for e in expected if e not in edge}
-    assert all(_key(e) in {_key(x) for x in events} for e in exported)  # every event exactly as in the source
+    source_keys = {_key(x) for x in events}
+    assert all(_key(e) in source_keys for e in exported)  # every event exactly as in the source
     pids = {norm(e["pid"]) for e in got}
     meta = [e for e in exported if e["ph"] == "M"]
     assert meta and {norm(e["pid"]) for e in meta} <= pids
