@@ -38,11 +38,20 @@ async def select_flow(pilot) -> None:
     pilot.app.view.select(int(f.src_slice[100]))
 
 
+async def range_search_measure(pilot) -> None:
+    """A range over the middle of the trace, a search, and one measurement between two matches."""
+    v = pilot.app.view
+    v.set_range(v.store.span_ns // 4, v.store.span_ns // 2)
+    await pilot.press("slash", *"aten::addmm", "enter", "n", "m", "n", "n", "m")
+
+
 async def main() -> None:
     OUT.mkdir(exist_ok=True)
     await shoot(demo_trace_path(), "main.svg", [])
     await shoot(demo_trace_path(), "zoomed-details.svg", ["w", "w", "w", "down", "down", "down", "f"])
     await shoot(QWEN, "gpu-filtered-flow.svg", ["f", "right_square_bracket"], setup=select_flow)
+    await shoot(QWEN, "range-aggregation.svg", ["2"], setup=range_search_measure)
+    await shoot(QWEN, "measure.svg", ["3"], setup=range_search_measure)
     await shoot(demo_trace_path(), "insights.svg", ["i"])
     await shoot(QWEN, "insights-gpu.svg", ["i", "end"])
     print(f"wrote {sorted(p.name for p in OUT.glob('*.svg'))}")
