@@ -149,3 +149,16 @@ async def test_export_range_and_table_from_keys(qwen_store, tmp_path):
         rows = json.loads(table.read_text())
         assert [r["name"] for r in rows] == [r.key for r in aggregate(qwen_store, *v.range, v.visible_track_ids()).rows]
         assert np.isclose(sum(r["total_ns"] for r in rows), sum(r.total_ns for r in expected.rows))
+
+
+async def test_timeline_keys_do_nothing_under_another_screen(qwen_store):
+    app = VtuiApp(QWEN, store=qwen_store)
+    async with app.run_test(size=(160, 44)) as pilot:
+        await _ready(pilot)
+        v = app.view
+        span = v.span
+        await pilot.press("question_mark")  # help is open
+        await pilot.press("w", "w")
+        assert v.span == span
+        await pilot.press("escape", "w")
+        assert v.span < span

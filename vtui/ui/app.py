@@ -463,6 +463,12 @@ class VtuiApp(App[int]):
     def on_track_list_changed(self, message: TrackList.Changed) -> None:
         self._update()
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Timeline keys act only on the main screen (not under Insights, help or a prompt)."""
+        if action in ("quit", "help", "command_palette") or len(self.screen_stack) <= 1:
+            return True
+        return action not in {b.action.split("(")[0] for b in self.BINDINGS if isinstance(b, Binding)}
+
     # ---- command palette: every binding is a command ---------------------------------------
     def get_system_commands(self, screen: Screen):
         yield from super().get_system_commands(screen)
