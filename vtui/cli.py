@@ -23,6 +23,10 @@ vtui — a terminal explorer for Chrome-trace / PyTorch-profiler traces.
   vtui export TRACE -o OUT.json [--range A:B] [--track RE] [--force]
   vtui insights TRACE [--range A:B] [--step REGEX] [--json]
                                 steps, phases, operators, GPU, memory: findings with hints
+  vtui diff A B [--range-a R] [--range-b R] [--json]
+                                compare two traces: metrics, operator diff, steps side by side
+                                ("same" = within 5 % of A, or 1 µs for times; --tolerance PCT)
+  vtui A B                      open two traces in compare mode
 """
 
 
