@@ -23,10 +23,10 @@ def _diff_json(capsys, *args: str) -> dict:
     return json.loads(capsys.readouterr().out)
 
 
-def _raw_op_totals(path) -> dict[str, tuple[int, float]]:
+def _raw_op_totals(events: list[dict]) -> dict[str, tuple[int, float]]:
     """name -> (count, total µs) of the CPU operators (cat cpu_op) with a duration."""
     out: dict[str, list] = defaultdict(lambda: [0, 0.0])
-    for e in raw_events(path):
+    for e in events:
         if e.get("ph") == "X" and e.get("cat") == "cpu_op" and e.get("dur", 0) > 0:
             out[e["name"]][0] += 1
             out[e["name"]][1] += e["dur"]
@@ -38,7 +38,8 @@ def test_kvcache_vs_nocache_addmm_against_raw_json(capsys):
         pytest.skip("../shared/traces/generated is not present")
     d = _diff_json(capsys, KV, NOKV)
     ops = {(o["kind"], o["name"]): o for o in d["ops"]}
-    raw_a, raw_b = _raw_op_totals(KV), _raw_op_totals(NOKV)
+    events_a, events_b = raw_events(KV), raw_events(NOKV)
+    raw_a, raw_b = _raw_op_totals(events_a), _raw_op_totals(events_b)
     for name in ("aten::addmm", "aten::linear", "aten::bmm"):
         o = ops[("cpu", name)]
         for side, raw in (("a", raw_a), ("b", raw_b)):
@@ -55,7 +56,6 @@ def test_kvcache_vs_nocache_addmm_against_raw_json(capsys):
     for name in set(raw_b) - set(raw_a):
         assert ops[("cpu", name)]["status"] == "added"
     m = {x["name"]: x for x in d["metrics"]}
-    events_a, events_b = raw_events(KV), raw_events(NOKV)
     for side, events in (("a", events_a), ("b", events_b)):
         timed = [e for e in events if e.get("ph") not in ("M", None) and "ts" in e]
         span = (max(e["ts"] + e.get("dur", 0) for e in timed) - min(e["ts"] for e in timed)) * 1000
