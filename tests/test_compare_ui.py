@@ -75,3 +75,13 @@ def test_two_paths_with_a_missing_one_is_one_line(capsys):
     assert main([str(demo_trace_path()), "missing-b.json"]) == 1
     err = capsys.readouterr().err.strip()
     assert err.startswith("vtui: error:") and "missing-b.json" in err and "\n" not in err
+
+
+def test_three_paths_is_one_line(capsys):
+    import pytest
+
+    with pytest.raises(SystemExit) as exc:
+        main(["a.json", "b.json", "c.json"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("vtui: error:") and "\n" not in err

@@ -47,7 +47,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run_app(args: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="vtui", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = _OneLineParser(prog="vtui", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("trace", nargs="?", help="trace file or folder (default: the bundled demo trace)")
     parser.add_argument("other", nargs="?", help="a second trace: open both in compare mode")
     opts = parser.parse_args(args)
