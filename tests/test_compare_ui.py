@@ -43,6 +43,9 @@ async def test_compare_app_lock_and_tabs():
         await pilot.press("l", "0")  # unlocked again: only B shows its whole trace
         assert not app.locked and (pb.view.t0, pb.view.t1) == (0, b.span_ns) and (pa.view.t0, pa.view.t1) == before
         assert len(app.query(Timeline)) == 2
+        pa.query_one(Timeline).post_message(Timeline.RangeDragged(30e6, 10e6))  # a drag leftwards on A
+        await pilot.pause()
+        assert (pa.view.t0, pa.view.t1) == (10_000_000, 30_000_000) and (pb.view.t0, pb.view.t1) == (0, b.span_ns)
 
         await pilot.press("2")
         assert app.query_one(TabbedContent).active == "tab-metrics"

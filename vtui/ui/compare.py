@@ -61,6 +61,13 @@ class TracePane(Vertical):
         self.view.select(message.slice_row)
         self.refresh_view()
 
+    def on_timeline_range_dragged(self, message: Timeline.RangeDragged) -> None:
+        message.stop()  # in compare mode a drag zooms to the dragged times
+        app = self.app
+        lo, hi = sorted((message.t0, message.t1))
+        if isinstance(app, CompareApp) and hi > lo:
+            app.move(self, lambda v: v.set_window(lo, hi))
+
     def on_timeline_wheel(self, message: Timeline.Wheel) -> None:
         message.stop()
         app = self.app
