@@ -23,6 +23,10 @@ vtui — a terminal explorer for Chrome-trace / PyTorch-profiler traces.
   vtui export TRACE -o OUT.json [--range A:B] [--track RE] [--force]
   vtui insights TRACE [--range A:B] [--step REGEX] [--json]
                                 steps, phases, operators, GPU, memory: findings with hints
+  vtui diff A B [--range-a R] [--range-b R] [--json]
+                                compare two traces: metrics, operator diff, steps side by side
+                                ("same" = within 5 % of A, or 1 µs for times; --tolerance PCT)
+  vtui A B                      open two traces in compare mode
 """
 
 
@@ -43,9 +47,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run_app(args: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="vtui", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = _OneLineParser(prog="vtui", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("trace", nargs="?", help="trace file or folder (default: the bundled demo trace)")
+    parser.add_argument("other", nargs="?", help="a second trace: open both in compare mode")
     opts = parser.parse_args(args)
+    if opts.other:
+        return _run_compare(Path(opts.trace), Path(opts.other))
     from vtui.demo import demo_trace_path  # noqa: PLC0415  (keep `vtui info` light)
 
     path = Path(opts.trace) if opts.trace else demo_trace_path()
@@ -54,6 +61,17 @@ def _run_app(args: list[str]) -> int:
     from vtui.ui.app import VtuiApp  # noqa: PLC0415  (Textual loads only for the app)
 
     app = VtuiApp(path)
+    app.run()
+    return app.return_code or 0
+
+
+def _run_compare(a: Path, b: Path) -> int:
+    for path in (a, b):
+        if not path.exists():
+            raise TraceLoadError(f"{path}: no such file or directory")
+    from vtui.ui.compare import CompareApp  # noqa: PLC0415
+
+    app = CompareApp(a, b)
     app.run()
     return app.return_code or 0
 

@@ -11,4 +11,5 @@ COMMANDS: dict[str, str] = {
     "search": "vtui.commands.search",
     "export": "vtui.commands.export",
     "insights": "vtui.commands.insights",
+    "diff": "vtui.commands.diff",
 }

@@ -1,0 +1,90 @@
+"""Compare mode: two timelines (keys move the focused one, or both once `l` locks them), tables in tabs."""
+
+from __future__ import annotations
+
+from textual.widgets import DataTable, Static, TabbedContent
+
+from tests.conftest import FIXTURES
+from vtui.analysis.compare import METRICS
+from vtui.cli import main
+from vtui.demo import demo_trace_path
+from vtui.store.load import load_trace
+from vtui.ui.compare import CompareApp
+from vtui.ui.widgets.timeline import Timeline
+
+QWEN = FIXTURES / "tracelens__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"
+
+
+async def _settle(pilot) -> None:
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+    await pilot.pause()
+
+
+async def test_compare_app_lock_and_tabs():
+    a, b = load_trace(demo_trace_path()), load_trace(QWEN)
+    app = CompareApp(demo_trace_path(), QWEN, stores=(a, b))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await _settle(pilot)
+        assert app.load_error is None and app.comparison is not None
+        pa, pb = app.panes()
+        assert (pa.view.t0, pa.view.t1) == (0, a.span_ns) and (pb.view.t0, pb.view.t1) == (0, b.span_ns)
+        await pilot.press("w")  # unlocked: only A (focused) zooms
+        assert pa.view.span < a.span_ns and (pb.view.t0, pb.view.t1) == (0, b.span_ns)
+        await pilot.press("l")  # lock: B takes A's window, then both move together
+        assert app.locked and (pb.view.t0, pb.view.t1) == (pa.view.t0, pa.view.t1)
+        await pilot.press("w", "d")
+        assert (pb.view.t0, pb.view.t1) == (pa.view.t0, pa.view.t1) and pa.view.span < a.span_ns * 0.6 ** 2 + 2
+        await pilot.press("tab")  # focus B; still locked: moving B moves A
+        assert pb in app.focused.ancestors_with_self
+        await pilot.press("s")
+        assert (pa.view.t0, pa.view.t1) == (pb.view.t0, pb.view.t1)
+        before = (pa.view.t0, pa.view.t1)
+        await pilot.press("l", "0")  # unlocked again: only B shows its whole trace
+        assert not app.locked and (pb.view.t0, pb.view.t1) == (0, b.span_ns) and (pa.view.t0, pa.view.t1) == before
+        assert len(app.query(Timeline)) == 2
+        pa.query_one(Timeline).post_message(Timeline.RangeDragged(30e6, 10e6))  # a drag leftwards on A
+        await pilot.pause()
+        assert (pa.view.t0, pa.view.t1) == (10_000_000, 30_000_000) and (pb.view.t0, pb.view.t1) == (0, b.span_ns)
+
+        await pilot.press("2")
+        assert app.query_one(TabbedContent).active == "tab-metrics"
+        metrics = app.query_one("#metrics-table", DataTable)
+        assert metrics.row_count == len(METRICS) and app.focused is metrics
+        gpu = next(i for i, m in enumerate(METRICS) if m.key == "gpu_busy_pct")
+        assert str(metrics.get_row_at(gpu)[1]) == "—" and str(metrics.get_row_at(gpu)[2]).endswith("%")
+        await pilot.press("3")
+        ops = app.query_one("#ops-table", DataTable)
+        assert ops.row_count == len(app.comparison.ops) > 0
+        await pilot.press("4")
+        assert app.query_one("#steps-table", DataTable).row_count == 32  # A's 32 steps beside B's one
+        await pilot.press("1", "q")
+    assert app.return_code == 0
+
+
+async def test_compare_app_reports_a_bad_trace_in_the_app(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json at all")
+    app = CompareApp(demo_trace_path(), bad)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await _settle(pilot)
+        assert app.load_error and "bad.json" in app.load_error
+        assert "Could not compare" in str(app.query_one("#error", Static).render())
+        await pilot.press("q")
+    assert app.return_code == 1
+
+
+def test_two_paths_with_a_missing_one_is_one_line(capsys):
+    assert main([str(demo_trace_path()), "missing-b.json"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("vtui: error:") and "missing-b.json" in err and "\n" not in err
+
+
+def test_three_paths_is_one_line(capsys):
+    import pytest
+
+    with pytest.raises(SystemExit) as exc:
+        main(["a.json", "b.json", "c.json"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("vtui: error:") and "\n" not in err

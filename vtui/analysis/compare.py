@@ -1,0 +1,285 @@
+"""Compare two traces (or two ranges): headline metrics, an operator diff, and steps side by side.
+
+Everything is computed per trace with the single-trace analyses (``summary_metrics``, the CPU
+operator table of ``analyse_ops``, GPU kernels / memcpy / memset by name, ``analyse_steps``) and then
+paired by metric, by name and by step index. A difference within the tolerance is "same":
+|B − A| ≤ TOLERANCE × |A|, or, for times, ≤ NOISE_NS (the µs resolution of Chrome traces).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from vtui.analysis.basics import GPU_ACTIVITY_CATS, cat_mask, clipped_dur
+from vtui.analysis.insights import summary_metrics
+from vtui.analysis.ops import analyse_ops
+from vtui.analysis.steps import StepReport, analyse_steps
+from vtui.store.store import TraceStore
+
+TOLERANCE = 0.05  # relative: within 5 % of A is "same"
+NOISE_NS = 1_000  # absolute floor for times: 1 µs, the resolution of a Chrome trace
+STEP_PHASES = 4  # phase columns in the step-aligned view
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    key: str  # summary_metrics key
+    label: str
+    unit: str  # ns, pct, bytes, count, rate
+    better: str | None  # "lower", "higher", or None when neither is better
+
+
+METRICS: list[MetricSpec] = [
+    MetricSpec("span_ns", "wall time of the range", "ns", "lower"),
+    MetricSpec("ttft_ns", "time to first step (TTFT)", "ns", "lower"),
+    MetricSpec("step_mean_ns", "step mean (after the first)", "ns", "lower"),
+    MetricSpec("step_median_ns", "step median (after the first)", "ns", "lower"),
+    MetricSpec("step_p90_ns", "step p90 (after the first)", "ns", "lower"),
+    MetricSpec("step_count", "steps", "count", None),
+    MetricSpec("steps_per_s", "steps per second", "rate", "higher"),
+    MetricSpec("gpu_busy_pct", "GPU busy", "pct", "higher"),
+    MetricSpec("memcpy_pct", "memcpy share of GPU time", "pct", "lower"),
+    MetricSpec("kernel_ns", "kernel time", "ns", "lower"),
+    MetricSpec("launch_delay_mean_ns", "mean launch delay", "ns", "lower"),
+    MetricSpec("sync_count", "sync points", "count", "lower"),
+    MetricSpec("sync_ns", "sync-point time", "ns", "lower"),
+    MetricSpec("peak_allocated_bytes", "peak allocated memory", "bytes", "lower"),
+]
+
+
+@dataclass(frozen=True)
+class MetricDiff:
+    name: str
+    label: str
+    unit: str
+    a: float | None
+    b: float | None
+    delta: float | None
+    pct: float | None  # Δ as % of A; None when A is 0 or either is absent
+    better: str | None  # "A", "B", "same", or None (absent, or no better direction)
+
+
+@dataclass(frozen=True)
+class OpDiff:
+    name: str
+    kind: str  # "cpu" (operators and annotations) or "gpu" (kernels, memcpy, memset)
+    a_count: int
+    b_count: int
+    a_total_ns: int
+    b_total_ns: int
+    status: str  # added, removed, faster, slower, same
+
+    @property
+    def delta_ns(self) -> int:
+        return self.b_total_ns - self.a_total_ns
+
+    @property
+    def pct(self) -> float | None:
+        return 100.0 * self.delta_ns / self.a_total_ns if self.a_total_ns else None
+
+    @property
+    def a_mean_ns(self) -> float | None:
+        return self.a_total_ns / self.a_count if self.a_count else None
+
+    @property
+    def b_mean_ns(self) -> float | None:
+        return self.b_total_ns / self.b_count if self.b_count else None
+
+
+@dataclass(frozen=True)
+class StepPair:
+    index: int
+    a_ns: int | None  # None: that trace has fewer steps
+    b_ns: int | None
+    a_shares: dict[str, float]  # phase name -> % of this step
+    b_shares: dict[str, float]
+
+    @property
+    def delta_ns(self) -> int | None:
+        return None if self.a_ns is None or self.b_ns is None else self.b_ns - self.a_ns
+
+
+@dataclass
+class Side:
+    """One trace of a comparison: what it is and over which range."""
+
+    label: str
+    t0: int
+    t1: int
+    step_pattern: str | None
+    step_count: int
+
+
+@dataclass
+class Comparison:
+    a: Side
+    b: Side
+    metrics: list[MetricDiff]
+    ops: list[OpDiff]
+    steps: list[StepPair]
+    phases: list[str]  # the phase columns of ``steps``
+    a_durations: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    b_durations: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    tolerance: float = TOLERANCE
+
+
+# ---- metrics -------------------------------------------------------------------------------
+def _same(a: float, b: float, unit: str, tolerance: float) -> bool:
+    floor = NOISE_NS if unit == "ns" else 0.0
+    return abs(b - a) <= max(tolerance * abs(a), floor)
+
+
+def diff_metrics(ma: dict[str, Any], mb: dict[str, Any], tolerance: float = TOLERANCE) -> list[MetricDiff]:
+    """Pair two ``summary_metrics`` dicts. A step count with no steps found is absent, not 0."""
+    out = []
+    for spec in METRICS:
+        a, b = _metric(ma, spec.key), _metric(mb, spec.key)
+        delta = pct = better = None
+        if a is not None and b is not None:
+            delta = b - a
+            pct = 100.0 * delta / a if a else None
+            if spec.better is not None:
+                if _same(a, b, spec.unit, tolerance):
+                    better = "same"
+                else:
+                    better = "B" if (b < a) == (spec.better == "lower") else "A"
+        out.append(MetricDiff(spec.key, spec.label, spec.unit, a, b, delta, pct, better))
+    return out
+
+
+def _metric(m: dict[str, Any], key: str) -> float | None:
+    if key == "step_count" and not m.get("step_pattern"):
+        return None
+    value = m.get(key)
+    return None if value is None else value
+
+
+# ---- operators -----------------------------------------------------------------------------
+def op_totals(store: TraceStore, t0: int, t1: int) -> dict[tuple[str, str], tuple[int, int]]:
+    """(kind, name) -> (count, total ns clipped to the range): CPU operators, then GPU work."""
+    out: dict[tuple[str, str], tuple[int, int]] = {}
+    ops = analyse_ops(store, t0, t1, top=len(store.strings) + 1)  # every name, not a top-N
+    for r in ops.by_total:
+        out[("cpu", r.name)] = (r.count, r.total_ns)
+    # GPU work by category, not by track kind: Kineto's pid 0 is "GPU 0" but may also hold a
+    # Python thread, and annotations mirrored onto streams are not work (see basics).
+    if len(store.slices):
+        clip = clipped_dur(store, t0, t1)
+        rows = np.flatnonzero(cat_mask(store, GPU_ACTIVITY_CATS) & (clip > 0))
+        uniq, inv = np.unique(store.slices.name_id[rows], return_inverse=True)
+        counts = np.bincount(inv, minlength=len(uniq))
+        totals = np.bincount(inv, weights=clip[rows], minlength=len(uniq))
+        for k, nid in enumerate(uniq.tolist()):
+            out[("gpu", store.strings[nid])] = (int(counts[k]), int(round(totals[k])))
+    return out
+
+
+def op_status(a_count: int, b_count: int, a_total: int, b_total: int, tolerance: float = TOLERANCE) -> str:
+    if not a_count:
+        return "added"
+    if not b_count:
+        return "removed"
+    if _same(a_total, b_total, "ns", tolerance):
+        return "same"
+    return "slower" if b_total > a_total else "faster"
+
+
+def diff_ops(ta: dict[tuple[str, str], tuple[int, int]], tb: dict[tuple[str, str], tuple[int, int]],
+             tolerance: float = TOLERANCE) -> list[OpDiff]:
+    """Every name in either trace, sorted by |Δ total| (largest first), then name."""
+    out = []
+    for kind, name in set(ta) | set(tb):
+        ac, at = ta.get((kind, name), (0, 0))
+        bc, bt = tb.get((kind, name), (0, 0))
+        out.append(OpDiff(name, kind, ac, bc, at, bt, op_status(ac, bc, at, bt, tolerance)))
+    out.sort(key=lambda d: (-abs(d.delta_ns), d.kind, d.name))
+    return out
+
+
+# ---- steps ---------------------------------------------------------------------------------
+def step_phase_ns(store: TraceStore, st: StepReport) -> list[dict[str, int]]:
+    """Per step, its direct children's time by name (the step's phases)."""
+    s = store.slices
+    out: list[dict[str, int]] = [{} for _ in range(st.count)]
+    if not st.count:
+        return out
+    step_index = np.full(len(s), -1, dtype=np.int64)
+    step_index[st.rows] = np.arange(st.count)
+    kids = np.flatnonzero((s.parent >= 0) & (step_index[np.maximum(s.parent, 0)] >= 0))
+    for k, i, nid in zip(kids.tolist(), step_index[s.parent[kids]].tolist(), s.name_id[kids].tolist()):
+        name = store.strings[nid]
+        out[i][name] = out[i].get(name, 0) + int(s.dur_ns[k])
+    return out
+
+
+def align_steps(da: np.ndarray, db: np.ndarray, pa: list[dict[str, int]], pb: list[dict[str, int]],
+                phases: int = STEP_PHASES) -> tuple[list[StepPair], list[str]]:
+    """Step i of A next to step i of B, with the shares of the phases that take most time in both."""
+    totals: dict[str, int] = {}
+    for per_step in (*pa, *pb):
+        for name, ns in per_step.items():
+            totals[name] = totals.get(name, 0) + ns
+    columns = sorted(totals, key=lambda n: (-totals[n], n))[:phases]
+
+    def shares(per: list[dict[str, int]], durs: np.ndarray, i: int) -> dict[str, float]:
+        if i >= len(durs) or durs[i] <= 0:
+            return {}
+        return {n: 100.0 * per[i].get(n, 0) / float(durs[i]) for n in columns}
+
+    pairs = []
+    for i in range(max(len(da), len(db))):
+        a = int(da[i]) if i < len(da) else None
+        b = int(db[i]) if i < len(db) else None
+        pairs.append(StepPair(i, a, b, shares(pa, da, i), shares(pb, db, i)))
+    return pairs, columns
+
+
+# ---- all together --------------------------------------------------------------------------
+def compare(store_a: TraceStore, store_b: TraceStore, range_a: tuple[int, int] | None = None,
+            range_b: tuple[int, int] | None = None, step_regex: str | None = None,
+            labels: tuple[str, str] = ("A", "B"), tolerance: float = TOLERANCE) -> Comparison:
+    """Compare A over ``range_a`` with B over ``range_b`` (whole traces when None)."""
+    ra = range_a or (0, int(store_a.span_ns))
+    rb = range_b or (0, int(store_b.span_ns))
+    ma, mb = summary_metrics(store_a, *ra, step_regex), summary_metrics(store_b, *rb, step_regex)
+    sa, sb = analyse_steps(store_a, *ra, step_regex), analyse_steps(store_b, *rb, step_regex)
+    steps, phases = align_steps(sa.durations, sb.durations, step_phase_ns(store_a, sa), step_phase_ns(store_b, sb))
+    return Comparison(
+        a=Side(labels[0], *ra, sa.pattern if sa.present else None, sa.count),
+        b=Side(labels[1], *rb, sb.pattern if sb.present else None, sb.count),
+        metrics=diff_metrics(ma, mb, tolerance),
+        ops=diff_ops(op_totals(store_a, *ra), op_totals(store_b, *rb), tolerance),
+        steps=steps, phases=phases, a_durations=sa.durations, b_durations=sb.durations, tolerance=tolerance,
+    )
+
+
+def _num(v: float | None) -> float | int | None:
+    if v is None:
+        return None
+    return int(v) if float(v).is_integer() else round(float(v), 3)
+
+
+def comparison_dict(c: Comparison) -> dict[str, Any]:
+    """Plain data for ``vtui diff --json``."""
+    def side(s: Side) -> dict[str, Any]:
+        return {"trace": s.label, "t0_ns": s.t0, "t1_ns": s.t1, "step_pattern": s.step_pattern, "steps": s.step_count}
+
+    def pct(v: float | None) -> float | None:
+        return None if v is None else round(v, 3)
+
+    return {
+        "a": side(c.a), "b": side(c.b),
+        "tolerance_pct": round(100 * c.tolerance, 3), "noise_ns": NOISE_NS,
+        "metrics": [{"name": m.name, "label": m.label, "unit": m.unit, "a": _num(m.a), "b": _num(m.b),
+                     "delta": _num(m.delta), "pct": pct(m.pct), "better": m.better} for m in c.metrics],
+        "ops": [{"name": o.name, "kind": o.kind, "a_count": o.a_count, "b_count": o.b_count,
+                 "a_total_ns": o.a_total_ns, "b_total_ns": o.b_total_ns, "delta_ns": o.delta_ns, "pct": pct(o.pct),
+                 "a_mean_ns": _num(o.a_mean_ns), "b_mean_ns": _num(o.b_mean_ns), "status": o.status} for o in c.ops],
+        "phases": c.phases,
+        "steps": [{"index": p.index, "a_ns": p.a_ns, "b_ns": p.b_ns, "delta_ns": p.delta_ns,
+                   "a_phase_pct": {k: round(v, 2) for k, v in p.a_shares.items()},
+                   "b_phase_pct": {k: round(v, 2) for k, v in p.b_shares.items()}} for p in c.steps],
+    }

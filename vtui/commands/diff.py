@@ -1,0 +1,56 @@
+"""`vtui diff A B [--range-a R] [--range-b R] [--step REGEX] [--top N] [--tolerance PCT] [--json]`
+
+Compares two traces (or two ranges): headline metrics with A, B, Δ, Δ% and which is better; every
+operator and GPU kernel by name with count, total and mean in A and B and a status (added,
+removed, faster, slower, same), sorted by |Δ total|; and step i of A next to step i of B.
+"Same" means |B − A| ≤ the tolerance (default 5 %) × |A|, or, for times, ≤ 1 µs.
+Example: vtui diff before.json.gz after.json.gz --range-a 100ms: --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+HELP = "compare two traces: metrics, operator diff, steps side by side"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("a", help="trace A (the baseline)")
+    parser.add_argument("b", help="trace B (compared with A)")
+    parser.add_argument("--range-a", metavar="R", help="range of A, relative to its start (e.g. 10ms:25ms)")
+    parser.add_argument("--range-b", metavar="R", help="range of B, relative to its start")
+    parser.add_argument("--step", metavar="REGEX", help="regex for the step slices in both (default: detected)")
+    parser.add_argument("--top", type=int, default=25, help="operators listed in text (default 25; --json has all)")
+    parser.add_argument("--tolerance", type=float, default=5.0, metavar="PCT",
+                        help="a difference within PCT %% of A is 'same' (default 5; times within 1 µs are too)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object (metrics, ops, steps)")
+
+
+def run(opts: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from vtui.analysis.compare import compare, comparison_dict
+    from vtui.analysis.ranges import compile_regex, resolve_range
+    from vtui.compare_text import diff_text
+    from vtui.errors import UsageError
+    from vtui.store.load import load_trace
+
+    if opts.step:
+        compile_regex(opts.step)  # a bad regex is a usage error before two loads
+    if opts.top < 1:
+        raise UsageError("--top must be at least 1")
+    if not 0 <= opts.tolerance < 100:
+        raise UsageError("--tolerance must be a percentage from 0 to under 100")
+    store_a = load_trace(opts.a)
+    range_a = resolve_range(store_a, opts.range_a)
+    store_b = load_trace(opts.b)
+    range_b = resolve_range(store_b, opts.range_b)
+    c = compare(store_a, store_b, range_a, range_b, opts.step, labels=(str(opts.a), str(opts.b)),
+                tolerance=opts.tolerance / 100)
+    if opts.json:
+        print(json.dumps(comparison_dict(c), indent=2, ensure_ascii=False))
+    else:
+        c.a.label, c.b.label = Path(opts.a).name, Path(opts.b).name
+        print(diff_text(c, opts.top))
+    return 0

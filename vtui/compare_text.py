@@ -1,0 +1,151 @@
+"""`vtui diff` as tables and text (the tables are reused by the app's compare view)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from vtui.analysis.compare import NOISE_NS, Comparison, MetricDiff, StepPair
+from vtui.analysis.findings import format_bytes
+from vtui.analysis.insights import SPARK
+from vtui.fmt import format_duration as fd
+from vtui.tabular import Table
+
+ABSENT = "—"
+STEP_ROWS = 60  # steps listed in text; the sparklines and --json have them all
+BAR_WIDTH = 16
+
+
+def format_value(value: float | None, unit: str, signed: bool = False) -> str:
+    if value is None:
+        return ABSENT
+    sign = "+" if signed and value > 0 else ""
+    if unit == "ns":
+        return sign + fd(value)
+    if unit == "pct":
+        return f"{sign}{value:.1f}%" if not signed else f"{sign}{value:.1f} pt"
+    if unit == "bytes":
+        return sign + format_bytes(value)
+    if unit == "rate":
+        return f"{sign}{value:,.1f}/s"
+    return f"{sign}{int(value):,}"
+
+
+def format_pct(value: float | None) -> str:
+    return ABSENT if value is None else f"{value:+.1f}%"
+
+
+def metrics_table(c: Comparison) -> Table:
+    def better(m: MetricDiff) -> str:
+        return {"A": "A", "B": "B", "same": "same"}.get(m.better or "", ABSENT if m.a is None or m.b is None else "")
+
+    return Table(
+        columns=["name", "a", "b", "delta", "pct", "better"],
+        rows=[[m.name, m.a, m.b, m.delta, m.pct, m.better] for m in c.metrics],
+        display=[[m.label, format_value(m.a, m.unit), format_value(m.b, m.unit), format_value(m.delta, m.unit, True),
+                  format_pct(m.pct), better(m)] for m in c.metrics],
+        headers=["metric", "A", "B", "Δ", "Δ%", "better"],
+        numeric=[False, True, True, True, True, False],
+    )
+
+
+def ops_table(c: Comparison, top: int | None = None) -> Table:
+    ops = c.ops[:top] if top else c.ops
+
+    def mean(v: float | None) -> str:
+        return ABSENT if v is None else fd(v)
+
+    return Table(
+        columns=["name", "kind", "a_count", "b_count", "a_total_ns", "b_total_ns", "a_mean_ns", "b_mean_ns", "delta_ns",
+                 "pct", "status"],
+        rows=[[o.name, o.kind, o.a_count, o.b_count, o.a_total_ns, o.b_total_ns, o.a_mean_ns, o.b_mean_ns, o.delta_ns,
+               o.pct, o.status] for o in ops],
+        display=[[_short(o.name), o.kind, f"{o.a_count:,}", f"{o.b_count:,}", fd(o.a_total_ns), fd(o.b_total_ns),
+                  mean(o.a_mean_ns), mean(o.b_mean_ns), format_value(o.delta_ns, "ns", True), format_pct(o.pct), o.status]
+                 for o in ops],
+        headers=["name", "kind", "A count", "B count", "A total", "B total", "A mean", "B mean", "Δ total", "Δ%",
+                 "status"],
+        numeric=[False, False, True, True, True, True, True, True, True, True, False],
+    )
+
+
+def steps_table(c: Comparison, limit: int | None = STEP_ROWS) -> Table:
+    pairs = c.steps[:limit] if limit else c.steps
+    top = max([p.a_ns or 0 for p in c.steps] + [p.b_ns or 0 for p in c.steps] + [1])
+
+    def dur(v: int | None) -> str:
+        return ABSENT if v is None else fd(v)
+
+    def share(p: StepPair, name: str) -> str:
+        a, b = p.a_shares.get(name), p.b_shares.get(name)
+        return f"{ABSENT if a is None else f'{a:.0f}'}/{ABSENT if b is None else f'{b:.0f}'}"
+
+    return Table(
+        columns=["index", "a_ns", "b_ns", "delta_ns", *c.phases],
+        rows=[[p.index, p.a_ns, p.b_ns, p.delta_ns, *(share(p, n) for n in c.phases)] for p in pairs],
+        display=[[f"#{p.index}", dur(p.a_ns), dur(p.b_ns), format_value(p.delta_ns, "ns", True),
+                  bar(p.a_ns, top), bar(p.b_ns, top), *(share(p, n) for n in c.phases)] for p in pairs],
+        headers=["step", "A", "B", "Δ", "A", "B", *(f"{_short(n, 18)} A/B %" for n in c.phases)],
+        numeric=[True, True, True, True, False, False, *([True] * len(c.phases))],
+    )
+
+
+def bar(ns: int | None, top: float, width: int = BAR_WIDTH) -> str:
+    """A bar of block glyphs, scaled to ``top`` (the longest step of both traces)."""
+    if not ns or top <= 0:
+        return ""
+    eighths = int(round(width * 8 * ns / top))
+    return "█" * (eighths // 8) + ("", "▏", "▎", "▍", "▌", "▋", "▊", "▉")[eighths % 8]
+
+
+def shared_sparklines(a: np.ndarray, b: np.ndarray) -> tuple[str, str]:
+    """Both step-time series on one scale, so the higher one looks higher."""
+    both = np.concatenate([np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)])
+    if not len(both):
+        return "", ""
+    lo, hi = float(both.min()), float(both.max())
+
+    def line(v: np.ndarray) -> str:
+        if hi <= lo:
+            return SPARK[0] * len(v)
+        idx = np.clip(((np.asarray(v, dtype=np.float64) - lo) / (hi - lo) * (len(SPARK) - 1)).round().astype(int), 0,
+                      len(SPARK) - 1)
+        return "".join(SPARK[i] for i in idx.tolist())
+
+    return line(a), line(b)
+
+
+def _short(name: str, width: int = 60) -> str:
+    return name if len(name) <= width else name[: width - 1] + "…"
+
+
+def _side_line(tag: str, side) -> str:
+    steps = f"{side.step_count} steps ({side.step_pattern})" if side.step_pattern else "no steps found"
+    return f"{tag}: {side.label} · range {fd(side.t0)} – {fd(side.t1)} · {steps}"
+
+
+def steps_lines(c: Comparison) -> list[str]:
+    if not c.steps:
+        return ["Steps: no repeating step found in either trace (try --step REGEX)"]
+    lines = []
+    sa, sb = shared_sparklines(c.a_durations, c.b_durations)
+    lines += [f"  A {sa or ABSENT}", f"  B {sb or ABSENT}", ""]
+    lines.append(steps_table(c).render("table"))
+    if len(c.steps) > STEP_ROWS:
+        lines.append(f"… {len(c.steps) - STEP_ROWS} more steps (use --json for all)")
+    return lines
+
+
+def diff_text(c: Comparison, top: int = 25) -> str:
+    counts: dict[str, int] = {}
+    for o in c.ops:
+        counts[o.status] = counts.get(o.status, 0) + 1
+    summary = ", ".join(f"{counts[s]} {s}" for s in ("slower", "faster", "added", "removed", "same") if s in counts)
+    tol = (f"same = within {100 * c.tolerance:g}% of A (times: or within {fd(NOISE_NS)}); "
+           "better = lower time, memory, memcpy share and sync; higher GPU busy % and steps/s")
+    out = [_side_line("A", c.a), _side_line("B", c.b), "",
+           "Metrics", metrics_table(c).render("table"), "",
+           f"Operators and kernels by |Δ total| ({summary or 'none'}; first {min(top, len(c.ops))} of {len(c.ops)})",
+           ops_table(c, top).render("table") if c.ops else "  none", "",
+           "Steps side by side (bars on one scale; phase columns: share of each step, A/B)", *steps_lines(c), "",
+           tol]
+    return "\n".join(out)

@@ -1,0 +1,280 @@
+"""Compare mode (`vtui A B`): the two timelines one above the other, and the diff tables in tabs.
+
+Each trace keeps its own ``ViewState``; keys move the focused one, or both when the windows are
+locked (`l`): then B shows the same times, relative to its own start, as A.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.text import Text
+from textual import work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.widgets import DataTable, Footer, ProgressBar, Static, TabbedContent, TabPane
+from textual.worker import Worker, WorkerState
+
+from vtui.analysis.compare import Comparison, compare
+from vtui.compare_text import format_pct, format_value, metrics_table, ops_table, shared_sparklines, steps_table
+from vtui.errors import TraceLoadError
+from vtui.fmt import format_duration as fd
+from vtui.store.store import TraceStore
+from vtui.tabular import Table
+from vtui.ui.loading import load_in_background
+from vtui.ui.view import ViewState
+from vtui.ui.widgets.timeline import Timeline
+
+ZOOM_STEP = 0.6
+PAN_STEP = 0.2
+TABS = ("tab-timelines", "tab-metrics", "tab-ops", "tab-steps")
+
+
+class TracePane(Vertical):
+    """One trace: a title line and its timeline. Mouse zoom/pan/click act on this trace's view."""
+
+    DEFAULT_CSS = """
+    TracePane { height: 1fr; }
+    TracePane > .pane-title { height: 1; background: #262a33; color: #c8c8c8; padding: 0 1; }
+    """
+
+    def __init__(self, tag: str, path: Path, store: TraceStore, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.tag, self.path, self.store = tag, path, store
+        self.view = ViewState(store)
+
+    def compose(self) -> ComposeResult:
+        yield Static(self._title(), classes="pane-title")
+        yield Timeline(self.view)
+
+    def _title(self) -> str:
+        return (f"{self.tag} · {self.path.name} · {self.store.event_count:,} events · {fd(self.store.span_ns)} · "
+                f"window {fd(self.view.t0)} – {fd(self.view.t1)}")
+
+    def refresh_view(self) -> None:
+        self.query_one(".pane-title", Static).update(self._title())
+        self.query_one(Timeline).refresh_view()
+
+    def on_timeline_clicked(self, message: Timeline.Clicked) -> None:
+        message.stop()
+        self.view.select(message.slice_row)
+        self.refresh_view()
+
+    def on_timeline_range_dragged(self, message: Timeline.RangeDragged) -> None:
+        message.stop()  # in compare mode a drag zooms to the dragged times
+        app = self.app
+        lo, hi = sorted((message.t0, message.t1))
+        if isinstance(app, CompareApp) and hi > lo:
+            app.move(self, lambda v: v.set_window(lo, hi))
+
+    def on_timeline_wheel(self, message: Timeline.Wheel) -> None:
+        message.stop()
+        app = self.app
+        if isinstance(app, CompareApp):
+            if message.pan:
+                app.move(self, lambda v: v.pan(-PAN_STEP / 2 if message.zoom_in else PAN_STEP / 2))
+            else:
+                app.move(self, lambda v: v.zoom(ZOOM_STEP if message.zoom_in else 1 / ZOOM_STEP, message.centre))
+
+
+def _data_table(table: Table, id: str) -> DataTable:
+    dt: DataTable = DataTable(id=id, zebra_stripes=True, cursor_type="row")
+    for header, numeric in zip(table.headers, table._numeric()):
+        dt.add_column(Text(header, justify="right" if numeric else "left"))
+    for row in table.display:
+        dt.add_row(*(Text(c, justify="right" if n else "left") for c, n in zip(row, table._numeric())))
+    return dt
+
+
+class CompareView(Vertical):
+    """The tabs: both timelines, the metrics table, the operator diff and the step-aligned view."""
+
+    def __init__(self, paths: tuple[Path, Path], a: TraceStore, b: TraceStore, c: Comparison, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.paths, self.a, self.b, self.c = paths, a, b, c
+
+    def compose(self) -> ComposeResult:
+        c = self.c
+        sa, sb = shared_sparklines(c.a_durations, c.b_durations)
+        steps_note = (f"A {sa}\nB {sb}\nbars on one scale; phase columns: share of each step, A/B %" if c.steps
+                      else "no repeating step found in either trace")
+        with TabbedContent(id="tabs"):
+            with TabPane("1 Timelines", id=TABS[0]):
+                yield TracePane("A", self.paths[0], self.a, id="pane-a")
+                yield TracePane("B", self.paths[1], self.b, id="pane-b")
+            with TabPane("2 Metrics", id=TABS[1]):
+                yield _data_table(metrics_table(c), "metrics-table")
+                yield Static(f"same = within {100 * c.tolerance:g}% of A (times: or within 1 µs); better = lower"
+                             " times, memory, memcpy share and syncs, higher GPU busy and steps/s", classes="note")
+            with TabPane("3 Operators", id=TABS[2]):
+                yield _data_table(ops_table(c), "ops-table")
+            with TabPane("4 Steps", id=TABS[3]):
+                yield Static(steps_note, classes="note")
+                yield _data_table(steps_table(c, None), "steps-table")
+
+
+class CompareApp(App[int]):
+    TITLE = "vtui compare"
+    CSS = """
+    Screen { background: #1b1d23; }
+    #title { height: 1; background: #2b3040; color: #e0e0e0; padding: 0 1; }
+    #status { height: 1; background: #2b3040; color: #c0c4d0; padding: 0 1; }
+    #loading { align: center middle; height: 1fr; }
+    #loading > Static { width: auto; margin-bottom: 1; }
+    #error { color: #ff6b6b; padding: 1 2; height: auto; }
+    #compare, #tabs { height: 1fr; }
+    #tabs > ContentSwitcher { height: 1fr; }
+    TabPane { height: 1fr; padding: 0; }
+    #pane-a { border-bottom: solid #3a3f4b; }
+    .note { color: #8fa1b3; height: auto; padding: 0 1; }
+    """
+    BINDINGS = [
+        Binding("w", "zoom(0.6)", "Zoom in", id="compare.zoom_in"),
+        Binding("s", "zoom(1.6667)", "Zoom out", id="compare.zoom_out"),
+        Binding("a", "pan(-0.2)", "Pan left", id="compare.pan_left"),
+        Binding("d", "pan(0.2)", "Pan right", id="compare.pan_right"),
+        Binding("0", "show_all", "Whole trace", id="compare.all"),
+        Binding("l", "lock", "Lock times", id="compare.lock",
+                tooltip="Lock (or unlock) the two windows to the same times from each trace's start"),
+        Binding("1", "tab(0)", "Timelines", id="compare.tab_timelines"),
+        Binding("2", "tab(1)", "Metrics", id="compare.tab_metrics"),
+        Binding("3", "tab(2)", "Operators", id="compare.tab_ops"),
+        Binding("4", "tab(3)", "Steps", id="compare.tab_steps"),
+        Binding("q", "quit", "Quit", id="compare.quit"),
+    ]
+
+    def __init__(self, path_a: Path | str, path_b: Path | str,
+                 stores: tuple[TraceStore, TraceStore] | None = None) -> None:
+        super().__init__()
+        self.paths = (Path(path_a), Path(path_b))
+        self.stores = stores
+        self.comparison: Comparison | None = None
+        self.locked = False
+        self.load_error: str | None = None
+
+    # ---- loading -------------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        a, b = self.paths
+        yield Static(f"vtui compare · A {a.name} · B {b.name} · loading…", id="title")
+        with Vertical(id="loading"):
+            yield Static(f"Loading {a} and {b}")
+            yield ProgressBar(total=1.0, show_eta=False, id="progress")
+        yield Static("", id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self._load()
+
+    @work(thread=True, exclusive=True, group="load", description="load and compare", exit_on_error=False)
+    def _load(self) -> tuple[TraceStore, TraceStore, Comparison] | str:
+        """Both stores and their comparison, or the one-line message saying what failed."""
+        try:
+            if self.stores is not None:
+                a, b = self.stores
+            else:
+                a = load_in_background(self.paths[0], lambda f: self.call_from_thread(self._set_progress, f / 2))
+                b = load_in_background(self.paths[1], lambda f: self.call_from_thread(self._set_progress, 0.5 + f / 2))
+            return a, b, compare(a, b, labels=(self.paths[0].name, self.paths[1].name))
+        except TraceLoadError as exc:
+            return str(exc)
+        except Exception as exc:  # noqa: BLE001 — shown in the app, never a traceback
+            return f"could not compare ({type(exc).__name__}: {exc})"
+
+    def _set_progress(self, fraction: float) -> None:
+        for bar in self.query("#progress"):
+            bar.update(progress=fraction)  # type: ignore[attr-defined]
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group != "load" or event.state not in (WorkerState.SUCCESS, WorkerState.ERROR):
+            return
+        result = event.worker.result if event.state == WorkerState.SUCCESS else f"could not load ({event.worker.error!r})"
+        if isinstance(result, str):
+            self._show_error(result)
+        else:
+            self._show(*result)
+
+    def _show_error(self, message: str) -> None:
+        self.load_error = message
+        self.query_one("#title", Static).update("vtui compare · failed")
+        loading = self.query_one("#loading")
+        loading.remove_children()
+        loading.mount(Static(f"Could not compare the traces:\n{message}\n\nPress q to quit.", id="error"))
+
+    def _show(self, a: TraceStore, b: TraceStore, c: Comparison) -> None:
+        self.stores, self.comparison = (a, b), c
+        self.query_one("#loading").remove()
+        tabs = CompareView(self.paths, a, b, c, id="compare")
+        self.mount(tabs, after=self.query_one("#title"))
+        self.query_one("#title", Static).update(
+            f"vtui compare · A {self.paths[0].name} · B {self.paths[1].name} · 1–4 switch views · l locks times")
+        self.call_after_refresh(self._after_show)
+
+    def _after_show(self) -> None:
+        self.query_one("#pane-a").query_one(Timeline).focus()
+        self._update()
+
+    # ---- state -> widgets ------------------------------------------------------------------
+    def panes(self) -> list[TracePane]:
+        return list(self.query(TracePane))
+
+    def active_pane(self) -> TracePane | None:
+        panes = self.panes()
+        for pane in panes:
+            if self.focused is not None and pane in self.focused.ancestors_with_self:
+                return pane
+        return panes[0] if panes else None
+
+    def move(self, pane: TracePane, change) -> None:
+        """Apply ``change(view)`` to ``pane``; when locked, give the other pane the same window."""
+        change(pane.view)
+        if self.locked:
+            for other in self.panes():
+                if other is not pane:
+                    other.view.t0, other.view.t1 = pane.view.t0, pane.view.t1
+        self._update()
+
+    def _update(self) -> None:
+        for pane in self.panes():
+            pane.refresh_view()
+        c = self.comparison
+        if c is None:
+            return
+        lock = "locked: same times in both" if self.locked else "unlocked: keys move the focused timeline"
+        spans = " · ".join(f"{m.label}: A {format_value(m.a, m.unit)}, B {format_value(m.b, m.unit)} ({format_pct(m.pct)})"
+                           for m in c.metrics if m.name in ("span_ns", "step_mean_ns"))
+        self.query_one("#status", Static).update(f"{lock} · {spans}")
+
+    # ---- actions ---------------------------------------------------------------------------
+    def action_zoom(self, factor: float) -> None:
+        pane = self.active_pane()
+        if pane is not None:
+            self.move(pane, lambda v: v.zoom(factor))
+
+    def action_pan(self, fraction: float) -> None:
+        pane = self.active_pane()
+        if pane is not None:
+            self.move(pane, lambda v: v.pan(fraction))
+
+    def action_show_all(self) -> None:
+        pane = self.active_pane()
+        if pane is not None:
+            self.move(pane, lambda v: v.show_all())
+
+    def action_lock(self) -> None:
+        self.locked = not self.locked
+        pane = self.active_pane()
+        if pane is not None:
+            self.move(pane, lambda v: None)  # the other pane takes this one's window
+        self.notify("Windows locked to the same times" if self.locked else "Windows unlocked", timeout=2)
+
+    def action_tab(self, index: int) -> None:
+        for tabs in self.query("#tabs"):
+            tabs.active = TABS[index]  # type: ignore[attr-defined]
+            target = self.query_one(f"#{TABS[index]}").query("DataTable, Timeline")
+            if target:
+                target.first().focus()  # keys go to the shown view, not a hidden one
+
+    def action_quit(self) -> None:
+        self.exit(return_code=1 if self.load_error else 0)
+
