@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -79,7 +79,7 @@ class Columns:
     strings: list[Any]
     thread_keys: list[tuple[Any, Any]]
     ids: list[Any]
-    args_blob: bytes
+    args_blob: bytes  # empty when the args went to an args file (offsets are into that file)
     by_phase: dict[str, int]
 
     def __len__(self) -> int:
@@ -89,10 +89,18 @@ class Columns:
 _SCOPE = {"t": 0, "p": 1, "g": 2}
 
 
+class ArgsWriter(Protocol):
+    def put(self, data: bytes) -> int: ...  # store bytes, return their offset
+
+
 @dataclass
 class ColumnSink:
-    """Accumulates chunks of ``Event`` into ``Columns``."""
+    """Accumulates chunks of ``Event`` into ``Columns``.
 
+    With an ``args`` writer, each chunk's raw args go to it (a file) instead of RAM.
+    """
+
+    args: ArgsWriter | None = None
     _parts: dict[str, list[np.ndarray]] = field(default_factory=dict)
     _strings: dict[Any, int] = field(default_factory=dict)
     _threads: dict[tuple[Any, Any], int] = field(default_factory=dict)
@@ -131,11 +139,14 @@ class ColumnSink:
         offs = np.empty(n, dtype=np.int64)
         offs[0] = 0
         np.cumsum(lens[:-1], out=offs[1:])
-        offs += self._blob_size
         chunk_blob = b"".join(raws)
         del raws
-        self._blob.append(chunk_blob)
-        self._blob_size += len(chunk_blob)
+        if self.args is not None:
+            offs += self.args.put(chunk_blob)
+        else:
+            offs += self._blob_size
+            self._blob.append(chunk_blob)
+            self._blob_size += len(chunk_blob)
         self._put("args_off", offs)
         self._put("args_len", lens.astype(np.int32))
 
@@ -170,6 +181,31 @@ class ColumnSink:
         self._put("id_key", id_key)
         self._put("scope", scope)
         self._put("bp", bp)
+        self._rows += n
+
+    def absorb(self, cols: Columns) -> None:
+        """Append columns decoded elsewhere (another byte range, another process), in order.
+
+        Their strings, threads and ids are re-interned here; first-seen order is kept, so the
+        result equals decoding the same events in this sink. Args offsets are taken as they
+        are: both sides must write args to the same file.
+        """
+        n = len(cols)
+        if not n:
+            return
+        if cols.args_blob:
+            raise ValueError("absorb() needs columns whose args went to the shared args file")
+        s_map = np.array([self._strings.setdefault(v, len(self._strings)) for v in cols.strings] or [0], dtype=np.int32)
+        t_map = np.array([self._threads.setdefault(k, len(self._threads)) for k in cols.thread_keys] or [0], dtype=np.int32)
+        i_map = np.array([self._ids.setdefault(k, len(self._ids)) for k in cols.ids] + [-1], dtype=np.int32)
+        for name, arr in (("ph", cols.ph), ("ts", cols.ts), ("dur", cols.dur), ("name", s_map[cols.name]),
+                          ("cat", s_map[cols.cat]), ("thread", t_map[cols.thread]), ("args_off", cols.args_off),
+                          ("args_len", cols.args_len), ("id_key", i_map[cols.id_key]), ("scope", cols.scope),
+                          ("bp", cols.bp_enclosing)):
+            self._put(name, arr)
+        # bind ids are normalised already; rows move by what this sink held before.
+        self._flow_v2.extend((row + self._rows, key, fin, fout) for row, key, fin, fout in cols.flow_v2)
+        self._by_phase.update(cols.by_phase)
         self._rows += n
 
     def _put(self, name: str, arr: np.ndarray) -> None:

@@ -28,7 +28,6 @@ _BOUNDARY = re.compile(rb"\}\s*,\s*\{")
 _TRACE_EVENTS_KEY = re.compile(rb'"traceEvents"\s*:\s*')
 _WS = b" \t\r\n"
 _DECODER = msgspec.json.Decoder(list[Event])
-_RAW_DECODER = msgspec.json.Decoder(list[msgspec.Raw])
 _PY_DECODER = json.JSONDecoder()
 
 
@@ -40,13 +39,17 @@ class ScanResult:
     warnings: list[str] = field(default_factory=list)
 
 
+# Decodes events from an array position (just after ``[``) into the sink, returning the
+# position up to which it decoded (an event boundary); the scan continues from there.
+FastDecode = Callable[[Any, int, ColumnSink], int]
+
+
 def scan_trace(data: bytes, sink: ColumnSink, progress: Callable[[float], None] | None = None,
-               raw: bool = False) -> ScanResult:
+               fast: FastDecode | None = None) -> ScanResult:
     """Decode every event of ``data`` into ``sink``; return the container's facts.
 
-    With ``raw`` the sink gets each event's source bytes (``msgspec.Raw``) instead of an
-    ``Event``, in the same order and with the same events skipped — so the n-th raw event is
-    the event whose ordinal is n (export uses this to copy events exactly as written).
+    ``fast`` (the parallel decoder) gets first go at the event array; whatever it leaves is
+    decoded here, so a fast path that stops early (damage, an unsure split) loses nothing.
     """
     start = _skip(data, 0, _WS + b"\xef\xbb\xbf")  # whitespace and a UTF-8 BOM
     if start >= len(data):
@@ -54,12 +57,12 @@ def scan_trace(data: bytes, sink: ColumnSink, progress: Callable[[float], None] 
     first = data[start : start + 1]
     if first == b"[":
         result = ScanResult(form="array")
-        end = _ArrayScan(data, start + 1, sink, result, progress, raw).run()
+        end = _ArrayScan(data, start + 1, sink, result, progress, fast).run()
         if end is not None and data[end + 1 :].strip(_WS):
             result.warnings.append("ignored data after the closing ] of the event array")
         return result
     if first == b"{":
-        return _scan_object(data, start, sink, progress, raw)
+        return _scan_object(data, start, sink, progress, fast)
     raise TraceLoadError(_describe_non_trace(data, start))
 
 
@@ -72,7 +75,7 @@ def _describe_non_trace(data: bytes, start: int) -> str:
     return f"not a trace: the JSON is {kind}, not an event array or object"
 
 
-def _scan_object(data: bytes, start: int, sink: ColumnSink, progress, raw: bool) -> ScanResult:
+def _scan_object(data: bytes, start: int, sink: ColumnSink, progress, fast: FastDecode | None) -> ScanResult:
     result = ScanResult(form="object")
     match = _TRACE_EVENTS_KEY.search(data, start)
     if match is None:
@@ -91,7 +94,7 @@ def _scan_object(data: bytes, start: int, sink: ColumnSink, progress, raw: bool)
             result.warnings.append("file ends before the traceEvents array starts")
             return result
         raise TraceLoadError("not a trace: traceEvents is not an array")
-    end = _ArrayScan(data, bracket + 1, sink, result, progress, raw).run()
+    end = _ArrayScan(data, bracket + 1, sink, result, progress, fast).run()
     if end is None:
         return result
     rest = data[end + 1 :].strip(_WS)
@@ -123,9 +126,9 @@ def _decode_members(text: bytes, result: ScanResult) -> dict[str, Any]:
 class _ArrayScan:
     """Walk one event array from just after its ``[``."""
 
-    def __init__(self, data: bytes, pos: int, sink: ColumnSink, result: ScanResult, progress, raw: bool = False) -> None:
-        self.raw = raw
-        self.decoder = _RAW_DECODER if raw else _DECODER
+    def __init__(self, data: bytes, pos: int, sink: ColumnSink, result: ScanResult, progress,
+                 fast: FastDecode | None = None) -> None:
+        self.fast = fast
         self.data = data
         self.pos = pos
         self.sink = sink
@@ -138,6 +141,8 @@ class _ArrayScan:
         data, n = self.data, len(self.data)
         size = CHUNK
         closed: int | None = None
+        if self.fast is not None:
+            self.pos = self.fast(data, self.pos, self.sink)
         while True:
             self.pos = _skip(data, self.pos, _WS + b",")
             if self.pos >= n:
@@ -150,9 +155,7 @@ class _ArrayScan:
             else:
                 end = self._chunk_end(size)
                 try:
-                    events = self.decoder.decode(b"[" + data[self.pos : end] + b"]")
-                    if self.raw and any(memoryview(e)[0] != 0x7B for e in events):
-                        raise msgspec.ValidationError("an element is not an object")  # as list[Event] would
+                    events = _DECODER.decode(b"[" + data[self.pos : end] + b"]")
                 except (msgspec.DecodeError, msgspec.ValidationError):
                     if size > SMALL:
                         size //= 4
@@ -185,11 +188,7 @@ class _ArrayScan:
             match = _BOUNDARY.search(data, self.pos + size)
             if match is not None:
                 return match.start() + 1
-        # The tail: up to the last ']' (the array's close, if the file is whole).
-        close = data.rfind(b"]", self.pos)
-        if close < 0:
-            return len(data)
-        return max(self.pos, _rskip(data, close, _WS + b","))
+        return array_tail_end(data, self.pos)
 
     def _walk(self, limit: int) -> tuple[str, int]:
         """Decode events one by one from ``self.pos`` until past ``limit``.
@@ -204,7 +203,7 @@ class _ArrayScan:
             text = data[pos : pos + window].decode("utf-8", "surrogateescape")
             whole = pos + window >= n
             i = 0
-            events: list[Event | msgspec.Raw | None] = []
+            events: list[Event] = []
             outcome = None
             while True:
                 while i < len(text) and text[i] in " \t\r\n,":
@@ -226,12 +225,7 @@ class _ArrayScan:
                         break
                     self.sink.add([e for e in events if e is not None])
                     return "more", skip_to
-                if not isinstance(obj, dict):
-                    events.append(None)
-                elif self.raw:
-                    events.append(msgspec.Raw(text[i:j].encode("utf-8", "surrogateescape")))
-                else:
-                    events.append(_to_event(obj))
+                events.append(_to_event(obj) if isinstance(obj, dict) else None)
                 i = j
                 if pos + i >= limit and not whole:
                     outcome = "more"
@@ -258,6 +252,57 @@ class _ArrayScan:
         )
         self.result.repaired = True
         return match.end() - 1
+
+
+def array_tail_end(data, pos: int) -> int:
+    """Where the last chunk ends: before the last ']' (the array's close, if the file is whole)."""
+    close = data.rfind(b"]", pos)
+    if close < 0:
+        return len(data)
+    return max(pos, _rskip(data, close, _WS + b","))
+
+
+def decode_range(data, start: int, end: int, sink: ColumnSink,
+                 progress: Callable[[int], None] | None = None) -> int:
+    """Fast path only: decode the events in ``data[start:end]`` into ``sink``, chunk by chunk.
+
+    ``start`` must be where an event begins. Returns the position reached: ``end`` when every
+    chunk decoded, else the start of the first chunk that did not (damage, or ``end`` is not an
+    event boundary). Why this is exact: a chunk that starts at an event's ``{`` decodes as a list
+    of objects only if it also ends just after an event's ``}``; a cut inside a string leaves that
+    string open and a cut inside a nested value leaves it unclosed. So a run of decoded chunks
+    from a true start proves each chunk end, and finally ``end``, a true boundary.
+    """
+    pos = start
+    size = CHUNK
+    while True:
+        pos = _skip_to(data, pos, end)
+        if pos >= end or data[pos] != 0x7B:  # done, or not an object: the careful scan decides
+            return min(pos, end)
+        chunk_end = end
+        if pos + size < end:
+            match = _BOUNDARY.search(data, pos + size, end)
+            if match is not None:
+                chunk_end = match.start() + 1
+        try:
+            events = _DECODER.decode(b"[" + data[pos:chunk_end] + b"]")
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            if size > SMALL:
+                size //= 4
+                continue
+            return pos
+        sink.add(events)
+        del events
+        pos = chunk_end
+        size = CHUNK
+        if progress:
+            progress(pos)
+
+
+def _skip_to(data, pos: int, end: int) -> int:
+    while pos < end and data[pos] in b" \t\r\n,":
+        pos += 1
+    return pos
 
 
 def _nbytes(text: str) -> int:

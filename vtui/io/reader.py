@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import mmap
 import os
+import tempfile
 import zlib
 from collections.abc import Callable
 from pathlib import Path
@@ -39,6 +41,55 @@ def read_trace_bytes(path: Path, progress: Progress | None = None) -> tuple[byte
         raise TraceLoadError(f"{path}: cannot read ({exc.strerror or exc})") from None
 
 
+SPILL_GZIP = 4 << 20  # compressed bytes: above this a gzip is inflated to a file, not into RAM
+
+
+def open_trace_data(path: Path, progress: Progress | None = None,
+                    spill_dir: str | None = None) -> tuple[bytes | mmap.mmap, list[str], str | None, bool]:
+    """Bytes of a trace for decoding, without holding a big file in RAM.
+
+    Returns (data, warnings, data_path, spilled): a plain file is memory-mapped and
+    ``data_path`` is the file itself; a big gzip is inflated into a temp file in ``spill_dir``
+    (``spilled``: the caller deletes it) and mapped; a small one is inflated into memory
+    (``data_path`` None). Worker processes map ``data_path`` themselves.
+    """
+    try:
+        size = os.path.getsize(path)
+        with open(path, "rb") as fh:
+            head = fh.read(2)
+            fh.seek(0)
+            if head != GZIP_MAGIC:
+                if progress:
+                    progress(1.0)
+                if size == 0:
+                    return b"", [], None, False
+                return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ), [], str(path), False
+            if size < SPILL_GZIP:
+                data, warnings = _gunzip(fh, size, progress)
+                return data, warnings, None, False
+            fd, spill = tempfile.mkstemp(prefix=".vtui-gunzip-", suffix=".json", dir=spill_dir)
+            try:
+                with os.fdopen(fd, "wb") as out:
+                    warnings = _gunzip_to(fh, size, progress, out)
+                with open(spill, "rb") as inflated:
+                    if os.fstat(inflated.fileno()).st_size == 0:
+                        os.unlink(spill)
+                        return b"", warnings, None, False
+                    data = mmap.mmap(inflated.fileno(), 0, access=mmap.ACCESS_READ)
+            except BaseException:
+                Path(spill).unlink(missing_ok=True)
+                raise
+            return data, warnings, spill, True
+    except IsADirectoryError:
+        raise TraceLoadError(f"{path}: is a directory") from None
+    except PermissionError:
+        raise TraceLoadError(f"{path}: permission denied") from None
+    except FileNotFoundError:
+        raise TraceLoadError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise TraceLoadError(f"{path}: cannot read ({exc.strerror or exc})") from None
+
+
 def _read_plain(fh, size: int, progress: Progress | None) -> bytes:
     if progress is None or size < 2 * _BLOCK:
         data = fh.read()
@@ -56,7 +107,18 @@ def _read_plain(fh, size: int, progress: Progress | None) -> bytes:
 
 def _gunzip(fh, size: int, progress: Progress | None) -> tuple[bytes, list[str]]:
     out: list[bytes] = []
+    warnings = _inflate(fh, size, progress, out.append)
+    return b"".join(out), warnings
+
+
+def _gunzip_to(fh, size: int, progress: Progress | None, sink) -> list[str]:
+    return _inflate(fh, size, progress, sink.write)
+
+
+def _inflate(fh, size: int, progress: Progress | None, emit) -> list[str]:
+    """Inflate gzip member after member, handing each piece to ``emit``; returns warnings."""
     warnings: list[str] = []
+    produced = 0
     inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
     done = 0
     pending = b""
@@ -67,7 +129,9 @@ def _gunzip(fh, size: int, progress: Progress | None) -> tuple[bytes, list[str]]
             if not block:
                 break
             done += len(block)
-            out.append(inflater.decompress(block))
+            piece = inflater.decompress(block)
+            produced += len(piece)
+            emit(piece)
             if inflater.eof and inflater.unused_data:
                 # Concatenated gzip members: start a new inflater on the rest.
                 pending = inflater.unused_data
@@ -75,11 +139,13 @@ def _gunzip(fh, size: int, progress: Progress | None) -> tuple[bytes, list[str]]
                 inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
             if progress:
                 progress(min(1.0, done / max(size, 1)))
-        out.append(inflater.flush())
+        piece = inflater.flush()
+        produced += len(piece)
+        emit(piece)
     except zlib.error as exc:
-        if not any(out):
+        if not produced:
             raise TraceLoadError(f"corrupt gzip data ({exc})") from None
-        warnings.append(f"gzip data is corrupt after {sum(map(len, out)):,} bytes; kept what came before")
+        warnings.append(f"gzip data is corrupt after {produced:,} bytes; kept what came before")
     if not inflater.eof and not warnings:
         warnings.append("gzip stream ends early (file cut short); kept what was there")
-    return b"".join(out), warnings
+    return warnings

@@ -57,10 +57,11 @@ class _Slices:
         return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype=dtype)
 
 
-def build_store(parts: list[SourcePart]) -> TraceStore:
+def build_store(parts: list[SourcePart], args_blob=None) -> TraceStore:
+    """``args_blob``: the args file all parts wrote to (None: each part's in-memory blob)."""
     sources = [SourceInfo(path=p.path, label=p.label, form=p.form, repaired=p.repaired, events=len(p.columns),
                           by_phase=p.columns.by_phase, metadata=p.metadata, warnings=p.warnings) for p in parts]
-    m = merge_sources(parts)
+    m = merge_sources(parts, args_blob)
     warnings: list[str] = []
     for part in parts:
         prefix = f"{part.label}: " if len(parts) > 1 else ""

@@ -8,16 +8,19 @@ from collections.abc import Callable
 from pathlib import Path
 
 from vtui.errors import TraceLoadError
+from vtui.io.argsfile import ArgsFile
 from vtui.io.columns import ColumnSink
 from vtui.io.jsonscan import scan_trace
-from vtui.io.reader import read_trace_bytes
+from vtui.io.parallel import MIN_RANGE, ParallelDecode, can_fork_workers, check_not_bootstrapping, default_jobs
+from vtui.io.reader import GZIP_MAGIC, open_trace_data
+from vtui.store import cache as trace_cache
 from vtui.store.build import SourcePart, build_store
 from vtui.store.store import TraceStore
 
 Progress = Callable[[float], None]
 TRACE_SUFFIXES = (".json", ".json.gz")
-_READ_SHARE = 0.3  # of each file's progress; decoding takes the rest
-_BUILD_SHARE = 0.1  # of the whole load, at the end
+_READ_SHARE = 0.3  # of a gzip file's progress (inflating); decoding takes the rest
+_BUILD_SHARE = 0.2  # of the whole load, at the end (pairing, nesting, index)
 
 
 def trace_files(path: Path) -> list[Path]:
@@ -39,9 +42,41 @@ def _natural_key(path: Path) -> list:
     return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", path.name)]
 
 
-def load_trace(path: str | os.PathLike, progress: Progress | None = None) -> TraceStore:
-    """Load a trace (file or folder). Raises TraceLoadError with a one-line message."""
+def load_trace(path: str | os.PathLike, progress: Progress | None = None, cache: bool = True,
+               jobs: int | None = None) -> TraceStore:
+    """Load a trace (file or folder). Raises TraceLoadError with a one-line message.
+
+    ``cache``: reopen from / save to the index cache (``vtui.store.cache``); ``jobs``: decoder
+    processes for a big file (default: all cores).
+    """
+    check_not_bootstrapping()
     files = trace_files(Path(path))
+    key = trace_cache.entry_key(files) if cache else None
+    if key is not None:
+        store = trace_cache.open_entry(key)
+        if store is not None:
+            if progress:
+                progress(1.0)
+            return store
+    jobs = default_jobs() if jobs is None else max(1, jobs)
+    work_dir = trace_cache.work_dir() if key is not None else None
+    if work_dir is None:
+        key = None  # no writable cache folder: load without one
+    args = ArgsFile(work_dir)
+    try:
+        store = _load_files(path, files, progress, args, jobs, work_dir)
+    except BaseException:
+        args.discard()
+        raise
+    if key is not None:
+        trace_cache.save_entry(key, store)
+    if progress:
+        progress(1.0)
+    return store
+
+
+def _load_files(path, files: list[Path], progress: Progress | None, args: ArgsFile, jobs: int,
+                work_dir: str | None) -> TraceStore:
     sizes = [max(f.stat().st_size, 1) for f in files]
     total = sum(sizes)
     done = 0
@@ -49,13 +84,16 @@ def load_trace(path: str | os.PathLike, progress: Progress | None = None) -> Tra
     errors: list[str] = []
     for f, size in zip(files, sizes):
         base, share = done / total, size / total * (1 - _BUILD_SHARE)
+        read_share = _READ_SHARE if _is_gzip(f) else 0.0
 
-        def report(frac: float, phase: float, base=base, share=share) -> None:
+        def report(frac: float, phase: int, base=base, share=share, read_share=read_share) -> None:
             if progress:
-                progress(base + share * (phase + frac * (_READ_SHARE if phase == 0 else 1 - _READ_SHARE)))
+                at = frac * read_share if phase == 0 else read_share + frac * (1 - read_share)
+                progress(base + share * at)
 
         try:
-            parts.append(_load_part(f, lambda x: report(x, 0.0), lambda x: report(x, _READ_SHARE), len(files) > 1))
+            parts.append(_load_part(f, lambda x: report(x, 0), lambda x: report(x, 1), len(files) > 1,
+                                    args, jobs, work_dir))
         except TraceLoadError as exc:
             if len(files) == 1:
                 raise
@@ -65,21 +103,36 @@ def load_trace(path: str | os.PathLike, progress: Progress | None = None) -> Tra
         raise TraceLoadError(f"{path}: no trace could be loaded ({'; '.join(errors)})")
     if not any(len(p.columns) for p in parts):
         raise TraceLoadError(f"{path}: the trace holds no events")
-    store = build_store(parts)
+    blob = args.finish(keep=work_dir is not None)
+    store = build_store(parts, blob)
     store.warnings[:0] = [f"skipped {e}" for e in errors]
-    if progress:
-        progress(1.0)
     return store
 
 
-def _load_part(path: Path, read_progress: Progress, decode_progress: Progress, many: bool) -> SourcePart:
-    data, read_warnings = read_trace_bytes(path, read_progress)
-    sink = ColumnSink()
+def _is_gzip(path: Path) -> bool:
     try:
-        result = scan_trace(data, sink, decode_progress)
+        with open(path, "rb") as fh:
+            return fh.read(2) == GZIP_MAGIC
+    except OSError:
+        return False
+
+
+def _load_part(path: Path, read_progress: Progress, decode_progress: Progress, many: bool, args: ArgsFile,
+               jobs: int, work_dir: str | None) -> SourcePart:
+    data, read_warnings, data_path, spilled = open_trace_data(path, read_progress, work_dir)
+    sink = ColumnSink(args=args.writer())
+    fast = None
+    if data_path and jobs > 1 and len(data) >= 2 * MIN_RANGE and can_fork_workers():
+        fast = ParallelDecode(data_path, args, jobs, decode_progress)
+    try:
+        result = scan_trace(data, sink, decode_progress, fast)
     except TraceLoadError as exc:
         raise TraceLoadError(f"{path}: {exc}") from None
-    del data
+    finally:
+        if not isinstance(data, bytes):
+            data.close()
+        if spilled:
+            os.unlink(data_path)
     label = _label(path, result.metadata) if many else ""
     return SourcePart(
         path=str(path), label=label, form=result.form, repaired=result.repaired or bool(read_warnings),

@@ -49,7 +49,8 @@ def text_of(value: Any) -> str:
     return value
 
 
-def merge_sources(parts: list[SourcePart]) -> Merged:
+def merge_sources(parts: list[SourcePart], args_blob=None) -> Merged:
+    """``args_blob``: the shared args file, when the parts' args offsets already point into it."""
     strings: dict[str, int] = {}
     threads: dict[tuple[int, Any, Any], int] = {}
     ids: dict[tuple[int, Any], int] = {}
@@ -105,7 +106,8 @@ def merge_sources(parts: list[SourcePart]) -> Merged:
         id_key=cat("id_key", np.int32), scope=cat("scope", np.int8), bp_enclosing=cat("bp", bool),
         ordinal=cat("ordinal", np.int32), source=cat("source", np.int16), flow_v2=flow_v2,
         strings=string_list, named=np.array([bool(s) for s in string_list], dtype=bool),
-        thread_keys=list(threads), args_blob=blobs[0] if len(blobs) == 1 else b"".join(blobs), by_phase=by_phase,
+        thread_keys=list(threads), by_phase=by_phase,
+        args_blob=args_blob if args_blob is not None else blobs[0] if len(blobs) == 1 else b"".join(blobs),
     )
 
 

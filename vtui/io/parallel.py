@@ -1,0 +1,200 @@
+"""Decode one trace's event array on several cores: byte ranges split at event boundaries.
+
+The array is cut into ``jobs`` ranges at ``},{`` matches. Such a match may lie inside a
+string or a nested value, so a range is trusted only once the range before it decoded right
+up to the cut (see ``decode_range``: that proves the cut is a real event boundary). The first
+range is decoded here while the others run in spawned processes; the results are taken in
+order while each earlier range reached its end, and whatever is left after the first range
+that did not is decoded by the ordinary one-process scan. Exact by construction; the worst case
+is one process's speed plus the wasted work.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import mmap
+import multiprocessing as mp
+import os
+from collections.abc import Callable
+
+from vtui.io.argsfile import ArgsFile, RangeWriter
+from vtui.io.columns import Columns, ColumnSink
+from vtui.io.jsonscan import _BOUNDARY, array_tail_end, decode_range
+
+MIN_RANGE = 16 << 20  # bytes: below this a range is not worth a process start (~0.3 s)
+_PAGE = mmap.PAGESIZE
+
+_done = None  # per-process view of the shared progress counters (set in each worker)
+
+
+def default_jobs() -> int:
+    """All cores this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def can_fork_workers() -> bool:
+    """Daemon processes may not have children (multiprocessing's rule)."""
+    return not mp.current_process().daemon
+
+
+def check_not_bootstrapping() -> None:
+    """Fail fast when a spawned worker is re-running an unguarded ``__main__`` script.
+
+    (multiprocessing marks a starting child ``_inheriting``; it uses the same check itself.)
+    Without this a script with no ``if __name__ == "__main__":`` guard would load the trace
+    again in every worker; failing makes the parent decode in one process instead.
+    """
+    if getattr(mp.current_process(), "_inheriting", False):
+        raise RuntimeError("vtui load_trace() called while a decoder process was starting; "
+                           "guard the script's code with `if __name__ == '__main__':`")
+
+
+def plan_ranges(data, pos: int, jobs: int, min_range: int = MIN_RANGE) -> list[tuple[int, int]]:
+    """Byte ranges [start, end) covering the events after ``pos`` (just after the array's ``[``).
+
+    Each range but the last ends just after a ``}`` and the next starts at the ``{`` after the
+    comma. The cuts are only candidates: ``decode_range`` proves or refutes them.
+    """
+    n = len(data)
+    while pos < n and data[pos] in b" \t\r\n,":
+        pos += 1
+    if pos >= n or data[pos] != 0x7B:
+        return []
+    end = array_tail_end(data, pos)
+    jobs = max(1, min(jobs, (end - pos) // max(min_range, 1)))
+    ranges: list[tuple[int, int]] = []
+    start = pos
+    for i in range(1, jobs):
+        at = pos + (end - pos) * i // jobs
+        if at <= start:
+            continue
+        match = _BOUNDARY.search(data, at, end)
+        if match is None:
+            break
+        ranges.append((start, match.start() + 1))
+        start = match.end() - 1
+    ranges.append((start, end))
+    return ranges
+
+
+class ParallelDecode:
+    """The ``fast`` hook of ``scan_trace``: decode the event array in ``jobs`` processes.
+
+    ``data_path`` is a file holding exactly ``data`` (the trace, or its gunzipped copy), which
+    workers map themselves; their args go into ``args`` at offsets reserved per range.
+    """
+
+    def __init__(self, data_path: str, args: ArgsFile, jobs: int, progress: Callable[[float], None] | None = None,
+                 min_range: int = MIN_RANGE) -> None:
+        self.data_path = data_path
+        self.args = args
+        self.jobs = jobs
+        self.progress = progress
+        self.min_range = min_range
+        self.used_ranges = 0  # how many ranges were decoded in parallel and kept (for tests / benchmarks)
+
+    def __call__(self, data, pos: int, sink: ColumnSink) -> int:
+        ranges = plan_ranges(data, pos, self.jobs, self.min_range)
+        if len(ranges) < 2:
+            return pos  # the one-process scan does it all
+        first, last = ranges[0][0], ranges[-1][1]
+        region = self.args.reserve(last - first)
+        bases = [(region + s - first, e - s) for s, e in ranges]
+        ctx = mp.get_context("spawn")  # never fork: the app has threads, and fork is unsafe with them
+        shared = ctx.Array("q", len(ranges), lock=False)
+        n = max(len(data), 1)
+
+        def report(done_here: int) -> None:
+            if self.progress:
+                self.progress(min(1.0, (first + done_here + sum(shared[1:])) / n))
+
+        try:
+            pool = cf.ProcessPoolExecutor(len(ranges) - 1, mp_context=ctx, initializer=_init, initargs=(shared,))
+        except (OSError, ValueError, RuntimeError):
+            return pos
+        with pool:
+            try:
+                futures = [pool.submit(_decode_worker, self.data_path, s, e, self.args.path, b, lim, k)
+                           for k, ((s, e), (b, lim)) in enumerate(zip(ranges, bases)) if k]
+            except (OSError, RuntimeError, cf.process.BrokenProcessPool):
+                futures = []
+            cols0, reached0 = _decode_here(data, ranges[0], self.args.path, bases[0], report)
+            results: list[tuple[Columns, int] | None] = [(cols0, reached0)]
+            pending = set(futures)
+            while pending:
+                _, pending = cf.wait(pending, timeout=0.1)
+                report(reached0 - first)
+            for fut in futures:
+                try:
+                    results.append(fut.result())
+                except Exception:  # noqa: BLE001 — a worker that died: the one-process scan takes over
+                    results.append(None)
+        reached = pos
+        for (_start, end), result in zip(ranges, results):
+            if result is None:
+                break
+            cols, got = result
+            sink.absorb(cols)
+            reached = got
+            if got != end:  # not proven: what follows is decoded again, in order
+                break
+        else:
+            self.used_ranges = len(ranges)
+        return reached
+
+
+def _init(shared) -> None:
+    global _done
+    _done = shared
+
+
+def _decode_here(data, rng: tuple[int, int], args_path: str, base: tuple[int, int],
+                 report: Callable[[int], None]) -> tuple[Columns, int]:
+    start, end = rng
+    writer = RangeWriter(args_path, *base)
+    sink = ColumnSink(args=writer)
+    released = [start]
+
+    def progress(pos: int) -> None:
+        released[0] = _release(data, released[0], pos)
+        report(pos - start)
+
+    try:
+        reached = decode_range(data, start, end, sink, progress)
+    finally:
+        writer.close()
+    return sink.finish(), reached
+
+
+def _decode_worker(data_path: str, start: int, end: int, args_path: str, base: int, limit: int,
+                   slot: int) -> tuple[Columns, int]:
+    """In a worker process: map the bytes, decode one range, return its columns."""
+    with open(data_path, "rb") as fh:
+        data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+
+    def report(done: int) -> None:
+        if _done is not None:
+            _done[slot] = done
+
+    try:
+        return _decode_here(data, (start, end), args_path, (base, limit), report)
+    finally:
+        data.close()
+
+
+def _release(data, lo: int, hi: int) -> int:
+    """Drop pages already decoded from this process's resident set (the page cache keeps them)."""
+    if not isinstance(data, mmap.mmap):
+        return lo
+    a = lo - lo % _PAGE
+    b = hi - hi % _PAGE
+    if b > a:
+        try:
+            data.madvise(mmap.MADV_DONTNEED, a, b - a)
+        except (OSError, ValueError, AttributeError):
+            pass
+        return b
+    return lo

@@ -1,0 +1,270 @@
+"""The index cache: a loaded TraceStore on disk, memory-mapped on reopen.
+
+Where: ``$XDG_CACHE_HOME/vtui`` (else ``~/.cache/vtui``). One folder per trace, named by a key
+over the trace's path, size, mtime and a hash of its first and last 64 KiB (every file of a
+folder trace), so a changed file gets a new key and its old entry is simply not found.
+
+An entry holds one ``.npy`` per table column, ``args.bin`` (the raw args bytes the columns
+point into) and ``meta.json`` (strings, tracks, sources, warnings, and the size of every file).
+It is built in a temp folder and renamed into place, so a reader never sees half an entry. On
+reopen every size, dtype and length is checked, and ids are bounds-checked against the tables
+they index; anything that does not fit (truncated, foreign, older format) is deleted and the
+trace is loaded again. Nothing in an entry is executed or unpickled.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import numpy as np
+
+from vtui.atomic import atomic_write
+from vtui.io.argsfile import MappedBlob
+from vtui.store.store import SourceInfo, TraceStore
+from vtui.store.tables import CounterTable, FlowTable, InstantTable, SliceTable
+from vtui.store.tracks import Track
+
+FORMAT = 1
+_EDGE = 64 << 10  # bytes hashed at each end of a file
+_TABLES = {"slices": SliceTable, "instants": InstantTable, "counters": CounterTable, "flows": FlowTable}
+_STALE_TEMP_S = 3600  # temp files older than this belong to no running load
+
+
+def cache_root() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or ""
+    return (Path(base) if os.path.isabs(base) else Path.home() / ".cache") / "vtui"
+
+
+def work_dir() -> str | None:
+    """The cache folder, created if needed; None when it cannot be (then no caching)."""
+    root = cache_root()
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return str(root) if os.access(root, os.W_OK) else None
+
+
+def entry_key(files: list[Path]) -> str | None:
+    """Key of a trace (one file or a folder's files); None when a file cannot be read."""
+    digest = hashlib.blake2b(f"vtui-cache-{FORMAT}".encode(), digest_size=16)
+    try:
+        for f in files:
+            st = f.stat()
+            digest.update(f"{f.resolve()}\0{st.st_size}\0{st.st_mtime_ns}\0".encode("utf-8", "surrogateescape"))
+            with open(f, "rb") as fh:
+                digest.update(fh.read(_EDGE))
+                if st.st_size > _EDGE:
+                    fh.seek(max(_EDGE, st.st_size - _EDGE))
+                    digest.update(fh.read(_EDGE))
+    except OSError:
+        return None
+    return digest.hexdigest()
+
+
+# ---- writing ----------------------------------------------------------------------------
+def save_entry(key: str, store: TraceStore) -> bool:
+    """Write ``store`` as the entry for ``key``; False (and nothing left behind) on any failure.
+
+    The store's args must be a kept ``MappedBlob`` in the cache folder (``load_trace`` arranges
+    that): its file is moved into the entry, not copied.
+    """
+    root = cache_root()
+    blob = store.args_blob
+    tmp: str | None = None
+    try:
+        tmp = tempfile.mkdtemp(prefix=f".{key}.", suffix=".tmp", dir=root)
+        arrays: dict[str, list] = {}
+        for table_name in _TABLES:
+            table = getattr(store, table_name)
+            for f in dataclasses.fields(table):
+                arr = np.ascontiguousarray(getattr(table, f.name))
+                name = f"{table_name}.{f.name}.npy"
+                np.save(os.path.join(tmp, name), arr, allow_pickle=False)
+                arrays[name] = [arr.dtype.str, len(arr), os.path.getsize(os.path.join(tmp, name))]
+        args_size = len(blob)
+        if isinstance(blob, MappedBlob) and blob.keep:
+            os.replace(blob.path, os.path.join(tmp, "args.bin"))
+            moved = True
+        else:
+            atomic_write(os.path.join(tmp, "args.bin"), bytes(blob[:]))
+            moved = False
+        meta = {
+            "format": FORMAT, "key": key, "created": time.time(), "arrays": arrays, "args_size": args_size,
+            "trace": [s.path for s in store.sources],
+            "events": store.event_count,
+            "sources": [dataclasses.asdict(s) for s in store.sources],
+            "strings": store.strings,
+            "tracks": [dataclasses.asdict(t) for t in store.tracks],
+            "origin_us": store.origin_us, "span_ns": store.span_ns, "warnings": store.warnings,
+            "metadata_events": store.metadata_events,
+            "extra_end_args": [[row, off, ln] for row, (off, ln) in store.extra_end_args.items()],
+        }
+        atomic_write(os.path.join(tmp, "meta.json"), msgspec.json.encode(meta))
+        final = root / key
+        if final.exists():
+            shutil.rmtree(final, ignore_errors=True)
+        os.rename(tmp, final)
+        tmp = None
+        if moved:
+            blob.path = str(final / "args.bin")  # the same open mapping, now under its final name
+        return True
+    except (OSError, ValueError, TypeError, msgspec.EncodeError):
+        return False
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+        if isinstance(blob, MappedBlob) and blob.keep and Path(blob.path).parent == root:
+            # Still the loader's temp file (the save failed): it must not outlive the process.
+            Path(blob.path).unlink(missing_ok=True)
+            blob.keep = False
+
+
+# ---- reading ----------------------------------------------------------------------------
+class _Bad(Exception):
+    """An entry that does not check out."""
+
+
+def open_entry(key: str) -> TraceStore | None:
+    """The cached store for ``key``, or None (a bad entry is deleted so the next save replaces it)."""
+    folder = cache_root() / key
+    meta_path = folder / "meta.json"
+    if not meta_path.is_file():
+        return None
+    try:
+        return _open(folder, key, meta_path)
+    except (_Bad, OSError, ValueError, TypeError, KeyError, IndexError, msgspec.DecodeError):
+        shutil.rmtree(folder, ignore_errors=True)
+        return None
+
+
+def _open(folder: Path, key: str, meta_path: Path) -> TraceStore:
+    meta = msgspec.json.decode(meta_path.read_bytes())
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT or meta.get("key") != key:
+        raise _Bad("foreign or older entry")
+    arrays = meta["arrays"]
+    tables = {}
+    for table_name, cls in _TABLES.items():
+        cols = {}
+        for f in dataclasses.fields(cls):
+            name = f"{table_name}.{f.name}.npy"
+            dtype, length, size = arrays[name]
+            path = folder / name
+            if path.stat().st_size != size:
+                raise _Bad(f"{name}: truncated")
+            arr = np.load(path, mmap_mode="r" if length else None, allow_pickle=False)
+            if arr.dtype.str != dtype or arr.shape != (length,):
+                raise _Bad(f"{name}: unexpected shape")
+            cols[f.name] = arr
+        lengths = {len(c) for c in cols.values()}
+        if len(lengths) > 1:
+            raise _Bad(f"{table_name}: columns of different lengths")
+        tables[table_name] = cls(**cols)
+    args_path = folder / "args.bin"
+    if args_path.stat().st_size != meta["args_size"]:
+        raise _Bad("args.bin: wrong size")
+    strings = meta["strings"]
+    tracks = [Track(**{**t, "sort_key": _tuple(t["sort_key"])}) for t in meta["tracks"]]
+    _check_bounds(tables, len(strings), len(tracks), meta["args_size"])
+    store = TraceStore(
+        sources=[SourceInfo(**s) for s in meta["sources"]], strings=strings, tracks=tracks,
+        slices=tables["slices"], instants=tables["instants"], counters=tables["counters"], flows=tables["flows"],
+        args_blob=MappedBlob(args_path, keep=True) if meta["args_size"] else b"",
+        origin_us=float(meta["origin_us"]), span_ns=int(meta["span_ns"]), warnings=list(meta["warnings"]),
+        metadata_events=meta["metadata_events"],
+        extra_end_args={int(r): (int(o), int(n)) for r, o, n in meta["extra_end_args"]},
+    )
+    return store
+
+
+def _check_bounds(tables: dict[str, Any], n_strings: int, n_tracks: int, args_size: int) -> None:
+    """Ids must index what they point to, so a damaged entry cannot crash the app later."""
+    s, i, c, f = tables["slices"], tables["instants"], tables["counters"], tables["flows"]
+    n_slices = len(s)
+    checks = [
+        (s.name_id, n_strings), (s.cat_id, n_strings), (s.track, n_tracks), (s.parent, n_slices),
+        (i.name_id, n_strings), (i.cat_id, n_strings), (i.track, n_tracks), (c.track, n_tracks),
+        (f.src_slice, n_slices), (f.dst_slice, n_slices), (f.src_track, n_tracks), (f.dst_track, n_tracks),
+        (f.name_id, n_strings), (f.cat_id, n_strings),
+    ]
+    for arr, limit in checks:
+        if len(arr) and (int(arr.max()) >= limit or int(arr.min()) < -1):
+            raise _Bad("an id out of range")
+    for table in (s, i):
+        if len(table) and (int((table.args_off + table.args_len).max()) > args_size or int(table.args_off.min()) < 0):
+            raise _Bad("args out of range")
+
+
+def _tuple(value: Any) -> Any:
+    return tuple(_tuple(v) for v in value) if isinstance(value, list) else value
+
+
+# ---- managing -----------------------------------------------------------------------------
+@dataclasses.dataclass
+class EntryInfo:
+    key: str
+    trace: list[str]
+    events: int
+    disk_bytes: int
+    created: float
+
+
+def list_entries() -> list[EntryInfo]:
+    root = cache_root()
+    out = []
+    if not root.is_dir():
+        return out
+    for folder in sorted(root.iterdir()):
+        meta_path = folder / "meta.json"
+        if folder.name.startswith(".") or not meta_path.is_file():
+            continue
+        try:
+            meta = msgspec.json.decode(meta_path.read_bytes())
+            trace, events, created = list(meta["trace"]), int(meta["events"]), float(meta["created"])
+        except (OSError, ValueError, TypeError, KeyError, msgspec.DecodeError):
+            trace, events, created = ["(unreadable entry)"], 0, 0.0
+        out.append(EntryInfo(folder.name, trace, events, _disk_bytes(folder), created))
+    return out
+
+
+def clear() -> tuple[int, int]:
+    """Delete every entry (and stale temp files); returns (entries, bytes) freed."""
+    root = cache_root()
+    entries = freed = 0
+    if not root.is_dir():
+        return 0, 0
+    now = time.time()
+    for item in root.iterdir():
+        try:
+            if item.name.startswith("."):  # a temp file/folder: only when no load can still own it
+                if now - item.stat().st_mtime < _STALE_TEMP_S:
+                    continue
+            size = _disk_bytes(item) if item.is_dir() else item.stat().st_blocks * 512
+            if item.is_dir():
+                shutil.rmtree(item)
+                entries += not item.name.startswith(".")
+            else:
+                item.unlink()
+            freed += size
+        except OSError:
+            continue
+    return entries, freed
+
+
+def _disk_bytes(folder: Path) -> int:
+    """Blocks actually used (the args file may be sparse)."""
+    total = 0
+    for f in folder.iterdir():
+        try:
+            total += f.stat().st_blocks * 512
+        except OSError:
+            pass
+    return total
