@@ -7,13 +7,14 @@ object kept per event once a chunk is done (the garbage collector is the enemy h
 from __future__ import annotations
 
 import math
+import operator
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
 
-from vtui.io.events import PH_CODE, Event, phase_code
+from vtui.io.events import Event, phase_code
 
 
 def _as_float(value: Any) -> float:
@@ -110,29 +111,61 @@ class ColumnSink:
     _rows: int = 0
     _by_phase: Counter = field(default_factory=Counter)
     _flow_v2: list[tuple[int, Any, bool, bool]] = field(default_factory=list)
+    # An event's "kind" is its (ph, name, cat, pid, tid): few distinct ones in a real trace, so
+    # one dict lookup per event replaces four; ph code, string and thread ids come from the kind.
+    _kinds: dict[tuple, int] = field(default_factory=dict)
+    _kind_table: _KindTable = field(default_factory=lambda: _KindTable())
+    _labels: dict[str, int] = field(default_factory=dict)  # ph as written -> small id, for by_phase
+    _label_counts: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
     @property
     def rows(self) -> int:
         return self._rows
 
+    def _kinds_of(self, events: list[Event]) -> np.ndarray:
+        keys = list(map(_KIND, events))
+        get = self._kinds.get
+        try:
+            ids = [get(k) for k in keys]
+        except TypeError:  # an unhashable name / pid (a list...): use its text
+            keys = [_slow_kind_key(k) for k in keys]
+            ids = [get(k) for k in keys]
+        if None in ids:  # new kinds, interned in event order (so chunking never changes ids)
+            for i, kid in enumerate(ids):
+                if kid is None:
+                    ids[i] = self._new_kind(keys[i])
+        return np.array(ids, dtype=np.int32)
+
+    def _new_kind(self, key: tuple) -> int:
+        kid = self._kinds.get(key)
+        if kid is not None:
+            return kid
+        ph, name, cat, pid, tid = key
+        label = ph if isinstance(ph, str) else "?"
+        if label not in self._labels:
+            self._labels[label] = len(self._labels)
+            self._label_counts = np.append(self._label_counts, 0)
+        strings = self._strings
+        self._kind_table.append(
+            phase_code(ph), strings.setdefault(name, len(strings)), strings.setdefault(cat, len(strings)),
+            self._threads.setdefault((pid, tid), len(self._threads)), self._labels[label],
+        )
+        kid = self._kinds[key] = len(self._kinds)
+        return kid
+
     def add(self, events: list[Event]) -> None:
         n = len(events)
         if not n:
             return
-        phs = [e.ph for e in events]
-        try:
-            codes = [PH_CODE[p] for p in phs]
-        except (KeyError, TypeError):  # odd phases: missing, "XXX", a number...
-            codes = [phase_code(p) for p in phs]
-            phs = [p if isinstance(p, str) else "?" for p in phs]
-        self._by_phase.update(phs)
-        del phs
-        self._put("ph", np.array(codes, dtype=np.int8))
+        kind = self._kinds_of(events)
+        table = self._kind_table
+        self._put("ph", table.ph[kind])
+        self._put("name", table.name[kind])
+        self._put("cat", table.cat[kind])
+        self._put("thread", table.thread[kind])
+        self._label_counts += np.bincount(table.label[kind], minlength=len(self._label_counts))
         self._put("ts", _floats([e.ts for e in events]))
         self._put("dur", _floats([e.dur for e in events]))
-        self._put("name", self._intern([e.name for e in events], self._strings))
-        self._put("cat", self._intern([e.cat for e in events], self._strings))
-        self._put("thread", self._intern([(e.pid, e.tid) for e in events], self._threads))
 
         raws = [e.args for e in events]
         lens = np.fromiter(map(len, raws), dtype=np.int64, count=n)
@@ -211,16 +244,12 @@ class ColumnSink:
     def _put(self, name: str, arr: np.ndarray) -> None:
         self._parts.setdefault(name, []).append(arr)
 
-    @staticmethod
-    def _intern(values: list[Any], table: dict[Any, int]) -> np.ndarray:
-        try:
-            get = table.get
-            ids = [get(v) for v in values]  # one cheap pass; new values are rare after a chunk or two
-            if None in ids:
-                ids = [table.setdefault(v, len(table)) if i is None else i for v, i in zip(values, ids)]
-        except TypeError:  # an unhashable name/pid somewhere in the chunk
-            ids = [table.setdefault(_hashable_key(v), len(table)) for v in values]
-        return np.array(ids, dtype=np.int32)
+    def _phase_counts(self) -> dict[str, int]:
+        counts = Counter(self._by_phase)
+        for label, i in self._labels.items():
+            if self._label_counts[i]:
+                counts[label] += int(self._label_counts[i])
+        return dict(counts)
 
     def finish(self) -> Columns:
         def cat(name: str, dtype) -> np.ndarray:
@@ -244,14 +273,41 @@ class ColumnSink:
             thread_keys=list(self._threads),
             ids=list(self._ids),
             args_blob=b"".join(self._blob),
-            by_phase=dict(self._by_phase),
+            by_phase=self._phase_counts(),
         )
 
 
-def _hashable_key(value: Any) -> Any:
-    if isinstance(value, tuple):
-        return tuple(_hashable(v) for v in value)
-    return _hashable(value)
+_KIND = operator.attrgetter("ph", "name", "cat", "pid", "tid")
+
+
+class _KindTable:
+    """Per kind: ph code, name id, cat id, thread id, label id, as growable numpy arrays."""
+
+    def __init__(self) -> None:
+        self.n = 0
+        self._cap = 0
+        self.ph = np.zeros(0, dtype=np.int8)
+        self.name = np.zeros(0, dtype=np.int32)
+        self.cat = np.zeros(0, dtype=np.int32)
+        self.thread = np.zeros(0, dtype=np.int32)
+        self.label = np.zeros(0, dtype=np.int32)
+
+    def append(self, ph: int, name: int, cat: int, thread: int, label: int) -> None:
+        if self.n == self._cap:  # double: amortised O(1) even when every event is its own kind
+            self._cap = max(64, 2 * self._cap)
+            for attr in ("ph", "name", "cat", "thread", "label"):
+                arr = getattr(self, attr)
+                grown = np.zeros(self._cap, dtype=arr.dtype)
+                grown[: self.n] = arr[: self.n]
+                setattr(self, attr, grown)
+        i = self.n
+        self.ph[i], self.name[i], self.cat[i], self.thread[i], self.label[i] = ph, name, cat, thread, label
+        self.n += 1
+
+
+def _slow_kind_key(key: tuple) -> tuple:
+    ph = key[0]
+    return (ph if isinstance(ph, str) else "?", *(_hashable(v) for v in key[1:]))
 
 
 def _floats(values: list[Any]) -> np.ndarray:

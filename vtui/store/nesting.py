@@ -23,8 +23,91 @@ class Nesting:
     nested_lanes: np.ndarray  # int32 per track segment: lanes used by nesting
 
 
+VECTOR_MIN = 512  # slices in a track: from here on try the numpy pass first
+
+
 def nest(starts: np.ndarray, ends: np.ndarray, bounds: np.ndarray) -> Nesting:
-    """``bounds`` holds the start offset of each track segment plus the total length."""
+    """``bounds`` holds the start offset of each track segment plus the total length.
+
+    Big tracks are nested by a numpy pass (``_nest_proper``) that is exact when the track is
+    properly nested and says so when it is not; those tracks, and small ones, take the loop.
+    """
+    n = len(starts)
+    depth = np.zeros(n, dtype=np.int32)
+    parent = np.full(n, -1, dtype=np.int32)
+    lane = np.zeros(n, dtype=np.int32)
+    overlap = np.zeros(n, dtype=bool)
+    nested_lanes = np.zeros(max(len(bounds) - 1, 0), dtype=np.int32)
+    loop_segments = []
+    for seg in range(len(bounds) - 1):
+        lo, hi = int(bounds[seg]), int(bounds[seg + 1])
+        if hi - lo >= VECTOR_MIN:
+            got = _nest_proper(starts[lo:hi], ends[lo:hi])
+            if got is not None:
+                d, p = got
+                depth[lo:hi] = d
+                lane[lo:hi] = d
+                parent[lo:hi] = np.where(p >= 0, p + lo, -1)
+                nested_lanes[seg] = int(d.max()) + 1 if len(d) else 0
+                continue
+        loop_segments.append(seg)
+    if loop_segments:
+        # The loop, one segment at a time (they are not contiguous).
+        for seg in loop_segments:
+            lo, hi = int(bounds[seg]), int(bounds[seg + 1])
+            sub_bounds = np.array([0, hi - lo], dtype=np.int64)
+            r = _nest_loop(starts[lo:hi], ends[lo:hi], sub_bounds)
+            depth[lo:hi] = r.depth
+            lane[lo:hi] = r.lane
+            overlap[lo:hi] = r.overlapping
+            parent[lo:hi] = np.where(r.parent >= 0, r.parent + lo, -1)
+            nested_lanes[seg] = r.nested_lanes[0]
+    return Nesting(depth=depth, parent=parent, lane=lane, overlapping=overlap, nested_lanes=nested_lanes)
+
+
+def _nest_proper(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Depth and parent of one track's slices (sorted by start, longer first), or None when
+    some slice partly overlaps another (then the loop's lane packing is needed).
+
+    With proper nesting, the slices still open at slice i are exactly the j < i with
+    end_j > start_i (they form a chain), so depth_i is their count and the parent is the last
+    j < i one level up. A slice ending after its parent means partial overlap: give up.
+    """
+    n = len(starts)
+    if (ends < starts).any():
+        return None
+    idx = np.arange(n, dtype=np.int64)
+    # j < i with end_j <= start_i: all j with end_j <= start_i, minus the zero-length slices at
+    # start_i that sort at or after i (they close before i opens only in the loop's view).
+    closed = np.searchsorted(np.sort(ends), starts, side="right")
+    group_end = np.searchsorted(starts, starts, side="right")
+    zero = ends == starts
+    # First zero-length slice of each same-start group (zero-length ones sort last in a group).
+    first_zero = np.where(zero, idx, n)
+    first_zero = np.minimum.accumulate(first_zero[::-1])[::-1]
+    first_zero = np.minimum(first_zero, group_end)
+    after = group_end - np.maximum(idx, first_zero)
+    depth = idx - (closed - np.maximum(after, 0))
+    if (depth < 0).any():
+        return None
+    parent = np.full(n, -1, dtype=np.int64)
+    has = depth > 0
+    if has.any():
+        keys = np.sort(depth * n + idx)
+        q = (depth[has] - 1) * n + idx[has]
+        pos = np.searchsorted(keys, q) - 1
+        if (pos < 0).any():
+            return None
+        par = keys[pos] - (depth[has] - 1) * n
+        if (par < 0).any() or (par >= idx[has]).any() or (depth[par] != depth[has] - 1).any():
+            return None
+        if (ends[has] > ends[par]).any() or (ends[par] <= starts[has]).any():
+            return None  # partial overlap
+        parent[has] = par
+    return depth.astype(np.int32), parent.astype(np.int32)
+
+
+def _nest_loop(starts: np.ndarray, ends: np.ndarray, bounds: np.ndarray) -> Nesting:
     n = len(starts)
     depth = [0] * n
     parent = [-1] * n
