@@ -22,7 +22,6 @@ from vtui.io.columns import Columns, ColumnSink
 from vtui.io.jsonscan import _BOUNDARY, array_tail_end, decode_range
 
 MIN_RANGE = 16 << 20  # bytes: below this a range is not worth a process start (~0.3 s)
-_PAGE = mmap.PAGESIZE
 
 _done = None  # per-process view of the shared progress counters (set in each worker)
 
@@ -156,10 +155,7 @@ def _decode_here(data, rng: tuple[int, int], args_path: str, base: tuple[int, in
     start, end = rng
     writer = RangeWriter(args_path, *base)
     sink = ColumnSink(args=writer)
-    released = [start]
-
     def progress(pos: int) -> None:
-        released[0] = _release(data, released[0], pos)
         report(pos - start)
 
     try:
@@ -183,18 +179,3 @@ def _decode_worker(data_path: str, start: int, end: int, args_path: str, base: i
         return _decode_here(data, (start, end), args_path, (base, limit), report)
     finally:
         data.close()
-
-
-def _release(data, lo: int, hi: int) -> int:
-    """Drop pages already decoded from this process's resident set (the page cache keeps them)."""
-    if not isinstance(data, mmap.mmap):
-        return lo
-    a = lo - lo % _PAGE
-    b = hi - hi % _PAGE
-    if b > a:
-        try:
-            data.madvise(mmap.MADV_DONTNEED, a, b - a)
-        except (OSError, ValueError, AttributeError):
-            pass
-        return b
-    return lo
