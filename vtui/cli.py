@@ -27,6 +27,7 @@ vtui — a terminal explorer for Chrome-trace / PyTorch-profiler traces.
                                 compare two traces: metrics, operator diff, steps side by side
                                 ("same" = within 5 % of A, or 1 µs for times; --tolerance PCT)
   vtui A B                      open two traces in compare mode
+  vtui cache list|clear         the index cache that makes a reopen instant
 """
 
 
@@ -50,6 +51,7 @@ def _run_app(args: list[str]) -> int:
     parser = _OneLineParser(prog="vtui", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("trace", nargs="?", help="trace file or folder (default: the bundled demo trace)")
     parser.add_argument("other", nargs="?", help="a second trace: open both in compare mode")
+    parser.add_argument("--no-cache", action="store_true", help="neither read nor write the index cache")
     opts = parser.parse_args(args)
     if opts.other:
         return _run_compare(Path(opts.trace), Path(opts.other))
@@ -60,7 +62,7 @@ def _run_app(args: list[str]) -> int:
         raise TraceLoadError(f"{path}: no such file or directory")
     from vtui.ui.app import VtuiApp  # noqa: PLC0415  (Textual loads only for the app)
 
-    app = VtuiApp(path)
+    app = VtuiApp(path, cache=not opts.no_cache)
     app.run()
     return app.return_code or 0
 

@@ -5,19 +5,21 @@ from __future__ import annotations
 import argparse
 import json
 
+from vtui.commands import add_load_arguments, load_store
+
 HELP = "report what was loaded: phases, tracks, slices, span, warnings"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("trace", help="trace file or folder")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    add_load_arguments(parser)
 
 
 def run(opts: argparse.Namespace) -> int:
     from vtui.report import info_dict, info_text
-    from vtui.store.load import load_trace
 
-    store = load_trace(opts.trace)
+    store = load_store(opts)
     if opts.json:
         print(json.dumps(info_dict(store), indent=2, ensure_ascii=False))
     else:

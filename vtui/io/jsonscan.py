@@ -142,10 +142,10 @@ class _ArrayScan:
     def run(self) -> int | None:
         """Decode to the closing ``]``; return its index, or None when the file ends first."""
         data, n = self.data, len(self.data)
-        size = CHUNK
         closed: int | None = None
         if self.fast is not None:
             self.pos = self.fast(data, self.pos, self.sink)
+        self.limit = array_tail_end(data, self.pos)
         while True:
             self.pos = _skip(data, self.pos, _WS + b",")
             if self.pos >= n:
@@ -156,21 +156,16 @@ class _ArrayScan:
             if data[self.pos] != 0x7B:  # not '{': let the careful walk deal with it
                 state, self.pos = self._walk(self.pos + SMALL)
             else:
-                end = self._chunk_end(size)
-                try:
-                    events = _DECODER.decode(b"[" + data[self.pos : end] + b"]")
-                except (msgspec.DecodeError, msgspec.ValidationError):
-                    if size > SMALL:
-                        size //= 4
-                        continue
+                got = decode_chunk(data, self.pos, self.limit)
+                if got is None:
                     state, self.pos = self._walk(self.pos + SMALL)
                 else:
+                    events, end = got
                     self.sink.add(events)
                     del events
                     self.released = release_pages(data, self.released, end)
                     self.pos = end
                     state = "more"
-                size = CHUNK
             if self.progress:
                 self.progress(min(1.0, self.pos / max(n, 1)))
             if state == "closed":
@@ -184,15 +179,6 @@ class _ArrayScan:
             self.result.repaired = True
             self.result.warnings.append(f"event array is not closed (file cut short); kept {self.sink.rows:,} complete events")
         return closed
-
-    def _chunk_end(self, size: int) -> int:
-        """End (exclusive, just after a ``}``) of a chunk of about ``size`` bytes."""
-        data = self.data
-        if self.pos + size < len(data):
-            match = _BOUNDARY.search(data, self.pos + size)
-            if match is not None:
-                return match.start() + 1
-        return array_tail_end(data, self.pos)
 
     def _walk(self, limit: int) -> tuple[str, int]:
         """Decode events one by one from ``self.pos`` until past ``limit``.
@@ -266,40 +252,61 @@ def array_tail_end(data, pos: int) -> int:
     return max(pos, _rskip(data, close, _WS + b","))
 
 
+RETRIES = 8  # later ``},{`` matches tried when a chunk's end proves to be inside a string
+
+
+def decode_chunk(data, pos: int, limit: int) -> tuple[list[Event], int] | None:
+    """Decode the events of about ``CHUNK`` bytes from ``pos`` (an event's ``{``), ending at a
+    ``},{`` match or at ``limit``. Returns (events, end) or None where no try decoded.
+
+    A chunk that starts at an event's ``{`` decodes as a list of objects only if it also ends
+    just after an event's ``}``: a cut inside a string leaves that string open, a cut inside a
+    nested value leaves it unclosed. So a decoded chunk proves its end is an event boundary.
+    A cut that does not decode is most often a ``},{`` inside args (a list of objects): the next
+    few matches are tried, then smaller chunks, before giving up.
+    """
+    size = CHUNK
+    while True:
+        end = limit
+        if pos + size < limit:
+            match = _BOUNDARY.search(data, pos + size, limit)
+            if match is not None:
+                end = match.start() + 1
+        for _ in range(RETRIES):
+            try:
+                return _DECODER.decode(b"[" + data[pos:end] + b"]"), end
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                if end >= limit:
+                    break
+                match = _BOUNDARY.search(data, end, limit)
+                end = match.start() + 1 if match is not None else limit
+        if size <= SMALL:
+            return None
+        size //= 4
+
+
 def decode_range(data, start: int, end: int, sink: ColumnSink,
                  progress: Callable[[int], None] | None = None) -> int:
     """Fast path only: decode the events in ``data[start:end]`` into ``sink``, chunk by chunk.
 
     ``start`` must be where an event begins. Returns the position reached: ``end`` when every
     chunk decoded, else the start of the first chunk that did not (damage, or ``end`` is not an
-    event boundary). Why this is exact: a chunk that starts at an event's ``{`` decodes as a list
-    of objects only if it also ends just after an event's ``}``; a cut inside a string leaves that
-    string open and a cut inside a nested value leaves it unclosed. So a run of decoded chunks
-    from a true start proves each chunk end, and finally ``end``, a true boundary.
+    event boundary). Exact because each decoded chunk proves its end a boundary (see
+    ``decode_chunk``), so a run of them from a true start proves ``end`` one too.
     """
     pos = released = start
-    size = CHUNK
     while True:
         pos = _skip_to(data, pos, end)
         if pos >= end or data[pos] != 0x7B:  # done, or not an object: the careful scan decides
             return min(pos, end)
-        chunk_end = end
-        if pos + size < end:
-            match = _BOUNDARY.search(data, pos + size, end)
-            if match is not None:
-                chunk_end = match.start() + 1
-        try:
-            events = _DECODER.decode(b"[" + data[pos:chunk_end] + b"]")
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            if size > SMALL:
-                size //= 4
-                continue
+        got = decode_chunk(data, pos, end)
+        if got is None:
             return pos
+        events, chunk_end = got
         sink.add(events)
         del events
         released = release_pages(data, released, chunk_end)
         pos = chunk_end
-        size = CHUNK
         if progress:
             progress(pos)
 

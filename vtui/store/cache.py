@@ -99,7 +99,7 @@ def save_entry(key: str, store: TraceStore) -> bool:
             moved = False
         meta = {
             "format": FORMAT, "key": key, "created": time.time(), "arrays": arrays, "args_size": args_size,
-            "trace": [s.path for s in store.sources],
+            "trace": [str(Path(s.path).resolve()) for s in store.sources],
             "events": store.event_count,
             "sources": [dataclasses.asdict(s) for s in store.sources],
             "strings": store.strings,

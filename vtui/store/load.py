@@ -55,6 +55,8 @@ def load_trace(path: str | os.PathLike, progress: Progress | None = None, cache:
     if key is not None:
         store = trace_cache.open_entry(key)
         if store is not None:
+            for src, f in zip(store.sources, files):
+                src.path = str(f)  # as given this time (the key is the resolved path)
             if progress:
                 progress(1.0)
             return store

@@ -101,9 +101,10 @@ class VtuiApp(App[int]):
         _b("q", "quit", "Quit", "app.quit", show=True),
     ]
 
-    def __init__(self, path: Path | str, store: TraceStore | None = None) -> None:
+    def __init__(self, path: Path | str, store: TraceStore | None = None, cache: bool = True) -> None:
         super().__init__()
         self.path = Path(path)
+        self.cache = cache  # use the index cache (vtui --no-cache turns it off)
         self.store = store
         self.view: ViewState | None = None
         self.load_error: str | None = None
@@ -128,7 +129,7 @@ class VtuiApp(App[int]):
     def _load(self) -> TraceStore | str:
         """The store, or the one-line message saying why it could not load."""
         try:
-            return load_in_background(self.path, lambda f: self.call_from_thread(self._set_progress, f))
+            return load_in_background(self.path, lambda f: self.call_from_thread(self._set_progress, f), cache=self.cache)
         except TraceLoadError as exc:
             return str(exc)
         except Exception as exc:  # noqa: BLE001 — shown in the app, never a traceback

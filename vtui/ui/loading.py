@@ -1,7 +1,8 @@
 """Load a trace off the event loop: in a thread for small files, a process for big ones.
 
 Parsing holds the GIL, so a big load in a thread would freeze the UI; a spawned process
-keeps it painting and sends the finished store back (numpy arrays pickle quickly).
+keeps it painting (and starts its own decoder processes). When the store went into the
+index cache the app maps the entry itself (instant); otherwise the store is sent back.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from vtui.errors import TraceLoadError
+from vtui.io.argsfile import MappedBlob
 from vtui.store.load import load_trace
 from vtui.store.store import TraceStore
 
@@ -24,27 +26,32 @@ def _total_size(path: Path) -> int:
     return path.stat().st_size
 
 
-def _child(path: str, out) -> None:
+def _child(path: str, out, cache: bool = True) -> None:
     try:
-        store = load_trace(path, progress=lambda f: out.put(("progress", f)))
-        out.put(("done", store))
+        store = load_trace(path, progress=lambda f: out.put(("progress", f)), cache=cache)
+        blob = store.args_blob
+        if cache and isinstance(blob, MappedBlob) and blob.keep:
+            out.put(("cached", None))  # saved: the parent opens the entry, no 100s of MB through a pipe
+        else:
+            out.put(("done", store))
     except TraceLoadError as exc:
         out.put(("error", str(exc)))
     except Exception as exc:  # noqa: BLE001 — reported to the user as one line
         out.put(("error", f"{path}: could not load ({type(exc).__name__}: {exc})"))
 
 
-def load_in_background(path: Path, progress: Callable[[float], None]) -> TraceStore:
+def load_in_background(path: Path, progress: Callable[[float], None], cache: bool = True) -> TraceStore:
     """Blocking; call from a worker thread. Raises TraceLoadError."""
     try:
         big = _total_size(path) >= PROCESS_THRESHOLD
     except OSError as exc:
         raise TraceLoadError(f"{path}: {exc.strerror or exc}") from None
     if not big:
-        return load_trace(path, progress=progress)
+        return load_trace(path, progress=progress, cache=cache)
     ctx = mp.get_context("spawn")
     out = ctx.Queue()
-    proc = ctx.Process(target=_child, args=(str(path), out), daemon=True)
+    # Not a daemon: daemons may not start the decoder processes of a parallel load.
+    proc = ctx.Process(target=_child, args=(str(path), out, cache), daemon=False)
     proc.start()
     try:
         while True:
@@ -58,6 +65,8 @@ def load_in_background(path: Path, progress: Callable[[float], None]) -> TraceSt
                 progress(value)
             elif kind == "done":
                 return value
+            elif kind == "cached":
+                return load_trace(path, cache=True)
             else:
                 raise TraceLoadError(value)
     finally:

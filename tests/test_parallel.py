@@ -1,0 +1,188 @@
+"""The parallel load: byte ranges cut at ``},{`` must give exactly the one-process events,
+even when that pattern sits inside strings (names, args) or nested args, and when the file is
+damaged. Checked against plain ``json`` and against a one-process load, column for column."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from vtui.io import jsonscan, parallel
+from vtui.io.argsfile import ArgsFile
+from vtui.io.columns import ColumnSink
+from vtui.store.load import load_trace
+
+NASTY = ["},{", "}, {", '\\"},{\\"ph\\":\\"X\\"', "}\n,\n{", "{[}]", "\x00", "é€𝄞", "\\\\", '"},{"']
+
+
+def _events(n: int) -> list[dict]:
+    out = []
+    for i in range(n):
+        nasty = NASTY[i % len(NASTY)]
+        out.append({"ph": "X", "name": f"op{i % 7}{nasty}", "cat": "cpu_op", "pid": 1, "tid": 1 + i % 3,
+                    "ts": i * 10, "dur": 5,
+                    "args": {"s": f"x{nasty}y", "nested": [{"a": nasty}, {"b": [{}, {}]}], "i": i}})
+        if i % 5 == 0:
+            out.append({"ph": "s", "id": i, "pid": 1, "tid": 1, "ts": i * 10 + 1, "cat": "ac2g", "name": "ac2g"})
+            out.append({"ph": "f", "id": i, "pid": 2, "tid": 7, "ts": i * 10 + 2, "cat": "ac2g", "name": "ac2g", "bp": "e"})
+    return out
+
+
+def _doc(events: list[dict]) -> bytes:
+    body = ",\n".join(json.dumps(e, ensure_ascii=False) for e in events)
+    return ('{"traceEvents": [\n' + body + '\n], "displayTimeUnit": "ns"}').encode()
+
+
+def _true_boundaries(data: bytes, events: list[dict]) -> set[int]:
+    """Positions just after each event's closing brace, found by construction (not by scanning)."""
+    out = set()
+    pos = data.index(b"[") + 2
+    for e in events:
+        pos += len(json.dumps(e, ensure_ascii=False).encode())
+        out.add(pos)
+        pos += 2  # ",\n"
+    return out
+
+
+def test_decode_range_proves_exactly_the_true_boundaries(monkeypatch):
+    """For every ``},{`` match, decoding up to it succeeds iff it is a real event boundary."""
+    monkeypatch.setattr(jsonscan, "CHUNK", 700)  # many chunk cuts, many of them false
+    monkeypatch.setattr(jsonscan, "SMALL", 100)
+    events = _events(60)
+    data = _doc(events)
+    truth = _true_boundaries(data, events)
+    start = data.index(b"{", data.index(b"["))
+    matches = [m.start() + 1 for m in jsonscan._BOUNDARY.finditer(data)]
+    false_cuts = [m for m in matches if m not in truth]
+    assert len(false_cuts) > 50  # the test really has cuts inside strings and nested args
+    for cut in matches:
+        reached = jsonscan.decode_range(data, start, cut, ColumnSink())
+        assert (reached == cut) == (cut in truth), cut
+        assert reached == cut or reached in {b + 2 for b in truth} | {start}  # an event's start
+
+
+def _scan(data: bytes, tmp_path: Path, fast=None):
+    args = ArgsFile(tmp_path)
+    sink = ColumnSink(args=args.writer())
+    if fast is not None:
+        fast.args = args
+    result = jsonscan.scan_trace(data, sink, None, fast)
+    cols = sink.finish()
+    blob = args.finish()
+    return result, cols, blob
+
+
+def _decoded(cols, blob) -> list[tuple]:
+    """Events as plain values: comparable whatever the string/thread ids are."""
+    out = []
+    for r in range(len(cols)):
+        off, ln = int(cols.args_off[r]), int(cols.args_len[r])
+        ts = float(cols.ts[r])
+        out.append((int(cols.ph[r]), None if ts != ts else ts, cols.strings[cols.name[r]], cols.strings[cols.cat[r]],
+                    cols.thread_keys[cols.thread[r]], json.loads(blob[off:off + ln]) if ln else None))
+    return out
+
+
+class _InProcess(parallel.ParallelDecode):
+    """ParallelDecode with the worker ranges decoded here: same planning, proof and merge."""
+
+    def __call__(self, data, pos, sink):
+        ranges = parallel.plan_ranges(data, pos, self.jobs, self.min_range)
+        self.ranges = ranges
+        if len(ranges) < 2:
+            return pos
+        region = self.args.reserve(ranges[-1][1] - ranges[0][0])
+        reached = pos
+        for s, e in ranges:
+            cols, got = parallel._decode_here(data, (s, e), self.args.path, (region + s - ranges[0][0], e - s),
+                                              lambda _: None)
+            sink.absorb(cols)
+            reached = got
+            if got != e:
+                break
+        return reached
+
+
+@pytest.mark.parametrize("jobs", [2, 3, 5, 8])
+def test_split_at_any_candidate_gives_one_process_events(tmp_path, monkeypatch, jobs):
+    monkeypatch.setattr(jsonscan, "CHUNK", 900)
+    events = _events(120)
+    data = _doc(events)
+    _, ref_cols, ref_blob = _scan(data, tmp_path)
+    fast = _InProcess("unused", None, jobs, min_range=64)
+    _, cols, blob = _scan(data, tmp_path, fast)
+    assert len(fast.ranges) == jobs
+    got = _decoded(cols, blob)
+    assert got == _decoded(ref_cols, ref_blob)
+    assert [g[2] for g in got] == [e["name"] for e in events]  # against plain json
+    assert [g[5] for g in got] == [e.get("args") for e in events]
+    for f in ("ph", "ts", "dur", "name", "cat", "thread", "id_key", "scope", "bp_enclosing"):
+        assert np.array_equal(getattr(cols, f), getattr(ref_cols, f), equal_nan=f in ("ts", "dur")), f
+    assert cols.strings == ref_cols.strings and cols.thread_keys == ref_cols.thread_keys
+    assert cols.flow_v2 == ref_cols.flow_v2 and cols.by_phase == ref_cols.by_phase
+
+
+def test_damaged_range_falls_back_to_one_process(tmp_path, monkeypatch):
+    monkeypatch.setattr(jsonscan, "CHUNK", 900)
+    events = _events(120)
+    data = bytearray(_doc(events))
+    cut = data.index(b'"op5', len(data) * 2 // 3)
+    data[cut:cut + 4] = b"@@@@"  # one corrupt event in the last range
+    data = bytes(data)
+    ref = _scan(data, tmp_path)
+    fast = _InProcess("unused", None, 3, min_range=64)
+    res = _scan(data, tmp_path, fast)
+    assert res[0].repaired and res[0].warnings == ref[0].warnings
+    assert _decoded(res[1], res[2]) == _decoded(ref[1], ref[2])
+    assert 0 < len(res[1]) < len(events)  # (the one-process repair skips to a boundary it can trust)
+
+
+def test_truncated_file_in_parallel_keeps_every_complete_event(tmp_path, monkeypatch):
+    monkeypatch.setattr(jsonscan, "CHUNK", 900)
+    events = _events(120)
+    full = _doc(events)
+    data = full[: len(full) - 3000]
+    ref = _scan(data, tmp_path)
+    fast = _InProcess("unused", None, 4, min_range=64)
+    res = _scan(data, tmp_path, fast)
+    assert res[0].repaired
+    assert _decoded(res[1], res[2]) == _decoded(ref[1], ref[2])
+    complete = len([b for b in _true_boundaries(full, events) if b <= len(data)])
+    assert len(res[1]) == complete
+
+
+def test_parallel_load_in_processes_equals_one_process(tmp_path, monkeypatch):
+    """The real thing: spawned decoder processes, through load_trace, against jobs=1."""
+    monkeypatch.setattr(parallel, "MIN_RANGE", 1 << 10)
+    monkeypatch.setattr("vtui.store.load.MIN_RANGE", 1 << 10)
+    events = _events(3000)
+    path = tmp_path / "nasty.json"
+    path.write_bytes(_doc(events))
+    used = []
+    real = parallel.ParallelDecode.__call__
+
+    def spy(self, data, pos, sink):
+        reached = real(self, data, pos, sink)
+        used.append(self.used_ranges)
+        return reached
+
+    monkeypatch.setattr(parallel.ParallelDecode, "__call__", spy)
+    one = load_trace(path, cache=False, jobs=1)
+    two = load_trace(path, cache=False, jobs=2)
+    assert used == [2]  # both ranges decoded in parallel and proven
+    for table in ("slices", "instants", "counters", "flows"):
+        a, b = getattr(one, table), getattr(two, table)
+        for f in dataclasses.fields(a):
+            if f.name != "args_off":  # same bytes, different place in the args file
+                assert np.array_equal(getattr(a, f.name), getattr(b, f.name)), (table, f.name)
+    assert one.strings == two.strings and one.tracks == two.tracks and one.warnings == two.warnings
+    names = {e["name"] for e in events if e["ph"] == "X"}
+    assert {one.name(r) for r in range(len(one.slices))} == names
+    for r in range(0, len(one.slices), 97):
+        assert one.slice_args(r) == two.slice_args(r)
+        assert re.match(r"op\d", two.name(r))
