@@ -87,7 +87,7 @@ class ParallelDecode:
     """
 
     def __init__(self, data_path: str, args: ArgsFile, jobs: int, progress: Callable[[float], None] | None = None,
-                 min_range: int = MIN_RANGE) -> None:
+                 min_range: int | None = None) -> None:
         self.data_path = data_path
         self.args = args
         self.jobs = jobs
@@ -96,7 +96,7 @@ class ParallelDecode:
         self.used_ranges = 0  # how many ranges were decoded in parallel and kept (for tests / benchmarks)
 
     def __call__(self, data, pos: int, sink: ColumnSink) -> int:
-        ranges = plan_ranges(data, pos, self.jobs, self.min_range)
+        ranges = plan_ranges(data, pos, self.jobs, MIN_RANGE if self.min_range is None else self.min_range)
         if len(ranges) < 2:
             return pos  # the one-process scan does it all
         first, last = ranges[0][0], ranges[-1][1]
