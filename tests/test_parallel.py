@@ -91,8 +91,10 @@ def _decoded(cols, blob) -> list[tuple]:
 class _InProcess(parallel.ParallelDecode):
     """ParallelDecode with the worker ranges decoded here: same planning, proof and merge."""
 
+    forced: list[tuple[int, int]] | None = None
+
     def __call__(self, data, pos, sink):
-        ranges = parallel.plan_ranges(data, pos, self.jobs, self.min_range)
+        ranges = self.forced or parallel.plan_ranges(data, pos, self.jobs, self.min_range)
         self.ranges = ranges
         if len(ranges) < 2:
             return pos
@@ -125,6 +127,24 @@ def test_split_at_any_candidate_gives_one_process_events(tmp_path, monkeypatch, 
         assert np.array_equal(getattr(cols, f), getattr(ref_cols, f), equal_nan=f in ("ts", "dur")), f
     assert cols.strings == ref_cols.strings and cols.thread_keys == ref_cols.thread_keys
     assert cols.flow_v2 == ref_cols.flow_v2 and cols.by_phase == ref_cols.by_phase
+
+
+def test_a_split_at_every_candidate_even_false_ones_gives_the_same_events(tmp_path, monkeypatch):
+    """Cuts inside strings and nested args are refuted by the proof and decoded again in order."""
+    monkeypatch.setattr(jsonscan, "CHUNK", 400)
+    events = _events(40)
+    data = _doc(events)
+    ref = _decoded(*_scan(data, tmp_path)[1:])
+    start = data.index(b"{", data.index(b"["))
+    end = jsonscan.array_tail_end(data, start)
+    truth = _true_boundaries(data, events)
+    refuted = 0
+    for match in jsonscan._BOUNDARY.finditer(data, start, end):
+        fast = _InProcess("unused", None, 2)
+        fast.forced = [(start, match.start() + 1), (match.end() - 1, end)]
+        assert _decoded(*_scan(data, tmp_path, fast)[1:]) == ref
+        refuted += match.start() + 1 not in truth
+    assert refuted > 30
 
 
 def test_damaged_range_falls_back_to_one_process(tmp_path, monkeypatch):

@@ -17,10 +17,14 @@ import multiprocessing as mp
 import os
 from collections.abc import Callable
 
+import msgspec
+
 from vtui.io.argsfile import ArgsFile, RangeWriter
 from vtui.io.columns import Columns, ColumnSink
+from vtui.io.events import Event
 from vtui.io.jsonscan import _BOUNDARY, array_tail_end, decode_range
 
+_PROBE_DECODER = msgspec.json.Decoder(list[Event])
 MIN_RANGE = 16 << 20  # bytes: below this a range is not worth a process start (~0.3 s)
 
 _done = None  # per-process view of the shared progress counters (set in each worker)
@@ -70,13 +74,39 @@ def plan_ranges(data, pos: int, jobs: int, min_range: int = MIN_RANGE) -> list[t
         at = pos + (end - pos) * i // jobs
         if at <= start:
             continue
-        match = _BOUNDARY.search(data, at, end)
+        match = _plausible_cut(data, at, end)
         if match is None:
             break
         ranges.append((start, match.start() + 1))
         start = match.end() - 1
     ranges.append((start, end))
     return ranges
+
+
+_PROBE = 64 << 10  # bytes decoded after a candidate cut to judge it
+_CANDIDATES = 64  # candidate cuts tried per split point
+
+
+def _plausible_cut(data, at: int, end: int):
+    """The first ``},{`` match after ``at`` whose ``{`` starts something that decodes as a run of
+    events (objects with a ``ph``): a cheap filter against cuts inside args or strings, so the
+    proof (see ``decode_range``) rarely fails. None when no candidate looks right."""
+    tried = 0
+    for match in _BOUNDARY.finditer(data, at, end):
+        tried += 1
+        if tried > _CANDIDATES:
+            return None
+        first = match.end() - 1
+        stop = min(end, first + _PROBE)
+        for probe in _BOUNDARY.finditer(data, first + 1, stop):
+            try:
+                events = _PROBE_DECODER.decode(b"[" + data[first : probe.start() + 1] + b"]")
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                continue
+            if events and all(e.ph is not None for e in events):
+                return match
+            break
+    return None
 
 
 class ParallelDecode:
