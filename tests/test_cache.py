@@ -1,0 +1,147 @@
+"""The index cache: a reopen equals the fresh store column for column, never parses JSON, and a
+changed trace, a damaged or foreign entry, or --no-cache all lead back to the file itself."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.conftest import FIXTURES
+from vtui.cli import main
+from vtui.io.argsfile import MappedBlob
+from vtui.store import cache
+from vtui.store import load as load_mod
+from vtui.store.load import load_trace
+
+TRACE = FIXTURES / "catapult__main_thread_has_unclosed_slices.json"
+
+
+def _copy(tmp_path: Path, src: Path = TRACE) -> Path:
+    dst = tmp_path / src.name
+    shutil.copy(src, dst)
+    return dst
+
+
+def _assert_same(a, b) -> None:
+    for table in ("slices", "instants", "counters", "flows"):
+        ta, tb = getattr(a, table), getattr(b, table)
+        for f in dataclasses.fields(ta):
+            assert np.array_equal(getattr(ta, f.name), getattr(tb, f.name)), (table, f.name)
+    assert a.strings == b.strings and a.tracks == b.tracks and a.warnings == b.warnings
+    assert a.sources == b.sources and a.metadata_events == b.metadata_events
+    assert a.extra_end_args == b.extra_end_args and a.span_ns == b.span_ns and a.origin_us == b.origin_us
+    for r in range(len(a.slices)):
+        assert a.slice_args(r) == b.slice_args(r)
+    for r in range(len(a.instants)):
+        assert a.instant_args(r) == b.instant_args(r)
+
+
+def _no_parsing(monkeypatch) -> None:
+    def boom(*_a, **_k):
+        raise AssertionError("parsed the JSON although the cache had it")
+
+    monkeypatch.setattr(load_mod, "scan_trace", boom)
+
+
+@pytest.mark.parametrize("name", ["catapult__main_thread_has_unclosed_slices.json", "hf_llama_stack.json.gz"])
+def test_reopen_equals_fresh_store_and_skips_parsing(tmp_path, monkeypatch, name):
+    path = _copy(tmp_path, FIXTURES / name)
+    fresh = load_trace(path, cache=False)
+    first = load_trace(path)  # parses and writes the entry
+    assert len(cache.list_entries()) == 1
+    _no_parsing(monkeypatch)
+    again = load_trace(path)
+    assert isinstance(again.args_blob, MappedBlob) and isinstance(again.slices.start_ns, np.memmap)
+    _assert_same(fresh, again)
+    _assert_same(first, again)
+
+
+def test_cache_lives_under_xdg_cache_home(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    load_trace(_copy(tmp_path))
+    assert [p.name for p in (tmp_path / "xdg" / "vtui").iterdir() if not p.name.startswith(".")]
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert cache.cache_root() == tmp_path / "home" / ".cache" / "vtui"
+
+
+def test_modified_trace_invalidates(tmp_path, monkeypatch):
+    path = tmp_path / "t.json"
+    events = [{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 0, "dur": 5}]
+    path.write_text(json.dumps(events))
+    assert load_trace(path).name(0) == "a"
+    events[0]["name"] = "b"  # same size, same mtime second: the head hash still tells
+    path.write_text(json.dumps(events))
+    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns))
+    assert load_trace(path).name(0) == "b"
+    _no_parsing(monkeypatch)
+    assert load_trace(path).name(0) == "b"  # and the new version is cached in turn
+
+
+def _entry(path: Path) -> Path:
+    key = cache.entry_key([path])
+    return cache.cache_root() / key
+
+
+@pytest.mark.parametrize("damage", ["truncate_array", "truncate_args", "bad_meta", "foreign", "bad_ids"])
+def test_damaged_entry_is_rebuilt(tmp_path, damage):
+    path = _copy(tmp_path)
+    fresh = load_trace(path, cache=False)
+    load_trace(path)
+    entry = _entry(path)
+    if damage == "truncate_array":
+        f = entry / "slices.start_ns.npy"
+        f.write_bytes(f.read_bytes()[:-16])
+    elif damage == "truncate_args":
+        f = entry / "args.bin"
+        f.write_bytes(f.read_bytes()[:-1])
+    elif damage == "bad_meta":
+        (entry / "meta.json").write_text("{not json")
+    elif damage == "foreign":
+        meta = json.loads((entry / "meta.json").read_text())
+        meta["key"] = "0" * 32
+        (entry / "meta.json").write_text(json.dumps(meta))
+    elif damage == "bad_ids":
+        f = entry / "slices.name_id.npy"
+        arr = np.load(f)
+        arr[0] = 10**6
+        np.save(f, arr)
+    again = load_trace(path)  # not trusted: parsed again, and the entry written anew
+    _assert_same(fresh, again)
+    assert (entry / "meta.json").is_file()
+    _assert_same(fresh, load_trace(path))
+
+
+def test_no_cache_writes_nothing(tmp_path, capsys):
+    path = _copy(tmp_path)
+    assert main(["info", "--no-cache", str(path)]) == 0
+    assert cache.list_entries() == []
+    assert not cache.cache_root().exists() or not any(cache.cache_root().iterdir())
+
+
+def test_cache_list_and_clear(tmp_path, capsys):
+    assert main(["cache", "list"]) == 0
+    assert "empty" in capsys.readouterr().out
+    path = _copy(tmp_path)
+    assert main(["info", str(path)]) == 0
+    capsys.readouterr()
+    assert main(["cache", "list"]) == 0
+    out = capsys.readouterr().out
+    assert str(path.resolve()) in out and "3,386 events" in out and "1 entry" in out
+    assert main(["cache", "clear"]) == 0
+    assert "removed 1 cache entry" in capsys.readouterr().out
+    assert cache.list_entries() == []
+
+
+def test_unwritable_cache_still_loads(tmp_path, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))  # a file: the cache folder cannot exist
+    store = load_trace(_copy(tmp_path))
+    assert len(store.slices) == 1684
