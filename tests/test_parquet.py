@@ -1,0 +1,72 @@
+"""Parquet export, queried with DuckDB across the two sampled HTA ranks, checked against plain json."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections import defaultdict
+
+import pytest
+
+from tests.conftest import FIXTURES
+from vtui.store.load import load_trace
+
+pa = pytest.importorskip("pyarrow", reason="pyarrow not installed (pip install 'vtui[parquet]')")
+duckdb = pytest.importorskip("duckdb", reason="duckdb not installed")
+
+from vtui.store.parquet import write_parquet  # noqa: E402
+
+
+def _ranks(shared_traces):
+    paths = [shared_traces / "public" / f"hta__sampled_rank-{r}.json.gz" for r in (0, 1)]
+    if not all(p.exists() for p in paths):
+        pytest.skip("hta__sampled_rank-* traces not present")
+    return paths
+
+
+def test_duckdb_over_a_folder_of_ranks(tmp_path, shared_traces):
+    out = tmp_path / "pq"
+    expected = {}
+    for path in _ranks(shared_traces):
+        write_parquet(load_trace(path, cache=False), out)
+        doc = json.loads(gzip.decompress(path.read_bytes()))
+        kernels = [e for e in doc["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "kernel"]
+        by_name = defaultdict(int)
+        for e in kernels:
+            by_name[e["name"]] += round(e["dur"] * 1000)
+        slowest = max(by_name.items(), key=lambda kv: kv[1])
+        expected[doc["distributedInfo"]["rank"]] = (len(kernels), sum(by_name.values()), slowest)
+    assert sorted(p.name.split(".")[0] for p in out.iterdir()) == ["rank0", "rank1"]
+    con = duckdb.connect()
+    rows = con.execute(f"""
+        SELECT rank, count(*) AS kernels, sum(dur_ns) AS busy_ns
+        FROM read_parquet('{out}/*/slices.parquet') WHERE cat = 'kernel' GROUP BY rank ORDER BY rank
+    """).fetchall()
+    assert [(r, n, busy) for r, n, busy in rows] == [(r, expected[r][0], expected[r][1]) for r in (0, 1)]
+    top = con.execute(f"""
+        SELECT rank, name, sum(dur_ns) AS t FROM read_parquet('{out}/*/slices.parquet')
+        WHERE cat = 'kernel' GROUP BY rank, name QUALIFY row_number() OVER (PARTITION BY rank ORDER BY t DESC) = 1
+        ORDER BY rank
+    """).fetchall()
+    assert [(name, t) for _, name, t in top] == [expected[r][2] for r in (0, 1)]
+    tracks = con.execute(f"SELECT count(*) FROM read_parquet('{out}/*/tracks.parquet')").fetchone()[0]
+    assert tracks > 2
+
+
+def test_every_table_round_trips(tmp_path):
+    store = load_trace(FIXTURES / "hf_llama_stack.json.gz", cache=False)
+    files = write_parquet(store, tmp_path, with_args=True)
+    assert {f.stem for f in files} == {"slices", "instants", "counters", "flows", "tracks"}
+    import pyarrow.parquet as pq
+
+    folder = files[0].parent
+    slices = pq.read_table(folder / "slices.parquet").to_pydict()
+    assert len(slices["name"]) == len(store.slices)
+    for k in (0, len(store.slices) // 2, len(store.slices) - 1):
+        row = slices["row"][k]
+        assert slices["name"][k] == store.name(row)
+        assert slices["dur_ns"][k] == int(store.slices.end_ns[row] - store.slices.start_ns[row])
+        assert json.loads(slices["args"][k]) == store.slice_args(row)
+    flows = pq.read_table(folder / "flows.parquet")
+    assert flows.num_rows == len(store.flows)
+    assert pq.read_table(folder / "tracks.parquet").num_rows == len(store.tracks)
