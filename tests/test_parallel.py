@@ -188,13 +188,14 @@ def test_parallel_load_in_processes_equals_one_process(tmp_path, monkeypatch):
 
     def spy(self, data, pos, sink):
         reached = real(self, data, pos, sink)
-        used.append(self.used_ranges)
+        used.append((self.used_ranges, self.ranges_total))
         return reached
 
     monkeypatch.setattr(parallel.ParallelDecode, "__call__", spy)
+    monkeypatch.setattr(parallel.ParallelDecode, "steal", False)  # so the worker surely decodes some
     one = load_trace(path, cache=False, jobs=1)
     two = load_trace(path, cache=False, jobs=2)
-    assert used == [2]  # both ranges decoded in parallel and proven
+    assert used == [(8, 8)]  # 2 jobs x 4 ranges, all decoded in parallel and proven
     for table in ("slices", "instants", "counters", "flows"):
         a, b = getattr(one, table), getattr(two, table)
         for f in dataclasses.fields(a):

@@ -26,6 +26,7 @@ from vtui.io.jsonscan import _BOUNDARY, array_tail_end, decode_range
 
 _PROBE_DECODER = msgspec.json.Decoder(list[Event])
 MIN_RANGE = 16 << 20  # bytes: below this a range is not worth a process start (~0.3 s)
+RANGES_PER_JOB = 4
 
 _done = None  # per-process view of the shared progress counters (set in each worker)
 
@@ -116,6 +117,8 @@ class ParallelDecode:
     workers map themselves; their args go into ``args`` at offsets reserved per range.
     """
 
+    steal = True  # take unstarted ranges back from the workers (tests turn it off)
+
     def __init__(self, data_path: str, args: ArgsFile, jobs: int, progress: Callable[[float], None] | None = None,
                  min_range: int | None = None) -> None:
         self.data_path = data_path
@@ -126,7 +129,10 @@ class ParallelDecode:
         self.used_ranges = 0  # how many ranges were decoded in parallel and kept (for tests / benchmarks)
 
     def __call__(self, data, pos: int, sink: ColumnSink) -> int:
-        ranges = plan_ranges(data, pos, self.jobs, MIN_RANGE if self.min_range is None else self.min_range)
+        # More ranges than processes: this process decodes the first range, then takes ranges
+        # from the end that no worker has started; that absorbs the workers' start-up time.
+        ranges = plan_ranges(data, pos, self.jobs * RANGES_PER_JOB,
+                             MIN_RANGE if self.min_range is None else self.min_range)
         if len(ranges) < 2:
             return pos  # the one-process scan does it all
         first, last = ranges[0][0], ranges[-1][1]
@@ -135,43 +141,59 @@ class ParallelDecode:
         ctx = mp.get_context("spawn")  # never fork: the app has threads, and fork is unsafe with them
         shared = ctx.Array("q", len(ranges), lock=False)
         n = max(len(data), 1)
+        own = [0]  # bytes this process finished
 
         def report(done_here: int) -> None:
             if self.progress:
-                self.progress(min(1.0, (first + done_here + sum(shared[1:])) / n))
+                self.progress(min(1.0, (first + own[0] + done_here + sum(shared)) / n))
 
+        def here(k: int) -> tuple[Columns, int]:
+            got = _decode_here(data, ranges[k], self.args.path, bases[k], report)
+            own[0] += ranges[k][1] - ranges[k][0]
+            return got
+
+        results: list[tuple[Columns, int] | None] = [None] * len(ranges)
         try:
-            pool = cf.ProcessPoolExecutor(len(ranges) - 1, mp_context=ctx, initializer=_init, initargs=(shared,))
+            pool = cf.ProcessPoolExecutor(min(self.jobs, len(ranges)) - 1, mp_context=ctx, initializer=_init,
+                                          initargs=(shared,))
         except (OSError, ValueError, RuntimeError):
             return pos
         with pool:
+            futures: dict[int, cf.Future] = {}
             try:
-                futures = [pool.submit(_decode_worker, self.data_path, s, e, self.args.path, b, lim, k)
-                           for k, ((s, e), (b, lim)) in enumerate(zip(ranges, bases)) if k]
+                for k in range(1, len(ranges)):
+                    s, e = ranges[k]
+                    futures[k] = pool.submit(_decode_worker, self.data_path, s, e, self.args.path, *bases[k], k)
             except (OSError, RuntimeError, cf.process.BrokenProcessPool):
-                futures = []
-            cols0, reached0 = _decode_here(data, ranges[0], self.args.path, bases[0], report)
-            results: list[tuple[Columns, int] | None] = [(cols0, reached0)]
-            pending = set(futures)
+                pass
+            results[0] = here(0)
+            for k in range(len(ranges) - 1, 0, -1):  # from the end, while no worker has started it
+                if not self.steal or (k in futures and not futures[k].cancel()):
+                    break
+                futures.pop(k, None)
+                results[k] = here(k)
+            pending = set(futures.values())
             while pending:
                 _, pending = cf.wait(pending, timeout=0.1)
-                report(reached0 - first)
-            for fut in futures:
+                report(0)
+            for k, fut in futures.items():
                 try:
-                    results.append(fut.result())
+                    results[k] = fut.result()
                 except Exception:  # noqa: BLE001 — a worker that died: the one-process scan takes over
-                    results.append(None)
+                    results[k] = None
         reached = pos
+        kept = 0
         for (_start, end), result in zip(ranges, results):
             if result is None:
                 break
             cols, got = result
             sink.absorb(cols)
             reached = got
+            kept += 1
             if got != end:  # not proven: what follows is decoded again, in order
                 break
-        else:
-            self.used_ranges = len(ranges)
+        self.used_ranges = kept
+        self.ranges_total = len(ranges)
         return reached
 
 

@@ -72,9 +72,28 @@ def load_trace(path: str | os.PathLike, progress: Progress | None = None, cache:
         raise
     if key is not None:
         trace_cache.save_entry(key, store)
+    give_back_free_memory()
     if progress:
         progress(1.0)
     return store
+
+
+def give_back_free_memory() -> None:
+    """Return freed heap to the OS (glibc keeps it otherwise: the thousands of per-chunk arrays
+    freed after merging left ~60 % of the resident memory behind, measured). Linux/glibc only."""
+    global _TRIM
+    if _TRIM is None:
+        try:
+            import ctypes
+
+            _TRIM = ctypes.CDLL("libc.so.6").malloc_trim
+        except (OSError, AttributeError):
+            _TRIM = False
+    if _TRIM:
+        _TRIM(0)
+
+
+_TRIM = None
 
 
 def _load_files(path, files: list[Path], progress: Progress | None, args: ArgsFile, jobs: int,
@@ -106,6 +125,7 @@ def _load_files(path, files: list[Path], progress: Progress | None, args: ArgsFi
     if not any(len(p.columns) for p in parts):
         raise TraceLoadError(f"{path}: the trace holds no events")
     blob = args.finish(keep=work_dir is not None)
+    give_back_free_memory()  # before the build: it lowers the peak
     store = build_store(parts, blob)
     store.warnings[:0] = [f"skipped {e}" for e in errors]
     return store
