@@ -23,8 +23,8 @@ def _track(rng: np.random.Generator, n: int, overlaps: bool) -> list[tuple[int, 
 
     fill(0, 10**6, 0)
     if overlaps:
-        for _ in range(3):
-            s = int(rng.integers(0, 10**4))
+        for _ in range(int(rng.integers(1, 40))):
+            s = int(rng.integers(0, 3 * 10**4))
             out.append((s, s + int(rng.integers(1, 500))))
     out += out[: int(rng.integers(0, 10))]  # exact duplicates
     return sorted(out, key=lambda iv: (iv[0], iv[0] - iv[1]))

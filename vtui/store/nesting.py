@@ -23,88 +23,145 @@ class Nesting:
     nested_lanes: np.ndarray  # int32 per track segment: lanes used by nesting
 
 
-VECTOR_MIN = 512  # slices in a track: from here on try the numpy pass first
+VECTOR_MIN = 512  # slices in a track: from here on the numpy pass is tried first
 
 
 def nest(starts: np.ndarray, ends: np.ndarray, bounds: np.ndarray) -> Nesting:
     """``bounds`` holds the start offset of each track segment plus the total length.
 
-    Big tracks are nested by a numpy pass (``_nest_proper``) that is exact when the track is
-    properly nested and says so when it is not; those tracks, and small ones, take the loop.
+    Same result as ``_nest_loop`` (the reference, kept for tests), faster: a track is cut into
+    regions at the points where every earlier slice has ended (the loop's stack is empty
+    there, so regions are independent); a numpy pass nests every region at once, and only the
+    regions where it finds a partial overlap are redone by the stack loop. Overlapping slices
+    are then packed into extra lanes over the whole track, in start order, as the loop does.
     """
     n = len(starts)
     depth = np.zeros(n, dtype=np.int32)
     parent = np.full(n, -1, dtype=np.int32)
-    lane = np.zeros(n, dtype=np.int32)
     overlap = np.zeros(n, dtype=bool)
     nested_lanes = np.zeros(max(len(bounds) - 1, 0), dtype=np.int32)
-    loop_segments = []
+    lists: list[list[int]] = []  # starts/ends as Python ints, made once when a loop needs them
+
+    def loop(lo: int, hi: int) -> None:
+        if not lists:
+            lists.extend((starts.tolist(), ends.tolist()))
+        d, p, o = _stack_pass(lists[0], lists[1], lo, hi)
+        depth[lo:hi], parent[lo:hi], overlap[lo:hi] = d, p, o
+
     for seg in range(len(bounds) - 1):
         lo, hi = int(bounds[seg]), int(bounds[seg + 1])
-        if hi - lo >= VECTOR_MIN:
-            got = _nest_proper(starts[lo:hi], ends[lo:hi])
-            if got is not None:
-                d, p = got
-                depth[lo:hi] = d
-                lane[lo:hi] = d
-                parent[lo:hi] = np.where(p >= 0, p + lo, -1)
-                nested_lanes[seg] = int(d.max()) + 1 if len(d) else 0
-                continue
-        loop_segments.append(seg)
-    if loop_segments:
-        # The loop, one segment at a time (they are not contiguous).
-        for seg in loop_segments:
-            lo, hi = int(bounds[seg]), int(bounds[seg + 1])
-            sub_bounds = np.array([0, hi - lo], dtype=np.int64)
-            r = _nest_loop(starts[lo:hi], ends[lo:hi], sub_bounds)
-            depth[lo:hi] = r.depth
-            lane[lo:hi] = r.lane
-            overlap[lo:hi] = r.overlapping
-            parent[lo:hi] = np.where(r.parent >= 0, r.parent + lo, -1)
-            nested_lanes[seg] = r.nested_lanes[0]
+        if hi - lo < VECTOR_MIN:
+            loop(lo, hi)
+        else:
+            s, e = starts[lo:hi], ends[lo:hi]
+            d, p, bad = _nest_proper(s, e)
+            depth[lo:hi] = d
+            parent[lo:hi] = np.where(p >= 0, p + lo, -1)
+            if bad.any():
+                # Regions start where every earlier slice has ended (a reset of the loop's stack).
+                prior_end = np.maximum.accumulate(e)
+                reset = np.empty(hi - lo, dtype=bool)
+                reset[0] = True
+                reset[1:] = prior_end[:-1] <= s[1:]
+                region_starts = np.flatnonzero(reset)
+                region_of = np.cumsum(reset) - 1
+                region_ends = np.append(region_starts[1:], hi - lo)
+                for r in np.unique(region_of[bad]).tolist():
+                    loop(lo + int(region_starts[r]), lo + int(region_ends[r]))
+        nested = ~overlap[lo:hi]
+        base = int(depth[lo:hi][nested].max()) + 1 if nested.any() else 0
+        nested_lanes[seg] = base
+    lane = depth.copy()
+    for seg in range(len(bounds) - 1):
+        lo, hi = int(bounds[seg]), int(bounds[seg + 1])
+        spill = np.flatnonzero(overlap[lo:hi])
+        if len(spill):
+            _pack_spill(starts, ends, spill + lo, int(nested_lanes[seg]), depth, lane)
     return Nesting(depth=depth, parent=parent, lane=lane, overlapping=overlap, nested_lanes=nested_lanes)
 
 
-def _nest_proper(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """Depth and parent of one track's slices (sorted by start, longer first), or None when
-    some slice partly overlaps another (then the loop's lane packing is needed).
+def _stack_pass(s_list: list[int], e_list: list[int], lo: int, hi: int) -> tuple[list[int], list[int], list[bool]]:
+    """The loop's nesting pass over rows [lo, hi) starting from an empty stack."""
+    depth = [0] * (hi - lo)
+    parent = [-1] * (hi - lo)
+    overlap = [False] * (hi - lo)
+    stack_end: list[int] = []
+    stack_idx: list[int] = []
+    for i in range(lo, hi):
+        s = s_list[i]
+        e = e_list[i]
+        while stack_end and stack_end[-1] <= s:
+            stack_end.pop()
+            stack_idx.pop()
+        if stack_end and e > stack_end[-1]:
+            overlap[i - lo] = True
+            continue
+        d = len(stack_end)
+        depth[i - lo] = d
+        if d:
+            parent[i - lo] = stack_idx[-1]
+        stack_end.append(e)
+        stack_idx.append(i)
+    return depth, parent, overlap
+
+
+def _pack_spill(starts: np.ndarray, ends: np.ndarray, spill: np.ndarray, base: int, depth: np.ndarray,
+                lane: np.ndarray) -> None:
+    """First-fit lanes for partly overlapping slices, in start order (as the loop does)."""
+    free: list[tuple[int, int]] = []  # (end, lane) heap: reuse the lane that ends first
+    used = 0
+    s_list, e_list = starts[spill].tolist(), ends[spill].tolist()
+    lanes = []
+    for s, e in zip(s_list, e_list):
+        if free and free[0][0] <= s:
+            k = heapq.heappop(free)[1]
+        else:
+            k = used
+            used += 1
+        heapq.heappush(free, (e, k))
+        lanes.append(k)
+    ks = np.array(lanes, dtype=np.int32)
+    depth[spill] = ks
+    lane[spill] = base + ks
+
+
+def _nest_proper(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Depth and parent (track-local) of one track's slices, sorted by start, longer first, and
+    a mask of the slices where that cannot be trusted (a partial overlap at or before them in
+    their region).
 
     With proper nesting, the slices still open at slice i are exactly the j < i with
     end_j > start_i (they form a chain), so depth_i is their count and the parent is the last
-    j < i one level up. A slice ending after its parent means partial overlap: give up.
+    j < i one level up. The first slice the loop would put on an extra lane ends after that
+    parent, so it is flagged; everything before it in its region is exact.
     """
     n = len(starts)
-    if (ends < starts).any():
-        return None
     idx = np.arange(n, dtype=np.int64)
+    if (ends < starts).any():
+        return np.zeros(n, dtype=np.int32), np.full(n, -1, dtype=np.int32), np.ones(n, dtype=bool)
     # j < i with end_j <= start_i: all j with end_j <= start_i, minus the zero-length slices at
-    # start_i that sort at or after i (they close before i opens only in the loop's view).
+    # start_i that sort at or after i.
     closed = np.searchsorted(np.sort(ends), starts, side="right")
     group_end = np.searchsorted(starts, starts, side="right")
-    zero = ends == starts
-    # First zero-length slice of each same-start group (zero-length ones sort last in a group).
-    first_zero = np.where(zero, idx, n)
+    first_zero = np.where(ends == starts, idx, n)  # zero-length slices sort last in a same-start group
     first_zero = np.minimum.accumulate(first_zero[::-1])[::-1]
     first_zero = np.minimum(first_zero, group_end)
-    after = group_end - np.maximum(idx, first_zero)
-    depth = idx - (closed - np.maximum(after, 0))
-    if (depth < 0).any():
-        return None
+    depth = idx - (closed - (group_end - np.maximum(idx, first_zero)))
+    bad = depth < 0
+    depth = np.maximum(depth, 0)
     parent = np.full(n, -1, dtype=np.int64)
-    has = depth > 0
-    if has.any():
+    has = np.flatnonzero(depth > 0)
+    if len(has):
         keys = np.sort(depth * n + idx)
-        q = (depth[has] - 1) * n + idx[has]
-        pos = np.searchsorted(keys, q) - 1
-        if (pos < 0).any():
-            return None
-        par = keys[pos] - (depth[has] - 1) * n
-        if (par < 0).any() or (par >= idx[has]).any() or (depth[par] != depth[has] - 1).any():
-            return None
-        if (ends[has] > ends[par]).any() or (ends[par] <= starts[has]).any():
-            return None  # partial overlap
-        parent[has] = par
-    return depth.astype(np.int32), parent.astype(np.int32)
+        up = depth[has] - 1
+        pos = np.searchsorted(keys, up * n + has) - 1
+        par = keys[np.maximum(pos, 0)] - up * n
+        wrong = (pos < 0) | (par < 0) | (par >= has)
+        par = np.where(wrong, 0, par)
+        wrong |= (depth[par] != up) | (ends[has] > ends[par]) | (ends[par] <= starts[has])
+        bad[has[wrong]] = True
+        parent[has] = np.where(wrong, -1, par)
+    return depth.astype(np.int32), parent.astype(np.int32), bad
 
 
 def _nest_loop(starts: np.ndarray, ends: np.ndarray, bounds: np.ndarray) -> Nesting:
