@@ -16,6 +16,7 @@ from vtui.store.index import IntervalIndex
 from vtui.store.merge import Merged, merge_sources
 from vtui.store.nesting import nest
 from vtui.store.pairing import pair
+from vtui.store.sorting import order_by
 from vtui.store.store import SourceInfo, TraceStore
 from vtui.store.tables import CounterTable, InstantTable, SliceTable
 from vtui.store.trackset import TrackSet
@@ -144,12 +145,12 @@ def build_store(parts: list[SourcePart], args_blob=None) -> TraceStore:
     end_row = sl.get("end_row", np.int64)
     slice_track = remap[sl.get("track", np.int32)] if len(slice_row) else np.zeros(0, dtype=np.int32)
     start, end = sl.get("start", np.int64), sl.get("end", np.int64)
-    order = np.lexsort((slice_row, start - end, start, slice_track))
+    order = order_by(slice_track, start, (start - end, slice_row))
     slice_row, slice_track, start, end = slice_row[order], slice_track[order], start[order], end[order]
     end_row = end_row[order]
     bounds = np.searchsorted(slice_track, np.arange(len(tracks.tracks) + 1))
     nested = nest(start, end, bounds)
-    final = np.lexsort((nested.lane, slice_track))
+    final = order_by(slice_track, nested.lane)
     inverse = np.empty_like(final)
     inverse[final] = np.arange(len(final))
     parent = nested.parent[final]
@@ -172,7 +173,7 @@ def build_store(parts: list[SourcePart], args_blob=None) -> TraceStore:
 
     inst_r = np.concatenate(inst_rows) if inst_rows else np.zeros(0, dtype=np.int64)
     inst_t = remap[np.concatenate(inst_tracks)] if inst_rows else np.zeros(0, dtype=np.int32)
-    iorder = np.lexsort((inst_r, ts_ns[inst_r], inst_t))
+    iorder = order_by(inst_t, ts_ns[inst_r], (inst_r,))
     inst_r, inst_t = inst_r[iorder], inst_t[iorder]
     instants = InstantTable(
         ts_ns=ts_ns[inst_r], track=inst_t.astype(np.int32), ph=ph[inst_r], name_id=m.name[inst_r],
@@ -180,7 +181,7 @@ def build_store(parts: list[SourcePart], args_blob=None) -> TraceStore:
         args_off=m.args_off[inst_r], args_len=m.args_len[inst_r],
     )
     counters.track = remap[counters.track].astype(np.int32) if len(counters) else counters.track
-    corder = np.lexsort((counters.ts_ns, counters.track))
+    corder = order_by(counters.track, counters.ts_ns)
     counters = counters.take(corder)
     tracks.set_point_stats(instants, counters)
 

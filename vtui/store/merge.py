@@ -70,7 +70,10 @@ def merge_sources(parts: list[SourcePart], args_blob=None) -> Merged:
             [threads.setdefault((src, normalise_pid(p), normalise_pid(t)), len(threads)) for p, t in c.thread_keys] or [0],
             dtype=np.int32,
         )
-        i_map = np.array([ids.setdefault((src, k), len(ids)) for k in c.ids] + [-1], dtype=np.int32)
+        if len(parts) == 1 and not c.flow_v2:  # ids are unique per source: the map is the identity
+            i_map = np.append(np.arange(len(c.ids), dtype=np.int32), np.int32(-1))
+        else:
+            i_map = np.array([ids.setdefault((src, k), len(ids)) for k in c.ids] + [-1], dtype=np.int32)
         add = cols.setdefault
         add("ph", []).append(c.ph)
         add("ts", []).append(c.ts + shift if shift else c.ts)
@@ -96,6 +99,8 @@ def merge_sources(parts: list[SourcePart], args_blob=None) -> Merged:
 
     def cat(key: str, dtype) -> np.ndarray:
         arrays = cols.get(key)
+        if arrays and len(arrays) == 1:
+            return arrays[0]  # one source: no copy
         return np.concatenate(arrays) if arrays else np.zeros(0, dtype=dtype)
 
     string_list = list(strings) or [""]

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from vtui.store.sorting import order_by
+
 
 @dataclass
 class Paired:
@@ -42,7 +44,7 @@ def pair(
     out = Paired()
     if not len(rows):
         return out
-    order = np.lexsort((rows, ts, groups))
+    order = order_by(groups, ts, (rows,))
     g_l = groups[order].tolist()
     r_l = rows[order].tolist()
     t_l = ts[order].tolist()
