@@ -2,7 +2,10 @@
 
 The floor is reading (and gunzipping) the bytes and decoding them with msgspec into a
 minimal typed Struct(gc=False) with args kept as msgspec.Raw — no columns, no index.
-Each measurement runs in a fresh process so peak RSS is its own.
+vtui is measured cold with 1 and 2 decoder processes (no cache), cold with the index cache
+being written (what a first open costs), and warm (reopen from the cache). Each measurement
+runs in a fresh process, so peak RSS is its own; decoder processes' peak is reported apart
+(``child_peak``). The cache goes to a temp folder, never ~/.cache.
 
     python benchmarks/bench_load.py                 # hf_llama_big + a synthetic 1 GB trace
     python benchmarks/bench_load.py --synthetic-mb 200 --runs 3
@@ -12,6 +15,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -51,46 +56,69 @@ print(json.dumps({"seconds": dt, "events": len(events),
 """
 
 VTUI = r"""
-import json, resource, sys, time
+import json, os, resource, sys, time
 sys.path.insert(0, sys.argv[2])
 from vtui.store.load import load_trace
-t = time.perf_counter()
-store = load_trace(sys.argv[1])
-dt = time.perf_counter() - t
-import resource
-print(json.dumps({"seconds": dt, "events": store.event_count, "slices": len(store.slices),
-                  "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-                  "store_bytes_per_event": store.nbytes / max(store.event_count, 1),
-                  "args_blob_mb": len(store.args_blob) / 1e6}))
+
+def rss_mb():
+    with open("/proc/self/status") as fh:
+        return int(next(l for l in fh if l.startswith("VmRSS")).split()[1]) / 1024
+
+if __name__ == "__main__":
+    mode = sys.argv[3]
+    kw = {"cold1": dict(cache=False, jobs=1), "cold2": dict(cache=False, jobs=2),
+          "first": dict(cache=True), "warm": dict(cache=True)}[mode]
+    t = time.perf_counter()
+    store = load_trace(sys.argv[1], **kw)
+    dt = time.perf_counter() - t
+    print(json.dumps({"seconds": dt, "events": store.event_count, "slices": len(store.slices),
+                      "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                      "child_peak_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
+                      "resident_mb": rss_mb(),
+                      "store_bytes_per_event": store.nbytes / max(store.event_count, 1),
+                      "args_mb": len(store.args_blob) / 1e6}))
 """
+MODES = ("cold1", "cold2", "first", "warm")
 
 
-def _run(code: str, path: Path) -> dict:
-    out = subprocess.run([sys.executable, "-c", code, str(path), str(ROOT)], capture_output=True, text=True, check=True)
+def _run(code: str, path: Path, *extra: str, env: dict | None = None) -> dict:
+    out = subprocess.run([sys.executable, "-c", code, str(path), str(ROOT), *extra], capture_output=True, text=True,
+                         check=True, env=env)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def bench(path: Path, runs: int) -> dict:
-    floor = [_run(FLOOR, path) for _ in range(runs)]
-    mine = [_run(VTUI, path) for _ in range(runs)]
     med = lambda rows, k: statistics.median(r[k] for r in rows)  # noqa: E731
     raw_mb = _raw_size(path) / 1e6
+    with tempfile.TemporaryDirectory(prefix="vtui-bench-cache-") as cache_home:
+        env = {**os.environ, "XDG_CACHE_HOME": cache_home}
+        floor = [_run(FLOOR, path) for _ in range(runs)]
+        got: dict[str, list[dict]] = {m: [] for m in MODES}
+        for _ in range(runs):  # interleaved, so a busy spell hits every mode alike
+            for mode in ("cold1", "cold2"):
+                got[mode].append(_run(VTUI, path, mode, env=env))
+            shutil.rmtree(Path(cache_home) / "vtui", ignore_errors=True)
+            got["first"].append(_run(VTUI, path, "first", env=env))  # writes the entry
+            got["warm"].append(_run(VTUI, path, "warm", env=env))
+    first = got["cold2"][0]
     result = {
-        "file": path.name,
-        "raw_mb": round(raw_mb, 1),
-        "events": mine[0]["events"],
-        "runs": runs,
+        "file": path.name, "raw_mb": round(raw_mb, 1), "events": first["events"], "runs": runs,
         "floor_s": round(med(floor, "seconds"), 3),
-        "vtui_s": round(med(mine, "seconds"), 3),
-        "ratio": round(med(mine, "seconds") / med(floor, "seconds"), 2),
         "floor_peak_rss_mb": round(med(floor, "peak_rss_mb")),
-        "vtui_peak_rss_mb": round(med(mine, "peak_rss_mb")),
-        "vtui_peak_over_file": round(med(mine, "peak_rss_mb") / raw_mb, 2),
-        "store_bytes_per_event": round(mine[0]["store_bytes_per_event"], 1),
-        "args_blob_mb": round(mine[0]["args_blob_mb"], 1),
-        "vtui_all_s": [round(r["seconds"], 3) for r in mine],
-        "floor_all_s": [round(r["seconds"], 3) for r in floor],
     }
+    for mode in MODES:
+        rows = got[mode]
+        result[f"{mode}_s"] = round(med(rows, "seconds"), 3)
+        result[f"{mode}_all_s"] = [round(r["seconds"], 3) for r in rows]
+        result[f"{mode}_peak_rss_mb"] = round(med(rows, "peak_rss_mb"))
+        result[f"{mode}_child_peak_mb"] = round(med(rows, "child_peak_mb"))
+        result[f"{mode}_resident_mb"] = round(med(rows, "resident_mb"))
+    result["ratio_cold2_to_floor"] = round(result["cold2_s"] / result["floor_s"], 2)
+    result["speedup_2_over_1"] = round(result["cold1_s"] / result["cold2_s"], 2)
+    result["cold2_peak_over_file"] = round(result["cold2_peak_rss_mb"] / raw_mb, 2)
+    result["resident_bytes_per_event"] = round(result["cold2_resident_mb"] * 2**20 / max(first["events"], 1), 1)
+    result["store_bytes_per_event"] = round(first["store_bytes_per_event"], 1)
+    result["args_mb"] = round(first["args_mb"], 1)
     return result
 
 
