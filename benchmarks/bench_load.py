@@ -123,7 +123,9 @@ def bench(path: Path, runs: int) -> dict:
 
 
 def _raw_size(path: Path) -> int:
-    if path.read_bytes()[:2] != b"\x1f\x8b":
+    with open(path, "rb") as fh:
+        head = fh.read(2)
+    if head != b"\x1f\x8b":
         return path.stat().st_size
     import gzip
 

@@ -179,7 +179,7 @@ def test_truncated_file_in_parallel_keeps_every_complete_event(tmp_path, monkeyp
 def test_parallel_load_in_processes_equals_one_process(tmp_path, monkeypatch):
     """The real thing: spawned decoder processes, through load_trace, against jobs=1."""
     monkeypatch.setattr(parallel, "MIN_RANGE", 1 << 10)
-    monkeypatch.setattr("vtui.store.load.MIN_RANGE", 1 << 10)
+    monkeypatch.setattr("vtui.store.load.PARALLEL_MIN", 1 << 10)
     events = _events(3000)
     path = tmp_path / "nasty.json"
     path.write_bytes(_doc(events))

@@ -129,9 +129,13 @@ def _inflate(fh, size: int, progress: Progress | None, emit) -> list[str]:
             if not block:
                 break
             done += len(block)
-            piece = inflater.decompress(block)
-            produced += len(piece)
-            emit(piece)
+            while True:  # bounded pieces: 8 MiB of gzip can inflate to 150 MB at once
+                piece = inflater.decompress(block, _BLOCK)
+                produced += len(piece)
+                emit(piece)
+                if inflater.eof or not inflater.unconsumed_tail:
+                    break
+                block = inflater.unconsumed_tail
             if inflater.eof and inflater.unused_data:
                 # Concatenated gzip members: start a new inflater on the rest.
                 pending = inflater.unused_data
