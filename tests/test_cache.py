@@ -145,3 +145,19 @@ def test_unwritable_cache_still_loads(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))  # a file: the cache folder cannot exist
     store = load_trace(_copy(tmp_path))
     assert len(store.slices) == 1684
+
+
+@pytest.mark.parametrize("use_cache", [True, False])
+def test_app_loader_process_hands_over_by_mmap(tmp_path, monkeypatch, use_cache):
+    """The app loads big traces in a process; the store comes back through a cache entry
+    (a private, deleted one under --no-cache), equal to a direct load."""
+    from vtui.ui import loading
+
+    monkeypatch.setattr(loading, "PROCESS_THRESHOLD", 0)  # take the process path for a small file
+    path = _copy(tmp_path)
+    seen: list[float] = []
+    store = loading.load_in_background(path, seen.append, cache=use_cache)
+    _assert_same(load_trace(path, cache=False), store)
+    assert seen and seen[-1] == 1.0
+    assert isinstance(store.args_blob, MappedBlob)
+    assert len(cache.list_entries()) == (1 if use_cache else 0)

@@ -133,9 +133,12 @@ class _Bad(Exception):
     """An entry that does not check out."""
 
 
-def open_entry(key: str) -> TraceStore | None:
-    """The cached store for ``key``, or None (a bad entry is deleted so the next save replaces it)."""
-    folder = cache_root() / key
+def open_entry(key: str, root: Path | None = None) -> TraceStore | None:
+    """The cached store for ``key``, or None (a bad entry is deleted so the next save replaces it).
+
+    ``root``: another cache folder (the app's loader process uses a private one for --no-cache).
+    """
+    folder = (root or cache_root()) / key
     meta_path = folder / "meta.json"
     if not meta_path.is_file():
         return None

@@ -8,13 +8,17 @@ index cache the app maps the entry itself (instant); otherwise the store is sent
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
 import queue
+import shutil
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 from vtui.errors import TraceLoadError
 from vtui.io.argsfile import MappedBlob
-from vtui.store.load import load_trace
+from vtui.store import cache as trace_cache
+from vtui.store.load import load_trace, trace_files
 from vtui.store.store import TraceStore
 
 PROCESS_THRESHOLD = 24 << 20  # bytes on disk
@@ -28,16 +32,39 @@ def _total_size(path: Path) -> int:
 
 def _child(path: str, out, cache: bool = True) -> None:
     try:
-        store = load_trace(path, progress=lambda f: out.put(("progress", f)), cache=cache)
+        private = None
+        if not cache:  # a throw-away cache folder: the store still reaches the app by mmap, not a pipe
+            private = tempfile.mkdtemp(prefix="vtui-load-")
+            os.environ["XDG_CACHE_HOME"] = private  # this process only does this load
+        store = load_trace(path, progress=lambda f: out.put(("progress", f)), cache=True)
         blob = store.args_blob
-        if cache and isinstance(blob, MappedBlob) and blob.keep:
-            out.put(("cached", None))  # saved: the parent opens the entry, no 100s of MB through a pipe
+        if isinstance(blob, MappedBlob) and blob.keep:
+            out.put(("cached", private))  # saved: the parent maps the entry, no 100s of MB through a pipe
         else:
+            if private:
+                shutil.rmtree(private, ignore_errors=True)
             out.put(("done", store))
     except TraceLoadError as exc:
         out.put(("error", str(exc)))
     except Exception as exc:  # noqa: BLE001 — reported to the user as one line
         out.put(("error", f"{path}: could not load ({type(exc).__name__}: {exc})"))
+
+
+def _open_cached(path: Path, private: str | None) -> TraceStore:
+    """The entry the loader process wrote: in the user's cache, or in its private folder."""
+    if private is None:
+        return load_trace(path, cache=True)
+    try:
+        files = trace_files(path)
+        key = trace_cache.entry_key(files)
+        store = trace_cache.open_entry(key, Path(private) / "vtui") if key else None
+    finally:
+        shutil.rmtree(private, ignore_errors=True)  # mapped files stay readable once unlinked
+    if store is None:
+        raise TraceLoadError(f"{path}: the loader's result could not be read back")
+    for src, f in zip(store.sources, files):
+        src.path = str(f)
+    return store
 
 
 def load_in_background(path: Path, progress: Callable[[float], None], cache: bool = True) -> TraceStore:
@@ -66,7 +93,7 @@ def load_in_background(path: Path, progress: Callable[[float], None], cache: boo
             elif kind == "done":
                 return value
             elif kind == "cached":
-                return load_trace(path, cache=True)
+                return _open_cached(path, value)
             else:
                 raise TraceLoadError(value)
     finally:
