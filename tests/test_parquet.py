@@ -49,6 +49,19 @@ def test_duckdb_over_a_folder_of_ranks(tmp_path, shared_traces):
         ORDER BY rank
     """).fetchall()
     assert [(name, t) for _, name, t in top] == [expected[r][2] for r in (0, 1)]
+    # The README's straggler query: per step, the spread of its duration across ranks.
+    steps: dict[str, dict[int, int]] = defaultdict(dict)
+    for r, path in enumerate(_ranks(shared_traces)):
+        for e in json.loads(gzip.decompress(path.read_bytes()))["traceEvents"]:
+            if e.get("ph") == "X" and str(e.get("name", "")).startswith("ProfilerStep#"):
+                steps[e["name"]][r] = round(e["dur"] * 1000)
+    skew = con.execute(f"""
+        SELECT name AS step, max(dur_ns) - min(dur_ns) AS skew_ns, arg_max(rank, dur_ns) AS slowest_rank
+        FROM read_parquet('{out}/*/slices.parquet') WHERE name LIKE 'ProfilerStep#%'
+        GROUP BY name ORDER BY skew_ns DESC
+    """).fetchall()
+    assert skew and sorted(skew) == sorted(
+        (name, max(d.values()) - min(d.values()), max(d, key=d.get)) for name, d in steps.items())
     tracks = con.execute(f"SELECT count(*) FROM read_parquet('{out}/*/tracks.parquet')").fetchone()[0]
     assert tracks > 2
 
