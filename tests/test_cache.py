@@ -161,3 +161,15 @@ def test_app_loader_process_hands_over_by_mmap(tmp_path, monkeypatch, use_cache)
     assert seen and seen[-1] == 1.0
     assert isinstance(store.args_blob, MappedBlob)
     assert len(cache.list_entries()) == (1 if use_cache else 0)
+
+
+def test_big_gzip_is_inflated_to_a_temp_file_and_cleaned_up(tmp_path, monkeypatch):
+    from vtui.io import reader
+
+    path = _copy(tmp_path, FIXTURES / "hf_llama_stack.json.gz")
+    ref = load_trace(path, cache=False)
+    monkeypatch.setattr(reader, "SPILL_GZIP", 0)  # every gzip takes the inflate-to-file path
+    _assert_same(ref, load_trace(path, cache=False))
+    _assert_same(ref, load_trace(path))  # with the cache: the spill file lives in the cache folder
+    leftovers = [p.name for p in cache.cache_root().iterdir() if p.name.startswith(".")]
+    assert leftovers == []
