@@ -36,6 +36,7 @@ def _assert_same(a, b) -> None:
     assert a.strings == b.strings and a.tracks == b.tracks and a.warnings == b.warnings
     assert a.sources == b.sources and a.metadata_events == b.metadata_events
     assert a.extra_end_args == b.extra_end_args and a.span_ns == b.span_ns and a.origin_us == b.origin_us
+    assert a.metadata_refs == b.metadata_refs
     for r in range(len(a.slices)):
         assert a.slice_args(r) == b.slice_args(r)
     for r in range(len(a.instants)):
@@ -173,3 +174,10 @@ def test_big_gzip_is_inflated_to_a_temp_file_and_cleaned_up(tmp_path, monkeypatc
     _assert_same(ref, load_trace(path))  # with the cache: the spill file lives in the cache folder
     leftovers = [p.name for p in cache.cache_root().iterdir() if p.name.startswith(".")]
     assert leftovers == []
+
+
+def test_cache_knows_every_store_field():
+    """A field added to TraceStore must be added to the cache too (else reopened stores lack it)."""
+    from vtui.store.store import TraceStore
+
+    assert {f.name for f in dataclasses.fields(TraceStore)} == cache.STORED_FIELDS

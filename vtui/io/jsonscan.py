@@ -30,6 +30,7 @@ _BOUNDARY = re.compile(rb"\}\s*,\s*\{")
 _TRACE_EVENTS_KEY = re.compile(rb'"traceEvents"\s*:\s*')
 _WS = b" \t\r\n"
 _DECODER = msgspec.json.Decoder(list[Event])
+_RAW_DECODER = msgspec.json.Decoder(list[msgspec.Raw])
 _PY_DECODER = json.JSONDecoder()
 
 
@@ -47,11 +48,15 @@ FastDecode = Callable[[Any, int, ColumnSink], int]
 
 
 def scan_trace(data: bytes, sink: ColumnSink, progress: Callable[[float], None] | None = None,
-               fast: FastDecode | None = None) -> ScanResult:
+               fast: FastDecode | None = None, raw: bool = False) -> ScanResult:
     """Decode every event of ``data`` into ``sink``; return the container's facts.
 
     ``fast`` (the parallel decoder) gets first go at the event array; whatever it leaves is
     decoded here, so a fast path that stops early (damage, an unsure split) loses nothing.
+
+    With ``raw`` the sink gets each event's source bytes (``msgspec.Raw``) instead of an
+    ``Event``, in the same order and with the same events skipped — so the n-th raw event is
+    the event whose ordinal is n (export uses this to copy events exactly as written).
     """
     start = _skip(data, 0, _WS + b"\xef\xbb\xbf")  # whitespace and a UTF-8 BOM
     if start >= len(data):
@@ -59,12 +64,12 @@ def scan_trace(data: bytes, sink: ColumnSink, progress: Callable[[float], None] 
     first = data[start : start + 1]
     if first == b"[":
         result = ScanResult(form="array")
-        end = _ArrayScan(data, start + 1, sink, result, progress, fast).run()
+        end = _ArrayScan(data, start + 1, sink, result, progress, fast, raw).run()
         if end is not None and data[end + 1 :].strip(_WS):
             result.warnings.append("ignored data after the closing ] of the event array")
         return result
     if first == b"{":
-        return _scan_object(data, start, sink, progress, fast)
+        return _scan_object(data, start, sink, progress, fast, raw)
     raise TraceLoadError(_describe_non_trace(data, start))
 
 
@@ -77,7 +82,8 @@ def _describe_non_trace(data: bytes, start: int) -> str:
     return f"not a trace: the JSON is {kind}, not an event array or object"
 
 
-def _scan_object(data: bytes, start: int, sink: ColumnSink, progress, fast: FastDecode | None) -> ScanResult:
+def _scan_object(data: bytes, start: int, sink: ColumnSink, progress, fast: FastDecode | None,
+                 raw: bool = False) -> ScanResult:
     result = ScanResult(form="object")
     match = _TRACE_EVENTS_KEY.search(data, start)
     if match is None:
@@ -96,7 +102,7 @@ def _scan_object(data: bytes, start: int, sink: ColumnSink, progress, fast: Fast
             result.warnings.append("file ends before the traceEvents array starts")
             return result
         raise TraceLoadError("not a trace: traceEvents is not an array")
-    end = _ArrayScan(data, bracket + 1, sink, result, progress, fast).run()
+    end = _ArrayScan(data, bracket + 1, sink, result, progress, fast, raw).run()
     if end is None:
         return result
     rest = data[end + 1 :].strip(_WS)
@@ -129,8 +135,9 @@ class _ArrayScan:
     """Walk one event array from just after its ``[``."""
 
     def __init__(self, data: bytes, pos: int, sink: ColumnSink, result: ScanResult, progress,
-                 fast: FastDecode | None = None) -> None:
-        self.fast = fast
+                 fast: FastDecode | None = None, raw: bool = False) -> None:
+        self.raw = raw
+        self.fast = None if raw else fast
         self.released = pos
         self.data = data
         self.pos = pos
@@ -156,7 +163,7 @@ class _ArrayScan:
             if data[self.pos] != 0x7B:  # not '{': let the careful walk deal with it
                 state, self.pos = self._walk(self.pos + SMALL)
             else:
-                got = decode_chunk(data, self.pos, self.limit)
+                got = decode_chunk(data, self.pos, self.limit, self.raw)
                 if got is None:
                     state, self.pos = self._walk(self.pos + SMALL)
                 else:
@@ -193,7 +200,7 @@ class _ArrayScan:
             text = data[pos : pos + window].decode("utf-8", "surrogateescape")
             whole = pos + window >= n
             i = 0
-            events: list[Event] = []
+            events: list[Event | msgspec.Raw | None] = []
             outcome = None
             while True:
                 while i < len(text) and text[i] in " \t\r\n,":
@@ -215,7 +222,12 @@ class _ArrayScan:
                         break
                     self.sink.add([e for e in events if e is not None])
                     return "more", skip_to
-                events.append(_to_event(obj) if isinstance(obj, dict) else None)
+                if not isinstance(obj, dict):
+                    events.append(None)
+                elif self.raw:
+                    events.append(msgspec.Raw(text[i:j].encode("utf-8", "surrogateescape")))
+                else:
+                    events.append(_to_event(obj))
                 i = j
                 if pos + i >= limit and not whole:
                     outcome = "more"
@@ -255,7 +267,7 @@ def array_tail_end(data, pos: int) -> int:
 RETRIES = 8  # later ``},{`` matches tried when a chunk's end proves to be inside a string
 
 
-def decode_chunk(data, pos: int, limit: int) -> tuple[list[Event], int] | None:
+def decode_chunk(data, pos: int, limit: int, raw: bool = False) -> tuple[list[Event], int] | None:
     """Decode the events of about ``CHUNK`` bytes from ``pos`` (an event's ``{``), ending at a
     ``},{`` match or at ``limit``. Returns (events, end) or None where no try decoded.
 
@@ -263,8 +275,10 @@ def decode_chunk(data, pos: int, limit: int) -> tuple[list[Event], int] | None:
     just after an event's ``}``: a cut inside a string leaves that string open, a cut inside a
     nested value leaves it unclosed. So a decoded chunk proves its end is an event boundary.
     A cut that does not decode is most often a ``},{`` inside args (a list of objects): the next
-    few matches are tried, then smaller chunks, before giving up.
+    few matches are tried, then smaller chunks, before giving up. ``raw``: the events' source
+    bytes (``msgspec.Raw``), failing on a non-object element exactly as ``list[Event]`` would.
     """
+    decoder = _RAW_DECODER if raw else _DECODER
     size = CHUNK
     while True:
         end = limit
@@ -274,7 +288,10 @@ def decode_chunk(data, pos: int, limit: int) -> tuple[list[Event], int] | None:
                 end = match.start() + 1
         for _ in range(RETRIES):
             try:
-                return _DECODER.decode(b"[" + data[pos:end] + b"]"), end
+                events = decoder.decode(b"[" + data[pos:end] + b"]")
+                if raw and any(memoryview(e)[0] != 0x7B for e in events):
+                    raise msgspec.ValidationError("an element is not an object")
+                return events, end
             except (msgspec.DecodeError, msgspec.ValidationError):
                 if end >= limit:
                     break

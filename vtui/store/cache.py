@@ -32,10 +32,14 @@ from vtui.store.store import SourceInfo, TraceStore
 from vtui.store.tables import CounterTable, FlowTable, InstantTable, SliceTable
 from vtui.store.tracks import Track
 
-FORMAT = 1
+FORMAT = 2  # bump whenever what is stored changes: older entries are then rebuilt
 _EDGE = 64 << 10  # bytes hashed at each end of a file
 _TABLES = {"slices": SliceTable, "instants": InstantTable, "counters": CounterTable, "flows": FlowTable}
 _STALE_TEMP_S = 3600  # temp files older than this belong to no running load
+# Every TraceStore field the cache writes and reads back (a test checks this is all of them,
+# so a new field cannot silently go missing from reopened stores).
+STORED_FIELDS = frozenset({"sources", "strings", "tracks", "slices", "instants", "counters", "flows", "args_blob",
+                           "origin_us", "span_ns", "warnings", "metadata_events", "extra_end_args", "metadata_refs"})
 
 
 def cache_root() -> Path:
@@ -106,6 +110,7 @@ def save_entry(key: str, store: TraceStore) -> bool:
             "tracks": [dataclasses.asdict(t) for t in store.tracks],
             "origin_us": store.origin_us, "span_ns": store.span_ns, "warnings": store.warnings,
             "metadata_events": store.metadata_events,
+            "metadata_refs": store.metadata_refs,
             "extra_end_args": [[row, off, ln] for row, (off, ln) in store.extra_end_args.items()],
         }
         atomic_write(os.path.join(tmp, "meta.json"), msgspec.json.encode(meta))
@@ -184,6 +189,7 @@ def _open(folder: Path, key: str, meta_path: Path) -> TraceStore:
         origin_us=float(meta["origin_us"]), span_ns=int(meta["span_ns"]), warnings=list(meta["warnings"]),
         metadata_events=meta["metadata_events"],
         extra_end_args={int(r): (int(o), int(n)) for r, o, n in meta["extra_end_args"]},
+        metadata_refs=[(int(src), int(ordinal), pid) for src, ordinal, pid in meta["metadata_refs"]],
     )
     return store
 
