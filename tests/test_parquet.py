@@ -83,3 +83,21 @@ def test_every_table_round_trips(tmp_path):
     flows = pq.read_table(folder / "flows.parquet")
     assert flows.num_rows == len(store.flows)
     assert pq.read_table(folder / "tracks.parquet").num_rows == len(store.tracks)
+
+
+def test_vtui_export_format_parquet(tmp_path, capsys):
+    from vtui.cli import main
+
+    trace = FIXTURES / "hf_llama_stack.json.gz"
+    out = tmp_path / "pq"
+    assert main(["export", str(trace), "--format", "parquet", "-o", str(out)]) == 0
+    assert "wrote 5 Parquet files for 1 rank(s)" in capsys.readouterr().out
+    import pyarrow.parquet as pq
+
+    folder = next(out.iterdir())
+    assert pq.read_table(folder / "slices.parquet").num_rows == len(load_trace(trace).slices)
+    assert main(["export", str(trace), "--format", "parquet", "-o", str(out)]) == 1  # exists: needs --force
+    assert "already exists" in capsys.readouterr().err
+    assert main(["export", str(trace), "--format", "parquet", "-o", str(out), "--force"]) == 0
+    assert main(["export", str(trace), "--format", "parquet", "-o", str(out), "--range", "0:1ms"]) == 1
+    assert "apply to JSON export" in capsys.readouterr().err

@@ -7,6 +7,7 @@ import argparse
 import numpy as np
 
 from vtui.analysis.ranges import resolve_range, tracks_matching
+from vtui.commands import add_load_arguments, load_store
 from vtui.store.store import TraceStore
 
 
@@ -15,13 +16,12 @@ def add_trace_arguments(parser: argparse.ArgumentParser, track: bool = True) -> 
     parser.add_argument("--range", metavar="A:B", help="time range relative to the trace start, e.g. 10ms:25.5ms")
     if track:
         parser.add_argument("--track", metavar="REGEX", help="only tracks whose 'process / thread' name matches")
+    add_load_arguments(parser)
 
 
 def load(opts: argparse.Namespace) -> tuple[TraceStore, int, int, np.ndarray | None]:
     """The store, the range (t0, t1) and the selected tracks (None = all) from the options."""
-    from vtui.store.load import load_trace  # noqa: PLC0415
-
-    store = load_trace(opts.trace)
+    store = load_store(opts)
     t0, t1 = resolve_range(store, opts.range)
     tracks = tracks_matching(store, opts.track) if getattr(opts, "track", None) else None
     return store, t0, t1, tracks

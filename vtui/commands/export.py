@@ -1,7 +1,10 @@
 """`vtui export TRACE -o OUT.json [--range A:B] [--track REGEX] [--force]`
+`vtui export TRACE --format parquet -o DIR [--force]`
 
-Writes the events overlapping the range, exactly as in the source, as a Chrome-trace JSON
-that Perfetto and vtui open. Never writes over the input; refuses an existing file without --force.
+JSON: writes the events overlapping the range, exactly as in the source, as a Chrome-trace JSON
+that Perfetto and vtui open. Parquet: writes the whole store as one file set per rank under DIR
+(slices, instants, counters, flows, tracks), for DuckDB / Spark across ranks; export every rank
+into the same DIR. Never writes over the input; refuses existing output without --force.
 """
 
 from __future__ import annotations
@@ -15,7 +18,9 @@ HELP = "write a range (and tracks) as a trace Perfetto opens"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_trace_arguments(parser)
-    parser.add_argument("-o", "--output", required=True, help="output .json file")
+    parser.add_argument("-o", "--output", required=True, help="output .json file (a folder for --format parquet)")
+    parser.add_argument("--format", choices=("json", "parquet"), default="json",
+                        help="json: the events as written (default); parquet: the store, one file set per rank")
     parser.add_argument("--force", action="store_true", help="overwrite an existing output file")
 
 
@@ -23,9 +28,29 @@ def run(opts: argparse.Namespace) -> int:
     from vtui.analysis.export import export_range  # noqa: PLC0415
     from vtui.atomic import check_output_path  # noqa: PLC0415
 
+    if opts.format == "parquet":
+        return _run_parquet(opts)
     check_output_path(opts.output, [opts.trace], opts.force)  # fail before a long load
     store, t0, t1, tracks = load(opts)
     plan = export_range(store, opts.output, t0, t1, tracks, overwrite=opts.force)
     counts = ", ".join(f"{v:,} {k.replace('_', ' ')}" for k, v in plan.counts.items() if v)
     print(f"wrote {plan.events:,} events to {opts.output} ({counts or 'nothing in that range'})")
+    return 0
+
+
+def _run_parquet(opts: argparse.Namespace) -> int:
+    from pathlib import Path  # noqa: PLC0415
+
+    from vtui.commands import load_store  # noqa: PLC0415
+    from vtui.errors import UsageError  # noqa: PLC0415
+    from vtui.store.parquet import check_parquet_output, write_parquet  # noqa: PLC0415
+
+    if opts.range or opts.track:
+        raise UsageError("--range and --track apply to JSON export; Parquet gets the whole trace")
+    out = check_parquet_output(opts.output, opts.trace)  # fail before a long load (pyarrow missing too)
+    store = load_store(opts)
+    files = write_parquet(store, out, overwrite=opts.force)
+    folders = sorted({str(f.parent.relative_to(Path(out))) for f in files})
+    print(f"wrote {len(files)} Parquet files for {len(folders)} rank(s) to {out}: {', '.join(folders)} "
+          f"({len(store.slices):,} slices)")
     return 0

@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from vtui.commands import add_load_arguments, load_store
+
 HELP = "steps, phases, trends, operators, GPU, memory and findings with hints"
 
 
@@ -19,6 +21,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--step", metavar="REGEX", help="regex for the step slices (default: detected)")
     parser.add_argument("--top", type=int, default=15, help="operators and kernels listed (default 15)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    add_load_arguments(parser)
 
 
 def run(opts: argparse.Namespace) -> int:
@@ -28,13 +31,12 @@ def run(opts: argparse.Namespace) -> int:
     from vtui.analysis.ranges import compile_regex, resolve_range
     from vtui.errors import UsageError
     from vtui.insights_text import insights_text
-    from vtui.store.load import load_trace
 
     if opts.step:
         compile_regex(opts.step)  # a bad regex is a usage error before the load
     if opts.top < 1:
         raise UsageError("--top must be at least 1")
-    store = load_trace(opts.trace)
+    store = load_store(opts)
     t0, t1 = resolve_range(store, opts.range)
     ins = compute_insights(store, t0, t1, opts.step, top=opts.top)
     if opts.json:

@@ -43,15 +43,36 @@ def rank_of(store: TraceStore, source: int) -> int:
     return int(match.group(1)) if match else source
 
 
-def write_parquet(store: TraceStore, out_dir: str | os.PathLike[str], with_args: bool = False) -> list[Path]:
+def check_parquet_output(out_dir: str | os.PathLike[str], trace: str | os.PathLike[str]) -> Path:
+    """The output folder, or a UsageError: pyarrow missing, a file in the way, inside the input."""
+    _pyarrow()
+    out = Path(out_dir)
+    target, src = out.resolve(), Path(trace).resolve()
+    if target == src or src in target.parents:
+        raise UsageError(f"{out}: refusing to write into the input trace")
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"{out}: exists and is not a folder")
+    if not target.parent.is_dir():
+        raise UsageError(f"{out}: folder {target.parent} does not exist")
+    return out
+
+
+def write_parquet(store: TraceStore, out_dir: str | os.PathLike[str], with_args: bool = False,
+                  overwrite: bool = True) -> list[Path]:
     """Write the store under ``out_dir`` (created); returns the files written.
 
     ``with_args`` adds each slice's args as a JSON text column (decoded on the way: slower).
-    Files are written to a temp name and renamed, so a reader never sees half a file.
+    Files are written to a temp name and renamed, so a reader never sees half a file. Without
+    ``overwrite`` a rank folder that already holds files is a UsageError.
     """
     pa, pq = _pyarrow()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    if not overwrite:
+        for src_index in range(len(store.sources)):
+            folder = out / _folder_name(store, src_index, rank_of(store, src_index))
+            if folder.is_dir() and any(folder.iterdir()):
+                raise UsageError(f"{folder}: already exists (pass --force to overwrite)")
     written: list[Path] = []
     track_source = np.array([t.source for t in store.tracks], dtype=np.int32)
     strings = pa.array(store.strings, type=pa.string())
