@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -42,6 +45,24 @@ def shared_traces() -> Path:
     if not SHARED_TRACES.is_dir():
         pytest.skip("../shared/traces is not present")
     return SHARED_TRACES
+
+
+def pytest_configure(config) -> None:
+    """Before any fixture (module- and session-scoped ones load traces too): the index cache
+    goes to a throw-away folder, never the real ~/.cache."""
+    folder = tempfile.mkdtemp(prefix="vtui-test-cache-")
+    config._vtui_cache_home = (folder, os.environ.get("XDG_CACHE_HOME"))
+    os.environ["XDG_CACHE_HOME"] = folder
+
+
+def pytest_unconfigure(config) -> None:
+    folder, before = getattr(config, "_vtui_cache_home", (None, None))
+    if folder:
+        shutil.rmtree(folder, ignore_errors=True)
+        if before is None:
+            os.environ.pop("XDG_CACHE_HOME", None)
+        else:
+            os.environ["XDG_CACHE_HOME"] = before
 
 
 @pytest.fixture(autouse=True)
