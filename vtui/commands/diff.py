@@ -12,6 +12,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from vtui.commands import add_load_arguments, load_store
+
 HELP = "compare two traces: metrics, operator diff, steps side by side"
 
 
@@ -25,6 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tolerance", type=float, default=5.0, metavar="PCT",
                         help="a difference within PCT %% of A is 'same' (default 5; times within 1 µs are too)")
     parser.add_argument("--json", action="store_true", help="print one JSON object (metrics, ops, steps)")
+    add_load_arguments(parser)
 
 
 def run(opts: argparse.Namespace) -> int:
@@ -34,7 +37,6 @@ def run(opts: argparse.Namespace) -> int:
     from vtui.analysis.ranges import compile_regex, resolve_range
     from vtui.compare_text import diff_text
     from vtui.errors import UsageError
-    from vtui.store.load import load_trace
 
     if opts.step:
         compile_regex(opts.step)  # a bad regex is a usage error before two loads
@@ -42,9 +44,9 @@ def run(opts: argparse.Namespace) -> int:
         raise UsageError("--top must be at least 1")
     if not 0 <= opts.tolerance < 100:
         raise UsageError("--tolerance must be a percentage from 0 to under 100")
-    store_a = load_trace(opts.a)
+    store_a = load_store(opts, opts.a)
     range_a = resolve_range(store_a, opts.range_a)
-    store_b = load_trace(opts.b)
+    store_b = load_store(opts, opts.b)
     range_b = resolve_range(store_b, opts.range_b)
     c = compare(store_a, store_b, range_a, range_b, opts.step, labels=(str(opts.a), str(opts.b)),
                 tolerance=opts.tolerance / 100)
