@@ -45,6 +45,18 @@ async def range_search_measure(pilot) -> None:
     await pilot.press("slash", *"aten::addmm", "enter", "n", "m", "n", "n", "m")
 
 
+async def shoot_compare(a: Path, b: Path, name: str, keys: list[str]) -> None:
+    from vtui.ui.compare import CompareApp  # noqa: PLC0415
+
+    app = CompareApp(a, b)
+    async with app.run_test(size=(160, 44)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.press(*keys)
+        await pilot.pause()
+        app.save_screenshot(str(OUT / name))
+
+
 async def main() -> None:
     OUT.mkdir(exist_ok=True)
     await shoot(demo_trace_path(), "main.svg", [])
@@ -54,6 +66,12 @@ async def main() -> None:
     await shoot(QWEN, "measure.svg", ["3"], setup=range_search_measure)
     await shoot(demo_trace_path(), "insights.svg", ["i"])
     await shoot(QWEN, "insights-gpu.svg", ["i", "end"])
+    generated = ROOT.parent / "shared" / "traces" / "generated"
+    if (generated / "hf_llama_kvcache.json.gz").exists():  # the two runs of the compare example
+        await shoot_compare(generated / "hf_llama_kvcache.json.gz", generated / "hf_llama_nocache.json.gz",
+                            "compare.svg", [])
+        await shoot_compare(generated / "hf_llama_kvcache.json.gz", generated / "hf_llama_nocache.json.gz",
+                            "compare-ops.svg", ["3"])
     print(f"wrote {sorted(p.name for p in OUT.glob('*.svg'))}")
 
 
