@@ -11,8 +11,12 @@ import multiprocessing as mp
 import os
 import queue
 import shutil
+import sys
 import tempfile
+import threading
 from collections.abc import Callable
+from contextlib import redirect_stderr
+from multiprocessing import resource_tracker
 from pathlib import Path
 
 from vtui.errors import TraceLoadError
@@ -22,6 +26,7 @@ from vtui.store.load import load_trace, trace_files
 from vtui.store.store import TraceStore
 
 PROCESS_THRESHOLD = 24 << 20  # bytes on disk
+_TRACKER_LOCK = threading.Lock()
 
 
 def _total_size(path: Path) -> int:
@@ -67,6 +72,16 @@ def _open_cached(path: Path, private: str | None) -> TraceStore:
     return store
 
 
+def _start_resource_tracker() -> None:
+    """Start multiprocessing's resource tracker with the real stderr.
+
+    While the app runs, Textual swaps ``sys.stderr`` for a capture whose ``fileno()`` is -1;
+    spawning the tracker then fails ("bad value(s) in fds_to_keep") and no big trace loads.
+    """
+    with _TRACKER_LOCK, redirect_stderr(sys.__stderr__):
+        resource_tracker.ensure_running()
+
+
 def load_in_background(path: Path, progress: Callable[[float], None], cache: bool = True) -> TraceStore:
     """Blocking; call from a worker thread. Raises TraceLoadError."""
     try:
@@ -75,6 +90,7 @@ def load_in_background(path: Path, progress: Callable[[float], None], cache: boo
         raise TraceLoadError(f"{path}: {exc.strerror or exc}") from None
     if not big:
         return load_trace(path, progress=progress, cache=cache)
+    _start_resource_tracker()
     ctx = mp.get_context("spawn")
     out = ctx.Queue()
     # Not a daemon: daemons may not start the decoder processes of a parallel load.
