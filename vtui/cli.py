@@ -45,6 +45,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except Exception as exc:  # noqa: BLE001 — last resort: a bug still gets one line, never a traceback
+        print(f"vtui: error: internal error ({type(exc).__name__}: {exc}); please report it", file=sys.stderr)
+        return 1
 
 
 def _run_app(args: list[str]) -> int:

@@ -76,7 +76,7 @@ def scan_trace(data: bytes, sink: ColumnSink, progress: Callable[[float], None] 
 def _describe_non_trace(data: bytes, start: int) -> str:
     try:
         value = msgspec.json.decode(data)
-    except (msgspec.DecodeError, ValueError):
+    except (msgspec.DecodeError, ValueError, RecursionError):
         return "not a JSON trace (expected '[' or '{' at the start)"
     kind = {str: "a string", int: "a number", float: "a number", bool: "a boolean"}.get(type(value), "null")
     return f"not a trace: the JSON is {kind}, not an event array or object"
@@ -89,7 +89,7 @@ def _scan_object(data: bytes, start: int, sink: ColumnSink, progress, fast: Fast
     if match is None:
         try:
             whole = msgspec.json.decode(data)
-        except (msgspec.DecodeError, ValueError):
+        except (msgspec.DecodeError, ValueError, RecursionError):
             raise TraceLoadError("not a JSON trace: an object without a traceEvents array") from None
         if not isinstance(whole, dict):
             raise TraceLoadError("not a JSON trace")
@@ -118,10 +118,10 @@ def _decode_members(text: bytes, result: ScanResult) -> dict[str, Any]:
     """Top-level keys around traceEvents; a cut-short tail keeps what decodes."""
     try:
         members = msgspec.json.decode(text)
-    except (msgspec.DecodeError, ValueError):
+    except (msgspec.DecodeError, ValueError, RecursionError):
         try:
             members = json.loads(text.decode("utf-8", "replace"))
-        except ValueError:
+        except (ValueError, RecursionError):
             result.repaired = True
             result.warnings.append("could not read the top-level keys around traceEvents")
             return {}
@@ -145,6 +145,7 @@ class _ArrayScan:
         self.result = result
         self.progress = progress
         self.skipped_non_objects = 0
+        self.corrupt: list[tuple[int, int]] = []  # (byte offset, length) of regions skipped
 
     def run(self) -> int | None:
         """Decode to the closing ``]``; return its index, or None when the file ends first."""
@@ -153,6 +154,7 @@ class _ArrayScan:
         if self.fast is not None:
             self.pos = self.fast(data, self.pos, self.sink)
         self.limit = array_tail_end(data, self.pos)
+        size = CHUNK
         while True:
             self.pos = _skip(data, self.pos, _WS + b",")
             if self.pos >= n:
@@ -163,9 +165,12 @@ class _ArrayScan:
             if data[self.pos] != 0x7B:  # not '{': let the careful walk deal with it
                 state, self.pos = self._walk(self.pos + SMALL)
             else:
-                got = decode_chunk(data, self.pos, self.limit, self.raw)
+                got = decode_chunk(data, self.pos, self.limit, self.raw, size)
                 if got is None:
                     state, self.pos = self._walk(self.pos + SMALL)
+                    # Start small after damage and grow back: restarting at CHUNK would copy
+                    # megabytes per corrupt event (quadratic on a file with many bad events).
+                    size = SMALL
                 else:
                     events, end = got
                     self.sink.add(events)
@@ -173,6 +178,7 @@ class _ArrayScan:
                     self.released = release_pages(data, self.released, end)
                     self.pos = end
                     state = "more"
+                    size = min(CHUNK, size * 4)
             if self.progress:
                 self.progress(min(1.0, self.pos / max(n, 1)))
             if state == "closed":
@@ -182,6 +188,11 @@ class _ArrayScan:
                 break
         if self.skipped_non_objects:
             self.result.warnings.append(f"skipped {self.skipped_non_objects} array elements that are not objects")
+        if self.corrupt:
+            self.result.warnings.append(
+                f"skipped {len(self.corrupt):,} regions of invalid (or too deeply nested) JSON, "
+                f"{sum(n for _, n in self.corrupt):,} bytes in all (first at byte {self.corrupt[0][0]:,})"
+            )
         if closed is None:
             self.result.repaired = True
             self.result.warnings.append(f"event array is not closed (file cut short); kept {self.sink.rows:,} complete events")
@@ -213,14 +224,16 @@ class _ArrayScan:
                     break
                 try:
                     obj, j = _PY_DECODER.raw_decode(text, i)
-                except ValueError:
-                    if not whole:
+                except (ValueError, RecursionError) as exc:
+                    if not whole and _maybe_cut(exc, len(text)):
                         break  # maybe just a long event: widen the window
                     skip_to = self._skip_corrupt(pos + _nbytes(text[:i]))
                     if skip_to is None:
                         outcome = "eof"
                         break
-                    self.sink.add([e for e in events if e is not None])
+                    kept = [e for e in events if e is not None]
+                    self.skipped_non_objects += len(events) - len(kept)
+                    self.sink.add(kept)
                     return "more", skip_to
                 if not isinstance(obj, dict):
                     events.append(None)
@@ -249,9 +262,7 @@ class _ArrayScan:
         match = _BOUNDARY.search(self.data, at + 1)
         if match is None:
             return None
-        self.result.warnings.append(
-            f"skipped {match.start() + 1 - at:,} bytes of invalid JSON at byte {at:,}"
-        )
+        self.corrupt.append((at, match.start() + 1 - at))
         self.result.repaired = True
         return match.end() - 1
 
@@ -267,7 +278,7 @@ def array_tail_end(data, pos: int) -> int:
 RETRIES = 8  # later ``},{`` matches tried when a chunk's end proves to be inside a string
 
 
-def decode_chunk(data, pos: int, limit: int, raw: bool = False) -> tuple[list[Event], int] | None:
+def decode_chunk(data, pos: int, limit: int, raw: bool = False, size: int = CHUNK) -> tuple[list[Event], int] | None:
     """Decode the events of about ``CHUNK`` bytes from ``pos`` (an event's ``{``), ending at a
     ``},{`` match or at ``limit``. Returns (events, end) or None where no try decoded.
 
@@ -279,7 +290,6 @@ def decode_chunk(data, pos: int, limit: int, raw: bool = False) -> tuple[list[Ev
     bytes (``msgspec.Raw``), failing on a non-object element exactly as ``list[Event]`` would.
     """
     decoder = _RAW_DECODER if raw else _DECODER
-    size = CHUNK
     while True:
         end = limit
         if pos + size < limit:
@@ -292,7 +302,7 @@ def decode_chunk(data, pos: int, limit: int, raw: bool = False) -> tuple[list[Ev
                 if raw and any(memoryview(e)[0] != 0x7B for e in events):
                     raise msgspec.ValidationError("an element is not an object")
                 return events, end
-            except (msgspec.DecodeError, msgspec.ValidationError):
+            except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):  # RecursionError: nested too deep
                 if end >= limit:
                     break
                 match = _BOUNDARY.search(data, end, limit)
@@ -350,6 +360,17 @@ def _skip_to(data, pos: int, end: int) -> int:
     return pos
 
 
+def _maybe_cut(exc: Exception, length: int) -> bool:
+    """Could this decode error come from the window ending mid-event (not from bad JSON)?
+
+    Widening on every error would re-read the rest of the file per corrupt event (quadratic);
+    a cut shows as an error at the very end of the text or a string running off its end.
+    """
+    if not isinstance(exc, json.JSONDecodeError):
+        return False  # RecursionError: nested too deep, a wider window cannot help
+    return exc.pos >= length - 16 or exc.msg.startswith("Unterminated string")
+
+
 def _nbytes(text: str) -> int:
     return len(text.encode("utf-8", "surrogateescape"))
 
@@ -359,7 +380,7 @@ def _to_event(obj: dict[str, Any]) -> Event:
     if "args" in obj:
         try:
             fields["args"] = msgspec.Raw(json.dumps(obj["args"], ensure_ascii=False).encode("utf-8", "surrogateescape"))
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, RecursionError):
             pass
     return Event(**fields)
 

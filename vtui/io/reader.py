@@ -29,7 +29,10 @@ def read_trace_bytes(path: Path, progress: Progress | None = None) -> tuple[byte
             head = fh.read(2)
             fh.seek(0)
             if head == GZIP_MAGIC:
-                return _gunzip(fh, size, progress)
+                try:
+                    return _gunzip(fh, size, progress)
+                except TraceLoadError as exc:
+                    raise TraceLoadError(f"{path}: {exc}") from None
             return _read_plain(fh, size, progress), []
     except IsADirectoryError:
         raise TraceLoadError(f"{path}: is a directory") from None

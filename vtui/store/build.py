@@ -240,7 +240,7 @@ def _counters(m: Merged, rows: np.ndarray, ts_ns: np.ndarray, tracks: TrackSet, 
         off, ln = int(m.args_off[r]), int(m.args_len[r])
         try:
             args = decode(m.args_blob[off : off + ln]) if ln else {}
-        except (msgspec.DecodeError, ValueError):
+        except (msgspec.DecodeError, ValueError, RecursionError):
             args = None
         if not isinstance(args, dict) or not args:
             skipped += 1

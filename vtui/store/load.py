@@ -29,8 +29,12 @@ PARALLEL_MIN = 256 << 20
 def trace_files(path: Path) -> list[Path]:
     """The files a path stands for: itself, or every *.json / *.json.gz in a folder."""
     if not path.exists():
+        if path.is_symlink():
+            raise TraceLoadError(f"{path}: broken symbolic link (or a link loop)")
         raise TraceLoadError(f"{path}: no such file or directory")
     if not path.is_dir():
+        if not path.is_file():  # a pipe blocks and a device never ends: refuse before opening
+            raise TraceLoadError(f"{path}: not a regular file")
         return [path]
     try:
         found = [p for p in path.iterdir() if p.name.endswith(TRACE_SUFFIXES) and p.is_file()]
@@ -39,6 +43,15 @@ def trace_files(path: Path) -> list[Path]:
     if not found:
         raise TraceLoadError(f"{path}: folder holds no *.json or *.json.gz trace files")
     return sorted(found, key=_natural_key)
+
+
+def _odd_entries(folder: Path) -> list[str]:
+    """Trace-named entries of a folder that cannot be read as files (link loops, pipes…)."""
+    try:
+        return [f"{p.name}: not a regular file (broken link, link loop, pipe or device)" for p in sorted(folder.iterdir())
+                if p.name.endswith(TRACE_SUFFIXES) and not p.is_file() and not p.is_dir()]
+    except OSError:
+        return []
 
 
 def _natural_key(path: Path) -> list:
@@ -105,7 +118,7 @@ def _load_files(path, files: list[Path], progress: Progress | None, args: ArgsFi
     total = sum(sizes)
     done = 0
     parts: list[SourcePart] = []
-    errors: list[str] = []
+    errors: list[str] = _odd_entries(Path(path)) if len(files) > 1 or Path(path).is_dir() else []
     for f, size in zip(files, sizes):
         base, share = done / total, size / total * (1 - _BUILD_SHARE)
         read_share = _READ_SHARE if _is_gzip(f) else 0.0
@@ -151,8 +164,8 @@ def _load_part(path: Path, read_progress: Progress, decode_progress: Progress, m
         fast = ParallelDecode(data_path, args, jobs, decode_progress)
     try:
         result = scan_trace(data, sink, decode_progress, fast)
-    except TraceLoadError as exc:
-        raise TraceLoadError(f"{path}: {exc}") from None
+    except TraceLoadError as exc:  # with the reader's warnings: "empty" after a cut gzip says why
+        raise TraceLoadError(f"{path}: {exc}" + "".join(f" ({w})" for w in read_warnings)) from None
     finally:
         if not isinstance(data, bytes):
             data.close()

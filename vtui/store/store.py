@@ -95,7 +95,7 @@ class TraceStore:
         raw = self.args_blob[off : off + length]
         try:
             value = msgspec.json.decode(raw)
-        except (msgspec.DecodeError, ValueError):
+        except (msgspec.DecodeError, ValueError, RecursionError):  # args nested too deep
             return {"<undecodable args>": raw.decode("utf-8", "replace")}
         return value if isinstance(value, dict) else {"<args>": value}
 

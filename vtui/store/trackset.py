@@ -176,6 +176,6 @@ def _decode(blob: bytes, off: int, length: int) -> dict[str, Any]:
         return {}
     try:
         value = msgspec.json.decode(blob[off : off + length])
-    except (msgspec.DecodeError, ValueError):
+    except (msgspec.DecodeError, ValueError, RecursionError):
         return {}
     return value if isinstance(value, dict) else {}

@@ -112,11 +112,12 @@ class VtuiApp(App[int]):
 
     # ---- layout and loading ---------------------------------------------------------------
     def compose(self) -> ComposeResult:
-        yield Static(f"vtui · {self.path.name} · loading…", id="title")
+        # markup=False: file names, track names and filters are data ("[/]" would crash the markup parser).
+        yield Static(f"vtui · {self.path.name} · loading…", id="title", markup=False)
         with Vertical(id="loading"):
-            yield Static(f"Loading {self.path}")
+            yield Static(f"Loading {self.path}", markup=False)
             yield ProgressBar(total=1.0, show_eta=False, id="progress")
-        yield Static("", id="status")
+        yield Static("", id="status", markup=False)
         yield Footer()
 
     def on_mount(self) -> None:
@@ -158,7 +159,7 @@ class VtuiApp(App[int]):
         self.query_one("#title", Static).update(f"vtui · {self.path.name} · failed to load")
         loading = self.query_one("#loading")
         loading.remove_children()
-        loading.mount(Static(f"Could not open the trace:\n{message}\n\nPress q to quit.", id="error"))
+        loading.mount(Static(f"Could not open the trace:\n{message}\n\nPress q to quit.", id="error", markup=False))
 
     def _show_store(self, store: TraceStore) -> None:
         self.store = store
@@ -284,7 +285,7 @@ class VtuiApp(App[int]):
         try:
             t = parse_time(text)
         except ValueError as exc:
-            self.notify(str(exc), severity="error")
+            self.notify(str(exc), severity="error", markup=False)
             return
         self._act(lambda: self.view.go_to(t))
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import Tree
@@ -42,15 +43,17 @@ class TrackList(Tree[int]):
             key = (t.source, t.process_title)
             node = groups.get(key)
             if node is None:
-                node = self.root.add(t.process_title, expand=True)
+                node = self.root.add(Text(t.process_title), expand=True)  # Text: names are data, not markup
                 groups[key] = node
             node.add_leaf(self._label(t), data=t.id)
         self.root.expand()
 
-    def _label(self, t: Track) -> str:
+    def _label(self, t: Track) -> Text:
         count = t.slice_count or t.instant_count or t.counter_count
-        flags = ("📌" if t.id in self.view.pinned else "") + ("[dim](hidden)[/] " if t.id in self.view.hidden else "")
-        return f"{flags}{KIND_ICON.get(t.kind, '')}{t.title} [dim]{_short(count)}[/]"
+        return Text.assemble(
+            "📌" if t.id in self.view.pinned else "", ("(hidden) " if t.id in self.view.hidden else "", "dim"),
+            KIND_ICON.get(t.kind, "") + t.title + " ", (_short(count), "dim"),
+        )
 
     def action_toggle_track(self) -> None:
         self._change_current(self.view.toggle_hidden)
