@@ -79,13 +79,17 @@ def build_store(parts: list[SourcePart], args_blob=None) -> TraceStore:
     meta_rows = np.flatnonzero(ph == META)
     meta_events = tracks.read_metadata(meta_rows)
     meta_refs = [(int(m.source[r]), int(m.ordinal[r]), m.thread_keys[int(m.thread[r])][1]) for r in meta_rows.tolist()]
+    if tracks.metadata_conflicts:
+        warnings.append(f"{tracks.metadata_conflicts:,} process/thread names or sort indices were given again "
+                        "with a different value (the last one wins)")
     sl = _Slices()
 
     # X: complete slices.
     rows = np.flatnonzero((ph == X) & valid)
-    bad_dur = ~np.isfinite(m.dur[rows]) | (m.dur[rows] < 0)
+    with np.errstate(invalid="ignore", over="ignore"):  # same test as _times: a dur past ~126 years is not usable
+        bad_dur = ~(np.isfinite(m.dur[rows]) & (m.dur[rows] >= 0) & (m.dur[rows] * 1000.0 < 4e18))
     if bad_dur.any():
-        warnings.append(f"{int(bad_dur.sum()):,} X events had a missing or negative dur (shown as 0)")
+        warnings.append(f"{int(bad_dur.sum()):,} X events had a missing, negative or huge dur (shown as 0)")
     sl.add(row=rows, end_row=np.full(len(rows), -1), start=ts_ns[rows], end=ts_ns[rows] + dur_ns[rows],
            track=tracks.thread_tracks(m.thread[rows]))
 

@@ -32,6 +32,7 @@ class TrackSet:
         self.thread_names: dict[tuple[int, Any, Any], str] = {}
         self.thread_sort: dict[tuple[int, Any, Any], float] = {}
         self.labels: list[str] = []
+        self.metadata_conflicts = 0  # names / sort indices given again with another value
 
     # ---- metadata ------------------------------------------------------------------
     def read_metadata(self, rows: np.ndarray) -> list[dict[str, Any]]:
@@ -44,18 +45,25 @@ class TrackSet:
             args = _decode(m.args_blob, int(m.args_off[r]), int(m.args_len[r]))
             value = args.get("name", args.get("labels", args.get("sort_index")))
             if name == "process_name":
-                self.process_names[(src, pid)] = text_of(value).strip()
+                self._set(self.process_names, (src, pid), text_of(value).strip())
             elif name == "process_labels":
-                self.process_labels[(src, pid)] = text_of(args.get("labels", value)).strip()
+                self._set(self.process_labels, (src, pid), text_of(args.get("labels", value)).strip())
             elif name == "process_sort_index" and isinstance(args.get("sort_index"), (int, float)):
-                self.process_sort[(src, pid)] = args["sort_index"]
+                self._set(self.process_sort, (src, pid), args["sort_index"])
             elif name == "thread_name":
-                self.thread_names[(src, pid, tid)] = text_of(value).strip()
+                self._set(self.thread_names, (src, pid, tid), text_of(value).strip())
             elif name == "thread_sort_index" and isinstance(args.get("sort_index"), (int, float)):
-                self.thread_sort[(src, pid, tid)] = args["sort_index"]
+                self._set(self.thread_sort, (src, pid, tid), args["sort_index"])
             else:
                 others.append({"name": name, "pid": pid, "tid": tid, "args": args})
         return others
+
+    def _set(self, table: dict, key: tuple, value: Any) -> None:
+        """The last value wins; a different earlier one is counted for a warning."""
+        old = table.get(key, value)
+        if old != value and old == old:  # old == old: a NaN sort index never "conflicts"
+            self.metadata_conflicts += 1
+        table[key] = value
 
     # ---- creating tracks -------------------------------------------------------------
     def _get(self, key: tuple, make) -> int:

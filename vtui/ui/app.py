@@ -17,7 +17,7 @@ from vtui.errors import TraceLoadError, UsageError
 from vtui.fmt import format_duration, parse_time
 from vtui.store.store import TraceStore
 from vtui.ui.loading import load_in_background
-from vtui.ui.screens import HelpScreen, PromptScreen
+from vtui.ui.screens import HelpScreen, PromptScreen, WarningsScreen
 from vtui.ui.view import ViewState
 from vtui.ui.widgets.aggregation import AggregationPane
 from vtui.ui.widgets.details import DetailsPanel
@@ -98,6 +98,7 @@ class VtuiApp(App[int]):
         _b("pagedown", "rows_down", "Scroll rows down", "view.rows_down"),
         _b("i", "insights", "Insights", "view.insights", tooltip="Steps, operators, GPU, memory: findings with hints"),
         _b("question_mark,f1", "help", "Help", "app.help", show=True),
+        _b("W", "warnings", "Load warnings (what was skipped or repaired)", "app.warnings"),
         _b("q", "quit", "Quit", "app.quit", show=True),
     ]
 
@@ -441,6 +442,10 @@ class VtuiApp(App[int]):
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen(self.key_rows()))
+
+    def action_warnings(self) -> None:
+        if self.store is not None:
+            self.push_screen(WarningsScreen(self.store.warnings))
 
     def action_quit(self) -> None:
         self.exit(return_code=1 if self.load_error else 0)

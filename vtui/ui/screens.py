@@ -1,10 +1,11 @@
-"""Modal screens: help (every key), go-to-time, and the track filter prompt."""
+"""Modal screens: help (every key), load warnings, go-to-time, and the track filter prompt."""
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
+from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
@@ -25,6 +26,26 @@ class HelpScreen(ModalScreen[None]):
         with Vertical():
             yield Static("[b]vtui keys[/b]  (esc closes)\n")
             yield Static(text, id="help-text")
+
+
+class WarningsScreen(ModalScreen[None]):
+    """What the loader skipped or repaired, one line per warning (each with its count)."""
+
+    DEFAULT_CSS = """
+    WarningsScreen { align: center middle; }
+    WarningsScreen > VerticalScroll { width: 90%; height: auto; max-height: 80%; border: round #6c7080; background: #20232a; padding: 1 2; }
+    """
+    BINDINGS = [Binding("escape,q,W", "dismiss", "Close", id="warnings.close")]
+
+    def __init__(self, warnings: list[str]) -> None:
+        super().__init__()
+        self.warnings = warnings
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield Static(Text(f"{len(self.warnings)} load warnings  (esc closes)\n", style="bold"))
+            # Text, not markup: warnings quote names and phases straight from the file.
+            yield Static(Text("\n".join(f"- {w}" for w in self.warnings) or "no warnings"), id="warnings-text")
 
 
 class PromptScreen(ModalScreen[str | None]):
