@@ -380,6 +380,8 @@ def _to_event(obj: dict[str, Any]) -> Event:
     if "args" in obj:
         try:
             fields["args"] = msgspec.Raw(json.dumps(obj["args"], ensure_ascii=False).encode("utf-8", "surrogateescape"))
+        except UnicodeEncodeError:  # a lone "\ud800" escape: keep it escaped (shown as undecodable args)
+            fields["args"] = msgspec.Raw(json.dumps(obj["args"]).encode("ascii"))
         except (TypeError, ValueError, RecursionError):
             pass
     return Event(**fields)

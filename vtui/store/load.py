@@ -139,7 +139,7 @@ def _load_files(path, files: list[Path], progress: Progress | None, args: ArgsFi
     if not parts:
         raise TraceLoadError(f"{path}: no trace could be loaded ({'; '.join(errors)})")
     if not any(len(p.columns) for p in parts):
-        raise TraceLoadError(f"{path}: the trace holds no events")
+        raise TraceLoadError(f"{path}: the trace holds no events" + (f" (skipped {'; '.join(errors)})" if errors else ""))
     blob = args.finish(keep=work_dir is not None)
     give_back_free_memory()  # before the build: it lowers the peak
     store = build_store(parts, blob)

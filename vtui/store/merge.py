@@ -44,9 +44,17 @@ def text_of(value: Any) -> str:
         value = str(value)
     try:
         value.encode("utf-8")
-    except UnicodeEncodeError:  # lone surrogates from invalid UTF-8 in the file
-        value = value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    except UnicodeEncodeError:  # lone surrogates: invalid UTF-8 in the file, or a "\ud800" escape
+        try:
+            value = value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        except UnicodeEncodeError:
+            value = value.encode("utf-8", "replace").decode("utf-8")
     return value
+
+
+def _text_id(value: Any) -> Any:
+    """String pids/tids get the same clean-up as names (they are shown and printed)."""
+    return text_of(value) if isinstance(value, str) else value
 
 
 def merge_sources(parts: list[SourcePart], args_blob=None) -> Merged:
@@ -67,7 +75,8 @@ def merge_sources(parts: list[SourcePart], args_blob=None) -> Merged:
         n = len(c)
         s_map = np.array([strings.setdefault(text_of(v), len(strings)) for v in c.strings] or [0], dtype=np.int32)
         t_map = np.array(
-            [threads.setdefault((src, normalise_pid(p), normalise_pid(t)), len(threads)) for p, t in c.thread_keys] or [0],
+            [threads.setdefault((src, normalise_pid(_text_id(p)), normalise_pid(_text_id(t))), len(threads))
+             for p, t in c.thread_keys] or [0],
             dtype=np.int32,
         )
         if len(parts) == 1 and not c.flow_v2:  # ids are unique per source: the map is the identity

@@ -10,7 +10,7 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, ProgressBar, Static, TabbedContent, TabPane
+from textual.widgets import ProgressBar, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
 from vtui.errors import TraceLoadError, UsageError
@@ -21,6 +21,7 @@ from vtui.ui.screens import HelpScreen, PromptScreen, WarningsScreen
 from vtui.ui.view import ViewState
 from vtui.ui.widgets.aggregation import AggregationPane
 from vtui.ui.widgets.details import DetailsPanel
+from vtui.ui.widgets.footer import Footer
 from vtui.ui.widgets.measurements import MeasurePane
 from vtui.ui.widgets.timeline import Timeline
 from vtui.ui.widgets.tracklist import TrackList

@@ -30,9 +30,8 @@ _TRACKER_LOCK = threading.Lock()
 
 
 def _total_size(path: Path) -> int:
-    if path.is_dir():
-        return sum(p.stat().st_size for p in path.iterdir() if p.is_file())
-    return path.stat().st_size
+    """Bytes to load; raises the loader's own one-line errors (missing, link loop, pipe…)."""
+    return sum(p.stat().st_size for p in trace_files(path))
 
 
 def _child(path: str, out, cache: bool = True) -> None:

@@ -1,0 +1,378 @@
+"""Hostile and broken input: every entry point keeps what it can, warns with counts, or fails in one line.
+
+The corpus (tests/hostile_corpus.py) is generated here, never shipped. Each case goes through
+the loader (in process), `vtui info` (a subprocess with a timeout, so a hang fails instead of
+blocking), every other CLI subcommand, and the app (Pilot). Big cases (10⁵ unclosed B, depth
+10,000, 10⁶ slices in one lane) run in process only. A SIGALRM deadline bounds every test here.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.conftest import FIXTURES, ROOT
+from tests.hostile_corpus import Case, X, build_corpus, corpus, ev
+from vtui.commands import COMMANDS
+from vtui.errors import TraceLoadError
+from vtui.store.load import load_trace
+from vtui.ui.app import VtuiApp
+from vtui.ui.screens import WarningsScreen
+
+CASES = [c.name for c in corpus()]
+CLI_TIMEOUT_S = 60
+DEADLINE_S = 120  # per test, in process: a hang becomes a failure
+
+
+class Hang(Exception):
+    pass
+
+
+@pytest.fixture(autouse=True)
+def deadline():
+    if not hasattr(signal, "setitimer"):
+        yield
+        return
+
+    def on_alarm(signum, frame):
+        raise Hang(f"test ran past {DEADLINE_S} s (hang?)")
+
+    old = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, DEADLINE_S)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> dict[str, tuple[Case, Path]]:
+    return build_corpus(tmp_path_factory.mktemp("hostile"))
+
+
+def _case(built, name: str) -> tuple[Case, Path]:
+    if name not in built:
+        pytest.skip(f"{name}: cannot be made here (needs {next(c.needs for c in corpus() if c.name == name)})")
+    return built[name]
+
+
+def check_store(case: Case, store) -> None:
+    """Kept events counted, the rest warned about — exactly the expected warnings."""
+    assert len(store.slices) == case.slices
+    assert len(store.instants) == case.instants
+    if case.tracks is not None:
+        assert len(store.tracks) == case.tracks
+    if case.events is not None:
+        assert store.event_count == case.events
+    for w in case.warnings:
+        assert sum(w in text for text in store.warnings) == 1, (w, store.warnings)
+    assert len(store.warnings) == len(case.warnings), store.warnings
+    if case.check:
+        case.check(store)
+
+
+def check_one_line(message: str, case: Case) -> None:
+    assert case.error in message, message
+    assert "\n" not in message and "Traceback" not in message and "internal error" not in message
+
+
+# ---- the loader --------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", CASES)
+def test_loader(built, name: str):
+    case, path = _case(built, name)
+    if case.loads:
+        check_store(case, load_trace(path))
+    else:
+        with pytest.raises(TraceLoadError) as exc:
+            load_trace(path)
+        check_one_line(str(exc.value), case)
+
+
+def test_permission_denied_is_one_line_even_as_root(tmp_path, monkeypatch):
+    """chmod 000 cannot stop root, so the unreadable-file path is also driven by a failing open()."""
+    import vtui.io.reader as reader
+
+    path = tmp_path / "secret.json"
+    path.write_text(json.dumps([X()]))
+    (tmp_path / "ok.json").write_text(json.dumps([X(), X(ts=2)]))
+
+    def refuse(file, *args, **kwargs):
+        if Path(file).name == "secret.json":
+            raise PermissionError(13, "Permission denied", str(file))
+        return open(file, *args, **kwargs)
+
+    monkeypatch.setattr(reader, "open", refuse, raising=False)
+    with pytest.raises(TraceLoadError, match="secret.json: permission denied$"):
+        load_trace(path)
+    store = load_trace(tmp_path)  # in a folder: the other file loads, the refusal is a warning
+    assert len(store.slices) == 2
+    assert [w for w in store.warnings if "secret.json" in w and "permission denied" in w]
+
+
+# ---- the CLI -----------------------------------------------------------------------------------
+def _vtui(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "vtui", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=CLI_TIMEOUT_S, env={**os.environ, "PYTHONIOENCODING": "utf-8"})
+
+
+def check_cli(result: subprocess.CompletedProcess, case: Case) -> None:
+    assert "Traceback" not in result.stderr and "internal error" not in result.stderr, result.stderr
+    if case.loads:
+        assert result.returncode == 0, result.stderr
+        assert result.stderr == ""
+    else:
+        assert result.returncode != 0
+        assert result.stdout == ""
+        lines = result.stderr.splitlines()
+        assert len(lines) == 1 and lines[0].startswith("vtui"), result.stderr
+        check_one_line(lines[0], case)
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_cli_info_json(built, name: str):
+    case, path = _case(built, name)
+    result = _vtui("info", str(path), "--json")
+    check_cli(result, case)
+    if case.loads:
+        info = json.loads(result.stdout)
+        assert info["slices"] == case.slices and info["instants"] == case.instants
+        assert len(info["warnings"]) == len(case.warnings)
+        for w in case.warnings:
+            assert sum(w in text for text in info["warnings"]) == 1, (w, info["warnings"])
+
+
+def _cli_commands() -> list[str]:
+    """Every subcommand, run as `vtui CMD TRACE` (info also in text form)."""
+    return sorted(COMMANDS)
+
+
+@pytest.mark.parametrize("command", _cli_commands())
+def test_every_subcommand_survives_the_corpus(built, command: str):
+    """Any subcommand on any case: exit 0, or non-zero with one line; never a traceback or a hang.
+
+    Commands that need more arguments than the trace answer with a one-line usage error, which
+    is fine here — what matters is that no input makes one crash.
+    """
+    for name, (case, path) in built.items():
+        if case.slices and case.slices > 3000:
+            continue  # big ones are covered by info; keep this loop quick
+        result = _vtui(command, str(path))
+        assert "Traceback" not in result.stderr and "internal error" not in result.stderr, (name, result.stderr)
+        if result.returncode != 0:
+            assert len(result.stderr.splitlines()) == 1, (name, result.stderr)
+        elif command == "info":
+            assert f"{case.slices:,} slices" in result.stdout
+            assert (f"{len(case.warnings)} warnings:" if case.warnings else "no warnings") in result.stdout
+
+
+# ---- the app -----------------------------------------------------------------------------------
+KEYS = ["w", "down", "right", "f", "0"]  # per case: a few keys (each press repaints)
+ALL_KEYS = ["w", "w", "s", "d", "a", "down", "right", "left", "down", "up", "full_stop", "comma",
+            "right_square_bracket", "left_square_bracket", "f", "0", "pagedown", "pageup", "tab", "j", "space", "p", "tab"]
+EVERY_KEY_CASES = {"odd_names", "odd_flows", "same_timestamp", "huge_span", "only_unknown_phase", "ten_thousand_tracks",
+                   "unclosed_begins", "long_names", "mixed_folder"}
+
+
+async def _loaded(pilot) -> None:
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+    await pilot.pause()  # the status line is filled after the first refresh
+
+
+@pytest.mark.parametrize("name", CASES)
+async def test_app(built, name: str):
+    case, path = _case(built, name)
+    app = VtuiApp(path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await _loaded(pilot)
+        if not case.loads:
+            assert app.store is None and app.load_error is not None
+            check_one_line(app.load_error, case)
+            await pilot.press("q")
+            assert app.return_code == 1
+            return
+        assert app.load_error is None and app.store is not None
+        check_store(case, app.store)
+        status = str(app.query_one("#status").render())
+        if case.warnings:
+            assert f"{len(case.warnings)} load warnings" in status
+        await pilot.press("W")  # the warnings themselves, word for word
+        assert isinstance(app.screen, WarningsScreen)
+        shown = str(app.screen.query_one("#warnings-text").render())
+        assert all(w in shown for w in app.store.warnings)
+        await pilot.press("escape")
+        await pilot.press(*(ALL_KEYS if name in EVERY_KEY_CASES else KEYS))
+        await pilot.press("q")
+        assert app.return_code == 0
+
+
+async def test_warnings_screen_lists_each_warning_with_its_count(built):
+    """A hostile-but-loadable file opens and W shows what was skipped, with counts."""
+    case, path = _case(built, "bad_ts")
+    app = VtuiApp(path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await _loaded(pilot)
+        assert "1 load warnings" in str(app.query_one("#status").render())
+        assert ("W", "Load warnings (what was skipped or repaired)") in app.key_rows()
+        await pilot.press("W")
+        text = str(app.screen.query_one("#warnings-text").render())
+        assert "8 events without a usable ts were skipped" in text
+        await pilot.press("W")  # W closes it again
+        assert not isinstance(app.screen, WarningsScreen)
+
+
+async def test_big_trace_loads_in_a_process_inside_the_app(tmp_path, monkeypatch):
+    """The spawn path (big files) works while Textual captures stderr (fileno -1)."""
+    import vtui.ui.loading as loading
+
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps([X(ts=i) for i in range(10)] + [ev("E", ts=50)]))
+    monkeypatch.setattr(loading, "PROCESS_THRESHOLD", 0)
+    app = VtuiApp(path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await _loaded(pilot)
+        assert app.load_error is None, app.load_error
+        assert len(app.store.slices) == 10 and len(app.store.warnings) == 1
+
+
+# ---- truncation at every byte ------------------------------------------------------------------
+def _small_real_trace() -> tuple[bytes, list[int]]:
+    """A few real Kineto events (object form, with top-level keys after traceEvents) and the
+    byte offset just past each event's closing brace."""
+    doc = json.loads(gzip.decompress((FIXTURES / "tracelens__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz").read_bytes()))
+    te = doc["traceEvents"]
+    pick = [e for e in te if e["ph"] == "M"][:2] + [e for e in te if e["ph"] == "X"][:6] + [e for e in te if e["ph"] == "i"][:1]
+    start = next(e for e in te if e["ph"] == "s")
+    pick += [start, next(e for e in te if e["ph"] == "f" and e.get("id") == start.get("id"))] if any(
+        e["ph"] == "f" and e.get("id") == start.get("id") for e in te) else [start]
+    head = b'{"schemaVersion": 1, "traceEvents": ['
+    body, ends = b"", []
+    for i, e in enumerate(pick):
+        body += (b", " if i else b"") + json.dumps(e).encode()
+        ends.append(len(head) + len(body))
+    return head + body + b'], "displayTimeUnit": "ms", "deviceProperties": [{"id": 0, "name": "GPU"}]}', ends
+
+
+def test_truncated_at_every_byte_offset(tmp_path):
+    """Each prefix loads exactly the events that are complete in it, or fails in one line."""
+    data, ends = _small_real_trace()
+    assert 2000 < len(data) < 8000
+    path = tmp_path / "cut.json"
+    loaded = failed = 0
+    for n in range(len(data) + 1):
+        path.write_bytes(data[:n])
+        complete = sum(e <= n for e in ends)
+        try:
+            store = load_trace(path)
+        except TraceLoadError as exc:
+            assert complete == 0, (n, str(exc))
+            assert "\n" not in str(exc)
+            failed += 1
+            continue
+        loaded += 1
+        assert store.event_count == complete, n
+        if n < len(data):
+            assert store.repaired and store.warnings, n
+    assert loaded == len(data) + 1 - ends[0] and failed == ends[0]
+    assert not load_trace(path).repaired  # the whole file
+
+
+def test_cut_gzip_at_every_byte_offset(tmp_path):
+    """Gzip cut anywhere: never more events than are there, more bytes never fewer events."""
+    data, ends = _small_real_trace()
+    gz = gzip.compress(data, mtime=0)
+    path = tmp_path / "cut.json.gz"
+    last = 0
+    for n in range(len(gz) + 1):
+        path.write_bytes(gz[:n])
+        try:
+            kept = load_trace(path).event_count
+        except TraceLoadError as exc:
+            assert "\n" not in str(exc)
+            kept = 0
+        assert last <= kept <= len(ends), n
+        last = kept
+    assert last == len(ends)
+
+
+# ---- big cases, in process ---------------------------------------------------------------------
+def _write_events(path: Path, lines) -> Path:
+    with open(path, "w") as fh:
+        fh.write("[")
+        fh.write(",\n".join(lines))
+        fh.write("]")
+    return path
+
+
+def _lanes_disjoint(store) -> None:
+    s = store.slices
+    key = s.track.astype(np.int64) * (1 << 32) + s.lane
+    same = key[1:] == key[:-1]
+    assert (s.end_ns[:-1][same] <= s.start_ns[1:][same]).all()
+
+
+def test_hundred_thousand_unclosed_begins(tmp_path):
+    n = 100_000
+    lines = [f'{{"ph":"B","name":"b{i % 10}","pid":1,"tid":1,"ts":{i}}}' for i in range(n)]
+    lines.append(f'{{"ph":"i","name":"end","pid":1,"tid":1,"ts":{n}}}')  # so the last B has a length too
+    store = load_trace(_write_events(tmp_path / "b.json", lines))
+    assert len(store.slices) == n and int(store.slices.depth.max()) == n - 1
+    assert store.warnings == [f"{n:,} B events were never closed (they run to the trace end)"]
+    assert (store.slices.end_ns == store.span_ns).all()
+    _lanes_disjoint(store)
+
+
+@pytest.mark.parametrize("form", ["X", "BE"])
+def test_depth_ten_thousand(tmp_path, form: str):
+    n = 10_000
+    if form == "X":
+        lines = (f'{{"ph":"X","name":"d","pid":1,"tid":1,"ts":{i},"dur":{2 * (n - i)}}}' for i in range(n))
+    else:
+        lines = [f'{{"ph":"B","name":"d{i}","pid":1,"tid":1,"ts":{i}}}' for i in range(n)]
+        lines += [f'{{"ph":"E","pid":1,"tid":1,"ts":{3 * n - i}}}' for i in range(n)]
+    store = load_trace(_write_events(tmp_path / "deep.json", lines))
+    s = store.slices
+    assert len(s) == n and int(s.depth.max()) == n - 1 and store.warnings == []
+    assert store.tracks[0].lanes == n
+    has = s.parent >= 0
+    assert has.sum() == n - 1
+    assert (s.start_ns[s.parent[has]] <= s.start_ns[has]).all() and (s.end_ns[has] <= s.end_ns[s.parent[has]]).all()
+
+
+def test_million_slices_in_one_lane(tmp_path):
+    n = 1_000_000
+    path = _write_events(tmp_path / "lane.json",
+                         (f'{{"ph":"X","name":"s{i % 50}","pid":1,"tid":1,"ts":{2 * i},"dur":1}}' for i in range(n)))
+    store = load_trace(path)
+    assert len(store.slices) == n and len(store.tracks) == 1 and store.tracks[0].lanes == 1
+    assert store.warnings == []
+    assert store.index.lane_window(0, 0, 1_000_000, 1_001_000) == (500, 501)  # ts 1,000 µs = slice 500
+    _lanes_disjoint(store)
+
+
+async def test_focus_changes_do_not_leak_footer_keys(built):
+    """Soak finding: each focus change recomposed the Footer and leaked its old keys (Textual 8.2.8)."""
+    import gc
+
+    from textual.widgets._footer import FooterKey
+
+    _, path = _case(built, "odd_names")
+    app = VtuiApp(path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await _loaded(pilot)
+        for _ in range(15):
+            await pilot.press("tab")
+            await pilot.pause()
+        gc.collect()
+        alive = sum(isinstance(o, FooterKey) for o in gc.get_objects())
+        shown = len(app.query(FooterKey))
+        assert alive <= 2 * shown + 5, (alive, shown)
