@@ -19,9 +19,9 @@ def check_output_path(out: str | os.PathLike[str], inputs: Iterable[str | os.Pat
                       overwrite: bool = False) -> Path:
     """The resolved output path, or a UsageError when it would clobber an input or an existing file."""
     path = Path(out)
-    target = path.resolve()
+    target = _resolve(path)
     for src in inputs:
-        src_path = Path(src).resolve()
+        src_path = _resolve(Path(src))
         if target == src_path or (src_path.is_dir() and src_path in target.parents):
             raise UsageError(f"{out}: refusing to write over (or into) the input trace")
     if path.is_dir():
@@ -31,6 +31,14 @@ def check_output_path(out: str | os.PathLike[str], inputs: Iterable[str | os.Pat
     if not target.parent.is_dir():
         raise UsageError(f"{out}: folder {target.parent} does not exist")
     return path
+
+
+def _resolve(path: Path) -> Path:
+    """``Path.resolve``, but a symlink loop gives the absolute path instead of a RuntimeError."""
+    try:
+        return path.resolve()
+    except (RuntimeError, OSError):
+        return Path(os.path.abspath(path))
 
 
 def atomic_write(path: str | os.PathLike[str], write: Callable[[BinaryIO], None] | bytes) -> None:
