@@ -231,3 +231,80 @@ def test_flows_join_the_slices_their_ends_lie_in(trace_dir, g: Generated):
         want[(src, dst)] += 1
     assert Counter(zip(f.src_slice.tolist(), f.dst_slice.tolist())) == want
     assert (f.src_ts_ns == store.slices.start_ns[f.src_slice]).all()
+
+
+# ---- aggregation and export over a random range ---------------------------------------------------
+ranges = st.tuples(st.integers(0, 1300), st.integers(0, 1300)).map(lambda ab: (min(ab) * 1000, max(ab) * 1000))
+
+
+def _selected(intervals, t0: int, t1: int):
+    """The selection rule, by hand: a slice with a length overlaps (t0, t1) by more than a point;
+    a zero-length one lies in [t0, t1]."""
+    for name, a, b in intervals:
+        if (a < t1 and b > t0) if b > a else (t0 <= a <= t1):
+            yield name, a, b
+
+
+@SETTINGS
+@given(traces(), ranges)
+def test_aggregation_totals_equal_the_sum_over_slices(trace_dir, g: Generated, window):
+    from vtui.analysis.aggregate import aggregate
+
+    store = _load(trace_dir, g)
+    t0, t1 = window
+    origin = _origin(g)
+
+    def ns(us: float) -> int:
+        return round((us - origin) * 1000)
+
+    intervals = [(n, ns(a), ns(b)) for _, _, n, a, b in g.thread_slices] + [(n, ns(a), ns(b)) for _, n, a, b in g.async_slices]
+    want_count, want_total = Counter(), Counter()
+    for name, a, b in _selected(intervals, t0, t1):
+        want_count[name] += 1
+        want_total[name] += max(0, min(b, t1) - max(a, t0))
+    agg = aggregate(store, t0, t1, by="name")
+    assert {r.key: r.count for r in agg.rows} == dict(want_count)
+    assert {r.key: r.total_ns for r in agg.rows} == {k: want_total[k] for k in want_count}
+    assert agg.slices == sum(want_count.values())
+    for r in agg.rows:
+        assert 0 <= r.self_ns <= r.total_ns and r.min_ns <= r.avg_ns <= r.max_ns
+    for by in ("track", "cat"):  # any grouping splits the same total
+        other = aggregate(store, t0, t1, by=by)
+        assert sum(r.total_ns for r in other.rows) == sum(want_total.values())
+        assert sum(r.count for r in other.rows) == agg.slices
+
+
+@SETTINGS
+@given(traces(), ranges)
+def test_export_then_load_round_trips_the_selected_events(trace_dir, g: Generated, window):
+    from vtui.analysis.export import export_range
+    from vtui.analysis.selection import counter_rows, instant_rows, slice_rows
+    from vtui.errors import TraceLoadError
+
+    store = _load(trace_dir, g)
+    t0, t1 = window
+    out = trace_dir / "export.json"
+    plan = export_range(store, out, t0, t1, overwrite=True)
+    rows = slice_rows(store, t0, t1)
+    irows, crows = instant_rows(store, t0, t1), counter_rows(store, t0, t1)
+    assert plan.counts["slices"] == len(rows)
+    try:
+        again = load_trace(out)
+    except TraceLoadError:
+        assert len(rows) == len(irows) == len(crows) == 0  # nothing in the range
+        return
+
+    def absolute(st_, r: int) -> tuple:  # ns on the file's own clock (origins are exact quarter µs)
+        base = round(st_.origin_us * 1000)
+        s = st_.slices
+        return (st_.name(r), st_.tracks[int(s.track[r])].kind, base + int(s.start_ns[r]), base + int(s.end_ns[r]))
+
+    assert Counter(absolute(again, r) for r in range(len(again.slices))) == Counter(absolute(store, r) for r in rows.tolist())
+    assert len(again.instants) == len(irows)
+    assert len(again.counters) == len(crows)
+    assert len(again.flows) == plan.counts["flows"]
+    assert all("partly overlap" in w for w in again.warnings), again.warnings  # whole pairs, nothing broken
+    names = {(t.pid, t.tid): (t.process_name, t.name) for t in store.tracks if t.kind in ("thread", "gpu")}
+    for t in again.tracks:  # the exported M events name the same processes and threads
+        if t.kind in ("thread", "gpu"):
+            assert (t.process_name, t.name) == names[(t.pid, t.tid)]
