@@ -1,8 +1,9 @@
 """Soak test (not CI): random key presses against the app on a big trace, sampling memory.
 
 Drives `VtuiApp` headless through Textual's Pilot for ``--seconds`` (default 300) with a
-seeded random mix of every key the app binds — zoom, pan, selection moves, flows, track
-filter and go-to prompts (with random text), hide/pin, help and warnings screens — and
+seeded random mix of the keys the app binds — zoom, pan, selection moves, flows, ranges,
+panes, marks, search / filter / go-to prompts (with odd text), hide/pin, help, warnings and
+insights screens; not the export keys, which write files — and
 samples the process RSS every ``--sample`` seconds. It reports whether the app crashed
 and RSS first/last/max, plus the slope over the second half (flat memory ≈ 0 MiB/min).
 
@@ -32,8 +33,10 @@ KEYS = {
     "w": 6, "s": 6, "a": 5, "d": 5, "f": 3, "0": 2, "h": 6, "l": 6, "left": 4, "right": 4, "j": 6, "k": 6,
     "up": 3, "down": 3, "full_stop": 4, "comma": 4, "right_square_bracket": 3, "left_square_bracket": 3,
     "pageup": 2, "pagedown": 2, "tab": 2, "shift+tab": 1, "space": 1, "p": 1, "enter": 1,
-}
-MODAL = ["question_mark", "W"]  # opened, then closed with escape
+    "r": 2, "R": 1, "shift+left": 1, "shift+right": 1, "escape": 1, "1": 1, "2": 2, "3": 1, "m": 2, "M": 1,
+    "n": 1, "N": 1,
+}  # not e / x: their prompts write files
+MODAL = ["question_mark", "W", "i"]  # opened, then closed with escape
 PROMPT_TEXT = ["12.5ms", "300us", "2s", "0", "-5ms", "1e9s", "abc", "[/]", "", "stream", "thread|python", "(", "gpu.*"]
 
 
@@ -73,7 +76,7 @@ async def soak(path: Path, seconds: float, seed: int, sample_every: float) -> di
                     await pilot.press("j", "k", "escape")
                     presses += 4
                 elif roll < 0.06:
-                    await pilot.press(rng.choice("gt"), *rng.choice(PROMPT_TEXT), rng.choice(["enter", "escape"]))
+                    await pilot.press(rng.choice(["g", "t", "slash"]), *rng.choice(PROMPT_TEXT), rng.choice(["enter", "escape"]))
                     presses += 3
                 else:
                     await pilot.press(*rng.choices(keys, weights, k=4))

@@ -192,7 +192,11 @@ def test_every_subcommand_survives_the_corpus(built, command: str, tmp_path, cap
 # ---- the app -----------------------------------------------------------------------------------
 KEYS = ["w", "down", "right", "f", "0"]  # per case: a few keys (each press repaints)
 ALL_KEYS = ["w", "w", "s", "d", "a", "down", "right", "left", "down", "up", "full_stop", "comma",
-            "right_square_bracket", "left_square_bracket", "f", "0", "pagedown", "pageup", "tab", "j", "space", "p", "tab"]
+            "right_square_bracket", "left_square_bracket", "f", "0", "pagedown", "pageup", "tab", "j", "space", "p", "tab",
+            # range, panes, measure, search (a regex that is itself markup, then an invalid one), insights
+            "r", "2", "R", "shift+left", "shift+right", "1", "m", "right", "m", "3", "M", "escape",
+            "slash", "left_square_bracket", "slash", "right_square_bracket", "enter", "n", "N",
+            "slash", "left_square_bracket", "enter", "i", "escape", "2"]
 EVERY_KEY_CASES = {"odd_names", "odd_flows", "same_timestamp", "huge_span", "only_unknown_phase", "ten_thousand_tracks",
                    "unclosed_begins", "long_names", "mixed_folder"}
 
