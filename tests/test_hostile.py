@@ -153,7 +153,7 @@ def test_cli_info_json(built, name: str):
 
 # Extra arguments a subcommand needs besides the trace ({out}: a fresh output path). A command
 # not listed here runs as `vtui CMD TRACE`; a usage error then still has to be one line.
-COMMAND_ARGS = {"info": [], "stats": [], "search": ["."], "export": ["-o", "{out}"]}
+COMMAND_ARGS = {"info": [], "stats": [], "search": ["."], "export": ["-o", "{out}"], "insights": []}
 
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))
