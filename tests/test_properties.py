@@ -121,7 +121,7 @@ def trace_dir(tmp_path_factory):
 def _load(trace_dir, g: Generated):
     path = trace_dir / "t.json"
     path.write_text(json.dumps(g.events, ensure_ascii=False), encoding="utf-8")
-    return load_trace(path)
+    return load_trace(path, cache=False)
 
 
 def _origin(g: Generated) -> float:
@@ -289,7 +289,7 @@ def test_export_then_load_round_trips_the_selected_events(trace_dir, g: Generate
     irows, crows = instant_rows(store, t0, t1), counter_rows(store, t0, t1)
     assert plan.counts["slices"] == len(rows)
     try:
-        again = load_trace(out)
+        again = load_trace(out, cache=False)
     except TraceLoadError:
         assert len(rows) == len(irows) == len(crows) == 0  # nothing in the range
         return
