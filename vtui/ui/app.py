@@ -204,7 +204,7 @@ class VtuiApp(App[int]):
         if v.filter_text:
             parts.append(f"filter /{v.filter_text}/")
         if warnings:
-            parts.append(f"{warnings} load warnings (vtui info)")
+            parts.append(f"{warnings} load warnings (W)")
         self.query_one("#status", Static).update(" · ".join(parts))
 
     def _refresh_panes(self) -> None:
