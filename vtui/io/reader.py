@@ -34,14 +34,8 @@ def read_trace_bytes(path: Path, progress: Progress | None = None) -> tuple[byte
                 except TraceLoadError as exc:
                     raise TraceLoadError(f"{path}: {exc}") from None
             return _read_plain(fh, size, progress), []
-    except IsADirectoryError:
-        raise TraceLoadError(f"{path}: is a directory") from None
-    except PermissionError:
-        raise TraceLoadError(f"{path}: permission denied") from None
-    except FileNotFoundError:
-        raise TraceLoadError(f"{path}: no such file") from None
     except OSError as exc:
-        raise TraceLoadError(f"{path}: cannot read ({exc.strerror or exc})") from None
+        raise _read_error(path, exc) from None
 
 
 SPILL_GZIP = 4 << 20  # compressed bytes: above this a gzip is inflated to a file, not into RAM
@@ -83,14 +77,19 @@ def open_trace_data(path: Path, progress: Progress | None = None,
                 Path(spill).unlink(missing_ok=True)
                 raise
             return data, warnings, spill, True
-    except IsADirectoryError:
-        raise TraceLoadError(f"{path}: is a directory") from None
-    except PermissionError:
-        raise TraceLoadError(f"{path}: permission denied") from None
-    except FileNotFoundError:
-        raise TraceLoadError(f"{path}: no such file") from None
     except OSError as exc:
-        raise TraceLoadError(f"{path}: cannot read ({exc.strerror or exc})") from None
+        raise _read_error(path, exc) from None
+
+
+def _read_error(path: Path, exc: OSError) -> TraceLoadError:
+    """An OS error while reading a trace, as the one line the user sees."""
+    if isinstance(exc, IsADirectoryError):
+        return TraceLoadError(f"{path}: is a directory")
+    if isinstance(exc, PermissionError):
+        return TraceLoadError(f"{path}: permission denied")
+    if isinstance(exc, FileNotFoundError):
+        return TraceLoadError(f"{path}: no such file")
+    return TraceLoadError(f"{path}: cannot read ({exc.strerror or exc})")
 
 
 def _read_plain(fh, size: int, progress: Progress | None) -> bytes:
