@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
-from tests.conftest import FIXTURES, ROOT, norm, raw_events
+from tests.conftest import FIXTURES, ROOT, SHARED_TRACES, norm, raw_events
 from vtui.analysis.export import export_range
 from vtui.cli import main
 from vtui.errors import UsageError
@@ -16,6 +18,7 @@ from vtui.store.load import load_trace
 
 QWEN = FIXTURES / "tracelens__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"
 UNCLOSED = FIXTURES / "catapult__main_thread_has_unclosed_slices.json"
+SHARED = SHARED_TRACES
 
 
 def _key(e: dict) -> str:
@@ -128,3 +131,40 @@ def test_cli_bad_arguments_one_line(args):
     assert result.returncode != 0 and result.stdout == ""
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "error" in lines[0] and "Traceback" not in result.stderr, result.stderr
+
+
+def test_export_of_a_folder_of_ranks_keeps_ranks_apart(tmp_path):
+    store = load_trace(FIXTURES / "ranks")
+    out = tmp_path / "ranks-out"
+    plan = export_range(store, out, 0, store.span_ns)
+    files = sorted(p.name for p in out.iterdir())
+    assert files == ["hta__sampled_rank-0.json", "hta__sampled_rank-1.json"]
+    again = load_trace(out)
+    assert len(again.tracks) == len(store.tracks) and len(again.slices) == len(store.slices) == plan.counts["slices"]
+    with pytest.raises(UsageError, match="folder of the input"):
+        export_range(store, FIXTURES / "ranks" / "x", 0, store.span_ns)
+
+
+def test_export_file_mode_follows_umask_and_empty_range_is_refused(tmp_path):
+    store = load_trace(QWEN)
+    out = tmp_path / "m.json"
+    old = os.umask(0o022)
+    try:
+        export_range(store, out, 0, store.span_ns // 10)
+    finally:
+        os.umask(old)
+    assert out.stat().st_mode & 0o777 == 0o644
+    with pytest.raises(UsageError, match="nothing to export"):
+        export_range(store, tmp_path / "empty.json", 0, store.span_ns, tracks=np.array([], dtype=np.int64))
+    assert not (tmp_path / "empty.json").exists()
+
+
+def test_export_flow_chains_come_whole(tmp_path):
+    lthi = SHARED / "public" / "catapult__lthi_cats.json.gz"
+    if not lthi.exists():
+        pytest.skip("../shared/traces is not present")
+    store = load_trace(lthi)
+    for cut in (0.5, 0.9, 0.99):
+        out = tmp_path / f"l{cut}.json"
+        plan = export_range(store, out, int(store.span_ns * cut), store.span_ns)
+        assert len(load_trace(out).flows) == plan.counts["flows"]

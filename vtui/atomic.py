@@ -33,6 +33,26 @@ def check_output_path(out: str | os.PathLike[str], inputs: Iterable[str | os.Pat
     return path
 
 
+def check_output_folder(out: str | os.PathLike[str], inputs: Iterable[str | os.PathLike[str]] = (),
+                        overwrite: bool = False) -> Path:
+    """The output folder for a multi-file export (one file per rank), checked like `check_output_path`;
+    a folder that holds an input is refused, since its files could be overwritten."""
+    path = Path(out)
+    target = _resolve(path)
+    for src in inputs:
+        src_path = _resolve(Path(src))
+        folder = src_path.parent  # the ranks' folder: files added there would load as more ranks
+        if target == src_path or target in src_path.parents or folder == target or folder in target.parents:
+            raise UsageError(f"{out}: refusing to write into the folder of the input traces")
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"{out}: exists and is not a folder (a trace of several ranks exports to a folder)")
+    if path.exists() and not overwrite:
+        raise UsageError(f"{out}: already exists (pass --force to overwrite)")
+    if not target.parent.is_dir():
+        raise UsageError(f"{out}: folder {target.parent} does not exist")
+    return path
+
+
 def _resolve(path: Path) -> Path:
     """``Path.resolve``, but a symlink loop gives the absolute path instead of a RuntimeError."""
     try:
@@ -46,6 +66,7 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[BinaryIO], None]
     target = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
+        os.chmod(tmp, _mode_for(target))  # mkstemp makes 0600; keep the usual umask / the old file's mode
         with os.fdopen(fd, "wb") as fh:
             if isinstance(write, bytes | bytearray | memoryview):
                 fh.write(write)
@@ -60,3 +81,12 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[BinaryIO], None]
         except FileNotFoundError:
             pass
         raise
+
+
+def _mode_for(target: Path) -> int:
+    try:
+        return target.stat().st_mode & 0o777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import BinaryIO
 
@@ -17,7 +18,8 @@ import msgspec
 import numpy as np
 
 from vtui.analysis.selection import counter_rows, instant_rows, slice_rows
-from vtui.atomic import atomic_write, check_output_path
+from vtui.atomic import atomic_write, check_output_folder, check_output_path
+from vtui.errors import UsageError
 from vtui.io.rawevents import pick_events
 from vtui.store.store import TraceStore
 
@@ -52,10 +54,12 @@ def plan_export(store: TraceStore, t0: int, t1: int, tracks: np.ndarray | None =
     take(c.source[crows], c.ordinal[crows])
     exported = np.zeros(len(s), dtype=bool)
     exported[rows] = True
-    frows = np.flatnonzero((f.src_slice >= 0) & (f.dst_slice >= 0) & (f.src_event >= 0))
+    frows = np.flatnonzero((f.src_slice >= 0) & (f.dst_slice >= 0))
     frows = frows[exported[f.src_slice[frows]] & exported[f.dst_slice[frows]]]
-    take(f.source[frows], f.src_event[frows])
-    take(f.source[frows], f.dst_event[frows])
+    frows = _whole_chains(f, frows)  # bind_id flows ride inside their slices; s/t/f need their events
+    v1 = frows[f.src_event[frows] >= 0]
+    take(f.source[v1], f.src_event[v1])
+    take(f.source[v1], f.dst_event[v1])
     # Metadata of the processes that have exported events.
     used = {int(t) for t in np.concatenate([s.track[rows], i.track[irows], c.track[crows]]).tolist()}
     processes = {(store.tracks[t].source, store.tracks[t].pid) for t in used}
@@ -68,32 +72,64 @@ def plan_export(store: TraceStore, t0: int, t1: int, tracks: np.ndarray | None =
     return ExportPlan(ordinals=ordinals, counts=counts)
 
 
+def _whole_chains(f, frows: np.ndarray) -> np.ndarray:
+    """Keep an s/t/f edge only when every edge before it in its chain (back to the ``s``) is kept
+    too: a ``t`` → ``f`` edge without its ``s`` would load as a flow with no start."""
+    kept = set(frows.tolist())
+    before = {(int(src), int(dst)): k for k, (src, dst) in  # (source, dst event) -> the edge ending there
+              enumerate(zip(f.source.tolist(), f.dst_event.tolist())) if dst >= 0}
+    out = []
+    for k in frows.tolist():
+        edge, ok = k, True
+        while f.src_event[edge] >= 0:
+            prev = before.get((int(f.source[edge]), int(f.src_event[edge])))
+            if prev is None:
+                break  # the chain starts here (an s event)
+            if prev not in kept:
+                ok = False
+                break
+            edge = prev
+        if ok:
+            out.append(k)
+    return np.array(out, dtype=np.int64)
+
+
+SKIPPED_KEYS = ("traceEvents", "systemTraceEvents")  # event data, not metadata: never copied whole
+
+
 def export_range(store: TraceStore, out: str | Path, t0: int, t1: int, tracks: np.ndarray | None = None,
                  overwrite: bool = False, progress: Callable[[float], None] | None = None) -> ExportPlan:
     """Write the events of [t0, t1] on ``tracks`` to ``out`` (temp file + rename; never over an input)."""
-    path = check_output_path(out, [src.path for src in store.sources], overwrite)
+    inputs = [src.path for src in store.sources]
+    several = len(store.sources) > 1
+    path = check_output_folder(out, inputs, overwrite) if several else check_output_path(out, inputs, overwrite)
     plan = plan_export(store, t0, t1, tracks)
+    if not plan.events:
+        raise UsageError("nothing to export: no event of the chosen tracks lies in that range")
     sources = sorted(plan.ordinals)
-    events: list[msgspec.Raw] = []
+    if several:  # one file per rank, each exactly as written, so ranks with equal pids stay apart
+        path.mkdir(exist_ok=True)
     for k, src in enumerate(sources):
         def report(frac: float, k: int = k) -> None:
             if progress:
                 progress((k + frac) / len(sources))
 
-        events.extend(pick_events(store.sources[src].path, plan.ordinals[src], report))
-    metadata = store.sources[0].metadata if len(store.sources) == 1 else {}
-
-    def write(fh: BinaryIO) -> None:
-        fh.write(b'{"traceEvents":[\n')
-        for n, raw in enumerate(events):
-            if n:
-                fh.write(b",\n")
-            fh.write(raw)
-        fh.write(b"\n]")
-        for key, value in metadata.items():
-            if key != "traceEvents":
-                fh.write(b",\n" + msgspec.json.encode(key) + b":" + msgspec.json.encode(value))
-        fh.write(b"}\n")
-
-    atomic_write(path, write)
+        source = store.sources[src]
+        events = pick_events(source.path, plan.ordinals[src], report)
+        name = Path(source.path).name.removesuffix(".gz")  # written as plain JSON
+        target = path / name if several else path
+        atomic_write(target, partial(_write_trace, events, source.metadata))
     return plan
+
+
+def _write_trace(events: list[msgspec.Raw], metadata: dict, fh: BinaryIO) -> None:
+    fh.write(b'{"traceEvents":[\n')
+    for n, raw in enumerate(events):
+        if n:
+            fh.write(b",\n")
+        fh.write(raw)
+    fh.write(b"\n]")
+    for key, value in metadata.items():
+        if key not in SKIPPED_KEYS:
+            fh.write(b",\n" + msgspec.json.encode(key) + b":" + msgspec.json.encode(value))
+    fh.write(b"}\n")

@@ -18,23 +18,27 @@ HELP = "write a range (and tracks) as a trace Perfetto opens"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_trace_arguments(parser)
-    parser.add_argument("-o", "--output", required=True, help="output .json file (a folder for --format parquet)")
+    parser.add_argument("-o", "--output", required=True, help="output .json file (a folder for a folder of ranks, or for --format parquet)")
     parser.add_argument("--format", choices=("json", "parquet"), default="json",
                         help="json: the events as written (default); parquet: the store, one file set per rank")
     parser.add_argument("--force", action="store_true", help="overwrite an existing output file")
 
 
 def run(opts: argparse.Namespace) -> int:
+    from pathlib import Path  # noqa: PLC0415
+
     from vtui.analysis.export import export_range  # noqa: PLC0415
-    from vtui.atomic import check_output_path  # noqa: PLC0415
+    from vtui.atomic import check_output_folder, check_output_path  # noqa: PLC0415
 
     if opts.format == "parquet":
         return _run_parquet(opts)
-    check_output_path(opts.output, [opts.trace], opts.force)  # fail before a long load
+    folder = Path(opts.trace).is_dir()  # a folder of ranks exports to a folder, one file per rank
+    (check_output_folder if folder else check_output_path)(opts.output, [opts.trace], opts.force)  # before a long load
     store, t0, t1, tracks = load(opts)
     plan = export_range(store, opts.output, t0, t1, tracks, overwrite=opts.force)
     counts = ", ".join(f"{v:,} {k.replace('_', ' ')}" for k, v in plan.counts.items() if v)
-    print(f"wrote {plan.events:,} events to {opts.output} ({counts or 'nothing in that range'})")
+    where = f"folder {opts.output} (one file per rank)" if len(store.sources) > 1 else opts.output
+    print(f"wrote {plan.events:,} events to {where} ({counts})")
     return 0
 
 

@@ -266,10 +266,10 @@ class ViewState:
         if span is None:
             return False
         a, b = self.range or (0, int(self.store.span_ns))
-        if end:
-            self.set_range(min(a, span[1]), span[1])
+        if end:  # keep the start unless the new end comes before it: then the slice's own start
+            self.set_range(a if a < span[1] else span[0], span[1])
         else:
-            self.set_range(span[0], max(b, span[0]))
+            self.set_range(span[0], b if b > span[0] else span[1])
         return True
 
     def range_from_window(self) -> None:
