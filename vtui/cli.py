@@ -20,7 +20,7 @@ vtui — a terminal explorer for Chrome-trace / PyTorch-profiler traces.
   vtui info TRACE [--json]      what was loaded: phases, tracks, slices, span, warnings
   vtui stats TRACE [--range A:B] [--track RE] [--by name|cat|track|arg:KEY] [--top N] [--format table|csv|json|md]
   vtui search TRACE REGEX [--range A:B] [--json]      slices by name (args:REGEX searches args)
-  vtui export TRACE -o OUT.json [--range A:B] [--track RE] [--force]
+  vtui export TRACE -o OUT.json [--range A:B] [--track RE] [--force]   (a folder of ranks: -o OUTDIR)
   vtui insights TRACE [--range A:B] [--step REGEX] [--json]
                                 steps, phases, operators, GPU, memory: findings with hints
   vtui diff A B [--range-a R] [--range-b R] [--json]
