@@ -26,11 +26,7 @@ def check_output_path(out: str | os.PathLike[str], inputs: Iterable[str | os.Pat
             raise UsageError(f"{out}: refusing to write over (or into) the input trace")
     if path.is_dir():
         raise UsageError(f"{out}: is a directory")
-    if path.exists() and not overwrite:
-        raise UsageError(f"{out}: already exists (pass --force to overwrite)")
-    if not target.parent.is_dir():
-        raise UsageError(f"{out}: folder {target.parent} does not exist")
-    return path
+    return _free_target(out, path, target, overwrite)
 
 
 def check_output_folder(out: str | os.PathLike[str], inputs: Iterable[str | os.PathLike[str]] = (),
@@ -46,6 +42,11 @@ def check_output_folder(out: str | os.PathLike[str], inputs: Iterable[str | os.P
             raise UsageError(f"{out}: refusing to write into the folder of the input traces")
     if path.exists() and not path.is_dir():
         raise UsageError(f"{out}: exists and is not a folder (a trace of several ranks exports to a folder)")
+    return _free_target(out, path, target, overwrite)
+
+
+def _free_target(out: str | os.PathLike[str], path: Path, target: Path, overwrite: bool) -> Path:
+    """Checks both kinds of output share: not there yet (or overwriting asked for), its folder exists."""
     if path.exists() and not overwrite:
         raise UsageError(f"{out}: already exists (pass --force to overwrite)")
     if not target.parent.is_dir():

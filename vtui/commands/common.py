@@ -8,6 +8,7 @@ import numpy as np
 
 from vtui.analysis.ranges import resolve_range, tracks_matching
 from vtui.commands import add_load_arguments, load_store
+from vtui.errors import UsageError
 from vtui.store.store import TraceStore
 
 
@@ -25,3 +26,9 @@ def load(opts: argparse.Namespace) -> tuple[TraceStore, int, int, np.ndarray | N
     t0, t1 = resolve_range(store, opts.range)
     tracks = tracks_matching(store, opts.track) if getattr(opts, "track", None) else None
     return store, t0, t1, tracks
+
+
+def check_top(top: int | None) -> None:
+    """``--top N`` must be a positive count (a usage error, exit 1, before any load)."""
+    if top is not None and top < 1:
+        raise UsageError("--top must be at least 1")

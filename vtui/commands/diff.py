@@ -13,6 +13,7 @@ import argparse
 import json
 
 from vtui.commands import add_load_arguments, load_store
+from vtui.commands.common import check_top
 
 HELP = "compare two traces: metrics, operator diff, steps side by side"
 
@@ -40,8 +41,7 @@ def run(opts: argparse.Namespace) -> int:
 
     if opts.step:
         compile_regex(opts.step)  # a bad regex is a usage error before two loads
-    if opts.top < 1:
-        raise UsageError("--top must be at least 1")
+    check_top(opts.top)
     if not 0 <= opts.tolerance < 100:
         raise UsageError("--tolerance must be a percentage from 0 to under 100")
     store_a = load_store(opts, opts.a)

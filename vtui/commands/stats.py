@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from vtui.commands.common import add_trace_arguments, load
-from vtui.errors import UsageError
+from vtui.commands.common import add_trace_arguments, check_top, load
 from vtui.tabular import FORMATS
 
 HELP = "the slice aggregation table over a range"
@@ -29,8 +28,7 @@ def run(opts: argparse.Namespace) -> int:
     from vtui.fmt import format_duration  # noqa: PLC0415
 
     check_grouping(opts.by)  # before a possibly long load
-    if opts.top is not None and opts.top < 1:
-        raise UsageError("--top must be at least 1")
+    check_top(opts.top)
     store, t0, t1, tracks = load(opts)
     agg = aggregate(store, t0, t1, tracks, by=opts.by, sort=opts.sort)
     print(aggregation_table(agg, opts.top).render(opts.format))

@@ -475,7 +475,7 @@ class VtuiApp(App[int]):
         """Timeline keys act only on the main screen (not under Insights, help or a prompt)."""
         if action in ("quit", "help", "command_palette") or len(self.screen_stack) <= 1:
             return True
-        return action not in {b.action.split("(")[0] for b in self.BINDINGS if isinstance(b, Binding)}
+        return action not in _VIEW_ACTIONS
 
     # ---- command palette: every binding is a command ---------------------------------------
     def get_system_commands(self, screen: Screen):
@@ -484,3 +484,7 @@ class VtuiApp(App[int]):
             if isinstance(b, Binding):
                 yield SystemCommand(f"{b.id.split('.')[0]}: {b.description}", f"{b.description} ({b.key})",
                                     partial(self.run_action, b.action))
+
+
+# Actions of the app's own bindings (name without arguments): disabled under another screen.
+_VIEW_ACTIONS = frozenset(b.action.split("(")[0] for b in VtuiApp.BINDINGS if isinstance(b, Binding))

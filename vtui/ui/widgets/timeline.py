@@ -151,7 +151,7 @@ class Timeline(Widget, can_focus=True):
         first = math.ceil(v.t0 / step) * step
         t = first
         while t <= v.t1:
-            x = int((t - v.t0) / v.span * w) if v.span else 0
+            x = self._x_of(t)
             label = "┼" + format_duration(t, 3).replace(" ", "")
             for i, ch in enumerate(label):
                 if 0 <= x + i < w:
