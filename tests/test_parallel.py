@@ -193,9 +193,14 @@ def test_parallel_load_in_processes_equals_one_process(tmp_path, monkeypatch):
 
     monkeypatch.setattr(parallel.ParallelDecode, "__call__", spy)
     monkeypatch.setattr(parallel.ParallelDecode, "steal", False)  # so the worker surely decodes some
+    scratch = tmp_path / "scratch"  # where the args file and the workers' range files go (no cache)
+    scratch.mkdir()
+    monkeypatch.setattr("tempfile.tempdir", str(scratch))
     one = load_trace(path, cache=False, jobs=1)
     two = load_trace(path, cache=False, jobs=2)
-    assert used == [(8, 8)]  # 2 jobs x 4 ranges, all decoded in parallel and proven
+    ranges = 2 * parallel.RANGES_PER_JOB
+    assert used == [(ranges, ranges)]  # all decoded in parallel (the worker claimed all but the first) and proven
+    assert not list(scratch.iterdir())  # the workers' range files and the args file are gone
     for table in ("slices", "instants", "counters", "flows"):
         a, b = getattr(one, table), getattr(two, table)
         for f in dataclasses.fields(a):

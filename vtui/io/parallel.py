@@ -15,6 +15,9 @@ import concurrent.futures as cf
 import mmap
 import multiprocessing as mp
 import os
+import pickle
+import shutil
+import tempfile
 from collections.abc import Callable
 
 import msgspec
@@ -26,9 +29,10 @@ from vtui.io.jsonscan import _BOUNDARY, array_tail_end, decode_range
 
 _PROBE_DECODER = msgspec.json.Decoder(list[Event])
 MIN_RANGE = 16 << 20  # bytes: below this a range is not worth a process start (~0.3 s)
-RANGES_PER_JOB = 4
+RANGES_PER_JOB = 8
 
-_done = None  # per-process view of the shared progress counters (set in each worker)
+# Shared with the workers (set in each by ``_init``): bytes decoded per range, range claims, their lock.
+_done = _claims = _lock = None
 
 
 def default_jobs() -> int:
@@ -125,9 +129,14 @@ class ParallelDecode:
 
     ``data_path`` is a file holding exactly ``data`` (the trace, or its gunzipped copy), which
     workers map themselves; their args go into ``args`` at offsets reserved per range.
+
+    The array is cut into more ranges than processes. Each process claims ranges one at a
+    time from a shared table: the workers from the front, this process from the back (after the
+    first range, which it takes before any worker has started). So nobody waits while work is
+    left, and a worker that starts late (spawning costs ~0.3 s) simply claims less.
     """
 
-    steal = True  # take unstarted ranges back from the workers (tests turn it off)
+    steal = True  # this process claims ranges too (tests turn it off so the workers do them)
 
     def __init__(self, data_path: str, args: ArgsFile, jobs: int, progress: Callable[[float], None] | None = None,
                  min_range: int | None = None) -> None:
@@ -137,10 +146,9 @@ class ParallelDecode:
         self.progress = progress
         self.min_range = min_range
         self.used_ranges = 0  # how many ranges were decoded in parallel and kept (for tests / benchmarks)
+        self.ranges_total = 0
 
     def __call__(self, data, pos: int, sink: ColumnSink) -> int:
-        # More ranges than processes: this process decodes the first range, then takes ranges
-        # from the end that no worker has started; that absorbs the workers' start-up time.
         ranges = plan_ranges(data, pos, self.jobs * RANGES_PER_JOB,
                              MIN_RANGE if self.min_range is None else self.min_range)
         if len(ranges) < 2:
@@ -149,13 +157,16 @@ class ParallelDecode:
         region = self.args.reserve(last - first)
         bases = [(region + s - first, e - s) for s, e in ranges]
         ctx = mp.get_context("spawn")  # never fork: the app has threads, and fork is unsafe with them
-        shared = ctx.Array("q", len(ranges), lock=False)
+        done = ctx.Array("q", len(ranges), lock=False)  # bytes decoded per range, for progress
+        claims = ctx.Array("b", len(ranges), lock=False)
+        lock = ctx.Lock()
+        claims[0] = 1  # the first range is this process's
         n = max(len(data), 1)
         own = [0]  # bytes this process finished
 
         def report(done_here: int) -> None:
             if self.progress:
-                self.progress(min(1.0, (first + own[0] + done_here + sum(shared)) / n))
+                self.progress(min(1.0, (first + own[0] + done_here + sum(done)) / n))
 
         def here(k: int) -> tuple[Columns, int]:
             got = _decode_here(data, ranges[k], self.args.path, bases[k], report)
@@ -163,53 +174,74 @@ class ParallelDecode:
             return got
 
         results: list[tuple[Columns, int] | None] = [None] * len(ranges)
+        workers = min(self.jobs, len(ranges)) - 1
         try:
-            pool = cf.ProcessPoolExecutor(min(self.jobs, len(ranges)) - 1, mp_context=ctx, initializer=_init,
-                                          initargs=(shared,))
-        except (OSError, ValueError, RuntimeError):
+            out_dir = tempfile.mkdtemp(prefix=".vtui-ranges-", dir=os.path.dirname(self.args.path))
+        except OSError:
             return pos
-        with pool:
-            futures: dict[int, cf.Future] = {}
+        try:
             try:
-                for k in range(1, len(ranges)):
-                    s, e = ranges[k]
-                    futures[k] = pool.submit(_decode_worker, self.data_path, s, e, self.args.path, *bases[k], k)
-            except (OSError, RuntimeError, cf.process.BrokenProcessPool):
-                pass
-            results[0] = here(0)
-            for k in range(len(ranges) - 1, 0, -1):  # from the end, while no worker has started it
-                if not self.steal or (k in futures and not futures[k].cancel()):
-                    break
-                futures.pop(k, None)
-                results[k] = here(k)
-            pending = set(futures.values())
-            while pending:
-                _, pending = cf.wait(pending, timeout=0.1)
-                report(0)
-            for k, fut in futures.items():
+                pool = cf.ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init,
+                                              initargs=(done, claims, lock))
+            except (OSError, ValueError, RuntimeError):
+                return pos
+            with pool:
+                futures: list[cf.Future] = []
                 try:
-                    results[k] = fut.result()
-                except Exception:  # noqa: BLE001 — a worker that died: the one-process scan takes over
-                    results[k] = None
-        reached = pos
-        kept = 0
-        for (_start, end), result in zip(ranges, results):
-            if result is None:
-                break
-            cols, got = result
-            sink.absorb(cols)
-            reached = got
-            kept += 1
-            if got != end:  # not proven: what follows is decoded again, in order
-                break
+                    for _ in range(workers):
+                        futures.append(pool.submit(_decode_worker, self.data_path, ranges, self.args.path, bases,
+                                                   out_dir))
+                except (OSError, RuntimeError, cf.process.BrokenProcessPool):
+                    pass
+                results[0] = here(0)
+                while self.steal and (k := _claim(claims, lock, from_end=True)) is not None:
+                    results[k] = here(k)
+                # Take the ranges in order as they come: the workers' first ones are read while
+                # their last one is still being decoded.
+                reached, kept = pos, 0
+                pending = set(futures)
+                for k, (_start, end) in enumerate(ranges):
+                    result, results[k] = results[k], None
+                    while result is None:
+                        path = os.path.join(out_dir, f"{k}.pickle")
+                        if os.path.exists(path):
+                            result = _collect(path)
+                        elif not pending:
+                            break  # nobody will decode it (a worker died): the scan goes on from here
+                        else:
+                            _, pending = cf.wait(pending, timeout=0.02)
+                            report(0)
+                    if result is None:
+                        break
+                    cols, got = result
+                    sink.absorb(cols)
+                    reached = got
+                    kept += 1
+                    if got != end:  # not proven: what follows is decoded again, in order
+                        break
+                with lock:  # stop the workers from starting anything more
+                    claims[:] = [1] * len(ranges)
+        finally:
+            shutil.rmtree(out_dir, ignore_errors=True)
         self.used_ranges = kept
         self.ranges_total = len(ranges)
         return reached
 
 
-def _init(shared) -> None:
-    global _done
-    _done = shared
+def _claim(claims, lock, from_end: bool) -> int | None:
+    """Take the next unclaimed range (from the front or the back); None when all are taken."""
+    order = range(len(claims) - 1, -1, -1) if from_end else range(len(claims))
+    with lock:
+        for k in order:
+            if not claims[k]:
+                claims[k] = 1
+                return k
+    return None
+
+
+def _init(done, claims, lock) -> None:
+    global _done, _claims, _lock
+    _done, _claims, _lock = done, claims, lock
 
 
 def _decode_here(data, rng: tuple[int, int], args_path: str, base: tuple[int, int],
@@ -227,17 +259,32 @@ def _decode_here(data, rng: tuple[int, int], args_path: str, base: tuple[int, in
     return sink.finish(), reached
 
 
-def _decode_worker(data_path: str, start: int, end: int, args_path: str, base: int, limit: int,
-                   slot: int) -> tuple[Columns, int]:
-    """In a worker process: map the bytes, decode one range, return its columns."""
+def _decode_worker(data_path: str, ranges: list[tuple[int, int]], args_path: str,
+                   bases: list[tuple[int, int]], out_dir: str) -> None:
+    """In a worker process: claim ranges until none is left; each range's columns go to a file.
+
+    Not through the result pipe: the parent reads a pipe 64 KiB per system call, and each call
+    waits for the GIL its decoding thread holds — sending ~30 MB of columns that way stalled
+    the worker ~0.5 s per range (measured). One file read is one call.
+    """
     with open(data_path, "rb") as fh:
         data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-
-    def report(done: int) -> None:
-        if _done is not None:
-            _done[slot] = done
-
     try:
-        return _decode_here(data, (start, end), args_path, (base, limit), report)
+        while (k := _claim(_claims, _lock, from_end=False)) is not None:
+
+            def report(done: int, k=k) -> None:
+                _done[k] = done
+
+            result = _decode_here(data, ranges[k], args_path, bases[k], report)
+            path = os.path.join(out_dir, f"{k}.pickle")
+            with open(path + ".tmp", "wb") as fh:
+                pickle.dump(result, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(path + ".tmp", path)  # the parent takes a range once its file exists
     finally:
         data.close()
+
+
+def _collect(path: str) -> tuple[Columns, int]:
+    """The parent's side of ``_decode_worker``: read a range's columns back."""
+    with open(path, "rb") as fh:
+        return pickle.loads(fh.read())

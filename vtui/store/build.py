@@ -55,7 +55,7 @@ class _Slices:
 
     def get(self, key: str, dtype) -> np.ndarray:
         parts = self.parts.get(key)
-        return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype=dtype)
+        return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype=dtype)
 
 
 def build_store(parts: list[SourcePart], args_blob=None) -> TraceStore:

@@ -75,6 +75,36 @@ def next_slices(slices: SliceTable, index: IntervalIndex, track: np.ndarray, ts:
     return out
 
 
+def chain_edges(group: np.ndarray, kind: np.ndarray) -> tuple[np.ndarray, np.ndarray, tuple[int, int]]:
+    """The edges of v1 flow chains, events sorted by (group, ts, file order).
+
+    A chain is an ``s`` followed by ``t`` steps and closed by an ``f``, within one group: each
+    ``t`` or ``f`` reached from an open chain is an edge from the event just before it. A ``t``
+    or ``f`` with no open chain is dropped; an ``s`` while a chain is open restarts it.
+    Returns (edge positions, their predecessors' positions, (starts without end, ends without
+    start)). Vectorised: a ``t``/``f`` is reached iff the last non-``t`` before it, within its
+    group, is an ``s``.
+    """
+    n = len(kind)
+    pos = np.arange(n)
+    new_group = np.ones(n, dtype=bool)
+    new_group[1:] = group[1:] != group[:-1]
+    group_start = np.maximum.accumulate(np.where(new_group, pos, 0))
+    last_non_t = np.maximum.accumulate(np.where(kind != 1, pos, -1))
+    before = np.full(n, -1)
+    before[1:] = last_non_t[:-1]  # the last non-t strictly before each event
+    reached = (kind != 0) & (before >= group_start) & (kind[np.maximum(before, 0)] == 0)
+    # Open after an event: an s, or a t that was reached. It ends without an f when the group
+    # ends (or the array) or an s comes next.
+    open_after = (kind == 0) | ((kind == 1) & reached)
+    cut = np.ones(n, dtype=bool)
+    cut[:-1] = new_group[1:] | (kind[1:] == 0)
+    starts_without_end = int((open_after & cut).sum())
+    ends_without_start = int(((kind == 2) & ~reached).sum())
+    edge = np.flatnonzero(reached)
+    return edge, edge - 1, (starts_without_end, ends_without_start)
+
+
 def build_flows(
     slices: SliceTable,
     index: IntervalIndex,
@@ -88,13 +118,7 @@ def build_flows(
     Returns the table and counts of one-sided flows for the warnings.
     """
     stats = {"flow_starts_without_end": 0, "flow_ends_without_start": 0, "flow_ends_unbound": 0}
-    src_rows: list[int] = []
-    dst_rows: list[int] = []
-    names: list[int] = []
-    cats: list[int] = []
-    src_events: list[int] = []  # merged rows of the s/t and t/f events of each edge (-1 for v2)
-    dst_events: list[int] = []
-    sources: list[int] = []
+    parts: list[dict[str, np.ndarray]] = []  # edges from v1 chains, then from v2 bindings
     if len(events.ts_ns):
         bound = enclosing_slices(slices, index, nested_lanes, events.track, events.ts_ns)
         nxt_mask = ~events.enclosing
@@ -102,61 +126,39 @@ def build_flows(
             bound[nxt_mask] = next_slices(slices, index, events.track[nxt_mask], events.ts_ns[nxt_mask])
         stats["flow_ends_unbound"] = int((bound < 0).sum())
         order = np.lexsort((events.order, events.ts_ns, events.group))
-        g_l = events.group[order].tolist()
-        k_l = events.kind[order].tolist()
-        b_l = bound[order].tolist()
-        n_l = events.name_id[order].tolist()
-        c_l = events.cat_id[order].tolist()
-        o_l = events.order[order].tolist()
-        s_l = events.source[order].tolist()
-        current_group = None
-        current = None  # slice row where the open chain stands, or None
-        current_event = -1
-        for g, kind, row, nm, ct, ev, src in zip(g_l, k_l, b_l, n_l, c_l, o_l, s_l):
-            if g != current_group:
-                if current is not None:
-                    stats["flow_starts_without_end"] += 1
-                current_group, current = g, None
-            if kind == 0:
-                if current is not None:
-                    stats["flow_starts_without_end"] += 1
-                current, current_event = row, ev
-                continue
-            if current is None:
-                if kind == 2:
-                    stats["flow_ends_without_start"] += 1
-                continue
-            src_rows.append(current)
-            dst_rows.append(row)
-            names.append(nm)
-            cats.append(ct)
-            src_events.append(current_event)
-            dst_events.append(ev)
-            sources.append(src)
-            current = row if kind == 1 else None
-            current_event = ev
-        if current is not None:
-            stats["flow_starts_without_end"] += 1
+        edge, prev, counts = chain_edges(events.group[order], events.kind[order])
+        stats["flow_starts_without_end"] += counts[0]
+        stats["flow_ends_without_start"] += counts[1]
+        at, before = order[edge], order[prev]
+        # src/dst events: merged rows of the s/t and t/f events of each edge (-1 for v2)
+        parts.append({"src": bound[before], "dst": bound[at], "name": events.name_id[at], "cat": events.cat_id[at],
+                      "src_event": events.order[before], "dst_event": events.order[at], "source": events.source[at]})
     # v2: a slice with flow_out starts a flow; the next one of the same id with flow_in ends it.
     v2_sorted = sorted(v2, key=lambda item: (item[1], item[2]))
     current_group = None
     current = None
+    v2_src: list[int] = []
+    v2_dst: list[int] = []
     for row, group, _ts, flow_in, flow_out in v2_sorted:
         if group != current_group:
             current_group, current = group, None
         if flow_in and current is not None:
-            src_rows.append(current)
-            dst_rows.append(row)
-            names.append(int(slices.name_id[row]))
-            cats.append(int(slices.cat_id[row]))
-            src_events.append(-1)
-            dst_events.append(-1)
-            sources.append(int(slices.source[row]))
+            v2_src.append(current)
+            v2_dst.append(row)
             current = None
         if flow_out:
             current = row
-    src = np.array(src_rows, dtype=np.int64)
-    dst = np.array(dst_rows, dtype=np.int64)
+    if v2_src:
+        dst_rows = np.array(v2_dst, dtype=np.int64)
+        none = np.full(len(dst_rows), -1, dtype=np.int64)
+        parts.append({"src": np.array(v2_src, dtype=np.int64), "dst": dst_rows, "name": slices.name_id[dst_rows],
+                      "cat": slices.cat_id[dst_rows], "src_event": none, "dst_event": none,
+                      "source": slices.source[dst_rows]})
+
+    def joined(key: str, dtype) -> np.ndarray:
+        return np.concatenate([p[key] for p in parts]).astype(dtype, copy=False) if parts else np.zeros(0, dtype=dtype)
+
+    src, dst = joined("src", np.int64), joined("dst", np.int64)
     keep = (src >= 0) | (dst >= 0)
     src, dst = src[keep], dst[keep]
 
@@ -170,10 +172,10 @@ def build_flows(
         dst_ts_ns=col(slices.start_ns, dst, -1).astype(np.int64),
         src_track=col(slices.track, src, -1).astype(np.int32),
         dst_track=col(slices.track, dst, -1).astype(np.int32),
-        name_id=np.array(names, dtype=np.int32)[keep],
-        cat_id=np.array(cats, dtype=np.int32)[keep],
-        src_event=np.array(src_events, dtype=np.int64)[keep],
-        dst_event=np.array(dst_events, dtype=np.int64)[keep],
-        source=np.array(sources, dtype=np.int16)[keep],
+        name_id=joined("name", np.int32)[keep],
+        cat_id=joined("cat", np.int32)[keep],
+        src_event=joined("src_event", np.int64)[keep],
+        dst_event=joined("dst_event", np.int64)[keep],
+        source=joined("source", np.int16)[keep],
     )
     return table, stats

@@ -150,14 +150,17 @@ class TrackSet:
         return remap
 
     def set_slice_stats(self, slices: SliceTable, nested_lanes: np.ndarray, overlapping: np.ndarray) -> None:
+        """Per track: slice count, lanes, overlaps, GPU or not. ``slices`` sorted by (track, lane)."""
         n = len(self.tracks)
-        counts = np.bincount(slices.track, minlength=n)
+        bounds = np.searchsorted(slices.track, np.arange(n + 1))
+        counts = np.diff(bounds)
         lanes = np.zeros(n, dtype=np.int64)
-        if len(slices):
-            np.maximum.at(lanes, slices.track, slices.lane + 1)
+        has = counts > 0
+        lanes[has] = slices.lane[bounds[1:][has] - 1].astype(np.int64) + 1  # the last row has the top lane
         over = np.bincount(slices.track[overlapping], minlength=n)
         gpu_cat = np.array([gpu_category(s) for s in self.m.strings], dtype=bool)
-        gpu = np.bincount(slices.track, weights=gpu_cat[slices.cat_id], minlength=n) > 0
+        gpu = np.zeros(n, dtype=bool)
+        gpu[slices.track[gpu_cat[slices.cat_id]]] = True
         for t in self.tracks:
             t.slice_count = int(counts[t.id])
             t.lanes = int(lanes[t.id])
