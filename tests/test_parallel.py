@@ -123,7 +123,7 @@ def test_split_at_any_candidate_gives_one_process_events(tmp_path, monkeypatch, 
     assert got == _decoded(ref_cols, ref_blob)
     assert [g[2] for g in got] == [e["name"] for e in events]  # against plain json
     assert [g[5] for g in got] == [e.get("args") for e in events]
-    for f in ("ph", "ts", "dur", "name", "cat", "thread", "id_key", "scope", "bp_enclosing"):
+    for f in ("ph", "ts", "dur", "name", "cat", "thread", "id_kind", "id_val", "scope", "bp_enclosing"):
         assert np.array_equal(getattr(cols, f), getattr(ref_cols, f), equal_nan=f in ("ts", "dur")), f
     assert cols.strings == ref_cols.strings and cols.thread_keys == ref_cols.thread_keys
     assert cols.flow_v2 == ref_cols.flow_v2 and cols.by_phase == ref_cols.by_phase

@@ -163,3 +163,24 @@ def test_chunk_boundaries_inside_strings_are_exact(tmp_path, monkeypatch):
         row = int(by_ordinal[k])
         assert store.name(row) == ev[k]["name"]
         assert store.slice_args(row) == ev[k]["args"]
+
+
+def test_ids_of_every_kind_pair_up(tmp_path):
+    """Integer ids are kept as they are and every other id is interned: "0x10" and 16 are one id,
+    a negative id, an id past int64 and a string id each keep their own flow; equal ids in
+    different categories never mix; a counter's id shows in its track title."""
+    events = [{"ph": "X", "name": f"cpu{i}", "pid": 1, "tid": 1, "ts": i * 100, "dur": 50} for i in range(5)]
+    events += [{"ph": "X", "name": f"gpu{i}", "pid": 2, "tid": 7, "ts": i * 100 + 20, "dur": 20} for i in range(5)]
+    ids = [("0x10", 16), (-5, -5), (2**70, 2**70), ("req-a", "req-a"), (3, 3)]
+    for i, (a, b) in enumerate(ids):
+        events.append({"ph": "s", "cat": "ac2g", "name": "ac2g", "id": a, "pid": 1, "tid": 1, "ts": i * 100 + 10})
+        events.append({"ph": "f", "cat": "ac2g", "name": "ac2g", "id": b, "pid": 2, "tid": 7, "ts": i * 100 + 25,
+                       "bp": "e"})
+    # The same id 3 in another category is a different flow: its end has no start.
+    events.append({"ph": "f", "cat": "other", "name": "ac2g", "id": 3, "pid": 2, "tid": 7, "ts": 430, "bp": "e"})
+    events.append({"ph": "C", "name": "queue", "id": 42, "pid": 1, "tid": 1, "ts": 5, "args": {"depth": 3}})
+    store = load_trace(_write(tmp_path, events), cache=False)
+    pairs = sorted((store.name(int(a)), store.name(int(b))) for a, b in zip(store.flows.src_slice, store.flows.dst_slice))
+    assert pairs == [(f"cpu{i}", f"gpu{i}") for i in range(5)]
+    assert any("1 flow ends had no start" in w for w in store.warnings)
+    assert any(t.name == "queue[42] depth" for t in store.tracks)

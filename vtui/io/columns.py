@@ -73,13 +73,14 @@ class Columns:
     thread: np.ndarray  # int32 into ``thread_keys``
     args_off: np.ndarray  # int64 into ``args_blob``
     args_len: np.ndarray  # int32
-    id_key: np.ndarray  # int32 into ``ids`` or -1
+    id_kind: np.ndarray  # int8: 0 no id, 1 an integer id (``id_val`` is it), 2 any other id (``id_val`` indexes ``ids``)
+    id_val: np.ndarray  # int64
     scope: np.ndarray  # int8: 0 none/thread, 1 process, 2 global (instant ``s``)
     bp_enclosing: np.ndarray  # bool: flow ``bp == "e"``
     flow_v2: list[tuple[int, Any, bool, bool]]  # (row, bind_id, flow_in, flow_out)
     strings: list[Any]
     thread_keys: list[tuple[Any, Any]]
-    ids: list[Any]
+    ids: list[Any]  # the ids that are not plain integers (strings, id2, scoped), interned
     args_blob: bytes  # empty when the args went to an args file (offsets are into that file)
     by_phase: dict[str, int]
 
@@ -183,7 +184,10 @@ class ColumnSink:
         self._put("args_off", offs)
         self._put("args_len", lens.astype(np.int32))
 
-        id_key = np.full(n, -1, dtype=np.int32)
+        # Integer ids (Kineto's flows: one per launch, millions) are kept as they are: interning
+        # them cost a dict entry per id here and again when ranges decoded apart are joined.
+        id_kind = np.zeros(n, dtype=np.int8)
+        id_val = np.zeros(n, dtype=np.int64)
         scope = np.zeros(n, dtype=np.int8)
         bp = np.zeros(n, dtype=bool)
         sparse = [
@@ -196,13 +200,19 @@ class ColumnSink:
             or e.bind_id is not None
         ]
         ids = self._ids
+        int_rows: list[int] = []
+        int_vals: list[int] = []
         for i in sparse:
             e = events[i]
             ident = e.id
-            if type(ident) is int and e.id2 is None and e.scope is None:  # Kineto's case, fast
-                id_key[i] = ids.setdefault(ident, len(ids))
-            elif ident is not None or e.id2 is not None:
-                id_key[i] = ids.setdefault(normalise_id(ident, e.id2, e.scope), len(ids))
+            if ident is not None or e.id2 is not None:
+                if not (type(ident) is int and e.id2 is None and e.scope is None):  # Kineto's case skips this
+                    ident = normalise_id(ident, e.id2, e.scope)
+                if type(ident) is int:
+                    int_rows.append(i)
+                    int_vals.append(ident)
+                else:
+                    id_kind[i], id_val[i] = 2, ids.setdefault(ident, len(ids))
             if e.s is not None:
                 scope[i] = _SCOPE.get(e.s, 0) if isinstance(e.s, str) else 0
             if e.bp == "e":
@@ -211,7 +221,18 @@ class ColumnSink:
                 self._flow_v2.append(
                     (self._rows + i, normalise_id(e.bind_id), e.flow_in is True, e.flow_out is True)
                 )
-        self._put("id_key", id_key)
+        if int_rows:
+            try:
+                id_val[int_rows] = int_vals
+                id_kind[int_rows] = 1
+            except OverflowError:  # an integer beyond int64: such ids are interned like strings
+                for i, ident in zip(int_rows, int_vals):
+                    if -(1 << 63) <= ident < (1 << 63):
+                        id_kind[i], id_val[i] = 1, ident
+                    else:
+                        id_kind[i], id_val[i] = 2, ids.setdefault(ident, len(ids))
+        self._put("id_kind", id_kind)
+        self._put("id_val", id_val)
         self._put("scope", scope)
         self._put("bp", bp)
         self._rows += n
@@ -219,8 +240,8 @@ class ColumnSink:
     def absorb(self, cols: Columns) -> None:
         """Append columns decoded elsewhere (another byte range, another process), in order.
 
-        Their strings, threads and ids are re-interned here; first-seen order is kept, so the
-        result equals decoding the same events in this sink. Args offsets are taken as they
+        Their strings, threads and non-integer ids are re-interned here; first-seen order is
+        kept, so the result equals decoding the same events in this sink. Args offsets are taken as they
         are: both sides must write args to the same file.
         """
         n = len(cols)
@@ -230,10 +251,15 @@ class ColumnSink:
             raise ValueError("absorb() needs columns whose args went to the shared args file")
         s_map = np.array([self._strings.setdefault(v, len(self._strings)) for v in cols.strings] or [0], dtype=np.int32)
         t_map = np.array([self._threads.setdefault(k, len(self._threads)) for k in cols.thread_keys] or [0], dtype=np.int32)
-        i_map = np.array([self._ids.setdefault(k, len(self._ids)) for k in cols.ids] + [-1], dtype=np.int32)
+        id_val = cols.id_val
+        if cols.ids:
+            i_map = np.array([self._ids.setdefault(k, len(self._ids)) for k in cols.ids], dtype=np.int64)
+            other = cols.id_kind == 2
+            id_val = id_val.copy()
+            id_val[other] = i_map[id_val[other]]
         for name, arr in (("ph", cols.ph), ("ts", cols.ts), ("dur", cols.dur), ("name", s_map[cols.name]),
                           ("cat", s_map[cols.cat]), ("thread", t_map[cols.thread]), ("args_off", cols.args_off),
-                          ("args_len", cols.args_len), ("id_key", i_map[cols.id_key]), ("scope", cols.scope),
+                          ("args_len", cols.args_len), ("id_kind", cols.id_kind), ("id_val", id_val), ("scope", cols.scope),
                           ("bp", cols.bp_enclosing)):
             self._put(name, arr)
         # bind ids are normalised already; rows move by what this sink held before.
@@ -265,7 +291,8 @@ class ColumnSink:
             thread=cat("thread", np.int32),
             args_off=cat("args_off", np.int64),
             args_len=cat("args_len", np.int32),
-            id_key=cat("id_key", np.int32),
+            id_kind=cat("id_kind", np.int8),
+            id_val=cat("id_val", np.int64),
             scope=cat("scope", np.int8),
             bp_enclosing=cat("bp", bool),
             flow_v2=self._flow_v2,

@@ -257,7 +257,8 @@ def _counters(m: Merged, rows: np.ndarray, ts_ns: np.ndarray, tracks: TrackSet, 
                     skipped += 1
                     continue
             ts_l.append(int(ts_ns[r]))
-            track_l.append(tracks.counter_track(int(m.thread[r]), int(m.name[r]), int(m.id_key[r]), str(key)))
+            track_l.append(tracks.counter_track(int(m.thread[r]), int(m.name[r]), int(m.id_kind[r]), int(m.id_val[r]),
+                                                str(key)))
             val_l.append(float(value))
             row_l.append(r)
     if skipped:
@@ -272,9 +273,9 @@ def _flow_events(m: Merged, ts_ns: np.ndarray, valid: np.ndarray, tracks: TrackS
     codes = np.array(list(FLOW), dtype=np.int8)
     rows = np.flatnonzero(np.isin(m.ph, codes) & valid)
     kind = np.select([m.ph[rows] == c for c in FLOW], list(FLOW.values())).astype(np.int8)
-    group = group_key(m.source[rows], m.cat[rows], m.name[rows], m.id_key[rows] + 1)
+    group = group_key(m.source[rows], m.cat[rows], m.name[rows], m.id_kind[rows])
     return FlowEvents(
-        group=group.astype(np.int64), kind=kind, ts_ns=ts_ns[rows],
+        group=group.astype(np.int64), id_val=m.id_val[rows], kind=kind, ts_ns=ts_ns[rows],
         track=remap[tracks.thread_tracks(m.thread[rows], create=False)] if len(rows) else np.zeros(0, dtype=np.int32),
         enclosing=(kind != 2) | m.bp_enclosing[rows], order=rows.astype(np.int64), source=m.source[rows],
         name_id=m.name[rows], cat_id=m.cat[rows],

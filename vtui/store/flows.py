@@ -14,7 +14,8 @@ from vtui.store.tables import FlowTable, SliceTable
 class FlowEvents:
     """The v1 flow events, one entry per event (parallel arrays)."""
 
-    group: np.ndarray  # int64: one value per (source, cat, name, id)
+    group: np.ndarray  # int64: one value per (source, cat, name, kind of id)
+    id_val: np.ndarray  # int64: the id (see Merged.id_val); a chain is one group and one id
     kind: np.ndarray  # int8: 0 = s, 1 = t, 2 = f
     ts_ns: np.ndarray  # int64
     track: np.ndarray  # int32 thread track
@@ -75,10 +76,11 @@ def next_slices(slices: SliceTable, index: IntervalIndex, track: np.ndarray, ts:
     return out
 
 
-def chain_edges(group: np.ndarray, kind: np.ndarray) -> tuple[np.ndarray, np.ndarray, tuple[int, int]]:
-    """The edges of v1 flow chains, events sorted by (group, ts, file order).
+def chain_edges(group: np.ndarray, id_val: np.ndarray, kind: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray, tuple[int, int]]:
+    """The edges of v1 flow chains, events sorted by (group, id, ts, file order).
 
-    A chain is an ``s`` followed by ``t`` steps and closed by an ``f``, within one group: each
+    A chain is an ``s`` followed by ``t`` steps and closed by an ``f``, within one group and id: each
     ``t`` or ``f`` reached from an open chain is an edge from the event just before it. A ``t``
     or ``f`` with no open chain is dropped; an ``s`` while a chain is open restarts it.
     Returns (edge positions, their predecessors' positions, (starts without end, ends without
@@ -88,7 +90,7 @@ def chain_edges(group: np.ndarray, kind: np.ndarray) -> tuple[np.ndarray, np.nda
     n = len(kind)
     pos = np.arange(n)
     new_group = np.ones(n, dtype=bool)
-    new_group[1:] = group[1:] != group[:-1]
+    new_group[1:] = (group[1:] != group[:-1]) | (id_val[1:] != id_val[:-1])
     group_start = np.maximum.accumulate(np.where(new_group, pos, 0))
     last_non_t = np.maximum.accumulate(np.where(kind != 1, pos, -1))
     before = np.full(n, -1)
@@ -125,8 +127,8 @@ def build_flows(
         if nxt_mask.any():
             bound[nxt_mask] = next_slices(slices, index, events.track[nxt_mask], events.ts_ns[nxt_mask])
         stats["flow_ends_unbound"] = int((bound < 0).sum())
-        order = np.lexsort((events.order, events.ts_ns, events.group))
-        edge, prev, counts = chain_edges(events.group[order], events.kind[order])
+        order = np.lexsort((events.order, events.ts_ns, events.id_val, events.group))
+        edge, prev, counts = chain_edges(events.group[order], events.id_val[order], events.kind[order])
         stats["flow_starts_without_end"] += counts[0]
         stats["flow_ends_without_start"] += counts[1]
         at, before = order[edge], order[prev]

@@ -23,12 +23,14 @@ class Merged:
     thread: np.ndarray  # int32 into thread_keys
     args_off: np.ndarray  # int64 into args_blob
     args_len: np.ndarray
-    id_key: np.ndarray  # int32 global id (per source), -1 if none
+    id_kind: np.ndarray  # int8: 0 no id, 1 integer id (id_val), 2 other id (id_val indexes the interned ids)
+    id_val: np.ndarray  # int64; ids are compared together with the source, so ranks never mix
     scope: np.ndarray
     bp_enclosing: np.ndarray
     ordinal: np.ndarray  # int32 position in the source file
     source: np.ndarray  # int16
-    flow_v2: list[tuple[int, int, bool, bool]]  # (row, global id, flow_in, flow_out)
+    flow_v2: list[tuple[int, int, bool, bool]]  # (row, global bind id, flow_in, flow_out)
+    ids: list[Any]  # the interned non-integer ids of every source, in order (see id_val)
     strings: list[str]
     named: np.ndarray  # bool per string: a real (non-empty) name
     thread_keys: list[tuple[int, Any, Any]]  # (source, pid, tid), normalised
@@ -61,7 +63,9 @@ def merge_sources(parts: list[SourcePart], args_blob=None) -> Merged:
     """``args_blob``: the shared args file, when the parts' args offsets already point into it."""
     strings: dict[str, int] = {}
     threads: dict[tuple[int, Any, Any], int] = {}
-    ids: dict[tuple[int, Any], int] = {}
+    bind_ids: dict[tuple[int, Any], int] = {}
+    other_ids = 0
+    id_list: list[Any] = []
     cols: dict[str, list[np.ndarray]] = {}
     flow_v2: list[tuple[int, int, bool, bool]] = []
     blobs: list[bytes] = []
@@ -79,26 +83,28 @@ def merge_sources(parts: list[SourcePart], args_blob=None) -> Merged:
              for p, t in c.thread_keys] or [0],
             dtype=np.int32,
         )
-        if len(parts) == 1 and not c.flow_v2:  # ids are unique per source: the map is the identity
-            i_map = np.append(np.arange(len(c.ids), dtype=np.int32), np.int32(-1))
-        else:
-            i_map = np.array([ids.setdefault((src, k), len(ids)) for k in c.ids] + [-1], dtype=np.int32)
+        id_val = c.id_val
+        if c.ids and src:  # non-integer ids: renumbered after the earlier sources' ones
+            id_val = np.where(c.id_kind == 2, id_val + other_ids, id_val)
+        other_ids += len(c.ids)
+        id_list.extend(c.ids)
         add = cols.setdefault
         add("ph", []).append(c.ph)
         add("ts", []).append(c.ts + shift if shift else c.ts)
         add("dur", []).append(c.dur)
-        add("name", []).append(s_map[c.name] if n else c.name)
-        add("cat", []).append(s_map[c.cat] if n else c.cat)
-        add("thread", []).append(t_map[c.thread] if n else c.thread)
-        add("args_off", []).append(c.args_off + blob_size)
+        add("name", []).append(_remap(s_map, c.name))
+        add("cat", []).append(_remap(s_map, c.cat))
+        add("thread", []).append(_remap(t_map, c.thread))
+        add("args_off", []).append(c.args_off + blob_size if blob_size else c.args_off)
         add("args_len", []).append(c.args_len)
-        add("id_key", []).append(i_map[c.id_key])  # -1 maps to the trailing -1
+        add("id_kind", []).append(c.id_kind)
+        add("id_val", []).append(id_val)
         add("scope", []).append(c.scope)
         add("bp", []).append(c.bp_enclosing)
         add("ordinal", []).append(np.arange(n, dtype=np.int32))
         add("source", []).append(np.full(n, src, dtype=np.int16))
         for row, key, fin, fout in c.flow_v2:
-            flow_v2.append((row + row_base, ids.setdefault((src, ("bind", key)), len(ids)), fin, fout))
+            flow_v2.append((row + row_base, bind_ids.setdefault((src, key), len(bind_ids)), fin, fout))
         blobs.append(c.args_blob)
         blob_size += len(c.args_blob)
         row_base += n
@@ -117,12 +123,19 @@ def merge_sources(parts: list[SourcePart], args_blob=None) -> Merged:
         ph=cat("ph", np.int8), ts=cat("ts", np.float64), dur=cat("dur", np.float64),
         name=cat("name", np.int32), cat=cat("cat", np.int32), thread=cat("thread", np.int32),
         args_off=cat("args_off", np.int64), args_len=cat("args_len", np.int32),
-        id_key=cat("id_key", np.int32), scope=cat("scope", np.int8), bp_enclosing=cat("bp", bool),
+        id_kind=cat("id_kind", np.int8), id_val=cat("id_val", np.int64), scope=cat("scope", np.int8), bp_enclosing=cat("bp", bool),
         ordinal=cat("ordinal", np.int32), source=cat("source", np.int16), flow_v2=flow_v2,
-        strings=string_list, named=np.array([bool(s) for s in string_list], dtype=bool),
+        ids=id_list, strings=string_list, named=np.array([bool(s) for s in string_list], dtype=bool),
         thread_keys=list(threads), by_phase=by_phase,
         args_blob=args_blob if args_blob is not None else blobs[0] if len(blobs) == 1 else b"".join(blobs),
     )
+
+
+def _remap(new_of: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """``new_of[ids]``, without the copy when the map changes nothing (the first source)."""
+    if not len(ids) or np.array_equal(new_of, np.arange(len(new_of))):
+        return ids
+    return new_of[ids]
 
 
 def _clock_shifts(parts: list[SourcePart]) -> list[float]:

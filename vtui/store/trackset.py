@@ -93,7 +93,7 @@ class TrackSet:
     def async_groups(self, rows: np.ndarray, family: int) -> np.ndarray:
         """One group per (source, pid, cat, id): async ids are process-scoped."""
         m = self.m
-        return group_key(self._process_of_thread[m.thread[rows]], m.cat[rows], m.id_key[rows] + 1,
+        return group_key(self._process_of_thread[m.thread[rows]], m.cat[rows], m.id_kind[rows], m.id_val[rows],
                          np.full(len(rows), family, dtype=np.int64))
 
     def async_tracks(self, threads: np.ndarray, names: np.ndarray) -> np.ndarray:
@@ -119,11 +119,13 @@ class TrackSet:
                                    lambda k, src=src: Track(id=k, kind=GLOBAL, source=src, pid=None, name="global instants"))
         return out
 
-    def counter_track(self, thread: int, name: int, id_key: int, series: str) -> int:
+    def counter_track(self, thread: int, name: int, id_kind: int, id_val: int, series: str) -> int:
+        """The track of one counter series: per process, name, id (if any) and series key."""
         src, pid, _ = self.m.thread_keys[thread]
         base = self.m.strings[name] or "[no name]"
-        title = base + (f"[{id_key}]" if id_key >= 0 else "") + ("" if series == "value" else f" {series}")
-        return self._get(("counter", src, pid, name, id_key, series),
+        ident = "" if id_kind == 0 else f"[{id_val}]" if id_kind == 1 else f"[{text_of(self.m.ids[id_val])}]"
+        title = base + ident + ("" if series == "value" else f" {series}")
+        return self._get(("counter", src, pid, name, id_kind, id_val, series),
                          lambda i: Track(id=i, kind=COUNTER, source=src, pid=pid, name=title))
 
     # ---- finishing -------------------------------------------------------------------
