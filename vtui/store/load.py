@@ -24,9 +24,10 @@ Progress = Callable[[float], None]
 TRACE_SUFFIXES = (".json", ".json.gz")
 _READ_SHARE = 0.3  # of a gzip file's progress (inflating); decoding takes the rest
 _BUILD_SHARE = 0.2  # of the whole load, at the end (pairing, nesting, index)
-# Below this (decompressed bytes) a second process costs more than it saves on this 2-core
-# machine (measured: 150 MB and 200 MB traces loaded 0.2-0.3 s slower with 2 processes).
-PARALLEL_MIN = 256 << 20
+# Below this (decompressed bytes) a second process costs about what it saves (measured, medians
+# of 3 on 2 cores, 1 vs 2 processes: 50 MB 0.25 / 0.29 s, 100 MB 0.48 / 0.47 s, 150 MB
+# hf_llama_big 0.58 / 0.56 s, 200 MB 0.99 / 0.78 s).
+PARALLEL_MIN = 128 << 20
 
 
 def trace_files(path: Path) -> list[Path]:
