@@ -76,7 +76,7 @@ if __name__ == "__main__":
                       "child_peak_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
                       "resident_mb": rss_mb(),
                       "store_bytes_per_event": store.nbytes / max(store.event_count, 1),
-                      "args_mb": len(store.args_blob) / 1e6}))
+                      "args_mb": sum(int(t.args_len.sum()) for t in (store.slices, store.instants)) / 1e6}))
 """
 MODES = ("cold1", "cold2", "first", "warm")
 
