@@ -212,3 +212,19 @@ def test_parallel_load_in_processes_equals_one_process(tmp_path, monkeypatch):
     for r in range(0, len(one.slices), 97):
         assert one.slice_args(r) == two.slice_args(r)
         assert re.match(r"op\d", two.name(r))
+
+
+def test_workers_that_fail_leave_the_rest_to_one_process(tmp_path, monkeypatch):
+    """A worker that dies (here: it cannot open the bytes) decodes nothing; the ranges it left
+    are decoded here, in order, and no range file is left behind."""
+    monkeypatch.setattr(jsonscan, "CHUNK", 900)
+    events = _events(300)
+    data = _doc(events)
+    ref = _scan(data, tmp_path)
+    fast = parallel.ParallelDecode(str(tmp_path / "missing.json"), None, 2, min_range=64)
+    fast.steal = False  # the parent takes only the first range: the rest was the worker's
+    res = _scan(data, tmp_path, fast)
+    assert fast.used_ranges == 1 and fast.ranges_total == 2 * parallel.RANGES_PER_JOB
+    assert _decoded(res[1], res[2]) == _decoded(ref[1], ref[2])
+    assert [g[2] for g in _decoded(res[1], res[2])] == [e["name"] for e in events]
+    assert not list(tmp_path.glob(".vtui-ranges-*"))
