@@ -228,3 +228,35 @@ def test_workers_that_fail_leave_the_rest_to_one_process(tmp_path, monkeypatch):
     assert _decoded(res[1], res[2]) == _decoded(ref[1], ref[2])
     assert [g[2] for g in _decoded(res[1], res[2])] == [e["name"] for e in events]
     assert not list(tmp_path.glob(".vtui-ranges-*"))
+
+
+def test_no_decoder_process_can_start_and_the_load_still_works(tmp_path, monkeypatch):
+    """Starting a worker can fail (in the app, spawning with a captured stderr raised
+    ValueError: bad value(s) in fds_to_keep); the load then decodes everything here."""
+    monkeypatch.setattr(parallel, "MIN_RANGE", 1 << 10)
+    monkeypatch.setattr("vtui.store.load.PARALLEL_MIN", 1 << 10)
+
+    def refuse(*_args, **_kwargs):
+        raise ValueError("bad value(s) in fds_to_keep")
+
+    monkeypatch.setattr(parallel.cf.ProcessPoolExecutor, "submit", refuse)
+    path = tmp_path / "nasty.json"
+    path.write_bytes(_doc(_events(600)))
+    one = load_trace(path, cache=False, jobs=1)
+    two = load_trace(path, cache=False, jobs=2)
+    assert np.array_equal(one.slices.start_ns, two.slices.start_ns) and one.strings == two.strings
+    assert len(one.flows) == len(two.flows) > 0
+
+
+def test_decoded_size_reads_the_gzip_trailer(tmp_path):
+    import gzip
+
+    from vtui.io.reader import decoded_size
+
+    raw = _doc(_events(200))
+    gz = tmp_path / "t.json.gz"
+    gz.write_bytes(gzip.compress(raw))
+    plain = tmp_path / "t.json"
+    plain.write_bytes(raw)
+    assert decoded_size(gz) == len(raw) > gz.stat().st_size
+    assert decoded_size(plain) == len(raw)

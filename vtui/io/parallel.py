@@ -187,8 +187,8 @@ class ParallelDecode:
                     for _ in range(workers):
                         futures.append(pool.submit(_decode_worker, self.data_path, ranges, self.args.path, bases,
                                                    out_dir))
-                except (OSError, RuntimeError, cf.process.BrokenProcessPool):
-                    pass
+                except (OSError, RuntimeError, ValueError, cf.process.BrokenProcessPool):
+                    pass  # no worker (ValueError: e.g. a stderr without a file descriptor): decode here
                 results[0] = here(0)
                 while self.steal and (k := _claim(claims, lock, from_end=True)) is not None:
                     results[k] = here(k)

@@ -21,17 +21,19 @@ from pathlib import Path
 
 from vtui.errors import TraceLoadError
 from vtui.io.argsfile import MappedBlob
+from vtui.io.reader import decoded_size
 from vtui.store import cache as trace_cache
 from vtui.store.load import load_trace, trace_files
 from vtui.store.store import TraceStore
 
-PROCESS_THRESHOLD = 24 << 20  # bytes on disk
+PROCESS_THRESHOLD = 24 << 20  # bytes to decode
 _TRACKER_LOCK = threading.Lock()
 
 
 def _total_size(path: Path) -> int:
-    """Bytes to load; raises the loader's own one-line errors (missing, link loop, pipe…)."""
-    return sum(p.stat().st_size for p in trace_files(path))
+    """Bytes to decode (gzips inflated); raises the loader's own one-line errors (missing, link
+    loop, pipe…)."""
+    return sum(decoded_size(p) for p in trace_files(path))
 
 
 def _child(path: str, out, cache: bool = True) -> None:
@@ -87,9 +89,9 @@ def load_in_background(path: Path, progress: Callable[[float], None], cache: boo
         big = _total_size(path) >= PROCESS_THRESHOLD
     except OSError as exc:
         raise TraceLoadError(f"{path}: {exc.strerror or exc}") from None
+    _start_resource_tracker()  # before any process starts: the loader's or the decoders'
     if not big:
         return load_trace(path, progress=progress, cache=cache)
-    _start_resource_tracker()
     ctx = mp.get_context("spawn")
     out = ctx.Queue()
     # Not a daemon: daemons may not start the decoder processes of a parallel load.
