@@ -192,29 +192,7 @@ class ParallelDecode:
                 results[0] = here(0)
                 while self.steal and (k := _claim(claims, lock, from_end=True)) is not None:
                     results[k] = here(k)
-                # Take the ranges in order as they come: the workers' first ones are read while
-                # their last one is still being decoded.
-                reached, kept = pos, 0
-                pending = set(futures)
-                for k, (_start, end) in enumerate(ranges):
-                    result, results[k] = results[k], None
-                    while result is None:
-                        path = os.path.join(out_dir, f"{k}.pickle")
-                        if os.path.exists(path):
-                            result = _collect(path)
-                        elif not pending:
-                            break  # nobody will decode it (a worker died): the scan goes on from here
-                        else:
-                            _, pending = cf.wait(pending, timeout=0.02)
-                            report(0)
-                    if result is None:
-                        break
-                    cols, got = result
-                    sink.absorb(cols)
-                    reached = got
-                    kept += 1
-                    if got != end:  # not proven: what follows is decoded again, in order
-                        break
+                reached, kept = _join_in_order(ranges, results, out_dir, futures, sink, pos, report)
                 with lock:  # stop the workers from starting anything more
                     claims[:] = [1] * len(ranges)
         finally:
@@ -222,6 +200,35 @@ class ParallelDecode:
         self.used_ranges = kept
         self.ranges_total = len(ranges)
         return reached
+
+
+def _join_in_order(ranges: list[tuple[int, int]], results: list, out_dir: str, futures: list[cf.Future],
+                   sink: ColumnSink, pos: int, report: Callable[[int], None]) -> tuple[int, int]:
+    """Absorb the ranges into ``sink`` in file order, each as soon as it is there (this
+    process's from ``results``, the workers' from their files), while each earlier range was
+    proven to end where the next begins. Returns (position reached, ranges kept)."""
+    reached, kept = pos, 0
+    pending = set(futures)
+    for k, (_start, end) in enumerate(ranges):
+        result, results[k] = results[k], None
+        while result is None:
+            path = os.path.join(out_dir, f"{k}.pickle")
+            if os.path.exists(path):
+                result = _collect(path)
+            elif not pending:
+                break  # nobody will decode it (a worker died): the scan goes on from here
+            else:
+                _, pending = cf.wait(pending, timeout=0.02)
+                report(0)
+        if result is None:
+            break
+        cols, got = result
+        sink.absorb(cols)
+        reached = got
+        kept += 1
+        if got != end:  # not proven: what follows is decoded again, in order
+            break
+    return reached, kept
 
 
 def _claim(claims, lock, from_end: bool) -> int | None:
@@ -281,6 +288,7 @@ def _decode_worker(data_path: str, ranges: list[tuple[int, int]], args_path: str
 
 
 def _collect(path: str) -> tuple[Columns, int]:
-    """The parent's side of ``_decode_worker``: read a range's columns back."""
+    """The parent's side of ``_decode_worker``: read a range's columns back. (Unpickling is safe
+    here: the folder is this load's own ``mkdtemp``, readable and writable by this user only.)"""
     with open(path, "rb") as fh:
         return pickle.loads(fh.read())
