@@ -88,3 +88,20 @@ def test_three_paths_is_one_line(capsys):
     assert exc.value.code == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("vtui: error:") and "\n" not in err
+
+
+async def test_compare_app_without_the_cache_writes_no_entry(tmp_path):
+    """`vtui A B --no-cache` loads both traces without reading or writing the index cache."""
+    from vtui.store import cache as trace_cache
+
+    app = CompareApp(demo_trace_path(), QWEN, cache=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await _settle(pilot)
+        assert app.load_error is None and app.comparison is not None
+        await pilot.press("q")
+    assert trace_cache.list_entries() == []
+    app = CompareApp(demo_trace_path(), QWEN)  # with the cache (the default): both get an entry
+    async with app.run_test(size=(100, 30)) as pilot:
+        await _settle(pilot)
+        await pilot.press("q")
+    assert len(trace_cache.list_entries()) == 2

@@ -57,7 +57,7 @@ def _run_app(args: list[str]) -> int:
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the index cache")
     opts = parser.parse_args(args)
     if opts.other:
-        return _run_compare(Path(opts.trace), Path(opts.other))
+        return _run_compare(Path(opts.trace), Path(opts.other), cache=not opts.no_cache)
     from vtui.demo import demo_trace_path  # noqa: PLC0415  (keep `vtui info` light)
 
     path = Path(opts.trace) if opts.trace else demo_trace_path()
@@ -70,13 +70,13 @@ def _run_app(args: list[str]) -> int:
     return app.return_code or 0
 
 
-def _run_compare(a: Path, b: Path) -> int:
+def _run_compare(a: Path, b: Path, cache: bool = True) -> int:
     for path in (a, b):
         if not path.exists():
             raise TraceLoadError(f"{path}: no such file or directory")
     from vtui.ui.compare import CompareApp  # noqa: PLC0415
 
-    app = CompareApp(a, b)
+    app = CompareApp(a, b, cache=cache)
     app.run()
     return app.return_code or 0
 

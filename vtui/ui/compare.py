@@ -145,10 +145,11 @@ class CompareApp(App[int]):
     ]
 
     def __init__(self, path_a: Path | str, path_b: Path | str,
-                 stores: tuple[TraceStore, TraceStore] | None = None) -> None:
+                 stores: tuple[TraceStore, TraceStore] | None = None, cache: bool = True) -> None:
         super().__init__()
         self.paths = (Path(path_a), Path(path_b))
         self.stores = stores
+        self.cache = cache  # read / write the index cache (``--no-cache`` turns it off)
         self.comparison: Comparison | None = None
         self.locked = False
         self.load_error: str | None = None
@@ -173,8 +174,10 @@ class CompareApp(App[int]):
             if self.stores is not None:
                 a, b = self.stores
             else:
-                a = load_in_background(self.paths[0], lambda f: self.call_from_thread(self._set_progress, f / 2))
-                b = load_in_background(self.paths[1], lambda f: self.call_from_thread(self._set_progress, 0.5 + f / 2))
+                a = load_in_background(self.paths[0], lambda f: self.call_from_thread(self._set_progress, f / 2),
+                                       cache=self.cache)
+                b = load_in_background(self.paths[1], lambda f: self.call_from_thread(self._set_progress, 0.5 + f / 2),
+                                       cache=self.cache)
             return a, b, compare(a, b, labels=(self.paths[0].name, self.paths[1].name))
         except TraceLoadError as exc:
             return str(exc)
