@@ -159,3 +159,25 @@ def test_diff_needs_two_traces(capsys):
     assert exc.value.code == 2
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "required" in err
+
+
+def test_diff_csv_and_markdown_carry_the_json_numbers(capsys):
+    """`--format csv` is one table with every row (the same numbers as --json); `md` has sections."""
+    import csv
+    import io
+
+    d = _diff_json(capsys, STACK, QWEN)
+    assert main(["diff", str(STACK), str(QWEN), "--format", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert len(rows) == len(d["ops"]) > 25  # every operator, not the text's top 25
+    for row, op in zip(rows, d["ops"]):
+        assert (row["name"], row["status"], int(row["a_total_ns"]), int(row["b_total_ns"])) == (
+            op["name"], op["status"], op["a_total_ns"], op["b_total_ns"])
+    assert main(["diff", str(STACK), str(QWEN), "--format", "csv", "--table", "metrics"]) == 0
+    metrics = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert [m["name"] for m in metrics] == [m["name"] for m in d["metrics"]]
+    assert main(["diff", str(STACK), str(QWEN), "--format", "md", "--top", "3"]) == 0
+    md = capsys.readouterr().out
+    assert md.count("### ") == 3 and "| metric | A | B |" in md
+    ops_section = md.split("### Operators and kernels")[1].split("###")[0]
+    assert sum(line.startswith("| ") for line in ops_section.splitlines()) == 1 + 3  # header + top 3

@@ -149,3 +149,15 @@ def diff_text(c: Comparison, top: int = 25) -> str:
            "Steps side by side (bars on one scale; phase columns: share of each step, A/B)", *steps_lines(c), "",
            tol]
     return "\n".join(out)
+
+
+def diff_tables(c: Comparison, fmt: str, table: str | None = None, top: int = 25) -> str:
+    """The comparison's tables as ``csv`` (one table, every row: ``table``, default ``ops``) or
+    ``md`` (every table as a section, or just ``table``; operators limited to ``top``)."""
+    if fmt == "csv":
+        chosen = table or "ops"
+        return {"metrics": metrics_table(c), "ops": ops_table(c), "steps": steps_table(c, None)}[chosen].render("csv")
+    sections = {"metrics": ("Metrics", metrics_table(c)), "ops": ("Operators and kernels", ops_table(c, top)),
+                "steps": ("Steps side by side", steps_table(c, None))}
+    names = [table] if table else list(sections)
+    return "\n\n".join(f"### {sections[n][0]}\n\n{sections[n][1].render('md')}" for n in names)

@@ -1,10 +1,12 @@
-"""`vtui diff A B [--range-a R] [--range-b R] [--step REGEX] [--top N] [--tolerance PCT] [--json]`
+"""`vtui diff A B [--range-a R] [--range-b R] [--step REGEX] [--top N] [--tolerance PCT] [--format F] [--table T]`
 
 Compares two traces (or two ranges): headline metrics with A, B, Δ, Δ% and which is better; every
 operator and GPU kernel by name with count, total and mean in A and B and a status (added,
 removed, faster, slower, same), sorted by |Δ total|; and step i of A next to step i of B.
 "Same" means |B − A| ≤ the tolerance (default 5 %) × |A|, or, for times, ≤ 1 µs.
-Example: vtui diff before.json.gz after.json.gz --range-a 100ms: --json
+``--format json`` (or ``--json``) prints all three; ``md`` prints them as Markdown sections (or the
+one ``--table`` names); ``csv`` prints one table (``--table``, default ``ops``), every row.
+Example: vtui diff before.json.gz after.json.gz --range-a 100ms: --format csv --table ops
 """
 
 from __future__ import annotations
@@ -14,6 +16,9 @@ import json
 
 from vtui.commands import add_load_arguments, load_store
 from vtui.commands.common import check_top
+from vtui.tabular import FORMATS
+
+TABLES = ("metrics", "ops", "steps")
 
 HELP = "compare two traces: metrics, operator diff, steps side by side"
 
@@ -27,7 +32,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--top", type=int, default=25, help="operators listed in text (default 25; --json has all)")
     parser.add_argument("--tolerance", type=float, default=5.0, metavar="PCT",
                         help="a difference within PCT %% of A is 'same' (default 5; times within 1 µs are too)")
-    parser.add_argument("--json", action="store_true", help="print one JSON object (metrics, ops, steps)")
+    parser.add_argument("--format", choices=FORMATS, default="table",
+                        help="table (default), json (one object: metrics, ops, steps), md, or csv (one --table)")
+    parser.add_argument("--table", choices=TABLES, help="only this table (csv: default ops)")
+    parser.add_argument("--json", action="store_true", help="same as --format json")
     add_load_arguments(parser)
 
 
@@ -36,7 +44,7 @@ def run(opts: argparse.Namespace) -> int:
 
     from vtui.analysis.compare import compare, comparison_dict
     from vtui.analysis.ranges import compile_regex, resolve_range
-    from vtui.compare_text import diff_text
+    from vtui.compare_text import diff_tables, diff_text
     from vtui.errors import UsageError
 
     if opts.step:
@@ -50,8 +58,11 @@ def run(opts: argparse.Namespace) -> int:
     range_b = resolve_range(store_b, opts.range_b)
     c = compare(store_a, store_b, range_a, range_b, opts.step, labels=(str(opts.a), str(opts.b)),
                 tolerance=opts.tolerance / 100)
-    if opts.json:
+    fmt = "json" if opts.json else opts.format
+    if fmt == "json":
         print(json.dumps(comparison_dict(c), indent=2, ensure_ascii=False))
+    elif fmt in ("csv", "md"):
+        print(diff_tables(c, fmt, opts.table, opts.top))
     else:
         c.a.label, c.b.label = Path(opts.a).name, Path(opts.b).name
         print(diff_text(c, opts.top))
