@@ -15,6 +15,13 @@ from vtui.ui.widgets.timeline import Timeline
 QWEN = FIXTURES / "tracelens__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"
 
 
+def _first_step_start(store, pattern: str) -> int:
+    """Start of the earliest slice whose name matches: plain Python over the store's rows."""
+    import re
+
+    return min(int(store.slices.start_ns[r]) for r in range(len(store.slices)) if re.fullmatch(pattern, store.name(r)))
+
+
 async def _settle(pilot) -> None:
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()
@@ -31,10 +38,21 @@ async def test_compare_app_lock_and_tabs():
         assert (pa.view.t0, pa.view.t1) == (0, a.span_ns) and (pb.view.t0, pb.view.t1) == (0, b.span_ns)
         await pilot.press("w")  # unlocked: only A (focused) zooms
         assert pa.view.span < a.span_ns and (pb.view.t0, pb.view.t1) == (0, b.span_ns)
-        await pilot.press("l")  # lock: B takes A's window, then both move together
-        assert app.locked and (pb.view.t0, pb.view.t1) == (pa.view.t0, pa.view.t1)
+        # Lock at the first steps (both traces have steps): B's window is A's, shifted so that
+        # the first steps line up; then both move together.
+        step_a, step_b = app.comparison.a.first_step_ns, app.comparison.b.first_step_ns
+        assert step_a == _first_step_start(a, "engine_step") and step_b == _first_step_start(b, r"ProfilerStep#\d+")
+        shift = step_b - step_a
+        assert shift != 0  # the test really checks a shift
+        await pilot.press("l")
+        assert app.lock_mode == "steps" and (pb.view.t0, pb.view.t1) == (pa.view.t0 + shift, pa.view.t1 + shift)
         await pilot.press("w", "d")
-        assert (pb.view.t0, pb.view.t1) == (pa.view.t0, pa.view.t1) and pa.view.span < a.span_ns * 0.6 ** 2 + 2
+        assert (pb.view.t0, pb.view.t1) == (pa.view.t0 + shift, pa.view.t1 + shift)
+        assert "first steps" in str(app.query_one("#status", Static).render())
+        await pilot.press("l")  # lock at the trace starts: B takes A's window as it is
+        assert app.lock_mode == "starts" and (pb.view.t0, pb.view.t1) == (pa.view.t0, pa.view.t1)
+        await pilot.press("w", "d")
+        assert (pb.view.t0, pb.view.t1) == (pa.view.t0, pa.view.t1) and pa.view.span < a.span_ns * 0.6 ** 3 + 2
         await pilot.press("tab")  # focus B; still locked: moving B moves A
         assert pb in app.focused.ancestors_with_self
         await pilot.press("s")

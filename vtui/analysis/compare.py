@@ -111,6 +111,7 @@ class Side:
     t1: int
     step_pattern: str | None
     step_count: int
+    first_step_ns: int | None = None  # start of the first step in the range (compare mode's lock aligns these)
 
 
 @dataclass
@@ -248,12 +249,16 @@ def compare(store_a: TraceStore, store_b: TraceStore, range_a: tuple[int, int] |
     sa, sb = analyse_steps(store_a, *ra, step_regex), analyse_steps(store_b, *rb, step_regex)
     steps, phases = align_steps(sa.durations, sb.durations, step_phase_ns(store_a, sa), step_phase_ns(store_b, sb))
     return Comparison(
-        a=Side(labels[0], *ra, sa.pattern if sa.present else None, sa.count),
-        b=Side(labels[1], *rb, sb.pattern if sb.present else None, sb.count),
+        a=Side(labels[0], *ra, sa.pattern if sa.present else None, sa.count, _first_start(sa)),
+        b=Side(labels[1], *rb, sb.pattern if sb.present else None, sb.count, _first_start(sb)),
         metrics=diff_metrics(ma, mb, tolerance),
         ops=diff_ops(op_totals(store_a, *ra), op_totals(store_b, *rb), tolerance),
         steps=steps, phases=phases, a_durations=sa.durations, b_durations=sb.durations, tolerance=tolerance,
     )
+
+
+def _first_start(steps) -> int | None:
+    return int(steps.starts[0]) if steps.count else None
 
 
 def _num(v: float | None) -> float | int | None:
@@ -265,7 +270,8 @@ def _num(v: float | None) -> float | int | None:
 def comparison_dict(c: Comparison) -> dict[str, Any]:
     """Plain data for ``vtui diff --json``."""
     def side(s: Side) -> dict[str, Any]:
-        return {"trace": s.label, "t0_ns": s.t0, "t1_ns": s.t1, "step_pattern": s.step_pattern, "steps": s.step_count}
+        return {"trace": s.label, "t0_ns": s.t0, "t1_ns": s.t1, "step_pattern": s.step_pattern, "steps": s.step_count,
+                "first_step_ns": s.first_step_ns}
 
     def pct(v: float | None) -> float | None:
         return None if v is None else round(v, 3)

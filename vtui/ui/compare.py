@@ -1,7 +1,8 @@
 """Compare mode (`vtui A B`): the two timelines one above the other, and the diff tables in tabs.
 
 Each trace keeps its own ``ViewState``; keys move the focused one, or both when the windows are
-locked (`l`): then B shows the same times, relative to its own start, as A.
+locked (`l`): then both show the same times counted from their first steps (when both traces have
+steps; press `l` again to count from the trace starts, once more to unlock).
 """
 
 from __future__ import annotations
@@ -136,7 +137,7 @@ class CompareApp(App[int]):
         Binding("d", "pan(0.2)", "Pan right", id="compare.pan_right"),
         Binding("0", "show_all", "Whole trace", id="compare.all"),
         Binding("l", "lock", "Lock times", id="compare.lock",
-                tooltip="Lock (or unlock) the two windows to the same times from each trace's start"),
+                tooltip="Lock the two windows: same times from the first steps, then from the trace starts, then unlocked"),
         Binding("1", "tab(0)", "Timelines", id="compare.tab_timelines"),
         Binding("2", "tab(1)", "Metrics", id="compare.tab_metrics"),
         Binding("3", "tab(2)", "Operators", id="compare.tab_ops"),
@@ -151,7 +152,7 @@ class CompareApp(App[int]):
         self.stores = stores
         self.cache = cache  # read / write the index cache (``--no-cache`` turns it off)
         self.comparison: Comparison | None = None
-        self.locked = False
+        self.lock_mode: str | None = None  # None, "steps" (first steps line up) or "starts"
         self.load_error: str | None = None
 
     # ---- loading -------------------------------------------------------------------------
@@ -228,13 +229,30 @@ class CompareApp(App[int]):
                 return pane
         return panes[0] if panes else None
 
+    @property
+    def locked(self) -> bool:
+        return self.lock_mode is not None
+
+    def _anchor(self, pane: TracePane) -> int:
+        """Where time 0 of the lock is in this pane's trace: its first step, or its start."""
+        c = self.comparison
+        if self.lock_mode != "steps" or c is None:
+            return 0
+        return (c.a if pane.tag == "A" else c.b).first_step_ns or 0
+
+    def _steps_in_both(self) -> bool:
+        c = self.comparison
+        return c is not None and c.a.first_step_ns is not None and c.b.first_step_ns is not None
+
     def move(self, pane: TracePane, change) -> None:
-        """Apply ``change(view)`` to ``pane``; when locked, give the other pane the same window."""
+        """Apply ``change(view)`` to ``pane``; when locked, give the other pane the same window
+        (shifted so that the lock's anchors line up)."""
         change(pane.view)
         if self.locked:
             for other in self.panes():
                 if other is not pane:
-                    other.view.t0, other.view.t1 = pane.view.t0, pane.view.t1
+                    shift = self._anchor(other) - self._anchor(pane)
+                    other.view.t0, other.view.t1 = pane.view.t0 + shift, pane.view.t1 + shift
         self._update()
 
     def _update(self) -> None:
@@ -243,7 +261,9 @@ class CompareApp(App[int]):
         c = self.comparison
         if c is None:
             return
-        lock = "locked: same times in both" if self.locked else "unlocked: keys move the focused timeline"
+        lock = {None: "unlocked: keys move the focused timeline",
+                "steps": "locked at the first steps: same times from each trace's first step",
+                "starts": "locked at the starts: same times from each trace's start"}[self.lock_mode]
         spans = " · ".join(f"{m.label}: A {format_value(m.a, m.unit)}, B {format_value(m.b, m.unit)} ({format_pct(m.pct)})"
                            for m in c.metrics if m.name in ("span_ns", "step_mean_ns"))
         self.query_one("#status", Static).update(f"{lock} · {spans}")
@@ -265,11 +285,15 @@ class CompareApp(App[int]):
             self.move(pane, lambda v: v.show_all())
 
     def action_lock(self) -> None:
-        self.locked = not self.locked
+        """Cycle: locked at the first steps (if both traces have steps) → at the starts → unlocked."""
+        order = ["steps", "starts", None] if self._steps_in_both() else ["starts", None]
+        current = self.lock_mode if self.lock_mode in order else None
+        self.lock_mode = order[0] if current is None else order[order.index(current) + 1]
         pane = self.active_pane()
         if pane is not None:
             self.move(pane, lambda v: None)  # the other pane takes this one's window
-        self.notify("Windows locked to the same times" if self.locked else "Windows unlocked", timeout=2)
+        self.notify({"steps": "Windows locked: first steps line up", "starts": "Windows locked at the trace starts",
+                     None: "Windows unlocked"}[self.lock_mode], timeout=2)
 
     def action_tab(self, index: int) -> None:
         for tabs in self.query("#tabs"):
