@@ -179,8 +179,10 @@ def test_ids_of_every_kind_pair_up(tmp_path):
     # The same id 3 in another category is a different flow: its end has no start.
     events.append({"ph": "f", "cat": "other", "name": "ac2g", "id": 3, "pid": 2, "tid": 7, "ts": 430, "bp": "e"})
     events.append({"ph": "C", "name": "queue", "id": 42, "pid": 1, "tid": 1, "ts": 5, "args": {"depth": 3}})
+    events.append({"ph": "C", "name": "mem", "id": "0xb0beed4c8c3041ab", "pid": 1, "tid": 1, "ts": 5,
+                   "args": {"value": 1}})  # past int64: interned, shown as written
     store = load_trace(_write(tmp_path, events), cache=False)
     pairs = sorted((store.name(int(a)), store.name(int(b))) for a, b in zip(store.flows.src_slice, store.flows.dst_slice))
     assert pairs == [(f"cpu{i}", f"gpu{i}") for i in range(5)]
     assert any("1 flow ends had no start" in w for w in store.warnings)
-    assert any(t.name == "queue[42] depth" for t in store.tracks)
+    assert {t.name for t in store.tracks} >= {"queue[42] depth", "mem[0xb0beed4c8c3041ab]"}

@@ -123,7 +123,7 @@ class TrackSet:
         """The track of one counter series: per process, name, id (if any) and series key."""
         src, pid, _ = self.m.thread_keys[thread]
         base = self.m.strings[name] or "[no name]"
-        ident = "" if id_kind == 0 else f"[{id_val}]" if id_kind == 1 else f"[{text_of(self.m.ids[id_val])}]"
+        ident = "" if id_kind == 0 else f"[{_id_text(id_val if id_kind == 1 else self.m.ids[id_val])}]"
         title = base + ident + ("" if series == "value" else f" {series}")
         return self._get(("counter", src, pid, name, id_kind, id_val, series),
                          lambda i: Track(id=i, kind=COUNTER, source=src, pid=pid, name=title))
@@ -178,6 +178,13 @@ class TrackSet:
         for t in self.tracks:
             t.instant_count = int(ic[t.id])
             t.counter_count = int(cc[t.id])
+
+
+def _id_text(ident: Any) -> str:
+    """An id as people read it: big integers (pointers, hashes, mostly written as "0x…") in hex."""
+    if isinstance(ident, int) and not isinstance(ident, bool) and abs(ident) >= 1 << 32:
+        return hex(ident)
+    return text_of(ident)
 
 
 def _thread_title(tid: Any) -> str:
