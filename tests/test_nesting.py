@@ -3,9 +3,12 @@ zero-length slices, duplicates and partial overlaps."""
 
 from __future__ import annotations
 
+import heapq
+
 import numpy as np
 
 from vtui.store import nesting
+from vtui.store.nesting import Nesting
 
 
 def _track(rng: np.random.Generator, n: int, overlaps: bool) -> list[tuple[int, int]]:
@@ -39,6 +42,65 @@ def test_numpy_nesting_equals_the_loop(monkeypatch) -> None:
         ends = np.array([e for t in tracks for _, e in t], dtype=np.int64)
         bounds = np.cumsum([0] + [len(t) for t in tracks])
         fast = nesting.nest(starts, ends, bounds)
-        ref = nesting._nest_loop(starts, ends, bounds)
+        ref = _nest_loop(starts, ends, bounds)
         for name in ("depth", "parent", "lane", "overlapping", "nested_lanes"):
             assert np.array_equal(getattr(fast, name), getattr(ref, name)), (trial, name)
+
+
+def _nest_loop(starts: np.ndarray, ends: np.ndarray, bounds: np.ndarray) -> Nesting:
+    """The reference: one stack per track in start order; a slice that starts inside the open
+    one but ends after it goes to an extra lane (first fit over a heap of lane ends)."""
+    n = len(starts)
+    depth = [0] * n
+    parent = [-1] * n
+    overlap = [False] * n
+    lane = [0] * n
+    nested_lanes = []
+    s_list = starts.tolist()
+    e_list = ends.tolist()
+    for seg in range(len(bounds) - 1):
+        lo, hi = int(bounds[seg]), int(bounds[seg + 1])
+        stack_end: list[int] = []
+        stack_idx: list[int] = []
+        spill: list[int] = []  # positions that partly overlap
+        max_depth = -1
+        for i in range(lo, hi):
+            s = s_list[i]
+            e = e_list[i]
+            while stack_end and stack_end[-1] <= s:
+                stack_end.pop()
+                stack_idx.pop()
+            if stack_end and e > stack_end[-1]:
+                overlap[i] = True
+                spill.append(i)
+                continue
+            d = len(stack_end)
+            depth[i] = d
+            lane[i] = d
+            if d > max_depth:
+                max_depth = d
+            if d:
+                parent[i] = stack_idx[-1]
+            stack_end.append(e)
+            stack_idx.append(i)
+        base = max_depth + 1
+        nested_lanes.append(base)
+        if spill:
+            free: list[tuple[int, int]] = []  # (end, lane) heap: reuse the lane that ends first
+            used = 0
+            for i in spill:  # in start order, so a lane whose end <= start stays disjoint
+                if free and free[0][0] <= s_list[i]:
+                    k = heapq.heappop(free)[1]
+                else:
+                    k = used
+                    used += 1
+                heapq.heappush(free, (e_list[i], k))
+                lane[i] = base + k
+                depth[i] = k
+    return Nesting(
+        depth=np.array(depth, dtype=np.int32),
+        parent=np.array(parent, dtype=np.int32),
+        lane=np.array(lane, dtype=np.int32),
+        overlapping=np.array(overlap, dtype=bool),
+        nested_lanes=np.array(nested_lanes, dtype=np.int32),
+    )

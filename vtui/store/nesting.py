@@ -29,7 +29,7 @@ VECTOR_MIN = 512  # slices in a track: from here on the numpy pass is tried firs
 def nest(starts: np.ndarray, ends: np.ndarray, bounds: np.ndarray) -> Nesting:
     """``bounds`` holds the start offset of each track segment plus the total length.
 
-    Same result as ``_nest_loop`` (the reference, kept for tests), faster: a track is cut into
+    Same result as the plain stack loop (the reference in tests/test_nesting.py), faster: a track is cut into
     regions at the points where every earlier slice has ended (the loop's stack is empty
     there, so regions are independent); a numpy pass nests every region at once, and only the
     regions where it finds a partial overlap are redone by the stack loop. Overlapping slices
@@ -160,60 +160,3 @@ def _nest_proper(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.n
         bad[has[wrong]] = True
         parent[has] = np.where(wrong, -1, par)
     return depth.astype(np.int32), parent.astype(np.int32), bad
-
-
-def _nest_loop(starts: np.ndarray, ends: np.ndarray, bounds: np.ndarray) -> Nesting:
-    n = len(starts)
-    depth = [0] * n
-    parent = [-1] * n
-    overlap = [False] * n
-    lane = [0] * n
-    nested_lanes = []
-    s_list = starts.tolist()
-    e_list = ends.tolist()
-    for seg in range(len(bounds) - 1):
-        lo, hi = int(bounds[seg]), int(bounds[seg + 1])
-        stack_end: list[int] = []
-        stack_idx: list[int] = []
-        spill: list[int] = []  # positions that partly overlap
-        max_depth = -1
-        for i in range(lo, hi):
-            s = s_list[i]
-            e = e_list[i]
-            while stack_end and stack_end[-1] <= s:
-                stack_end.pop()
-                stack_idx.pop()
-            if stack_end and e > stack_end[-1]:
-                overlap[i] = True
-                spill.append(i)
-                continue
-            d = len(stack_end)
-            depth[i] = d
-            lane[i] = d
-            if d > max_depth:
-                max_depth = d
-            if d:
-                parent[i] = stack_idx[-1]
-            stack_end.append(e)
-            stack_idx.append(i)
-        base = max_depth + 1
-        nested_lanes.append(base)
-        if spill:
-            free: list[tuple[int, int]] = []  # (end, lane) heap: reuse the lane that ends first
-            used = 0
-            for i in spill:  # in start order, so a lane whose end <= start stays disjoint
-                if free and free[0][0] <= s_list[i]:
-                    k = heapq.heappop(free)[1]
-                else:
-                    k = used
-                    used += 1
-                heapq.heappush(free, (e_list[i], k))
-                lane[i] = base + k
-                depth[i] = k
-    return Nesting(
-        depth=np.array(depth, dtype=np.int32),
-        parent=np.array(parent, dtype=np.int32),
-        lane=np.array(lane, dtype=np.int32),
-        overlapping=np.array(overlap, dtype=bool),
-        nested_lanes=np.array(nested_lanes, dtype=np.int32),
-    )
