@@ -162,3 +162,25 @@ async def test_timeline_keys_do_nothing_under_another_screen(qwen_store):
         assert v.span == span
         await pilot.press("escape", "w")
         assert v.span < span
+
+
+async def test_aggregation_follows_the_track_filter(qwen_store):
+    """The table counts only the visible tracks: a filter (t) narrows it, clearing it restores it."""
+    app = VtuiApp(QWEN, store=qwen_store)
+    async with app.run_test(size=(160, 44)) as pilot:
+        await _ready(pilot)
+        v = app.view
+        await pilot.press("2")
+        await pilot.pause()
+        pane = app.query_one(AggregationPane)
+        everything = pane.agg.slices
+        assert everything == aggregate(qwen_store, *v.analysis_window(), v.visible_track_ids()).slices
+        await pilot.press("t")
+        await _type(pilot, "stream")
+        visible = v.visible_track_ids()
+        assert 0 < len(visible) < len(qwen_store.tracks)
+        expected = aggregate(qwen_store, *v.analysis_window(), visible)
+        assert 0 < pane.agg.slices == expected.slices < everything
+        await pilot.press("t")
+        await _type(pilot, "")
+        assert pane.agg.slices == everything

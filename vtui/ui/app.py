@@ -212,7 +212,9 @@ class VtuiApp(App[int]):
         v = self.view
         tabs = self.query_one("#bottom", TabbedContent)
         if tabs.active == "aggregation":
-            key = (v.range, tuple(v.visible_track_ids().tolist()))
+            # Which tracks are visible follows from the filter and the hidden set alone: comparing
+            # those is cheap, where listing the visible tracks runs the filter over every track.
+            key = (v.range, v.filter_text, frozenset(v.hidden))
             if key != self._agg_key:
                 self._agg_key = key
                 self.query_one(AggregationPane).refresh_table()
