@@ -260,3 +260,21 @@ def test_decoded_size_reads_the_gzip_trailer(tmp_path):
     plain.write_bytes(raw)
     assert decoded_size(gz) == len(raw) > gz.stat().st_size
     assert decoded_size(plain) == len(raw)
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_progress_runs_from_0_to_1_through_decode_and_build(tmp_path, monkeypatch, jobs):
+    """Progress never goes back, stays within [0, 1], ends at 1, and moves during the build too."""
+    monkeypatch.setattr(parallel, "MIN_RANGE", 1 << 10)
+    monkeypatch.setattr("vtui.store.load.PARALLEL_MIN", 1 << 10)
+    monkeypatch.setattr(jsonscan, "CHUNK", 4096)  # several decode steps on a small file
+    path = tmp_path / "nasty.json"
+    path.write_bytes(_doc(_events(600)))
+    seen: list[float] = []
+    load_trace(path, cache=False, jobs=jobs, progress=seen.append)
+    assert seen == sorted(seen) and 0 <= seen[0] and seen[-1] == 1.0
+    from vtui.store.load import _BUILD_SHARE
+
+    build = [f for f in seen if 1 - _BUILD_SHARE < f < 1]
+    assert len(set(build)) >= 3  # milestones inside the build
+    assert len({f for f in seen if f <= 1 - _BUILD_SHARE}) >= 5  # and steps while decoding

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,8 +59,10 @@ class _Slices:
         return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype=dtype)
 
 
-def build_store(parts: list[SourcePart], args_blob=None) -> TraceStore:
-    """``args_blob``: the args file all parts wrote to (None: each part's in-memory blob)."""
+def build_store(parts: list[SourcePart], args_blob=None, progress: Callable[[float], None] | None = None) -> TraceStore:
+    """``args_blob``: the args file all parts wrote to (None: each part's in-memory blob).
+    ``progress`` gets the fraction done at a few milestones (the build of a big trace takes seconds)."""
+    report = progress or (lambda _fraction: None)
     sources = [SourceInfo(path=p.path, label=p.label, form=p.form, repaired=p.repaired, events=len(p.columns),
                           by_phase=p.columns.by_phase, metadata=p.metadata, warnings=p.warnings) for p in parts]
     m = merge_sources(parts, args_blob)
@@ -68,6 +71,7 @@ def build_store(parts: list[SourcePart], args_blob=None) -> TraceStore:
         prefix = f"{part.label}: " if len(parts) > 1 else ""
         warnings.extend(prefix + w for w in part.warnings)
 
+    report(0.1)
     ts_ns, dur_ns, valid, origin_us, bad_ts = _times(m)
     if bad_ts:
         warnings.append(f"{bad_ts:,} events without a usable ts were skipped")
@@ -153,7 +157,9 @@ def build_store(parts: list[SourcePart], args_blob=None) -> TraceStore:
     slice_row, slice_track, start, end = slice_row[order], slice_track[order], start[order], end[order]
     end_row = end_row[order]
     bounds = np.searchsorted(slice_track, np.arange(len(tracks.tracks) + 1))
+    report(0.4)
     nested = nest(start, end, bounds)
+    report(0.65)
     final = order_by(slice_track, nested.lane)
     inverse = np.empty_like(final)
     inverse[final] = np.arange(len(final))
@@ -190,6 +196,7 @@ def build_store(parts: list[SourcePart], args_blob=None) -> TraceStore:
     tracks.set_point_stats(instants, counters)
 
     index = IntervalIndex(slices, len(tracks.tracks))
+    report(0.8)
     flows, flow_stats = build_flows(slices, index, [t.nested_lanes for t in tracks.tracks],
                                     _flow_events(m, ts_ns, valid, tracks, remap), _flow_v2(m, slice_row, ts_ns))
     # build_flows gives the merged rows of the s/t/f events; the store keeps their file ordinals.
