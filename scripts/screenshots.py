@@ -69,7 +69,7 @@ async def main() -> None:
     generated = ROOT.parent / "shared" / "traces" / "generated"
     if (generated / "hf_llama_kvcache.json.gz").exists():  # the two runs of the compare example
         await shoot_compare(generated / "hf_llama_kvcache.json.gz", generated / "hf_llama_nocache.json.gz",
-                            "compare.svg", [])
+                            "compare.svg", ["l", "w"])  # locked with the first steps lined up, zoomed in
         await shoot_compare(generated / "hf_llama_kvcache.json.gz", generated / "hf_llama_nocache.json.gz",
                             "compare-ops.svg", ["3"])
     print(f"wrote {sorted(p.name for p in OUT.glob('*.svg'))}")
