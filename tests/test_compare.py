@@ -181,3 +181,21 @@ def test_diff_csv_and_markdown_carry_the_json_numbers(capsys):
     assert md.count("### ") == 3 and "| metric | A | B |" in md
     ops_section = md.split("### Operators and kernels")[1].split("###")[0]
     assert sum(line.startswith("| ") for line in ops_section.splitlines()) == 1 + 3  # header + top 3
+
+
+def test_diff_csv_steps_are_numbers_and_conflicting_options_are_one_line(capsys):
+    import csv
+    import io
+
+    demo = demo_trace_path()
+    d = _diff_json(capsys, demo, STACK)
+    assert main(["diff", str(demo), str(STACK), "--format", "csv", "--table", "steps"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert len(rows) == len(d["steps"]) == 32
+    for row, step in zip(rows, d["steps"]):
+        for phase, pct in step["a_phase_pct"].items():
+            assert float(row[f"{phase} a_pct"]) == pytest.approx(pct, abs=0.006)  # JSON rounds to 0.01
+    for args in (["--json", "--format", "md"], ["--table", "ops"], ["--format", "json", "--table", "steps"]):
+        assert main(["diff", str(demo), str(STACK), *args]) == 1
+        err = capsys.readouterr().err.strip()
+        assert err.startswith("vtui: error:") and "\n" not in err

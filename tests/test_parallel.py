@@ -278,3 +278,60 @@ def test_progress_runs_from_0_to_1_through_decode_and_build(tmp_path, monkeypatc
     build = [f for f in seen if 1 - _BUILD_SHARE < f < 1]
     assert len(set(build)) >= 3  # milestones inside the build
     assert len({f for f in seen if f <= 1 - _BUILD_SHARE}) >= 5  # and steps while decoding
+
+
+def _mixed_id_events(n: int) -> list[dict]:
+    """Flows, async slices and counters whose ids take every form: ints (negative, past int64),
+    hex and plain strings, id2 local/global, scoped — so interning order matters."""
+    forms = [lambda i: {"id": i}, lambda i: {"id": -i - 1}, lambda i: {"id": 2**64 - 1 - i},
+             lambda i: {"id": hex(2**63 + i)}, lambda i: {"id": f"req-{i}"}, lambda i: {"id2": {"local": i}},
+             lambda i: {"id2": {"global": hex(i)}}, lambda i: {"id": i, "scope": "s"}, lambda i: {"id": True}]
+    out = []
+    for i in range(n):
+        ident = forms[i % len(forms)](i // len(forms))
+        out.append({"ph": "X", "name": f"op{i % 5}", "cat": "c", "pid": 1, "tid": 1, "ts": i * 10, "dur": 5})
+        out.append({"ph": "X", "name": f"k{i % 3}", "cat": "kernel", "pid": 2, "tid": 7, "ts": i * 10 + 2, "dur": 2})
+        out.append({"ph": "s", "cat": "ac2g", "name": "ac2g", "pid": 1, "tid": 1, "ts": i * 10 + 1, **ident})
+        out.append({"ph": "f", "cat": "ac2g", "name": "ac2g", "pid": 2, "tid": 7, "ts": i * 10 + 2, "bp": "e", **ident})
+        out.append({"ph": "b", "cat": "req", "name": "request", "pid": 1, "tid": 3, "ts": i * 10, **ident})
+        out.append({"ph": "e", "cat": "req", "name": "request", "pid": 1, "tid": 3, "ts": i * 10 + 4, **ident})
+        if i % 7 == 0:
+            out.append({"ph": "C", "name": "mem", "pid": 1, "tid": 1, "ts": i * 10, "args": {"v": i}, **ident})
+    return out
+
+
+def test_every_kind_of_id_loads_the_same_in_processes(tmp_path, monkeypatch):
+    monkeypatch.setattr(parallel, "MIN_RANGE", 1 << 10)
+    monkeypatch.setattr("vtui.store.load.PARALLEL_MIN", 1 << 10)
+    monkeypatch.setattr(parallel.ParallelDecode, "steal", False)  # the worker decodes all but the first range
+    path = tmp_path / "ids.json"
+    path.write_bytes(_doc(_mixed_id_events(900)))
+    one = load_trace(path, cache=False, jobs=1)
+    two = load_trace(path, cache=False, jobs=2)
+    assert len(one.flows) > 800 and len(one.slices) > 2000
+    for table in ("slices", "instants", "counters", "flows"):
+        a, b = getattr(one, table), getattr(two, table)
+        for f in dataclasses.fields(a):
+            if f.name != "args_off":
+                assert np.array_equal(getattr(a, f.name), getattr(b, f.name)), (table, f.name)
+    assert [t.label for t in one.tracks] == [t.label for t in two.tracks]
+    assert one.warnings == two.warnings
+
+
+def test_an_unreadable_rank_does_not_stop_the_app_sizing_a_folder(tmp_path, monkeypatch):
+    """The app sizes a folder before loading it; a file it cannot open counts by its size on
+    disk, and the load then skips it with a warning (as the CLI does), instead of failing."""
+    from vtui.io import reader
+    from vtui.ui.loading import _total_size
+
+    for rank in (0, 1):
+        (tmp_path / f"rank{rank}.json").write_bytes(_doc(_events(20)))
+    real_open = open
+
+    def guarded(path, *args, **kwargs):
+        if str(path).endswith("rank1.json"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(reader, "open", guarded, raising=False)
+    assert _total_size(tmp_path) == sum(p.stat().st_size for p in tmp_path.iterdir())

@@ -79,9 +79,12 @@ def steps_table(c: Comparison, limit: int | None = STEP_ROWS) -> Table:
         a, b = p.a_shares.get(name), p.b_shares.get(name)
         return f"{ABSENT if a is None else f'{a:.0f}'}/{ABSENT if b is None else f'{b:.0f}'}"
 
-    return Table(
-        columns=["index", "a_ns", "b_ns", "delta_ns", *c.phases],
-        rows=[[p.index, p.a_ns, p.b_ns, p.delta_ns, *(share(p, n) for n in c.phases)] for p in pairs],
+    def shares(p: StepPair) -> list[float | None]:
+        return [v for n in c.phases for v in (p.a_shares.get(n), p.b_shares.get(n))]
+
+    return Table(  # machine columns: each phase's share of the step in A and in B, as numbers
+        columns=["index", "a_ns", "b_ns", "delta_ns", *(f"{n} {side}_pct" for n in c.phases for side in "ab")],
+        rows=[[p.index, p.a_ns, p.b_ns, p.delta_ns, *shares(p)] for p in pairs],
         display=[[f"#{p.index}", dur(p.a_ns), dur(p.b_ns), format_value(p.delta_ns, "ns", True),
                   bar(p.a_ns, top), bar(p.b_ns, top), *(share(p, n) for n in c.phases)] for p in pairs],
         headers=["step", "A", "B", "Δ", "A", "B", *(f"{_short(n, 18)} A/B %" for n in c.phases)],

@@ -47,6 +47,11 @@ def run(opts: argparse.Namespace) -> int:
     from vtui.compare_text import diff_tables, diff_text
     from vtui.errors import UsageError
 
+    if opts.json and opts.format not in ("table", "json"):
+        raise UsageError(f"--json and --format {opts.format} ask for two different outputs: give one")
+    fmt = "json" if opts.json else opts.format
+    if opts.table and fmt not in ("csv", "md"):
+        raise UsageError("--table picks one table of --format csv or md")
     if opts.step:
         compile_regex(opts.step)  # a bad regex is a usage error before two loads
     check_top(opts.top)
@@ -58,7 +63,6 @@ def run(opts: argparse.Namespace) -> int:
     range_b = resolve_range(store_b, opts.range_b)
     c = compare(store_a, store_b, range_a, range_b, opts.step, labels=(str(opts.a), str(opts.b)),
                 tolerance=opts.tolerance / 100)
-    fmt = "json" if opts.json else opts.format
     if fmt == "json":
         print(json.dumps(comparison_dict(c), indent=2, ensure_ascii=False))
     elif fmt in ("csv", "md"):

@@ -44,8 +44,11 @@ def _hashable(value: Any) -> Any:
 
 
 def normalise_id(value: Any, id2: Any = None, scope: Any = None) -> Any:
-    """One key for an async/flow id: hex strings and ints meet; id2 and scope namespace it."""
-    if isinstance(value, str):
+    """One key for an async/flow id: hex strings and ints meet; id2 and scope namespace it.
+    A JSON true/false is its text (Python's True == 1 would make it meet the id 1)."""
+    if isinstance(value, bool):
+        value = "true" if value else "false"
+    elif isinstance(value, str):
         text = value.strip()
         if text.lower().startswith("0x"):
             try:
@@ -208,10 +211,10 @@ class ColumnSink:
             if ident is not None or e.id2 is not None:
                 if not (type(ident) is int and e.id2 is None and e.scope is None):  # Kineto's case skips this
                     ident = normalise_id(ident, e.id2, e.scope)
-                if type(ident) is int:
+                if type(ident) is int and _INT64_MIN <= ident <= _INT64_MAX:
                     int_rows.append(i)
                     int_vals.append(ident)
-                else:
+                else:  # interned in row order, so how the file is cut into chunks never changes the numbers
                     id_kind[i], id_val[i] = 2, ids.setdefault(ident, len(ids))
             if e.s is not None:
                 scope[i] = _SCOPE.get(e.s, 0) if isinstance(e.s, str) else 0
@@ -222,15 +225,8 @@ class ColumnSink:
                     (self._rows + i, normalise_id(e.bind_id), e.flow_in is True, e.flow_out is True)
                 )
         if int_rows:
-            try:
-                id_val[int_rows] = int_vals
-                id_kind[int_rows] = 1
-            except OverflowError:  # an integer beyond int64: such ids are interned like strings
-                for i, ident in zip(int_rows, int_vals):
-                    if -(1 << 63) <= ident < (1 << 63):
-                        id_kind[i], id_val[i] = 1, ident
-                    else:
-                        id_kind[i], id_val[i] = 2, ids.setdefault(ident, len(ids))
+            id_val[int_rows] = int_vals
+            id_kind[int_rows] = 1
         self._put("id_kind", id_kind)
         self._put("id_val", id_val)
         self._put("scope", scope)
@@ -304,6 +300,7 @@ class ColumnSink:
         )
 
 
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1  # integer ids outside this are interned like strings
 _KIND = operator.attrgetter("ph", "name", "cat", "pid", "tid")
 
 

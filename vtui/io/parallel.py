@@ -12,6 +12,7 @@ construction; the worst case is one process's speed plus the wasted work.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import mmap
 import multiprocessing as mp
 import os
@@ -30,6 +31,7 @@ from vtui.io.jsonscan import _BOUNDARY, array_tail_end, decode_range
 _PROBE_DECODER = msgspec.json.Decoder(list[Event])
 MIN_RANGE = 16 << 20  # bytes: below this a range is not worth a process start (~0.3 s)
 RANGES_PER_JOB = 8
+MAX_JOBS = 8
 
 # Shared with the workers (set in each by ``_init``): bytes decoded per range, range claims, their lock.
 _done = _claims = _lock = None
@@ -44,9 +46,12 @@ def default_jobs() -> int:
     4.8 s; both busy 8.9 vs 6.7 s.
     """
     try:
-        return max(1, len(os.sched_getaffinity(0)))
+        cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
+        cores = os.cpu_count() or 1
+    # At most 8: each decoder is a Python with numpy and msgspec (~60-90 MB), and with as many
+    # processes as ranges there is nothing left to balance. (Only 2 cores were measured here.)
+    return max(1, min(cores, MAX_JOBS))
 
 
 def can_fork_workers() -> bool:
@@ -175,28 +180,27 @@ class ParallelDecode:
             out_dir = tempfile.mkdtemp(prefix=".vtui-ranges-", dir=os.path.dirname(self.args.path))
         except OSError:
             return pos
-        try:
+        # Undone in reverse order: close the claims (so the workers stop), wait for them, remove
+        # their files — also when this process fails or is interrupted half-way.
+        with contextlib.ExitStack() as cleanup:
+            cleanup.callback(shutil.rmtree, out_dir, ignore_errors=True)
             try:
                 pool = cf.ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init,
                                               initargs=(done, claims, lock))
             except (OSError, ValueError, RuntimeError):
                 return pos
-            with pool:
-                futures: list[cf.Future] = []
-                try:
-                    for _ in range(workers):
-                        futures.append(pool.submit(_decode_worker, self.data_path, ranges, self.args.path, bases,
-                                                   out_dir))
-                except (OSError, RuntimeError, ValueError, cf.process.BrokenProcessPool):
-                    pass  # no worker (ValueError: e.g. a stderr without a file descriptor): decode here
-                results[0] = here(0)
-                while self.steal and (k := _claim(claims, lock, from_end=True)) is not None:
-                    results[k] = here(k)
-                reached, kept = _join_in_order(ranges, results, out_dir, futures, sink, pos, report)
-                with lock:  # stop the workers from starting anything more
-                    claims[:] = [1] * len(ranges)
-        finally:
-            shutil.rmtree(out_dir, ignore_errors=True)
+            cleanup.enter_context(pool)
+            cleanup.callback(_close_claims, claims, lock)
+            futures: list[cf.Future] = []
+            try:
+                for _ in range(workers):
+                    futures.append(pool.submit(_decode_worker, self.data_path, ranges, self.args.path, bases, out_dir))
+            except (OSError, RuntimeError, ValueError, cf.process.BrokenProcessPool):
+                pass  # no worker (ValueError: e.g. a stderr without a file descriptor): decode here
+            results[0] = here(0)
+            while self.steal and (k := _claim(claims, lock, from_end=True)) is not None:
+                results[k] = here(k)
+            reached, kept = _join_in_order(ranges, results, out_dir, futures, sink, pos, report)
         self.used_ranges = kept
         self.ranges_total = len(ranges)
         return reached
@@ -231,15 +235,30 @@ def _join_in_order(ranges: list[tuple[int, int]], results: list, out_dir: str, f
     return reached, kept
 
 
+_LOCK_WAIT = 10.0  # seconds: a process killed while holding the claims' lock must not block the rest
+
+
 def _claim(claims, lock, from_end: bool) -> int | None:
     """Take the next unclaimed range (from the front or the back); None when all are taken."""
-    order = range(len(claims) - 1, -1, -1) if from_end else range(len(claims))
-    with lock:
+    if not lock.acquire(timeout=_LOCK_WAIT):
+        return None
+    try:
+        order = range(len(claims) - 1, -1, -1) if from_end else range(len(claims))
         for k in order:
             if not claims[k]:
                 claims[k] = 1
                 return k
-    return None
+        return None
+    finally:
+        lock.release()
+
+
+def _close_claims(claims, lock) -> None:
+    """Mark every range taken: workers start nothing more."""
+    got = lock.acquire(timeout=_LOCK_WAIT)
+    claims[:] = [1] * len(claims)
+    if got:
+        lock.release()
 
 
 def _init(done, claims, lock) -> None:

@@ -42,11 +42,14 @@ def decoded_size(path: Path) -> int:
     """About how many bytes the trace is once inflated: a gzip's own record of it (its last
     4 bytes: the size mod 4 GiB), never less than the file; the file's size otherwise."""
     size = os.path.getsize(path)
-    with open(path, "rb") as fh:
-        if fh.read(2) != GZIP_MAGIC or size < 20:
-            return size
-        fh.seek(-4, os.SEEK_END)
-        return max(size, int.from_bytes(fh.read(4), "little"))
+    try:
+        with open(path, "rb") as fh:
+            if fh.read(2) != GZIP_MAGIC or size < 20:
+                return size
+            fh.seek(-4, os.SEEK_END)
+            return max(size, int.from_bytes(fh.read(4), "little"))
+    except OSError:  # unreadable: the load itself says so (or skips it, in a folder)
+        return size
 
 
 SPILL_GZIP = 4 << 20  # compressed bytes: above this a gzip is inflated to a file, not into RAM

@@ -106,7 +106,8 @@ def _small_pages() -> Iterator[None]:
     numpy asks the kernel for huge pages for every array ≥ 4 MiB; loading creates and frees
     hundreds of such arrays, and with huge pages the build varied from 1.25 to 2.4 s on the
     1 GB trace (page cache full of the trace itself; measured 4 runs each: 1.25 s every time
-    without the hint, 1.8-2.4 s with it).
+    without the hint, 1.8-2.4 s with it). The setting is process-wide: two loads overlapping in
+    threads may leave it off afterwards, which costs nothing but that hint.
     """
     core = getattr(np, "_core", None) or getattr(np, "core", None)  # numpy 2 / numpy 1
     setter = getattr(getattr(core, "multiarray", None), "_set_madvise_hugepage", None)

@@ -181,8 +181,11 @@ class TrackSet:
 
 
 def _id_text(ident: Any) -> str:
-    """An id as people read it: big integers (pointers, hashes, mostly written as "0x…") in hex."""
-    if isinstance(ident, int) and not isinstance(ident, bool) and abs(ident) >= 1 << 32:
+    """An id as people read it: integers past int64 (hashes and pointers, written as "0x…") in
+    hex, scoped ids (``id2``, ``scope``) as ``scope:id``."""
+    if isinstance(ident, tuple):
+        return ":".join(_id_text(part) for part in ident)
+    if isinstance(ident, int) and not isinstance(ident, bool) and not -(1 << 63) <= ident < 1 << 63:
         return hex(ident)
     return text_of(ident)
 
