@@ -186,3 +186,23 @@ def test_ids_of_every_kind_pair_up(tmp_path):
     assert pairs == [(f"cpu{i}", f"gpu{i}") for i in range(5)]
     assert any("1 flow ends had no start" in w for w in store.warnings)
     assert {t.name for t in store.tracks} >= {"queue[42] depth", "mem[0xb0beed4c8c3041ab]"}
+
+
+def test_async_ids_are_global_unless_id2_local(tmp_path):
+    """A plain id (and id2.global) pairs a begin and an end written by two processes; an
+    id2.local id is per process, so the same pair stays open (TRACE-FORMAT 4.5, Catapult's key)."""
+    events = [
+        {"ph": "b", "cat": "net", "name": "request", "id": 7, "pid": 1, "tid": 1, "ts": 10},
+        {"ph": "e", "cat": "net", "name": "request", "id": 7, "pid": 2, "tid": 5, "ts": 30},
+        {"ph": "b", "cat": "net", "name": "global", "id2": {"global": "0x8"}, "pid": 1, "tid": 1, "ts": 40},
+        {"ph": "e", "cat": "net", "name": "global", "id2": {"global": "0x8"}, "pid": 2, "tid": 5, "ts": 45},
+        {"ph": "b", "cat": "net", "name": "local", "id2": {"local": 9}, "pid": 1, "tid": 1, "ts": 50},
+        {"ph": "e", "cat": "net", "name": "local", "id2": {"local": 9}, "pid": 2, "tid": 5, "ts": 60},
+        {"ph": "X", "name": "tail", "pid": 1, "tid": 1, "ts": 90, "dur": 10},
+    ]
+    store = load_trace(_write(tmp_path, events), cache=False)
+    spans = {store.name(r): (int(store.slices.start_ns[r]), int(store.slices.end_ns[r]))
+             for r in range(len(store.slices)) if store.name(r) != "tail"}
+    assert spans["request"] == (0, 20_000) and spans["global"] == (30_000, 35_000)
+    assert spans["local"] == (40_000, 90_000)  # never ended in its process: runs to the trace end
+    assert any("1 async b/e ends had no open begin" in w for w in store.warnings)
