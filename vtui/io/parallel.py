@@ -27,6 +27,7 @@ from vtui.io.argsfile import ArgsFile, RangeWriter
 from vtui.io.columns import Columns, ColumnSink
 from vtui.io.events import Event
 from vtui.io.jsonscan import _BOUNDARY, array_tail_end, decode_range
+from vtui.io.memory import load_memory_settings
 
 _PROBE_DECODER = msgspec.json.Decoder(list[Event])
 MIN_RANGE = 16 << 20  # bytes: below this a range is not worth a process start (~0.3 s)
@@ -291,7 +292,7 @@ def _decode_worker(data_path: str, ranges: list[tuple[int, int]], args_path: str
     """
     with open(data_path, "rb") as fh:
         data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-    try:
+    with contextlib.closing(data), load_memory_settings():
         while (k := _claim(_claims, _lock, from_end=False)) is not None:
 
             def report(done: int, k=k) -> None:
@@ -302,8 +303,6 @@ def _decode_worker(data_path: str, ranges: list[tuple[int, int]], args_path: str
             with open(path + ".tmp", "wb") as fh:
                 pickle.dump(result, fh, protocol=pickle.HIGHEST_PROTOCOL)
             os.replace(path + ".tmp", path)  # the parent takes a range once its file exists
-    finally:
-        data.close()
 
 
 def _collect(path: str) -> tuple[Columns, int]:

@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
-
-import numpy as np
 
 from vtui.errors import TraceLoadError
 from vtui.io.argsfile import ArgsFile
 from vtui.io.columns import ColumnSink
 from vtui.io.jsonscan import scan_trace
+from vtui.io.memory import give_back_free_memory, load_memory_settings
 from vtui.io.parallel import ParallelDecode, can_fork_workers, check_not_bootstrapping, default_jobs
 from vtui.io.reader import GZIP_MAGIC, open_trace_data
 from vtui.store import cache as trace_cache
@@ -86,7 +84,7 @@ def load_trace(path: str | os.PathLike, progress: Progress | None = None, cache:
         key = None  # no writable cache folder: load without one
     args = ArgsFile(work_dir)
     try:
-        with _small_pages():
+        with load_memory_settings():
             store = _load_files(path, files, progress, args, jobs, work_dir)
     except BaseException:
         args.discard()
@@ -97,46 +95,6 @@ def load_trace(path: str | os.PathLike, progress: Progress | None = None, cache:
     if progress:
         progress(1.0)
     return store
-
-
-@contextmanager
-def _small_pages() -> Iterator[None]:
-    """Build with numpy's transparent-huge-page hint off, then put it back.
-
-    numpy asks the kernel for huge pages for every array ≥ 4 MiB; loading creates and frees
-    hundreds of such arrays, and with huge pages the build varied from 1.25 to 2.4 s on the
-    1 GB trace (page cache full of the trace itself; measured 4 runs each: 1.25 s every time
-    without the hint, 1.8-2.4 s with it). The setting is process-wide: two loads overlapping in
-    threads may leave it off afterwards, which costs nothing but that hint.
-    """
-    core = getattr(np, "_core", None) or getattr(np, "core", None)  # numpy 2 / numpy 1
-    setter = getattr(getattr(core, "multiarray", None), "_set_madvise_hugepage", None)
-    if setter is None:
-        yield
-        return
-    before = setter(False)
-    try:
-        yield
-    finally:
-        setter(before)
-
-
-def give_back_free_memory() -> None:
-    """Return freed heap to the OS (glibc keeps it otherwise: the thousands of per-chunk arrays
-    freed after merging left ~60 % of the resident memory behind, measured). Linux/glibc only."""
-    global _TRIM
-    if _TRIM is None:
-        try:
-            import ctypes
-
-            _TRIM = ctypes.CDLL("libc.so.6").malloc_trim
-        except (OSError, AttributeError):
-            _TRIM = False
-    if _TRIM:
-        _TRIM(0)
-
-
-_TRIM = None
 
 
 def _load_files(path, files: list[Path], progress: Progress | None, args: ArgsFile, jobs: int,
