@@ -20,7 +20,7 @@ from vtui.store.store import TraceStore
 
 Progress = Callable[[float], None]
 TRACE_SUFFIXES = (".json", ".json.gz")
-_READ_SHARE = 0.3  # of a gzip file's progress (inflating); decoding takes the rest
+_READ_SHARE = 0.15  # of a gzip file's progress (inflating with ISA-L: ~0.5 s of ~4 s at 1 GB); decoding takes the rest
 _BUILD_SHARE = 0.3  # of the whole load, at the end (pairing, nesting, index, flows): ~1/3 of a big load
 # Below this (decompressed bytes) a second process costs about what it saves (measured, medians
 # of 3 on 2 cores, 1 vs 2 processes: 50 MB 0.25 / 0.29 s, 100 MB 0.48 / 0.47 s, 150 MB
