@@ -406,3 +406,19 @@ def test_cache_hits_and_misses_from_names_and_args(tmp_path: Path):
     c = compute_insights(load_trace(_write(tmp_path, events))).caches
     assert (c.hits, c.misses, c.evictions, c.events) == (3, 1, 1, 5)
     assert c.hit_rate == pytest.approx(75.0)
+
+
+def test_memory_events_with_odd_args_are_read_one_by_one(tmp_path):
+    """The batch decode of [memory] args falls back to one event at a time when an args value is
+    not an object; the events that are well formed still count (checked by hand)."""
+    from vtui.analysis.memory import analyse_memory
+
+    mem = [{"Bytes": 100, "Total Allocated": 100, "Device Type": 1, "Device Id": 0},
+           [1, 2, 3],
+           {"Bytes": "50", "Total Allocated": 150, "Total Reserved": 200, "Device Type": 1, "Device Id": 0},
+           {"Bytes": -100, "Total Allocated": 50, "Device Type": 1, "Device Id": 0}]
+    events = [{"ph": "i", "s": "t", "name": "[memory]", "pid": 1, "tid": 1, "ts": i, "args": a} for i, a in enumerate(mem)]
+    events.append({"ph": "X", "name": "op", "pid": 1, "tid": 1, "ts": 0, "dur": 10})
+    report = analyse_memory(load_trace(_write(tmp_path, events), cache=False))
+    (dev,) = report.devices
+    assert (dev.device, dev.allocs, dev.frees, dev.peak_allocated, dev.alloc_bytes) == ("cuda:0", 2, 1, 150, 150)

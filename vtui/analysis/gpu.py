@@ -170,20 +170,16 @@ def _idle_split(store: TraceStore, rows: np.ndarray, launch: np.ndarray, t0: int
     if not len(a):
         return 0, 0, 0, t1 - t0
     edges = int(a[0] - t0) + int(t1 - b[-1])
-    cpu = between = unknown = 0
     order = np.argsort(st, kind="stable")
     st_sorted, rows_launch = st[order], launch[order]
-    for gap_start, nxt in zip(b[:-1].tolist(), a[1:].tolist()):
-        k = int(np.searchsorted(st_sorted, nxt, side="left"))
-        lrow = int(rows_launch[k])
-        gap = nxt - gap_start
-        if lrow < 0:
-            unknown += gap
-        elif int(s.start_ns[lrow]) >= gap_start:
-            cpu += gap
-        else:
-            between += gap
-    return cpu, between, unknown, edges
+    # Each gap ends where the next busy interval starts: the first op starting there says why.
+    gap_start, nxt = b[:-1], a[1:]
+    lrow = rows_launch[np.searchsorted(st_sorted, nxt, side="left")]
+    gap = nxt - gap_start
+    known = lrow >= 0
+    waited = known & (s.start_ns[np.maximum(lrow, 0)] >= gap_start)  # launched only after the GPU went idle
+    cpu, unknown = int(gap[waited].sum()), int(gap[~known].sum())
+    return cpu, int(gap.sum()) - cpu - unknown, unknown, edges
 
 
 def analyse_gpu(store: TraceStore, t0: int = 0, t1: int | None = None, top: int = 10) -> GpuReport:

@@ -9,7 +9,9 @@ from the start of the profile (a level relative to whatever was allocated before
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
+import msgspec
 import numpy as np
 
 from vtui.store.store import TraceStore
@@ -68,6 +70,35 @@ def _device_name(args: dict) -> str:
     return name if did is None or did < 0 else f"{name}:{did}"
 
 
+class _MemoryArgs(msgspec.Struct, gc=False):
+    """The args of a ``[memory]`` instant that matter here (any JSON value; checked by ``_num``)."""
+
+    bytes: Any = msgspec.field(name="Bytes", default=None)
+    total_allocated: Any = msgspec.field(name="Total Allocated", default=None)
+    total_reserved: Any = msgspec.field(name="Total Reserved", default=None)
+    device_type: Any = msgspec.field(name="Device Type", default=None)
+    device_id: Any = msgspec.field(name="Device Id", default=None)
+
+
+_BATCH = msgspec.json.Decoder(list[_MemoryArgs])
+
+
+def _memory_args(store: TraceStore, rows: np.ndarray) -> list[_MemoryArgs]:
+    """The instants' args, decoded in one go (one decode per event was 1.4 s for 294k events);
+    event by event only when the batch does not decode (an args value that is not an object)."""
+    inst, blob = store.instants, store.args_blob
+    parts = [blob[o : o + n] if n > 0 else b"{}" for o, n in zip(inst.args_off[rows].tolist(), inst.args_len[rows].tolist())]
+    try:
+        return _BATCH.decode(b"[" + b",".join(parts) + b"]")
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        out = []
+        for r in rows.tolist():
+            a = store.instant_args(r)
+            out.append(_MemoryArgs(a.get("Bytes"), a.get("Total Allocated"), a.get("Total Reserved"),
+                                   a.get("Device Type"), a.get("Device Id")))
+        return out
+
+
 def analyse_memory(store: TraceStore, t0: int = 0, t1: int | None = None) -> MemoryReport:
     t1 = int(store.span_ns) if t1 is None else t1
     ids = [i for i, s in enumerate(store.strings) if s == MEMORY_EVENT]
@@ -77,13 +108,16 @@ def analyse_memory(store: TraceStore, t0: int = 0, t1: int | None = None) -> Mem
         return MemoryReport(False)
     rows = rows[np.argsort(inst.ts_ns[rows], kind="stable")]
     per: dict[str, list[tuple[int, int, int | None, int | None]]] = {}
-    for r in rows.tolist():
-        a = store.instant_args(r)
-        b = _num(a.get("Bytes"))
+    names: dict[tuple, str] = {}
+    for ts, a in zip(inst.ts_ns[rows].tolist(), _memory_args(store, rows)):
+        b = _num(a.bytes)
         if b is None:
             continue
-        per.setdefault(_device_name(a), []).append(
-            (int(inst.ts_ns[r]), b, _num(a.get("Total Allocated")), _num(a.get("Total Reserved"))))
+        key = (a.device_type, a.device_id)
+        if key not in names:
+            names[key] = _device_name({"Device Type": a.device_type, "Device Id": a.device_id})
+        per.setdefault(names[key], []).append(
+            (ts, b, _num(a.total_allocated), _num(a.total_reserved)))
     out = MemoryReport(False)
     for dev, evs in sorted(per.items()):
         ts = np.array([e[0] for e in evs], dtype=np.int64)
