@@ -416,9 +416,11 @@ def test_memory_events_with_odd_args_are_read_one_by_one(tmp_path):
     mem = [{"Bytes": 100, "Total Allocated": 100, "Device Type": 1, "Device Id": 0},
            [1, 2, 3],
            {"Bytes": "50", "Total Allocated": 150, "Total Reserved": 200, "Device Type": 1, "Device Id": 0},
-           {"Bytes": -100, "Total Allocated": 50, "Device Type": 1, "Device Id": 0}]
+           {"Bytes": -100, "Total Allocated": 50, "Device Type": 1, "Device Id": 0},
+           {"Bytes": 7, "Device Type": [1], "Device Id": 0}]  # a device type that is no number
     events = [{"ph": "i", "s": "t", "name": "[memory]", "pid": 1, "tid": 1, "ts": i, "args": a} for i, a in enumerate(mem)]
     events.append({"ph": "X", "name": "op", "pid": 1, "tid": 1, "ts": 0, "dur": 10})
     report = analyse_memory(load_trace(_write(tmp_path, events), cache=False))
-    (dev,) = report.devices
-    assert (dev.device, dev.allocs, dev.frees, dev.peak_allocated, dev.alloc_bytes) == ("cuda:0", 2, 1, 150, 150)
+    dev = next(d for d in report.devices if d.device == "cuda:0")
+    assert (dev.allocs, dev.frees, dev.peak_allocated, dev.alloc_bytes) == (2, 1, 150, 150)
+    assert [d.device for d in report.devices] == ["?:0", "cuda:0"]

@@ -64,8 +64,7 @@ def _num(value) -> int | None:
         return None
 
 
-def _device_name(args: dict) -> str:
-    dtype, did = _num(args.get("Device Type")), _num(args.get("Device Id"))
+def _device_name(dtype: int | None, did: int | None) -> str:
     name = _DEVICE_TYPES.get(dtype, f"device{dtype}") if dtype is not None else "?"
     return name if did is None or did < 0 else f"{name}:{did}"
 
@@ -108,15 +107,11 @@ def analyse_memory(store: TraceStore, t0: int = 0, t1: int | None = None) -> Mem
         return MemoryReport(False)
     rows = rows[np.argsort(inst.ts_ns[rows], kind="stable")]
     per: dict[str, list[tuple[int, int, int | None, int | None]]] = {}
-    names: dict[tuple, str] = {}
     for ts, a in zip(inst.ts_ns[rows].tolist(), _memory_args(store, rows)):
         b = _num(a.bytes)
         if b is None:
             continue
-        key = (a.device_type, a.device_id)
-        if key not in names:
-            names[key] = _device_name({"Device Type": a.device_type, "Device Id": a.device_id})
-        per.setdefault(names[key], []).append(
+        per.setdefault(_device_name(_num(a.device_type), _num(a.device_id)), []).append(
             (ts, b, _num(a.total_allocated), _num(a.total_reserved)))
     out = MemoryReport(False)
     for dev, evs in sorted(per.items()):
