@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from collections import defaultdict
 
@@ -163,9 +165,6 @@ def test_diff_needs_two_traces(capsys):
 
 def test_diff_csv_and_markdown_carry_the_json_numbers(capsys):
     """`--format csv` is one table with every row (the same numbers as --json); `md` has sections."""
-    import csv
-    import io
-
     d = _diff_json(capsys, STACK, QWEN)
     assert main(["diff", str(STACK), str(QWEN), "--format", "csv"]) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
@@ -184,9 +183,6 @@ def test_diff_csv_and_markdown_carry_the_json_numbers(capsys):
 
 
 def test_diff_csv_steps_are_numbers_and_conflicting_options_are_one_line(capsys):
-    import csv
-    import io
-
     demo = demo_trace_path()
     d = _diff_json(capsys, demo, STACK)
     assert main(["diff", str(demo), str(STACK), "--format", "csv", "--table", "steps"]) == 0

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from textual.widgets import DataTable, Static, TabbedContent
 
 from tests.conftest import FIXTURES
@@ -17,8 +19,6 @@ QWEN = FIXTURES / "tracelens__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"
 
 def _first_step_start(store, pattern: str) -> int:
     """Start of the earliest slice whose name matches: plain Python over the store's rows."""
-    import re
-
     return min(int(store.slices.start_ns[r]) for r in range(len(store.slices)) if re.fullmatch(pattern, store.name(r)))
 
 

@@ -66,6 +66,13 @@ def test_decode_range_proves_exactly_the_true_boundaries(monkeypatch):
         assert reached == cut or reached in {b + 2 for b in truth} | {start}  # an event's start
 
 
+@pytest.fixture
+def tiny_ranges(monkeypatch):
+    """Small test files go through the parallel load, cut into ranges of about a KiB."""
+    monkeypatch.setattr(parallel, "MIN_RANGE", 1 << 10)
+    monkeypatch.setattr("vtui.store.load.PARALLEL_MIN", 1 << 10)
+
+
 def _scan(data: bytes, tmp_path: Path, fast=None):
     args = ArgsFile(tmp_path)
     sink = ColumnSink(args=args.writer())
@@ -176,10 +183,8 @@ def test_truncated_file_in_parallel_keeps_every_complete_event(tmp_path, monkeyp
     assert len(res[1]) == complete
 
 
-def test_parallel_load_in_processes_equals_one_process(tmp_path, monkeypatch):
+def test_parallel_load_in_processes_equals_one_process(tmp_path, tiny_ranges, monkeypatch):
     """The real thing: spawned decoder processes, through load_trace, against jobs=1."""
-    monkeypatch.setattr(parallel, "MIN_RANGE", 1 << 10)
-    monkeypatch.setattr("vtui.store.load.PARALLEL_MIN", 1 << 10)
     events = _events(3000)
     path = tmp_path / "nasty.json"
     path.write_bytes(_doc(events))
@@ -230,11 +235,9 @@ def test_workers_that_fail_leave_the_rest_to_one_process(tmp_path, monkeypatch):
     assert not list(tmp_path.glob(".vtui-ranges-*"))
 
 
-def test_no_decoder_process_can_start_and_the_load_still_works(tmp_path, monkeypatch):
+def test_no_decoder_process_can_start_and_the_load_still_works(tmp_path, tiny_ranges, monkeypatch):
     """Starting a worker can fail (in the app, spawning with a captured stderr raised
     ValueError: bad value(s) in fds_to_keep); the load then decodes everything here."""
-    monkeypatch.setattr(parallel, "MIN_RANGE", 1 << 10)
-    monkeypatch.setattr("vtui.store.load.PARALLEL_MIN", 1 << 10)
 
     def refuse(*_args, **_kwargs):
         raise ValueError("bad value(s) in fds_to_keep")
@@ -263,10 +266,8 @@ def test_decoded_size_reads_the_gzip_trailer(tmp_path):
 
 
 @pytest.mark.parametrize("jobs", [1, 2])
-def test_progress_runs_from_0_to_1_through_decode_and_build(tmp_path, monkeypatch, jobs):
+def test_progress_runs_from_0_to_1_through_decode_and_build(tmp_path, tiny_ranges, monkeypatch, jobs):
     """Progress never goes back, stays within [0, 1], ends at 1, and moves during the build too."""
-    monkeypatch.setattr(parallel, "MIN_RANGE", 1 << 10)
-    monkeypatch.setattr("vtui.store.load.PARALLEL_MIN", 1 << 10)
     monkeypatch.setattr(jsonscan, "CHUNK", 4096)  # several decode steps on a small file
     path = tmp_path / "nasty.json"
     path.write_bytes(_doc(_events(600)))
@@ -300,9 +301,7 @@ def _mixed_id_events(n: int) -> list[dict]:
     return out
 
 
-def test_every_kind_of_id_loads_the_same_in_processes(tmp_path, monkeypatch):
-    monkeypatch.setattr(parallel, "MIN_RANGE", 1 << 10)
-    monkeypatch.setattr("vtui.store.load.PARALLEL_MIN", 1 << 10)
+def test_every_kind_of_id_loads_the_same_in_processes(tmp_path, tiny_ranges, monkeypatch):
     monkeypatch.setattr(parallel.ParallelDecode, "steal", False)  # the worker decodes all but the first range
     path = tmp_path / "ids.json"
     path.write_bytes(_doc(_mixed_id_events(900)))

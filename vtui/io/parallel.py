@@ -135,7 +135,7 @@ class ParallelDecode:
     The array is cut into more ranges than processes. Each process claims ranges one at a
     time from a shared table: the workers from the front, this process from the back (after the
     first range, which it takes before any worker has started). So nobody waits while work is
-    left, and a worker that starts late (spawning costs ~0.3 s) simply claims less.
+    left, and a worker that starts late (spawning took ~0.2 s here) simply claims less.
     """
 
     steal = True  # this process claims ranges too (tests turn it off so the workers do them)
