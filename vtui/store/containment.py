@@ -28,8 +28,18 @@ def containment_parents(starts: np.ndarray, ends: np.ndarray, bounds: np.ndarray
     """
     n = len(starts)
     cand = np.arange(-1, n - 1, dtype=np.int64)
+    if not n:
+        return cand
+    first = np.zeros(n, dtype=bool)
     track_first = np.asarray(bounds[:-1], dtype=np.int64)
-    cand[track_first[track_first < n]] = -1
+    first[track_first[track_first < n]] = True
+    cand[first] = -1
+    # A slice ending after every earlier one on its track is a root: settles the long chains of
+    # top-level slices (a GPU stream's kernels) without jumping.
+    reach = _running_max_by_group(ends, starts, first)
+    before = np.empty_like(reach)
+    before[1:] = reach[:-1]
+    cand[~first & (ends > before)] = -1
     active = np.flatnonzero(cand >= 0)
     for _ in range(JUMP_ROUNDS):
         if not len(active):
