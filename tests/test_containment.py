@@ -230,3 +230,17 @@ def _sibling_overlap(s, rows: np.ndarray) -> int:
     for r in rows.tolist():
         groups[int(s.parent[r])].append((int(s.start_ns[r]), int(s.end_ns[r])))
     return sum(sum(e - b for b, e in iv) - _union_length(iv) for iv in groups.values())
+
+
+def test_down_and_up_walk_the_containment_tree_across_lanes(tmp_path: Path):
+    from vtui.ui.view import ViewState
+
+    store = load_trace(_write(tmp_path, [_x("outer", 0, 100), _x("enter", 0, 10), _x("step", 5, 85),
+                                         _x("work", 20, 40), _x("exit", 85, 10)]))
+    row = _by_name(store)
+    view = ViewState(store)
+    view.select(row["step"])  # drawn on an extra lane; its child sits on a nesting lane
+    assert view.to_child() and view.selected == row["work"]
+    assert view.to_parent() and view.selected == row["step"]
+    assert view.to_parent() and view.selected == row["outer"]
+    assert view.to_child() and view.selected == row["enter"]
