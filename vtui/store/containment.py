@@ -16,15 +16,18 @@ from __future__ import annotations
 import numpy as np
 
 JUMP_ROUNDS = 32  # vectorised pointer-jumping rounds before the rest is walked one by one
+TOP_LEVELS = 2  # levels settled one pass each before the jumping (wide levels cost one pass)
 
 
 def containment_parents(starts: np.ndarray, ends: np.ndarray, bounds: np.ndarray) -> np.ndarray:
     """Parent (row in the same arrays, or -1) of each slice; rows sorted by (track, start, longer
     first, file order), ``bounds`` the start offset of each track plus the total length.
 
-    The parent is the latest j < i on the track with end_j >= end_i. Each row keeps a candidate
-    c with every row strictly between c and i ending before end_i; while end_c < end_i the
-    candidate jumps to c's own candidate (valid for the same reason), all rows at once.
+    The parent is the latest j < i on the track with end_j >= end_i. Two vectorised passes:
+    the top levels are settled level by level (a row ending after every earlier row under the
+    same owner is that owner's child), which handles wide levels (a stream's kernels, a step's
+    ops) at once; deeper rows then keep a candidate c with every row strictly between c and i
+    ending before end_i, and jump to c's own candidate while end_c < end_i (log-depth passes).
     """
     n = len(starts)
     cand = np.arange(-1, n - 1, dtype=np.int64)
@@ -34,13 +37,8 @@ def containment_parents(starts: np.ndarray, ends: np.ndarray, bounds: np.ndarray
     track_first = np.asarray(bounds[:-1], dtype=np.int64)
     first[track_first[track_first < n]] = True
     cand[first] = -1
-    # A slice ending after every earlier one on its track is a root: settles the long chains of
-    # top-level slices (a GPU stream's kernels) without jumping.
-    reach = _running_max_by_group(ends, starts, first)
-    before = np.empty_like(reach)
-    before[1:] = reach[:-1]
-    cand[~first & (ends > before)] = -1
-    active = np.flatnonzero(cand >= 0)
+    rest = _settle_top_levels(starts, ends, first, cand)
+    active = rest[cand[rest] >= 0]
     for _ in range(JUMP_ROUNDS):
         if not len(active):
             return cand
@@ -58,6 +56,36 @@ def containment_parents(starts: np.ndarray, ends: np.ndarray, bounds: np.ndarray
             c = int(cand[c])
         cand[i] = c
     return cand
+
+
+def _settle_top_levels(starts: np.ndarray, ends: np.ndarray, first: np.ndarray, cand: np.ndarray) -> np.ndarray:
+    """Settle the parents of the top TOP_LEVELS levels in ``cand``; returns the rows left.
+
+    Level by level, every unsettled row has an owner (a settled row that contains it, or the
+    track). Among the rows under one owner, in order, a row that ends after all earlier ones
+    is the owner's child (nothing later-started under the owner reaches its end); any other
+    row lies inside the latest such child, its owner for the next level.
+    """
+    rows = np.arange(len(starts), dtype=np.int64)
+    owner = np.full(len(starts), -1, dtype=np.int64)
+    new_group = first.copy()
+    for _ in range(TOP_LEVELS):
+        if not len(rows):
+            break
+        e = ends[rows]
+        reach = _running_max_by_group(e, starts[rows], new_group)
+        before = np.empty_like(reach)
+        before[1:] = reach[:-1]
+        child = new_group | (e > before)
+        cand[rows[child]] = owner[child]
+        latest_child = np.maximum.accumulate(np.where(child, rows, -1))  # every group starts with a child
+        keep = ~child
+        rows, owner = rows[keep], latest_child[keep]
+        new_group = np.empty(len(rows), dtype=bool)
+        if len(rows):
+            new_group[0] = True
+            new_group[1:] = owner[1:] != owner[:-1]
+    return rows
 
 
 def depths(parent: np.ndarray) -> np.ndarray:
