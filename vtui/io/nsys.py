@@ -189,6 +189,7 @@ class _Reader:
     gpu_tracks: dict[tuple, tuple[str, Any]] = field(default_factory=dict)  # (dev, pid, ctx, stream) -> key
     launches: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=list)
     gpu_work: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=list)
+    gpu_pid: bool = True  # every GPU table has globalPid
     domains: dict[int, str] = field(default_factory=dict)  # NVTX domain id -> name
     nvtx_thread_names: dict[int, str] = field(default_factory=dict)  # globalTid -> name (nvtxNameOsThread)
 
@@ -212,6 +213,9 @@ class _Reader:
             return str(default)
         inner = found[0] if len(found) == 1 else f"coalesce({', '.join(found)})"
         return f"coalesce(CAST({inner} AS INTEGER), {default})"
+
+    def _gpid(self, table: str) -> str:
+        return self._int(table, "globalPid") if self.gpu_pid else "-1"
 
     def _args_sql(self, table: str, fields: list[tuple[str, list[str]]], raw: Sequence[tuple[str, str]] = ()) -> str:
         """A printf() building each row's args JSON from integer columns, in SQL (so no Python
@@ -268,10 +272,14 @@ class _Reader:
         """A track per (device, stream); a stream number used by several processes or contexts
         on one device gets one track per owner (stream ids are per context). Decided over all
         GPU tables at once, so a kernel and a memcpy on one stream share its track."""
+        present = [t for t in _GPU_TABLES if t in self.cols]
+        # Old exports have no globalPid on GPU rows: then no table's is used (tracks and launch
+        # joins by device, stream and correlation id alone), so all tables agree.
+        self.gpu_pid = all(self.has(t, "globalPid") for t in present)
         combos: set[tuple[int, int, int, int]] = set()
-        for table in _GPU_TABLES:
+        for table in present:
             if table in self.cols:
-                sql = (f"SELECT DISTINCT {self._int(table, 'deviceId')}, {self._int(table, 'globalPid')}, "
+                sql = (f"SELECT DISTINCT {self._int(table, 'deviceId')}, {self._gpid(table)}, "
                        f"{self._int(table, 'contextId')}, {self._int(table, 'streamId')} FROM {_quote(table)}")
                 combos.update(self.con.execute(sql).fetchall())
         owners: dict[tuple[int, int], int] = {}
@@ -323,7 +331,7 @@ class _Reader:
             "start": self._int(table, "start"), "end": self._int(table, "end"),
             "dev": self._int(table, "deviceId"), "ctx": self._int(table, "contextId"),
             "stream": self._int(table, "streamId"), "corr": self._int(table, "correlationId"),
-            "gpid": self._int(table, "globalPid"),
+            "gpid": self._gpid(table),
         }
         return exprs
 
@@ -391,7 +399,7 @@ class _Reader:
                                            [*self._GPU_ARGS, ("bytes", ["bytes"]), ("value", ["value"])])
         if data is None:
             return
-        names = self._coded_names(data["mem"][:, None], lambda k: f"Memset ({MEM_KIND.get(k[0], 'Unknown')})")
+        names = self._coded_names(data["mem"][:, None], _memset_name)
         self._gpu_group(data, args_text, names, "gpu_memset", True)
 
     def _syncs(self) -> None:
@@ -542,14 +550,16 @@ class _Reader:
             return
         r_gtid, r_corr, r_start, r_thread = (np.concatenate(x) for x in zip(*self.launches))
         g_gpid, g_corr, g_start, g_thread = (np.concatenate(x) for x in zip(*self.gpu_work))
-        with_pid = bool((g_gpid >= 0).all())  # old exports: no globalPid on GPU rows, ids alone
+        with_pid = self.gpu_pid  # old exports: no globalPid on GPU rows, correlation ids alone
         r_key = (((r_gtid >> 24) & _MASK24) << 32 | (r_corr & 0xFFFFFFFF)) if with_pid else r_corr
         g_key = (((g_gpid >> 24) & _MASK24) << 32 | (g_corr & 0xFFFFFFFF)) if with_pid else g_corr
-        valid = r_corr >= 0
-        order = np.argsort(r_key[valid], kind="stable")
-        sorted_keys, sorted_rows = r_key[valid][order], np.flatnonzero(valid)[order]
-        pos = np.searchsorted(sorted_keys, g_key)
-        hit = (pos < len(sorted_keys)) & (g_corr >= 0)
+        valid = np.flatnonzero(r_corr >= 0)
+        # Some exports hold a call twice under one correlation id (a wrapper record around the
+        # CUPTI one, on the same thread): the launch is the innermost, the one starting last.
+        order = np.lexsort((r_start[valid], r_key[valid]))
+        sorted_keys, sorted_rows = r_key[valid][order], valid[order]
+        pos = np.searchsorted(sorted_keys, g_key, side="right") - 1
+        hit = (pos >= 0) & (g_corr >= 0)
         hit[hit] = sorted_keys[pos[hit]] == g_key[hit]
         unmatched = int((~hit).sum())
         if unmatched:
@@ -681,6 +691,10 @@ class _Reader:
             strings=list(self.strings.index), thread_keys=list(self.thread_keys), ids=[], args_blob=blob,
             by_phase=by_phase,
         )
+
+
+def _memset_name(codes: tuple) -> str:
+    return "Memset" if codes[0] < 0 else f"Memset ({MEM_KIND.get(codes[0], 'Unknown')})"
 
 
 def _memcpy_name(codes: tuple) -> str:
