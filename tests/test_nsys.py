@@ -22,6 +22,8 @@ from vtui.cli import main
 from vtui.errors import TraceLoadError
 from vtui.store import cache as trace_cache
 from vtui.store.load import load_trace
+from vtui.ui.app import VtuiApp
+from vtui.ui.widgets.details import DetailsPanel
 
 NAME = "pipit__saxpy-mpi-cuda_nsys_perlmutter0.sqlite"
 # The shared copy is the original; the fixture is the same export with sampling rows removed.
@@ -342,3 +344,34 @@ def test_commands_open_an_export(capsys, argv):
     assert out.strip()
     if argv[0] == "search":
         assert "saxpy" in out
+
+
+def test_export_writes_a_chrome_trace_that_reads_back_the_same(tmp_path):
+    store = load_trace(FIXTURES / NAME, cache=False)
+    out = tmp_path / "out.json"
+    assert main(["export", str(FIXTURES / NAME), "-o", str(out), "--no-cache"]) == 0
+    back = load_trace(out, cache=False)
+    assert np.array_equal(back.slices.start_ns, store.slices.start_ns)
+    assert np.array_equal(back.slices.end_ns, store.slices.end_ns)
+    assert [back.name(r) for r in range(len(back.slices))] == [store.name(r) for r in range(len(store.slices))]
+    assert [t.label for t in back.tracks] == [t.label for t in store.tracks]
+    assert np.array_equal(back.flows.src_slice, store.flows.src_slice)
+    assert back.slice_args(int(back.flows.dst_slice[0])) == store.slice_args(int(store.flows.dst_slice[0]))
+
+
+async def test_app_opens_an_export_and_follows_launch_flows():
+    app = VtuiApp(FIXTURES / NAME)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        store = app.store
+        assert store is not None and store.sources[0].form == "nsys-sqlite"
+        launch = next(r for r in store.flows.src_slice.tolist() if store.name(r) == "cudaLaunchKernel")
+        app.view.select(launch)
+        await pilot.press("right_square_bracket")
+        kernel = app.view.selected
+        assert store.strings[int(store.slices.cat_id[kernel])] == "kernel"
+        assert store.slice_args(kernel)["correlation"] == store.slice_args(launch)["correlation"]
+        assert "flow ←" in str(app.query_one(DetailsPanel).render())
+        await pilot.press("left_square_bracket")
+        assert app.view.selected == launch

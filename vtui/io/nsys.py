@@ -704,3 +704,34 @@ def _memcpy_name(codes: tuple) -> str:
     if src < 0 and dst < 0:
         return f"Memcpy {direction}"
     return f"Memcpy {direction} ({MEM_KIND.get(src, 'Unknown')} -> {MEM_KIND.get(dst, 'Unknown')})"
+
+
+_PH_LABEL = {_X: "X", _B: "B", _I: "i", _M: "M", _S: "s", _F: "f"}
+
+
+def nsys_events(path: str | Path, ordinals: np.ndarray) -> list[msgspec.Raw]:
+    """The events at ``ordinals`` (as the loader numbered them) as Chrome-trace JSON objects, so a
+    range of an export can be written out for Perfetto. The file is read again (an export is rare)."""
+    cols = read_nsys(path).columns
+    out: list[msgspec.Raw] = []
+    encode = msgspec.json.encode
+    for r in np.unique(np.asarray(ordinals, dtype=np.int64)).tolist():
+        if not 0 <= r < len(cols):
+            continue
+        ph = int(cols.ph[r])
+        pid, tid = cols.thread_keys[int(cols.thread[r])]
+        event: dict[str, Any] = {"ph": _PH_LABEL.get(ph, "X"), "name": cols.strings[int(cols.name[r])],
+                                 "cat": cols.strings[int(cols.cat[r])], "ts": float(cols.ts[r]), "pid": pid, "tid": tid}
+        if ph == _X:
+            event["dur"] = float(cols.dur[r])
+        elif ph == _I:
+            event["s"] = "t"
+        if cols.id_kind[r] == 1:
+            event["id"] = int(cols.id_val[r])
+        if cols.bp_enclosing[r]:
+            event["bp"] = "e"
+        off, length = int(cols.args_off[r]), int(cols.args_len[r])
+        if length:
+            event["args"] = msgspec.Raw(cols.args_blob[off : off + length])
+        out.append(msgspec.Raw(encode(event)))
+    return out
