@@ -30,11 +30,15 @@ def fetch_ints(con: sqlite3.Connection, table_sql: str, exprs: Sequence[str]) ->
     k = len(exprs)
     row = "printf('" + ",".join(["%d"] * k) + "', " + ", ".join(exprs) + ")"
     try:
-        lo, hi = con.execute(f"SELECT min(rowid), max(rowid) FROM {table_sql}").fetchone()
-        ranges = [] if lo is None else [(a, min(a + _CHUNK - 1, hi)) for a in range(lo, hi + 1, _CHUNK)]
+        lo, hi, count = con.execute(f"SELECT min(rowid), max(rowid), count(*) FROM {table_sql}").fetchone()
+    except sqlite3.OperationalError:  # a WITHOUT ROWID table
+        lo = hi = count = None
+    # Chunks by rowid where rowids are dense (an export's are); sparse ones would make many empty queries.
+    if isinstance(lo, int) and isinstance(hi, int) and hi - lo < 4 * count + _CHUNK:
+        ranges = [(a, min(a + _CHUNK - 1, hi)) for a in range(lo, hi + 1, _CHUNK)]
         query = f"SELECT group_concat(r, ',') FROM (SELECT {row} AS r FROM {table_sql} " \
                 f"WHERE rowid BETWEEN ? AND ? ORDER BY rowid)"
-    except sqlite3.OperationalError:  # a view or a WITHOUT ROWID table: one query
+    else:  # empty, a view, or no rowid: one query
         ranges, query = [None], f"SELECT group_concat(r, ',') FROM (SELECT {row} AS r FROM {table_sql})"
     parts = []
     for bounds in ranges:
