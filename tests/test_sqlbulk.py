@@ -12,7 +12,9 @@ from vtui.io import sqlbulk
 from vtui.io.sqlbulk import NULL, fetch_ints, int_sql, json_objects
 
 
-def test_json_objects_equal_json_dumps():
+@pytest.mark.parametrize("block", [7, 100_000])
+def test_json_objects_equal_json_dumps(monkeypatch, block):
+    monkeypatch.setattr(sqlbulk, "_ROWS", block)
     rng = np.random.default_rng(0)
     n = 3000
     big = rng.integers(-10**18, 10**18, size=n)

@@ -30,7 +30,7 @@ import numpy as np
 from vtui.errors import TraceLoadError
 from vtui.io.columns import ArgsWriter, Columns
 from vtui.io.events import PH_CODE
-from vtui.io.sqlbulk import fetch_ints, int_sql, json_objects
+from vtui.io.sqlbulk import NULL, fetch_ints, int_sql, json_objects
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 FORM = "nsys-sqlite"
@@ -331,11 +331,15 @@ class _Reader:
                     raw_args: Sequence[tuple[str, str]] = ()) -> dict[str, Any] | None:
         if table not in self.cols:
             return None
-        exprs = {"start": self._int(table, "start"), "end": self._int(table, "end"),
-                 "dev": self._int(table, "deviceId"), "ctx": self._int(table, "contextId"),
-                 "stream": self._int(table, "streamId"), "corr": self._int(table, "correlationId"),
-                 "gpid": self._gpid(table), **extra}
-        return self._fetch(table, exprs, [*self._GPU_ARGS, *args], raw_args)
+        exprs = {"start": self._int(table, "start"), "end": self._int(table, "end"), "gpid": self._gpid(table), **extra}
+        data = self._fetch(table, exprs, [*self._GPU_ARGS, *args], raw_args)
+        if data is not None:  # the ids in the args, NULL there, -1 here
+            fields = dict(data["args"])
+            for key, arg in (("dev", "device"), ("ctx", "context"), ("stream", "stream"), ("corr", "correlation")):
+                values = fields.get(arg)
+                data[key] = np.full(len(data["start"]), -1, dtype=np.int64) if values is None else \
+                    np.where(values == NULL, -1, values)
+        return data
 
     def _slices(self, data: dict[str, Any], names: np.ndarray, threads: np.ndarray, cat: str) -> None:
         n = len(names)

@@ -51,68 +51,76 @@ def fetch_ints(con: sqlite3.Connection, table_sql: str, exprs: Sequence[str]) ->
     return np.concatenate(parts) if parts else np.zeros((0, k), dtype=np.int64)
 
 
-def _digits(values: np.ndarray) -> np.ndarray:
-    """Characters of each value written in decimal ("null" for NULL, "-" for negatives)."""
-    mag = np.abs(np.where(values == NULL, 0, values))
-    n = 1 + np.searchsorted(_POW10, mag, side="right")
-    return np.where(values == NULL, 4, n + (values < 0))
-
-
-def _write_number(buf: np.ndarray, at: np.ndarray, values: np.ndarray, widths: np.ndarray) -> None:
-    null = values == NULL
-    if null.any():
-        for j, ch in enumerate(b"null"):
-            buf[at[null] + j] = ch
-    ok = ~null
-    at, values, widths = at[ok], values[ok], widths[ok]
-    neg = values < 0
-    buf[at[neg]] = ord("-")
-    mag = np.abs(values)
-    ndig = widths - neg
-    # Last digit first: each pass writes the ones digit of what is left, one place further left.
-    end = at + widths - 1
-    for j in range(int(ndig.max(initial=0))):
-        live = ndig > j
-        buf[end[live] - j] = (mag[live] % 10).astype(np.uint8) + ord("0")
-        mag = mag // 10
+_ROWS = 100_000  # rows per block of the args matrix (bounds its memory: rows x widest object)
 
 
 def json_objects(fields: Sequence[tuple[str, np.ndarray]], n: int) -> tuple[bytes, np.ndarray]:
     """Row i's args object of integer fields, for all rows at once: (concatenated bytes, length
-    per row). A field's values are (n,) for a number or (n, m) for an array of m numbers."""
+    per row). A field's values are (n,) for a number or (n, m) for an array of m numbers.
+
+    Each row is laid out in a fixed-width byte matrix (fixed text in fixed columns, numbers right-
+    aligned in slots as wide as the field's widest value, padded with zero bytes); dropping the
+    zero bytes of the flattened matrix leaves the objects back to back. Only whole-column writes."""
     if not fields:
         return b"", np.zeros(n, dtype=np.int32)
-    # The object as pieces: fixed text, then numbers, alternately.
-    literals: list[bytes] = []
-    numbers: list[np.ndarray] = []
+    pieces: list[bytes | np.ndarray] = []  # fixed text and number columns, in order
     text = b"{"
     for i, (key, values) in enumerate(fields):
         text += (b"," if i else b"") + b'"' + key.encode() + b'":'
         cols = [values] if values.ndim == 1 else [values[:, j] for j in range(values.shape[1])]
-        if values.ndim > 1:
-            text += b"["
+        text += b"[" if values.ndim > 1 else b""
         for j, col in enumerate(cols):
-            if j:
-                text += b","
-            literals.append(text)
-            numbers.append(np.asarray(col, dtype=np.int64))
+            pieces.extend([text + (b"," if j else b""), np.asarray(col, dtype=np.int64)])
             text = b""
-        if values.ndim > 1:
-            text += b"]"
-    literals.append(text + b"}")
-    widths = [_digits(v) for v in numbers]
-    lens = sum(widths) + sum(len(t) for t in literals)
-    starts = np.zeros(n, dtype=np.int64)
-    if n > 1:
-        np.cumsum(lens[:-1], out=starts[1:])
-    buf = np.empty(int(lens.sum()), dtype=np.uint8)
-    at = starts.copy()
-    for lit, values, width in zip(literals, [*numbers, None], [*widths, None]):
-        if lit:
-            pos = at[:, None] + np.arange(len(lit))
-            buf[pos] = np.frombuffer(lit, dtype=np.uint8)
-            at = at + len(lit)
-        if values is not None:
-            _write_number(buf, at, values, width)
-            at = at + width
-    return buf.tobytes(), lens.astype(np.int32)
+        text += b"]" if values.ndim > 1 else b""
+    pieces.append(text + b"}")
+    blobs: list[bytes] = []
+    lens: list[np.ndarray] = []
+    for lo in range(0, n, _ROWS):
+        block = [p if isinstance(p, bytes) else p[lo : lo + _ROWS] for p in pieces]
+        blob, ln = _objects_block(block, min(_ROWS, n - lo))
+        blobs.append(blob)
+        lens.append(ln)
+    return b"".join(blobs), (np.concatenate(lens) if lens else np.zeros(0, dtype=np.int64)).astype(np.int32)
+
+
+def _objects_block(pieces: list, n: int) -> tuple[bytes, np.ndarray]:
+    widths = [len(p) if isinstance(p, bytes) else int(_width(p).max(initial=1)) for p in pieces]
+    mat = np.zeros((n, sum(widths)), dtype=np.uint8)
+    at = 0
+    for piece, width in zip(pieces, widths):
+        if isinstance(piece, bytes):
+            mat[:, at : at + width] = np.frombuffer(piece, dtype=np.uint8)
+        else:
+            _write_numbers(mat, at + width - 1, width, piece)
+        at += width
+    kept = mat != 0
+    return mat[kept].tobytes(), kept.sum(axis=1)
+
+
+def _width(values: np.ndarray) -> np.ndarray:
+    """Characters of each value in decimal ("null" for NULL, a "-" for negatives)."""
+    mag = np.abs(np.where(values == NULL, 0, values))
+    digits = 1 + np.searchsorted(_POW10, mag, side="right")
+    return np.where(values == NULL, 4, digits + (values < 0))
+
+
+def _write_numbers(mat: np.ndarray, last: int, width: int, values: np.ndarray) -> None:
+    """Write ``values`` right-aligned in the ``width`` columns ending at column ``last``."""
+    null = values == NULL
+    neg = values < 0
+    mag = np.abs(np.where(null, 0, values)).astype(np.uint64)
+    live = np.ones(len(values), dtype=bool)  # digits left to write (a zero writes one)
+    for j in range(width):  # the ones digit first, moving left
+        mat[:, last - j] = np.where(live, (mag % 10).astype(np.uint8) + ord("0"), 0)
+        mag //= 10
+        live = mag > 0
+        if not live.any():
+            break
+    # The sign just left of each negative number's digits; "null" over NULLs.
+    if (neg & ~null).any():
+        ndig = 1 + np.searchsorted(_POW10, np.abs(np.where(null | ~neg, 0, values)), side="right")
+        rows = np.flatnonzero(neg & ~null)
+        mat[rows, last - ndig[rows]] = ord("-")
+    if null.any():
+        mat[np.flatnonzero(null)[:, None], np.arange(last - 3, last + 1)] = np.frombuffer(b"null", dtype=np.uint8)
