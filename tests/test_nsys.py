@@ -375,3 +375,22 @@ async def test_app_opens_an_export_and_follows_launch_flows():
         assert "flow ←" in str(app.query_one(DetailsPanel).render())
         await pilot.press("left_square_bracket")
         assert app.view.selected == launch
+
+
+def test_hostile_names_load_verbatim(tmp_path, capsys):
+    path = _make(tmp_path / "hostile.sqlite", """
+        CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT);
+        INSERT INTO StringIds VALUES (1, 'evil' || char(27) || '[31m[bold red]k[/]'), (2, 'w' || char(7) || 'orker');
+        CREATE TABLE NVTX_EVENTS (start INT, end INT, eventType INT, text TEXT, textId INT, globalTid INT, domainId INT);
+        INSERT INTO NVTX_EVENTS VALUES (10, 90, 59, '[link=file:///etc]r[/link]' || char(13) || 'ange', NULL, 77 << 24 | 77, 0);
+        CREATE TABLE ThreadNames (nameId INT, globalTid INT);
+        INSERT INTO ThreadNames VALUES (2, 77 << 24 | 77);
+        CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INT, end INT, deviceId INT, streamId INT, demangledName INT);
+        INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (20, 40, 0, 7, 1);
+    """)
+    for argv in (["stats", str(path)], ["info", str(path)], ["search", str(path), "evil|range"]):
+        assert main([*argv, "--no-cache"]) == 0
+    store = load_trace(path, cache=False)
+    names = sorted(store.name(r) for r in range(len(store.slices)))
+    assert names == ["[link=file:///etc]r[/link]\range", "evil\x1b[31m[bold red]k[/]"]  # as written
+    assert [t.name for t in store.tracks if t.kind == "thread"] == ["w\x07orker"]
