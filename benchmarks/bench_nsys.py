@@ -24,16 +24,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 LOAD = r"""
-import json, sys, time
+import json, os, sys, time
 sys.path.insert(0, sys.argv[2])
 mode = sys.argv[3]
 t = time.perf_counter()
 if mode == "reader":
     from vtui.io.nsys import read_nsys
-    n = len(read_nsys(sys.argv[1]).columns)
+    n = len(read_nsys(sys.argv[1], jobs=os.cpu_count() or 1).columns)
 else:
     from vtui.store.load import load_trace
-    n = load_trace(sys.argv[1], cache=(mode == "warm"), jobs=1).event_count
+    n = load_trace(sys.argv[1], cache=(mode == "warm")).event_count  # all cores, as the CLI loads
 dt = time.perf_counter() - t
 # VmHWM, not ru_maxrss: the latter keeps the parent's peak across fork + exec
 hwm = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM"))

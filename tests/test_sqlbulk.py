@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from vtui.io import sqlbulk
-from vtui.io.sqlbulk import NULL, fetch_ints, int_sql, json_objects
+from vtui.io.sqlbulk import NULL, Connections, fetch_ints, int_sql, json_objects
 
 
 @pytest.mark.parametrize("block", [7, 100_000])
@@ -32,20 +32,28 @@ def test_json_objects_equal_json_dumps(monkeypatch, block):
     assert json_objects([], 3)[0] == b"" and json_objects([], 3)[1].tolist() == [0, 0, 0]
 
 
-@pytest.mark.parametrize("chunk", [2, 1000])
-def test_fetch_ints_in_chunks_equals_fetchall(monkeypatch, chunk):
+@pytest.mark.parametrize(("chunk", "jobs"), [(2, 1), (2, 3), (1000, 1)])
+def test_fetch_ints_in_chunks_equals_fetchall(tmp_path, monkeypatch, chunk, jobs):
     monkeypatch.setattr(sqlbulk, "_CHUNK", chunk)
-    con = sqlite3.connect(":memory:")
+    monkeypatch.setattr(sqlbulk, "_MIN_CHUNK", 1)
+    db = tmp_path / "t.sqlite"
+    con = sqlite3.connect(db, check_same_thread=False)
+    cons = Connections(lambda: sqlite3.connect(db, check_same_thread=False), jobs)
     con.execute("CREATE TABLE t (a INT, b INT, c TEXT)")
     rows = [(i * 7, None if i % 3 == 0 else -i, str(i)) for i in range(11)] + [(302119224788637, 1, "x"), ("12", 2.0, "y")]
     con.executemany("INSERT INTO t VALUES (?, ?, ?)", rows)
     con.execute("DELETE FROM t WHERE a = 14")  # a gap in the rowids
-    got = fetch_ints(con, "t", [int_sql("a"), int_sql("b")])
+    con.commit()
+    got = fetch_ints(cons, "t", [int_sql("a"), int_sql("b")])
     expected = [(int(a), NULL if b is None else int(b)) for a, b in con.execute("SELECT a, b FROM t ORDER BY rowid")]
     assert [tuple(r) for r in got.tolist()] == expected
     con.execute("CREATE VIEW v AS SELECT a, b FROM t")  # no rowid: one query
-    assert np.array_equal(fetch_ints(con, "v", [int_sql("a"), int_sql("b")]), got)
+    con.commit()
+    assert np.array_equal(fetch_ints(cons, "v", [int_sql("a"), int_sql("b")]), got)
     con.execute("INSERT INTO t (rowid, a, b) VALUES (1 << 60, 5, 5)")  # sparse rowids: one query, not 2^59 chunks
-    assert fetch_ints(con, "t", [int_sql("a")])[-1].tolist() == [5]
+    con.commit()
+    assert fetch_ints(cons, "t", [int_sql("a")])[-1].tolist() == [5]
     con.execute("CREATE TABLE empty (a INT)")
-    assert fetch_ints(con, "empty", [int_sql("a")]).shape == (0, 1)
+    con.commit()
+    assert fetch_ints(cons, "empty", [int_sql("a")]).shape == (0, 1)
+    cons.close()

@@ -30,7 +30,7 @@ import numpy as np
 from vtui.errors import TraceLoadError
 from vtui.io.columns import ArgsWriter, Columns
 from vtui.io.events import PH_CODE
-from vtui.io.sqlbulk import NULL, fetch_ints, int_sql, json_objects
+from vtui.io.sqlbulk import NULL, Connections, fetch_ints, int_sql, json_objects
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 FORM = "nsys-sqlite"
@@ -74,21 +74,24 @@ class NsysResult:
     warnings: list[str]
 
 
-def read_nsys(path: str | Path, args: ArgsWriter | None = None, progress: Progress | None = None) -> NsysResult:
-    """Read an nsys SQLite export. Raises TraceLoadError (one line) for a foreign or damaged file."""
+def read_nsys(path: str | Path, args: ArgsWriter | None = None, progress: Progress | None = None,
+              jobs: int = 1) -> NsysResult:
+    """Read an nsys SQLite export (big tables on ``jobs`` threads). Raises TraceLoadError (one
+    line) for a foreign or damaged file."""
     path = Path(path)
+    cons = Connections(lambda: _connect(path), jobs)
     try:
-        con = _connect(path)
+        con = cons.get()
     except sqlite3.Error as exc:
         raise TraceLoadError(f"{path}: cannot open the SQLite file ({exc})") from None
     try:
-        return _Reader(con, path, args, progress).read()
+        return _Reader(con, cons, path, args, progress).read()
     except sqlite3.OperationalError as exc:  # a query the file's schema does not allow
         raise TraceLoadError(f"{path}: unexpected Nsight Systems export schema ({exc})") from None
     except (sqlite3.Error, OverflowError) as exc:  # "database disk image is malformed", "file is not a database"
         raise TraceLoadError(f"{path}: damaged SQLite database ({exc})") from None
     finally:
-        con.close()
+        cons.close()
 
 
 def _connect(path: Path) -> sqlite3.Connection:
@@ -176,6 +179,7 @@ def _as_text(value: Any) -> str:
 @dataclass
 class _Reader:
     con: sqlite3.Connection
+    cons: Connections
     path: Path
     args: ArgsWriter | None
     progress: Progress | None
@@ -233,7 +237,7 @@ class _Reader:
         for key, expr in raw_args:
             fields.append((key, len(sql), 0))
             sql.append(expr)
-        values = fetch_ints(self.con, _quote(table), sql)
+        values = fetch_ints(self.cons, _quote(table), sql)
         if not len(values):
             return None
         ok = (values[:, 0] >= 0) & (values[:, 1] >= 0)  # start, end

@@ -9,13 +9,16 @@ columns with vectorised digit writes, not formatted per row.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 NULL = np.iinfo(np.int64).min  # an SQL NULL in an integer column (written "null" in args)
 NULL_SQL = "(-9223372036854775807 - 1)"
 _CHUNK = 250_000  # rowids per query: bounds the text SQLite builds at once (~30 MB)
+_MIN_CHUNK = 20_000  # below this many rows per query, another thread is not worth starting
 _POW10 = 10 ** np.arange(1, 19, dtype=np.int64)
 
 
@@ -24,30 +27,73 @@ def int_sql(column_sql: str) -> str:
     return f"coalesce(CAST({column_sql} AS INTEGER), {NULL_SQL})"
 
 
-def fetch_ints(con: sqlite3.Connection, table_sql: str, exprs: Sequence[str]) -> np.ndarray:
+class Connections:
+    """One read connection per thread: SQLite runs a query without the GIL, so chunks of a table
+    read on several threads use several cores. ``connect`` must allow closing from another
+    thread (``check_same_thread=False``)."""
+
+    def __init__(self, connect: Callable[[], sqlite3.Connection], jobs: int = 1) -> None:
+        self.connect = connect
+        self.jobs = max(1, jobs)
+        self._local = threading.local()
+        self._opened: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+        self._pool: ThreadPoolExecutor | None = None
+
+    def get(self) -> sqlite3.Connection:
+        con = getattr(self._local, "con", None)
+        if con is None:
+            con = self._local.con = self.connect()
+            with self._lock:
+                self._opened.append(con)
+        return con
+
+    def map(self, fn: Callable, items: list) -> list:
+        """``fn`` over ``items`` on the threads (in order), or here when one job or one item."""
+        if self.jobs == 1 or len(items) < 2:
+            return [fn(item) for item in items]
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(self.jobs, thread_name_prefix="vtui-sqlite")
+        return list(self._pool.map(fn, items))
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
+        for con in self._opened:  # opened with check_same_thread=False: closed from here
+            con.close()
+        self._opened.clear()
+
+
+def fetch_ints(cons: Connections, table_sql: str, exprs: Sequence[str]) -> np.ndarray:
     """All rows of ``exprs`` (integer SQL expressions, never NULL) as an (n, len(exprs)) int64
-    array, in rowid order."""
+    array, in rowid order; rowid ranges are read on ``cons.jobs`` threads."""
     k = len(exprs)
     row = "printf('" + ",".join(["%d"] * k) + "', " + ", ".join(exprs) + ")"
     try:
-        lo, hi, count = con.execute(f"SELECT min(rowid), max(rowid), count(*) FROM {table_sql}").fetchone()
+        lo, hi, count = cons.get().execute(f"SELECT min(rowid), max(rowid), count(*) FROM {table_sql}").fetchone()
     except sqlite3.OperationalError:  # a WITHOUT ROWID table
         lo = hi = count = None
     # Chunks by rowid where rowids are dense (an export's are); sparse ones would make many empty queries.
     if isinstance(lo, int) and isinstance(hi, int) and hi - lo < 4 * count + _CHUNK:
-        ranges = [(a, min(a + _CHUNK - 1, hi)) for a in range(lo, hi + 1, _CHUNK)]
+        pieces = max(1, min(cons.jobs * 2, count // _MIN_CHUNK))
+        step = max(1, min(_CHUNK, -(-(hi - lo + 1) // pieces)))
+        ranges: list[tuple[int, int] | None] = [(a, min(a + step - 1, hi)) for a in range(lo, hi + 1, step)]
         query = f"SELECT group_concat(r, ',') FROM (SELECT {row} AS r FROM {table_sql} " \
                 f"WHERE rowid BETWEEN ? AND ? ORDER BY rowid)"
     else:  # empty, a view, or no rowid: one query
         ranges, query = [None], f"SELECT group_concat(r, ',') FROM (SELECT {row} AS r FROM {table_sql})"
-    parts = []
-    for bounds in ranges:
-        text = con.execute(query, bounds or ()).fetchone()[0]
-        if text:
-            values = np.fromstring(text, dtype=np.int64, sep=",")  # C parse, exact for int64
-            if len(values) % k:
-                raise sqlite3.DatabaseError(f"unexpected values in {table_sql}")
-            parts.append(values.reshape(-1, k))
+
+    def read(bounds: tuple[int, int] | None) -> np.ndarray | None:
+        text = cons.get().execute(query, bounds or ()).fetchone()[0]
+        if not text:
+            return None
+        values = np.fromstring(text, dtype=np.int64, sep=",")  # C parse, exact for int64
+        if len(values) % k:
+            raise sqlite3.DatabaseError(f"unexpected values in {table_sql}")
+        return values.reshape(-1, k)
+
+    parts = [g for g in cons.map(read, ranges) if g is not None]
     return np.concatenate(parts) if parts else np.zeros((0, k), dtype=np.int64)
 
 

@@ -146,7 +146,7 @@ def _is_gzip(path: Path) -> bool:
 def _load_part(path: Path, read_progress: Progress, decode_progress: Progress, many: bool, args: ArgsFile,
                jobs: int, work_dir: str | None) -> SourcePart:
     if is_sqlite(path):
-        return _load_nsys(path, decode_progress, many, args)
+        return _load_nsys(path, decode_progress, many, args, jobs)
     data, read_warnings, data_path, spilled = open_trace_data(path, read_progress, work_dir)
     sink = ColumnSink(args=args.writer())
     fast = None
@@ -168,8 +168,8 @@ def _load_part(path: Path, read_progress: Progress, decode_progress: Progress, m
     )
 
 
-def _load_nsys(path: Path, progress: Progress, many: bool, args: ArgsFile) -> SourcePart:
-    result = read_nsys(path, args.writer(), progress)
+def _load_nsys(path: Path, progress: Progress, many: bool, args: ArgsFile, jobs: int) -> SourcePart:
+    result = read_nsys(path, args.writer(), progress, jobs)
     return SourcePart(path=str(path), label=_label(path, {}) if many else "", form=NSYS_FORM, repaired=False,
                       metadata=result.metadata, warnings=result.warnings, columns=result.columns)
 
