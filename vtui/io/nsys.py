@@ -186,8 +186,6 @@ class _Reader:
     groups: list[_Group] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     thread_keys: dict[tuple[Any, Any], int] = field(default_factory=dict)
-    blobs: list[bytes] = field(default_factory=list)
-    blob_size: int = 0
     cols: dict[str, list[str]] = field(default_factory=dict)
     cpu_pids: set[int] = field(default_factory=set)
     cpu_threads: dict[int, tuple[int, int]] = field(default_factory=dict)  # globalTid -> (pid, tid)
