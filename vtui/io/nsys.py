@@ -493,7 +493,7 @@ class _Reader:
         per = [msgspec.json.encode({"domain": self.domains.get(d, f"domain {d}")}) if d > 0 else b"" for d in uniq.tolist()]
         per_len = np.array([len(p) for p in per], dtype=np.int32)
         lens = per_len[inverse.reshape(-1)]
-        blob = b"".join(per[k] for k in inverse.reshape(-1).tolist()) if per_len.any() else b""
+        blob = b"".join(map(per.__getitem__, inverse.reshape(-1).tolist())) if per_len.any() else b""
         self._add(_Group(ph=ph, ts=start[rows] / 1000.0,
                          dur=np.where(is_range & closed, end[rows] - start[rows], 0) / 1000.0,
                          name=names, cat=np.full(len(rows), self.strings.one("nvtx"), dtype=np.int32),
