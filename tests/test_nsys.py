@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from benchmarks.nsys_synth import write_nsys_export
-from tests.conftest import FIXTURES, ROOT, SHARED_TRACES
+from tests.conftest import FIXTURES, ROOT, SHARED_TRACES, raw_events
 from vtui.analysis.gpu import analyse_gpu, gpu_rows, launch_pairs
 from vtui.cli import main
 from vtui.errors import TraceLoadError
@@ -105,7 +105,7 @@ def check_figures(path: Path) -> None:
     gpu = analyse_gpu(store, top=10**6)
     assert {k.name: (k.count, k.total_ns) for k in gpu.top_kernels} == sql.kernels
     assert gpu.memcpy_by_direction == dict(sql.memcpy_ns)
-    assert _memcpy_bytes(store) == dict(sql.memcpy_bytes)
+    assert gpu.memcpy_bytes_by_direction == _memcpy_bytes(store) == dict(sql.memcpy_bytes)
     cats = np.array(store.strings, dtype=object)[store.slices.cat_id]
     runtime = Counter(store.name(r) for r in np.flatnonzero(cats == "cuda_runtime").tolist())
     assert runtime == sql.runtime
@@ -394,3 +394,15 @@ def test_hostile_names_load_verbatim(tmp_path, capsys):
     names = sorted(store.name(r) for r in range(len(store.slices)))
     assert names == ["[link=file:///etc]r[/link]\range", "evil\x1b[31m[bold red]k[/]"]  # as written
     assert [t.name for t in store.tracks if t.kind == "thread"] == ["w\x07orker"]
+
+
+def test_memcpy_bytes_per_direction_on_a_kineto_trace():
+    """The same figure from a JSON trace, against plain json over the raw events."""
+    path = FIXTURES / "tracelens__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"
+    expected: dict[str, int] = defaultdict(int)
+    for e in raw_events(path):
+        if e.get("ph") == "X" and e.get("cat") == "gpu_memcpy":
+            direction = re.search(r"\b(HtoD|DtoH|DtoD|HtoH|PtoP|DtoA|AtoD|AtoH|HtoA)\b", e["name"])
+            expected[direction.group(1) if direction else "other"] += e["args"]["bytes"]
+    assert expected
+    assert analyse_gpu(load_trace(path, cache=False)).memcpy_bytes_by_direction == dict(expected)
