@@ -406,3 +406,9 @@ def test_memcpy_bytes_per_direction_on_a_kineto_trace():
             expected[direction.group(1) if direction else "other"] += e["args"]["bytes"]
     assert expected
     assert analyse_gpu(load_trace(path, cache=False)).memcpy_bytes_by_direction == dict(expected)
+
+
+def test_an_nsys_report_says_how_to_export_it(tmp_path):
+    path = tmp_path / "run.nsys-rep"
+    path.write_bytes(b"\x00\x01binary report")
+    assert "nsys export --type sqlite run.nsys-rep" in _cli_error(path)

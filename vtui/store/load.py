@@ -147,6 +147,9 @@ def _load_part(path: Path, read_progress: Progress, decode_progress: Progress, m
                jobs: int, work_dir: str | None) -> SourcePart:
     if is_sqlite(path):
         return _load_nsys(path, decode_progress, many, args, jobs)
+    if path.name.endswith((".nsys-rep", ".qdrep")):  # the report itself is a private format
+        raise TraceLoadError(f"{path}: an Nsight Systems report; vtui reads its SQLite export: "
+                             f"nsys export --type sqlite {path.name}")
     data, read_warnings, data_path, spilled = open_trace_data(path, read_progress, work_dir)
     sink = ColumnSink(args=args.writer())
     fast = None
