@@ -118,7 +118,8 @@ def build_store(parts: list[SourcePart], args_blob=None, progress: Callable[[flo
         if not len(rows):
             continue
         groups = tracks.async_groups(rows, family)
-        p = pair(rows, groups, ts_ns[rows], ph[rows] == begin_code, ph[rows] == end_code, m.name[rows], m.named[m.name[rows]], trace_end)
+        p = pair(rows, groups, ts_ns[rows], ph[rows] == begin_code, ph[rows] == end_code, m.name[rows], m.named[m.name[rows]],
+                 trace_end, strict_names=family == 0)
         label = "b/e" if family == 0 else "S/F"
         if p.unmatched_ends:
             warnings.append(f"{p.unmatched_ends:,} async {label} ends had no open begin (ignored)")
@@ -197,8 +198,8 @@ def build_store(parts: list[SourcePart], args_blob=None, progress: Callable[[flo
 
     index = IntervalIndex(slices, len(tracks.tracks))
     report(0.8)
-    flows, flow_stats = build_flows(slices, index, [t.nested_lanes for t in tracks.tracks],
-                                    _flow_events(m, ts_ns, valid, tracks, remap), _flow_v2(m, slice_row, ts_ns))
+    flows, flow_stats = build_flows(slices, index, _flow_events(m, ts_ns, valid, tracks, remap),
+                                    _flow_v2(m, slice_row, ts_ns), m.args_blob)
     # build_flows gives the merged rows of the s/t/f events; the store keeps their file ordinals.
     for column in (flows.src_event, flows.dst_event):
         column[:] = np.where(column >= 0, m.ordinal[np.maximum(column, 0)], -1)
@@ -206,6 +207,12 @@ def build_store(parts: list[SourcePart], args_blob=None, progress: Callable[[flo
         warnings.append(f"{flow_stats['flow_ends_without_start']:,} flow ends had no start (launched before the trace?)")
     if flow_stats["flow_starts_without_end"]:
         warnings.append(f"{flow_stats['flow_starts_without_end']:,} flow starts had no end")
+    if flow_stats["flows_rebound_by_correlation"]:
+        warnings.append(f"{flow_stats['flows_rebound_by_correlation']:,} flows joined slices with different correlation "
+                        "ids (moved to the slice at the same point with the matching id)")
+    if flow_stats["flows_correlation_disagree"]:
+        warnings.append(f"{flow_stats['flows_correlation_disagree']:,} flows join slices with different correlation "
+                        "ids (kept as the flow events say: no slice there has the matching id)")
     overl = sum(t.overlapping for t in tracks.tracks if t.kind in ("thread", "gpu"))
     if overl:
         warnings.append(f"{overl:,} slices partly overlap a neighbour (shown on extra lanes)")
@@ -289,7 +296,7 @@ def _flow_events(m: Merged, ts_ns: np.ndarray, valid: np.ndarray, tracks: TrackS
     )
 
 
-def _flow_v2(m: Merged, slice_row: np.ndarray, ts_ns: np.ndarray) -> list[tuple[int, int, int, bool, bool]]:
+def _flow_v2(m: Merged, slice_row: np.ndarray, ts_ns: np.ndarray) -> list[tuple[int, int, int, bool, bool, int]]:
     if not m.flow_v2:
         return []
     pos = np.argsort(slice_row)
@@ -298,5 +305,5 @@ def _flow_v2(m: Merged, slice_row: np.ndarray, ts_ns: np.ndarray) -> list[tuple[
     for row, key, flow_in, flow_out in m.flow_v2:
         k = int(np.searchsorted(sorted_rows, row))
         if k < len(sorted_rows) and sorted_rows[k] == row:
-            out.append((int(pos[k]), key, int(ts_ns[row]), flow_in, flow_out))
+            out.append((int(pos[k]), key, int(ts_ns[row]), flow_in, flow_out, row))
     return out
