@@ -72,9 +72,11 @@ def build_store(parts: list[SourcePart], args_blob=None, progress: Callable[[flo
         warnings.extend(prefix + w for w in part.warnings)
 
     report(0.1)
-    ts_ns, dur_ns, valid, origin_us, bad_ts = _times(m)
+    ts_ns, dur_ns, valid, origin_us, bad_ts, far_ts = _times(m)
     if bad_ts:
         warnings.append(f"{bad_ts:,} events without a usable ts were skipped")
+    if far_ts:
+        warnings.append(f"{far_ts:,} events with a ts more than 126 years from most others were skipped")
     ph = m.ph
     trace_end = int(max((ts_ns + dur_ns)[valid].max(initial=0), ts_ns[valid].max(initial=0)))
 
@@ -231,20 +233,37 @@ def _unknown_phase(ph: str) -> bool:
     return not (isinstance(ph, str) and ph and ph[0] in PH_CODE)
 
 
-def _times(m: Merged) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, int]:
-    """int64 ns relative to the smallest timestamp; a validity mask for ts."""
+_WINDOW_US = 4e15  # µs: ts_ns relative to the origin must stay below 4e18 (int64 with room for dur)
+
+
+def _times(m: Merged) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, int, int]:
+    """int64 ns relative to the smallest usable timestamp; a validity mask for ts; counts of
+    events without a usable ts and of events too far from the rest.
+
+    When the timestamps span more than int64 ns can hold (~126 years), the origin is the start of
+    the ~126-year window that holds the most events, and the events outside it are rejected:
+    one event at ts -1e300 or INT64_MIN must not push every other event out of range.
+    """
     not_meta = (m.ph != META) & (m.ph != UNKNOWN_PH)
     finite = np.isfinite(m.ts) & not_meta
     origin = float(m.ts[finite].min()) if finite.any() else 0.0
+    far = np.zeros(len(m.ts), dtype=bool)
+    if finite.any() and float(m.ts[finite].max()) - origin >= _WINDOW_US:
+        ts = np.sort(m.ts[finite])
+        held = np.searchsorted(ts, ts + _WINDOW_US, side="left") - np.arange(len(ts))
+        origin = float(ts[int(np.argmax(held))])  # the first of the fullest windows
+        with np.errstate(invalid="ignore", over="ignore"):
+            far = finite & ~((m.ts >= origin) & (m.ts - origin < _WINDOW_US))
     with np.errstate(invalid="ignore", over="ignore"):
         rel = (m.ts - origin) * 1000.0
-        valid = finite & (np.abs(rel) < 4e18)
+        valid = finite & (np.abs(rel) < 4e18) & ~far
         ts_ns = np.where(valid, np.rint(rel), 0).astype(np.int64)
         d = m.dur * 1000.0
         good = np.isfinite(d) & (d >= 0) & (d < 4e18)
         dur_ns = np.where(good, np.rint(d), 0).astype(np.int64)
-    bad_ts = int((not_meta & ~valid).sum())
-    return ts_ns, dur_ns, valid, origin, bad_ts
+    n_far = int(far.sum())
+    bad_ts = int((not_meta & ~valid).sum()) - n_far
+    return ts_ns, dur_ns, valid, origin, bad_ts, n_far
 
 
 def _counters(m: Merged, rows: np.ndarray, ts_ns: np.ndarray, tracks: TrackSet, warnings: list[str]) -> CounterTable:
