@@ -50,8 +50,7 @@ def test_one_far_timestamp_is_rejected_not_every_other_event(tmp_path, outlier):
     store = load_trace(_write(tmp_path / "t.json", lines), cache=False)
     assert len(store.slices) == 20 and "far" not in {store.name(r) for r in range(20)}
     assert int(store.slices.start_ns.min()) == 0 and store.origin_us == 10.0
-    counted = "1 events with a ts more than 126 years" if outlier != "1e300" else "1 events without a usable ts"
-    assert any(w.startswith(counted) for w in store.warnings)
+    assert "1 events without a usable ts were skipped (1 of them more than 126 years away from most others)" in store.warnings
 
 
 def test_the_fullest_window_wins_when_timestamps_split_in_two(tmp_path):
@@ -59,7 +58,7 @@ def test_the_fullest_window_wins_when_timestamps_split_in_two(tmp_path):
     lines = [_good(i) for i in range(5)]
     lines += [json.dumps({"ph": "X", "name": "late", "pid": 1, "tid": 1, "ts": 1e17 + i, "dur": 1}) for i in range(3)]
     store = load_trace(_write(tmp_path / "t.json", lines), cache=False)
-    assert len(store.slices) == 5 and any(w.startswith("3 events with a ts more than") for w in store.warnings)
+    assert len(store.slices) == 5 and any(w.startswith("3 events without a usable ts were skipped (3 of") for w in store.warnings)
 
 
 def test_parallel_load_of_a_damaged_trace_equals_one_process(tmp_path, monkeypatch):

@@ -73,10 +73,9 @@ def build_store(parts: list[SourcePart], args_blob=None, progress: Callable[[flo
 
     report(0.1)
     ts_ns, dur_ns, valid, origin_us, bad_ts, far_ts = _times(m)
-    if bad_ts:
-        warnings.append(f"{bad_ts:,} events without a usable ts were skipped")
-    if far_ts:
-        warnings.append(f"{far_ts:,} events with a ts more than 126 years from most others were skipped")
+    if bad_ts or far_ts:
+        far = f" ({far_ts:,} of them more than 126 years away from most others)" if far_ts else ""
+        warnings.append(f"{bad_ts + far_ts:,} events without a usable ts were skipped{far}")
     ph = m.ph
     trace_end = int(max((ts_ns + dur_ns)[valid].max(initial=0), ts_ns[valid].max(initial=0)))
 
