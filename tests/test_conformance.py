@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from vtui.analysis.export import export_range
 from vtui.store.load import load_trace
 
 
@@ -143,3 +144,15 @@ def test_a_never_closed_b_runs_to_the_end_of_the_whole_trace(tmp_path):
               {"ph": "X", "name": "late", "pid": 1, "tid": 2, "ts": 50, "dur": 50}]
     store = _load(tmp_path, events)
     assert store.slices.end_ns[_slice(store, "open")] == 100_000
+
+
+def test_an_export_of_leniently_read_events_is_valid_json(tmp_path):
+    lines = _fourteen_events()
+    lines[3] = '{"ph": "X", "name": "two\nlines", "pid": 1, "tid": 1, "ts": 30, "dur": 5, "args": {"k": [1,],}}'
+    store = _load_text(tmp_path, "[" + ",".join(lines) + "]")
+    out = tmp_path / "out.json"
+    export_range(store, out, 0, store.span_ns)
+    doc = json.loads(out.read_text())  # strict JSON
+    events = doc["traceEvents"] if isinstance(doc, dict) else doc
+    assert {"ph": "X", "name": "two\nlines", "pid": 1, "tid": 1, "ts": 30, "dur": 5, "args": {"k": [1]}} in events
+    assert len([e for e in events if e.get("ph") == "X"]) == 14

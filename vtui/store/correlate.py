@@ -46,25 +46,28 @@ def _one(raw: bytes) -> Any:
 
 
 def reconcile(slices: SliceTable, index: IntervalIndex, blob, src: np.ndarray, dst: np.ndarray,
-              src_at: tuple[np.ndarray, np.ndarray], dst_at: tuple[np.ndarray, np.ndarray]
-              ) -> tuple[np.ndarray, np.ndarray, dict[str, int]]:
+              src_at: tuple[np.ndarray, np.ndarray], dst_at: tuple[np.ndarray, np.ndarray],
+              check: np.ndarray) -> tuple[np.ndarray, np.ndarray, dict[str, int]]:
     """Edges (``src`` → ``dst`` slice rows) whose two slices both carry a correlation id must agree.
 
-    ``src_at``/``dst_at``: (track, ts) of each edge's flow events. Where the ids differ, the end is
+    Only the edges in the ``check`` mask are looked at (decoding every launch's and kernel's args
+    would cost seconds on a big trace; an end exactly at the start of the one slice starting
+    there is taken as bound). ``src_at``/``dst_at``: (track, ts) of each edge's flow events. Where the ids differ, the end is
     moved to another slice at the same point (on the same track) that carries the other end's
     id: the destination first, else the source. Returns the new rows and counts: ``rebound``
     (fixed by the ids) and ``disagree`` (no slice there carries the id: kept as the flow says).
     """
     stats = {"flows_rebound_by_correlation": 0, "flows_correlation_disagree": 0}
-    both = (src >= 0) & (dst >= 0)
+    both = (src >= 0) & (dst >= 0) & check
     if not both.any():
         return src, dst, stats
     rows = np.unique(np.concatenate([src[both], dst[both]]))
     values = correlation_ids(slices, blob, rows)
     codes: dict[Any, int] = {}
     code = np.array([-1 if v is None else codes.setdefault(v, len(codes)) for v in values], dtype=np.int64)
-    src_code = np.where(both, code[np.searchsorted(rows, np.maximum(src, 0))], -1)
-    dst_code = np.where(both, code[np.searchsorted(rows, np.maximum(dst, 0))], -1)
+    last = len(rows) - 1  # rows of the edges not checked may lie past it: clipped, then masked
+    src_code = np.where(both, code[np.minimum(np.searchsorted(rows, src), last)], -1)
+    dst_code = np.where(both, code[np.minimum(np.searchsorted(rows, dst), last)], -1)
     bad = np.flatnonzero((src_code >= 0) & (dst_code >= 0) & (src_code != dst_code))
     if not len(bad):
         return src, dst, stats

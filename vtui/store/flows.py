@@ -27,13 +27,17 @@ class FlowEvents:
     cat_id: np.ndarray  # int32
 
 
-def enclosing_slices(slices: SliceTable, index: IntervalIndex, track: np.ndarray, ts: np.ndarray) -> np.ndarray:
+def enclosing_slices(slices: SliceTable, index: IntervalIndex, track: np.ndarray, ts: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray]:
     """The slice a point binds to on ``track``: of the slices with start <= ts <= end, the one that
     started last (a slice starting exactly at ts beats one still running from before it — a kernel
     that overlaps its predecessor on a stream, a call that starts at its parent's start); then the
     shortest (the inner of two that start together); then the later in the file. That is the
-    deepest open slice for properly nested ones, whatever lane drawing put them on. -1 where none."""
+    deepest open slice for properly nested ones, whatever lane drawing put them on. -1 where none.
+
+    Also returns, per point, how many lanes hold a slice starting exactly there (1: a sure bind)."""
     out = np.full(len(ts), -1, dtype=np.int64)
+    exact = np.zeros(len(ts), dtype=np.int64)
     for t in np.unique(track).tolist():
         if t < 0:
             continue
@@ -54,13 +58,14 @@ def enclosing_slices(slices: SliceTable, index: IntervalIndex, track: np.ndarray
             st, en = slices.start_ns[rows], slices.end_ns[rows]
             od = slices.ordinal[rows].astype(np.int64)
             ok = (k >= 0) & (en >= pts)
+            exact[sel] += ok & (st == pts)
             better = ok & ((found < 0) | (st > f_start) | ((st == f_start) & ((en < f_end) | ((en == f_end) & (od > f_ord)))))
             found = np.where(better, rows, found)
             f_start = np.where(better, st, f_start)
             f_end = np.where(better, en, f_end)
             f_ord = np.where(better, od, f_ord)
         out[sel] = found
-    return out
+    return out, exact
 
 
 def next_slices(slices: SliceTable, index: IntervalIndex, track: np.ndarray, ts: np.ndarray) -> np.ndarray:
@@ -137,7 +142,8 @@ def build_flows(
     """Edges from v1 chains (s → t… → f) and from v2 bindings.
 
     ``v2`` holds (slice row, group, ts_ns, flow_in, flow_out, file order) for slices with a bind_id.
-    v1 edges whose slices both carry a ``correlation`` arg are checked against it (see
+    v1 edges with an end not surely bound (not exactly at the start of the one slice starting
+    there) whose slices both carry a ``correlation`` arg are checked against it (see
     ``correlate``; ``args_blob`` holds the slices' args). Returns the table and counts for the
     warnings (one-sided flows, ends moved or kept by correlation).
     """
@@ -145,10 +151,14 @@ def build_flows(
              "flows_rebound_by_correlation": 0, "flows_correlation_disagree": 0}
     parts: list[dict[str, np.ndarray]] = []  # edges from v1 chains, then from v2 bindings
     if len(events.ts_ns):
-        bound = enclosing_slices(slices, index, events.track, events.ts_ns)
+        bound, exact = enclosing_slices(slices, index, events.track, events.ts_ns)
         nxt_mask = ~events.enclosing
         if nxt_mask.any():
             bound[nxt_mask] = next_slices(slices, index, events.track[nxt_mask], events.ts_ns[nxt_mask])
+        # Sure: the event sits exactly at the start of the one slice that starts there (Kineto
+        # writes both ends so). Only edges with an end that is not sure pay for decoding args.
+        sure = (bound >= 0) & events.enclosing & (exact == 1)
+        sure &= slices.start_ns[np.maximum(bound, 0)] == events.ts_ns if len(slices) else False
         stats["flow_ends_unbound"] = int((bound < 0).sum())
         order = np.lexsort((events.order, events.ts_ns, events.id_val, events.group))
         edge, prev, counts = chain_edges(events.group[order], events.id_val[order], events.kind[order])
@@ -156,7 +166,8 @@ def build_flows(
         stats["flow_ends_without_start"] += counts[1]
         at, before = order[edge], order[prev]
         src, dst, checked = reconcile(slices, index, args_blob, bound[before], bound[at],
-                                      (events.track[before], events.ts_ns[before]), (events.track[at], events.ts_ns[at]))
+                                      (events.track[before], events.ts_ns[before]), (events.track[at], events.ts_ns[at]),
+                                      ~(sure[before] & sure[at]))
         stats.update(checked)
         # src/dst events: merged rows of the s/t and t/f events of each edge (-1 for v2)
         parts.append({"src": src, "dst": dst, "name": events.name_id[at], "cat": events.cat_id[at],
