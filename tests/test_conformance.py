@@ -156,3 +156,14 @@ def test_an_export_of_leniently_read_events_is_valid_json(tmp_path):
     events = doc["traceEvents"] if isinstance(doc, dict) else doc
     assert {"ph": "X", "name": "two\nlines", "pid": 1, "tid": 1, "ts": 30, "dur": 5, "args": {"k": [1]}} in events
     assert len([e for e in events if e.get("ph") == "X"]) == 14
+
+
+def test_begins_and_ends_at_the_same_time_pair_in_file_order(tmp_path):
+    t = {"pid": 1, "tid": 1, "cat": "c"}
+    events = [{**t, "ph": "X", "name": "later", "ts": 9, "dur": 1},  # file order is not time order
+              {**t, "ph": "B", "name": "a", "ts": 1}, {**t, "ph": "B", "name": "b", "ts": 1},
+              {**t, "ph": "E", "ts": 1}, {**t, "ph": "E", "ts": 3}]
+    store = _load(tmp_path, events)
+    a, b = _slice(store, "a"), _slice(store, "b")
+    assert (store.slices.start_ns[b], store.slices.end_ns[b]) == (0, 0)
+    assert (store.slices.start_ns[a], store.slices.end_ns[a]) == (0, 2000)

@@ -281,7 +281,7 @@ class _ArrayScan:
         and take the args list's ``]`` for the end of the array.
         """
         data = self.data
-        end = _object_end(data, at, at + _RESYNC_SCAN)
+        end = _object_end(data, at, at + _RESYNC_SCAN) if data[at : at + 1] == b"{" else None
         if end is not None and _at_array_level(data, end):
             resume = end
         else:
