@@ -55,6 +55,8 @@ class NsysResult:
 
 @dataclass
 class Reader:
+    """One export being read: the tables' events gathered as groups, then turned into columns."""
+
     con: sqlite3.Connection
     cons: Connections
     path: Path
