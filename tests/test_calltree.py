@@ -502,3 +502,21 @@ def test_self_time_is_duration_minus_the_union_of_children():
             covered.update(range(int(ks[k]), int(ke[k])))
         assert got[p] == (pe[p] - ps[p]) - len(covered), p
     assert (got[n_par:] == ke - ks).all()
+
+
+def test_deep_chains_are_cut_with_their_sums_kept(tmp_path, monkeypatch):
+    """Folded stacks stop at FOLDED_DEPTH frames and inverted caller chains at INVERT_DEPTH (a chain of
+    D frames has D² reversed paths); the cut-off time goes to the cut, so every sum stays."""
+    import vtui.analysis.calltree as ct
+
+    monkeypatch.setattr(ct, "FOLDED_DEPTH", 5)
+    monkeypatch.setattr(ct, "INVERT_DEPTH", 4)
+    events = [X(f"f{i}", i, 2 * (30 - i) + 1) for i in range(30)]  # one chain, 30 deep: 2 µs self each, 3 at the leaf
+    tree = build_tree(load_trace(_write(tmp_path, events), cache=False))
+    assert int(tree.depth.max()) == 29
+    lines = folded(tree)
+    assert len(lines) == 6 and lines[-1] == "f0;f1;f2;f3;f4;… 51000"
+    assert sum(int(x.rsplit(" ", 1)[1]) for x in lines) == int(tree.self_ns.sum()) == 61_000
+    inv = invert(tree)
+    assert int(inv.depth.max()) == 3 and int(inv.total_ns[inv.roots()].sum()) == 61_000
+    assert int(inv.self_ns.sum()) == 61_000  # every path ends somewhere, at the cut at the latest

@@ -12,6 +12,7 @@ EIGHTHS = " ▏▎▍▌▋▊▉█"
 BAR_WIDTH = 12
 NAME_WIDTH = 120  # longer names are cut (a 100,000-character name is one line, not a page)
 INDENT = 2
+MAX_INDENT = 40  # deeper rows say their depth instead of indenting further (a 10,000-deep chain stays readable)
 
 
 def bar(fraction: float, width: int = BAR_WIDTH) -> str:
@@ -25,6 +26,12 @@ def bar(fraction: float, width: int = BAR_WIDTH) -> str:
 def short(name: str, width: int = NAME_WIDTH) -> str:
     name = printable(name)
     return name if len(name) <= width else name[: width - 1] + "…"
+
+
+def indent(depth: int) -> str:
+    if depth <= MAX_INDENT:
+        return " " * (INDENT * depth)
+    return " " * (INDENT * MAX_INDENT) + f"{depth}› "
 
 
 def walk(children, roots: list[int], max_depth: int | None) -> list[tuple[int, int]]:
@@ -56,7 +63,7 @@ def tree_lines(tree: CallTree, weight: str = "total", min_pct: float = 0.0, max_
         cells = [fd(int(tree.total_ns[node])), f"{100.0 * frac:.1f}%", bar(frac), fd(int(tree.self_ns[node]))]
         if gpu:
             cells.append(fd(int(tree.gpu_ns[node])))
-        cells += [f"{int(tree.count[node]):,}", " " * (INDENT * depth) + short(tree.names[node])]
+        cells += [f"{int(tree.count[node]):,}", indent(depth) + short(tree.names[node])]
         rows.append(cells)
     return _columns(head, rows)
 
@@ -94,7 +101,7 @@ def diff_lines(d: TreeDiff, min_pct: float = 0.0, max_depth: int | None = None) 
         a, b = int(a_tot[node]), int(b_tot[node])
         rel = f"{100.0 * (b - a) / a:+.1f}%" if a else "new"
         rows.append([fd(a), fd(b), ("+" if b >= a else "−") + fd(abs(b - a)), rel, d.status(node),
-                     " " * (INDENT * depth) + short(d.names[node])])
+                     indent(depth) + short(d.names[node])])
     head = ["A total", "B total", "Δ", "Δ%", "status", "call path"]
     widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(head)]
 

@@ -30,6 +30,8 @@ from vtui.store.tracks import GPU
 
 WEIGHTS = ("total", "self", "gpu")
 COUNTER = re.compile(r"#\d+\b|_\d+(?=\(|$)")
+INVERT_DEPTH = 256  # callers listed beneath a name in the inverted tree, at most
+FOLDED_DEPTH = 512  # frames per folded stack, at most (deeper time goes to a "…" frame at the cut)
 WIDE = 0.05  # ranges wider than this share of the trace scan every slice instead of using the index
 
 
@@ -329,14 +331,19 @@ def _gpu_weights(store: TraceStore, t0: int, t1: int, pos: np.ndarray, row_node:
     return share, gpu_self
 
 
+def by_level(depth: np.ndarray) -> list[np.ndarray]:
+    """Node ids per depth (0, 1, …), one sort for all levels (not a scan per level: trees can be deep)."""
+    if not len(depth):
+        return []
+    order = np.argsort(depth, kind="stable")
+    return np.split(order, np.searchsorted(depth[order], np.arange(1, int(depth.max()) + 1)))
+
+
 def _inclusive(values: np.ndarray, parent: np.ndarray, depth: np.ndarray) -> np.ndarray:
     """Per node: its value plus its descendants' (deepest level first)."""
     out = values.copy()
-    if not len(out):
-        return out
-    for lv in range(int(depth.max()), 0, -1):
-        idx = np.flatnonzero(depth == lv)
-        out += _sum_by(parent[idx], out[idx], len(out))
+    for idx in reversed(by_level(depth)[1:]):
+        np.add.at(out, parent[idx], out[idx])
     return out
 
 
@@ -362,7 +369,8 @@ def invert(tree: CallTree) -> CallTree:
         inv = inv.reshape(-1)
         ids = base + inv
         size = len(keys)
-        ends_here = tree.parent[anc[live]] < 0
+        # a chain of D frames has D reversed paths of every length: callers stop at INVERT_DEPTH
+        ends_here = (tree.parent[anc[live]] < 0) | (lv + 1 >= INVERT_DEPTH)
         parts["parent"].append(keys // n_names - 1)
         parts["name"].append(keys % n_names)
         parts["depth"].append(np.full(size, lv, dtype=np.int64))
@@ -392,8 +400,7 @@ def zoom(tree: CallTree, node: int) -> CallTree:
     """The subtree under ``node`` as a tree of its own (``node`` its only root)."""
     keep = np.zeros(len(tree), dtype=bool)
     keep[node] = True
-    for lv in range(int(tree.depth[node]) + 1, int(tree.depth.max()) + 1 if len(tree) else 0):
-        idx = np.flatnonzero(tree.depth == lv)
+    for idx in by_level(tree.depth)[int(tree.depth[node]) + 1:]:
         keep[idx] = keep[tree.parent[idx]]
     old = np.flatnonzero(keep)
     new_of = np.full(len(tree), -1, dtype=np.int64)
@@ -421,13 +428,24 @@ def folded(tree: CallTree, weight: str = "self") -> list[str]:
     the tools' sums give back every node's total. ``;`` in a name becomes ``:``."""
     w = tree.gpu_self_ns if weight == "gpu" else tree.self_ns
     frames = [_folded_frame(n) for n in tree.names]
-    paths: list[str] = [""] * len(tree)
+    paths: dict[int, str] = {}
+    # beyond FOLDED_DEPTH frames a stack is cut: its weight joins a "…" frame under the cut (sums kept)
+    cut = np.arange(len(tree), dtype=np.int64)
+    for idx in by_level(tree.depth)[FOLDED_DEPTH:]:
+        cut[idx] = cut[tree.parent[idx]]
+    deep = np.zeros(len(tree), dtype=np.int64)
+    over = tree.depth >= FOLDED_DEPTH
+    np.add.at(deep, cut[over], w[over])
     lines = []
     for node in range(len(tree)):  # level order: the parent's path is ready
+        if tree.depth[node] >= FOLDED_DEPTH:
+            continue
         p = int(tree.parent[node])
         paths[node] = frames[node] if p < 0 else paths[p] + ";" + frames[node]
         if w[node] > 0:
             lines.append(f"{paths[node]} {int(w[node])}")
+        if deep[node] > 0:
+            lines.append(f"{paths[node]};… {int(deep[node])}")
     return lines
 
 

@@ -9,9 +9,9 @@ import numpy as np
 from rich.segment import Segment
 from rich.style import Style
 
-from vtui.analysis.calltree import CallTree, printable
+from vtui.analysis.calltree import CallTree, by_level, printable
 from vtui.fmt import format_duration as fd
-from vtui.tree_text import bar
+from vtui.tree_text import bar, indent
 from vtui.ui.render import DIMMED, EMPTY, colour_of
 
 SELECTED = Style(bgcolor="#ffffff", color="#000000", bold=True)
@@ -53,8 +53,7 @@ def flame_layout(tree: CallTree, weight: str) -> FlameLayout:
     offset = np.empty(n)
     offset[order] = csum - group_base
     by_depth = []
-    for d in range(int(tree.depth.max()) + 1):
-        idx = np.flatnonzero(tree.depth == d)
+    for idx in by_level(tree.depth):
         par = tree.parent[idx]
         base = np.where(par >= 0, x0[np.maximum(par, 0)], 0.0)
         x0[idx] = base + offset[idx]
@@ -131,10 +130,10 @@ def tree_row_segments(tree: CallTree, node: int, depth: int, weight: str, scale:
     name = printable(tree.names[node])
     colour = colour_of(tree.names[node])
     if selected:
-        segs = [Segment(bar(frac, BAR_WIDTH) + " " + cols + "  " * depth + marker + name, SELECTED)]
+        segs = [Segment(bar(frac, BAR_WIDTH) + " " + cols + indent(depth) + marker + name, SELECTED)]
     else:
         hit = marked is not None and bool(marked[node])
         segs = [Segment(bar(frac, BAR_WIDTH), Style(color=colour, bgcolor="#1b1d23")), Segment(" " + cols, TEXT),
-                Segment("  " * depth + marker, MUTED), Segment(name, MATCH if hit else Style(color=colour, bgcolor="#1b1d23"))]
+                Segment(indent(depth) + marker, MUTED), Segment(name, MATCH if hit else Style(color=colour, bgcolor="#1b1d23"))]
     line = Segment.adjust_line_length(segs, width, EMPTY)
     return list(line)
