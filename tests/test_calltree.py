@@ -520,3 +520,13 @@ def test_deep_chains_are_cut_with_their_sums_kept(tmp_path, monkeypatch):
     inv = invert(tree)
     assert int(inv.depth.max()) == 3 and int(inv.total_ns[inv.roots()].sum()) == 61_000
     assert int(inv.self_ns.sum()) == 61_000  # every path ends somewhere, at the cut at the latest
+
+
+def test_a_selected_zero_length_child_brings_its_parent(tmp_path):
+    """[0, 5 µs] selects a zero-length child at 5 µs but not its parent starting there: the path
+    stays complete (the parent joins the tree, with nothing of it inside the range)."""
+    events = [X("a", 0, 3), X("outer", 5, 5), X("mark", 5, 0)]
+    tree = build_tree(load_trace(_write(tmp_path, events), cache=False), 0, 5_000)
+    nodes = _paths(tree)
+    assert set(nodes) == {("a",), ("outer",), ("outer", "mark")}
+    assert tree.total_ns[nodes[("outer",)]] == 0 and tree.count[nodes[("outer", "mark")]] == 1

@@ -154,37 +154,66 @@ def _canonical_names(store: TraceStore, merge: bool) -> tuple[np.ndarray, list[s
     return cache["canon"]
 
 
-def _gpu_launches(store: TraceStore) -> tuple[np.ndarray, np.ndarray]:
-    """GPU work rows and, per row, the slice row of the CPU call that launched it (-1 unknown)."""
+def _gpu_launches(store: TraceStore) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """GPU work rows sorted by start, their starts, per row the slice row of the CPU call that
+    launched it (-1 unknown), and the longest duration (a range finds its rows by binary search)."""
     cache = _cached(store)
     if "gpu" not in cache:
         rows = np.flatnonzero(gpu_work_kinds(store) > 0)
-        cache["gpu"] = (rows, launch_pairs(store, rows) if len(rows) else np.zeros(0, dtype=np.int64))
+        launch = launch_pairs(store, rows) if len(rows) else np.zeros(0, dtype=np.int64)
+        order = np.argsort(store.slices.start_ns[rows], kind="stable")
+        longest = int(store.slices.dur_ns[rows].max()) if len(rows) else 0
+        rows = rows[order]
+        cache["gpu"] = (rows, store.slices.start_ns[rows], launch[order].astype(np.int64), longest)
     return cache["gpu"]
 
 
 # ---- the tree -----------------------------------------------------------------------------------
+class _Locator:
+    """Slice row -> position in a sorted subset of rows (-1 when not in it): a full-size table
+    for big subsets, a binary search for small ones (a 1 % range must not pay for every slice)."""
+
+    def __init__(self, rows: np.ndarray, n: int, table: bool = True) -> None:
+        self.rows = rows
+        self.table: np.ndarray | None = None
+        if table and len(rows) * 16 >= n:
+            self.table = np.full(n, -1, dtype=np.int64)
+            self.table[rows] = np.arange(len(rows))
+
+    def __call__(self, query: np.ndarray) -> np.ndarray:
+        """Positions of ``query`` rows (any may be -1)."""
+        q = np.asarray(query, dtype=np.int64)
+        if self.table is not None:
+            return np.where(q >= 0, self.table[np.maximum(q, 0)], -1)
+        at = np.minimum(np.searchsorted(self.rows, q), max(len(self.rows) - 1, 0))
+        found = (q >= 0) & (len(self.rows) > 0)
+        if len(self.rows):
+            found &= self.rows[at] == q
+        return np.where(found, at, -1)
+
+
 def tree_rows(store: TraceStore, t0: int, t1: int, tracks: np.ndarray | None = None) -> np.ndarray:
     """Slice rows of the tree: the range's slices on ``tracks``, GPU streams left out (their work
-    is the GPU weight) unless only GPU tracks are selected; plus any ancestor not selected itself
-    (a zero-length child at the range's edge), so every path is complete."""
+    is the GPU weight) unless only GPU tracks are selected. (`build_tree` adds any ancestor that
+    is not selected itself, e.g. the parent of a zero-length child at the range's edge.)"""
     ids = np.arange(len(store.tracks)) if tracks is None else np.asarray(tracks, dtype=np.int64)
     cpu = np.array([store.tracks[t].kind != GPU for t in ids.tolist()], dtype=bool)
     if cpu.any():
         ids = ids[cpu]
     wide = (t1 - t0) >= WIDE * max(int(store.span_ns), 1)
     rows = selected_rows(store, t0, t1, ids) if wide else slice_rows(store, t0, t1, ids)
-    parent = store.slices.parent
-    chosen = np.zeros(len(store.slices), dtype=bool)
-    chosen[rows] = True
-    todo = rows
-    while len(todo):  # an ancestor outside the selection (a zero-length child at the range's edge)
-        par = parent[todo]
-        todo = np.unique(par[(par >= 0) & ~chosen[np.maximum(par, 0)]])
-        chosen[todo] = True
-    if len(rows) and chosen.sum() > len(rows):
-        rows = np.flatnonzero(chosen)
     return rows.astype(np.int64)
+
+
+def _with_ancestors(store: TraceStore, rows: np.ndarray) -> np.ndarray:
+    parent = store.slices.parent
+    todo = rows
+    while len(todo):
+        par = parent[todo].astype(np.int64)
+        par = np.unique(par[par >= 0])
+        todo = par[_Locator(rows, 0, table=False)(par) < 0]  # a rare, small case
+        rows = np.union1d(rows, todo)
+    return rows
 
 
 def build_tree(store: TraceStore, t0: int = 0, t1: int | None = None, tracks: np.ndarray | None = None,
@@ -193,14 +222,18 @@ def build_tree(store: TraceStore, t0: int = 0, t1: int | None = None, tracks: np
     t1 = int(store.span_ns) if t1 is None else int(t1)
     s = store.slices
     rows = tree_rows(store, t0, t1, tracks)
+    pos = _Locator(rows, len(s))
+    lp = pos(s.parent[rows])
+    if ((lp < 0) & (s.parent[rows] >= 0)).any():  # a parent outside the selection: complete the paths
+        rows = _with_ancestors(store, rows)
+        pos = _Locator(rows, len(s))
+        lp = pos(s.parent[rows])
     k = len(rows)
-    start = np.clip(s.start_ns[rows], t0, t1)
-    end = np.maximum(np.clip(s.end_ns[rows], t0, t1), start)
+    start, end = np.asarray(s.start_ns[rows]), np.asarray(s.end_ns[rows])
+    if k and (int(start.min()) < t0 or int(end.max()) > t1):
+        start = np.clip(start, t0, t1)
+        end = np.maximum(np.clip(end, t0, t1), start)
     clip = end - start
-    pos = np.full(len(s), -1, dtype=np.int64)  # slice row -> position in rows
-    pos[rows] = np.arange(k)
-    par_row = s.parent[rows].astype(np.int64)
-    lp = np.where(par_row >= 0, pos[np.maximum(par_row, 0)], -1)
     self_clip = self_time(lp, start, end)
 
     canon, display = _canonical_names(store, merge_counters)
@@ -219,8 +252,8 @@ def build_tree(store: TraceStore, t0: int = 0, t1: int | None = None, tracks: np
         if not len(idx):
             continue
         pn = row_node[lp[idx]] if lv else np.full(len(idx), -1, dtype=np.int64)
-        keys, inv = np.unique((pn + 1) * n_names + name[idx], return_inverse=True)
-        row_node[idx] = base + inv.reshape(-1)
+        keys, inv = _dense_unique((pn + 1) * n_names + name[idx], (int(pn.max()) + 2) * n_names)
+        row_node[idx] = base + inv
         node_parent.append(keys // n_names - 1)
         node_name.append(keys % n_names)
         node_depth.append(np.full(len(keys), lv, dtype=np.int64))
@@ -240,6 +273,17 @@ def build_tree(store: TraceStore, t0: int = 0, t1: int | None = None, tracks: np
     names = [display[i] for i in names_id.tolist()]
     return CallTree(t0, t1, False, names, parent, depth, count, total, self_ns, gpu_incl, gpu_self, share, k,
                     _rows=rows, _row_node=row_node, _row_clip=clip)
+
+
+def _dense_unique(keys: np.ndarray, space: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(keys, return_inverse=True)``; by counting instead of sorting when the key space is small."""
+    if space <= max(4 * len(keys), 1 << 16):
+        present = np.zeros(space, dtype=bool)
+        present[keys] = True
+        ids = np.cumsum(present) - 1
+        return np.flatnonzero(present), ids[keys]
+    uniq, inv = np.unique(keys, return_inverse=True)
+    return uniq, inv.reshape(-1)
 
 
 def _sum_by(groups: np.ndarray, values: np.ndarray, size: int) -> np.ndarray:
@@ -271,9 +315,12 @@ def self_time(parent: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.nd
     kids = np.flatnonzero(parent >= 0)
     if not len(kids):
         return dur
-    p = parent[kids]
-    # Fast path: siblings that do not overlap each other cover exactly the sum of their lengths.
-    order = kids[np.lexsort((starts[kids], p))]
+    # Rows usually come sorted by start within each parent's children (the store's order):
+    # one stable sort by parent then suffices; otherwise sort by (parent, start).
+    order = kids[np.argsort(parent[kids], kind="stable")]
+    po, so = parent[order], starts[order]
+    if ((po[1:] == po[:-1]) & (so[1:] < so[:-1])).any():
+        order = kids[np.lexsort((starts[kids], parent[kids]))]
     p, s, e = parent[order], starts[order], np.maximum(ends[order], starts[order])
     first = np.ones(len(order), dtype=bool)
     first[1:] = p[1:] != p[:-1]
@@ -308,21 +355,23 @@ def _running_max(values: np.ndarray, first: np.ndarray) -> np.ndarray:
     return out
 
 
-def _gpu_weights(store: TraceStore, t0: int, t1: int, pos: np.ndarray, row_node: np.ndarray,
+def _gpu_weights(store: TraceStore, t0: int, t1: int, pos: _Locator, row_node: np.ndarray,
                  m: int) -> tuple[GpuShare, np.ndarray]:
     """GPU work in range per launching node, and what could not be attributed."""
-    g_rows, launch = _gpu_launches(store)
+    g_rows, starts, launch, longest = _gpu_launches(store)
     share = GpuShare(present=bool(len(g_rows)))
     gpu_self = np.zeros(m, dtype=np.int64)
     if not len(g_rows):
         return share, gpu_self
     s = store.slices
+    lo, hi = np.searchsorted(starts, [t0 - longest, t1], side="left")
+    g_rows, launch = g_rows[lo:hi], launch[lo:hi]
     clip = np.maximum(np.minimum(s.end_ns[g_rows], t1) - np.maximum(s.start_ns[g_rows], t0), 0)
     inside = clip > 0
     clip, launch = clip[inside], launch[inside]
     share.total_ns = int(clip.sum())
     known = launch >= 0
-    local = np.where(known, pos[np.maximum(launch, 0)], -1)
+    local = pos(launch)
     mine = local >= 0
     share.unknown_ns = int(clip[~known].sum())
     share.outside_ns = int(clip[known & ~mine].sum())
