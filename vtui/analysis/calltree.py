@@ -277,7 +277,7 @@ def build_tree(store: TraceStore, t0: int = 0, t1: int | None = None, tracks: np
 
 def _dense_unique(keys: np.ndarray, space: int) -> tuple[np.ndarray, np.ndarray]:
     """``np.unique(keys, return_inverse=True)``; by counting instead of sorting when the key space is small."""
-    if space <= max(4 * len(keys), 1 << 16):
+    if space <= 4 * len(keys):
         present = np.zeros(space, dtype=bool)
         present[keys] = True
         ids = np.cumsum(present) - 1
