@@ -530,3 +530,18 @@ def test_a_selected_zero_length_child_brings_its_parent(tmp_path):
     nodes = _paths(tree)
     assert set(nodes) == {("a",), ("outer",), ("outer", "mark")}
     assert tree.total_ns[nodes[("outer",)]] == 0 and tree.count[nodes[("outer", "mark")]] == 1
+
+
+def test_running_max_by_group_both_ways():
+    from vtui.analysis.calltree import _running_max
+
+    rng = np.random.default_rng(3)
+    first = rng.random(500) < 0.1
+    first[0] = True
+    for scale in (1_000, 1 << 61):  # small spans: one accumulate over keys; huge ones: doubling
+        values = rng.integers(0, scale, 500, dtype=np.int64)
+        expect, run = [], None
+        for v, f in zip(values.tolist(), first.tolist()):
+            run = v if f or run is None else max(run, v)
+            expect.append(run)
+        assert _running_max(values, first).tolist() == expect

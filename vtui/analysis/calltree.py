@@ -341,12 +341,18 @@ def self_time(parent: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.nd
 
 
 def _running_max(values: np.ndarray, first: np.ndarray) -> np.ndarray:
-    """Running maximum restarting at each ``first`` (Hillis–Steele doubling: log of the longest run)."""
-    out = values.copy()
-    group = np.cumsum(first)
+    """Running maximum restarting at each ``first``: one ``maximum.accumulate`` over keys that put
+    each group above every earlier one (group × span + value − the group's smallest value)."""
+    group = np.cumsum(first) - 1
+    base = np.minimum.reduceat(values, np.flatnonzero(first))[group]
+    local = values - base
+    span = int(local.max()) + 1
+    if int(group[-1]) < (1 << 62) // span:
+        key = group * span + local
+        return np.maximum.accumulate(key) - group * span + base
+    out = values.copy()  # huge spans: Hillis–Steele doubling, log of the longest run
     step = 1
-    n = len(out)
-    while step < n:
+    while step < len(out):
         same = group[step:] == group[:-step]
         if not same.any():
             break
