@@ -119,3 +119,24 @@ def test_flame_rows_fill_the_width_in_proportion():
     share = tree.total_ns[roots[0]] / tree.total_ns[roots].sum()
     first = rows[0][0]
     assert abs(len(first.text) - round(share * 200)) <= 1
+
+
+async def test_palette_offers_the_call_tree_and_names_stay_text(tmp_path):
+    """The command palette lists it; names with markup and control characters render as text."""
+    path = tmp_path / "odd.json"
+    path.write_text('{"traceEvents": [{"ph": "X", "name": "[bold red]x[/]", "ts": 0, "dur": 10, "pid": 1, "tid": 1},'
+                    '{"ph": "X", "name": "esc\\u001b[31m;", "ts": 2, "dur": 5, "pid": 1, "tid": 1}]}')
+    store = load_trace(path, cache=False)
+    app = VtuiApp(path, store=store)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        assert any("Call tree" in t for t in titles)
+        await pilot.press("F")
+        await _settle(pilot)
+        view = app.screen.query_one(CallTreeView)
+        text = "\n".join(_lines(view))
+        assert "[bold red]x[/]" in text and "esc\\x1b[31m;" in text and "\x1b" not in text
+        await pilot.press("f")
+        text = "\n".join(_lines(view))
+        assert "[bold red]x[/]" in text and "\x1b" not in text
