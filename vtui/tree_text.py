@@ -6,6 +6,7 @@ import numpy as np
 
 from vtui.analysis.calltree import CallTree, printable
 from vtui.analysis.calltree_diff import TreeDiff
+from vtui.analysis.handover import HandOverReport
 from vtui.fmt import format_duration as fd
 
 EIGHTHS = " ▏▎▍▌▋▊▉█"
@@ -109,3 +110,18 @@ def diff_lines(d: TreeDiff, min_pct: float = 0.0, max_depth: int | None = None) 
         return "  ".join(c.ljust(w) if i >= 4 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
 
     return [line(head), line(["-" * w for w in widths]), *(line(r) for r in rows)]
+
+
+def handover_lines(r: HandOverReport) -> list[str]:
+    if not r.present:
+        return ["Python → C++ hand-over: no Python frames (record with with_stack=True)"]
+    out = [f"Python → C++ hand-over: {fd(r.python_self_ns)} in Python frames above the ops vs {fd(r.op_total_ns)} "
+           f"in the ops they call ({r.python_pct:.1f}% Python); median {r.median_depth:g} Python frames above an op"]
+    for h in r.handovers[:8]:
+        out.append(f"  {fd(h.total_ns):>10}  ×{h.count:<6,} {h.python_depth:>3} frames  {short(h.name, 60)}"
+                   f"  ← {short(h.path[-2], 60) if len(h.path) > 1 else ''}")
+    if r.steps:
+        out.append(f"steps: {r.steps} ({r.step_name})")
+    for f in r.findings:
+        out.append(f"[{f.kind}] {short(f.message, 200)}")
+    return out
