@@ -3,6 +3,8 @@ breadcrumbs, weight, invert, find, flame view, and the jump to the timeline."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 from textual.widgets import Static
 
@@ -140,3 +142,27 @@ async def test_palette_offers_the_call_tree_and_names_stay_text(tmp_path):
         await pilot.press("f")
         text = "\n".join(_lines(view))
         assert "[bold red]x[/]" in text and "\x1b" not in text
+
+
+async def test_a_deep_chain_opens_in_both_views(tmp_path):
+    n = 2000
+    path = tmp_path / "deep.json"
+    path.write_text(json.dumps({"traceEvents": [
+        {"ph": "X", "name": f"f{i % 5}", "ts": i, "dur": 2 * (n - i) + 1, "pid": 1, "tid": 1} for i in range(n)]}))
+    store = load_trace(path, cache=False)
+    app = VtuiApp(path, store=store)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.pause()
+        await pilot.press("F")
+        await _settle(pilot)
+        screen = app.screen
+        view = screen.query_one(CallTreeView)
+        rows = view.rows()  # one chain: open down to the nodes under 2 % of the view
+        assert len(screen.current) == n and n * 0.95 < len(rows) < n
+        await pilot.press("end")
+        last, depth = rows[-1]
+        assert view.selected == last and f"{depth}› " in "\n".join(_lines(view))  # deep rows say their depth
+        await pilot.press("f", "up", "enter")
+        assert len(screen.stack) == 2 and len(screen.current) == 2
+        await pilot.press("I")
+        assert len(screen.current) > 0 and int(screen.current.depth.max()) < 256
