@@ -151,7 +151,7 @@ async def test_a_deep_chain_opens_in_both_views(tmp_path):
         {"ph": "X", "name": f"f{i % 5}", "ts": i, "dur": 2 * (n - i) + 1, "pid": 1, "tid": 1} for i in range(n)]}))
     store = load_trace(path, cache=False)
     app = VtuiApp(path, store=store)
-    async with app.run_test(size=(120, 30)) as pilot:
+    async with app.run_test(size=(200, 30)) as pilot:
         await pilot.pause()
         await pilot.press("F")
         await _settle(pilot)
@@ -162,7 +162,9 @@ async def test_a_deep_chain_opens_in_both_views(tmp_path):
         await pilot.press("end")
         last, depth = rows[-1]
         assert view.selected == last and f"{depth}› " in "\n".join(_lines(view))  # deep rows say their depth
-        await pilot.press("f", "up", "enter")
-        assert len(screen.stack) == 2 and len(screen.current) == 2
+        await pilot.press("f", "up")  # the icicle keeps the node: its caller
+        assert view.selected == last - 1
+        await pilot.press("enter")  # zoom: the rest of the chain from there
+        assert len(screen.stack) == 2 and len(screen.current) == n - depth + 1
         await pilot.press("I")
         assert len(screen.current) > 0 and int(screen.current.depth.max()) < 256
