@@ -18,7 +18,6 @@ from vtui.analysis.calltree import (
     invert,
     merge_counter,
     printable,
-    self_time,
     tree_dict,
     zoom,
 )
@@ -46,23 +45,6 @@ def X(name, ts, dur, tid=1, pid=1, cat="cpu_op", **args):  # noqa: N802
 
 
 # ---- the independent reference ---------------------------------------------------------------------
-def _containment_rule(store_cls=None) -> bool:
-    """Which nesting rule the store implements: a slice that starts inside one frame and ends
-    inside the next (outer [0,100], enter [0,10], step [5,90]) nests under the frame containing
-    it (containment), or goes to an extra lane with no parent (the earlier lane rule)."""
-    import tempfile
-    from pathlib import Path
-
-    with tempfile.TemporaryDirectory() as tmp:
-        path = _write(Path(tmp), [X("outer", 0, 100), X("enter", 0, 10), X("step", 5, 85), X("work", 20, 40)])
-        store = load_trace(path, cache=False)
-    by_name = {store.name(r): r for r in range(len(store.slices))}
-    return int(store.slices.parent[by_name["step"]]) == by_name["outer"]
-
-
-CONTAINMENT = _containment_rule()
-
-
 def _raw(path):
     """X events per (pid, tid): dicts with ns relative to the smallest ts (the store's rule), in file order."""
     events = raw_events(path)
@@ -80,21 +62,12 @@ def _raw(path):
 def _nest(items):
     """Parent per slice of one thread (None at the top), slices sorted by (start, longer first, file order)."""
     items.sort(key=lambda s: (s["start"], -(s["end"] - s["start"]), s["order"]))
-    stack = []
+    stack = []  # the latest earlier slice that ends at or after this one contains it: its parent
     for s in items:
-        s["parent"] = None
-        if CONTAINMENT:  # the latest earlier slice that ends at or after this one
-            while stack and stack[-1]["end"] < s["end"]:
-                stack.pop()
-            s["parent"] = stack[-1] if stack else None
-            stack.append(s)
-        else:  # a stack of open slices; a partial overlap goes to a lane of its own, with no parent
-            while stack and stack[-1]["end"] <= s["start"]:
-                stack.pop()
-            if stack and s["end"] > stack[-1]["end"]:
-                continue
-            s["parent"] = stack[-1] if stack else None
-            stack.append(s)
+        while stack and stack[-1]["end"] < s["end"]:
+            stack.pop()
+        s["parent"] = stack[-1] if stack else None
+        stack.append(s)
 
 
 def _merged(name: str) -> str:
@@ -302,14 +275,14 @@ def test_counters_merge_unless_kept_apart(tmp_path):
 
 
 def test_self_time_subtracts_the_union_of_children(tmp_path):
-    """Children that partly overlap each other (only possible by containment) count once."""
+    """Children that partly overlap each other count once."""
     events = [X("outer", 0, 100), X("a", 10, 40), X("b", 30, 40), X("c", 80, 10)]
     store = load_trace(_write(tmp_path, events), cache=False)
     tree = build_tree(store)
     n = _paths(tree)[("outer",)]
-    # a [10,50] and b [30,70] overlap: the union with c is 70 µs, whichever rule nests b
+    # a [10,50] and b [30,70] overlap: with c the children cover 70 µs
     assert tree.total_ns[n] == 100_000
-    assert tree.self_ns[n] == (30_000 if CONTAINMENT else 100_000 - 40_000 - 10_000)
+    assert tree.self_ns[n] == 30_000
     assert tree.self_ns.min() >= 0
 
 
@@ -488,32 +461,6 @@ def test_diff_of_two_trees(capsys):
     assert any(r["status"] == "both" for r in doc["roots"])
 
 
-def test_self_time_is_duration_minus_the_union_of_children():
-    """Random children that overlap each other and stick out of their parent, against a brute
-    force union per parent (every nanosecond covered, counted once)."""
-    rng = np.random.default_rng(7)
-    n_par, n_kid = 30, 300
-    ps = rng.integers(0, 500, n_par)
-    pe = ps + rng.integers(0, 200, n_par)
-    owner = rng.integers(0, n_par, n_kid)
-    ks = ps[owner] + rng.integers(-20, 200, n_kid)
-    ke = ks + rng.integers(0, 60, n_kid)
-    ks, ke = np.maximum(ks, ps[owner]), np.minimum(ke, pe[owner])  # inside the parent, maybe empty
-    ke = np.maximum(ke, ks)
-    parent = np.concatenate([np.full(n_par, -1), owner])
-    starts, ends = np.concatenate([ps, ks]), np.concatenate([pe, ke])
-    order = rng.permutation(len(parent))  # children in any order
-    inv = np.argsort(order)
-    got = self_time(np.where(parent[order] >= 0, inv[np.maximum(parent[order], 0)], -1), starts[order], ends[order])
-    got = got[inv]
-    for p in range(n_par):
-        covered = set()
-        for k in np.flatnonzero(owner == p).tolist():
-            covered.update(range(int(ks[k]), int(ke[k])))
-        assert got[p] == (pe[p] - ps[p]) - len(covered), p
-    assert (got[n_par:] == ke - ks).all()
-
-
 def test_deep_chains_are_cut_with_their_sums_kept(tmp_path, monkeypatch):
     """Folded stacks stop at FOLDED_DEPTH frames and inverted caller chains at INVERT_DEPTH (a chain of
     D frames has D² reversed paths); the cut-off time goes to the cut, so every sum stays."""
@@ -540,18 +487,3 @@ def test_a_selected_zero_length_child_brings_its_parent(tmp_path):
     nodes = _paths(tree)
     assert set(nodes) == {("a",), ("outer",), ("outer", "mark")}
     assert tree.total_ns[nodes[("outer",)]] == 0 and tree.count[nodes[("outer", "mark")]] == 1
-
-
-def test_running_max_by_group_both_ways():
-    from vtui.analysis.calltree import _running_max
-
-    rng = np.random.default_rng(3)
-    first = rng.random(500) < 0.1
-    first[0] = True
-    for scale in (1_000, 1 << 61):  # small spans: one accumulate over keys; huge ones: doubling
-        values = rng.integers(0, scale, 500, dtype=np.int64)
-        expect, run = [], None
-        for v, f in zip(values.tolist(), first.tolist()):
-            run = v if f or run is None else max(run, v)
-            expect.append(run)
-        assert _running_max(values, first).tolist() == expect

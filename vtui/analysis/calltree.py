@@ -23,8 +23,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from vtui.analysis.gpu import gpu_work_kinds, launch_pairs
-from vtui.analysis.selection import selected_rows, slice_rows
+from vtui.analysis.gpu import launch_pairs
+from vtui.store.containment import self_time
+from vtui.store.devices import device_work_kinds
+from vtui.store.slicetime import range_rows
 from vtui.store.store import TraceStore
 from vtui.store.tracks import GPU
 
@@ -32,7 +34,6 @@ WEIGHTS = ("total", "self", "gpu")
 COUNTER = re.compile(r"#\d+\b|_\d+(?=\(|$)")
 INVERT_DEPTH = 256  # callers listed beneath a name in the inverted tree, at most
 FOLDED_DEPTH = 512  # frames per folded stack, at most (deeper time goes to a "…" frame at the cut)
-WIDE = 0.05  # ranges wider than this share of the trace scan every slice instead of using the index
 
 
 def merge_counter(name: str) -> str:
@@ -159,7 +160,7 @@ def _gpu_launches(store: TraceStore) -> tuple[np.ndarray, np.ndarray, np.ndarray
     launched it (-1 unknown), and the longest duration (a range finds its rows by binary search)."""
     cache = _cached(store)
     if "gpu" not in cache:
-        rows = np.flatnonzero(gpu_work_kinds(store) > 0)
+        rows = np.flatnonzero(device_work_kinds(store) > 0)
         launch = launch_pairs(store, rows) if len(rows) else np.zeros(0, dtype=np.int64)
         order = np.argsort(store.slices.start_ns[rows], kind="stable")
         longest = int(store.slices.dur_ns[rows].max()) if len(rows) else 0
@@ -200,9 +201,7 @@ def tree_rows(store: TraceStore, t0: int, t1: int, tracks: np.ndarray | None = N
     cpu = np.array([store.tracks[t].kind != GPU for t in ids.tolist()], dtype=bool)
     if cpu.any():
         ids = ids[cpu]
-    wide = (t1 - t0) >= WIDE * max(int(store.span_ns), 1)
-    rows = selected_rows(store, t0, t1, ids) if wide else slice_rows(store, t0, t1, ids)
-    return rows.astype(np.int64)
+    return range_rows(store, t0, t1, ids).astype(np.int64)
 
 
 def _with_ancestors(store: TraceStore, rows: np.ndarray) -> np.ndarray:
@@ -234,7 +233,7 @@ def build_tree(store: TraceStore, t0: int = 0, t1: int | None = None, tracks: np
         start = np.clip(start, t0, t1)
         end = np.maximum(np.clip(end, t0, t1), start)
     clip = end - start
-    self_clip = self_time(lp, start, end)
+    self_clip = self_time(lp, start, end)  # the store's rule: duration minus the union of the children
 
     canon, display = _canonical_names(store, merge_counters)
     n_names = max(len(display), 1)
@@ -305,59 +304,6 @@ def _levels(lp: np.ndarray, depth: np.ndarray) -> np.ndarray:
         out[live] += out[up]
         anc[live] = anc[up]
         live = live[anc[live] >= 0]
-    return out
-
-
-def self_time(parent: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """Per row: ``ends - starts`` minus the union of its direct children's intervals (``parent``
-    indexes the same arrays, -1 none). Children that partly overlap each other count once."""
-    dur = np.maximum(ends - starts, 0).astype(np.int64)
-    kids = np.flatnonzero(parent >= 0)
-    if not len(kids):
-        return dur
-    # Rows usually come sorted by start within each parent's children (the store's order):
-    # one stable sort by parent then suffices; otherwise sort by (parent, start).
-    order = kids[np.argsort(parent[kids], kind="stable")]
-    po, so = parent[order], starts[order]
-    if ((po[1:] == po[:-1]) & (so[1:] < so[:-1])).any():
-        order = kids[np.lexsort((starts[kids], parent[kids]))]
-    p, s, e = parent[order], starts[order], np.maximum(ends[order], starts[order])
-    first = np.ones(len(order), dtype=bool)
-    first[1:] = p[1:] != p[:-1]
-    reach = e.copy()  # running max of the ends within each parent's children
-    if (~first[1:] & (e[1:] < e[:-1])).any():
-        reach = _running_max(e, first)
-    prev = np.empty_like(reach)
-    prev[0] = np.iinfo(np.int64).min
-    prev[1:] = reach[:-1]
-    prev[first] = np.iinfo(np.int64).min
-    covered = np.maximum(e - np.maximum(s, prev), 0)
-    heads = np.flatnonzero(first)
-    union = np.add.reduceat(covered, heads)
-    owners = p[heads]
-    out = dur.copy()
-    out[owners] = np.clip(dur[owners] - union, 0, dur[owners])
-    return out
-
-
-def _running_max(values: np.ndarray, first: np.ndarray) -> np.ndarray:
-    """Running maximum restarting at each ``first``: one ``maximum.accumulate`` over keys that put
-    each group above every earlier one (group × span + value − the group's smallest value)."""
-    group = np.cumsum(first) - 1
-    base = np.minimum.reduceat(values, np.flatnonzero(first))[group]
-    local = values - base
-    span = int(local.max()) + 1
-    if int(group[-1]) < (1 << 62) // span:
-        key = group * span + local
-        return np.maximum.accumulate(key) - group * span + base
-    out = values.copy()  # huge spans: Hillis–Steele doubling, log of the longest run
-    step = 1
-    while step < len(out):
-        same = group[step:] == group[:-step]
-        if not same.any():
-            break
-        out[step:] = np.where(same, np.maximum(out[step:], out[:-step]), out[step:])
-        step *= 2
     return out
 
 

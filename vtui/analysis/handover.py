@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from vtui.analysis.basics import PYTHON_CATS, cat_mask, pct
+from vtui.analysis.basics import pct
 from vtui.analysis.calltree import CallTree, by_level
-from vtui.analysis.ops import SYNC
 from vtui.analysis.steps import find_step_rows
+from vtui.store.devices import python_mask, sync_mask
 from vtui.store.store import TraceStore
 
 DEEP_EXTRA = 5  # a hand-over this many Python frames deeper than the median (and 1.5×) is "deep"
@@ -53,17 +53,16 @@ class HandOverReport:
     findings: list[TreeFinding] = field(default_factory=list)
 
 
-def node_is_python(store: TraceStore, tree: CallTree) -> np.ndarray:
-    """Per top-down node: its slices are Python frames (``python_function``)."""
-    py = cat_mask(store, PYTHON_CATS)[tree._rows] if len(tree._rows) else np.zeros(0, dtype=bool)
-    votes = np.bincount(tree._row_node, weights=py, minlength=len(tree))
-    return votes * 2 > tree.count  # the majority of the node's slices
+def node_mask(tree: CallTree, per_slice: np.ndarray) -> np.ndarray:
+    """Per top-down node: the majority of its slices are in ``per_slice`` (a bool per slice)."""
+    hits = per_slice[tree._rows] if len(tree._rows) else np.zeros(0, dtype=bool)
+    return np.bincount(tree._row_node, weights=hits, minlength=len(tree)) * 2 > tree.count
 
 
 def analyse_handover(store: TraceStore, tree: CallTree, step_regex: str | None = None) -> HandOverReport:
     if tree.inverted:
         raise ValueError("hand-overs are read from the top-down tree")
-    is_py = node_is_python(store, tree)
+    is_py = node_mask(tree, python_mask(store))
     if not is_py.any():
         return HandOverReport(False)
     levels = by_level(tree.depth)
@@ -121,7 +120,7 @@ def _step_findings(store: TraceStore, tree: CallTree, out: HandOverReport, is_py
     for idx in by_level(tree.depth)[1:]:
         par = tree.parent[idx]
         under[idx] = under[par] | is_step[par]
-    sync = np.array([bool(SYNC.search(name)) for name in tree.names], dtype=bool) & under
+    sync = node_mask(tree, sync_mask(store)) & under
     repeated = under & (tree.count >= steps) & (tree.gpu_ns == 0) & ~is_py & ~sync
     repeated &= 100.0 * tree.total_ns >= REPEAT_MIN_PCT * step_time
     top_only = repeated & ~(repeated[np.maximum(tree.parent, 0)] & (tree.parent >= 0))
