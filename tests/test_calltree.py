@@ -487,3 +487,24 @@ def test_a_selected_zero_length_child_brings_its_parent(tmp_path):
     nodes = _paths(tree)
     assert set(nodes) == {("a",), ("outer",), ("outer", "mark")}
     assert tree.total_ns[nodes[("outer",)]] == 0 and tree.count[nodes[("outer", "mark")]] == 1
+
+
+def test_self_time_fast_path_equals_the_store_rule():
+    """Disjoint siblings take the sum; overlapping or unordered ones the store's union rule."""
+    from vtui.analysis.calltree import _self_time
+    from vtui.store.containment import self_time
+
+    rng = np.random.default_rng(5)
+    for overlap in (False, True):
+        starts, ends, parent = [0], [10_000], [-1]
+        for p in range(1, 200):
+            a = int(rng.integers(0, 9_000))
+            starts.append(a)
+            ends.append(a + int(rng.integers(0, 40 if not overlap else 400)))
+            parent.append(0 if overlap or p % 2 else -1)
+        s, e, par = (np.array(x, dtype=np.int64) for x in (starts, ends, parent))
+        if not overlap:  # children of 0 laid end to end, in start order
+            kids = np.flatnonzero(par == 0)
+            s[kids] = np.arange(len(kids)) * 50
+            e[kids] = s[kids] + 40
+        assert np.array_equal(_self_time(par, s, e), self_time(par, s, e))
