@@ -96,9 +96,10 @@ async def main() -> None:
     await shoot(QWEN, "measure.svg", ["3"], setup=range_search_measure)
     await shoot(demo_trace_path(), "insights.svg", ["i"])
     await shoot(QWEN, "insights-gpu.svg", ["i", "end"])
-    await shoot(QWEN, "call-tree.svg", ["F", "down", "down", "down"], setup=tree_range)
-    await shoot(QWEN, "flame-graph.svg", ["F", "f", "down", "down", "down", "down", "down", "down", "down", "down",
-                                          "down", "down", "down", "down", "down", "down", "down"], setup=tree_range)
+    # find the decoder layers, zoom into them, clear the marks
+    layer = ["F", "slash", *"Qwen2DecoderLayer", "enter", "enter", "slash", "ctrl+u", "enter"]
+    await shoot(QWEN, "call-tree.svg", [*layer, "down", "down", "down"], setup=tree_range)
+    await shoot(QWEN, "flame-graph.svg", [*layer, "f", "down", "down", "down"], setup=tree_range)
     generated = ROOT.parent / "shared" / "traces" / "generated"
     if (generated / "hf_llama_kvcache.json.gz").exists():  # the two runs of the compare example
         await shoot_compare(generated / "hf_llama_kvcache.json.gz", generated / "hf_llama_nocache.json.gz",
