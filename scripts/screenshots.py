@@ -17,6 +17,7 @@ from vtui.ui.app import VtuiApp  # noqa: E402
 
 OUT = ROOT / "screenshots"
 QWEN = ROOT / "fixtures" / "tracelens__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"
+NSYS = ROOT / "fixtures" / "pipit__saxpy-mpi-cuda_nsys_perlmutter0.sqlite"
 
 
 async def shoot(path: Path, name: str, keys: list[str], setup=None) -> None:
@@ -36,6 +37,13 @@ async def select_flow(pilot) -> None:
     await pilot.press("t", *"stream|thread 25286", "enter")
     f = pilot.app.store.flows
     pilot.app.view.select(int(f.src_slice[100]))
+
+
+async def select_nsys_kernel(pilot) -> None:
+    """The second kernel of the Nsight Systems export, launched from its cudaLaunchKernel."""
+    store = pilot.app.store
+    kernels = [r for r in store.flows.dst_slice.tolist() if store.strings[int(store.slices.cat_id[r])] == "kernel"]
+    pilot.app.view.select(kernels[1])
 
 
 async def range_search_measure(pilot) -> None:
@@ -100,6 +108,7 @@ async def main() -> None:
     layer = ["F", "slash", *"Qwen2DecoderLayer", "enter", "enter", "slash", "ctrl+u", "enter"]
     await shoot(QWEN, "call-tree.svg", [*layer, "down", "down", "down"], setup=tree_range)
     await shoot(QWEN, "flame-graph.svg", [*layer, "f", "down", "down", "down"], setup=tree_range)
+    await shoot(NSYS, "nsys.svg", ["f", "s", "s", "s", "s"], setup=select_nsys_kernel)
     generated = ROOT.parent / "shared" / "traces" / "generated"
     if (generated / "hf_llama_kvcache.json.gz").exists():  # the two runs of the compare example
         await shoot_compare(generated / "hf_llama_kvcache.json.gz", generated / "hf_llama_nocache.json.gz",
