@@ -65,6 +65,36 @@ async def shoot_compare(a: Path, b: Path, name: str, keys: list[str]) -> None:
         app.save_screenshot(str(OUT / name))
 
 
+async def tree_range(pilot) -> None:
+    """The call tree over the middle half of the run: down into the decoder layers."""
+    v = pilot.app.view
+    v.set_range(v.store.span_ns // 4, 3 * v.store.span_ns // 4)
+
+
+DIFF_ARGS = ["--depth", "4", "--min-pct", "0.3"]
+
+
+def shoot_tree_diff(a: Path, b: Path, name: str) -> None:
+    """`vtui tree A --against B` as a terminal screenshot (Rich's SVG export of the text)."""
+    import contextlib  # noqa: PLC0415
+    import io  # noqa: PLC0415
+
+    from rich.console import Console  # noqa: PLC0415
+    from rich.text import Text  # noqa: PLC0415
+
+    from vtui.cli import main as cli  # noqa: PLC0415
+
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        cli(["tree", str(a), "--against", str(b), *DIFF_ARGS])
+    console = Console(record=True, width=160, file=io.StringIO())
+    console.print(Text(f"$ vtui tree {a.name} --against {b.name} {' '.join(DIFF_ARGS)}\n", style="bold"))
+    for line in buf.getvalue().splitlines()[:60]:
+        style = "#98c379" if " added " in line else "#ff6b6b" if " removed " in line else ""
+        console.print(Text(line, style=style), overflow="crop", no_wrap=True)
+    console.save_svg(str(OUT / name), title="vtui tree --against")
+
+
 async def main() -> None:
     OUT.mkdir(exist_ok=True)
     await shoot(demo_trace_path(), "main.svg", [])
@@ -74,6 +104,10 @@ async def main() -> None:
     await shoot(QWEN, "measure.svg", ["3"], setup=range_search_measure)
     await shoot(demo_trace_path(), "insights.svg", ["i"])
     await shoot(QWEN, "insights-gpu.svg", ["i", "end"])
+    # find the decoder layers, zoom into them, clear the marks
+    layer = ["F", "slash", *"Qwen2DecoderLayer", "enter", "enter", "slash", "ctrl+u", "enter"]
+    await shoot(QWEN, "call-tree.svg", [*layer, "down", "down", "down"], setup=tree_range)
+    await shoot(QWEN, "flame-graph.svg", [*layer, "f", "down", "down", "down"], setup=tree_range)
     await shoot(NSYS, "nsys.svg", ["f", "s", "s", "s", "s"], setup=select_nsys_kernel)
     generated = ROOT.parent / "shared" / "traces" / "generated"
     if (generated / "hf_llama_kvcache.json.gz").exists():  # the two runs of the compare example
@@ -81,6 +115,8 @@ async def main() -> None:
                             "compare.svg", ["l", "w"])  # locked with the first steps lined up, zoomed in
         await shoot_compare(generated / "hf_llama_kvcache.json.gz", generated / "hf_llama_nocache.json.gz",
                             "compare-ops.svg", ["3"])
+        shoot_tree_diff(generated / "hf_llama_kvcache.json.gz", generated / "hf_llama_nocache.json.gz",
+                        "call-tree-diff.svg")
     print(f"wrote {sorted(p.name for p in OUT.glob('*.svg'))}")
 
 

@@ -26,6 +26,9 @@ vtui — a terminal explorer for Chrome-trace / PyTorch-profiler traces.
   vtui diff A B [--range-a R] [--range-b R] [--json]
                                 compare two traces: metrics, operator diff, steps side by side
                                 ("same" = within 5 % of A, or 1 µs for times; --tolerance PCT)
+  vtui tree TRACE [--range A:B] [--track RE] [--inverted] [--weight total|self|gpu] [--min-pct P] [--depth N]
+                [--format table|json|folded] [--against B] [--handover]
+                                the call tree of a range by CPU time and by the GPU time each call launched
   vtui A B                      open two traces in compare mode
   vtui cache list|clear         the index cache that makes a reopen instant
 """

@@ -19,6 +19,7 @@ COMMANDS: dict[str, str] = {
     "export": "vtui.commands.export",
     "insights": "vtui.commands.insights",
     "diff": "vtui.commands.diff",
+    "tree": "vtui.commands.tree",
     "cache": "vtui.commands.cache",
 }
 

@@ -98,6 +98,7 @@ class VtuiApp(App[int]):
         _b("pageup", "rows_up", "Scroll rows up", "view.rows_up"),
         _b("pagedown", "rows_down", "Scroll rows down", "view.rows_down"),
         _b("i", "insights", "Insights", "view.insights", tooltip="Steps, operators, GPU, memory: findings with hints"),
+        _b("F", "call_tree", "Call tree / flame graph of the range", "view.call_tree"),
         _b("question_mark,f1", "help", "Help", "app.help", show=True),
         _b("W", "warnings", "Load warnings (what was skipped or repaired)", "app.warnings"),
         _b("q", "quit", "Quit", "app.quit", show=True),
@@ -442,6 +443,17 @@ class VtuiApp(App[int]):
 
             t0, t1 = self.view.range or (self.view.t0, self.view.t1)
             self.push_screen(InsightsScreen(self.view.store, t0, t1, self.path.name, on_step=jump))
+
+    def action_call_tree(self) -> None:
+        if self.view is not None:
+            from vtui.ui.tree import CallTreeScreen  # noqa: PLC0415
+
+            def jump(row: int) -> None:  # a node's longest slice, chosen on the call tree screen
+                self._act(lambda: (self.view.unhide_track_of(row), self.view.select(row), self.view.frame_selection()))
+
+            t0, t1 = self.view.analysis_window()
+            self.push_screen(CallTreeScreen(self.view.store, t0, t1, self.view.visible_track_ids(), self.path.name,
+                                            on_jump=jump))
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen(self.key_rows()))

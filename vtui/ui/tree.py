@@ -1,0 +1,414 @@
+"""The call tree screen (key `F`): the range's call tree as an indented tree with bars, or as an
+icicle / flame graph; zoom into a node with enter (esc / backspace back along the breadcrumbs),
+`w` switches the weight (total / self / GPU), `I` inverts, `/` marks matching names, `t` shows
+the node's longest slice in the timeline."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import numpy as np
+from rich.segment import Segment
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.geometry import Size
+from textual.screen import Screen
+from textual.strip import Strip
+from textual.widget import Widget
+from textual.widgets import Footer, Static
+
+from vtui.analysis.calltree import WEIGHTS, CallTree, build_tree, invert, printable, zoom
+from vtui.fmt import format_duration as fd
+from vtui.store.store import TraceStore
+from vtui.ui.flame import (
+    FlameLayout,
+    flame_layout,
+    flame_segments,
+    inclusive,
+    initially_expanded,
+    tree_row_segments,
+    visible_rows,
+)
+from vtui.ui.render import EMPTY
+from vtui.ui.screens import PromptScreen
+
+
+class CallTreeView(Widget, can_focus=True):
+    """Draws one CallTree (the current zoom) as a tree or an icicle; keeps the selected node."""
+
+    DEFAULT_CSS = "CallTreeView { height: 1fr; background: #1b1d23; }"
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.calltree: CallTree | None = None
+        self.weight = "total"
+        self.flame = False
+        self.selected = -1
+        self.expanded: set[int] = set()
+        self.marked: np.ndarray | None = None  # bool per node: names matching the search
+        self.top = 0
+        self._rows: list[tuple[int, int]] | None = None
+        self._layout: FlameLayout | None = None
+
+    # ---- state -------------------------------------------------------------------------------
+    def show_tree(self, tree: CallTree, weight: str, flame: bool, marked: np.ndarray | None = None) -> None:
+        self.calltree, self.weight, self.flame, self.marked = tree, weight, flame, marked
+        self.expanded = initially_expanded(tree, weight)
+        roots = tree.sorted_children(-1, weight)
+        self.selected = int(roots[0]) if len(roots) else -1
+        self.top = 0
+        self._invalidate()
+
+    def _invalidate(self) -> None:
+        self._rows = None
+        self._layout = None
+        self._keep_visible()
+        self.refresh()
+
+    def rows(self) -> list[tuple[int, int]]:
+        if self._rows is None:
+            self._rows = visible_rows(self.calltree, self.weight, self.expanded) if self.calltree is not None else []
+        return self._rows
+
+    def geometry(self) -> FlameLayout:
+        if self._layout is None:
+            self._layout = flame_layout(self.calltree, self.weight)
+        return self._layout
+
+    def _line_of_selection(self) -> int:
+        if self.flame:
+            return int(self.calltree.depth[self.selected]) if self.selected >= 0 else 0
+        for i, (node, _) in enumerate(self.rows()):
+            if node == self.selected:
+                return i
+        return 0
+
+    def _keep_visible(self) -> None:
+        if self.calltree is None:
+            return
+        height = max(self.size.height, 1)
+        line = self._line_of_selection()
+        if line < self.top:
+            self.top = line
+        elif line >= self.top + height:
+            self.top = line - height + 1
+        total = len(self.geometry().by_depth) if self.flame else len(self.rows())
+        self.top = max(0, min(self.top, max(total - height, 0)))
+
+    def select_node(self, node: int) -> None:
+        if self.calltree is None or node < 0:
+            return
+        # in the tree, open the way down to it
+        p = int(self.calltree.parent[node])
+        opened = False
+        while p >= 0:
+            if p not in self.expanded:
+                self.expanded.add(p)
+                opened = True
+            p = int(self.calltree.parent[p])
+        self.selected = node
+        if opened:
+            self._rows = None
+        self._keep_visible()
+        self.refresh()
+
+    # ---- moves -----------------------------------------------------------------------------------
+    def move_by(self, key: str) -> None:
+        """up / down / left / right / home / end / pageup / pagedown."""
+        if self.calltree is None or self.selected < 0:
+            return
+        if self.flame:
+            self._move_flame(key)
+        else:
+            self._move_tree(key)
+
+    def _move_tree(self, key: str) -> None:
+        rows = self.rows()
+        nodes = [n for n, _ in rows]
+        i = nodes.index(self.selected) if self.selected in nodes else 0
+        page = max(self.size.height - 1, 1)
+        if key in ("up", "down", "pageup", "pagedown", "home", "end"):
+            step = {"up": -1, "down": 1, "pageup": -page, "pagedown": page, "home": -len(rows), "end": len(rows)}[key]
+            self.select_node(nodes[max(0, min(len(nodes) - 1, i + step))])
+        elif key == "right":
+            if len(self.calltree.children(self.selected)) and self.selected not in self.expanded:
+                self.expanded.add(self.selected)
+                self._invalidate()
+            elif len(self.calltree.children(self.selected)):
+                self.select_node(int(self.calltree.sorted_children(self.selected, self.weight)[0]))
+        elif key == "left":
+            if self.selected in self.expanded:
+                self.expanded.discard(self.selected)
+                self._invalidate()
+            elif self.calltree.parent[self.selected] >= 0:
+                self.select_node(int(self.calltree.parent[self.selected]))
+
+    def _move_flame(self, key: str) -> None:
+        t, lay = self.calltree, self.geometry()
+        node = self.selected
+        if key == "up" and t.parent[node] >= 0:
+            self.select_node(int(t.parent[node]))
+        elif key == "down":
+            kids = [k for k in t.sorted_children(node, self.weight).tolist() if lay.x1[k] > lay.x0[k]]
+            if kids:
+                self.select_node(int(kids[0]))
+        elif key in ("left", "right"):
+            row = lay.by_depth[int(t.depth[node])]
+            at = np.flatnonzero(row == node)
+            if len(at):
+                j = int(at[0]) + (1 if key == "right" else -1)
+                if 0 <= j < len(row):
+                    self.select_node(int(row[j]))
+
+    def toggle_flame(self) -> None:
+        self.flame = not self.flame
+        self.top = 0
+        self._invalidate()
+
+    # ---- drawing -------------------------------------------------------------------------------------
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        if self.calltree is None:
+            return 1
+        return len(self.geometry().by_depth) if self.flame else len(self.rows())
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        t = self.calltree
+        if t is None or not len(t):
+            text = "no slices in this range" if t is not None and y == 0 else ""
+            return Strip([Segment(text.ljust(width)[:width], EMPTY)], width)
+        line = self.top + y
+        if self.flame:
+            segs = flame_segments(t, self.geometry(), line, width, self.selected, self.marked)
+            return Strip(segs, width)
+        rows = self.rows()
+        if line >= len(rows):
+            return Strip.blank(width, EMPTY)
+        node, depth = rows[line]
+        scale = int(t.weight(self.weight)[t.roots()].max())
+        segs = tree_row_segments(t, node, depth, self.weight, scale, width, node in self.expanded,
+                                 node == self.selected, self.marked)
+        return Strip(segs, width)
+
+
+class CallTreeScreen(Screen[None]):
+    DEFAULT_CSS = """
+    CallTreeScreen { background: #1b1d23; }
+    #ct-title { height: 1; background: #2b3040; color: #e0e0e0; padding: 0 1; }
+    #ct-crumbs { height: 1; background: #23262e; color: #c0c4d0; padding: 0 1; }
+    #ct-status { height: 2; background: #23262e; color: #c0c4d0; padding: 0 1; }
+    """
+    BINDINGS = [
+        Binding("escape,backspace", "back", "Back", id="tree.back", tooltip="Zoom out one level (close at the top)"),
+        Binding("q", "close", "Close", id="tree.close"),
+        Binding("enter", "zoom", "Zoom", id="tree.zoom", tooltip="Zoom into the selected node"),
+        Binding("f", "toggle_view", "Flame/tree", id="tree.view", tooltip="Icicle / flame graph or indented tree"),
+        Binding("w", "weight", "Weight", id="tree.weight", tooltip="Total, self or GPU time"),
+        Binding("I", "invert", "Invert", id="tree.invert", tooltip="Top-down or bottom-up (callers beneath)"),
+        Binding("slash", "search", "Find", id="tree.find", tooltip="Mark the nodes whose name matches a regex"),
+        Binding("n", "next_match", "Next match", id="tree.next", show=False),
+        Binding("t", "timeline", "In timeline", id="tree.timeline", tooltip="Show the node's longest slice"),
+        Binding("up,k", "move('up')", "Up", show=False),
+        Binding("down,j", "move('down')", "Down", show=False),
+        Binding("left,h", "move('left')", "Left / collapse", show=False),
+        Binding("right,l", "move('right')", "Right / expand", show=False),
+        Binding("pageup", "move('pageup')", "Page up", show=False),
+        Binding("pagedown", "move('pagedown')", "Page down", show=False),
+        Binding("home", "move('home')", "First", show=False),
+        Binding("end", "move('end')", "Last", show=False),
+    ]
+
+    def __init__(self, store: TraceStore, t0: int, t1: int, tracks: np.ndarray | None = None, title: str = "",
+                 on_jump: Callable[[int], None] | None = None) -> None:
+        """``on_jump(slice_row)`` shows a slice in the timeline (the screen closes first)."""
+        super().__init__()
+        self.store, self.t0, self.t1, self.tracks = store, int(t0), int(t1), tracks
+        self.title_text = title
+        self.on_jump = on_jump
+        self.weight = "total"
+        self.inverted = False
+        self.flame = False
+        self.pattern: re.Pattern[str] | None = None
+        self.base: dict[bool, CallTree] = {}  # top-down (False) and bottom-up (True)
+        self.stack: list[CallTree] = []  # zoom levels: the first is the base tree
+        self.error: str | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="ct-title", markup=False)
+        yield Static("", id="ct-crumbs", markup=False)
+        yield CallTreeView(id="ct-view")
+        yield Static("Computing the call tree…", id="ct-status", markup=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self._refresh_title()
+        self._compute()
+
+    @work(thread=True, exclusive=True, group="calltree", description="call tree", exit_on_error=False)
+    def _compute(self) -> None:
+        try:
+            tree = build_tree(self.store, self.t0, self.t1, self.tracks)
+        except Exception as exc:  # noqa: BLE001 — shown on the screen, never a traceback
+            self.app.call_from_thread(self._show_error, f"could not build the call tree ({type(exc).__name__}: {exc})")
+            return
+        self.app.call_from_thread(self._ready, tree)
+
+    def _show_error(self, message: str) -> None:
+        self.error = message
+        self.query_one("#ct-status", Static).update(Text(message, style="#ff6b6b"))
+
+    def _ready(self, tree: CallTree) -> None:
+        self.base[False] = tree
+        self.stack = [tree]
+        self._show()
+        self.query_one(CallTreeView).focus()
+
+    # ---- state -> widgets ---------------------------------------------------------------------------
+    @property
+    def view(self) -> CallTreeView:
+        return self.query_one(CallTreeView)
+
+    @property
+    def current(self) -> CallTree | None:
+        return self.stack[-1] if self.stack else None
+
+    def _marks(self, tree: CallTree) -> np.ndarray | None:
+        if self.pattern is None:
+            return None
+        return np.fromiter((bool(self.pattern.search(n)) for n in tree.names), dtype=bool, count=len(tree))
+
+    def _show(self) -> None:
+        tree = self.current
+        if tree is None:
+            return
+        self.view.show_tree(tree, self.weight, self.flame, self._marks(tree))
+        self._refresh_title()
+        self._refresh_status()
+
+    def _refresh_title(self) -> None:
+        whole = self.t0 == 0 and self.t1 == int(self.store.span_ns)
+        scope = "whole trace" if whole else f"range {fd(self.t0)} – {fd(self.t1)}"
+        kind = "bottom-up" if self.inverted else "top-down"
+        view = "flame graph" if self.flame else "tree"
+        find = f" · /{printable(self.pattern.pattern)}/" if self.pattern else ""
+        self.query_one("#ct-title", Static).update(
+            f"Call tree · {self.title_text} · {scope} ({fd(self.t1 - self.t0)}) · {kind} · {view} · "
+            f"weight {self.weight}{find}")
+        crumbs = ["all"] + [printable(t.names[int(t.roots()[0])]) for t in self.stack[1:]] if self.stack else ["all"]
+        text = " › ".join(c if len(c) <= 40 else c[:39] + "…" for c in crumbs)
+        self.query_one("#ct-crumbs", Static).update(text + ("   (esc / backspace: back)" if len(crumbs) > 1 else ""))
+
+    def _refresh_status(self) -> None:
+        tree, node = self.current, self.view.selected
+        if tree is None:
+            return
+        lines = []
+        if node >= 0:
+            span = max(self.t1 - self.t0, 1)
+            gpu = f" · GPU {fd(int(tree.gpu_ns[node]))} (direct {fd(int(tree.gpu_self_ns[node]))})" if tree.gpu.present else ""
+            lines.append(f"{printable(tree.names[node])[:120]} · ×{int(tree.count[node]):,} · total "
+                         f"{fd(int(tree.total_ns[node]))} ({100.0 * tree.total_ns[node] / span:.1f}% of range) · self "
+                         f"{fd(int(tree.self_ns[node]))}{gpu}")
+        else:
+            lines.append("no slices in this range")
+        g = tree.gpu
+        if g.present:
+            lines.append(f"GPU work in range {fd(g.total_ns)}: attributed {fd(g.attributed_ns)} · launched outside "
+                         f"range/tracks {fd(g.outside_ns)} · launch unknown {fd(g.unknown_ns)}")
+        else:
+            lines.append(f"{tree.slices:,} slices · {len(tree):,} call paths · no GPU work in this trace")
+        self.query_one("#ct-status", Static).update("\n".join(lines))
+
+    # ---- actions --------------------------------------------------------------------------------------
+    def action_move(self, key: str) -> None:
+        self.view.move_by(key)
+        self._refresh_status()
+
+    def action_zoom(self) -> None:
+        tree, node = self.current, self.view.selected
+        if tree is None or node < 0:
+            return
+        if len(tree.roots()) == 1 and node == int(tree.roots()[0]) and len(self.stack) > 1:
+            return  # already the root of this zoom
+        self.stack.append(zoom(tree, node))
+        self._show()
+
+    def action_back(self) -> None:
+        if len(self.stack) > 1:
+            self.stack.pop()
+            self._show()
+        else:
+            self.dismiss(None)
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+    def action_toggle_view(self) -> None:
+        self.flame = not self.flame
+        self.view.toggle_flame()
+        self._refresh_title()
+
+    def action_weight(self) -> None:
+        tree = self.current
+        choices = [w for w in WEIGHTS if w != "gpu" or (tree is not None and tree.gpu.present)]
+        self.weight = choices[(choices.index(self.weight) + 1) % len(choices)] if self.weight in choices else "total"
+        keep = self.view.selected
+        self._show()
+        self.view.select_node(keep)
+        self._refresh_status()
+
+    def action_invert(self) -> None:
+        if False not in self.base:
+            return
+        self.inverted = not self.inverted
+        if self.inverted and True not in self.base:
+            self.base[True] = invert(self.base[False])
+        self.stack = [self.base[self.inverted]]
+        self._show()
+
+    def action_search(self) -> None:
+        self.app.push_screen(PromptScreen("Mark call-tree nodes whose name matches (regex; empty clears)",
+                                          "aten::.*mm|Linear", self.pattern.pattern if self.pattern else ""),
+                             self._search_done)
+
+    def _search_done(self, text: str | None) -> None:
+        if text is None:
+            return
+        try:
+            self.pattern = re.compile(text) if text.strip() else None
+        except re.error as exc:
+            self.notify(f"invalid regex: {exc}", severity="error", markup=False)
+            return
+        tree = self.current
+        if tree is None:
+            return
+        self.view.marked = self._marks(tree)
+        self.view.refresh()
+        self._refresh_title()
+        if self.pattern is not None:
+            self.action_next_match()
+
+    def action_next_match(self) -> None:
+        tree, marks = self.current, self.view.marked
+        if tree is None or marks is None or not marks.any():
+            self.notify("No marked node (press / to find)", timeout=2)
+            return
+        hits = np.flatnonzero(marks)
+        heavy = hits[np.lexsort((hits, -inclusive(tree, self.weight)[hits]))]  # heaviest first, then the next
+        at = np.flatnonzero(heavy == self.view.selected)
+        self.view.select_node(int(heavy[(int(at[0]) + 1) % len(heavy)] if len(at) else heavy[0]))
+        self._refresh_status()
+
+    def action_timeline(self) -> None:
+        tree, node = self.current, self.view.selected
+        if tree is None or node < 0 or self.on_jump is None:
+            return
+        row = tree.longest_slice(node)
+        if row < 0:
+            self.notify("No slice for this node", timeout=2)
+            return
+        self.dismiss(None)
+        self.on_jump(row)
