@@ -6,8 +6,8 @@ it, and their self time.
   Zero-length slices are slices: they are counted, with a clipped duration of 0.
 - Clipped duration: the slice's interval cut to [t0, t1] (Perfetto's interval intersection).
 - Self time: the clipped duration minus the length of the *union* of its direct children's
-  clipped intervals (each cut to the parent too), so it is never negative and never above the
-  duration, even where children overlap each other.
+  clipped intervals, so it is never negative and never above the duration, even where children
+  overlap each other (`vtui.store.containment.self_time`, the one implementation).
 
 Every analysis (stats, insights, diff), the app and the Parquet export use these functions.
 """
@@ -19,6 +19,8 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 import numpy as np
+
+from vtui.store.containment import self_time
 
 if TYPE_CHECKING:
     from vtui.store.store import TraceStore
@@ -91,53 +93,17 @@ def clipped_durations(store: TraceStore, rows: np.ndarray, t0: int, t1: int) -> 
 
 def self_times(store: TraceStore, rows: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
     """Self time of each of ``rows`` given their (clipped) intervals: duration minus the union of
-    the intervals of its direct children among ``rows``, each cut to the parent's interval.
+    the intervals of its direct children among ``rows`` (`vtui.store.containment.self_time`).
 
     ``rows`` must hold every child that overlaps the range (a range selection on whole tracks does).
     """
     rows = np.asarray(rows, dtype=np.int64)
-    dur = np.asarray(end, dtype=np.int64) - np.asarray(start, dtype=np.int64)
     if not len(rows):
-        return dur
+        return np.zeros(0, dtype=np.int64)
     position = np.full(len(store.slices), -1, dtype=np.int64)  # slice row -> index in rows
     position[rows] = np.arange(len(rows))
     parent = store.slices.parent[rows].astype(np.int64)
-    ppos = np.where(parent >= 0, position[np.maximum(parent, 0)], -1)
-    kids = np.flatnonzero(ppos >= 0)
-    group = ppos[kids]
-    a = np.maximum(start[kids], start[group])
-    b = np.minimum(end[kids], end[group])
-    keep = b > a
-    covered = union_by_group(group[keep], a[keep], b[keep], len(rows))
-    return np.maximum(dur - covered, 0)
-
-
-def union_by_group(group: np.ndarray, a: np.ndarray, b: np.ndarray, groups: int) -> np.ndarray:
-    """Per group id in [0, groups): the length of the union of its intervals [a, b) (b > a)."""
-    if not len(group):
-        return np.zeros(groups, dtype=np.int64)
-    # Order by (group, start). Rows come sorted by (track, lane, start), so a stable sort by
-    # group alone (long sorted runs: cheap) usually orders the starts too; else sort both keys.
-    order = np.argsort(group, kind="stable")
-    g, a, b = group[order], a[order], b[order]
-    if np.any((g[1:] == g[:-1]) & (a[1:] < a[:-1])):
-        order = np.lexsort((a, g))
-        g, a, b = g[order], a[order], b[order]
-    firsts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
-    lo = a[firsts]
-    extent = np.maximum.reduceat(b, firsts) - lo
-    # Shift each group above the previous one so a single running max stays within groups.
-    base = np.concatenate(([0], np.cumsum(extent + 1)[:-1]))
-    size = np.diff(np.append(firsts, len(g)))
-    shift = np.repeat(base - lo, size)
-    a2, b2 = a + shift, b + shift
-    reach = np.maximum.accumulate(b2)
-    new = np.ones(len(g), dtype=bool)
-    new[1:] = a2[1:] > reach[:-1]
-    run_first = np.flatnonzero(new)
-    run_last = np.append(run_first[1:] - 1, len(g) - 1)
-    sums = np.bincount(g[run_first], weights=reach[run_last] - a2[run_first], minlength=groups)
-    return np.rint(sums).astype(np.int64)  # float64 is exact for int sums below 2**53 ns (104 days)
+    return self_time(np.where(parent >= 0, position[np.maximum(parent, 0)], -1), start, end)
 
 
 @dataclass

@@ -9,8 +9,8 @@ from typing import Any
 import msgspec
 import numpy as np
 
+from vtui.store.containment import self_time
 from vtui.store.index import IntervalIndex
-from vtui.store.slicetime import self_times
 from vtui.store.tables import CounterTable, FlowTable, InstantTable, SliceTable
 from vtui.store.tracks import Track
 
@@ -102,8 +102,8 @@ class TraceStore:
 
     @cached_property
     def self_ns(self) -> np.ndarray:
-        """Self time per slice over the whole trace (the one rule: `vtui.store.slicetime`)."""
-        return self_times(self, np.arange(len(self.slices), dtype=np.int64), self.slices.start_ns, self.slices.end_ns)
+        """Self time per slice: duration minus the union of its direct children's intervals."""
+        return self_time(self.slices.parent, self.slices.start_ns, self.slices.end_ns)
 
     def ts_to_abs_us(self, ts_ns: int) -> float:
         """A relative time back to the file's own microseconds."""
