@@ -107,7 +107,9 @@ def gpu_lines(ins: Insights) -> list[str]:
     for b in g.streams:
         lines.append(f"    {b.label}: busy {b.busy_pct:.1f}% ({fd(b.busy_ns)})")
     if g.memcpy_by_direction:
-        lines.append("  memcpy by direction: " + ", ".join(f"{k} {fd(v)}" for k, v in g.memcpy_by_direction.items()))
+        moved = g.memcpy_bytes_by_direction
+        lines.append("  memcpy by direction: " + ", ".join(
+            f"{k} {fd(v)}" + (f" ({format_bytes(moved[k])})" if k in moved else "") for k, v in g.memcpy_by_direction.items()))
     if g.launch:
         a = g.launch_after_return
         lines.append(f"  launch delay from call start: mean {fd(g.launch.mean)} · p90 {fd(g.launch.p90)} · worst "

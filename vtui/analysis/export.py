@@ -117,6 +117,8 @@ def export_range(store: TraceStore, out: str | Path, t0: int, t1: int, tracks: n
         source = store.sources[src]
         events = pick_events(source.path, plan.ordinals[src], report)
         name = Path(source.path).name.removesuffix(".gz")  # written as plain JSON
+        if name.endswith(".sqlite"):  # an Nsight Systems export, written out as a Chrome trace
+            name = name.removesuffix(".sqlite") + ".json"
         target = path / name if several else path
         atomic_write(target, partial(_write_trace, events, source.metadata))
     return plan

@@ -80,6 +80,7 @@ class GpuReport:
     memcpy_pct: float = 0.0  # of all GPU work time (kernel + memcpy + memset)
     memset_pct: float = 0.0
     memcpy_by_direction: dict[str, int] = field(default_factory=dict)
+    memcpy_bytes_by_direction: dict[str, int] = field(default_factory=dict)  # from the "bytes" arg, where given
     launch: Stats | None = None  # GPU start - CPU launch call start ("from call start")
     launch_after_return: Stats | None = None  # GPU start - CPU launch call end ("from call end", HTA's)
     launches_paired: int = 0
@@ -176,6 +177,9 @@ def analyse_gpu(store: TraceStore, t0: int = 0, t1: int | None = None, top: int 
         m = _DIRECTION.search(store.name(r))
         key = m.group(1) if m else "other"
         out.memcpy_by_direction[key] = out.memcpy_by_direction.get(key, 0) + int(d)
+        nbytes = store.slice_args(r).get("bytes")  # Kineto and nsys both write it; a whole copy counts once
+        if isinstance(nbytes, int) and not isinstance(nbytes, bool) and nbytes >= 0:
+            out.memcpy_bytes_by_direction[key] = out.memcpy_bytes_by_direction.get(key, 0) + nbytes
     a, b = merge_intervals(st, en)
     out.busy_ns = int((b - a).sum())
     out.any_busy_pct = pct(out.busy_ns, t1 - t0)

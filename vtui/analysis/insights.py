@@ -118,6 +118,7 @@ def gpu_dict(g: GpuReport) -> dict[str, Any]:
         "kernel_ns": g.kernel_ns, "memcpy_ns": g.memcpy_ns, "memset_ns": g.memset_ns,
         "memcpy_pct": g.memcpy_pct if g.present else None, "memset_pct": g.memset_pct if g.present else None,
         "memcpy_by_direction_ns": dict(g.memcpy_by_direction),
+        "memcpy_bytes_by_direction": dict(g.memcpy_bytes_by_direction),
         "launch_delay_from_call_start": g.launch.to_dict() if g.launch else None,
         "launch_delay_from_call_end": g.launch_after_return.to_dict() if g.launch_after_return else None,
         "launches_paired": g.launches_paired, "gpu_ops": g.gpu_ops_in_range,

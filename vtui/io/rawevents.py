@@ -9,6 +9,7 @@ import msgspec
 import numpy as np
 
 from vtui.io.jsonscan import scan_trace
+from vtui.io.nsys import is_sqlite, nsys_events
 from vtui.io.reader import read_trace_bytes
 
 
@@ -32,6 +33,8 @@ class _PickSink:
 def pick_events(path: str | Path, ordinals: np.ndarray,
                 progress: Callable[[float], None] | None = None) -> list[msgspec.Raw]:
     """The source bytes of the events at ``ordinals`` (as the loader numbered them), in file order."""
+    if is_sqlite(path):  # an Nsight Systems export: its events written as Chrome-trace JSON
+        return nsys_events(path, ordinals)
     data, _warnings = read_trace_bytes(Path(path), None)
     sink = _PickSink(np.unique(np.asarray(ordinals, dtype=np.int64)))
     scan_trace(data, sink, progress, raw=True)  # type: ignore[arg-type]

@@ -6,8 +6,8 @@ it, and their self time.
   Zero-length slices are slices: they are counted, with a clipped duration of 0.
 - Clipped duration: the slice's interval cut to [t0, t1] (Perfetto's interval intersection).
 - Self time: the clipped duration minus the length of the *union* of its direct children's
-  clipped intervals, so it is never negative and never above the duration, even where children
-  overlap each other (`vtui.store.containment.self_time`, the one implementation).
+  clipped intervals (each cut to the parent too), so it is never negative and never above the
+  duration, even where children overlap each other.
 
 Every analysis (stats, insights, diff), the app and the Parquet export use these functions.
 """
@@ -93,7 +93,7 @@ def clipped_durations(store: TraceStore, rows: np.ndarray, t0: int, t1: int) -> 
 
 def self_times(store: TraceStore, rows: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
     """Self time of each of ``rows`` given their (clipped) intervals: duration minus the union of
-    the intervals of its direct children among ``rows`` (`vtui.store.containment.self_time`).
+    the intervals of its direct children among ``rows``, each cut to the parent's interval.
 
     ``rows`` must hold every child that overlaps the range (a range selection on whole tracks does).
     """
@@ -103,7 +103,8 @@ def self_times(store: TraceStore, rows: np.ndarray, start: np.ndarray, end: np.n
     position = np.full(len(store.slices), -1, dtype=np.int64)  # slice row -> index in rows
     position[rows] = np.arange(len(rows))
     parent = store.slices.parent[rows].astype(np.int64)
-    return self_time(np.where(parent >= 0, position[np.maximum(parent, 0)], -1), start, end)
+    ppos = np.where(parent >= 0, position[np.maximum(parent, 0)], -1)
+    return self_time(ppos, np.asarray(start, dtype=np.int64), np.asarray(end, dtype=np.int64))
 
 
 @dataclass

@@ -14,7 +14,7 @@ from vtui.store.tables import CounterTable, InstantTable, SliceTable
 from vtui.store.tracks import ASYNC, COUNTER, GLOBAL, GPU, PROCESS, THREAD, Track, id_sort_key, show_id
 
 _KIND_RANK = {THREAD: 0, GPU: 0, ASYNC: 1, COUNTER: 2, PROCESS: 3, GLOBAL: 4}
-_NO_SORT = 1 << 60
+_NO_SORT = 0  # a process or thread without a sort index sorts as 0 (Perfetto and Catapult)
 
 
 class TrackSet:
