@@ -192,3 +192,16 @@ def test_every_self_time_path_is_the_same_on_a_real_trace():
         assert r.self_ns == agg[r.name], r.name
     assert (store.self_ns >= 0).all() and (store.self_ns <= store.slices.dur_ns).all()
 
+
+
+def test_cache_events_follow_the_range_rule(tmp_path: Path):
+    """A cache slice that starts before the range counts with its time inside it; a zero-length one
+    and an instant at the range end count too."""
+    events = [{"ph": "X", "name": "kv_cache_lookup", "ts": 0.0, "dur": 50.0, "pid": 1, "tid": 1},
+              {"ph": "X", "name": "kv_cache_lookup", "ts": 80.0, "dur": 0.0, "pid": 1, "tid": 1},
+              {"ph": "i", "name": "prefix_cache_hit", "ts": 80.0, "pid": 1, "tid": 1, "s": "t"},
+              {"ph": "X", "name": "other", "ts": 0.0, "dur": 100.0, "pid": 1, "tid": 2}]
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    c = compute_insights(load_trace(path, cache=False), 20_000, 80_000).caches
+    assert (c.events, c.hits, c.slice_time_ns) == (3, 1, 30_000)

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from vtui.analysis.selection import instant_rows
+from vtui.store.slicetime import range_slices
 from vtui.store.store import TraceStore
 
 CACHE = re.compile(r"(?i)cache")
@@ -41,8 +43,11 @@ def analyse_caches(store: TraceStore, t0: int = 0, t1: int | None = None) -> Cac
     t1 = int(store.span_ns) if t1 is None else t1
     is_cache = np.fromiter((bool(CACHE.search(s)) for s in store.strings), dtype=bool, count=len(store.strings))
     s, inst = store.slices, store.instants
-    srows = np.flatnonzero(is_cache[s.name_id] & (s.start_ns >= t0) & (s.start_ns < t1)) if len(s) else []
-    irows = np.flatnonzero(is_cache[inst.name_id] & (inst.ts_ns >= t0) & (inst.ts_ns < t1)) if len(inst) else []
+    rs = range_slices(store, t0, t1)  # the one range rule; time clipped to the range
+    pos = np.flatnonzero(is_cache[s.name_id[rs.rows]]) if len(s) else np.zeros(0, dtype=np.int64)
+    srows = rs.rows[pos]
+    irows = instant_rows(store, t0, t1)
+    irows = irows[is_cache[inst.name_id[irows]]] if len(irows) else irows
     out = CacheReport(bool(len(srows) or len(irows)))
     counts: dict[str, int] = {}
     items = [(store.name(r), store.slice_args, r) for r in np.asarray(srows).tolist()]
@@ -62,6 +67,6 @@ def analyse_caches(store: TraceStore, t0: int = 0, t1: int | None = None) -> Cac
         elif kind == "evict":
             out.evictions += 1
     out.events = len(items)
-    out.slice_time_ns = int(s.dur_ns[np.asarray(srows, dtype=np.int64)].sum()) if len(srows) else 0
+    out.slice_time_ns = int(rs.clip[pos].sum())
     out.by_name = sorted(counts.items(), key=lambda kv: -kv[1])
     return out

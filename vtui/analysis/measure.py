@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from vtui.analysis.selection import clipped_durations, slice_rows
+from vtui.analysis.selection import slice_rows
+from vtui.store.slicetime import clipped_bounds
 from vtui.store.store import TraceStore
 
 
@@ -60,8 +61,7 @@ def union_length(store: TraceStore, rows: np.ndarray, t0: int, t1: int) -> int:
     """Length of the union of the slices' intervals clipped to [t0, t1]."""
     if not len(rows):
         return 0
-    start = np.maximum(store.slices.start_ns[rows], t0)
-    end = start + clipped_durations(store, rows, t0, t1)
+    start, end = clipped_bounds(store, rows, t0, t1)
     order = np.argsort(start, kind="stable")
     start, end = start[order], end[order]
     reach = np.maximum.accumulate(end)
