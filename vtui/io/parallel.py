@@ -18,6 +18,7 @@ import multiprocessing as mp
 import os
 import pickle
 import shutil
+import signal
 import tempfile
 from collections.abc import Callable
 
@@ -28,6 +29,7 @@ from vtui.io.columns import Columns, ColumnSink
 from vtui.io.events import Event
 from vtui.io.jsonscan import _BOUNDARY, array_tail_end, decode_range
 from vtui.io.memory import load_memory_settings
+from vtui.tempfiles import temp_prefix
 
 _PROBE_DECODER = msgspec.json.Decoder(list[Event])
 MIN_RANGE = 16 << 20  # bytes: below this a range is not worth a process start (~0.3 s)
@@ -178,7 +180,7 @@ class ParallelDecode:
         results: list[tuple[Columns, int] | None] = [None] * len(ranges)
         workers = min(self.jobs, len(ranges)) - 1
         try:
-            out_dir = tempfile.mkdtemp(prefix=".vtui-ranges-", dir=os.path.dirname(self.args.path))
+            out_dir = tempfile.mkdtemp(prefix=temp_prefix("ranges"), dir=os.path.dirname(self.args.path))
         except OSError:
             return pos
         # Undone in reverse order: close the claims (so the workers stop), wait for them, remove
@@ -265,6 +267,9 @@ def _close_claims(claims, lock) -> None:
 def _init(done, claims, lock) -> None:
     global _done, _claims, _lock
     _done, _claims, _lock = done, claims, lock
+    # ctrl-c reaches the whole process group: the parent stops the workers (it closes the
+    # claims) and cleans up; a worker interrupted itself would only print a traceback.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _decode_here(data, rng: tuple[int, int], args_path: str, base: tuple[int, int],

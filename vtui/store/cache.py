@@ -32,6 +32,7 @@ from vtui.io.argsfile import MappedBlob
 from vtui.store.store import SourceInfo, TraceStore
 from vtui.store.tables import CounterTable, FlowTable, InstantTable, SliceTable
 from vtui.store.tracks import Track
+from vtui.tempfiles import temp_prefix
 
 FORMAT = 3  # bump whenever what is stored changes: older entries are then rebuilt
 _EDGE = 64 << 10  # bytes hashed at each end of a file
@@ -86,7 +87,7 @@ def save_entry(key: str, store: TraceStore) -> bool:
     blob = store.args_blob
     tmp: str | None = None
     try:
-        tmp = tempfile.mkdtemp(prefix=f".{key}.", suffix=".tmp", dir=root)
+        tmp = tempfile.mkdtemp(prefix=temp_prefix("entry"), suffix=".tmp", dir=root)
         arrays: dict[str, list] = {}
         columns = [(f"{table_name}.{f.name}.npy", np.ascontiguousarray(getattr(getattr(store, table_name), f.name)))
                    for table_name in _TABLES for f in dataclasses.fields(getattr(store, table_name))]
