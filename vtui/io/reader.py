@@ -9,7 +9,7 @@ import zlib
 from collections.abc import Callable
 from pathlib import Path
 
-from vtui.errors import TraceLoadError
+from vtui.errors import DISK_FULL, TraceLoadError
 from vtui.tempfiles import temp_prefix
 
 try:  # ISA-L inflates gzip ~2.8x faster than zlib (1 GB of JSON: 0.26 s vs 0.73 s, measured)
@@ -102,6 +102,8 @@ def open_trace_data(path: Path, progress: Progress | None = None,
                 raise
             return data, warnings, spill, True
     except OSError as exc:
+        if exc.errno in DISK_FULL:  # writing the spill, not reading the trace: the caller decides
+            raise
         raise _read_error(path, exc) from None
 
 

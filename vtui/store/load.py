@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import os
 import re
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from vtui.errors import TraceLoadError
+from vtui.errors import DISK_FULL, TraceLoadError
 from vtui.io.argsfile import ArgsFile
 from vtui.io.columns import ColumnSink
 from vtui.io.jsonscan import scan_trace
@@ -82,12 +83,26 @@ def load_trace(path: str | os.PathLike, progress: Progress | None = None, cache:
     work_dir = trace_cache.work_dir() if key is not None else None
     if work_dir is None:
         key = None  # no writable cache folder: load without one
-    args = ArgsFile(work_dir)
+    args = None
     try:
+        args = ArgsFile(work_dir)
         with load_memory_settings():
             store = _load_files(path, files, progress, args, jobs, work_dir)
+    except OSError as exc:
+        if args is not None:
+            args.discard()
+        if exc.errno not in DISK_FULL:
+            raise
+        if work_dir is None:
+            raise TraceLoadError(f"{path}: no space left for the load's temp files in {tempfile.gettempdir()} "
+                                 f"({exc.strerror}); free some or point TMPDIR elsewhere") from None
+        # The cache folder's disk is full: the temp files go to the temp folder instead.
+        store = load_trace(path, progress, cache=False, jobs=jobs)
+        store.warnings.insert(0, f"the cache folder {work_dir} is full ({exc.strerror}): loaded without the cache")
+        return store
     except BaseException:
-        args.discard()
+        if args is not None:
+            args.discard()
         raise
     if key is not None:
         trace_cache.save_entry(key, store)
