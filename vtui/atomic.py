@@ -47,6 +47,11 @@ def check_output_folder(out: str | os.PathLike[str], inputs: Iterable[str | os.P
 
 def _free_target(out: str | os.PathLike[str], path: Path, target: Path, overwrite: bool) -> Path:
     """Checks both kinds of output share: not there yet (or overwriting asked for), its folder exists."""
+    if path.is_symlink():  # /dev/stdout is one: the rename would replace the link, not write its target
+        raise UsageError(f"{out}: is a symbolic link; give the path of a regular file")
+    if path.exists() and not path.is_dir() and not path.is_file():
+        # /dev/null, /dev/stdout, a FIFO, a socket: the temp-file rename would replace it, --force or not
+        raise UsageError(f"{out}: not a regular file (a device, pipe or socket); give a file path")
     if path.exists() and not overwrite:
         raise UsageError(f"{out}: already exists (pass --force to overwrite)")
     if not target.parent.is_dir():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import mmap
 import os
 import tempfile
@@ -45,7 +46,7 @@ def read_trace_bytes(path: Path, progress: Progress | None = None) -> tuple[byte
                     raise TraceLoadError(f"{path}: {exc}") from None
             return _read_plain(fh, size, progress), []
     except OSError as exc:
-        raise _read_error(path, exc) from None
+        raise read_error(path, exc) from None
 
 
 def decoded_size(path: Path) -> int:
@@ -104,10 +105,10 @@ def open_trace_data(path: Path, progress: Progress | None = None,
     except OSError as exc:
         if exc.errno in DISK_FULL:  # writing the spill, not reading the trace: the caller decides
             raise
-        raise _read_error(path, exc) from None
+        raise read_error(path, exc) from None
 
 
-def _read_error(path: Path, exc: OSError) -> TraceLoadError:
+def read_error(path: Path, exc: OSError) -> TraceLoadError:
     """An OS error while reading a trace, as the one line the user sees."""
     if isinstance(exc, IsADirectoryError):
         return TraceLoadError(f"{path}: is a directory")
@@ -181,3 +182,18 @@ def _inflate(fh, size: int, progress: Progress | None, emit) -> list[str]:
     if not inflater.eof and not warnings:
         warnings.append("gzip stream ends early (file cut short); kept what was there")
     return warnings
+
+
+_EDGE = 64 << 10  # bytes hashed at each end of a file for its fingerprint
+
+
+def file_fingerprint(path: str | Path) -> tuple[int, int, str]:
+    """(size, mtime_ns, hash of the first and last 64 KiB): what tells a file changed since it was read."""
+    st = os.stat(path)
+    digest = hashlib.blake2b(digest_size=16)
+    with open(path, "rb") as fh:
+        digest.update(fh.read(_EDGE))
+        if st.st_size > _EDGE:
+            fh.seek(max(_EDGE, st.st_size - _EDGE))
+            digest.update(fh.read(_EDGE))
+    return st.st_size, st.st_mtime_ns, digest.hexdigest()

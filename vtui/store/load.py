@@ -14,7 +14,7 @@ from vtui.io.columns import ColumnSink
 from vtui.io.jsonscan import scan_trace
 from vtui.io.memory import give_back_free_memory, load_memory_settings
 from vtui.io.parallel import ParallelDecode, can_fork_workers, check_not_bootstrapping, default_jobs
-from vtui.io.reader import GZIP_MAGIC, open_trace_data
+from vtui.io.reader import GZIP_MAGIC, file_fingerprint, open_trace_data, read_error
 from vtui.store import cache as trace_cache
 from vtui.store.build import SourcePart, build_store
 from vtui.store.store import TraceStore
@@ -158,6 +158,10 @@ def _is_gzip(path: Path) -> bool:
 
 def _load_part(path: Path, read_progress: Progress, decode_progress: Progress, many: bool, args: ArgsFile,
                jobs: int, work_dir: str | None) -> SourcePart:
+    try:
+        fingerprint = list(file_fingerprint(path))  # before reading: export checks the file is still this one
+    except OSError as exc:
+        raise read_error(path, exc) from None
     data, read_warnings, data_path, spilled = open_trace_data(path, read_progress, work_dir)
     sink = ColumnSink(args=args.writer())
     fast = None
@@ -176,6 +180,7 @@ def _load_part(path: Path, read_progress: Progress, decode_progress: Progress, m
     return SourcePart(
         path=str(path), label=label, form=result.form, repaired=result.repaired or bool(read_warnings),
         metadata=result.metadata, warnings=read_warnings + result.warnings, columns=sink.finish(),
+        fingerprint=fingerprint,
     )
 
 
