@@ -496,3 +496,35 @@ def test_version_and_top_level_usage_list_every_command(capsys):
     out = capsys.readouterr().out
     for name in COMMANDS:
         assert f"  vtui {name} " in out, name
+
+
+# ---- gzip bombs --------------------------------------------------------------------------------
+def _bomb(path: Path, members: int = 24) -> tuple[Path, int]:
+    """Gzip members of 1 MiB of identical events each (~1000x): small on disk, big inflated."""
+    event = json.dumps(X(ts=1)).encode() + b","
+    body = event * ((1 << 20) // len(event))
+    member = gzip.compress(body, mtime=0)
+    path.write_bytes(gzip.compress(b"[", mtime=0) + member * members
+                     + gzip.compress(json.dumps(X(ts=2)).encode() + b"]", mtime=0))
+    return path, members * body.count(b"{") + 1
+
+
+@pytest.mark.parametrize("spill", [False, True])
+def test_a_gzip_bomb_stops_with_one_line_and_the_override_loads_it(tmp_path, monkeypatch, capsys, spill):
+    import vtui.io.reader as reader
+
+    monkeypatch.setattr(reader, "INFLATE_FLOOR", 4 << 20)  # the test's bomb is 24 MiB, not gigabytes
+    monkeypatch.setenv(reader.INFLATE_ENV, "")  # restored after --max-inflate set it
+    if spill:
+        monkeypatch.setattr(reader, "SPILL_GZIP", 0)
+    path, events = _bomb(tmp_path / "bomb.json.gz")
+    assert path.stat().st_size * 300 < 24 << 20  # inflates over 300x
+    with pytest.raises(TraceLoadError, match="gzip bomb") as exc:
+        load_trace(path, cache=False)
+    assert "\n" not in str(exc.value) and "--max-inflate" in str(exc.value)
+    assert main(["info", str(path)]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and "gzip bomb" in err[0]
+    assert [p.name for p in tmp_path.iterdir()] == ["bomb.json.gz"]  # no spill left behind
+    assert main(["info", str(path), "--max-inflate", "0", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["slices"] == events

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from vtui import __version__
-from vtui.commands import COMMANDS
+from vtui.commands import COMMANDS, add_inflate_argument, apply_inflate_argument
 from vtui.errors import TraceLoadError, UsageError
 from vtui.safe_text import escape_controls
 
@@ -94,7 +94,9 @@ def _run_app(args: list[str]) -> int:
     parser.add_argument("trace", nargs="?", help="trace file or folder (default: the bundled demo trace)")
     parser.add_argument("other", nargs="?", help="a second trace: open both in compare mode")
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the index cache")
+    add_inflate_argument(parser)
     opts = parser.parse_args(args)
+    apply_inflate_argument(opts)
     if opts.other:
         return _run_compare(Path(opts.trace), Path(opts.other), cache=not opts.no_cache)
     from vtui.demo import demo_trace_path  # noqa: PLC0415  (keep `vtui info` light)

@@ -144,10 +144,32 @@ def _gunzip_to(fh, size: int, progress: Progress | None, sink) -> list[str]:
     return _inflate(fh, size, progress, sink.write)
 
 
+MAX_INFLATE_RATIO = 200  # real traces inflate 16-30x; deflate can reach ~1000x, and members repeat
+INFLATE_FLOOR = 256 << 20  # bytes any gzip may inflate to, whatever its ratio
+INFLATE_ENV = "VTUI_MAX_INFLATE"  # the ratio allowed (0: no limit); the CLI's --max-inflate sets it
+
+
+def inflate_limit(compressed: int) -> int | None:
+    """Bytes a gzip of ``compressed`` bytes may inflate to (None: no limit)."""
+    text = os.environ.get(INFLATE_ENV, "")
+    try:
+        ratio = float(text) if text else MAX_INFLATE_RATIO
+    except ValueError:
+        ratio = MAX_INFLATE_RATIO
+    if ratio <= 0:
+        return None
+    return max(int(ratio * compressed), INFLATE_FLOOR)
+
+
 def _inflate(fh, size: int, progress: Progress | None, emit) -> list[str]:
-    """Inflate gzip member after member, handing each piece to ``emit``; returns warnings."""
+    """Inflate gzip member after member, handing each piece to ``emit``; returns warnings.
+
+    Stops with an error past ``inflate_limit``: a few MB of crafted gzip would otherwise fill
+    the memory or the disk (a 4 MB file reached 8 GB) before anything could be shown.
+    """
     warnings: list[str] = []
     produced = 0
+    limit = inflate_limit(size)
     inflater = _gzip_codec.decompressobj(_GZIP_WBITS)
     done = 0
     pending = b""
@@ -161,6 +183,11 @@ def _inflate(fh, size: int, progress: Progress | None, emit) -> list[str]:
             while True:  # bounded pieces: 8 MiB of gzip can inflate to 150 MB at once
                 piece = inflater.decompress(block, _BLOCK)
                 produced += len(piece)
+                if limit is not None and produced > limit:
+                    raise TraceLoadError(
+                        f"inflates to over {produced / size:,.0f}x its size ({produced >> 20:,} MiB from "
+                        f"{size / (1 << 20):,.1f} MiB): a gzip bomb? If the trace is real, load it with "
+                        f"--max-inflate 0 (or a higher ratio; default {MAX_INFLATE_RATIO})")
                 emit(piece)
                 if inflater.eof or not inflater.unconsumed_tail:
                     break
