@@ -111,9 +111,12 @@ def gpu_lines(ins: Insights) -> list[str]:
 
 def memory_lines(ins: Insights, width: int = 60) -> list[str]:
     m = ins.memory
+    skipped = (f" ({m.skipped:,} [memory] events skipped: Bytes or totals beyond any real size)"
+               if m.skipped else "")
     if not m.present:
-        return ["Memory: no [memory] events in this trace"]
-    lines = ["Memory ([memory] events):"]
+        return [f"Memory: no usable [memory] events in this trace{skipped}" if m.skipped
+                else "Memory: no [memory] events in this trace"]
+    lines = [f"Memory ([memory] events){skipped}:"]
     for d in m.devices:
         rel = "" if d.absolute else " (relative to the profile start)"
         res = f" · peak reserved {format_bytes(d.peak_reserved)}" if d.peak_reserved else ""
