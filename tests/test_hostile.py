@@ -528,3 +528,12 @@ def test_a_gzip_bomb_stops_with_one_line_and_the_override_loads_it(tmp_path, mon
     assert [p.name for p in tmp_path.iterdir()] == ["bomb.json.gz"]  # no spill left behind
     assert main(["info", str(path), "--max-inflate", "0", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["slices"] == events
+
+
+def test_slice_durations_are_computed_once_not_per_access():
+    """`s.dur_ns[r]` in a loop recomputed every slice's duration per access (search ~55 min)."""
+    store = load_trace(FIXTURES / "hf_llama_stack.json.gz")
+    s = store.slices
+    assert s.dur_ns is s.dur_ns and not s.dur_ns.flags.writeable
+    rows = np.array([0, 5, len(s) - 1])
+    assert (s.durations(rows) == s.dur_ns[rows]).all() and (s.dur_ns == s.end_ns - s.start_ns).all()

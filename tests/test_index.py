@@ -52,4 +52,4 @@ def test_self_time_is_duration_minus_direct_children(store):
     rows = np.flatnonzero(s.parent >= 0)[:500]
     for r in np.unique(s.parent[rows]).tolist():
         kids = np.flatnonzero(s.parent == r)
-        assert store.self_ns[r] == s.durations(r) - s.durations(kids).sum()
+        assert store.self_ns[r] == s.dur_ns[r] - s.dur_ns[kids].sum()

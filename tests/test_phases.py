@@ -66,7 +66,7 @@ def test_all_phases(tmp_path):
     assert "1 E events had no open B" in w and "1 B events were never closed" in w
     assert "unknown phases" in w and "'Q'" in w
     row = [i for i in range(len(store.slices)) if store.name(i) == "be"][0]
-    assert store.slices.durations(row) == 10_000
+    assert store.slices.dur_ns[row] == 10_000
     assert store.slice_args(row) == {"a": 1, "b": 2}  # B and E args merged
     # thread_name given twice: the last wins.
     main = [t for t in store.tracks if t.pid == 1 and t.tid == 2][0]
@@ -93,7 +93,7 @@ def test_all_phases(tmp_path):
     assert store.tracks[int(store.flows.dst_track[0])].kind == "gpu"
     # Missing dur loads as zero; NUL bytes survive; string pid and empty tid load.
     nodur = [i for i in range(len(store.slices)) if store.name(i) == "nodur"][0]
-    assert store.slices.durations(nodur) == 0
+    assert store.slices.dur_ns[nodur] == 0
     assert "nul\x00name" in store.strings
     assert any(t.pid == "Spans" and t.tid == "" for t in store.tracks)
     assert any(t.pid == -1 for t in store.tracks)

@@ -172,7 +172,7 @@ def test_lanes_never_overlap_and_children_lie_within_parents(trace_dir, g: Gener
     same = key[1:] == key[:-1]
     assert (s.start_ns[1:][same] >= s.start_ns[:-1][same]).all()
     assert (s.end_ns[:-1][same] <= s.start_ns[1:][same]).all()
-    assert (s.end_ns >= s.start_ns).all() and (s.durations() == s.end_ns - s.start_ns).all()
+    assert (s.end_ns >= s.start_ns).all() and (s.dur_ns == s.end_ns - s.start_ns).all()
     child = np.flatnonzero(s.parent >= 0)
     par = s.parent[child]
     assert (s.track[par] == s.track[child]).all()

@@ -98,7 +98,7 @@ def test_b_e_pairing_and_unclosed_b():
     store = load_trace(UNCLOSED)
     assert unclosed == 4
     assert len(store.slices) == sum(1 for e in events if e.get("ph") == "B") == 1684
-    assert sorted(store.slices.durations().tolist()) == sorted(durations)
+    assert sorted(store.slices.dur_ns.tolist()) == sorted(durations)
     assert any("4 B events were never closed" in w for w in store.warnings)
 
 

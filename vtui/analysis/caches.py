@@ -62,6 +62,6 @@ def analyse_caches(store: TraceStore, t0: int = 0, t1: int | None = None) -> Cac
         elif kind == "evict":
             out.evictions += 1
     out.events = len(items)
-    out.slice_time_ns = int(s.durations(np.asarray(srows, dtype=np.int64)).sum()) if len(srows) else 0
+    out.slice_time_ns = int(s.dur_ns[np.asarray(srows, dtype=np.int64)].sum()) if len(srows) else 0
     out.by_name = sorted(counts.items(), key=lambda kv: -kv[1])
     return out

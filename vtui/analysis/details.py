@@ -56,7 +56,7 @@ def slice_details(store: TraceStore, row: int) -> SliceDetails:
     return SliceDetails(
         row=row, name=store.name(row), category=store.strings[int(s.cat_id[row])],
         track_title=f"{track.process_title} › {track.title}", start_ns=int(s.start_ns[row]),
-        abs_start_us=store.ts_to_abs_us(int(s.start_ns[row])), dur_ns=int(s.durations(row)),
+        abs_start_us=store.ts_to_abs_us(int(s.start_ns[row])), dur_ns=int(s.dur_ns[row]),
         self_ns=int(store.self_ns[row]), depth=int(s.depth[row]), parents=chain, args=store.slice_args(row),
         flows=links,
     )

@@ -110,7 +110,7 @@ def _best_track(store: TraceStore, rows: np.ndarray) -> np.ndarray:
     if not len(rows):
         return rows
     tracks = store.slices.track[rows]
-    dur = store.slices.durations(rows)
+    dur = store.slices.dur_ns[rows]
     best = max(np.unique(tracks).tolist(), key=lambda t: (int((tracks == t).sum()), int(dur[tracks == t].sum())))
     return rows[tracks == best]
 
@@ -124,8 +124,8 @@ def _generic(store: TraceStore, allowed: np.ndarray) -> tuple[str, np.ndarray]:
     rows = np.flatnonzero(top)
     keys = s.track[rows].astype(np.int64) * (len(store.strings) + 1) + s.name_id[rows]
     uniq, inverse, counts = np.unique(keys, return_inverse=True, return_counts=True)
-    totals = np.bincount(inverse, weights=s.durations(rows), minlength=len(uniq))
-    track_top = np.bincount(s.track[rows], weights=s.durations(rows), minlength=len(store.tracks))
+    totals = np.bincount(inverse, weights=s.dur_ns[rows], minlength=len(uniq))
+    track_top = np.bincount(s.track[rows], weights=s.dur_ns[rows], minlength=len(store.tracks))
     best, best_total = -1, 0.0
     for k in np.flatnonzero(counts >= GENERIC_MIN_COUNT).tolist():
         track = int(uniq[k] // (len(store.strings) + 1))
@@ -174,26 +174,18 @@ def phases_of(store: TraceStore, rows: np.ndarray) -> tuple[list[Phase], int]:
     step_index = np.full(len(s), -1, dtype=np.int64)
     step_index[rows] = np.arange(len(rows))
     kids = np.flatnonzero((s.parent >= 0) & (step_index[np.maximum(s.parent, 0)] >= 0))
-    total_steps = int(s.durations(rows).sum())
+    total_steps = int(s.dur_ns[rows].sum())
     k_step = step_index[s.parent[kids]]
-    k_dur = s.durations(kids)
-    # One pass per kid over all names (not one per name over all kids): names x kids was quadratic.
-    names, inverse, counts = np.unique(s.name_id[kids], return_inverse=True, return_counts=True)
-    totals = _int_sums(inverse, k_dur, len(names))
-    firsts = _int_sums(inverse[k_step == 0], k_dur[k_step == 0], len(names))
+    k_dur = s.dur_ns[kids]
     phases = []
-    for nid, total, first, count in zip(names.tolist(), totals.tolist(), firsts.tolist(), counts.tolist()):
+    for nid in np.unique(s.name_id[kids]).tolist():
+        sel = s.name_id[kids] == nid
+        total = int(k_dur[sel].sum())
+        first = int(k_dur[sel & (k_step == 0)].sum())
         rest_mean = (total - first) / (len(rows) - 1) if len(rows) > 1 else 0.0
-        phases.append(Phase(store.strings[nid], total, count, pct(total, total_steps), first, rest_mean))
+        phases.append(Phase(store.strings[nid], total, int(sel.sum()), pct(total, total_steps), first, rest_mean))
     phases.sort(key=lambda p: -p.total_ns)
     return phases, total_steps - int(k_dur.sum())
-
-
-def _int_sums(groups: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
-    """Exact int64 sums of ``values`` per group 0..n-1 (bincount would go through float64)."""
-    out = np.zeros(n, dtype=np.int64)
-    np.add.at(out, groups, values.astype(np.int64))
-    return out
 
 
 def analyse_steps(store: TraceStore, t0: int = 0, t1: int | None = None, regex: str | None = None) -> StepReport:

@@ -103,7 +103,7 @@ class TraceStore:
     @cached_property
     def self_ns(self) -> np.ndarray:
         """Self time per slice: duration minus the durations of its direct children."""
-        dur = self.slices.durations()
+        dur = self.slices.dur_ns
         has_parent = self.slices.parent >= 0
         child = np.zeros(len(dur), dtype=np.int64)
         np.add.at(child, self.slices.parent[has_parent], dur[has_parent])
