@@ -14,6 +14,7 @@ import numpy as np
 
 from vtui.analysis.selection import clipped_durations, selected_rows, slice_rows
 from vtui.errors import UsageError
+from vtui.store.containment import self_time
 from vtui.store.store import TraceStore
 
 GROUPINGS = ("name", "cat", "track")  # plus "arg:KEY"
@@ -75,7 +76,7 @@ def aggregate(store: TraceStore, t0: int, t1: int, tracks: np.ndarray | None = N
     wide = (t1 - t0) >= WIDE * max(int(store.span_ns), 1)
     rows = selected_rows(store, t0, t1, tracks) if wide else slice_rows(store, t0, t1, tracks)
     clip = clipped_durations(store, rows, t0, t1)
-    self_clip = clip - _children_clipped(store, rows, clip)
+    self_clip = _self_in_range(store, rows, t0, t1)
     keys, label_of = _group(store, rows, by)
     n_tracks = int(np.count_nonzero(np.bincount(store.slices.track[rows]))) if len(rows) else 0
     denom = max(t1 - t0, 1) * max(n_tracks, 1)
@@ -107,18 +108,19 @@ def sort_rows(rows: list[AggRow], sort: str = "total", descending: bool = True) 
     return sorted(rows, key=lambda r: (getattr(r, field), r.key), reverse=descending)
 
 
-def _children_clipped(store: TraceStore, rows: np.ndarray, clip: np.ndarray) -> np.ndarray:
-    """Per selected row, the clipped time of its direct children (children of a selected
-    slice that overlap the range are themselves selected: they lie inside their parent)."""
+def _self_in_range(store: TraceStore, rows: np.ndarray, t0: int, t1: int) -> np.ndarray:
+    """Per selected row, its clipped duration minus the union of its direct children's clipped
+    intervals (children of a selected slice that overlap the range are themselves selected:
+    they lie inside their parent)."""
     if not len(rows):
         return np.zeros(0, dtype=np.int64)
     position = np.full(len(store.slices), -1, dtype=np.int64)  # slice row -> index in rows
     position[rows] = np.arange(len(rows))
     parent = store.slices.parent[rows]
     pos = np.where(parent >= 0, position[np.maximum(parent, 0)], -1)
-    is_child = pos >= 0
-    sums = np.bincount(pos[is_child], weights=clip[is_child], minlength=len(rows))
-    return np.rint(sums).astype(np.int64)
+    start = np.maximum(store.slices.start_ns[rows], t0)
+    end = np.maximum(np.minimum(store.slices.end_ns[rows], t1), start)
+    return self_time(pos, start, end)
 
 
 def _group(store: TraceStore, rows: np.ndarray, by: str) -> tuple[np.ndarray, Callable[[int], str]]:

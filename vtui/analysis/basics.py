@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from vtui.store.containment import self_time
 from vtui.store.store import TraceStore
 
 # Kineto's device-side activity (current and 2021 legacy names). Annotations mirrored onto a
@@ -47,13 +48,13 @@ def clipped_dur(store: TraceStore, t0: int, t1: int) -> np.ndarray:
     return np.maximum(np.minimum(s.end_ns, t1) - np.maximum(s.start_ns, t0), 0)
 
 
-def clipped_self(store: TraceStore, clipped: np.ndarray) -> np.ndarray:
-    """Self time inside the range: clipped duration minus the clipped durations of direct children."""
-    parent = store.slices.parent
-    has_parent = parent >= 0
-    child = np.zeros(len(clipped), dtype=np.int64)
-    np.add.at(child, parent[has_parent], clipped[has_parent])
-    return np.maximum(clipped - child, 0)
+def clipped_self(store: TraceStore, t0: int, t1: int) -> np.ndarray:
+    """Self time inside [t0, t1]: clipped duration minus the union of the direct children's
+    clipped intervals (0 for slices outside)."""
+    s = store.slices
+    start = np.maximum(s.start_ns, t0)
+    end = np.maximum(np.minimum(s.end_ns, t1), start)
+    return self_time(s.parent, start, end)
 
 
 def merge_intervals(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

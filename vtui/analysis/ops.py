@@ -88,7 +88,7 @@ def analyse_ops(store: TraceStore, t0: int = 0, t1: int | None = None, top: int 
     span = max(t1 - t0, 1)
     s = store.slices
     clip = clipped_dur(store, t0, t1)
-    self_ = clipped_self(store, clip)
+    self_ = clipped_self(store, t0, t1)
     rows = np.flatnonzero(cpu_op_mask(store) & (clip > 0))
     names = s.name_id[rows]
     uniq, inv = np.unique(names, return_inverse=True)

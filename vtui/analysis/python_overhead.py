@@ -45,7 +45,7 @@ def analyse_python(store, t0: int = 0, t1: int | None = None, top: int = 10) -> 
     py_rows = np.flatnonzero(is_py & (clip > 0))
     if not len(py_rows):
         return PythonReport(False)
-    self_ = clipped_self(store, clip)
+    self_ = clipped_self(store, t0, t1)
     depth = python_depths(store, is_py.astype(np.int64))[py_rows]
     op_rows = np.flatnonzero(cpu_op_mask(store) & (clip > 0))
     out = PythonReport(True, len(py_rows), int(depth.max()), float(depth.mean()))

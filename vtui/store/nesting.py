@@ -1,9 +1,12 @@
-"""Nest slices per track into depths and pack partial overlaps into extra lanes.
+"""Nest slices per track (parent and depth, by containment) and lay them out in display lanes.
 
-Input slices are sorted by (track, start, longer first, file order). A slice that lies
-within the open slice on top of the stack nests under it; one that starts inside but ends
-after it partly overlaps (out of spec, but real: Python frames outliving an op, rounding,
-programmatic dependent launch) and goes to an extra lane, first fit, never dropped.
+Input slices are sorted by (track, start, longer first, file order). The tree — parent and
+depth — follows the containment rule in ``containment``. The drawing is separate: a slice
+that lies within the open slice on top of the lane stack is drawn one lane below it; one that
+starts inside but ends after it partly overlaps (out of spec, but real: annotations inside
+Python frames, rounding, programmatic dependent launch) is drawn on an extra lane, first fit,
+never dropped. So a partly overlapping slice keeps its true parent and children; only its
+lane differs from its depth.
 """
 
 from __future__ import annotations
@@ -13,11 +16,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from vtui.store.containment import containment_parents, depths
+
 
 @dataclass
 class Nesting:
-    depth: np.ndarray  # int32 nesting depth (overlap slices: depth within the overlap lanes)
-    parent: np.ndarray  # int32 position of the parent in the input order, or -1
+    depth: np.ndarray  # int32 nesting depth by containment (0 at the top)
+    parent: np.ndarray  # int32 position of the containing parent in the input order, or -1
     lane: np.ndarray  # int32 display lane within the track
     overlapping: np.ndarray  # bool: placed on an extra lane
     nested_lanes: np.ndarray  # int32 per track segment: lanes used by nesting
@@ -29,7 +34,7 @@ VECTOR_MIN = 512  # slices in a track: from here on the numpy pass is tried firs
 def nest(starts: np.ndarray, ends: np.ndarray, bounds: np.ndarray) -> Nesting:
     """``bounds`` holds the start offset of each track segment plus the total length.
 
-    Same result as the plain stack loop (the reference in tests/test_nesting.py), faster: a track is cut into
+    Lanes: same result as the plain stack loop (the reference in tests/test_nesting.py), faster: a track is cut into
     regions at the points where every earlier slice has ended (the loop's stack is empty
     there, so regions are independent); a numpy pass nests every region at once, and only the
     regions where it finds a partial overlap are redone by the stack loop. Overlapping slices
@@ -37,14 +42,12 @@ def nest(starts: np.ndarray, ends: np.ndarray, bounds: np.ndarray) -> Nesting:
     """
     n = len(starts)
     depth = np.zeros(n, dtype=np.int32)
-    parent = np.full(n, -1, dtype=np.int32)
     overlap = np.zeros(n, dtype=bool)
     nested_lanes = np.zeros(max(len(bounds) - 1, 0), dtype=np.int32)
     def loop(lo: int, hi: int) -> None:
         # Python ints of just this region: converting whole tracks cost 200 MB at 1 GB.
-        d, p, o = _stack_pass(starts[lo:hi].tolist(), ends[lo:hi].tolist(), 0, hi - lo)
+        d, _, o = _stack_pass(starts[lo:hi].tolist(), ends[lo:hi].tolist(), 0, hi - lo)
         depth[lo:hi], overlap[lo:hi] = d, o
-        parent[lo:hi] = np.where(np.array(p) >= 0, np.array(p) + lo, -1)
 
     for seg in range(len(bounds) - 1):
         lo, hi = int(bounds[seg]), int(bounds[seg + 1])
@@ -52,9 +55,8 @@ def nest(starts: np.ndarray, ends: np.ndarray, bounds: np.ndarray) -> Nesting:
             loop(lo, hi)
         else:
             s, e = starts[lo:hi], ends[lo:hi]
-            d, p, bad = _nest_proper(s, e)
+            d, _, bad = _nest_proper(s, e)
             depth[lo:hi] = d
-            parent[lo:hi] = np.where(p >= 0, p + lo, -1)
             if bad.any():
                 # Regions start where every earlier slice has ended (a reset of the loop's stack).
                 prior_end = np.maximum.accumulate(e)
@@ -75,7 +77,9 @@ def nest(starts: np.ndarray, ends: np.ndarray, bounds: np.ndarray) -> Nesting:
         spill = np.flatnonzero(overlap[lo:hi])
         if len(spill):
             _pack_spill(starts, ends, spill + lo, int(nested_lanes[seg]), depth, lane)
-    return Nesting(depth=depth, parent=parent, lane=lane, overlapping=overlap, nested_lanes=nested_lanes)
+    tree_parent = containment_parents(starts, ends, bounds)
+    return Nesting(depth=depths(tree_parent), parent=tree_parent.astype(np.int32), lane=lane, overlapping=overlap,
+                   nested_lanes=nested_lanes)
 
 
 def _stack_pass(s_list: list[int], e_list: list[int], lo: int, hi: int) -> tuple[list[int], list[int], list[bool]]:

@@ -9,6 +9,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
+from vtui.store.containment import self_time
 from vtui.store.index import IntervalIndex
 from vtui.store.tables import CounterTable, FlowTable, InstantTable, SliceTable
 from vtui.store.tracks import Track
@@ -102,12 +103,8 @@ class TraceStore:
 
     @cached_property
     def self_ns(self) -> np.ndarray:
-        """Self time per slice: duration minus the durations of its direct children."""
-        dur = self.slices.dur_ns
-        has_parent = self.slices.parent >= 0
-        child = np.zeros(len(dur), dtype=np.int64)
-        np.add.at(child, self.slices.parent[has_parent], dur[has_parent])
-        return dur - child
+        """Self time per slice: duration minus the union of its direct children's intervals."""
+        return self_time(self.slices.parent, self.slices.start_ns, self.slices.end_ns)
 
     def ts_to_abs_us(self, ts_ns: int) -> float:
         """A relative time back to the file's own microseconds."""

@@ -194,14 +194,13 @@ class ViewState:
         if self.selected < 0:
             return False
         s = self.store.slices
-        track, lane = int(s.track[self.selected]), int(s.lane[self.selected])
-        if lane + 1 >= self.store.index.lane_count(track):
-            return False
-        # Children sit on the next lane inside the parent's span: search there, not everywhere.
-        lo, hi = self.store.index.lane_window(track, lane + 1, int(s.start_ns[self.selected]), int(s.end_ns[self.selected]))
-        kids = lo + np.flatnonzero(s.parent[lo:hi] == self.selected)
+        # Children lie inside the parent's span, but a partly overlapping child (or a child of
+        # a slice on an extra lane) may be drawn on any lane: search the track's window.
+        rows = self.store.index.query(int(s.track[self.selected]), int(s.start_ns[self.selected]),
+                                      int(s.end_ns[self.selected]))
+        kids = rows[s.parent[rows] == self.selected]
         if len(kids):
-            self.select(int(kids[0]))  # lane rows are in start order
+            self.select(int(kids[np.lexsort((kids, s.start_ns[kids]))[0]]))  # the earliest child
             return True
         return False
 

@@ -1,0 +1,144 @@
+"""The one nesting rule and the one self-time rule.
+
+Nesting: a slice's parent is the latest slice before it (in (track, start, longer first, file
+order) order) on its track that fully contains it (start <= its start, end >= its end). That is
+the deepest slice on the open call chain that contains it — Catapult's importer rule: slices
+that only partly overlap (a ``record_function`` annotation starting inside the Python
+``__enter__`` frame, kernels with programmatic dependent launch) are siblings under their
+common container; only their drawing needs an extra lane (see ``nesting``).
+
+Self time: duration minus the *union* of the direct children's intervals — never negative,
+never above the duration, also when children partly overlap each other.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+JUMP_ROUNDS = 32  # vectorised pointer-jumping rounds before the rest is walked one by one
+TOP_LEVELS = 2  # levels settled one pass each before the jumping (wide levels cost one pass)
+
+
+def containment_parents(starts: np.ndarray, ends: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+    """Parent (row in the same arrays, or -1) of each slice; rows sorted by (track, start, longer
+    first, file order), ``bounds`` the start offset of each track plus the total length.
+
+    The parent is the latest j < i on the track with end_j >= end_i. Two vectorised passes:
+    the top levels are settled level by level (a row ending after every earlier row under the
+    same owner is that owner's child), which handles wide levels (a stream's kernels, a step's
+    ops) at once; deeper rows then keep a candidate c with every row strictly between c and i
+    ending before end_i, and jump to c's own candidate while end_c < end_i (log-depth passes).
+    """
+    n = len(starts)
+    cand = np.arange(-1, n - 1, dtype=np.int64)
+    if not n:
+        return cand
+    first = np.zeros(n, dtype=bool)
+    track_first = np.asarray(bounds[:-1], dtype=np.int64)
+    first[track_first[track_first < n]] = True
+    cand[first] = -1
+    rest = _settle_top_levels(starts, ends, first, cand)
+    active = rest[cand[rest] >= 0]
+    for _ in range(JUMP_ROUNDS):
+        if not len(active):
+            return cand
+        c = cand[active]
+        move = active[ends[c] < ends[active]]
+        cand[move] = cand[cand[move]]
+        active = move[cand[move] >= 0]
+    # Long chains (pathologically deep or wide tracks): walk what is left in row order, so every
+    # candidate met on the way is already final — the stack algorithm, amortised O(n).
+    e = ends
+    for i in active.tolist():
+        c = int(cand[i])
+        end_i = e[i]
+        while c >= 0 and e[c] < end_i:
+            c = int(cand[c])
+        cand[i] = c
+    return cand
+
+
+def _settle_top_levels(starts: np.ndarray, ends: np.ndarray, first: np.ndarray, cand: np.ndarray) -> np.ndarray:
+    """Settle the parents of the top TOP_LEVELS levels in ``cand``; returns the rows left.
+
+    Level by level, every unsettled row has an owner (a settled row that contains it, or the
+    track). Among the rows under one owner, in order, a row that ends after all earlier ones
+    is the owner's child (nothing later-started under the owner reaches its end); any other
+    row lies inside the latest such child, its owner for the next level.
+    """
+    rows = np.arange(len(starts), dtype=np.int64)
+    owner = np.full(len(starts), -1, dtype=np.int64)
+    new_group = first.copy()
+    for _ in range(TOP_LEVELS):
+        if not len(rows):
+            break
+        e = ends[rows]
+        reach = _running_max_by_group(e, starts[rows], new_group)
+        before = np.empty_like(reach)
+        before[1:] = reach[:-1]
+        child = new_group | (e > before)
+        cand[rows[child]] = owner[child]
+        latest_child = np.maximum.accumulate(np.where(child, rows, -1))  # every group starts with a child
+        keep = ~child
+        rows, owner = rows[keep], latest_child[keep]
+        new_group = np.empty(len(rows), dtype=bool)
+        if len(rows):
+            new_group[0] = True
+            new_group[1:] = owner[1:] != owner[:-1]
+    return rows
+
+
+def depths(parent: np.ndarray) -> np.ndarray:
+    """Nesting depth (0 at the top) from parent pointers, by pointer doubling (log depth passes)."""
+    depth = (parent >= 0).astype(np.int64)
+    anc = parent.astype(np.int64, copy=True)
+    live = np.flatnonzero(anc >= 0)
+    while len(live):
+        up = anc[live]
+        depth[live] += depth[up]
+        anc[live] = anc[up]
+        live = live[anc[live] >= 0]
+    return depth.astype(np.int32)
+
+
+def self_time(parent: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Per row: ``ends - starts`` minus the union of its direct children's intervals.
+
+    ``parent`` indexes rows of the same arrays (-1: none). Works on clipped intervals too (a row
+    outside a range has end == start); children may come in any order.
+    """
+    dur = np.maximum(ends - starts, 0).astype(np.int64)
+    kids = np.flatnonzero(parent >= 0)
+    if not len(kids):
+        return dur
+    order = kids[np.lexsort((starts[kids], parent[kids]))]
+    p, s = parent[order].astype(np.int64), starts[order].astype(np.int64)
+    e = np.maximum(ends[order].astype(np.int64), s)
+    first = np.empty(len(order), dtype=bool)
+    first[0] = True
+    first[1:] = p[1:] != p[:-1]
+    reach = _running_max_by_group(e, s, first)  # furthest end among the siblings up to here
+    prev_reach = np.empty_like(reach)
+    prev_reach[1:] = reach[:-1]
+    prev_reach[first] = np.iinfo(np.int64).min
+    covered = np.maximum(e - np.maximum(s, prev_reach), 0)
+    starts_at = np.flatnonzero(first)
+    union = np.add.reduceat(covered, starts_at)
+    out = dur.copy()
+    owners = p[starts_at]
+    out[owners] = np.clip(dur[owners] - union, 0, dur[owners])
+    return out
+
+
+def _running_max_by_group(values: np.ndarray, floor: np.ndarray, first: np.ndarray) -> np.ndarray:
+    """Running maximum of ``values`` that restarts at each ``first``; values >= floor's group start."""
+    group = np.cumsum(first) - 1
+    base = floor[first][group]  # the group's first start: values - base >= 0 within the group
+    local = values - base
+    span = int(local.max()) + 1
+    if int(group[-1]) < (1 << 62) // span:
+        key = group * span + local  # later groups sort above every earlier key
+        return np.maximum.accumulate(key) - group * span + base
+    uniq, rank = np.unique(values, return_inverse=True)  # huge spans: dense ranks keep keys small
+    key = group * (len(uniq) + 1) + rank.reshape(-1)
+    return uniq[np.maximum.accumulate(key) - group * (len(uniq) + 1)]
