@@ -537,3 +537,46 @@ def test_slice_durations_are_computed_once_not_per_access():
     assert s.dur_ns is s.dur_ns and not s.dur_ns.flags.writeable
     rows = np.array([0, 5, len(s) - 1])
     assert (s.durations(rows) == s.dur_ns[rows]).all() and (s.dur_ns == s.end_ns - s.start_ns).all()
+
+
+# ---- signals -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("signame", ["SIGTERM", "SIGHUP"])
+def test_a_signal_during_a_load_removes_every_temp_file(tmp_path, monkeypatch, capsys, signame):
+    """SIGTERM / SIGHUP mid-load: exit 128+N, nothing on stderr, no spill or args temp left."""
+    import vtui.io.reader as reader
+    import vtui.store.load as load_mod
+    from vtui.store import cache
+
+    sig = getattr(signal, signame)
+    monkeypatch.setattr(reader, "SPILL_GZIP", 0)  # the gzip is inflated to a temp file too
+    path = tmp_path / "t.json.gz"
+    path.write_bytes(gzip.compress(json.dumps([X(ts=i, args={"k": i}) for i in range(2000)]).encode()))
+    real = load_mod.scan_trace
+    seen: list[list[str]] = []
+
+    def signalled(*args, **kwargs):
+        seen.append(sorted(p.name for p in cache.cache_root().iterdir()))
+        os.kill(os.getpid(), sig)  # delivered here, in the middle of the load
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(load_mod, "scan_trace", signalled)
+    old = signal.getsignal(sig)
+    assert main(["info", str(path)]) == 128 + sig
+    assert signal.getsignal(sig) == old  # the CLI's handler is gone again
+    captured = capsys.readouterr()
+    assert captured.err == "" and captured.out == ""
+    assert any(n.startswith(".vtui-gunzip-") for n in seen[0]) and any(n.startswith(".vtui-args-") for n in seen[0])
+    assert list(cache.cache_root().iterdir()) == []
+
+
+def test_decoder_workers_leave_ctrl_c_to_the_parent():
+    """A ctrl-c reaches every process of the group; a worker handling it would print a traceback."""
+    import concurrent.futures as cf
+    import multiprocessing as mp
+
+    from vtui.io import parallel
+
+    ctx = mp.get_context("spawn")
+    with cf.ProcessPoolExecutor(1, mp_context=ctx, initializer=parallel._init,
+                                initargs=(None, None, None)) as pool:
+        assert pool.submit(signal.getsignal, signal.SIGINT).result() == signal.SIG_IGN
