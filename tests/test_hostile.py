@@ -580,3 +580,25 @@ def test_decoder_workers_leave_ctrl_c_to_the_parent():
     with cf.ProcessPoolExecutor(1, mp_context=ctx, initializer=parallel._init,
                                 initargs=(None, None, None)) as pool:
         assert pool.submit(signal.getsignal, signal.SIGINT).result() == signal.SIG_IGN
+
+
+def test_a_trace_that_changes_while_loading_is_refused_in_one_line(tmp_path, monkeypatch, capsys):
+    import vtui.store.load as load_mod
+
+    path = tmp_path / "growing.json"
+    path.write_text(json.dumps([X(ts=i) for i in range(100)]))
+    real = load_mod.scan_trace
+
+    def appended_meanwhile(*args, **kwargs):
+        out = real(*args, **kwargs)
+        with open(path, "ab") as fh:  # a profiler still writing the file
+            fh.write(b"\n")
+        return out
+
+    monkeypatch.setattr(load_mod, "scan_trace", appended_meanwhile)
+    assert main(["info", str(path)]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and "changed while it was being loaded" in err[0]
+    from vtui.store import cache
+
+    assert cache.list_entries() == [] and not [p for p in cache.cache_root().iterdir()]  # nothing cached, no temp

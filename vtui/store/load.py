@@ -176,12 +176,26 @@ def _load_part(path: Path, read_progress: Progress, decode_progress: Progress, m
             data.close()
         if spilled:
             os.unlink(data_path)
+    _check_unchanged(path, fingerprint)
     label = _label(path, result.metadata) if many else ""
     return SourcePart(
         path=str(path), label=label, form=result.form, repaired=result.repaired or bool(read_warnings),
         metadata=result.metadata, warnings=read_warnings + result.warnings, columns=sink.finish(),
         fingerprint=fingerprint,
     )
+
+
+def _check_unchanged(path: Path, fingerprint: list) -> None:
+    """The file must still be the one that was read: one rewritten or cut while loading gives
+    events from two versions. (A plain file cut shorter while mapped can even end the process
+    with SIGBUS; its temp files are then swept by the next load, see vtui.tempfiles.)"""
+    try:
+        now = list(file_fingerprint(path))
+    except OSError:
+        now = []
+    if now != fingerprint:
+        raise TraceLoadError(f"{path}: changed while it was being loaded (written to, cut or replaced); "
+                             "load it again once it is complete")
 
 
 def _label(path: Path, metadata: dict) -> str:
