@@ -339,18 +339,18 @@ def enforce_limit(keep: str | None = None, limit: int | None = None) -> tuple[in
     """Evict least recently used entries until the cache fits ``limit`` (default
     ``cache_limit()``); never ``keep`` (the entry just written). Returns (entries, bytes)."""
     limit = cache_limit() if limit is None else limit
-    found = sorted(list_entries(), key=lambda e: e.used)
-    total = sum(e.disk_bytes for e in found)
+    # Sizes and last use only (no meta.json read: it holds every string of the trace).
+    found = sorted(((_used(f), disk_bytes(f), f) for f in _entry_folders(cache_root())), key=lambda e: e[0])
+    total = sum(size for _, size, _ in found)
     entries = freed = 0
-    for e in found:
+    for _, size, folder in found:
         if total <= limit:
             break
-        if e.key == keep:  # the app maps the entry just written: it stays, whatever the limit
+        if folder.name == keep:  # the app maps the entry just written: it stays, whatever the limit
             continue
-        size = _remove_entry(cache_root() / e.key)
-        total -= e.disk_bytes
+        freed += _remove_entry(folder)
+        total -= size
         entries += 1
-        freed += size
     return entries, freed
 
 
