@@ -578,8 +578,10 @@ def test_decoder_workers_leave_ctrl_c_to_the_parent():
 
     ctx = mp.get_context("spawn")
     with cf.ProcessPoolExecutor(1, mp_context=ctx, initializer=parallel._init,
-                                initargs=(None, None, None)) as pool:
+                                initargs=(None, None, None)) as pool, parallel._sigint_blocked():
         assert pool.submit(signal.getsignal, signal.SIGINT).result() == signal.SIG_IGN
+        assert signal.SIGINT not in pool.submit(signal.pthread_sigmask, signal.SIG_BLOCK, set()).result()
+    assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, set())  # the parent's mask is back
 
 
 def test_a_trace_that_changes_while_loading_is_refused_in_one_line(tmp_path, monkeypatch, capsys):

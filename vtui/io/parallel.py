@@ -196,8 +196,10 @@ class ParallelDecode:
             cleanup.callback(_close_claims, claims, lock)
             futures: list[cf.Future] = []
             try:
-                for _ in range(workers):
-                    futures.append(pool.submit(_decode_worker, self.data_path, ranges, self.args.path, bases, out_dir))
+                with _sigint_blocked():  # the workers start (on submit) with ctrl-c held off, see _init
+                    for _ in range(workers):
+                        futures.append(pool.submit(_decode_worker, self.data_path, ranges, self.args.path, bases,
+                                                   out_dir))
             except (OSError, RuntimeError, ValueError, cf.process.BrokenProcessPool):
                 pass  # no worker (ValueError: e.g. a stderr without a file descriptor): decode here
             results[0] = here(0)
@@ -264,12 +266,28 @@ def _close_claims(claims, lock) -> None:
         lock.release()
 
 
+@contextlib.contextmanager
+def _sigint_blocked():
+    """SIGINT blocked in this thread meanwhile: a process started now inherits the block, so a
+    ctrl-c while a worker is still starting Python (before ``_init``) cannot print its traceback."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
 def _init(done, claims, lock) -> None:
     global _done, _claims, _lock
     _done, _claims, _lock = done, claims, lock
     # ctrl-c reaches the whole process group: the parent stops the workers (it closes the
     # claims) and cleans up; a worker interrupted itself would only print a traceback.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # held off since the start; now ignored
 
 
 def _decode_here(data, rng: tuple[int, int], args_path: str, base: tuple[int, int],
