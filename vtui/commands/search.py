@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import signal
+import threading
 import time
 from collections.abc import Iterator
 
@@ -65,8 +66,8 @@ def time_limit(seconds: float) -> Iterator[None]:
     A timer signal interrupts even a regex stuck backtracking inside one name: Python's regex
     engine checks for signals while it matches. Main thread only (where the CLI runs).
     """
-    if not seconds or not hasattr(signal, "setitimer"):
-        yield
+    if not seconds or not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        yield  # (signals reach only the main thread: elsewhere no limit)
         return
 
     def on_alarm(signum, frame) -> None:
