@@ -4,6 +4,7 @@ input trace is never an output."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -101,3 +102,21 @@ def test_ctrl_c_during_export_leaves_no_file(tmp_path: Path, monkeypatch, capsys
     monkeypatch.setattr(export, "copy_events", real)
     assert main(["export", str(trace), "-o", str(out)]) == 0
     assert len(load_trace(out).slices) == 100
+
+
+def test_a_killed_write_is_cleaned_up_by_the_next_write_of_that_output(tmp_path: Path):
+    import subprocess
+    import sys
+
+    from vtui.tempfiles import temp_prefix
+
+    dead = int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                              text=True).stdout)
+    left = tmp_path / f".out.json.{temp_prefix('out', dead, hidden=False)}abcd.tmp"  # kill -9 mid-write
+    mine = tmp_path / f".out.json.{temp_prefix('out', hidden=False)}efgh.tmp"  # a live process's (this one)
+    other = tmp_path / f".other.json.{temp_prefix('out', dead, hidden=False)}ijkl.tmp"  # another output's
+    for p in (left, mine, other):
+        p.write_bytes(b"half")
+        os.utime(p, (1, 1))
+    atomic_write(tmp_path / "out.json", b"{}")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["out.json", mine.name, other.name])

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from vtui.errors import UsageError
+from vtui.tempfiles import sweep_outputs, temp_prefix
 
 
 def check_output_path(out: str | os.PathLike[str], inputs: Iterable[str | os.PathLike[str]] = (),
@@ -70,7 +71,9 @@ def _resolve(path: Path) -> Path:
 def atomic_write(path: str | os.PathLike[str], write: Callable[[BinaryIO], None] | bytes) -> None:
     """Write ``path`` via a temp file in its folder and `os.replace`; the temp file is removed on any error."""
     target = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    sweep_outputs(target)  # what a killed write of this output left
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.{temp_prefix('out', hidden=False)}", suffix=".tmp",
+                               dir=target.parent)
     try:
         os.chmod(tmp, _mode_for(target))  # mkstemp makes 0600; keep the usual umask / the old file's mode
         with os.fdopen(fd, "wb") as fh:

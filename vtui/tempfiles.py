@@ -22,7 +22,7 @@ from pathlib import Path
 _HOST = hashlib.blake2b(socket.gethostname().encode("utf-8", "replace"), digest_size=3).hexdigest()
 # .vtui-args-<host>-<pid>-xxxx.tmp, .vtui-gunzip-…, .vtui-ranges-…, .vtui-entry-… (cache root);
 # vtui-load-<host>-<pid>-xxxx (the app's private loader folder, in the system temp folder).
-_NAME = re.compile(r"^\.?vtui-(args|gunzip|ranges|entry|load)-([0-9a-f]{6})-(\d+)-")
+_NAME = re.compile(r"^\.?vtui-(args|gunzip|ranges|entry|load|out)-([0-9a-f]{6})-(\d+)-")
 _OLD_NAMES = re.compile(r"^\.(vtui-(args|gunzip|ranges)-|[0-9a-f]{32}\.)")  # from before the host and pid
 _ORPHAN_AGE_S = 60  # a temp of a finished process on this host: gone after a minute
 _FOREIGN_AGE_S = 24 * 3600  # another host's (a shared home): its pid means nothing here
@@ -48,14 +48,15 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def orphaned(path: Path, now: float | None = None) -> bool:
-    """A vtui temp file/folder that no running process owns."""
+def orphaned(path: Path, now: float | None = None, name: str | None = None) -> bool:
+    """A vtui temp file/folder that no running process owns (``name``: its name without the
+    part before the vtui prefix, e.g. an output's ``.out.json.`` in ``.out.json.vtui-out-…``)."""
     now = time.time() if now is None else now
     try:
         age = now - path.lstat().st_mtime
     except OSError:
         return False
-    m = _NAME.match(path.name)
+    m = _NAME.match(path.name if name is None else name)
     if m is None:
         return bool(_OLD_NAMES.match(path.name)) and age > _FOREIGN_AGE_S / 24  # old-style names: an hour
     if m.group(2) != _HOST:
@@ -111,3 +112,17 @@ def sweep(folders: list[Path]) -> TempStats:
 
 def system_temp() -> Path:
     return Path(tempfile.gettempdir())
+
+
+def sweep_outputs(target: Path) -> None:
+    """Remove temp files of ``target`` (``.<name>.vtui-out-…``, see vtui.atomic) that a killed
+    process left next to it: the next write of the same output cleans up after the last."""
+    lead = f".{target.name}."
+    try:
+        found = [p for p in target.parent.iterdir() if p.name.startswith(lead + "vtui-out-")]
+    except OSError:
+        return
+    now = time.time()
+    for p in found:
+        if p.is_file() and orphaned(p, now, p.name[len(lead):]):
+            p.unlink(missing_ok=True)
