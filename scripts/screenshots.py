@@ -17,6 +17,7 @@ from vtui.ui.app import VtuiApp  # noqa: E402
 
 OUT = ROOT / "screenshots"
 QWEN = ROOT / "fixtures" / "tracelens__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"
+NSYS = ROOT / "fixtures" / "pipit__saxpy-mpi-cuda_nsys_perlmutter0.sqlite"
 
 
 async def shoot(path: Path, name: str, keys: list[str], setup=None) -> None:
@@ -36,6 +37,13 @@ async def select_flow(pilot) -> None:
     await pilot.press("t", *"stream|thread 25286", "enter")
     f = pilot.app.store.flows
     pilot.app.view.select(int(f.src_slice[100]))
+
+
+async def select_nsys_kernel(pilot) -> None:
+    """The second kernel of the Nsight Systems export, launched from its cudaLaunchKernel."""
+    store = pilot.app.store
+    kernels = [r for r in store.flows.dst_slice.tolist() if store.strings[int(store.slices.cat_id[r])] == "kernel"]
+    pilot.app.view.select(kernels[1])
 
 
 async def range_search_measure(pilot) -> None:
@@ -66,6 +74,7 @@ async def main() -> None:
     await shoot(QWEN, "measure.svg", ["3"], setup=range_search_measure)
     await shoot(demo_trace_path(), "insights.svg", ["i"])
     await shoot(QWEN, "insights-gpu.svg", ["i", "end"])
+    await shoot(NSYS, "nsys.svg", ["f", "s", "s", "s", "s"], setup=select_nsys_kernel)
     generated = ROOT.parent / "shared" / "traces" / "generated"
     if (generated / "hf_llama_kvcache.json.gz").exists():  # the two runs of the compare example
         await shoot_compare(generated / "hf_llama_kvcache.json.gz", generated / "hf_llama_nocache.json.gz",

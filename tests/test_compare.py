@@ -51,8 +51,12 @@ def test_kvcache_vs_nocache_addmm_against_raw_json(capsys):
         assert o["delta_ns"] == o["b_total_ns"] - o["a_total_ns"]
     addmm = ops[("cpu", "aten::addmm")]
     assert addmm["b_total_ns"] > 3 * addmm["a_total_ns"] and addmm["status"] == "slower"
-    deltas = [abs(o["delta_ns"]) for o in d["ops"]]
-    assert deltas == sorted(deltas, reverse=True)
+    # operators and kernels by |Δ total|, then the annotations (listed apart), also by |Δ total|
+    kinds = [o["kind"] == "annotation" for o in d["ops"]]
+    assert kinds == sorted(kinds) and any(kinds)
+    for part in (False, True):
+        deltas = [abs(o["delta_ns"]) for o in d["ops"] if (o["kind"] == "annotation") == part]
+        assert deltas == sorted(deltas, reverse=True)
     # every op name in either raw trace is in the diff, with added/removed where one side lacks it
     assert {n for n in raw_a} | {n for n in raw_b} <= {n for k, n in ops if k == "cpu"}
     for name in set(raw_b) - set(raw_a):
@@ -113,8 +117,8 @@ def test_cpu_only_against_gpu_trace(capsys):
     assert gpu[name]["status"] == "added" and gpu[name]["b_total_ns"] == pytest.approx(total * 1000, abs=gpu[name]["b_count"])
     assert main(["diff", str(STACK), str(QWEN)]) == 0
     out = capsys.readouterr().out
-    gpu_line = next(ln for ln in out.splitlines() if ln.startswith("GPU busy"))
-    assert gpu_line.split()[2] == "—" and "Traceback" not in out
+    gpu_line = next(ln for ln in out.splitlines() if ln.startswith("GPU busy (of the range)"))
+    assert gpu_line.split()[5] == "—" and "Traceback" not in out
 
 
 def test_tolerance_and_better_direction():

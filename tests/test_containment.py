@@ -244,3 +244,17 @@ def test_down_and_up_walk_the_containment_tree_across_lanes(tmp_path: Path):
     assert view.to_parent() and view.selected == row["step"]
     assert view.to_parent() and view.selected == row["outer"]
     assert view.to_child() and view.selected == row["enter"]
+
+
+def test_a_b_opened_inside_an_open_b_is_its_child(tmp_path: Path):
+    store = load_trace(_write(tmp_path, [
+        {"ph": "B", "name": "outer", "ts": 0, "pid": 1, "tid": 1},
+        {"ph": "B", "name": "inner", "ts": 2, "pid": 1, "tid": 1},
+        {"ph": "E", "ts": 4, "pid": 1, "tid": 1},
+        {"ph": "E", "ts": 4, "pid": 1, "tid": 1},
+        {"ph": "X", "name": "after", "ts": 4, "dur": 1, "pid": 1, "tid": 1},
+    ]))
+    row = _by_name(store)
+    s = store.slices
+    assert s.parent[row["inner"]] == row["outer"] and s.depth[row["inner"]] == 1
+    assert s.parent[row["after"]] == -1  # starts where outer ends: a sibling, not a child

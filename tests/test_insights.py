@@ -159,12 +159,21 @@ def test_ops_match_raw_self_and_total(name: str):
     store, events = load_trace(path), raw_events(path)
     self_ns, total = _raw_self_and_total(events)
     ops = compute_insights(store, top=10).ops
+    cats = {e["name"]: e["cat"] for e in events if e.get("ph") == "X"}
+    threads = {(norm(e["pid"]), norm(e["tid"])) for e in events if e.get("ph") == "X" and e.get("cat") == "cpu_op"}
+    assert ops.threads == len(threads)
     for row in ops.by_self:
+        assert cats[row.name] == "cpu_op", row.name  # annotations are ranked apart
         assert row.self_ns == pytest.approx(self_ns[row.name], rel=1e-5, abs=2 * row.count + 2), row.name  # children round too
-        assert row.pct == pytest.approx(100 * row.self_ns / store.span_ns)
+        assert row.pct == pytest.approx(100 * row.self_ns / (store.span_ns * len(threads)))
+        assert row.pct <= 100
     for row in ops.by_total:
         assert row.total_ns == pytest.approx(total[row.name], abs=2 * row.count + 2), row.name
-    expected_top = sorted(self_ns, key=lambda n: -self_ns[n])[:3]
+    for row in ops.annotations:
+        assert cats[row.name] in ("user_annotation", "gpu_user_annotation", "Trace"), row.name
+        assert row.total_ns == pytest.approx(total[row.name], abs=2 * row.count + 2) or cats[row.name] != "user_annotation"
+    operators = [n for n in self_ns if cats[n] == "cpu_op"]
+    expected_top = sorted(operators, key=lambda n: -self_ns[n])[:3]
     assert [r.name for r in ops.by_self[:3]] == expected_top
 
 

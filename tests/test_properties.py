@@ -204,17 +204,14 @@ def test_window_queries_match_brute_force(trace_dir, g: Generated, a: int, b: in
 
 
 def _enclosing(store, pid, tid, ts_ns: int) -> int:
-    """Spec, by brute force: the deepest nesting-lane slice of the thread containing ts (the later
-    one on a tie), else the first overlap lane's; -1 when none."""
+    """Spec, by brute force: of the thread's slices containing ts, the one that started last, then
+    the shortest, then the later in the file; -1 when none."""
     s = store.slices
     track = next(t for t in store.tracks if t.kind in ("thread", "gpu") and (t.pid, t.tid) == (pid, tid))
     rows = np.flatnonzero((s.track == track.id) & (s.start_ns <= ts_ns) & (s.end_ns >= ts_ns))
-    nested = rows[s.lane[rows] < track.nested_lanes]
-    if len(nested):
-        rows = nested[s.depth[nested] == s.depth[nested].max()]
-    elif len(rows):
-        rows = rows[s.lane[rows] == s.lane[rows].min()]
-    return int(rows[np.argmax(s.start_ns[rows])]) if len(rows) else -1
+    if not len(rows):
+        return -1
+    return int(min(rows.tolist(), key=lambda r: (-int(s.start_ns[r]), int(s.end_ns[r]), -int(s.ordinal[r]))))
 
 
 @SETTINGS

@@ -26,11 +26,14 @@ def steps_lines(ins: Insights, bar_width: int = 40) -> list[str]:
         return [f"Steps: no repeating step found{what} (try --step REGEX)"]
     rest, tr = st.rest, st.trend
     src = {"known": "known pattern", "user": "your regex", "generic": "guessed: most time among repeated top-level names"}
+    first = ("  first step (prefill / time to first token)" if st.run_start
+             else "  first step in the range (the run's first step is before it: not a TTFT)")
     lines = [f"Steps: {_short(st.pattern, 120)} ({src.get(st.source, st.source)}) · {st.count} steps",
-             f"  first step (prefill / time to first token)  {fd(st.first_ns)}"]
+             f"{first}  {fd(st.first_ns)}"]
     if rest:
         rate = f" · ≈{st.steps_per_s:,.1f} steps/s (tokens/s per sequence)" if st.steps_per_s else ""
-        lines.append(f"  other steps: mean {fd(rest.mean)} · median {fd(rest.median)} · p90 {fd(rest.p90)} · "
+        which = "other steps" if st.run_start else "all steps in the range"
+        lines.append(f"  {which}: mean {fd(rest.mean)} · median {fd(rest.median)} · p90 {fd(rest.p90)} · "
                      f"max {fd(rest.max)}{rate}")
     if tr:
         spikes = ", ".join(f"#{i}" for i in tr.spikes[:8]) or "none"
@@ -45,6 +48,11 @@ def steps_lines(ins: Insights, bar_width: int = 40) -> list[str]:
                          f" · then {fd(ph.rest_mean_ns)}/step")
         if len(st.phases) > 12:
             lines.append(f"    … {len(st.phases) - 12} more")
+    if st.op_phases:
+        lines.append(f"  phases below the Python frames (first non-frame level; {fd(st.op_unattributed_ns)} outside them):")
+        for ph in st.op_phases[:12]:
+            lines.append(f"    {_short(ph.name, 32):<32} {fd(ph.total_ns):>12} {ph.pct:5.1f}%   first {fd(ph.first_ns)}"
+                         f" · then {fd(ph.rest_mean_ns)}/step")
     durs = st.durations
     if len(durs) <= MAX_BAR_ROWS:
         lines.append("  step times:")
@@ -61,7 +69,9 @@ def ops_lines(ins: Insights, top: int = 10) -> list[str]:
     ops = ins.ops
     if not ops.by_self:
         return ["Operators: none in this range"]
-    lines = [f"Operators (CPU) by self time — % of the range ({fd(ops.range_ns)}):"]
+    of = f"the range ({fd(ops.range_ns)})" if ops.threads <= 1 else \
+        f"the range ({fd(ops.range_ns)}) × {ops.threads} CPU threads with operators"
+    lines = [f"Operators (CPU) by self time — % of {of}; annotations listed apart:"]
     for r in ops.by_self[:top]:
         h = hint_for(r.name)
         lines.append(f"  {_short(r.name):<{NAME_WIDTH}} {fd(r.self_ns):>12} {r.pct:5.1f}%  total {fd(r.total_ns):>11}"
@@ -69,6 +79,10 @@ def ops_lines(ins: Insights, top: int = 10) -> list[str]:
     lines.append("Operators (CPU) by total time:")
     for r in ops.by_total[: max(top // 2, 5)]:
         lines.append(f"  {_short(r.name):<{NAME_WIDTH}} {fd(r.total_ns):>12} {r.total_pct:5.1f}%  ×{r.count:,}")
+    if ops.annotations:
+        lines.append("Annotations (user / GPU annotations, ProfilerStep#N, the profiler's span; not operators) by total:")
+        for r in ops.annotations[: max(top // 2, 5)]:
+            lines.append(f"  {_short(r.name):<{NAME_WIDTH}} {fd(r.total_ns):>12} ×{r.count:,}")
     sy = ops.sync
     if sy.count:
         lines.append(f"Sync points: {sy.count} · {fd(sy.total_ns)} — " +
@@ -86,18 +100,24 @@ def gpu_lines(ins: Insights) -> list[str]:
     if not g.gpu_ops_in_range:
         return ["GPU: no GPU activity in this range"]
     many = f" (mean of {len(g.devices)} devices; any busy {g.any_busy_pct:.1f}%)" if len(g.devices) > 1 else f" ({fd(g.busy_ns)})"
-    lines = [f"GPU: busy {g.busy_pct:.1f}% of the range{many} · kernels {fd(g.kernel_ns)} · "
+    lines = [f"GPU: busy {g.busy_pct:.1f}% of the range{many} · {g.busy_pct_of_active:.1f}% of the GPU-active span "
+             f"(first → last GPU op, as HTA/TraceLens) · kernels {fd(g.kernel_ns)} · "
              f"memcpy {fd(g.memcpy_ns)} ({g.memcpy_pct:.1f}%) · memset {fd(g.memset_ns)} ({g.memset_pct:.1f}%)"]
     for b in g.devices:
-        lines.append(f"  {_short(b.label, 80)}: busy {b.busy_pct:.1f}%")
+        lines.append(f"  {_short(b.label, 80)}: busy {b.busy_pct:.1f}% of the range · {b.busy_pct_of_active:.1f}% of "
+                     f"its active span ({fd(b.active_ns)})")
     for b in g.streams:
         lines.append(f"    {_short(b.label, 80)}: busy {b.busy_pct:.1f}% ({fd(b.busy_ns)})")
     if g.memcpy_by_direction:
-        lines.append("  memcpy by direction: " + ", ".join(f"{_short(k)} {fd(v)}" for k, v in g.memcpy_by_direction.items()))
+        moved = g.memcpy_bytes_by_direction
+        lines.append("  memcpy by direction: " + ", ".join(
+            f"{_short(k)} {fd(v)}" + (f" ({format_bytes(moved[k])})" if k in moved else "")
+            for k, v in g.memcpy_by_direction.items()))
     if g.launch:
-        lines.append(f"  launch → GPU start: mean {fd(g.launch.mean)} · p90 {fd(g.launch.p90)} · worst {fd(g.launch.max)}"
-                     f" ({g.launches_paired:,} of {g.gpu_ops_in_range:,} GPU ops paired); after the call returns: "
-                     f"mean {fd(g.launch_after_return.mean)}")
+        a = g.launch_after_return
+        lines.append(f"  launch delay from call start: mean {fd(g.launch.mean)} · p90 {fd(g.launch.p90)} · worst "
+                     f"{fd(g.launch.max)} ({g.launches_paired:,} of {g.gpu_ops_in_range:,} GPU ops paired)")
+        lines.append(f"  launch delay from call end (HTA's): mean {fd(a.mean)} · p90 {fd(a.p90)} · worst {fd(a.max)}")
     else:
         lines.append("  launch delay: no CPU launch found for the GPU work (no flows or correlation ids)")
     lines.append(f"  idle: waiting on CPU {fd(g.idle_cpu_wait_ns)} · between kernels {fd(g.idle_between_ns)} · "

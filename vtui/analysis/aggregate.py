@@ -12,9 +12,8 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from vtui.analysis.selection import clipped_durations, selected_rows, slice_rows
 from vtui.errors import UsageError
-from vtui.store.containment import self_time
+from vtui.store.slicetime import range_slices
 from vtui.store.store import TraceStore
 
 GROUPINGS = ("name", "cat", "track")  # plus "arg:KEY"
@@ -60,7 +59,6 @@ class Aggregation:
 
 
 SORT_KEYS = ("total", "self", "count", "avg", "min", "max", "name")
-WIDE = 0.05  # ranges wider than this share of the trace use a vectorised scan instead of the index
 
 
 def check_grouping(by: str) -> str:
@@ -73,10 +71,8 @@ def aggregate(store: TraceStore, t0: int, t1: int, tracks: np.ndarray | None = N
               sort: str = "total") -> Aggregation:
     """Aggregate the slices in [t0, t1] on ``tracks`` (all when None), grouped ``by``."""
     check_grouping(by)
-    wide = (t1 - t0) >= WIDE * max(int(store.span_ns), 1)
-    rows = selected_rows(store, t0, t1, tracks) if wide else slice_rows(store, t0, t1, tracks)
-    clip = clipped_durations(store, rows, t0, t1)
-    self_clip = _self_in_range(store, rows, t0, t1)
+    rs = range_slices(store, t0, t1, tracks)  # the one range rule (zero-length slices count)
+    rows, clip, self_clip = rs.rows, rs.clip, rs.self_ns
     keys, label_of = _group(store, rows, by)
     n_tracks = int(np.count_nonzero(np.bincount(store.slices.track[rows]))) if len(rows) else 0
     denom = max(t1 - t0, 1) * max(n_tracks, 1)
@@ -106,21 +102,6 @@ def sort_rows(rows: list[AggRow], sort: str = "total", descending: bool = True) 
         return sorted(rows, key=lambda r: r.key, reverse=not descending)
     field = {"total": "total_ns", "self": "self_ns", "avg": "avg_ns", "min": "min_ns", "max": "max_ns"}.get(sort, sort)
     return sorted(rows, key=lambda r: (getattr(r, field), r.key), reverse=descending)
-
-
-def _self_in_range(store: TraceStore, rows: np.ndarray, t0: int, t1: int) -> np.ndarray:
-    """Per selected row, its clipped duration minus the union of its direct children's clipped
-    intervals (children of a selected slice that overlap the range are themselves selected:
-    they lie inside their parent)."""
-    if not len(rows):
-        return np.zeros(0, dtype=np.int64)
-    position = np.full(len(store.slices), -1, dtype=np.int64)  # slice row -> index in rows
-    position[rows] = np.arange(len(rows))
-    parent = store.slices.parent[rows]
-    pos = np.where(parent >= 0, position[np.maximum(parent, 0)], -1)
-    start = np.maximum(store.slices.start_ns[rows], t0)
-    end = np.maximum(np.minimum(store.slices.end_ns[rows], t1), start)
-    return self_time(pos, start, end)
 
 
 def _group(store: TraceStore, rows: np.ndarray, by: str) -> tuple[np.ndarray, Callable[[int], str]]:

@@ -13,10 +13,11 @@ from typing import Any
 
 import numpy as np
 
-from vtui.analysis.basics import GPU_ACTIVITY_CATS, cat_mask, clipped_dur
 from vtui.analysis.insights import summary_metrics
 from vtui.analysis.ops import analyse_ops
 from vtui.analysis.steps import StepReport, analyse_steps
+from vtui.store.devices import device_work_kinds
+from vtui.store.slicetime import range_slices
 from vtui.store.store import TraceStore
 
 TOLERANCE = 0.05  # relative: within 5 % of A is "same"
@@ -35,15 +36,17 @@ class MetricSpec:
 METRICS: list[MetricSpec] = [
     MetricSpec("span_ns", "wall time of the range", "ns", "lower"),
     MetricSpec("ttft_ns", "time to first step (TTFT)", "ns", "lower"),
-    MetricSpec("step_mean_ns", "step mean (after the first)", "ns", "lower"),
-    MetricSpec("step_median_ns", "step median (after the first)", "ns", "lower"),
-    MetricSpec("step_p90_ns", "step p90 (after the first)", "ns", "lower"),
+    MetricSpec("step_mean_ns", "step mean (excl. the run's first)", "ns", "lower"),
+    MetricSpec("step_median_ns", "step median (excl. the run's first)", "ns", "lower"),
+    MetricSpec("step_p90_ns", "step p90 (excl. the run's first)", "ns", "lower"),
     MetricSpec("step_count", "steps", "count", None),
     MetricSpec("steps_per_s", "steps per second", "rate", "higher"),
-    MetricSpec("gpu_busy_pct", "GPU busy", "pct", "higher"),
+    MetricSpec("gpu_busy_pct", "GPU busy (of the range)", "pct", "higher"),
+    MetricSpec("gpu_busy_active_pct", "GPU busy (of the GPU-active span)", "pct", "higher"),
     MetricSpec("memcpy_pct", "memcpy share of GPU time", "pct", "lower"),
     MetricSpec("kernel_ns", "kernel time", "ns", "lower"),
-    MetricSpec("launch_delay_mean_ns", "mean launch delay", "ns", "lower"),
+    MetricSpec("launch_delay_mean_ns", "mean launch delay (from call start)", "ns", "lower"),
+    MetricSpec("launch_delay_from_end_mean_ns", "mean launch delay (from call end, HTA)", "ns", "lower"),
     MetricSpec("sync_count", "sync points", "count", "lower"),
     MetricSpec("sync_ns", "sync-point time", "ns", "lower"),
     MetricSpec("peak_allocated_bytes", "peak allocated memory", "bytes", "lower"),
@@ -65,7 +68,7 @@ class MetricDiff:
 @dataclass(frozen=True)
 class OpDiff:
     name: str
-    kind: str  # "cpu" (operators and annotations) or "gpu" (kernels, memcpy, memset)
+    kind: str  # "cpu" (operators), "gpu" (kernels, memcpy, memset) or "annotation"
     a_count: int
     b_count: int
     a_total_ns: int
@@ -165,14 +168,15 @@ def op_totals(store: TraceStore, t0: int, t1: int) -> dict[tuple[str, str], tupl
     ops = analyse_ops(store, t0, t1, top=len(store.strings) + 1)  # every name, not a top-N
     for r in ops.by_total:
         out[("cpu", r.name)] = (r.count, r.total_ns)
-    # GPU work by category, not by track kind: Kineto's pid 0 is "GPU 0" but may also hold a
-    # Python thread, and annotations mirrored onto streams are not work (see basics).
+    for r in ops.annotations:  # listed apart from the operators (see vtui.store.devices)
+        out[("annotation", r.name)] = (r.count, r.total_ns)
+    # GPU work as Insights counts it (vtui.store.devices), over the same range rule.
     if len(store.slices):
-        clip = clipped_dur(store, t0, t1)
-        rows = np.flatnonzero(cat_mask(store, GPU_ACTIVITY_CATS) & (clip > 0))
-        uniq, inv = np.unique(store.slices.name_id[rows], return_inverse=True)
+        rs = range_slices(store, t0, t1)
+        pos = rs.mask(device_work_kinds(store) > 0)
+        uniq, inv = np.unique(store.slices.name_id[rs.rows[pos]], return_inverse=True)
         counts = np.bincount(inv, minlength=len(uniq))
-        totals = np.bincount(inv, weights=clip[rows], minlength=len(uniq))
+        totals = np.bincount(inv, weights=rs.clip[pos], minlength=len(uniq))
         for k, nid in enumerate(uniq.tolist()):
             out[("gpu", store.strings[nid])] = (int(counts[k]), int(round(totals[k])))
     return out
@@ -190,13 +194,13 @@ def op_status(a_count: int, b_count: int, a_total: int, b_total: int, tolerance:
 
 def diff_ops(ta: dict[tuple[str, str], tuple[int, int]], tb: dict[tuple[str, str], tuple[int, int]],
              tolerance: float = TOLERANCE) -> list[OpDiff]:
-    """Every name in either trace, sorted by |Δ total| (largest first), then name."""
+    """Every name in either trace, sorted by |Δ total| (largest first), then name; annotations last."""
     out = []
     for kind, name in set(ta) | set(tb):
         ac, at = ta.get((kind, name), (0, 0))
         bc, bt = tb.get((kind, name), (0, 0))
         out.append(OpDiff(name, kind, ac, bc, at, bt, op_status(ac, bc, at, bt, tolerance)))
-    out.sort(key=lambda d: (-abs(d.delta_ns), d.kind, d.name))
+    out.sort(key=lambda d: (d.kind == "annotation", -abs(d.delta_ns), d.kind, d.name))
     return out
 
 

@@ -123,6 +123,8 @@ def export_range(store: TraceStore, out: str | Path, t0: int, t1: int, tracks: n
 
         source = store.sources[src]
         name = Path(source.path).name.removesuffix(".gz")  # written as plain JSON
+        if name.endswith(".sqlite"):  # an Nsight Systems export, written out as a Chrome trace
+            name = name.removesuffix(".sqlite") + ".json"
         target = path / name if several else path
         atomic_write(target, partial(_write_trace, source, plan.ordinals[src], report))
     return plan

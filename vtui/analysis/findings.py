@@ -53,7 +53,7 @@ def step_findings(st: StepReport) -> list[Finding]:
                         "name the unit of work (record_function('engine_step')) or pass --step REGEX")]
     out: list[Finding] = []
     tr, rest = st.trend, st.rest
-    if tr.slow_first and rest:
+    if tr.slow_first and rest and st.run_start:  # a prefill only when the range starts the run
         out.append(Finding("slow_first", INFO if tr.first_ratio < 10 else WARNING,
                            f"first step {tr.first_ratio:.1f}× the median of the others ({fd(st.first_ns)} vs {fd(rest.median)})",
                            "expected for a prefill (time to first token); if it is warm-up (compilation, autotuning, "
@@ -88,7 +88,8 @@ def op_findings(ops: OpsReport) -> list[Finding]:
             seen[h[0]] = [row, h[1]]
     for kind, (row, hint) in seen.items():
         out.append(Finding(f"op:{kind}", WARNING if row.pct >= 20 else INFO,
-                           f"{row.name} takes {fd(row.self_ns)} self time ({row.pct:.1f}% of the range, {row.count:,} calls)", hint))
+                           f"{row.name} takes {fd(row.self_ns)} self time ({row.pct:.1f}% of {_of_range(ops)}, {row.count:,} calls)",
+                           hint))
     sy = ops.sync
     if sy.count:
         share = pct(sy.total_ns, ops.range_ns)
@@ -101,6 +102,10 @@ def op_findings(ops: OpsReport) -> list[Finding]:
     return out
 
 
+def _of_range(ops: OpsReport) -> str:
+    return "the range" if ops.threads <= 1 else f"the range × {ops.threads} CPU threads"
+
+
 def gpu_findings(g: GpuReport) -> list[Finding]:
     if not g.present:
         return [Finding("gpu", INFO, "no GPU activity in this trace", "profile with CUDA activities to see kernels")]
@@ -110,7 +115,8 @@ def gpu_findings(g: GpuReport) -> list[Finding]:
     if g.busy_pct < GPU_BUSY_LOW:
         out.append(Finding("gpu_busy", HIGH if g.busy_pct < GPU_BUSY_VERY_LOW else WARNING,
                            f"GPU busy {g.busy_pct:.1f}% of the range" + (f" ({fd(g.busy_ns)} of {fd(g.range_ns)})" if len(g.devices) == 1
-                                                                        else f" (mean of {len(g.devices)} devices)"),
+                                                                        else f" (mean of {len(g.devices)} devices)")
+                           + f", {g.busy_pct_of_active:.1f}% of the GPU-active span",
                            "the GPU waits: batch more work, overlap CPU work, or capture the step in a CUDA graph"))
     cpu_share = pct(g.idle_cpu_wait_ns, g.range_ns * max(len(g.devices), 1))
     if cpu_share >= IDLE_CPU_SHARE:
@@ -126,7 +132,8 @@ def gpu_findings(g: GpuReport) -> list[Finding]:
                            "that must happen"))
     if g.launch:
         out.append(Finding("launch_delay", INFO,
-                           f"kernel launch → start: mean {fd(g.launch.mean)}, p90 {fd(g.launch.p90)}, worst {fd(g.launch.max)} "
+                           f"kernel launch delay from call start: mean {fd(g.launch.mean)}, p90 {fd(g.launch.p90)}, "
+                           f"worst {fd(g.launch.max)}; from call end (HTA): mean {fd(g.launch_after_return.mean)} "
                            f"({g.launches_paired:,} launches)",
                            "long delays with a busy GPU mean a deep queue (fine); with an idle GPU they point at the "
                            "driver or contention"))

@@ -1,10 +1,13 @@
-"""GPU activity over a range: busy % per device and stream, memcpy/memset share and direction,
-kernel-launch delay, idle time split by cause, and kernel time by numeric precision.
+"""GPU (and other accelerator) activity over a range: busy % per device and stream, memcpy/memset
+share and direction, kernel-launch delay, idle time split by cause, and kernel time by precision.
 
-GPU work = slices whose category is Kineto's device activity (kernel, gpu_memcpy, gpu_memset and
-the 2021 names Kernel/Memcpy/Memset); without those categories, the leaf slices on GPU tracks.
-Busy % is the union of their intervals clipped to the range. Launches are paired with their CPU runtime call by flow
-arrows (ac2g / launch) and, where a flow is missing, by the ``correlation`` arg both carry.
+Device work is what `vtui.store.devices` says it is (Kineto's kernel / memcpy / memset categories,
+MTIA's on-device events; else the leaf slices on device tracks), selected by the one range rule
+(`vtui.store.slicetime`: zero-length kernels count). Busy % is the union of their intervals clipped
+to the range, given over two denominators: the range, and the GPU-active span (first GPU work start
+to last GPU work end inside the range, as HTA and TraceLens report it). Launches are paired with
+their CPU runtime call by flow arrows (ac2g / launch) and, where a flow is missing, by the
+``correlation`` arg both carry; the delay is given from the call's start and from its end (HTA's).
 """
 
 from __future__ import annotations
@@ -14,19 +17,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from vtui.analysis.basics import (
-    CUDA_RUNTIME_CATS,
-    GPU_KERNEL_CATS,
-    GPU_MEMCPY_CATS,
-    GPU_MEMSET_CATS,
-    Stats,
-    cat_mask,
-    clipped_dur,
-    merge_intervals,
-    pct,
-)
+from vtui.analysis.basics import Stats, merge_intervals, pct
+from vtui.store.devices import KERNEL, MEMCPY, MEMSET, device_work_kinds, runtime_mask
+from vtui.store.slicetime import range_slices
 from vtui.store.store import TraceStore
-from vtui.store.tracks import GPU
 
 _DIRECTION = re.compile(r"\b(HtoD|DtoH|DtoD|HtoH|PtoP|DtoA|AtoD|AtoH|HtoA)\b")
 
@@ -56,6 +50,8 @@ class Busy:
     busy_ns: int
     busy_pct: float  # of the range
     kernel_ns: int
+    active_ns: int = 0  # first work start -> last work end, inside the range
+    busy_pct_of_active: float = 0.0  # busy_ns / active_ns (HTA's and TraceLens's denominator)
 
 
 @dataclass
@@ -73,6 +69,8 @@ class GpuReport:
     busy_ns: int = 0  # union of all GPU work over the range (any GPU busy)
     busy_pct: float = 0.0  # mean of the devices' busy % (with one device: busy_ns / range)
     any_busy_pct: float = 0.0  # busy_ns / range
+    busy_pct_of_active: float = 0.0  # mean of the devices' busy % of their GPU-active span
+    active_ns: int = 0  # first GPU work start -> last GPU work end (any device), inside the range
     kernel_busy_pct: float = 0.0  # union of kernel intervals only (no memcpy/memset) / range
     devices: list[Busy] = field(default_factory=list)
     streams: list[Busy] = field(default_factory=list)
@@ -82,8 +80,9 @@ class GpuReport:
     memcpy_pct: float = 0.0  # of all GPU work time (kernel + memcpy + memset)
     memset_pct: float = 0.0
     memcpy_by_direction: dict[str, int] = field(default_factory=dict)
-    launch: Stats | None = None  # GPU start - CPU launch call start
-    launch_after_return: Stats | None = None  # GPU start - CPU launch call end (HTA's "launch delay")
+    memcpy_bytes_by_direction: dict[str, int] = field(default_factory=dict)  # from the "bytes" arg, where given
+    launch: Stats | None = None  # GPU start - CPU launch call start ("from call start")
+    launch_after_return: Stats | None = None  # GPU start - CPU launch call end ("from call end", HTA's)
     launches_paired: int = 0
     gpu_ops_in_range: int = 0
     worst_launch_kernel: str = ""
@@ -95,34 +94,7 @@ class GpuReport:
     top_kernels: list[NameTime] = field(default_factory=list)
 
 
-KERNEL, MEMCPY, MEMSET = 1, 2, 3
-# On a GPU track these are not device work (annotations, host frames some producers put there).
-NOT_WORK_CATS = frozenset({"gpu_user_annotation", "user_annotation", "python_function", "cuda_sync", "cpu_op", "trace"})
-_MEMCPY_NAME = re.compile(r"(?i)^memcpy|\bmemcpy\b")
-_MEMSET_NAME = re.compile(r"(?i)^memset|\bmemset\b")
-
-
-def gpu_work_kinds(store: TraceStore) -> np.ndarray:
-    """Per slice: 0 not GPU work, else KERNEL / MEMCPY / MEMSET.
-
-    Kineto's categories decide. A trace without them (another producer) falls back to the leaf
-    slices on GPU tracks, typed by name (Memcpy… / Memset…, the rest kernels); leaves only, so an
-    annotation wrapping kernels is not counted twice.
-    """
-    s = store.slices
-    kinds = np.zeros(len(s), dtype=np.int8)
-    kinds[cat_mask(store, GPU_KERNEL_CATS)] = KERNEL
-    kinds[cat_mask(store, GPU_MEMCPY_CATS)] = MEMCPY
-    kinds[cat_mask(store, GPU_MEMSET_CATS)] = MEMSET
-    if kinds.any() or not len(s):
-        return kinds
-    gpu_track = np.array([t.kind == GPU for t in store.tracks], dtype=bool)
-    has_child = np.bincount(s.parent[s.parent >= 0], minlength=len(s)) > 0
-    rows = np.flatnonzero(gpu_track[s.track] & ~has_child & ~cat_mask(store, NOT_WORK_CATS))
-    for r in rows.tolist():
-        name = store.name(r)
-        kinds[r] = MEMCPY if _MEMCPY_NAME.search(name) else MEMSET if _MEMSET_NAME.search(name) else KERNEL
-    return kinds
+gpu_work_kinds = device_work_kinds  # per slice: 0, KERNEL, MEMCPY or MEMSET
 
 
 def gpu_rows(store: TraceStore) -> np.ndarray:
@@ -142,7 +114,7 @@ def launch_pairs(store: TraceStore, rows: np.ndarray) -> np.ndarray:
         launch[dst[use]] = src[use]
     missing = rows[launch[rows] < 0]
     if len(missing):
-        runtime = np.flatnonzero(cat_mask(store, CUDA_RUNTIME_CATS))
+        runtime = np.flatnonzero(runtime_mask(store))
         by_corr: dict = {}
         for r in runtime.tolist():
             c = store.slice_args(r).get("correlation")
@@ -162,10 +134,11 @@ def _device_key(store: TraceStore, track: int) -> tuple:
     return (t.source, t.pid)
 
 
-def _idle_split(store: TraceStore, rows: np.ndarray, launch: np.ndarray, t0: int, t1: int) -> tuple[int, int, int, int]:
-    """Idle time inside the range on one device, by cause: (cpu wait, between, unknown, edges)."""
+def _idle_split(store: TraceStore, st: np.ndarray, en: np.ndarray, launch: np.ndarray, t0: int,
+                t1: int) -> tuple[int, int, int, int]:
+    """Idle time inside the range on one device (work clipped to [st, en]), by cause:
+    (cpu wait, between, unknown, edges)."""
     s = store.slices
-    st, en = np.maximum(s.start_ns[rows], t0), np.minimum(s.end_ns[rows], t1)
     a, b = merge_intervals(st, en)
     if not len(a):
         return 0, 0, 0, t1 - t0
@@ -183,19 +156,19 @@ def _idle_split(store: TraceStore, rows: np.ndarray, launch: np.ndarray, t0: int
 
 
 def analyse_gpu(store: TraceStore, t0: int = 0, t1: int | None = None, top: int = 10) -> GpuReport:
+    """GPU work selected by [t0, t1] (whole trace when t1 is None); ``top`` kernels by time."""
     t1 = int(store.span_ns) if t1 is None else t1
     kinds = gpu_work_kinds(store)
-    all_rows = np.flatnonzero(kinds > 0)
-    if not len(all_rows):
+    if not kinds.any():
         return GpuReport(False, range_ns=t1 - t0)
     s = store.slices
-    clip_all = clipped_dur(store, t0, t1)
-    rows = all_rows[clip_all[all_rows] > 0]
+    rs = range_slices(store, t0, t1)
+    is_work = rs.mask(kinds > 0)
+    rows, st, en = rs.rows[is_work], rs.start[is_work], rs.end[is_work]
     out = GpuReport(True, range_ns=t1 - t0, gpu_ops_in_range=len(rows))
     if not len(rows):
         return out
-    clip = clip_all[rows]
-    st, en = np.maximum(s.start_ns[rows], t0), np.minimum(s.end_ns[rows], t1)
+    clip = en - st
     kernel, memcpy, memset = kinds[rows] == KERNEL, kinds[rows] == MEMCPY, kinds[rows] == MEMSET
     out.kernel_ns, out.memcpy_ns, out.memset_ns = int(clip[kernel].sum()), int(clip[memcpy].sum()), int(clip[memset].sum())
     work = out.kernel_ns + out.memcpy_ns + out.memset_ns
@@ -204,9 +177,13 @@ def analyse_gpu(store: TraceStore, t0: int = 0, t1: int | None = None, top: int 
         m = _DIRECTION.search(store.name(r))
         key = m.group(1) if m else "other"
         out.memcpy_by_direction[key] = out.memcpy_by_direction.get(key, 0) + int(d)
+        nbytes = store.slice_args(r).get("bytes")  # Kineto and nsys both write it; a whole copy counts once
+        if isinstance(nbytes, int) and not isinstance(nbytes, bool) and nbytes >= 0:
+            out.memcpy_bytes_by_direction[key] = out.memcpy_bytes_by_direction.get(key, 0) + nbytes
     a, b = merge_intervals(st, en)
     out.busy_ns = int((b - a).sum())
     out.any_busy_pct = pct(out.busy_ns, t1 - t0)
+    out.active_ns = int(en.max() - st.min())
     ka, kb = merge_intervals(st[kernel], en[kernel])
     out.kernel_busy_pct = pct(int((kb - ka).sum()), t1 - t0)
 
@@ -227,15 +204,17 @@ def analyse_gpu(store: TraceStore, t0: int = 0, t1: int | None = None, top: int 
         sel = dev_of == k
         a, b = merge_intervals(st[sel], en[sel])
         first = store.tracks[int(tracks[sel][0])]
-        out.devices.append(Busy(first.process_title, int((b - a).sum()), pct(int((b - a).sum()), t1 - t0),
-                                int(clip[sel & kernel].sum())))
-        cpu, between, unknown, edges = _idle_split(store, rows[sel], launch[sel], t0, t1)
+        busy, active = int((b - a).sum()), int(en[sel].max() - st[sel].min())
+        out.devices.append(Busy(first.process_title, busy, pct(busy, t1 - t0), int(clip[sel & kernel].sum()),
+                                active, pct(busy, active) if active > 0 else 0.0))
+        cpu, between, unknown, edges = _idle_split(store, st[sel], en[sel], launch[sel], t0, t1)
         out.idle_cpu_wait_ns += cpu
         out.idle_between_ns += between
         out.idle_unknown_ns += unknown
         out.idle_edges_ns += edges
 
     out.busy_pct = float(np.mean([d.busy_pct for d in out.devices]))
+    out.busy_pct_of_active = float(np.mean([d.busy_pct_of_active for d in out.devices]))
     paired = launch >= 0
     out.launches_paired = int(paired.sum())
     if paired.any():

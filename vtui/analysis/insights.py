@@ -43,7 +43,7 @@ def compute_insights(store: TraceStore, t0: int = 0, t1: int | None = None, step
                      top: int = 15) -> Insights:
     t1 = int(store.span_ns) if t1 is None else int(t1)
     ins = Insights(t0, t1, analyse_steps(store, t0, t1, step_regex), analyse_ops(store, t0, t1, top),
-                   analyse_gpu(store, t0, t1), analyse_memory(store, t0, t1), analyse_caches(store, t0, t1),
+                   analyse_gpu(store, t0, t1, top), analyse_memory(store, t0, t1), analyse_caches(store, t0, t1),
                    analyse_python(store, t0, t1))
     ins.findings = (step_findings(ins.steps) + op_findings(ins.ops) + gpu_findings(ins.gpu)
                     + memory_findings(ins.memory) + python_findings(ins.python) + cache_findings(ins.caches))
@@ -62,16 +62,18 @@ def summary_metrics(store: TraceStore, t0: int = 0, t1: int | None = None, step_
         "span_ns": t1 - t0,
         "step_pattern": st.pattern if st.present else None,
         "step_count": st.count,
-        "ttft_ns": st.first_ns,
+        "ttft_ns": st.ttft_ns,
         "step_mean_ns": rest.mean if rest else None,
         "step_median_ns": rest.median if rest else None,
         "step_p90_ns": rest.p90 if rest else None,
         "steps_per_s": st.steps_per_s,
         "step_trend": st.trend.trend if st.trend else None,
         "gpu_busy_pct": g.busy_pct if g.present else None,
+        "gpu_busy_active_pct": g.busy_pct_of_active if g.present else None,
         "memcpy_pct": g.memcpy_pct if g.present else None,
         "kernel_ns": g.kernel_ns if g.present else None,
         "launch_delay_mean_ns": g.launch.mean if g.launch else None,
+        "launch_delay_from_end_mean_ns": g.launch_after_return.mean if g.launch_after_return else None,
         "sync_count": ops.sync.count,
         "sync_ns": ops.sync.total_ns,
         "peak_allocated_bytes": main.peak_allocated if main else None,
@@ -89,7 +91,7 @@ def steps_dict(st: StepReport) -> dict[str, Any]:
         "present": st.present, "pattern": st.pattern, "source": st.source, "count": st.count,
         "in_trace": st.in_trace, "track": st.track,
         "starts_ns": st.starts.tolist(), "durations_ns": st.durations.tolist(),
-        "first_ns": st.first_ns, "ttft_ns": st.first_ns,
+        "first_ns": st.first_ns, "ttft_ns": st.ttft_ns, "run_start": st.run_start,
         "mean_ns": rest.mean if rest else None, "median_ns": rest.median if rest else None,
         "p90_ns": rest.p90 if rest else None, "max_ns": rest.max if rest else None,
         "steps_per_s": st.steps_per_s,
@@ -105,17 +107,20 @@ def steps_dict(st: StepReport) -> dict[str, Any]:
 
 def gpu_dict(g: GpuReport) -> dict[str, Any]:
     def busy(b):
-        return {"label": b.label, "busy_ns": b.busy_ns, "busy_pct": b.busy_pct, "kernel_ns": b.kernel_ns}
+        return {"label": b.label, "busy_ns": b.busy_ns, "busy_pct": b.busy_pct, "kernel_ns": b.kernel_ns,
+                "active_span_ns": b.active_ns, "busy_pct_of_active_span": b.busy_pct_of_active}
 
     return {
         "present": g.present, "busy_ns": g.busy_ns, "busy_pct": g.busy_pct if g.present else None,
         "any_busy_pct": g.any_busy_pct if g.present else None,
+        "busy_pct_of_active_span": g.busy_pct_of_active if g.present else None, "active_span_ns": g.active_ns,
         "kernel_busy_pct": g.kernel_busy_pct if g.present else None, "devices": [busy(b) for b in g.devices], "streams": [busy(b) for b in g.streams],
         "kernel_ns": g.kernel_ns, "memcpy_ns": g.memcpy_ns, "memset_ns": g.memset_ns,
         "memcpy_pct": g.memcpy_pct if g.present else None, "memset_pct": g.memset_pct if g.present else None,
         "memcpy_by_direction_ns": dict(g.memcpy_by_direction),
-        "launch_delay": g.launch.to_dict() if g.launch else None,
-        "launch_delay_after_return": g.launch_after_return.to_dict() if g.launch_after_return else None,
+        "memcpy_bytes_by_direction": dict(g.memcpy_bytes_by_direction),
+        "launch_delay_from_call_start": g.launch.to_dict() if g.launch else None,
+        "launch_delay_from_call_end": g.launch_after_return.to_dict() if g.launch_after_return else None,
         "launches_paired": g.launches_paired, "gpu_ops": g.gpu_ops_in_range,
         "worst_launch_kernel": g.worst_launch_kernel,
         "idle_ns": {"waiting_on_cpu": g.idle_cpu_wait_ns, "between_kernels": g.idle_between_ns,
@@ -149,15 +154,22 @@ def insights_dict(ins: Insights) -> dict[str, Any]:
         return {"name": r.name, "self_ns": r.self_ns, "total_ns": r.total_ns, "count": r.count, "pct": r.pct,
                 "total_pct": r.total_pct, "hint": h[1] if h else None}
 
+    def phase(ph):
+        return {"name": ph.name, "total_ns": ph.total_ns, "pct": ph.pct, "count": ph.count,
+                "first_ns": ph.first_ns, "rest_mean_ns": ph.rest_mean_ns}
+
     c, p, sy = ins.caches, ins.python, ins.ops.sync
     return {
         "range": {"t0_ns": ins.t0, "t1_ns": ins.t1, "span_ns": ins.t1 - ins.t0},
         "steps": steps_dict(ins.steps),
-        "phases": [{"name": ph.name, "total_ns": ph.total_ns, "pct": ph.pct, "count": ph.count,
-                    "first_ns": ph.first_ns, "rest_mean_ns": ph.rest_mean_ns} for ph in ins.steps.phases],
+        "phases": [phase(ph) for ph in ins.steps.phases],
+        "phases_below_python_frames": [phase(ph) for ph in ins.steps.op_phases],
         "ops": [op(r) for r in ins.ops.by_self],
         "ops_by_total": [op(r) for r in ins.ops.by_total],
+        "annotations": [op(r) for r in ins.ops.annotations],
         "cpu_self_ns": ins.ops.cpu_self_ns,
+        "ops_pct_of": {"range_ns": ins.ops.range_ns, "cpu_threads": ins.ops.threads,
+                       "denominator_ns": ins.ops.denominator_ns},
         "sync": {"count": sy.count, "total_ns": sy.total_ns,
                  "by_name": [{"name": n, "count": k, "total_ns": t} for n, k, t in sy.by_name],
                  "callers": [{"name": n, "count": k} for n, k in sy.callers]},

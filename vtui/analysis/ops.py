@@ -1,9 +1,11 @@
 """CPU operators over a range: top-N by self and by total time, hints for known heavy hitters,
-and synchronisation points (count, time, where they are called from).
+annotations listed apart, and synchronisation points (count, time, where they are called from).
 
-Times are clipped to the range; self time is the clipped duration minus the clipped durations of
-direct children. Total time per name is the plain sum over its slices (a name nested in itself
-counts twice, as the profiler's own tables do).
+Operators, annotations and sync points are as `vtui.store.devices` defines them; slices, clipped and
+self time follow the one range rule of `vtui.store.slicetime`. Total time per name is the plain sum
+over its slices (a name nested in itself counts twice, as the profiler's own tables do). Shares are
+of the range length × the CPU threads that run operators in it, so no operator's self time exceeds
+100 %; the profiler's whole-run span is not an operator and adds nothing to that denominator.
 """
 
 from __future__ import annotations
@@ -13,18 +15,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from vtui.analysis.basics import (
-    GPU_ACTIVITY_CATS,
-    PROFILER_CATS,
-    PYTHON_CATS,
-    cat_mask,
-    clipped_dur,
-    clipped_self,
-    pct,
-    string_mask,
-)
+from vtui.analysis.basics import pct
+from vtui.store.devices import SYNC_NAME, annotation_mask, cpu_op_mask, sync_mask
+from vtui.store.slicetime import RangeSlices, range_slices
 from vtui.store.store import TraceStore
-from vtui.store.tracks import GPU
+
+__all__ = ["OP_HINTS", "SYNC", "OpRow", "OpsReport", "SyncReport", "analyse_ops", "cpu_op_mask", "hint_for"]
 
 OP_HINTS: list[tuple[str, str, str]] = [
     # (kind, name regex, hint)
@@ -38,7 +34,7 @@ OP_HINTS: list[tuple[str, str, str]] = [
      "normalisation takes a large share: try a fused LayerNorm/RMSNorm kernel"),
 ]
 _HINTS = [(k, re.compile(p), h) for k, p, h in OP_HINTS]
-SYNC = re.compile(r"^(cuda|hip)(StreamSynchronize|DeviceSynchronize|EventSynchronize|EventRecord|StreamWaitEvent)$")
+SYNC = SYNC_NAME
 
 
 def hint_for(name: str) -> tuple[str, str] | None:
@@ -54,7 +50,7 @@ class OpRow:
     self_ns: int
     total_ns: int
     count: int
-    pct: float  # self time, % of the range
+    pct: float  # self time, % of range × CPU threads with operators
     total_pct: float
 
 
@@ -73,48 +69,54 @@ class OpsReport:
     by_total: list[OpRow]
     sync: SyncReport
     cpu_self_ns: int  # self time of every CPU op in range (the denominator people expect for shares)
+    threads: int = 1  # CPU threads with operators in the range
+    annotations: list[OpRow] = field(default_factory=list)  # by total: user/GPU annotations, ProfilerStep#N, whole run
+
+    @property
+    def denominator_ns(self) -> int:
+        """What the shares are of: range length × CPU threads with operators."""
+        return max(self.range_ns, 1) * max(self.threads, 1)
 
 
-def cpu_op_mask(store: TraceStore) -> np.ndarray:
-    """CPU-side slices that are operators or annotations (not GPU work, not Python frames)."""
-    s = store.slices
-    gpu_track = np.array([t.kind == GPU for t in store.tracks], dtype=bool)
-    on_gpu = gpu_track[s.track] if len(s) else np.zeros(0, dtype=bool)
-    return ~on_gpu & ~cat_mask(store, GPU_ACTIVITY_CATS | PYTHON_CATS | PROFILER_CATS)
+def _by_name(store: TraceStore, rs: RangeSlices, pos: np.ndarray, denom: int) -> tuple[list[OpRow], np.ndarray]:
+    """One OpRow per name over the range positions ``pos``, in name-id order, and the self sums."""
+    names = store.slices.name_id[rs.rows[pos]]
+    uniq, inv = np.unique(names, return_inverse=True)
+    self_sum = np.rint(np.bincount(inv, weights=rs.self_ns[pos], minlength=len(uniq))).astype(np.int64)
+    tot_sum = np.rint(np.bincount(inv, weights=rs.clip[pos], minlength=len(uniq))).astype(np.int64)
+    counts = np.bincount(inv, minlength=len(uniq))
+    rows = [OpRow(store.strings[int(uniq[k])], int(self_sum[k]), int(tot_sum[k]), int(counts[k]),
+                  pct(int(self_sum[k]), denom), pct(int(tot_sum[k]), denom)) for k in range(len(uniq))]
+    return rows, self_sum
 
 
 def analyse_ops(store: TraceStore, t0: int = 0, t1: int | None = None, top: int = 15) -> OpsReport:
+    """Operators in [t0, t1] (whole trace when t1 is None), ``top`` by self and by total time."""
     t1 = int(store.span_ns) if t1 is None else t1
-    span = max(t1 - t0, 1)
+    rs = range_slices(store, t0, t1)
+    ops = rs.mask(cpu_op_mask(store))
+    threads = len(np.unique(store.slices.track[rs.rows[ops]]))
+    out = OpsReport(t1 - t0, [], [], _sync(store, rs), 0, threads)
+    rows, self_sum = _by_name(store, rs, ops, out.denominator_ns)
+    out.cpu_self_ns = int(self_sum.sum())
+    out.by_self = sorted(rows, key=lambda r: -r.self_ns)[:top]  # stable: ties keep name-id order
+    out.by_total = sorted(rows, key=lambda r: -r.total_ns)[:top]
+    notes, _ = _by_name(store, rs, rs.mask(annotation_mask(store)), out.denominator_ns)
+    out.annotations = sorted(notes, key=lambda r: -r.total_ns)[:top]
+    return out
+
+
+def _sync(store: TraceStore, rs: RangeSlices) -> SyncReport:
     s = store.slices
-    clip = clipped_dur(store, t0, t1)
-    self_ = clipped_self(store, t0, t1)
-    rows = np.flatnonzero(cpu_op_mask(store) & (clip > 0))
-    names = s.name_id[rows]
-    uniq, inv = np.unique(names, return_inverse=True)
-    self_sum = np.bincount(inv, weights=self_[rows], minlength=len(uniq)).astype(np.int64)
-    tot_sum = np.bincount(inv, weights=clip[rows], minlength=len(uniq)).astype(np.int64)
-    counts = np.bincount(inv, minlength=len(uniq))
-
-    def row(k: int) -> OpRow:
-        return OpRow(store.strings[int(uniq[k])], int(self_sum[k]), int(tot_sum[k]), int(counts[k]),
-                     pct(int(self_sum[k]), span), pct(int(tot_sum[k]), span))
-
-    by_self = [row(k) for k in np.argsort(-self_sum, kind="stable")[:top].tolist()]
-    by_total = [row(k) for k in np.argsort(-tot_sum, kind="stable")[:top].tolist()]
-    return OpsReport(t1 - t0, by_self, by_total, _sync(store, clip), int(self_sum.sum()))
-
-
-def _sync(store: TraceStore, clip: np.ndarray) -> SyncReport:
-    s = store.slices
-    rows = np.flatnonzero(string_mask(store, SYNC.search)[s.name_id] & (clip > 0)) if len(s) else np.zeros(0, int)
-    out = SyncReport(len(rows), int(clip[rows].sum()))
+    pos = rs.mask(sync_mask(store)) if len(s) else np.zeros(0, dtype=np.int64)
+    rows, clip = rs.rows[pos], rs.clip[pos]
+    out = SyncReport(len(rows), int(clip.sum()))
     if not len(rows):
         return out
     names = s.name_id[rows]
     for nid in np.unique(names).tolist():
         sel = names == nid
-        out.by_name.append((store.strings[nid], int(sel.sum()), int(clip[rows[sel]].sum())))
+        out.by_name.append((store.strings[nid], int(sel.sum()), int(clip[sel].sum())))
     out.by_name.sort(key=lambda x: -x[2])
     parents = s.parent[rows]
     callers: dict[str, int] = {}

@@ -8,8 +8,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from vtui.analysis.basics import PYTHON_CATS, cat_mask, clipped_dur, clipped_self, pct
-from vtui.analysis.ops import cpu_op_mask
+from vtui.analysis.basics import pct
+from vtui.store.devices import cpu_op_mask, python_mask
+from vtui.store.slicetime import range_slices
 
 
 @dataclass
@@ -40,21 +41,20 @@ def python_depths(store, is_py: np.ndarray) -> np.ndarray:
 
 def analyse_python(store, t0: int = 0, t1: int | None = None, top: int = 10) -> PythonReport:
     t1 = int(store.span_ns) if t1 is None else t1
-    is_py = cat_mask(store, PYTHON_CATS)
-    clip = clipped_dur(store, t0, t1)
-    py_rows = np.flatnonzero(is_py & (clip > 0))
-    if not len(py_rows):
+    is_py = python_mask(store)
+    rs = range_slices(store, t0, t1)
+    py = rs.mask(is_py)
+    if not len(py):
         return PythonReport(False)
-    self_ = clipped_self(store, t0, t1)
+    py_rows, self_ = rs.rows[py], rs.self_ns
     depth = python_depths(store, is_py.astype(np.int64))[py_rows]
-    op_rows = np.flatnonzero(cpu_op_mask(store) & (clip > 0))
     out = PythonReport(True, len(py_rows), int(depth.max()), float(depth.mean()))
-    out.python_self_ns = int(self_[py_rows].sum())
-    out.op_self_ns = int(self_[op_rows].sum())
+    out.python_self_ns = int(self_[py].sum())
+    out.op_self_ns = int(self_[rs.mask(cpu_op_mask(store))].sum())
     out.python_pct = pct(out.python_self_ns, out.python_self_ns + out.op_self_ns)
     names = store.slices.name_id[py_rows]
     uniq, inv = np.unique(names, return_inverse=True)
-    sums = np.bincount(inv, weights=self_[py_rows], minlength=len(uniq))
+    sums = np.bincount(inv, weights=self_[py], minlength=len(uniq))
     counts = np.bincount(inv, minlength=len(uniq))
     for k in np.argsort(-sums, kind="stable")[:top].tolist():
         out.hottest.append((store.strings[int(uniq[k])], int(sums[k]), int(counts[k])))

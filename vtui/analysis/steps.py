@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from vtui.analysis.basics import GPU_ACTIVITY_CATS, PROFILER_CATS, PYTHON_CATS, Stats, cat_mask, pct, string_mask
+from vtui.analysis.basics import Stats, pct
 from vtui.analysis.trends import Trend, analyse_trend
+from vtui.store.devices import device_work_kinds, on_device_track, python_mask, string_mask, whole_run_mask
 from vtui.store.store import TraceStore
-from vtui.store.tracks import GPU
 
 KNOWN_STEP_PATTERNS: list[tuple[str, str]] = [
     ("ProfilerStep#N", r"^ProfilerStep#\d+$"),
@@ -51,6 +51,10 @@ class StepReport:
     unattributed_ns: int = 0  # step time not in any direct child
     trend: Trend | None = None
     in_trace: int = 0  # steps in the whole trace (the range may hold fewer)
+    run_start: bool = True  # the range's first step is the run's first step (a prefill / TTFT)
+    # When steps' direct children are Python frames: the first level below them that is not a frame.
+    op_phases: list[Phase] = field(default_factory=list)
+    op_unattributed_ns: int = 0
 
     @property
     def count(self) -> int:
@@ -62,12 +66,19 @@ class StepReport:
 
     @property
     def first_ns(self) -> int | None:
+        """The range's first step (whatever it is)."""
         return int(self.durations[0]) if self.count else None
 
     @property
+    def ttft_ns(self) -> int | None:
+        """The first step as time to first token: only when it is the run's first step."""
+        return self.first_ns if self.run_start else None
+
+    @property
     def rest(self) -> Stats | None:
-        """Steps after the first: per-token latency in a decode loop."""
-        return Stats.of(self.durations[1:])
+        """Per-token latency in a decode loop: the steps after the first when the range starts the
+        run (the first is the prefill), else every step in the range."""
+        return Stats.of(self.durations[1:] if self.run_start else self.durations)
 
     @property
     def all(self) -> Stats | None:
@@ -81,11 +92,8 @@ class StepReport:
 
 
 def _cpu_candidates(store: TraceStore) -> np.ndarray:
-    """Per slice: may be a step (on a CPU track, not GPU work, not a profiler self-span)."""
-    s = store.slices
-    gpu_track = np.array([t.kind == GPU for t in store.tracks], dtype=bool)
-    on_gpu = gpu_track[s.track] if len(s) else np.zeros(0, dtype=bool)
-    return ~on_gpu & ~cat_mask(store, GPU_ACTIVITY_CATS | PROFILER_CATS)
+    """Per slice: may be a step (on a CPU track, not device work, not the profiler's whole-run span)."""
+    return ~on_device_track(store) & (device_work_kinds(store) == 0) & ~whole_run_mask(store)
 
 
 def _outermost(store: TraceStore, mask: np.ndarray) -> np.ndarray:
@@ -118,7 +126,7 @@ def _best_track(store: TraceStore, rows: np.ndarray) -> np.ndarray:
 def _generic(store: TraceStore, allowed: np.ndarray) -> tuple[str, np.ndarray]:
     """A name repeated at the top level of a thread that covers much of its top-level time."""
     s = store.slices
-    top = allowed & (s.parent < 0) & ~cat_mask(store, PYTHON_CATS)
+    top = allowed & (s.parent < 0) & ~python_mask(store)
     if not top.any():
         return "", np.zeros(0, dtype=np.int64)
     rows = np.flatnonzero(top)
@@ -166,20 +174,15 @@ def find_step_rows(store: TraceStore, regex: str | None = None) -> tuple[str, st
     return "", "", empty
 
 
-def phases_of(store: TraceStore, rows: np.ndarray) -> tuple[list[Phase], int]:
-    """Direct children of the steps, by name, with their share of the total step time."""
+def _phases(store: TraceStore, rows: np.ndarray, kids: np.ndarray, k_step: np.ndarray) -> tuple[list[Phase], int]:
+    """Phases by name from slices ``kids`` lying in step ``k_step``, with their share of step time."""
     s = store.slices
-    if not len(rows):
-        return [], 0
-    step_index = np.full(len(s), -1, dtype=np.int64)
-    step_index[rows] = np.arange(len(rows))
-    kids = np.flatnonzero((s.parent >= 0) & (step_index[np.maximum(s.parent, 0)] >= 0))
     total_steps = int(s.dur_ns[rows].sum())
-    k_step = step_index[s.parent[kids]]
     k_dur = s.dur_ns[kids]
+    names = s.name_id[kids]
     phases = []
-    for nid in np.unique(s.name_id[kids]).tolist():
-        sel = s.name_id[kids] == nid
+    for nid in np.unique(names).tolist():
+        sel = names == nid
         total = int(k_dur[sel].sum())
         first = int(k_dur[sel & (k_step == 0)].sum())
         rest_mean = (total - first) / (len(rows) - 1) if len(rows) > 1 else 0.0
@@ -188,16 +191,56 @@ def phases_of(store: TraceStore, rows: np.ndarray) -> tuple[list[Phase], int]:
     return phases, total_steps - int(k_dur.sum())
 
 
+def _children(store: TraceStore, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(children of ``rows``, position in ``rows`` of each child's parent)."""
+    s = store.slices
+    index = np.full(len(s), -1, dtype=np.int64)
+    index[rows] = np.arange(len(rows))
+    kids = np.flatnonzero((s.parent >= 0) & (index[np.maximum(s.parent, 0)] >= 0))
+    return kids, index[s.parent[kids]]
+
+
+def phases_of(store: TraceStore, rows: np.ndarray) -> tuple[list[Phase], int]:
+    """Direct children of the steps, by name, with their share of the total step time."""
+    if not len(rows):
+        return [], 0
+    kids, k_step = _children(store, rows)
+    return _phases(store, rows, kids, k_step)
+
+
+def phases_below_frames(store: TraceStore, rows: np.ndarray) -> tuple[list[Phase], int]:
+    """Phases one sees through Python frames: the first slices below each step that are not
+    frames (vLLM steps whose direct children are ``python_function`` frames). Empty when no
+    direct child of a step is a frame."""
+    if not len(rows):
+        return [], 0
+    is_py = python_mask(store)
+    kids, k_step = _children(store, rows)
+    if not is_py[kids].any():
+        return [], 0
+    found, found_step = [kids[~is_py[kids]]], [k_step[~is_py[kids]]]
+    frames, f_step = kids[is_py[kids]], k_step[is_py[kids]]
+    while len(frames):  # one stack level per pass; frames nest only as deep as the stack
+        sub, pos = _children(store, frames)
+        step_of = f_step[pos]
+        found.append(sub[~is_py[sub]])
+        found_step.append(step_of[~is_py[sub]])
+        frames, f_step = sub[is_py[sub]], step_of[is_py[sub]]
+    return _phases(store, rows, np.concatenate(found), np.concatenate(found_step))
+
+
 def analyse_steps(store: TraceStore, t0: int = 0, t1: int | None = None, regex: str | None = None) -> StepReport:
     """Steps that start inside [t0, t1), their phases and trends; ``present=False`` when none."""
     t1 = int(store.span_ns) if t1 is None else t1
     label, source, rows = find_step_rows(store, regex)
     s = store.slices
-    in_trace = len(rows)
+    in_trace, all_rows = len(rows), rows
     rows = rows[(s.start_ns[rows] >= t0) & (s.start_ns[rows] < t1)]
     if not len(rows):
         return StepReport(False, pattern=label, source=source, in_trace=in_trace)
     starts, ends = s.start_ns[rows].astype(np.int64), s.end_ns[rows].astype(np.int64)
     phases, unattributed = phases_of(store, rows)
+    op_phases, op_unattributed = phases_below_frames(store, rows)
     return StepReport(True, label, source, int(s.track[rows[0]]), rows, starts, ends, phases, unattributed,
-                      analyse_trend(starts, ends), in_trace)
+                      analyse_trend(starts, ends), in_trace, run_start=int(rows[0]) == int(all_rows[0]),
+                      op_phases=op_phases, op_unattributed_ns=op_unattributed)

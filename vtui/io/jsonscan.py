@@ -145,6 +145,7 @@ class _ArrayScan:
         self.result = result
         self.progress = progress
         self.skipped_non_objects = 0
+        self.lenient = 0  # events read only as Perfetto's tokenizer would (see _lenient_decode)
         self.corrupt: list[tuple[int, int]] = []  # (byte offset, length) of regions skipped
 
     def run(self) -> int | None:
@@ -188,6 +189,9 @@ class _ArrayScan:
                 break
         if self.skipped_non_objects:
             self.result.warnings.append(f"skipped {self.skipped_non_objects} array elements that are not objects")
+        if self.lenient:
+            self.result.warnings.append(f"{self.lenient:,} events had raw control characters in a string or a trailing "
+                                        "comma in an object (not JSON; read as Perfetto reads them)")
         if self.corrupt:
             self.result.warnings.append(
                 f"skipped {len(self.corrupt):,} regions of invalid (or too deeply nested) JSON, "
@@ -214,6 +218,7 @@ class _ArrayScan:
             events: list[Event | msgspec.Raw | None] = []
             outcome = None
             while True:
+                lenient_before = self.lenient
                 while i < len(text) and text[i] in " \t\r\n,":
                     i += 1
                 if i >= len(text):
@@ -224,9 +229,15 @@ class _ArrayScan:
                     break
                 try:
                     obj, j = _PY_DECODER.raw_decode(text, i)
-                except (ValueError, RecursionError) as exc:
-                    if not whole and _maybe_cut(exc, len(text)):
-                        break  # maybe just a long event: widen the window
+                except (ValueError, RecursionError):
+                    try:
+                        obj, j = _lenient_decode(text, i)
+                        self.lenient += 1
+                    except (ValueError, RecursionError) as exc:
+                        if not whole and _maybe_cut(exc, len(text)):
+                            break  # maybe just a long event: widen the window
+                        obj, j = None, -1
+                if j < 0:
                     skip_to = self._skip_corrupt(pos + _nbytes(text[:i]))
                     if skip_to is None:
                         outcome = "eof"
@@ -238,7 +249,10 @@ class _ArrayScan:
                 if not isinstance(obj, dict):
                     events.append(None)
                 elif self.raw:
-                    events.append(msgspec.Raw(text[i:j].encode("utf-8", "surrogateescape")))
+                    piece = text[i:j]
+                    if self.lenient > lenient_before:  # as valid JSON, so an export stays readable
+                        piece = json.dumps(obj, ensure_ascii=False)
+                    events.append(msgspec.Raw(piece.encode("utf-8", "surrogateescape")))
                 else:
                     events.append(_to_event(obj))
                 i = j
@@ -258,13 +272,141 @@ class _ArrayScan:
             return outcome, end
 
     def _skip_corrupt(self, at: int) -> int | None:
-        """Jump over an event that does not decode; None when nothing follows (a cut tail)."""
-        match = _BOUNDARY.search(self.data, at + 1)
-        if match is None:
-            return None
-        self.corrupt.append((at, match.start() + 1 - at))
+        """Jump over an event that does not decode; None when nothing follows (a cut tail).
+
+        Resume only at the event array's level: after the bad object's own closing brace when
+        its brackets balance (strings and escapes followed) and a ``,`` or ``]`` comes next;
+        else at the first ``},{`` whose ``{`` starts an object with a ``ph``. A bare ``},{``
+        may lie inside the bad event's args, and resuming there would read args as events
+        and take the args list's ``]`` for the end of the array.
+        """
+        data = self.data
+        end = _object_end(data, at, at + _RESYNC_SCAN) if data[at : at + 1] == b"{" else None
+        if end is not None and _at_array_level(data, end):
+            resume = end
+        else:
+            resume = None
+            tried = 0
+            for match in _BOUNDARY.finditer(data, at + 1):
+                tried += 1
+                if tried > _RESYNC_CANDIDATES or _starts_event(data, match.end() - 1):
+                    resume = match.end() - 1
+                    break
+            if resume is None:
+                return None
+        self.corrupt.append((at, resume - at))
         self.result.repaired = True
-        return match.end() - 1
+        return resume
+
+
+_RESYNC_SCAN = 4 << 20  # bytes followed to find a bad event's end (longer: use the candidates)
+_RESYNC_CANDIDATES = 4096  # ``},{`` matches tried as a resume point before taking the next one blindly
+_STRUCTURE = re.compile(rb'["\\{}\[\]]')
+
+
+def _object_end(data, at: int, cap: int) -> int | None:
+    """Just past the ``}`` that closes the value opening at ``at``, following strings and
+    escapes; None when it does not close before ``cap``."""
+    depth = 0
+    in_string = False
+    k = at
+    while True:
+        m = _STRUCTURE.search(data, k, cap)
+        if m is None:
+            return None
+        c, p = m.group(), m.start()
+        k = p + 1
+        if in_string:
+            if c == b"\\":
+                k = p + 2
+            elif c == b'"':
+                in_string = False
+        elif c == b'"':
+            in_string = True
+        elif c in (b"{", b"["):
+            depth += 1
+        else:
+            depth -= 1
+            if depth <= 0:
+                return p + 1
+
+
+def _at_array_level(data, pos: int) -> bool:
+    """Does ``pos`` look like the gap between two events: ``,`` then ``{`` or ``]``, or ``]``?"""
+    pos = _skip(data, pos, _WS)
+    if data[pos : pos + 1] == b"]":
+        return True
+    if data[pos : pos + 1] != b",":
+        return False
+    pos = _skip(data, pos + 1, _WS)
+    return data[pos : pos + 1] in (b"{", b"]")
+
+
+def _starts_event(data, pos: int) -> bool:
+    """Does an object that decodes, with a ``ph``, start at ``pos``?"""
+    end = _object_end(data, pos, pos + _RESYNC_SCAN)
+    if end is None:
+        return False
+    text = bytes(data[pos:end]).decode("utf-8", "surrogateescape")
+    try:
+        obj = _PY_DECODER.decode(text)
+    except (ValueError, RecursionError):
+        try:
+            obj, _ = _lenient_decode(text, 0)
+        except (ValueError, RecursionError):
+            return False
+    return isinstance(obj, dict) and "ph" in obj
+
+
+_LENIENT = json.JSONDecoder(strict=False)  # raw control characters inside strings
+_TOKENS = re.compile(r'["\\{}\[\],]')
+
+
+def _lenient_decode(text: str, i: int) -> tuple[Any, int]:
+    """Decode the object at ``text[i]`` as Perfetto's JSON tokenizer does: raw control characters
+    (a literal newline) inside strings and a trailing comma before ``}`` or ``]`` are accepted.
+    Returns (value, end) like ``raw_decode``; raises ValueError where that does not help."""
+    try:
+        return _LENIENT.raw_decode(text, i)
+    except ValueError as exc:
+        first_error = exc
+    # Drop each comma that only whitespace separates from a closing bracket, outside strings.
+    depth, in_string, k, commas = 0, False, i, []
+    while True:
+        m = _TOKENS.search(text, k)
+        if m is None:
+            raise first_error
+        c, p = m.group(), m.start()
+        k = p + 1
+        if in_string:
+            if c == "\\":
+                k = p + 2
+            elif c == '"':
+                in_string = False
+        elif c == '"':
+            in_string = True
+        elif c == ",":
+            nxt = p + 1
+            while nxt < len(text) and text[nxt] in " \t\r\n":
+                nxt += 1
+            if nxt < len(text) and text[nxt] in "}]":
+                commas.append(p)
+        elif c in "{[":
+            depth += 1
+        else:
+            depth -= 1
+            if depth <= 0:
+                break
+    if not commas:
+        raise first_error
+    end = p + 1
+    pieces, last = [], i
+    for comma in commas:
+        pieces.append(text[last:comma])
+        last = comma + 1
+    pieces.append(text[last:end])
+    value = _LENIENT.decode("".join(pieces))
+    return value, end
 
 
 def array_tail_end(data, pos: int) -> int:

@@ -74,9 +74,10 @@ def build_store(parts: list[SourcePart], args_blob=None, progress: Callable[[flo
         warnings.extend(prefix + w for w in part.warnings)
 
     report(0.1)
-    ts_ns, dur_ns, valid, origin_us, bad_ts = _times(m)
-    if bad_ts:
-        warnings.append(f"{bad_ts:,} events without a usable ts were skipped")
+    ts_ns, dur_ns, valid, origin_us, bad_ts, far_ts = _times(m)
+    if bad_ts or far_ts:
+        far = f" ({far_ts:,} of them more than 126 years away from most others)" if far_ts else ""
+        warnings.append(f"{bad_ts + far_ts:,} events without a usable ts were skipped{far}")
     ph = m.ph
     trace_end = int(max((ts_ns + dur_ns)[valid].max(initial=0), ts_ns[valid].max(initial=0)))
 
@@ -120,7 +121,8 @@ def build_store(parts: list[SourcePart], args_blob=None, progress: Callable[[flo
         if not len(rows):
             continue
         groups = tracks.async_groups(rows, family)
-        p = pair(rows, groups, ts_ns[rows], ph[rows] == begin_code, ph[rows] == end_code, m.name[rows], m.named[m.name[rows]], trace_end)
+        p = pair(rows, groups, ts_ns[rows], ph[rows] == begin_code, ph[rows] == end_code, m.name[rows], m.named[m.name[rows]],
+                 trace_end, strict_names=family == 0)
         label = "b/e" if family == 0 else "S/F"
         if p.unmatched_ends:
             warnings.append(f"{p.unmatched_ends:,} async {label} ends had no open begin (ignored)")
@@ -199,8 +201,8 @@ def build_store(parts: list[SourcePart], args_blob=None, progress: Callable[[flo
 
     index = IntervalIndex(slices, len(tracks.tracks))
     report(0.8)
-    flows, flow_stats = build_flows(slices, index, [t.nested_lanes for t in tracks.tracks],
-                                    _flow_events(m, ts_ns, valid, tracks, remap), _flow_v2(m, slice_row, ts_ns))
+    flows, flow_stats = build_flows(slices, index, _flow_events(m, ts_ns, valid, tracks, remap),
+                                    _flow_v2(m, slice_row, ts_ns), m.args_blob)
     # build_flows gives the merged rows of the s/t/f events; the store keeps their file ordinals.
     for column in (flows.src_event, flows.dst_event):
         column[:] = np.where(column >= 0, m.ordinal[np.maximum(column, 0)], -1)
@@ -208,6 +210,12 @@ def build_store(parts: list[SourcePart], args_blob=None, progress: Callable[[flo
         warnings.append(f"{flow_stats['flow_ends_without_start']:,} flow ends had no start (launched before the trace?)")
     if flow_stats["flow_starts_without_end"]:
         warnings.append(f"{flow_stats['flow_starts_without_end']:,} flow starts had no end")
+    if flow_stats["flows_rebound_by_correlation"]:
+        warnings.append(f"{flow_stats['flows_rebound_by_correlation']:,} flows joined slices with different correlation "
+                        "ids (moved to the slice at the same point with the matching id)")
+    if flow_stats["flows_correlation_disagree"]:
+        warnings.append(f"{flow_stats['flows_correlation_disagree']:,} flows join slices with different correlation "
+                        "ids (kept as the flow events say: no slice there has the matching id)")
     overl = sum(t.overlapping for t in tracks.tracks if t.kind in ("thread", "gpu"))
     if overl:
         warnings.append(f"{overl:,} slices partly overlap a neighbour (shown on extra lanes)")
@@ -226,20 +234,37 @@ def _unknown_phase(ph: str) -> bool:
     return not (isinstance(ph, str) and ph and ph[0] in PH_CODE)
 
 
-def _times(m: Merged) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, int]:
-    """int64 ns relative to the smallest timestamp; a validity mask for ts."""
+_WINDOW_US = 4e15  # µs: ts_ns relative to the origin must stay below 4e18 (int64 with room for dur)
+
+
+def _times(m: Merged) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, int, int]:
+    """int64 ns relative to the smallest usable timestamp; a validity mask for ts; counts of
+    events without a usable ts and of events too far from the rest.
+
+    When the timestamps span more than int64 ns can hold (~126 years), the origin is the start of
+    the ~126-year window that holds the most events, and the events outside it are rejected:
+    one event at ts -1e300 or INT64_MIN must not push every other event out of range.
+    """
     not_meta = (m.ph != META) & (m.ph != UNKNOWN_PH)
     finite = np.isfinite(m.ts) & not_meta
     origin = float(m.ts[finite].min()) if finite.any() else 0.0
+    far = np.zeros(len(m.ts), dtype=bool)
+    if finite.any() and float(m.ts[finite].max()) - origin >= _WINDOW_US:
+        ts = np.sort(m.ts[finite])
+        held = np.searchsorted(ts, ts + _WINDOW_US, side="left") - np.arange(len(ts))
+        origin = float(ts[int(np.argmax(held))])  # the first of the fullest windows
+        with np.errstate(invalid="ignore", over="ignore"):
+            far = finite & ~((m.ts >= origin) & (m.ts - origin < _WINDOW_US))
     with np.errstate(invalid="ignore", over="ignore"):
         rel = (m.ts - origin) * 1000.0
-        valid = finite & (np.abs(rel) < 4e18)
+        valid = finite & (np.abs(rel) < 4e18) & ~far
         ts_ns = np.where(valid, np.rint(rel), 0).astype(np.int64)
         d = m.dur * 1000.0
         good = np.isfinite(d) & (d >= 0) & (d < 4e18)
         dur_ns = np.where(good, np.rint(d), 0).astype(np.int64)
-    bad_ts = int((not_meta & ~valid).sum())
-    return ts_ns, dur_ns, valid, origin, bad_ts
+    n_far = int(far.sum())
+    bad_ts = int((not_meta & ~valid).sum()) - n_far
+    return ts_ns, dur_ns, valid, origin, bad_ts, n_far
 
 
 def _counters(m: Merged, rows: np.ndarray, ts_ns: np.ndarray, tracks: TrackSet, warnings: list[str]) -> CounterTable:
@@ -291,7 +316,7 @@ def _flow_events(m: Merged, ts_ns: np.ndarray, valid: np.ndarray, tracks: TrackS
     )
 
 
-def _flow_v2(m: Merged, slice_row: np.ndarray, ts_ns: np.ndarray) -> list[tuple[int, int, int, bool, bool]]:
+def _flow_v2(m: Merged, slice_row: np.ndarray, ts_ns: np.ndarray) -> list[tuple[int, int, int, bool, bool, int]]:
     if not m.flow_v2:
         return []
     pos = np.argsort(slice_row)
@@ -300,5 +325,5 @@ def _flow_v2(m: Merged, slice_row: np.ndarray, ts_ns: np.ndarray) -> list[tuple[
     for row, key, flow_in, flow_out in m.flow_v2:
         k = int(np.searchsorted(sorted_rows, row))
         if k < len(sorted_rows) and sorted_rows[k] == row:
-            out.append((int(pos[k]), key, int(ts_ns[row]), flow_in, flow_out))
+            out.append((int(pos[k]), key, int(ts_ns[row]), flow_in, flow_out, row))
     return out

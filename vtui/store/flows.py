@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from vtui.store.correlate import reconcile
 from vtui.store.index import IntervalIndex
 from vtui.store.tables import FlowTable, SliceTable
 
@@ -26,29 +27,45 @@ class FlowEvents:
     cat_id: np.ndarray  # int32
 
 
-def enclosing_slices(
-    slices: SliceTable, index: IntervalIndex, nested_lanes: list[int], track: np.ndarray, ts: np.ndarray
-) -> np.ndarray:
-    """Deepest slice on ``track`` with start <= ts <= end, per point; -1 where none."""
+def enclosing_slices(slices: SliceTable, index: IntervalIndex, track: np.ndarray, ts: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """The slice a point binds to on ``track``: of the slices with start <= ts <= end, the one that
+    started last (a slice starting exactly at ts beats one still running from before it — a kernel
+    that overlaps its predecessor on a stream, a call that starts at its parent's start); then the
+    shortest (the inner of two that start together); then the later in the file. That is the
+    deepest open slice for properly nested ones, whatever lane drawing put them on. -1 where none.
+
+    Also returns, per point, how many lanes hold a slice starting exactly there (1: a sure bind)."""
     out = np.full(len(ts), -1, dtype=np.int64)
+    exact = np.zeros(len(ts), dtype=np.int64)
     for t in np.unique(track).tolist():
         if t < 0:
             continue
         sel = np.flatnonzero(track == t)
         pts = ts[sel]
         found = np.full(len(sel), -1, dtype=np.int64)
+        f_start = np.zeros(len(sel), dtype=np.int64)
+        f_end = np.zeros(len(sel), dtype=np.int64)
+        f_ord = np.zeros(len(sel), dtype=np.int64)
         for lane in range(index.lane_count(t)):
             a, b = index.lane_rows(t, lane)
             if b <= a:
                 continue
+            # In a lane slices do not overlap: the last one starting at or before ts is the only
+            # candidate (of two touching at ts, the one starting there).
             k = np.searchsorted(slices.start_ns[a:b], pts, side="right") - 1
             rows = a + np.maximum(k, 0)
-            ok = (k >= 0) & (slices.end_ns[rows] >= pts)
-            if lane >= nested_lanes[t]:  # overlap lanes only fill gaps
-                ok &= found < 0
-            found = np.where(ok, rows, found)  # nesting lanes go deeper: later wins
+            st, en = slices.start_ns[rows], slices.end_ns[rows]
+            od = slices.ordinal[rows].astype(np.int64)
+            ok = (k >= 0) & (en >= pts)
+            exact[sel] += ok & (st == pts)
+            better = ok & ((found < 0) | (st > f_start) | ((st == f_start) & ((en < f_end) | ((en == f_end) & (od > f_ord)))))
+            found = np.where(better, rows, found)
+            f_start = np.where(better, st, f_start)
+            f_end = np.where(better, en, f_end)
+            f_ord = np.where(better, od, f_ord)
         out[sel] = found
-    return out
+    return out, exact
 
 
 def next_slices(slices: SliceTable, index: IntervalIndex, track: np.ndarray, ts: np.ndarray) -> np.ndarray:
@@ -81,11 +98,12 @@ def chain_edges(group: np.ndarray, id_val: np.ndarray, kind: np.ndarray
     """The edges of v1 flow chains, events sorted by (group, id, ts, file order).
 
     A chain is an ``s`` followed by ``t`` steps and closed by an ``f``, within one group and id: each
-    ``t`` or ``f`` reached from an open chain is an edge from the event just before it. A ``t``
-    or ``f`` with no open chain is dropped; an ``s`` while a chain is open restarts it.
-    Returns (edge positions, their predecessors' positions, (starts without end, ends without
-    start)). Vectorised: a ``t``/``f`` is reached iff the last non-``t`` before it, within its
-    group, is an ``s``.
+    ``t`` or ``f`` reached from an open chain is an edge from the chain's previous event (its
+    ``s`` or last ``t``). A ``t`` or ``f`` with no open chain is dropped; an ``s`` while a chain
+    is open is ignored (Perfetto and Catapult: ``s A, s C, f D`` is A→D) and counted as a start
+    without end. Returns (edge positions, their predecessors' positions, (starts without end,
+    ends without start)). Vectorised: a chain is open after an event iff the last non-``t`` up
+    to it, within its group, is an ``s`` (an ``s`` opens or leaves open, an ``f`` closes).
     """
     n = len(kind)
     pos = np.arange(n)
@@ -95,59 +113,79 @@ def chain_edges(group: np.ndarray, id_val: np.ndarray, kind: np.ndarray
     last_non_t = np.maximum.accumulate(np.where(kind != 1, pos, -1))
     before = np.full(n, -1)
     before[1:] = last_non_t[:-1]  # the last non-t strictly before each event
-    reached = (kind != 0) & (before >= group_start) & (kind[np.maximum(before, 0)] == 0)
-    # Open after an event: an s, or a t that was reached. It ends without an f when the group
-    # ends (or the array) or an s comes next.
-    open_after = (kind == 0) | ((kind == 1) & reached)
-    cut = np.ones(n, dtype=bool)
-    cut[:-1] = new_group[1:] | (kind[1:] == 0)
-    starts_without_end = int((open_after & cut).sum())
+    open_before = (before >= group_start) & (kind[np.maximum(before, 0)] == 0)
+    reached = (kind != 0) & open_before
+    # The events a chain really passes through: an s that opened it, a t that it reached.
+    opening = (kind == 0) & ~open_before
+    ignored_starts = int(((kind == 0) & open_before).sum())
+    active = opening | ((kind == 1) & reached)
+    last_active = np.maximum.accumulate(np.where(active, pos, -1))
+    prev = np.full(n, -1)
+    prev[1:] = last_active[:-1]
+    # A chain still open at its group's end had no f.
+    last_in_group = np.ones(n, dtype=bool)
+    last_in_group[:-1] = new_group[1:]
+    open_after = (kind == 0) | ((kind == 1) & open_before)
+    starts_without_end = int((last_in_group & open_after).sum())
     ends_without_start = int(((kind == 2) & ~reached).sum())
     edge = np.flatnonzero(reached)
-    return edge, edge - 1, (starts_without_end, ends_without_start)
+    return edge, prev[edge], (starts_without_end + ignored_starts, ends_without_start)
 
 
 def build_flows(
     slices: SliceTable,
     index: IntervalIndex,
-    nested_lanes: list[int],
     events: FlowEvents,
-    v2: list[tuple[int, int, int, bool, bool]],
+    v2: list[tuple[int, int, int, bool, bool, int]],
+    args_blob=b"",
 ) -> tuple[FlowTable, dict[str, int]]:
     """Edges from v1 chains (s → t… → f) and from v2 bindings.
 
-    ``v2`` holds (slice row, group, ts_ns, flow_in, flow_out) for slices with a bind_id.
-    Returns the table and counts of one-sided flows for the warnings.
+    ``v2`` holds (slice row, group, ts_ns, flow_in, flow_out, file order) for slices with a bind_id.
+    v1 edges with an end not surely bound (not exactly at the start of the one slice starting
+    there) whose slices both carry a ``correlation`` arg are checked against it (see
+    ``correlate``; ``args_blob`` holds the slices' args). Returns the table and counts for the
+    warnings (one-sided flows, ends moved or kept by correlation).
     """
-    stats = {"flow_starts_without_end": 0, "flow_ends_without_start": 0, "flow_ends_unbound": 0}
+    stats = {"flow_starts_without_end": 0, "flow_ends_without_start": 0, "flow_ends_unbound": 0,
+             "flows_rebound_by_correlation": 0, "flows_correlation_disagree": 0}
     parts: list[dict[str, np.ndarray]] = []  # edges from v1 chains, then from v2 bindings
     if len(events.ts_ns):
-        bound = enclosing_slices(slices, index, nested_lanes, events.track, events.ts_ns)
+        bound, exact = enclosing_slices(slices, index, events.track, events.ts_ns)
         nxt_mask = ~events.enclosing
         if nxt_mask.any():
             bound[nxt_mask] = next_slices(slices, index, events.track[nxt_mask], events.ts_ns[nxt_mask])
+        # Sure: the event sits exactly at the start of the one slice that starts there (Kineto
+        # writes both ends so). Only edges with an end that is not sure pay for decoding args.
+        sure = (bound >= 0) & events.enclosing & (exact == 1)
+        sure &= slices.start_ns[np.maximum(bound, 0)] == events.ts_ns if len(slices) else False
         stats["flow_ends_unbound"] = int((bound < 0).sum())
         order = np.lexsort((events.order, events.ts_ns, events.id_val, events.group))
         edge, prev, counts = chain_edges(events.group[order], events.id_val[order], events.kind[order])
         stats["flow_starts_without_end"] += counts[0]
         stats["flow_ends_without_start"] += counts[1]
         at, before = order[edge], order[prev]
+        src, dst, checked = reconcile(slices, index, args_blob, bound[before], bound[at],
+                                      (events.track[before], events.ts_ns[before]), (events.track[at], events.ts_ns[at]),
+                                      ~(sure[before] & sure[at]))
+        stats.update(checked)
         # src/dst events: merged rows of the s/t and t/f events of each edge (-1 for v2)
-        parts.append({"src": bound[before], "dst": bound[at], "name": events.name_id[at], "cat": events.cat_id[at],
+        parts.append({"src": src, "dst": dst, "name": events.name_id[at], "cat": events.cat_id[at],
                       "src_event": events.order[before], "dst_event": events.order[at], "source": events.source[at]})
-    # v2: a slice with flow_out starts a flow; the next one of the same id with flow_in ends it.
-    v2_sorted = sorted(v2, key=lambda item: (item[1], item[2]))
+    # v2: a slice with flow_out starts a flow; every later one of the same id with flow_in ends
+    # one (one producer, several consumers: an edge each, as Perfetto and Catapult draw it) until
+    # another flow_out takes over. Ties in time keep file order.
+    v2_sorted = sorted(v2, key=lambda item: (item[1], item[2], item[5]))
     current_group = None
     current = None
     v2_src: list[int] = []
     v2_dst: list[int] = []
-    for row, group, _ts, flow_in, flow_out in v2_sorted:
+    for row, group, _ts, flow_in, flow_out, _order in v2_sorted:
         if group != current_group:
             current_group, current = group, None
-        if flow_in and current is not None:
+        if flow_in and current is not None and current != row:
             v2_src.append(current)
             v2_dst.append(row)
-            current = None
         if flow_out:
             current = row
     if v2_src:

@@ -13,6 +13,8 @@ from vtui.io.argsfile import ArgsFile
 from vtui.io.columns import ColumnSink
 from vtui.io.jsonscan import scan_trace
 from vtui.io.memory import give_back_free_memory, load_memory_settings
+from vtui.io.nsys import FORM as NSYS_FORM
+from vtui.io.nsys import is_sqlite, read_nsys
 from vtui.io.parallel import ParallelDecode, can_fork_workers, check_not_bootstrapping, default_jobs
 from vtui.io.reader import GZIP_MAGIC, file_fingerprint, open_trace_data, read_error
 from vtui.store import cache as trace_cache
@@ -20,7 +22,7 @@ from vtui.store.build import SourcePart, build_store
 from vtui.store.store import TraceStore
 
 Progress = Callable[[float], None]
-TRACE_SUFFIXES = (".json", ".json.gz")
+TRACE_SUFFIXES = (".json", ".json.gz", ".sqlite")  # .sqlite: an Nsight Systems export
 _READ_SHARE = 0.15  # of a gzip file's progress (inflating with ISA-L: ~0.5 s of ~4 s at 1 GB); decoding takes the rest
 _BUILD_SHARE = 0.3  # of the whole load, at the end (pairing, nesting, index, flows): ~1/3 of a big load
 # Below this (decompressed bytes) a second process costs about what it saves (measured, medians
@@ -44,7 +46,7 @@ def trace_files(path: Path) -> list[Path]:
     except PermissionError:
         raise TraceLoadError(f"{path}: permission denied") from None
     if not found:
-        raise TraceLoadError(f"{path}: folder holds no *.json or *.json.gz trace files")
+        raise TraceLoadError(f"{path}: folder holds no *.json, *.json.gz or *.sqlite trace files")
     return sorted(found, key=_natural_key)
 
 
@@ -162,6 +164,13 @@ def _load_part(path: Path, read_progress: Progress, decode_progress: Progress, m
         fingerprint = list(file_fingerprint(path))  # before reading: export checks the file is still this one
     except OSError as exc:
         raise read_error(path, exc) from None
+    if is_sqlite(path):
+        part = _load_nsys(path, decode_progress, many, args, jobs)
+        part.fingerprint = fingerprint
+        return part
+    if path.name.endswith((".nsys-rep", ".qdrep")):  # the report itself is a private format
+        raise TraceLoadError(f"{path}: an Nsight Systems report; vtui reads its SQLite export: "
+                             f"nsys export --type sqlite {path.name}")
     data, read_warnings, data_path, spilled = open_trace_data(path, read_progress, work_dir)
     sink = ColumnSink(args=args.writer())
     fast = None
@@ -198,11 +207,17 @@ def _check_unchanged(path: Path, fingerprint: list) -> None:
                              "load it again once it is complete")
 
 
+def _load_nsys(path: Path, progress: Progress, many: bool, args: ArgsFile, jobs: int) -> SourcePart:
+    result = read_nsys(path, args.writer(), progress, jobs)
+    return SourcePart(path=str(path), label=_label(path, {}) if many else "", form=NSYS_FORM, repaired=False,
+                      metadata=result.metadata, warnings=result.warnings, columns=result.columns)
+
+
 def _label(path: Path, metadata: dict) -> str:
     info = metadata.get("distributedInfo")
     if isinstance(info, dict) and isinstance(info.get("rank"), int):
         return f"rank {info['rank']}"
     name = path.name
-    for suffix in (".gz", ".json", ".trace", ".pt"):
+    for suffix in (".gz", ".json", ".sqlite", ".trace", ".pt"):
         name = name.removesuffix(suffix)
     return name

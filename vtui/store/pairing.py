@@ -1,9 +1,14 @@
 """Pair begin/end events into slices: B/E per thread, b/e and S/F per async id.
 
 Both are stacks. An end with a name closes the innermost open begin of that name
-(Perfetto's rule), closing what was opened inside it too; an end without a name, or
-with a name nobody opened, closes the top. An end with nothing open is a warning; a
-begin never ended runs to the end of the trace (Catapult's rule) and is a warning.
+(Perfetto's rule), closing what was opened inside it too; an end without a name closes
+the top. An E whose name nobody opened closes the top too (Catapult's B/E rule), but an
+async ``e`` whose name matches no open ``b`` of its id is stray and ends nothing
+(``strict_names``; Catapult and Perfetto both match async ends by id *and* name). An end
+with nothing open is a warning. A begin never ended runs to the end of the whole trace
+(the latest end of any event, in every file) and is a warning: not Catapult's rule, which
+ends an unclosed B at its own thread's last event, so that the same slice has the same
+end whichever thread or file it sits in. Events at the same time keep their file order.
 """
 
 from __future__ import annotations
@@ -35,11 +40,13 @@ def pair(
     names: np.ndarray,
     named: np.ndarray,
     trace_end: int,
+    strict_names: bool = False,
 ) -> Paired:
     """Pair events (given as parallel arrays, any order) within each group key.
 
     Events that are neither begin nor end (async instants, steps) are attached to the
-    outermost open begin of their group, if any.
+    outermost open begin of their group, if any. With ``strict_names`` a named end that
+    matches no open begin is counted as unmatched instead of closing the top.
     """
     out = Paired()
     if not len(rows):
@@ -70,10 +77,14 @@ def pair(
                 continue
             k = len(stack) - 1
             if has_name:
+                k = -1 if strict_names else k
                 for j in range(len(stack) - 1, -1, -1):
                     if stack[j][1] == nm:
                         k = j
                         break
+                if k < 0:
+                    out.unmatched_ends += 1
+                    continue
             while len(stack) > k:
                 idx, _ = stack.pop()
                 out.end_ns[idx] = t

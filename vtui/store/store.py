@@ -82,10 +82,10 @@ class TraceStore:
         return self.strings[self.slices.name_id[row]]
 
     def slice_args(self, row: int) -> dict[str, Any]:
-        """Args of a slice, decoded now (B/E pairs: both events' args merged)."""
+        """Args of a slice, decoded now (B/E and b/e pairs: both events' args merged deeply)."""
         args = self._decode(int(self.slices.args_off[row]), int(self.slices.args_len[row]))
         if row in self.extra_end_args:
-            args = {**args, **self._decode(*self.extra_end_args[row])}
+            args = merge_args(args, self._decode(*self.extra_end_args[row]))
         return args
 
     def instant_args(self, row: int) -> dict[str, Any]:
@@ -114,3 +114,15 @@ class TraceStore:
     def nbytes(self) -> int:
         """Memory held by the columns (args blob excluded)."""
         return self.slices.nbytes + self.instants.nbytes + self.counters.nbytes + self.flows.nbytes
+
+
+def merge_args(begin: dict[str, Any], end: dict[str, Any], depth: int = 0) -> dict[str, Any]:
+    """The end event's args over the begin's, objects merged key by key at every level (as
+    Perfetto and Catapult do: ``{"p": {"a": 1}}`` + ``{"p": {"b": 2}}`` keeps both). Past 64
+    levels (hostile nesting) the end's value wins, so the merge never runs out of stack."""
+    out = dict(begin)
+    for key, value in end.items():
+        old = out.get(key)
+        both = isinstance(old, dict) and isinstance(value, dict) and depth < 64
+        out[key] = merge_args(old, value, depth + 1) if both else value
+    return out

@@ -91,8 +91,3 @@ class Track:
         """Process and row title together, as track filters (``--track REGEX``) match them."""
         return f"{self.process_title} / {self.title}"
 
-
-def gpu_category(cat: str) -> bool:
-    """Kineto's device-side categories (current and 2021 legacy names)."""
-    c = cat.lower()
-    return c in {"kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation", "memcpy", "memset", "cuda_sync"}

@@ -7,13 +7,14 @@ from typing import Any
 import msgspec
 import numpy as np
 
+from vtui.store.devices import device_category, device_label
 from vtui.store.grouping import group_key
 from vtui.store.merge import Merged, text_of
 from vtui.store.tables import CounterTable, InstantTable, SliceTable
-from vtui.store.tracks import ASYNC, COUNTER, GLOBAL, GPU, PROCESS, THREAD, Track, gpu_category, id_sort_key, show_id
+from vtui.store.tracks import ASYNC, COUNTER, GLOBAL, GPU, PROCESS, THREAD, Track, id_sort_key, show_id
 
 _KIND_RANK = {THREAD: 0, GPU: 0, ASYNC: 1, COUNTER: 2, PROCESS: 3, GLOBAL: 4}
-_NO_SORT = 1 << 60
+_NO_SORT = 0  # a process or thread without a sort index sorts as 0 (Perfetto and Catapult)
 
 
 class TrackSet:
@@ -165,7 +166,7 @@ class TrackSet:
         has = counts > 0
         lanes[has] = slices.lane[bounds[1:][has] - 1].astype(np.int64) + 1  # the last row has the top lane
         over = np.bincount(slices.track[overlapping], minlength=n)
-        gpu_cat = np.array([gpu_category(s) for s in self.m.strings], dtype=bool)
+        gpu_cat = np.array([device_category(s) for s in self.m.strings], dtype=bool)
         gpu = np.zeros(n, dtype=bool)
         gpu[slices.track[gpu_cat[slices.cat_id]]] = True
         for t in self.tracks:
@@ -173,7 +174,7 @@ class TrackSet:
             t.lanes = int(lanes[t.id])
             t.nested_lanes = int(nested_lanes[t.id]) if t.id < len(nested_lanes) else 0
             t.overlapping = int(over[t.id])
-            if t.kind == THREAD and (gpu[t.id] or t.process_label.upper().startswith("GPU")):
+            if t.kind == THREAD and (gpu[t.id] or device_label(t.process_label)):
                 t.kind = GPU
 
     def set_point_stats(self, instants: InstantTable, counters: CounterTable) -> None:

@@ -1,0 +1,139 @@
+"""Every device and category rule in one place: what is accelerator work, which tracks are device
+tracks, what is a runtime (launch) call, a sync point, an annotation, a Python frame, an operator.
+
+Kineto writes one category per activity type (current names, the 2021 legacy ones, and those of
+non-CUDA backends: MTIA's on-device ``mtia_ccp_events`` are its kernels). Categories are compared
+in lower case. The store uses `device_category` to mark device tracks; the analyses use the masks.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from vtui.store.tracks import GPU
+
+if TYPE_CHECKING:
+    from vtui.store.store import TraceStore
+
+# Device work (Kineto's device activity; "kernel"/"memcpy"/"memset" cover the 2021 Kernel/Memcpy/Memset).
+KERNEL_CATS = frozenset({"kernel", "mtia_ccp_events"})
+MEMCPY_CATS = frozenset({"gpu_memcpy", "memcpy"})
+MEMSET_CATS = frozenset({"gpu_memset", "memset"})
+DEVICE_WORK_CATS = KERNEL_CATS | MEMCPY_CATS | MEMSET_CATS
+# Also on device tracks, but not work: annotations mirrored onto a stream, CUDA sync records.
+DEVICE_TRACK_CATS = DEVICE_WORK_CATS | frozenset({"gpu_user_annotation", "cuda_sync"})
+# Host-side runtime / driver calls (the launches and syncs), CUDA, 2021 legacy, MTIA, XPU, PrivateUse1.
+RUNTIME_CATS = frozenset({"cuda_runtime", "runtime", "cuda_driver", "driver", "mtia_runtime", "xpu_runtime",
+                          "privateuse1_runtime", "privateuse1_driver"})
+ANNOTATION_CATS = frozenset({"user_annotation", "gpu_user_annotation"})
+PYTHON_CATS = frozenset({"python_function"})
+PROFILER_CATS = frozenset({"trace"})  # the profiler's own whole-run span ("PyTorch Profiler (0)")
+# On a device track these are not work (annotations, host frames some producers put there).
+NOT_WORK_CATS = ANNOTATION_CATS | PYTHON_CATS | PROFILER_CATS | frozenset({"cuda_sync", "cpu_op"})
+
+STEP_ANNOTATION = re.compile(r"^ProfilerStep#\d+$")
+WHOLE_RUN_SPAN = re.compile(r"^PyTorch Profiler \(\d+\)$")
+# Sync points: CUDA/HIP names anywhere (traces without categories too), and in a runtime category
+# any call that synchronises (MTIA's synchronizeStream, aclrtSynchronizeStream, ...).
+SYNC_NAME = re.compile(r"^(cuda|hip)(StreamSynchronize|DeviceSynchronize|EventSynchronize|EventRecord|StreamWaitEvent)$")
+RUNTIME_SYNC_NAME = re.compile(r"(?i)synchroni[sz]e")
+DEVICE_LABELS = ("GPU", "MTIA")  # process labels Kineto gives device processes
+
+KERNEL, MEMCPY, MEMSET = 1, 2, 3
+_MEMCPY_NAME = re.compile(r"(?i)^memcpy|\bmemcpy\b")
+_MEMSET_NAME = re.compile(r"(?i)^memset|\bmemset\b")
+
+
+def device_category(cat: str) -> bool:
+    """A category that makes its track a device track."""
+    return cat.lower() in DEVICE_TRACK_CATS
+
+
+def device_label(label: str) -> bool:
+    return label.upper().startswith(DEVICE_LABELS)
+
+
+def string_mask(store: TraceStore, pred: Callable[[str], object]) -> np.ndarray:
+    """Boolean per interned string: pred(text)."""
+    return np.fromiter((bool(pred(s)) for s in store.strings), dtype=bool, count=len(store.strings))
+
+
+def cat_mask(store: TraceStore, cats: frozenset[str] | set[str]) -> np.ndarray:
+    """Per slice: its category (lower case) is one of ``cats``."""
+    if not len(store.slices):
+        return np.zeros(0, dtype=bool)
+    return string_mask(store, lambda s: s.lower() in cats)[store.slices.cat_id]
+
+
+def name_mask(store: TraceStore, regex: re.Pattern[str]) -> np.ndarray:
+    """Per slice: ``regex.search(name)``."""
+    if not len(store.slices):
+        return np.zeros(0, dtype=bool)
+    return string_mask(store, regex.search)[store.slices.name_id]
+
+
+def on_device_track(store: TraceStore) -> np.ndarray:
+    """Per slice: it lies on a device (GPU, MTIA, ...) track."""
+    device = np.array([t.kind == GPU for t in store.tracks], dtype=bool)
+    return device[store.slices.track] if len(store.slices) else np.zeros(0, dtype=bool)
+
+
+def device_work_kinds(store: TraceStore) -> np.ndarray:
+    """Per slice: 0 not device work, else KERNEL / MEMCPY / MEMSET.
+
+    Kineto's categories decide. A trace without them (another producer) falls back to the leaf
+    slices on device tracks, typed by name (Memcpy… / Memset…, the rest kernels); leaves only, so
+    an annotation wrapping kernels is not counted twice.
+    """
+    s = store.slices
+    kinds = np.zeros(len(s), dtype=np.int8)
+    kinds[cat_mask(store, KERNEL_CATS)] = KERNEL
+    kinds[cat_mask(store, MEMCPY_CATS)] = MEMCPY
+    kinds[cat_mask(store, MEMSET_CATS)] = MEMSET
+    if kinds.any() or not len(s):
+        return kinds
+    has_child = np.bincount(s.parent[s.parent >= 0], minlength=len(s)) > 0
+    rows = np.flatnonzero(on_device_track(store) & ~has_child & ~cat_mask(store, NOT_WORK_CATS))
+    for r in rows.tolist():
+        name = store.name(r)
+        kinds[r] = MEMCPY if _MEMCPY_NAME.search(name) else MEMSET if _MEMSET_NAME.search(name) else KERNEL
+    return kinds
+
+
+def runtime_mask(store: TraceStore) -> np.ndarray:
+    """Per slice: a host-side runtime or driver call (where launches come from)."""
+    return cat_mask(store, RUNTIME_CATS)
+
+
+def sync_mask(store: TraceStore) -> np.ndarray:
+    """Per slice: a synchronisation point (the host waits for, or orders against, the device)."""
+    if not len(store.slices):
+        return np.zeros(0, dtype=bool)
+    return name_mask(store, SYNC_NAME) | (runtime_mask(store) & name_mask(store, RUNTIME_SYNC_NAME))
+
+
+def annotation_mask(store: TraceStore) -> np.ndarray:
+    """Per slice: an annotation, not an operator: user / GPU annotations, ProfilerStep#N and the
+    profiler's whole-run span."""
+    return (cat_mask(store, ANNOTATION_CATS | PROFILER_CATS) | name_mask(store, STEP_ANNOTATION)
+            | name_mask(store, WHOLE_RUN_SPAN))
+
+
+def whole_run_mask(store: TraceStore) -> np.ndarray:
+    """Per slice: the profiler's own span over the whole run (not a unit of work)."""
+    return cat_mask(store, PROFILER_CATS) | name_mask(store, WHOLE_RUN_SPAN)
+
+
+def python_mask(store: TraceStore) -> np.ndarray:
+    return cat_mask(store, PYTHON_CATS)
+
+
+def cpu_op_mask(store: TraceStore) -> np.ndarray:
+    """Per slice: a CPU operator (host side; not device work, not a Python frame, not an annotation)."""
+    if not len(store.slices):
+        return np.zeros(0, dtype=bool)
+    return ~on_device_track(store) & (device_work_kinds(store) == 0) & ~python_mask(store) & ~annotation_mask(store)
