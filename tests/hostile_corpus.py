@@ -96,6 +96,29 @@ _ODD_NAME_EVENTS = (
     [X(ts=i, name=n) for i, n in enumerate(ODD_NAMES)]
     + [ev("M", name="process_name", args={"name": "[/] proc \x00 🦙"}), ev("M", name="thread_name", args={"name": "[bold"})]
 )
+# Terminal attacks: retitle (OSC 0), clipboard write (OSC 52), clear screen (CSI 2J), bell, 8-bit CSI (C1).
+ESCAPES = ["\x1b]0;pwned\x07title", "\x1b]52;c;ZXZpbA==\x07clip", "\x1b[2J\x1b[Hclear", "\x9b31mcsi8", "del\x7f",
+           "bell\x07"]
+_ESCAPE_EVENTS = (
+    [X(ts=i, name=n, cat=f"cat\x1b[5m{i}") for i, n in enumerate(ESCAPES)]
+    + [ev("M", name="process_name", args={"name": "proc\x1b]0;p\x07"}),
+       ev("M", name="thread_name", args={"name": "thr\x9d0;t\x9c"})]
+)
+_MEMORY_ARGS = '"Device Type":1,"Device Id":0'
+_MEMORY_HUGE = ("[" + json.dumps(X(ts=0, dur=100)) + "".join(
+    f',{{"ph":"i","name":"[memory]","pid":1,"tid":1,"ts":{i + 1},"s":"t","args":{{"Bytes":{v},{_MEMORY_ARGS}}}}}'
+    for i, v in enumerate(["100", "-100", str(2**63), str(2**64 + 5), "1e300", "-1e300", "Infinity"]))
+    + f',{{"ph":"i","name":"[memory]","pid":1,"tid":1,"ts":9,"s":"t","args":{{"Bytes":5,"Total Allocated":1e300,'
+    f'{_MEMORY_ARGS}}}}}]')
+
+
+def _check_memory_huge(store) -> None:
+    from vtui.analysis.memory import analyse_memory
+
+    m = analyse_memory(store)  # Infinity is no JSON: those args do not decode, so no Bytes to count
+    assert m.skipped == 5 and [(d.allocs, d.frees, d.peak_allocated) for d in m.devices] == [(1, 1, 100)]
+
+
 _INVALID_UTF8 = (b'[{"ph":"X","name":"\xff\xfe bad bytes","pid":1,"tid":1,"ts":1,"dur":1},'
                  b'{"ph":"X","name":"lone \\ud800 surrogate","pid":1,"tid":1,"ts":2,"dur":1}]')
 _LONG = "x" * 100_000
@@ -150,6 +173,10 @@ def _deep_args_event() -> bytes:
 # ---- paths -----------------------------------------------------------------------------------
 def _missing(folder: Path) -> Path:
     return folder / "missing.json"
+
+
+def _missing_escaped(folder: Path) -> Path:
+    return folder / "gone\x1b]52;c;ZXZpbA==\x07.json"
 
 
 def _symlink_loop(folder: Path) -> Path:
@@ -257,6 +284,9 @@ def corpus() -> list[Case]:
                                                ev("M", name="thread_name", args={"name": _LONG})]),
              slices=2, check=_check_long),
         Case("odd_names", _file("names.json", _ODD_NAME_EVENTS), slices=len(ODD_NAMES), tracks=1, check=_check_odd_names),
+        Case("escape_sequences", _file("esc\x1b]0;file\x07.json", _ESCAPE_EVENTS), slices=len(ESCAPES), tracks=1),
+        Case("escape_in_missing_name", _missing_escaped, error="no such file"),
+        Case("memory_huge_bytes", _file("memory.json", _MEMORY_HUGE), slices=1, instants=8, check=_check_memory_huge),
         Case("invalid_utf8", _file("utf8.json", _INVALID_UTF8), slices=2),
         Case("args_not_objects", _file("args.json", _ARGS), slices=4, instants=1,
              warnings=("2 counter values were not numbers",), check=_check_args),

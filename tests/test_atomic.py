@@ -4,6 +4,7 @@ input trace is never an output."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -78,22 +79,44 @@ def test_ctrl_c_during_export_leaves_no_file(tmp_path: Path, monkeypatch, capsys
 
     trace = tmp_path / "trace.json"
     trace.write_text(json.dumps([X(ts=i) for i in range(100)]))
-    real = export.pick_events
+    real = export.copy_events
 
-    class Interrupting(list):
-        def __iter__(self):  # the writer walks the events: ctrl-c half-way through
-            for n, item in enumerate(list.__iter__(self)):
-                if n == 50:
-                    raise KeyboardInterrupt
-                yield item
+    seen = [0]
 
-    monkeypatch.setattr(export, "pick_events", lambda *a, **k: Interrupting(real(*a, **k)))
+    def interrupting(path, ordinals, write, progress=None):
+        def write_some(raw):  # the writer gets the events one by one: ctrl-c half-way through
+            seen[0] += 1
+            if seen[0] == 50:
+                raise KeyboardInterrupt
+            write(raw)
+
+        return real(path, ordinals, write_some, progress)
+
+    monkeypatch.setattr(export, "copy_events", interrupting)
     out = tmp_path / "out" / "range.json"
     out.parent.mkdir()
     assert main(["export", str(trace), "-o", str(out)]) == 130
     err = capsys.readouterr().err.splitlines()
     assert err == ["vtui: interrupted"]
     assert list(out.parent.iterdir()) == []
-    monkeypatch.setattr(export, "pick_events", real)
+    monkeypatch.setattr(export, "copy_events", real)
     assert main(["export", str(trace), "-o", str(out)]) == 0
     assert len(load_trace(out).slices) == 100
+
+
+def test_a_killed_write_is_cleaned_up_by_the_next_write_of_that_output(tmp_path: Path):
+    import subprocess
+    import sys
+
+    from vtui.tempfiles import temp_prefix
+
+    dead = int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                              text=True).stdout)
+    left = tmp_path / f".out.json.{temp_prefix('out', dead, hidden=False)}abcd.tmp"  # kill -9 mid-write
+    mine = tmp_path / f".out.json.{temp_prefix('out', hidden=False)}efgh.tmp"  # a live process's (this one)
+    other = tmp_path / f".other.json.{temp_prefix('out', dead, hidden=False)}ijkl.tmp"  # another output's
+    for p in (left, mine, other):
+        p.write_bytes(b"half")
+        os.utime(p, (1, 1))
+    atomic_write(tmp_path / "out.json", b"{}")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["out.json", mine.name, other.name])

@@ -134,7 +134,7 @@ def test_cache_list_and_clear(tmp_path, capsys):
     capsys.readouterr()
     assert main(["cache", "list"]) == 0
     out = capsys.readouterr().out
-    assert str(path.resolve()) in out and "3,386 events" in out and "1 entry" in out
+    assert str(path.resolve()) in out and "3,386 events" in out and "1 cache entry" in out
     assert main(["cache", "clear"]) == 0
     assert "removed 1 cache entry" in capsys.readouterr().out
     assert cache.list_entries() == []
@@ -181,3 +181,117 @@ def test_cache_knows_every_store_field():
     from vtui.store.store import TraceStore
 
     assert {f.name for f in dataclasses.fields(TraceStore)} == cache.STORED_FIELDS
+
+
+# ---- what the cache may touch, how big it gets, and disk faults ---------------------------
+def _others_in_the_cache_folder(tmp_path: Path) -> tuple[Path, dict[str, Path]]:
+    root = cache.cache_root()
+    root.mkdir(parents=True, exist_ok=True)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "precious.txt").write_text("keep me")
+    (root / "notes.txt").write_text("mine")
+    (root / ".git").mkdir()
+    (root / ".git" / "HEAD").write_text("ref")
+    (root / "link").symlink_to(outside)
+    (root / ("ab" * 16)).symlink_to(outside)  # named like an entry, but a link to elsewhere
+    keep = {p.name: p for p in root.iterdir()}
+    return outside, keep
+
+
+def test_clear_deletes_only_vtui_entries(tmp_path):
+    outside, keep = _others_in_the_cache_folder(tmp_path)
+    load_trace(_copy(tmp_path))
+    assert len(cache.list_entries()) == 1
+    entries, _ = cache.clear()
+    assert entries == 1 and cache.list_entries() == []
+    assert {p.name for p in cache.cache_root().iterdir()} == set(keep)
+    assert (outside / "precious.txt").read_text() == "keep me"
+    assert (cache.cache_root() / ".git" / "HEAD").exists()
+
+
+def test_no_cache_folder_is_made_under_a_missing_home(tmp_path, monkeypatch):
+    home = tmp_path / "no-such-home"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(home))
+    store = load_trace(_copy(tmp_path))
+    assert len(store.slices) == 1684 and not home.exists()
+
+
+def test_lru_cap_evicts_the_least_recently_used(tmp_path, monkeypatch):
+    traces = []
+    for i in range(3):
+        t = tmp_path / f"t{i}.json"
+        t.write_text(json.dumps([{"ph": "X", "name": f"n{i}", "pid": 1, "tid": 1, "ts": 1, "dur": 1,
+                                  "args": {"pad": "x" * 20_000}}]))
+        traces.append(t)
+    load_trace(traces[0])
+    one = cache.list_entries()[0].disk_bytes
+    monkeypatch.setenv("VTUI_CACHE_MAX", str(int(2.5 * one)))  # room for two entries
+    load_trace(traces[1])
+    os.utime(cache.cache_root() / cache.list_entries()[0].key, (1, 1))  # make the order certain
+    load_trace(traces[0])  # reopened: now the most recent
+    load_trace(traces[2])  # evicts t1, the least recently used
+    kept = sorted(Path(e.trace[0]).name for e in cache.list_entries())
+    assert kept == ["t0.json", "t2.json"]
+
+
+def test_cache_rm_removes_one_trace_and_list_shows_sizes_and_temps(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    (tmp_path / "b").mkdir()
+    a, b = _copy(tmp_path), _copy(tmp_path / "b")
+    load_trace(a)
+    load_trace(b)
+    (cache.cache_root() / ".vtui-args-000000-1-x.tmp").write_bytes(b"x" * 5000)  # another host's, still young
+    assert main(["cache", "list"]) == 0
+    out = capsys.readouterr().out
+    assert "2 cache entries" in out and "KB" in out and "1 temp file" in out
+    assert main(["cache", "rm", str(a)]) == 0
+    assert "removed 1 cache entry" in capsys.readouterr().out
+    assert [e.trace for e in cache.list_entries()] == [[str(b.resolve())]]
+    assert main(["cache", "rm", str(a)]) == 1  # nothing left for it: one line
+    assert "no cache entry" in capsys.readouterr().err
+
+
+def test_a_full_cache_disk_loads_without_the_cache(tmp_path, monkeypatch):
+    import errno
+
+    from vtui.io.argsfile import ArgsFile
+
+    real = ArgsFile.append
+
+    def full(self, data):
+        if Path(self.path).parent == cache.cache_root():
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(self, data)
+
+    monkeypatch.setattr(ArgsFile, "append", full)
+    path = _copy(tmp_path, FIXTURES / "hf_llama_stack.json.gz")
+    store = load_trace(path)
+    assert store.warnings[0].startswith("the cache folder") and "is full" in store.warnings[0]
+    assert len(store.slices) == len(load_trace(path, cache=False).slices)
+    assert cache.list_entries() == [] and not any(cache.cache_root().iterdir())  # no temp left behind
+
+
+def test_orphaned_temp_files_are_swept_at_the_next_load(tmp_path, monkeypatch):
+    import subprocess
+    import sys
+
+    from vtui import tempfiles
+
+    monkeypatch.setattr(cache, "_swept", False)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    pid = int(dead.stdout)
+    root = cache.cache_root()
+    root.mkdir(parents=True, exist_ok=True)
+    orphan = root / (tempfiles.temp_prefix("args", pid) + "x.tmp")
+    orphan.write_bytes(b"x" * 1000)
+    ranges = root / tempfiles.temp_prefix("ranges", pid)
+    ranges.mkdir()
+    (ranges / "0.pickle").write_bytes(b"x")
+    live = root / (tempfiles.temp_prefix("args") + "mine.tmp")  # this process's: not an orphan
+    live.write_bytes(b"x")
+    for p in (orphan, ranges, live):
+        os.utime(p, (1, 1))
+    load_trace(_copy(tmp_path))
+    assert not orphan.exists() and not ranges.exists() and live.exists()

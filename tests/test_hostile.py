@@ -11,6 +11,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -125,8 +126,23 @@ def _vtui(*args: str) -> subprocess.CompletedProcess:
                           timeout=CLI_TIMEOUT_S, env={**os.environ, "PYTHONIOENCODING": "utf-8"})
 
 
-def check_cli(result: subprocess.CompletedProcess, case: Case) -> None:
+RAW_CONTROL = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f]")  # what must never reach a terminal (newline may)
+MAX_LINE = 5000  # characters per printed line: a 100k name is clipped, never padded into every row
+
+
+def check_terminal_safe(text: str, where: str = "", lossless: bool = False) -> None:
+    """No control character but newline (ESC, BEL, NUL, C1 CSI/OSC…); no endless line, unless
+    ``lossless`` (JSON keeps a 100k name whole, escaped)."""
+    bad = RAW_CONTROL.search(text)
+    assert bad is None, (where, repr(text[max(bad.start() - 40, 0) : bad.end() + 40]))
+    if not lossless:
+        assert max(map(len, text.splitlines()), default=0) <= MAX_LINE, where
+
+
+def check_cli(result: subprocess.CompletedProcess, case: Case, json_out: bool = False) -> None:
     assert "Traceback" not in result.stderr and "internal error" not in result.stderr, result.stderr
+    check_terminal_safe(result.stdout, "stdout", lossless=json_out)
+    check_terminal_safe(result.stderr, "stderr")
     if case.loads:
         assert result.returncode == 0, result.stderr
         assert result.stderr == ""
@@ -142,7 +158,7 @@ def check_cli(result: subprocess.CompletedProcess, case: Case) -> None:
 def test_cli_info_json(built, name: str):
     case, path = _case(built, name)
     result = _vtui("info", str(path), "--json")
-    check_cli(result, case)
+    check_cli(result, case, json_out=True)
     if case.loads:
         info = json.loads(result.stdout)
         assert info["slices"] == case.slices and info["instants"] == case.instants
@@ -179,6 +195,8 @@ def test_every_subcommand_survives_the_corpus(built, command: str, tmp_path, cap
         captured = capsys.readouterr()
         result = subprocess.CompletedProcess([], code, captured.out, captured.err)
         assert "Traceback" not in result.stderr and "internal error" not in result.stderr, (name, result.stderr)
+        check_terminal_safe(result.stdout, f"{name} stdout")
+        check_terminal_safe(result.stderr, f"{name} stderr")
         if command not in COMMAND_ARGS:
             assert result.returncode == 0 or len(result.stderr.splitlines()) == 1, (name, result.stderr)
             continue
@@ -405,3 +423,184 @@ async def test_focus_changes_do_not_leak_footer_keys(built):
         alive = sum(isinstance(o, FooterKey) for o in gc.get_objects())
         shown = len(app.query(FooterKey))
         assert alive <= 2 * shown + 5, (alive, shown)
+
+
+# ---- terminal safety and CLI limits ------------------------------------------------------------
+def test_escape_controls_makes_every_control_visible():
+    from vtui.safe_text import escape_controls, safe_field
+
+    text = "a\x1b]52;c;eA==\x07b\x9b2J\x7f\tc\nd"
+    assert escape_controls(text) == "a\\x1b]52;c;eA==\\x07b\\x9b2J\\x7f\\x09c\\x0ad"
+    assert escape_controls(text, keep_newlines=True).endswith("\\x09c\nd")
+    assert escape_controls("🦙 plain ünïcode") == "🦙 plain ünïcode"
+    assert safe_field("x" * 10_000, 50) == "x" * 49 + "…"
+
+
+def test_json_output_stays_lossless_but_has_no_raw_c1(capsys, built):
+    _, path = _case(built, "escape_sequences")
+    assert main(["search", str(path), ".", "--json"]) == 0
+    out = capsys.readouterr().out
+    check_terminal_safe(out, lossless=True)
+    from tests.hostile_corpus import ESCAPES
+
+    assert sorted(m["name"] for m in json.loads(out)["matches"]) == sorted(ESCAPES)  # the data round-trips
+
+
+def test_csv_cells_cannot_run_as_spreadsheet_formulas(tmp_path, capsys):
+    names = ["=HYPERLINK(\"http://x\")", "+1+1", "-2", "@SUM(A1)", "plain"]
+    path = tmp_path / "formula.json"
+    path.write_text(json.dumps([X(ts=i, name=n) for i, n in enumerate(names)]))
+    assert main(["stats", str(path), "--format", "csv"]) == 0
+    import csv
+    import io
+
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert sorted(r["name"] for r in rows) == sorted(["'" + n for n in names[:4]] + ["plain"])
+    assert all(r["count"] == "1" for r in rows)  # numbers stay numbers (a negative one too: not text)
+
+
+def test_a_stats_table_of_a_huge_name_stays_small(tmp_path, capsys):
+    path = tmp_path / "huge.json"
+    path.write_text(json.dumps([X(ts=i, name=("n" * 1_000_000 if i == 0 else f"s{i}")) for i in range(300)]))
+    assert main(["stats", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert len(out) < 100_000  # was every row padded to the 1 MB name: 300 MB
+    check_terminal_safe(out)
+
+
+def test_a_backtracking_regex_stops_at_the_time_limit(tmp_path, capsys):
+    path = tmp_path / "redos.json"
+    path.write_text(json.dumps([X(ts=1, name="a" * 64 + "b"), X(ts=2, name="ok")]))
+    assert main(["search", str(path), "(a+)+$", "--time-limit", "0.5"]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and "ran past 0.5 s" in err[0]
+    assert main(["search", str(path), "^ok$", "--time-limit", "0.5"]) == 0
+    assert capsys.readouterr().out.startswith("1 matches")
+
+
+def test_a_range_without_units_is_a_usage_error_with_a_hint(capsys):
+    code = main(["stats", str(FIXTURES / "hf_llama_stack.json.gz"), "--range", "10:20", "--no-cache"])
+    err = capsys.readouterr().err.strip()
+    assert code == 1 and err == "vtui: error: a time needs a unit: '10' (try 10ms, 10us or 10ns)"
+    assert main(["stats", str(FIXTURES / "hf_llama_stack.json.gz"), "--range", "0:20ms", "--top", "1"]) == 0
+
+
+def test_version_and_top_level_usage_list_every_command(capsys):
+    from vtui import __version__
+
+    with pytest.raises(SystemExit) as exc:
+        main(["--version"])
+    assert exc.value.code == 0 and capsys.readouterr().out.strip() == f"vtui {__version__}"
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    for name in COMMANDS:
+        assert f"  vtui {name} " in out, name
+
+
+# ---- gzip bombs --------------------------------------------------------------------------------
+def _bomb(path: Path, members: int = 24) -> tuple[Path, int]:
+    """Gzip members of 1 MiB of identical events each (~1000x): small on disk, big inflated."""
+    event = json.dumps(X(ts=1)).encode() + b","
+    body = event * ((1 << 20) // len(event))
+    member = gzip.compress(body, mtime=0)
+    path.write_bytes(gzip.compress(b"[", mtime=0) + member * members
+                     + gzip.compress(json.dumps(X(ts=2)).encode() + b"]", mtime=0))
+    return path, members * body.count(b"{") + 1
+
+
+@pytest.mark.parametrize("spill", [False, True])
+def test_a_gzip_bomb_stops_with_one_line_and_the_override_loads_it(tmp_path, monkeypatch, capsys, spill):
+    import vtui.io.reader as reader
+
+    monkeypatch.setattr(reader, "INFLATE_FLOOR", 4 << 20)  # the test's bomb is 24 MiB, not gigabytes
+    monkeypatch.setenv(reader.INFLATE_ENV, "")  # restored after --max-inflate set it
+    if spill:
+        monkeypatch.setattr(reader, "SPILL_GZIP", 0)
+    path, events = _bomb(tmp_path / "bomb.json.gz")
+    assert path.stat().st_size * 300 < 24 << 20  # inflates over 300x
+    with pytest.raises(TraceLoadError, match="gzip bomb") as exc:
+        load_trace(path, cache=False)
+    assert "\n" not in str(exc.value) and "--max-inflate" in str(exc.value)
+    assert main(["info", str(path)]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and "gzip bomb" in err[0]
+    assert [p.name for p in tmp_path.iterdir()] == ["bomb.json.gz"]  # no spill left behind
+    assert main(["info", str(path), "--max-inflate", "0", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["slices"] == events
+
+
+def test_slice_durations_are_computed_once_not_per_access():
+    """`s.dur_ns[r]` in a loop recomputed every slice's duration per access (search ~55 min)."""
+    store = load_trace(FIXTURES / "hf_llama_stack.json.gz")
+    s = store.slices
+    assert s.dur_ns is s.dur_ns and not s.dur_ns.flags.writeable
+    rows = np.array([0, 5, len(s) - 1])
+    assert (s.durations(rows) == s.dur_ns[rows]).all() and (s.dur_ns == s.end_ns - s.start_ns).all()
+
+
+# ---- signals -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("signame", ["SIGTERM", "SIGHUP"])
+def test_a_signal_during_a_load_removes_every_temp_file(tmp_path, monkeypatch, capsys, signame):
+    """SIGTERM / SIGHUP mid-load: exit 128+N, nothing on stderr, no spill or args temp left."""
+    import vtui.io.reader as reader
+    import vtui.store.load as load_mod
+    from vtui.store import cache
+
+    sig = getattr(signal, signame)
+    monkeypatch.setattr(reader, "SPILL_GZIP", 0)  # the gzip is inflated to a temp file too
+    path = tmp_path / "t.json.gz"
+    path.write_bytes(gzip.compress(json.dumps([X(ts=i, args={"k": i}) for i in range(2000)]).encode()))
+    real = load_mod.scan_trace
+    seen: list[list[str]] = []
+
+    def signalled(*args, **kwargs):
+        seen.append(sorted(p.name for p in cache.cache_root().iterdir()))
+        os.kill(os.getpid(), sig)  # delivered here, in the middle of the load
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(load_mod, "scan_trace", signalled)
+    old = signal.getsignal(sig)
+    assert main(["info", str(path)]) == 128 + sig
+    assert signal.getsignal(sig) == old  # the CLI's handler is gone again
+    captured = capsys.readouterr()
+    assert captured.err == "" and captured.out == ""
+    assert any(n.startswith(".vtui-gunzip-") for n in seen[0]) and any(n.startswith(".vtui-args-") for n in seen[0])
+    assert list(cache.cache_root().iterdir()) == []
+
+
+def test_decoder_workers_leave_ctrl_c_to_the_parent():
+    """A ctrl-c reaches every process of the group; a worker handling it would print a traceback."""
+    import concurrent.futures as cf
+    import multiprocessing as mp
+
+    from vtui.io import parallel
+
+    ctx = mp.get_context("spawn")
+    with cf.ProcessPoolExecutor(1, mp_context=ctx, initializer=parallel._init,
+                                initargs=(None, None, None)) as pool, parallel._sigint_blocked():
+        assert pool.submit(signal.getsignal, signal.SIGINT).result() == signal.SIG_IGN
+        assert signal.SIGINT not in pool.submit(signal.pthread_sigmask, signal.SIG_BLOCK, set()).result()
+    assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, set())  # the parent's mask is back
+
+
+def test_a_trace_that_changes_while_loading_is_refused_in_one_line(tmp_path, monkeypatch, capsys):
+    import vtui.store.load as load_mod
+
+    path = tmp_path / "growing.json"
+    path.write_text(json.dumps([X(ts=i) for i in range(100)]))
+    real = load_mod.scan_trace
+
+    def appended_meanwhile(*args, **kwargs):
+        out = real(*args, **kwargs)
+        with open(path, "ab") as fh:  # a profiler still writing the file
+            fh.write(b"\n")
+        return out
+
+    monkeypatch.setattr(load_mod, "scan_trace", appended_meanwhile)
+    assert main(["info", str(path)]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and "changed while it was being loaded" in err[0]
+    from vtui.store import cache
+
+    assert cache.list_entries() == [] and not [p for p in cache.cache_root().iterdir()]  # nothing cached, no temp

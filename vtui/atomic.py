@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from vtui.errors import UsageError
+from vtui.tempfiles import sweep_outputs, temp_prefix
 
 
 def check_output_path(out: str | os.PathLike[str], inputs: Iterable[str | os.PathLike[str]] = (),
@@ -47,6 +48,11 @@ def check_output_folder(out: str | os.PathLike[str], inputs: Iterable[str | os.P
 
 def _free_target(out: str | os.PathLike[str], path: Path, target: Path, overwrite: bool) -> Path:
     """Checks both kinds of output share: not there yet (or overwriting asked for), its folder exists."""
+    if path.is_symlink():  # /dev/stdout is one: the rename would replace the link, not write its target
+        raise UsageError(f"{out}: is a symbolic link; give the path of a regular file")
+    if path.exists() and not path.is_dir() and not path.is_file():
+        # /dev/null, /dev/stdout, a FIFO, a socket: the temp-file rename would replace it, --force or not
+        raise UsageError(f"{out}: not a regular file (a device, pipe or socket); give a file path")
     if path.exists() and not overwrite:
         raise UsageError(f"{out}: already exists (pass --force to overwrite)")
     if not target.parent.is_dir():
@@ -65,7 +71,9 @@ def _resolve(path: Path) -> Path:
 def atomic_write(path: str | os.PathLike[str], write: Callable[[BinaryIO], None] | bytes) -> None:
     """Write ``path`` via a temp file in its folder and `os.replace`; the temp file is removed on any error."""
     target = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    sweep_outputs(target)  # what a killed write of this output left
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.{temp_prefix('out', hidden=False)}", suffix=".tmp",
+                               dir=target.parent)
     try:
         os.chmod(tmp, _mode_for(target))  # mkstemp makes 0600; keep the usual umask / the old file's mode
         with os.fdopen(fd, "wb") as fh:

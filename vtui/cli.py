@@ -3,62 +3,100 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from vtui.commands import COMMANDS
+from vtui import __version__
+from vtui.commands import COMMANDS, add_inflate_argument, apply_inflate_argument
 from vtui.errors import TraceLoadError, UsageError
+from vtui.safe_text import escape_controls
 
-DESCRIPTION = """\
+HEADER = """\
 vtui — a terminal explorer for Chrome-trace / PyTorch-profiler traces.
 
-  vtui                          open the bundled demo trace
-  vtui TRACE                    open a trace (.json, .json.gz, or a folder of per-rank files)
-  vtui info TRACE [--json]      what was loaded: phases, tracks, slices, span, warnings
-  vtui stats TRACE [--range A:B] [--track RE] [--by name|cat|track|arg:KEY] [--top N] [--format table|csv|json|md]
-  vtui search TRACE REGEX [--range A:B] [--json]      slices by name (args:REGEX searches args)
-  vtui export TRACE -o OUT.json [--range A:B] [--track RE] [--force]   (a folder of ranks: -o OUTDIR)
-  vtui insights TRACE [--range A:B] [--step REGEX] [--json]
-                                steps, phases, operators, GPU, memory: findings with hints
-  vtui diff A B [--range-a R] [--range-b R] [--json]
-                                compare two traces: metrics, operator diff, steps side by side
-                                ("same" = within 5 % of A, or 1 µs for times; --tolerance PCT)
-  vtui tree TRACE [--range A:B] [--track RE] [--inverted] [--weight total|self|gpu] [--min-pct P] [--depth N]
-                [--format table|json|folded] [--against B] [--handover]
-                                the call tree of a range by CPU time and by the GPU time each call launched
-  vtui A B                      open two traces in compare mode
-  vtui cache list|clear         the index cache that makes a reopen instant
+  vtui                open the bundled demo trace
+  vtui TRACE          open a trace (.json, .json.gz, or a folder of per-rank files)
+  vtui A B            open two traces in compare mode
 """
+
+
+def description() -> str:
+    """The top-level help: the app's forms, then every subcommand's one-line help (from the
+    commands themselves, so a new command shows up without editing this)."""
+    lines = [HEADER, "commands (vtui COMMAND -h for its options):"]
+    for name, module_name in COMMANDS.items():
+        help_text = getattr(importlib.import_module(module_name), "HELP", "")
+        lines.append(f"  vtui {name:<14} {help_text}")
+    return "\n".join(lines)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     try:
         if args and args[0] in COMMANDS:
-            return _run_subcommand(args)
+            with _signals_as_exceptions():
+                return _run_subcommand(args)
         return _run_app(args)
     except (TraceLoadError, UsageError) as exc:
-        print(f"vtui: error: {exc}", file=sys.stderr)
+        _error(f"vtui: error: {exc}")
         return 1
     except KeyboardInterrupt:
-        print("vtui: interrupted", file=sys.stderr)
+        _error("vtui: interrupted")
         return 130
+    except _Terminated as exc:
+        return exc.code
     except BrokenPipeError:
         return 0
     except Exception as exc:  # noqa: BLE001 — last resort: a bug still gets one line, never a traceback
-        print(f"vtui: error: internal error ({type(exc).__name__}: {exc}); please report it", file=sys.stderr)
+        _error(f"vtui: error: internal error ({type(exc).__name__}: {exc}); please report it")
         return 1
 
 
+def _error(line: str) -> None:
+    """One line on stderr; messages quote file names and trace text, so escaped."""
+    print(escape_controls(line), file=sys.stderr)
+
+
+class _Terminated(BaseException):
+    """SIGTERM / SIGHUP, raised where the process is, so every cleanup (temp files) runs."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.code = 128 + signum
+
+
+@contextlib.contextmanager
+def _signals_as_exceptions() -> Iterator[None]:
+    def on_signal(signum, frame) -> None:
+        raise _Terminated(signum)
+
+    wanted = [getattr(signal, n) for n in ("SIGTERM", "SIGHUP") if hasattr(signal, n)]
+    try:
+        old = {s: signal.signal(s, on_signal) for s in wanted}
+    except ValueError:  # not the main thread (vtui.cli.main called from a thread): leave them
+        yield
+        return
+    try:
+        yield
+    finally:
+        for s, handler in old.items():
+            signal.signal(s, handler)
+
+
 def _run_app(args: list[str]) -> int:
-    parser = _OneLineParser(prog="vtui", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = _OneLineParser(prog="vtui", description=description(), formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"vtui {__version__}")
     parser.add_argument("trace", nargs="?", help="trace file or folder (default: the bundled demo trace)")
     parser.add_argument("other", nargs="?", help="a second trace: open both in compare mode")
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the index cache")
+    add_inflate_argument(parser)
     opts = parser.parse_args(args)
+    apply_inflate_argument(opts)
     if opts.other:
         return _run_compare(Path(opts.trace), Path(opts.other), cache=not opts.no_cache)
     from vtui.demo import demo_trace_path  # noqa: PLC0415  (keep `vtui info` light)
@@ -88,7 +126,7 @@ class _OneLineParser(argparse.ArgumentParser):
     """argparse, but a bad argument is one line on stderr (not usage + error), exit 2."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message}\n")
+        self.exit(2, escape_controls(f"{self.prog}: error: {message}") + "\n")
 
 
 def _run_subcommand(args: list[str]) -> int:

@@ -8,6 +8,7 @@ from vtui.analysis.compare import NOISE_NS, Comparison, MetricDiff, StepPair
 from vtui.analysis.findings import format_bytes
 from vtui.analysis.insights import SPARK
 from vtui.fmt import format_duration as fd
+from vtui.safe_text import safe_field
 from vtui.tabular import Table
 
 ABSENT = "—"
@@ -118,12 +119,12 @@ def shared_sparklines(a: np.ndarray, b: np.ndarray) -> tuple[str, str]:
 
 
 def _short(name: str, width: int = 60) -> str:
-    return name if len(name) <= width else name[: width - 1] + "…"
+    return safe_field(name, width)  # trace text: clipped, control characters escaped
 
 
 def _side_line(tag: str, side) -> str:
-    steps = f"{side.step_count} steps ({side.step_pattern})" if side.step_pattern else "no steps found"
-    return f"{tag}: {side.label} · range {fd(side.t0)} – {fd(side.t1)} · {steps}"
+    steps = f"{side.step_count} steps ({safe_field(side.step_pattern)})" if side.step_pattern else "no steps found"
+    return f"{tag}: {safe_field(side.label)} · range {fd(side.t0)} – {fd(side.t1)} · {steps}"
 
 
 def steps_lines(c: Comparison) -> list[str]:
@@ -138,7 +139,14 @@ def steps_lines(c: Comparison) -> list[str]:
     return lines
 
 
-def diff_text(c: Comparison, top: int = 25) -> str:
+def diff_text(c: Comparison, top: int = 25, table: str | None = None) -> str:
+    """The comparison for a terminal: every section, or only ``table`` (metrics, ops, steps)."""
+    if table == "metrics":
+        return "\n".join([_side_line("A", c.a), _side_line("B", c.b), "", metrics_table(c).render("table")])
+    if table == "ops":
+        return ops_table(c, top).render("table") if c.ops else "no operators or kernels in either trace"
+    if table == "steps":
+        return "\n".join(steps_lines(c))
     counts: dict[str, int] = {}
     for o in c.ops:
         counts[o.status] = counts.get(o.status, 0) + 1

@@ -23,11 +23,18 @@ _PARSE_UNITS = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_
 
 
 def parse_time(text: str) -> int:
-    """``12.5ms`` / ``300us`` / ``2 s`` / ``1500`` (ns) -> integer ns. Raises ValueError."""
+    """``12.5ms`` / ``300us`` / ``2 s`` / ``1500ns`` -> integer ns. Raises ValueError.
+
+    A number needs its unit (``1500`` alone could be ns, µs as in the file, or ms as shown);
+    only ``0`` may go without one."""
     match = re.fullmatch(r"\s*(-?\d+(?:\.\d*)?|-?\.\d+)\s*(ns|us|µs|ms|s)?\s*", text)
     if not match:
         raise ValueError(f"not a time: {text!r} (try 12.5ms, 300us, 2s)")
-    return int(round(float(match.group(1)) * _PARSE_UNITS[match.group(2) or "ns"]))
+    value = float(match.group(1))
+    if match.group(2) is None and value != 0:
+        raise ValueError(f"a time needs a unit: {text.strip()!r} (try {match.group(1)}ms, {match.group(1)}us or "
+                         f"{match.group(1)}ns)")
+    return int(round(value * _PARSE_UNITS[match.group(2) or "ns"]))
 
 
 def parse_range(text: str) -> tuple[int | None, int | None]:

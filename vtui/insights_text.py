@@ -7,27 +7,29 @@ from vtui.analysis.insights import Insights, sparkline, step_bars
 from vtui.analysis.memory import sparkline_series
 from vtui.analysis.ops import hint_for
 from vtui.fmt import format_duration as fd
+from vtui.safe_text import safe_field
 
 MAX_BAR_ROWS = 40  # more steps than this: a sparkline row instead of one bar per step
 NAME_WIDTH = 44
 
 
 def _short(name: str, width: int = NAME_WIDTH) -> str:
-    return name if len(name) <= width else name[: width - 1] + "…"
+    return safe_field(name, width)  # trace text: clipped, control characters escaped
 
 
 def steps_lines(ins: Insights, bar_width: int = 40) -> list[str]:
     st = ins.steps
     if not st.present and st.in_trace:
-        return [f"Steps: no {st.pattern} step starts in this range ({st.in_trace} in the trace)"]
+        return [f"Steps: no {_short(st.pattern, 120)} step starts in this range ({st.in_trace} in the trace)"]
     if not st.present:
-        what = f" matching /{st.pattern}/" if st.source == "user" else ""
+        what = f" matching /{_short(st.pattern, 120)}/" if st.source == "user" else ""
         return [f"Steps: no repeating step found{what} (try --step REGEX)"]
     rest, tr = st.rest, st.trend
     src = {"known": "known pattern", "user": "your regex", "generic": "guessed: most time among repeated top-level names"}
     first = ("  first step (prefill / time to first token)" if st.run_start
              else "  first step in the range (the run's first step is before it: not a TTFT)")
-    lines = [f"Steps: {st.pattern} ({src.get(st.source, st.source)}) · {st.count} steps", f"{first}  {fd(st.first_ns)}"]
+    lines = [f"Steps: {_short(st.pattern, 120)} ({src.get(st.source, st.source)}) · {st.count} steps",
+             f"{first}  {fd(st.first_ns)}"]
     if rest:
         rate = f" · ≈{st.steps_per_s:,.1f} steps/s (tokens/s per sequence)" if st.steps_per_s else ""
         which = "other steps" if st.run_start else "all steps in the range"
@@ -84,8 +86,8 @@ def ops_lines(ins: Insights, top: int = 10) -> list[str]:
     sy = ops.sync
     if sy.count:
         lines.append(f"Sync points: {sy.count} · {fd(sy.total_ns)} — " +
-                     ", ".join(f"{n} ×{c} {fd(t)}" for n, c, t in sy.by_name) +
-                     " · from " + ", ".join(f"{n} ×{c}" for n, c in sy.callers[:3]))
+                     ", ".join(f"{_short(n)} ×{c} {fd(t)}" for n, c, t in sy.by_name) +
+                     " · from " + ", ".join(f"{_short(n)} ×{c}" for n, c in sy.callers[:3]))
     else:
         lines.append("Sync points: none")
     return lines
@@ -102,14 +104,15 @@ def gpu_lines(ins: Insights) -> list[str]:
              f"(first → last GPU op, as HTA/TraceLens) · kernels {fd(g.kernel_ns)} · "
              f"memcpy {fd(g.memcpy_ns)} ({g.memcpy_pct:.1f}%) · memset {fd(g.memset_ns)} ({g.memset_pct:.1f}%)"]
     for b in g.devices:
-        lines.append(f"  {b.label}: busy {b.busy_pct:.1f}% of the range · {b.busy_pct_of_active:.1f}% of its active span "
-                     f"({fd(b.active_ns)})")
+        lines.append(f"  {_short(b.label, 80)}: busy {b.busy_pct:.1f}% of the range · {b.busy_pct_of_active:.1f}% of "
+                     f"its active span ({fd(b.active_ns)})")
     for b in g.streams:
-        lines.append(f"    {b.label}: busy {b.busy_pct:.1f}% ({fd(b.busy_ns)})")
+        lines.append(f"    {_short(b.label, 80)}: busy {b.busy_pct:.1f}% ({fd(b.busy_ns)})")
     if g.memcpy_by_direction:
         moved = g.memcpy_bytes_by_direction
         lines.append("  memcpy by direction: " + ", ".join(
-            f"{k} {fd(v)}" + (f" ({format_bytes(moved[k])})" if k in moved else "") for k, v in g.memcpy_by_direction.items()))
+            f"{_short(k)} {fd(v)}" + (f" ({format_bytes(moved[k])})" if k in moved else "")
+            for k, v in g.memcpy_by_direction.items()))
     if g.launch:
         a = g.launch_after_return
         lines.append(f"  launch delay from call start: mean {fd(g.launch.mean)} · p90 {fd(g.launch.p90)} · worst "
@@ -119,7 +122,7 @@ def gpu_lines(ins: Insights) -> list[str]:
         lines.append("  launch delay: no CPU launch found for the GPU work (no flows or correlation ids)")
     lines.append(f"  idle: waiting on CPU {fd(g.idle_cpu_wait_ns)} · between kernels {fd(g.idle_between_ns)} · "
                  f"unknown cause {fd(g.idle_unknown_ns)} · before/after the work {fd(g.idle_edges_ns)}")
-    lines.append("  precision (share of kernel time): " + ", ".join(f"{p.name} {p.pct:.1f}%" for p in g.precision))
+    lines.append("  precision (share of kernel time): " + ", ".join(f"{_short(p.name)} {p.pct:.1f}%" for p in g.precision))
     lines.append("  top kernels:")
     for k in g.top_kernels[:8]:
         lines.append(f"    {_short(k.name, 60):<60} {fd(k.total_ns):>11} {k.pct:5.1f}% ×{k.count:,}")
@@ -128,13 +131,16 @@ def gpu_lines(ins: Insights) -> list[str]:
 
 def memory_lines(ins: Insights, width: int = 60) -> list[str]:
     m = ins.memory
+    skipped = (f" ({m.skipped:,} [memory] events skipped: Bytes or totals beyond any real size)"
+               if m.skipped else "")
     if not m.present:
-        return ["Memory: no [memory] events in this trace"]
-    lines = ["Memory ([memory] events):"]
+        return [f"Memory: no usable [memory] events in this trace{skipped}" if m.skipped
+                else "Memory: no [memory] events in this trace"]
+    lines = [f"Memory ([memory] events){skipped}:"]
     for d in m.devices:
         rel = "" if d.absolute else " (relative to the profile start)"
         res = f" · peak reserved {format_bytes(d.peak_reserved)}" if d.peak_reserved else ""
-        lines.append(f"  {d.device}: {d.allocs:,} allocs / {d.frees:,} frees · peak allocated {format_bytes(d.peak_allocated)}"
+        lines.append(f"  {_short(d.device)}: {d.allocs:,} allocs / {d.frees:,} frees · peak allocated {format_bytes(d.peak_allocated)}"
                      f"{rel}{res} · {d.verdict}")
         lines.append(f"    allocated {sparkline(sparkline_series(d, ins.t0, ins.t1, width))}")
     return lines
@@ -163,13 +169,13 @@ def misc_lines(ins: Insights) -> list[str]:
 def findings_lines(ins: Insights) -> list[str]:
     lines = ["Findings:"]
     for f in ins.findings:
-        lines.append(f"  [{f.severity}] {f.message}")
-        lines.append(f"      → {f.hint}")
+        lines.append(f"  [{f.severity}] {safe_field(f.message, 2000)}")
+        lines.append(f"      → {safe_field(f.hint, 2000)}")
     return lines
 
 
 def insights_text(ins: Insights, title: str = "") -> str:
-    head = f"{title} · " if title else ""
+    head = f"{_short(title, 200)} · " if title else ""
     parts = [[f"{head}range {fd(ins.t0)} – {fd(ins.t1)} ({fd(ins.t1 - ins.t0)})"], steps_lines(ins), ops_lines(ins),
              gpu_lines(ins), memory_lines(ins), misc_lines(ins), findings_lines(ins)]
     return "\n\n".join("\n".join(p) for p in parts)

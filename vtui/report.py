@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from vtui.fmt import format_duration
+from vtui.safe_text import safe_field
 from vtui.store.store import TraceStore
 from vtui.store.tracks import show_id
 
@@ -43,30 +44,34 @@ def _jsonable(value: Any) -> Any:
     return value if isinstance(value, (int, str)) or value is None else str(value)
 
 
+TITLE_WIDTH = 80  # characters of a process / thread name in the track list
+
+
 def info_text(store: TraceStore) -> str:
     d = info_dict(store)
     lines = []
     for s in d["sources"]:
         state = "repaired" if s["repaired"] else "intact"
-        lines.append(f"{s['path']}: {s['form']} form, {state}, {s['events']:,} events")
-    lines.append("events by phase: " + ", ".join(f"{ph} {n:,}" for ph, n in d["by_phase"].items()))
+        lines.append(f"{safe_field(s['path'], 1000)}: {s['form']} form, {state}, {s['events']:,} events")
+    lines.append("events by phase: " + ", ".join(f"{safe_field(ph, 20)} {n:,}" for ph, n in d["by_phase"].items()))
     lines.append(
         f"{d['slices']:,} slices, {d['instants']:,} instants, {d['counter_samples']:,} counter samples, "
         f"{d['flows']:,} flows over {format_duration(d['span_ns'])}"
     )
     lines.append(f"{d['overlapping_slices']:,} slices partly overlap a neighbour (on extra lanes)")
     lines.append(f"{d['tracks']} tracks:")
-    width = max((len(t.process_title) for t in store.tracks), default=0)
+    width = max((len(safe_field(t.process_title, TITLE_WIDTH)) for t in store.tracks), default=0)
     for t in store.tracks:
         counts = f"{t.slice_count:>9,} slices"
         if t.instant_count:
             counts += f" {t.instant_count:,} instants"
         if t.counter_count:
             counts += f" {t.counter_count:,} samples"
-        lines.append(f"  {t.kind:<8} {t.process_title:<{width}}  {t.title} (pid {show_id(t.pid)}, tid {show_id(t.tid)}) {counts}")
+        process, title = safe_field(t.process_title, TITLE_WIDTH), safe_field(t.title, TITLE_WIDTH)
+        lines.append(f"  {t.kind:<8} {process:<{width}}  {title} (pid {safe_field(show_id(t.pid), 40)}, tid {safe_field(show_id(t.tid), 40)}) {counts}")
     if d["warnings"]:
         lines.append(f"{len(d['warnings'])} warnings:")
-        lines.extend(f"  - {w}" for w in d["warnings"])
+        lines.extend(f"  - {safe_field(w, 2000)}" for w in d["warnings"])
     else:
         lines.append("no warnings")
     return "\n".join(lines)

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from vtui.safe_text import csv_cell, json_text, safe_field
 
 FORMATS = ("table", "csv", "json", "md")
 
@@ -22,25 +23,27 @@ class Table:
 
     def render(self, fmt: str) -> str:
         if fmt == "json":
-            return json.dumps([dict(zip(self.columns, r)) for r in self.rows], indent=2, ensure_ascii=False)
+            return json_text([dict(zip(self.columns, r)) for r in self.rows])
         if fmt == "csv":
             buf = io.StringIO()
             writer = csv.writer(buf, lineterminator="\n")
             writer.writerow(self.columns)
-            writer.writerows(self.rows)
+            writer.writerows([csv_cell(c) for c in row] for row in self.rows)
             return buf.getvalue().rstrip("\n")
+        display = [[safe_field(c) for c in row] for row in self.display]  # one line each, clipped
+        headers = [safe_field(h) for h in self.headers]
         if fmt == "md":
-            head = "| " + " | ".join(self.headers) + " |"
+            head = "| " + " | ".join(headers) + " |"
             rule = "|" + "|".join("---:" if n else "---" for n in self._numeric()) + "|"
-            body = ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in self.display]
+            body = ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in display]
             return "\n".join([head, rule, *body])
-        widths = [max([len(h), *(len(r[i]) for r in self.display)]) for i, h in enumerate(self.headers)]
+        widths = [max([len(h), *(len(r[i]) for r in display)]) for i, h in enumerate(headers)]
         numeric = self._numeric()
 
         def line(cells: list[str]) -> str:
             return "  ".join(c.rjust(w) if n else c.ljust(w) for c, w, n in zip(cells, widths, numeric)).rstrip()
 
-        return "\n".join([line(self.headers), line(["-" * w for w in widths]), *(line(r) for r in self.display)])
+        return "\n".join([line(headers), line(["-" * w for w in widths]), *(line(r) for r in display)])
 
     def _numeric(self) -> list[bool]:
         return list(self.numeric) if self.numeric else [False] * len(self.columns)

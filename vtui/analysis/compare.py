@@ -214,9 +214,16 @@ def step_phase_ns(store: TraceStore, st: StepReport) -> list[dict[str, int]]:
     step_index = np.full(len(s), -1, dtype=np.int64)
     step_index[st.rows] = np.arange(st.count)
     kids = np.flatnonzero((s.parent >= 0) & (step_index[np.maximum(s.parent, 0)] >= 0))
-    for k, i, nid in zip(kids.tolist(), step_index[s.parent[kids]].tolist(), s.name_id[kids].tolist()):
-        name = store.strings[nid]
-        out[i][name] = out[i].get(name, 0) + int(s.dur_ns[k])
+    # Sum per (step, name) in numpy; Python only sees the distinct pairs.
+    key = step_index[s.parent[kids]] * (len(store.strings) + 1) + s.name_id[kids]
+    pairs, inverse = np.unique(key, return_inverse=True)
+    sums = np.zeros(len(pairs), dtype=np.int64)
+    np.add.at(sums, inverse, s.durations(kids))
+    width = len(store.strings) + 1
+    for pair, total in zip(pairs.tolist(), sums.tolist()):
+        name = store.strings[pair % width]
+        step = pair // width
+        out[step][name] = out[step].get(name, 0) + total
     return out
 
 

@@ -20,8 +20,9 @@ import numpy as np
 from vtui.analysis.selection import counter_rows, instant_rows, slice_rows
 from vtui.atomic import atomic_write, check_output_folder, check_output_path
 from vtui.errors import UsageError
-from vtui.io.rawevents import pick_events
-from vtui.store.store import TraceStore
+from vtui.io.rawevents import copy_events
+from vtui.io.reader import file_fingerprint
+from vtui.store.store import SourceInfo, TraceStore
 
 
 @dataclass
@@ -99,7 +100,11 @@ SKIPPED_KEYS = ("traceEvents", "systemTraceEvents")  # event data, not metadata:
 
 def export_range(store: TraceStore, out: str | Path, t0: int, t1: int, tracks: np.ndarray | None = None,
                  overwrite: bool = False, progress: Callable[[float], None] | None = None) -> ExportPlan:
-    """Write the events of [t0, t1] on ``tracks`` to ``out`` (temp file + rename; never over an input)."""
+    """Write the events of [t0, t1] on ``tracks`` to ``out`` (temp file + rename; never over an input).
+
+    The events are copied from the source files, so each must still be the file that was
+    loaded (size, mtime and a hash of its ends): a changed source is refused in one line.
+    """
     inputs = [src.path for src in store.sources]
     several = len(store.sources) > 1
     path = check_output_folder(out, inputs, overwrite) if several else check_output_path(out, inputs, overwrite)
@@ -107,6 +112,8 @@ def export_range(store: TraceStore, out: str | Path, t0: int, t1: int, tracks: n
     if not plan.events:
         raise UsageError("nothing to export: no event of the chosen tracks lies in that range")
     sources = sorted(plan.ordinals)
+    for src in sources:
+        check_unchanged(store.sources[src])
     if several:  # one file per rank, each exactly as written, so ranks with equal pids stay apart
         path.mkdir(exist_ok=True)
     for k, src in enumerate(sources):
@@ -115,23 +122,46 @@ def export_range(store: TraceStore, out: str | Path, t0: int, t1: int, tracks: n
                 progress((k + frac) / len(sources))
 
         source = store.sources[src]
-        events = pick_events(source.path, plan.ordinals[src], report)
         name = Path(source.path).name.removesuffix(".gz")  # written as plain JSON
         if name.endswith(".sqlite"):  # an Nsight Systems export, written out as a Chrome trace
             name = name.removesuffix(".sqlite") + ".json"
         target = path / name if several else path
-        atomic_write(target, partial(_write_trace, events, source.metadata))
+        atomic_write(target, partial(_write_trace, source, plan.ordinals[src], report))
     return plan
 
 
-def _write_trace(events: list[msgspec.Raw], metadata: dict, fh: BinaryIO) -> None:
+def check_unchanged(source: SourceInfo) -> None:
+    """A UsageError when ``source``'s file is no longer the one that was loaded."""
+    if not source.fingerprint:
+        return  # a store built without one (in memory, in tests): nothing to compare
+    try:
+        now = list(file_fingerprint(source.path))
+    except OSError as exc:
+        raise UsageError(f"{source.path}: cannot read the source again ({exc.strerror or exc}); "
+                         "export copies events from it") from None
+    if now != list(source.fingerprint):
+        what = "size" if now[0] != source.fingerprint[0] else "content" if now[2] != source.fingerprint[2] else "mtime"
+        raise UsageError(f"{source.path}: changed since it was loaded ({what}); export copies events from the file, "
+                         "so load it again first")
+
+
+def _write_trace(source: SourceInfo, ordinals: np.ndarray, progress: Callable[[float], None],
+                 fh: BinaryIO) -> None:
     fh.write(b'{"traceEvents":[\n')
-    for n, raw in enumerate(events):
-        if n:
+    first = [True]
+
+    def write(raw: msgspec.Raw) -> None:
+        if not first[0]:
             fh.write(b",\n")
+        first[0] = False
         fh.write(raw)
+
+    copied = copy_events(source.path, ordinals, write, progress)
+    if copied != len(ordinals):  # the file no longer holds those events (changed under us)
+        raise UsageError(f"{source.path}: changed while exporting ({copied:,} of {len(ordinals):,} events found)")
+    check_unchanged(source)  # and not rewritten in place meanwhile
     fh.write(b"\n]")
-    for key, value in metadata.items():
+    for key, value in source.metadata.items():
         if key not in SKIPPED_KEYS:
             fh.write(b",\n" + msgspec.json.encode(key) + b":" + msgspec.json.encode(value))
     fh.write(b"}\n")

@@ -134,6 +134,7 @@ def memory_dict(m: MemoryReport) -> dict[str, Any]:
     main = m.main
     return {
         "present": m.present,
+        "skipped_events": m.skipped,
         "device": main.device if main else None,
         "peak_allocated": main.peak_allocated if main else None,
         "peak_reserved": main.peak_reserved if main else None,

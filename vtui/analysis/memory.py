@@ -48,6 +48,7 @@ class DeviceMemory:
 class MemoryReport:
     present: bool
     devices: list[DeviceMemory] = field(default_factory=list)
+    skipped: int = 0  # [memory] events whose Bytes or totals are beyond any real size (counted, not used)
 
     @property
     def main(self) -> DeviceMemory | None:
@@ -57,11 +58,22 @@ class MemoryReport:
         return max(self.devices, key=lambda d: (d.device != "cpu", d.events))
 
 
+MAX_BYTES = 1 << 53  # 8 PiB: a larger Bytes / total is no real allocation (2^63, 1e300 from hostile traces)
+_OUT_OF_RANGE = MAX_BYTES + 1
+
+
 def _num(value) -> int | None:
+    """An integer from an args value; None when there is none; ``_OUT_OF_RANGE`` for ±inf."""
     try:
         return int(value)
     except (TypeError, ValueError):
         return None
+    except OverflowError:
+        return _OUT_OF_RANGE
+
+
+def _usable(*values: int | None) -> bool:
+    return all(v is None or -MAX_BYTES <= v <= MAX_BYTES for v in values)
 
 
 def _device_name(dtype: int | None, did: int | None) -> str:
@@ -107,13 +119,18 @@ def analyse_memory(store: TraceStore, t0: int = 0, t1: int | None = None) -> Mem
         return MemoryReport(False)
     rows = rows[np.argsort(inst.ts_ns[rows], kind="stable")]
     per: dict[str, list[tuple[int, int, int | None, int | None]]] = {}
+    skipped = 0
     for ts, a in zip(inst.ts_ns[rows].tolist(), _memory_args(store, rows)):
         b = _num(a.bytes)
         if b is None:
             continue
+        total_allocated, total_reserved = _num(a.total_allocated), _num(a.total_reserved)
+        if not _usable(b, total_allocated, total_reserved):
+            skipped += 1
+            continue
         per.setdefault(_device_name(_num(a.device_type), _num(a.device_id)), []).append(
-            (ts, b, _num(a.total_allocated), _num(a.total_reserved)))
-    out = MemoryReport(False)
+            (ts, b, total_allocated, total_reserved))
+    out = MemoryReport(False, skipped=skipped)
     for dev, evs in sorted(per.items()):
         ts = np.array([e[0] for e in evs], dtype=np.int64)
         nbytes = np.array([e[1] for e in evs], dtype=np.int64)

@@ -48,7 +48,7 @@ def search(store: TraceStore, query: str, t0: int | None = None, t1: int | None 
     rows = rows[hit]
     order = np.lexsort((store.slices.track[rows], store.slices.start_ns[rows]))
     rows = rows[order]
-    total = int(store.slices.dur_ns[rows].sum()) if len(rows) else 0
+    total = int(store.slices.durations(rows).sum()) if len(rows) else 0
     return SearchResult(pattern=query, in_args=in_args, rows=rows, total_ns=total)
 
 

@@ -1,7 +1,9 @@
-"""`vtui cache list|clear`: the index cache that makes reopening a trace instant.
+"""`vtui cache list|clear|rm TRACE`: the index cache that makes reopening a trace instant.
 
 Entries live in $XDG_CACHE_HOME/vtui (else ~/.cache/vtui), one per trace version; a changed
-trace gets a new entry, so old ones only take space until `vtui cache clear`.
+trace gets a new entry. The cache keeps to VTUI_CACHE_MAX bytes (default 4GB): the least
+recently opened entries go first. `clear` deletes every entry (and temp files left by killed
+loads), `rm TRACE` the entries of one trace; nothing else in the folder is touched.
 """
 
 from __future__ import annotations
@@ -9,36 +11,69 @@ from __future__ import annotations
 import argparse
 import time
 
-HELP = "list or clear the index cache (reopening a trace from it skips parsing)"
+HELP = "list, clear or rm TRACE: the index cache (reopening a trace from it skips parsing)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("action", choices=("list", "clear"), help="list the entries, or delete them all")
+    parser.add_argument("action", choices=("list", "clear", "rm"),
+                        help="list the entries, delete them all, or delete one trace's (rm TRACE)")
+    parser.add_argument("trace", nargs="?", help="for rm: the trace file or folder whose entries go")
 
 
 def run(opts: argparse.Namespace) -> int:
-    from vtui.store import cache
+    from pathlib import Path  # noqa: PLC0415
+
+    from vtui.errors import UsageError  # noqa: PLC0415
+    from vtui.safe_text import safe_field, say  # noqa: PLC0415
+    from vtui.store import cache  # noqa: PLC0415
 
     root = cache.cache_root()
+    if (opts.action == "rm") != (opts.trace is not None):
+        raise UsageError("give a trace with rm (vtui cache rm TRACE), and only with rm")
     if opts.action == "clear":
         entries, freed = cache.clear()
-        print(f"removed {entries} cache entr{'y' if entries == 1 else 'ies'} ({format_bytes(freed)}) from {root}")
+        say(f"removed {_entries(entries)} ({format_bytes(freed)}) from {root}")
+        return 0
+    if opts.action == "rm":
+        entries, freed = cache.remove(_trace_files(Path(opts.trace)))
+        if not entries:
+            raise UsageError(f"{opts.trace}: no cache entry for this trace in {root}")
+        say(f"removed {_entries(entries)} ({format_bytes(freed)}) for {opts.trace}")
         return 0
     found = cache.list_entries()
-    if not found:
-        print(f"the cache is empty ({root})")
-        return 0
+    temps = cache.temp_stats()
+    lines = [] if found else [f"the cache is empty ({root})"]
     total = 0
-    for e in found:
+    for e in sorted(found, key=lambda e: -e.used):  # most recently used first: the last ones go first
         total += e.disk_bytes
-        age = time.strftime("%Y-%m-%d %H:%M", time.localtime(e.created)) if e.created else "?"
+        used = time.strftime("%Y-%m-%d %H:%M", time.localtime(e.used)) if e.used else "?"
         trace = e.trace[0] if len(e.trace) == 1 else f"{e.trace[0]} (+{len(e.trace) - 1} files)"
-        print(f"{format_bytes(e.disk_bytes):>10}  {e.events:>12,} events  {age}  {trace}")
-    print(f"{len(found)} entr{'y' if len(found) == 1 else 'ies'}, {format_bytes(total)} in {root}")
+        lines.append(f"{format_bytes(e.disk_bytes):>10}  {e.events:>12,} events  used {used}  {safe_field(trace, 300)}")
+    if found:
+        lines.append(f"{_entries(len(found))}, {format_bytes(total)} of {format_bytes(cache.cache_limit())} "
+                     f"(VTUI_CACHE_MAX) in {root}")
+    if temps.count:
+        lines.append(f"{temps.count} temp file{'s' if temps.count != 1 else ''} ({format_bytes(temps.bytes)}) of "
+                     "running or killed loads; the next load or `vtui cache clear` removes those no process owns")
+    say("\n".join(lines))
     return 0
 
 
-def format_bytes(n: int) -> str:
+def _trace_files(path):
+    from vtui.errors import TraceLoadError  # noqa: PLC0415
+    from vtui.store.load import trace_files  # noqa: PLC0415
+
+    try:
+        return trace_files(path)
+    except TraceLoadError:  # gone or unreadable: its entries are still found by their path
+        return [path]
+
+
+def _entries(n: int) -> str:
+    return f"{n} cache entr{'y' if n == 1 else 'ies'}"
+
+
+def format_bytes(n: float) -> str:
     for unit in ("B", "KB", "MB", "GB"):
         if n < 1000 or unit == "GB":
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"

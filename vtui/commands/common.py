@@ -9,6 +9,7 @@ import numpy as np
 from vtui.analysis.ranges import resolve_range, tracks_matching
 from vtui.commands import add_load_arguments, load_store
 from vtui.errors import UsageError
+from vtui.fmt import parse_range
 from vtui.store.store import TraceStore
 
 
@@ -22,10 +23,20 @@ def add_trace_arguments(parser: argparse.ArgumentParser, track: bool = True) -> 
 
 def load(opts: argparse.Namespace) -> tuple[TraceStore, int, int, np.ndarray | None]:
     """The store, the range (t0, t1) and the selected tracks (None = all) from the options."""
+    check_range(opts.range)  # a typo fails before a long load
     store = load_store(opts)
     t0, t1 = resolve_range(store, opts.range)
     tracks = tracks_matching(store, opts.track) if getattr(opts, "track", None) else None
     return store, t0, t1, tracks
+
+
+def check_range(text: str | None) -> None:
+    """``--range`` must parse (units and all); a UsageError before any load."""
+    if text:
+        try:
+            parse_range(text)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
 
 
 def check_top(top: int | None) -> None:

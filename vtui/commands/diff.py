@@ -12,10 +12,9 @@ Example: vtui diff before.json.gz after.json.gz --range-a 100ms: --format csv --
 from __future__ import annotations
 
 import argparse
-import json
 
 from vtui.commands import add_load_arguments, load_store
-from vtui.commands.common import check_top
+from vtui.commands.common import check_range, check_top
 from vtui.tabular import FORMATS
 
 TABLES = ("metrics", "ops", "steps")
@@ -34,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a difference within PCT %% of A is 'same' (default 5; times within 1 µs are too)")
     parser.add_argument("--format", choices=FORMATS, default="table",
                         help="table (default), json (one object: metrics, ops, steps), md, or csv (one --table)")
-    parser.add_argument("--table", choices=TABLES, help="only this table (csv: default ops)")
+    parser.add_argument("--table", choices=TABLES, help="only this table (any format; csv: default ops)")
     parser.add_argument("--json", action="store_true", help="same as --format json")
     add_load_arguments(parser)
 
@@ -46,15 +45,16 @@ def run(opts: argparse.Namespace) -> int:
     from vtui.analysis.ranges import compile_regex, resolve_range
     from vtui.compare_text import diff_tables, diff_text
     from vtui.errors import UsageError
+    from vtui.safe_text import json_text, say
 
     if opts.json and opts.format not in ("table", "json"):
         raise UsageError(f"--json and --format {opts.format} ask for two different outputs: give one")
     fmt = "json" if opts.json else opts.format
-    if opts.table and fmt not in ("csv", "md"):
-        raise UsageError("--table picks one table of --format csv or md")
     if opts.step:
         compile_regex(opts.step)  # a bad regex is a usage error before two loads
     check_top(opts.top)
+    check_range(opts.range_a)
+    check_range(opts.range_b)
     if not 0 <= opts.tolerance < 100:
         raise UsageError("--tolerance must be a percentage from 0 to under 100")
     store_a = load_store(opts, opts.a)
@@ -64,10 +64,11 @@ def run(opts: argparse.Namespace) -> int:
     c = compare(store_a, store_b, range_a, range_b, opts.step, labels=(str(opts.a), str(opts.b)),
                 tolerance=opts.tolerance / 100)
     if fmt == "json":
-        print(json.dumps(comparison_dict(c), indent=2, ensure_ascii=False))
+        full = comparison_dict(c)
+        say(json_text({k: full[k] for k in ("a", "b", opts.table)} if opts.table else full), lossless=True)
     elif fmt in ("csv", "md"):
-        print(diff_tables(c, fmt, opts.table, opts.top))
+        say(diff_tables(c, fmt, opts.table, opts.top), lossless=fmt == "csv")
     else:
         c.a.label, c.b.label = Path(opts.a).name, Path(opts.b).name
-        print(diff_text(c, opts.top))
+        say(diff_text(c, opts.top, opts.table))
     return 0

@@ -29,6 +29,7 @@ def run(opts: argparse.Namespace) -> int:
 
     from vtui.analysis.export import export_range  # noqa: PLC0415
     from vtui.atomic import check_output_folder, check_output_path  # noqa: PLC0415
+    from vtui.safe_text import say  # noqa: PLC0415
 
     if opts.format == "parquet":
         return _run_parquet(opts)
@@ -38,7 +39,7 @@ def run(opts: argparse.Namespace) -> int:
     plan = export_range(store, opts.output, t0, t1, tracks, overwrite=opts.force)
     counts = ", ".join(f"{v:,} {k.replace('_', ' ')}" for k, v in plan.counts.items() if v)
     where = f"folder {opts.output} (one file per rank)" if len(store.sources) > 1 else opts.output
-    print(f"wrote {plan.events:,} events to {where} ({counts})")
+    say(f"wrote {plan.events:,} events to {where} ({counts})")
     return 0
 
 
@@ -47,6 +48,7 @@ def _run_parquet(opts: argparse.Namespace) -> int:
 
     from vtui.commands import load_store  # noqa: PLC0415
     from vtui.errors import UsageError  # noqa: PLC0415
+    from vtui.safe_text import say  # noqa: PLC0415
     from vtui.store.parquet import check_parquet_output, write_parquet  # noqa: PLC0415
 
     if opts.range or opts.track:
@@ -55,6 +57,6 @@ def _run_parquet(opts: argparse.Namespace) -> int:
     store = load_store(opts)
     files = write_parquet(store, out, overwrite=opts.force)
     folders = sorted({str(f.parent.relative_to(Path(out))) for f in files})
-    print(f"wrote {len(files)} Parquet files for {len(folders)} rank(s) to {out}: {', '.join(folders)} "
+    say(f"wrote {len(files)} Parquet files for {len(folders)} rank(s) to {out}: {', '.join(folders)} "
           f"({len(store.slices):,} slices)")
     return 0

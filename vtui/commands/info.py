@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 
 from vtui.commands import add_load_arguments, load_store
 
@@ -18,10 +17,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(opts: argparse.Namespace) -> int:
     from vtui.report import info_dict, info_text
+    from vtui.safe_text import json_text, say
 
     store = load_store(opts)
     if opts.json:
-        print(json.dumps(info_dict(store), indent=2, ensure_ascii=False))
+        say(json_text(info_dict(store)), lossless=True)
     else:
-        print(info_text(store))
+        say(info_text(store))
     return 0

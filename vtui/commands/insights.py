@@ -8,7 +8,6 @@ and findings with hints.
 from __future__ import annotations
 
 import argparse
-import json
 
 from vtui.commands.common import add_trace_arguments, check_top, load
 
@@ -28,6 +27,7 @@ def run(opts: argparse.Namespace) -> int:
     from vtui.analysis.insights import compute_insights, insights_dict
     from vtui.analysis.ranges import compile_regex
     from vtui.insights_text import insights_text
+    from vtui.safe_text import json_text, say
 
     if opts.step:
         compile_regex(opts.step)  # a bad regex is a usage error before the load
@@ -35,7 +35,7 @@ def run(opts: argparse.Namespace) -> int:
     store, t0, t1, _tracks = load(opts)
     ins = compute_insights(store, t0, t1, opts.step, top=opts.top)
     if opts.json:
-        print(json.dumps({"trace": str(opts.trace), **insights_dict(ins)}, indent=2, ensure_ascii=False))
+        say(json_text({"trace": str(opts.trace), **insights_dict(ins)}), lossless=True)
     else:
-        print(insights_text(ins, Path(opts.trace).name))
+        say(insights_text(ins, Path(opts.trace).name))
     return 0

@@ -1,4 +1,4 @@
-"""`vtui search TRACE REGEX [--range A:B] [--track REGEX] [--json]`
+"""`vtui search TRACE REGEX [--range A:B] [--track REGEX] [--json] [--time-limit S]`
 
 Slices whose name matches REGEX (or whose args match, with the prefix "args:"), in time order,
 with their count and summed duration. Example: vtui search trace.json.gz 'aten::.*mm' --json
@@ -7,37 +7,84 @@ with their count and summed duration. Example: vtui search trace.json.gz 'aten::
 from __future__ import annotations
 
 import argparse
-import json
+import contextlib
+import signal
+import threading
+import time
+from collections.abc import Iterator
 
 from vtui.commands.common import add_trace_arguments, load
+from vtui.errors import UsageError
 
 HELP = "find slices by name (or args:REGEX) with count and total duration"
 LIMIT = 50  # matches listed in text output
+TIME_LIMIT_S = 30.0  # a regex like (a+)+$ can backtrack for hours on one long name
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_trace_arguments(parser)
     parser.add_argument("regex", help="regular expression over names; prefix with args: to search args")
     parser.add_argument("--json", action="store_true", help="print one JSON object with every match")
+    parser.add_argument("--time-limit", type=float, default=TIME_LIMIT_S, metavar="S",
+                        help=f"stop the search after S seconds (default {TIME_LIMIT_S:g}; 0: no limit)")
 
 
 def run(opts: argparse.Namespace) -> int:
     from vtui.analysis.search import parse_query, search  # noqa: PLC0415
     from vtui.fmt import format_duration  # noqa: PLC0415
+    from vtui.safe_text import json_text, safe_field, say  # noqa: PLC0415
 
+    if opts.time_limit < 0:
+        raise UsageError("--time-limit must be 0 (no limit) or more seconds")
     parse_query(opts.regex)  # a bad regex fails before the load
     store, t0, t1, tracks = load(opts)
-    result = search(store, opts.regex, t0, t1, tracks)
+    with time_limit(opts.time_limit):
+        result = search(store, opts.regex, t0, t1, tracks)
     s = store.slices
+    rows = result.rows if opts.json else result.rows[:LIMIT]  # text lists LIMIT: build no more
+    durs = s.durations(rows).tolist()
     matches = [{"name": store.name(r), "track": store.tracks[int(s.track[r])].label, "start_ns": int(s.start_ns[r]),
-                "dur_ns": int(s.dur_ns[r])} for r in result.rows.tolist()]
+                "dur_ns": d} for r, d in zip(rows.tolist(), durs)]
     if opts.json:
-        print(json.dumps({"pattern": opts.regex, "in_args": result.in_args, "count": result.count,
-                          "total_ns": result.total_ns, "matches": matches}, indent=2, ensure_ascii=False))
+        say(json_text({"pattern": opts.regex, "in_args": result.in_args, "count": result.count,
+                       "total_ns": result.total_ns, "matches": matches}), lossless=True)
         return 0
-    print(f"{result.count:,} matches, total {format_duration(result.total_ns)}")
-    for m in matches[:LIMIT]:
-        print(f"  {format_duration(m['start_ns']):>12}  {format_duration(m['dur_ns']):>12}  {m['name']}  [{m['track']}]")
+    lines = [f"{result.count:,} matches, total {format_duration(result.total_ns)}"]
+    for m in matches:
+        lines.append(f"  {format_duration(m['start_ns']):>12}  {format_duration(m['dur_ns']):>12}  "
+                     f"{safe_field(m['name'])}  [{safe_field(m['track'])}]")
     if result.count > LIMIT:
-        print(f"  … {result.count - LIMIT:,} more (use --json for all)")
+        lines.append(f"  … {result.count - LIMIT:,} more (use --json for all)")
+    say("\n".join(lines))
     return 0
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float) -> Iterator[None]:
+    """Raise a UsageError when the block runs past ``seconds`` (0: no limit).
+
+    A timer signal interrupts even a regex stuck backtracking inside one name: Python's regex
+    engine checks for signals while it matches. Main thread only (where the CLI runs).
+    """
+    if not seconds or not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        yield  # (signals reach only the main thread: elsewhere no limit)
+        return
+
+    def on_alarm(signum, frame) -> None:
+        raise UsageError(f"the search ran past {seconds:g} s and was stopped (a regex that backtracks a lot, "
+                         "like (a+)+$? simplify it, narrow --range / --track, or raise --time-limit)")
+
+    outer_left = signal.getitimer(signal.ITIMER_REAL)[0]  # a caller's own timer (a test deadline) goes on after
+    if outer_left and outer_left <= seconds:
+        yield  # the caller's timer fires first anyway
+        return
+    old = signal.signal(signal.SIGALRM, on_alarm)
+    started = time.monotonic()
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+        if outer_left:
+            signal.setitimer(signal.ITIMER_REAL, max(outer_left - (time.monotonic() - started), 1e-3))

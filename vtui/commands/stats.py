@@ -26,14 +26,15 @@ def run(opts: argparse.Namespace) -> int:
     from vtui.analysis.aggregate import aggregate, check_grouping  # noqa: PLC0415
     from vtui.analysis.tables import aggregation_table  # noqa: PLC0415
     from vtui.fmt import format_duration  # noqa: PLC0415
+    from vtui.safe_text import say  # noqa: PLC0415
 
     check_grouping(opts.by)  # before a possibly long load
     check_top(opts.top)
     store, t0, t1, tracks = load(opts)
     agg = aggregate(store, t0, t1, tracks, by=opts.by, sort=opts.sort)
-    print(aggregation_table(agg, opts.top).render(opts.format))
+    say(aggregation_table(agg, opts.top).render(opts.format), lossless=opts.format in ("csv", "json"))
     if opts.format == "table":
         shown = min(len(agg.rows), opts.top or len(agg.rows))
-        print(f"\n{agg.slices:,} slices on {agg.tracks} tracks in {format_duration(t0)} – {format_duration(t1)}"
+        say(f"\n{agg.slices:,} slices on {agg.tracks} tracks in {format_duration(t0)} – {format_duration(t1)}"
               f" ({format_duration(t1 - t0)}); {shown} of {len(agg.rows)} groups shown")
     return 0

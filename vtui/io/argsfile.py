@@ -14,6 +14,8 @@ import os
 import tempfile
 from pathlib import Path
 
+from vtui.tempfiles import temp_prefix
+
 
 class MappedBlob:
     """Read-only bytes of a file via mmap; slicing returns ``bytes`` like a ``bytes`` object.
@@ -47,7 +49,7 @@ class ArgsFile:
     """A growing file of args bytes; ``reserve`` hands out regions, ``append`` fills at the end."""
 
     def __init__(self, directory: str | os.PathLike[str] | None = None) -> None:
-        fd, path = tempfile.mkstemp(prefix=".vtui-args-", suffix=".tmp", dir=directory)
+        fd, path = tempfile.mkstemp(prefix=temp_prefix("args"), suffix=".tmp", dir=directory)
         self.fd = fd
         self.path = path
         self.size = 0

@@ -18,6 +18,7 @@ import multiprocessing as mp
 import os
 import pickle
 import shutil
+import signal
 import tempfile
 from collections.abc import Callable
 
@@ -28,6 +29,7 @@ from vtui.io.columns import Columns, ColumnSink
 from vtui.io.events import Event
 from vtui.io.jsonscan import _BOUNDARY, array_tail_end, decode_range
 from vtui.io.memory import load_memory_settings
+from vtui.tempfiles import temp_prefix
 
 _PROBE_DECODER = msgspec.json.Decoder(list[Event])
 MIN_RANGE = 16 << 20  # bytes: below this a range is not worth a process start (~0.3 s)
@@ -178,7 +180,7 @@ class ParallelDecode:
         results: list[tuple[Columns, int] | None] = [None] * len(ranges)
         workers = min(self.jobs, len(ranges)) - 1
         try:
-            out_dir = tempfile.mkdtemp(prefix=".vtui-ranges-", dir=os.path.dirname(self.args.path))
+            out_dir = tempfile.mkdtemp(prefix=temp_prefix("ranges"), dir=os.path.dirname(self.args.path))
         except OSError:
             return pos
         # Undone in reverse order: close the claims (so the workers stop), wait for them, remove
@@ -194,8 +196,10 @@ class ParallelDecode:
             cleanup.callback(_close_claims, claims, lock)
             futures: list[cf.Future] = []
             try:
-                for _ in range(workers):
-                    futures.append(pool.submit(_decode_worker, self.data_path, ranges, self.args.path, bases, out_dir))
+                with _sigint_blocked():  # the workers start (on submit) with ctrl-c held off, see _init
+                    for _ in range(workers):
+                        futures.append(pool.submit(_decode_worker, self.data_path, ranges, self.args.path, bases,
+                                                   out_dir))
             except (OSError, RuntimeError, ValueError, cf.process.BrokenProcessPool):
                 pass  # no worker (ValueError: e.g. a stderr without a file descriptor): decode here
             results[0] = here(0)
@@ -262,9 +266,28 @@ def _close_claims(claims, lock) -> None:
         lock.release()
 
 
+@contextlib.contextmanager
+def _sigint_blocked():
+    """SIGINT blocked in this thread meanwhile: a process started now inherits the block, so a
+    ctrl-c while a worker is still starting Python (before ``_init``) cannot print its traceback."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
 def _init(done, claims, lock) -> None:
     global _done, _claims, _lock
     _done, _claims, _lock = done, claims, lock
+    # ctrl-c reaches the whole process group: the parent stops the workers (it closes the
+    # claims) and cleans up; a worker interrupted itself would only print a traceback.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # held off since the start; now ignored
 
 
 def _decode_here(data, rng: tuple[int, int], args_path: str, base: tuple[int, int],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import mmap
 import os
 import tempfile
@@ -9,7 +10,8 @@ import zlib
 from collections.abc import Callable
 from pathlib import Path
 
-from vtui.errors import TraceLoadError
+from vtui.errors import DISK_FULL, TraceLoadError
+from vtui.tempfiles import temp_prefix
 
 try:  # ISA-L inflates gzip ~2.8x faster than zlib (1 GB of JSON: 0.26 s vs 0.73 s, measured)
     from isal import isal_zlib as _gzip_codec
@@ -44,7 +46,7 @@ def read_trace_bytes(path: Path, progress: Progress | None = None) -> tuple[byte
                     raise TraceLoadError(f"{path}: {exc}") from None
             return _read_plain(fh, size, progress), []
     except OSError as exc:
-        raise _read_error(path, exc) from None
+        raise read_error(path, exc) from None
 
 
 def decoded_size(path: Path) -> int:
@@ -87,7 +89,7 @@ def open_trace_data(path: Path, progress: Progress | None = None,
             if size < SPILL_GZIP:
                 data, warnings = _gunzip(fh, size, progress)
                 return data, warnings, None, False
-            fd, spill = tempfile.mkstemp(prefix=".vtui-gunzip-", suffix=".json", dir=spill_dir)
+            fd, spill = tempfile.mkstemp(prefix=temp_prefix("gunzip"), suffix=".json", dir=spill_dir)
             try:
                 with os.fdopen(fd, "wb") as out:
                     warnings = _gunzip_to(fh, size, progress, out)
@@ -101,10 +103,12 @@ def open_trace_data(path: Path, progress: Progress | None = None,
                 raise
             return data, warnings, spill, True
     except OSError as exc:
-        raise _read_error(path, exc) from None
+        if exc.errno in DISK_FULL:  # writing the spill, not reading the trace: the caller decides
+            raise
+        raise read_error(path, exc) from None
 
 
-def _read_error(path: Path, exc: OSError) -> TraceLoadError:
+def read_error(path: Path, exc: OSError) -> TraceLoadError:
     """An OS error while reading a trace, as the one line the user sees."""
     if isinstance(exc, IsADirectoryError):
         return TraceLoadError(f"{path}: is a directory")
@@ -140,10 +144,32 @@ def _gunzip_to(fh, size: int, progress: Progress | None, sink) -> list[str]:
     return _inflate(fh, size, progress, sink.write)
 
 
+MAX_INFLATE_RATIO = 200  # real traces inflate 16-30x; deflate can reach ~1000x, and members repeat
+INFLATE_FLOOR = 256 << 20  # bytes any gzip may inflate to, whatever its ratio
+INFLATE_ENV = "VTUI_MAX_INFLATE"  # the ratio allowed (0: no limit); the CLI's --max-inflate sets it
+
+
+def inflate_limit(compressed: int) -> int | None:
+    """Bytes a gzip of ``compressed`` bytes may inflate to (None: no limit)."""
+    text = os.environ.get(INFLATE_ENV, "")
+    try:
+        ratio = float(text) if text else MAX_INFLATE_RATIO
+    except ValueError:
+        ratio = MAX_INFLATE_RATIO
+    if ratio <= 0:
+        return None
+    return max(int(ratio * compressed), INFLATE_FLOOR)
+
+
 def _inflate(fh, size: int, progress: Progress | None, emit) -> list[str]:
-    """Inflate gzip member after member, handing each piece to ``emit``; returns warnings."""
+    """Inflate gzip member after member, handing each piece to ``emit``; returns warnings.
+
+    Stops with an error past ``inflate_limit``: a few MB of crafted gzip would otherwise fill
+    the memory or the disk (a 4 MB file reached 8 GB) before anything could be shown.
+    """
     warnings: list[str] = []
     produced = 0
+    limit = inflate_limit(size)
     inflater = _gzip_codec.decompressobj(_GZIP_WBITS)
     done = 0
     pending = b""
@@ -157,6 +183,11 @@ def _inflate(fh, size: int, progress: Progress | None, emit) -> list[str]:
             while True:  # bounded pieces: 8 MiB of gzip can inflate to 150 MB at once
                 piece = inflater.decompress(block, _BLOCK)
                 produced += len(piece)
+                if limit is not None and produced > limit:
+                    raise TraceLoadError(
+                        f"inflates to over {produced / size:,.0f}x its size ({produced >> 20:,} MiB from "
+                        f"{size / (1 << 20):,.1f} MiB): a gzip bomb? If the trace is real, load it with "
+                        f"--max-inflate 0 (or a higher ratio; default {MAX_INFLATE_RATIO})")
                 emit(piece)
                 if inflater.eof or not inflater.unconsumed_tail:
                     break
@@ -178,3 +209,18 @@ def _inflate(fh, size: int, progress: Progress | None, emit) -> list[str]:
     if not inflater.eof and not warnings:
         warnings.append("gzip stream ends early (file cut short); kept what was there")
     return warnings
+
+
+_EDGE = 64 << 10  # bytes hashed at each end of a file for its fingerprint
+
+
+def file_fingerprint(path: str | Path) -> tuple[int, int, str]:
+    """(size, mtime_ns, hash of the first and last 64 KiB): what tells a file changed since it was read."""
+    st = os.stat(path)
+    digest = hashlib.blake2b(digest_size=16)
+    with open(path, "rb") as fh:
+        digest.update(fh.read(_EDGE))
+        if st.st_size > _EDGE:
+            fh.seek(max(_EDGE, st.st_size - _EDGE))
+            digest.update(fh.read(_EDGE))
+    return st.st_size, st.st_mtime_ns, digest.hexdigest()

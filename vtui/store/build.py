@@ -42,6 +42,7 @@ class SourcePart:
     metadata: dict[str, Any]
     warnings: list[str]
     columns: Columns | None  # None once merged into the store
+    fingerprint: list[Any] = field(default_factory=list)  # see SourceInfo.fingerprint
 
 
 @dataclass
@@ -64,7 +65,8 @@ def build_store(parts: list[SourcePart], args_blob=None, progress: Callable[[flo
     ``progress`` gets the fraction done at a few milestones (the build of a big trace takes seconds)."""
     report = progress or (lambda _fraction: None)
     sources = [SourceInfo(path=p.path, label=p.label, form=p.form, repaired=p.repaired, events=len(p.columns),
-                          by_phase=p.columns.by_phase, metadata=p.metadata, warnings=p.warnings) for p in parts]
+                          by_phase=p.columns.by_phase, metadata=p.metadata, warnings=p.warnings,
+                          fingerprint=p.fingerprint) for p in parts]
     m = merge_sources(parts, args_blob)
     warnings: list[str] = []
     for part in parts:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -32,11 +33,13 @@ from vtui.io.argsfile import MappedBlob
 from vtui.store.store import SourceInfo, TraceStore
 from vtui.store.tables import CounterTable, FlowTable, InstantTable, SliceTable
 from vtui.store.tracks import Track
+from vtui.tempfiles import TempStats, disk_bytes, sweep, system_temp, temp_prefix, temps_in
 
-FORMAT = 5  # bump whenever what is stored changes: older entries are then rebuilt
+FORMAT = 6  # bump whenever what is stored changes: older entries are then rebuilt
 _EDGE = 64 << 10  # bytes hashed at each end of a file
 _TABLES = {"slices": SliceTable, "instants": InstantTable, "counters": CounterTable, "flows": FlowTable}
-_STALE_TEMP_S = 3600  # temp files older than this belong to no running load
+DEFAULT_LIMIT = 4_000_000_000  # bytes (see cache_limit): a 1 GB trace's entry is ~0.4 GB
+_KEY = re.compile(r"^[0-9a-f]{32}$")  # an entry's folder name; anything else in the folder is not ours
 # Every TraceStore field the cache writes and reads back (a test checks this is all of them,
 # so a new field cannot silently go missing from reopened stores).
 STORED_FIELDS = frozenset({"sources", "strings", "tracks", "slices", "instants", "counters", "flows", "args_blob",
@@ -49,13 +52,41 @@ def cache_root() -> Path:
 
 
 def work_dir() -> str | None:
-    """The cache folder, created if needed; None when it cannot be (then no caching)."""
+    """The cache folder, created if needed; None when it cannot be (then no caching).
+
+    Creates at most ``vtui`` and the folder holding it (``~/.cache``): under a HOME (or an
+    XDG_CACHE_HOME's parent) that does not exist, nothing is created and nothing cached.
+    """
     root = cache_root()
     try:
-        root.mkdir(parents=True, exist_ok=True)
+        if not root.parent.is_dir():
+            root.parent.mkdir(exist_ok=True)  # no parents=True: never a whole missing home
+        root.mkdir(exist_ok=True)
     except OSError:
         return None
-    return str(root) if os.access(root, os.W_OK) else None
+    if not os.access(root, os.W_OK):
+        return None
+    global _swept
+    if not _swept:  # once per process: what killed loads left behind
+        _swept = True
+        sweep([root, system_temp()])
+    return str(root)
+
+
+_swept = False
+
+
+def cache_limit() -> int:
+    """Bytes the cache may hold: ``VTUI_CACHE_MAX`` (``8GB``, ``500MB``; ``0``: only the newest entry),
+    else ``DEFAULT_LIMIT``. The least recently used entries go first."""
+    text = os.environ.get("VTUI_CACHE_MAX", "").strip()
+    if not text:
+        return DEFAULT_LIMIT
+    m = re.fullmatch(r"(\d+(?:\.\d*)?)\s*([kmgt]?i?b?)?", text.lower())
+    if m is None:
+        return DEFAULT_LIMIT
+    unit = (m.group(2) or "b").rstrip("b").rstrip("i")
+    return int(float(m.group(1)) * {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}[unit])
 
 
 def entry_key(files: list[Path]) -> str | None:
@@ -86,7 +117,7 @@ def save_entry(key: str, store: TraceStore) -> bool:
     blob = store.args_blob
     tmp: str | None = None
     try:
-        tmp = tempfile.mkdtemp(prefix=f".{key}.", suffix=".tmp", dir=root)
+        tmp = tempfile.mkdtemp(prefix=temp_prefix("entry"), suffix=".tmp", dir=root)
         arrays: dict[str, list] = {}
         columns = [(f"{table_name}.{f.name}.npy", np.ascontiguousarray(getattr(getattr(store, table_name), f.name)))
                    for table_name in _TABLES for f in dataclasses.fields(getattr(store, table_name))]
@@ -123,6 +154,7 @@ def save_entry(key: str, store: TraceStore) -> bool:
         tmp = None
         if moved:
             blob.path = str(final / "args.bin")  # the same open mapping, now under its final name
+        enforce_limit(keep=key)
         return True
     except (OSError, ValueError, TypeError, msgspec.EncodeError):
         return False
@@ -150,7 +182,9 @@ def open_entry(key: str, root: Path | None = None) -> TraceStore | None:
     if not meta_path.is_file():
         return None
     try:
-        return _open(folder, key, meta_path)
+        store = _open(folder, key, meta_path)
+        _touch(folder)
+        return store
     except (_Bad, OSError, ValueError, TypeError, KeyError, IndexError, msgspec.DecodeError):
         shutil.rmtree(folder, ignore_errors=True)
         return None
@@ -226,56 +260,105 @@ class EntryInfo:
     events: int
     disk_bytes: int
     created: float
+    used: float  # last opened or written (the LRU order)
+
+
+def _entry_folders(root: Path) -> list[Path]:
+    """vtui's own entries: folders named by a key, not links (a link may point anywhere)."""
+    try:
+        return sorted(p for p in root.iterdir() if _KEY.match(p.name) and not p.is_symlink() and p.is_dir())
+    except OSError:
+        return []
 
 
 def list_entries() -> list[EntryInfo]:
-    root = cache_root()
     out = []
-    if not root.is_dir():
-        return out
-    for folder in sorted(root.iterdir()):
+    for folder in _entry_folders(cache_root()):
         meta_path = folder / "meta.json"
-        if folder.name.startswith(".") or not meta_path.is_file():
-            continue
         try:
             meta = msgspec.json.decode(meta_path.read_bytes())
             trace, events, created = list(meta["trace"]), int(meta["events"]), float(meta["created"])
         except (OSError, ValueError, TypeError, KeyError, msgspec.DecodeError):
             trace, events, created = ["(unreadable entry)"], 0, 0.0
-        out.append(EntryInfo(folder.name, trace, events, _disk_bytes(folder), created))
+        out.append(EntryInfo(folder.name, trace, events, disk_bytes(folder), created, _used(folder)))
     return out
 
 
+def _used(folder: Path) -> float:
+    try:
+        return folder.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def _touch(folder: Path) -> None:
+    """Mark an entry used now (the folder's mtime; the LRU cap evicts the oldest)."""
+    try:
+        os.utime(folder)
+    except OSError:
+        pass
+
+
+def _remove_entry(folder: Path) -> int:
+    size = disk_bytes(folder)
+    try:
+        shutil.rmtree(folder)
+    except OSError:
+        return 0
+    return size
+
+
 def clear() -> tuple[int, int]:
-    """Delete every entry (and stale temp files); returns (entries, bytes) freed."""
+    """Delete every entry and orphaned temp file; returns (entries, bytes) freed. Nothing else
+    in the folder is touched (notes, a ``.git``, links and what they point to)."""
     root = cache_root()
     entries = freed = 0
-    if not root.is_dir():
-        return 0, 0
-    now = time.time()
-    for item in root.iterdir():
-        try:
-            if item.name.startswith("."):  # a temp file/folder: only when no load can still own it
-                if now - item.stat().st_mtime < _STALE_TEMP_S:
-                    continue
-            size = _disk_bytes(item) if item.is_dir() else item.stat().st_blocks * 512
-            if item.is_dir():
-                shutil.rmtree(item)
-                entries += not item.name.startswith(".")
-            else:
-                item.unlink()
+    for folder in _entry_folders(root):
+        size = _remove_entry(folder)
+        entries += bool(size)
+        freed += size
+    swept = sweep([root, system_temp()])
+    return entries, freed + swept.bytes
+
+
+def remove(paths: list[Path]) -> tuple[int, int]:
+    """Delete the entries of a trace (its current version, and any older one of the same
+    files); returns (entries, bytes) freed."""
+    wanted = sorted(str(p.resolve()) for p in paths)
+    key = entry_key(paths) if all(p.is_file() for p in paths) else None
+    entries = freed = 0
+    for info in list_entries():
+        if info.key == key or sorted(info.trace) == wanted:
+            size = _remove_entry(cache_root() / info.key)
+            entries += 1
             freed += size
-        except OSError:
-            continue
     return entries, freed
 
 
-def _disk_bytes(folder: Path) -> int:
-    """Blocks actually used (the args file may be sparse)."""
-    total = 0
-    for f in folder.iterdir():
-        try:
-            total += f.stat().st_blocks * 512
-        except OSError:
-            pass
-    return total
+def enforce_limit(keep: str | None = None, limit: int | None = None) -> tuple[int, int]:
+    """Evict least recently used entries until the cache fits ``limit`` (default
+    ``cache_limit()``); never ``keep`` (the entry just written). Returns (entries, bytes)."""
+    limit = cache_limit() if limit is None else limit
+    # Sizes and last use only (no meta.json read: it holds every string of the trace).
+    found = sorted(((_used(f), disk_bytes(f), f) for f in _entry_folders(cache_root())), key=lambda e: e[0])
+    total = sum(size for _, size, _ in found)
+    entries = freed = 0
+    for _, size, folder in found:
+        if total <= limit:
+            break
+        if folder.name == keep:  # the app maps the entry just written: it stays, whatever the limit
+            continue
+        freed += _remove_entry(folder)
+        total -= size
+        entries += 1
+    return entries, freed
+
+
+def temp_stats() -> TempStats:
+    """vtui temp files in the cache and temp folders (a running load's, or left by a killed one)."""
+    out = TempStats()
+    for folder in (cache_root(), system_temp()):
+        for path in temps_in(folder):
+            out.count += 1
+            out.bytes += disk_bytes(path)
+    return out

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import os
 import re
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from vtui.errors import TraceLoadError
+from vtui.errors import DISK_FULL, TraceLoadError
 from vtui.io.argsfile import ArgsFile
 from vtui.io.columns import ColumnSink
 from vtui.io.jsonscan import scan_trace
@@ -15,7 +16,7 @@ from vtui.io.memory import give_back_free_memory, load_memory_settings
 from vtui.io.nsys import FORM as NSYS_FORM
 from vtui.io.nsys import is_sqlite, read_nsys
 from vtui.io.parallel import ParallelDecode, can_fork_workers, check_not_bootstrapping, default_jobs
-from vtui.io.reader import GZIP_MAGIC, open_trace_data
+from vtui.io.reader import GZIP_MAGIC, file_fingerprint, open_trace_data, read_error
 from vtui.store import cache as trace_cache
 from vtui.store.build import SourcePart, build_store
 from vtui.store.store import TraceStore
@@ -84,12 +85,26 @@ def load_trace(path: str | os.PathLike, progress: Progress | None = None, cache:
     work_dir = trace_cache.work_dir() if key is not None else None
     if work_dir is None:
         key = None  # no writable cache folder: load without one
-    args = ArgsFile(work_dir)
+    args = None
     try:
+        args = ArgsFile(work_dir)
         with load_memory_settings():
             store = _load_files(path, files, progress, args, jobs, work_dir)
+    except OSError as exc:
+        if args is not None:
+            args.discard()
+        if exc.errno not in DISK_FULL:
+            raise
+        if work_dir is None:
+            raise TraceLoadError(f"{path}: no space left for the load's temp files in {tempfile.gettempdir()} "
+                                 f"({exc.strerror}); free some or point TMPDIR elsewhere") from None
+        # The cache folder's disk is full: the temp files go to the temp folder instead.
+        store = load_trace(path, progress, cache=False, jobs=jobs)
+        store.warnings.insert(0, f"the cache folder {work_dir} is full ({exc.strerror}): loaded without the cache")
+        return store
     except BaseException:
-        args.discard()
+        if args is not None:
+            args.discard()
         raise
     if key is not None:
         trace_cache.save_entry(key, store)
@@ -145,8 +160,14 @@ def _is_gzip(path: Path) -> bool:
 
 def _load_part(path: Path, read_progress: Progress, decode_progress: Progress, many: bool, args: ArgsFile,
                jobs: int, work_dir: str | None) -> SourcePart:
+    try:
+        fingerprint = list(file_fingerprint(path))  # before reading: export checks the file is still this one
+    except OSError as exc:
+        raise read_error(path, exc) from None
     if is_sqlite(path):
-        return _load_nsys(path, decode_progress, many, args, jobs)
+        part = _load_nsys(path, decode_progress, many, args, jobs)
+        part.fingerprint = fingerprint
+        return part
     if path.name.endswith((".nsys-rep", ".qdrep")):  # the report itself is a private format
         raise TraceLoadError(f"{path}: an Nsight Systems report; vtui reads its SQLite export: "
                              f"nsys export --type sqlite {path.name}")
@@ -164,11 +185,26 @@ def _load_part(path: Path, read_progress: Progress, decode_progress: Progress, m
             data.close()
         if spilled:
             os.unlink(data_path)
+    _check_unchanged(path, fingerprint)
     label = _label(path, result.metadata) if many else ""
     return SourcePart(
         path=str(path), label=label, form=result.form, repaired=result.repaired or bool(read_warnings),
         metadata=result.metadata, warnings=read_warnings + result.warnings, columns=sink.finish(),
+        fingerprint=fingerprint,
     )
+
+
+def _check_unchanged(path: Path, fingerprint: list) -> None:
+    """The file must still be the one that was read: one rewritten or cut while loading gives
+    events from two versions. (A plain file cut shorter while mapped can even end the process
+    with SIGBUS; its temp files are then swept by the next load, see vtui.tempfiles.)"""
+    try:
+        now = list(file_fingerprint(path))
+    except OSError:
+        now = []
+    if now != fingerprint:
+        raise TraceLoadError(f"{path}: changed while it was being loaded (written to, cut or replaced); "
+                             "load it again once it is complete")
 
 
 def _load_nsys(path: Path, progress: Progress, many: bool, args: ArgsFile, jobs: int) -> SourcePart:

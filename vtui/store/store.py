@@ -27,6 +27,7 @@ class SourceInfo:
     by_phase: dict[str, int]
     metadata: dict[str, Any]  # top-level keys other than traceEvents
     warnings: list[str] = field(default_factory=list)
+    fingerprint: list[Any] = field(default_factory=list)  # [size, mtime_ns, edge hash] when it was read
 
     @property
     def display_time_unit(self) -> str:

@@ -25,6 +25,7 @@ from vtui.io.reader import decoded_size
 from vtui.store import cache as trace_cache
 from vtui.store.load import load_trace, trace_files
 from vtui.store.store import TraceStore
+from vtui.tempfiles import temp_prefix
 
 PROCESS_THRESHOLD = 24 << 20  # bytes to decode
 _TRACKER_LOCK = threading.Lock()
@@ -40,7 +41,7 @@ def _child(path: str, out, cache: bool = True) -> None:
     try:
         private = None
         if not cache:  # a throw-away cache folder: the store still reaches the app by mmap, not a pipe
-            private = tempfile.mkdtemp(prefix="vtui-load-")
+            private = tempfile.mkdtemp(prefix=temp_prefix("load", os.getppid(), hidden=False))
             os.environ["XDG_CACHE_HOME"] = private  # this process only does this load
         store = load_trace(path, progress=lambda f: out.put(("progress", f)), cache=True)
         blob = store.args_blob

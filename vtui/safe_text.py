@@ -1,0 +1,79 @@
+"""Trace text made safe to show: control characters escaped, huge fields clipped.
+
+Trace names, categories, process names and file names are hostile input: an ESC or OSC sequence
+printed raw retitles the terminal, clears it or writes the clipboard (OSC 52), and a newline in a
+name breaks a table. Fields are made safe where text output is built (`safe_field`), and
+everything the CLI prints goes through `say` once more; UI code can call `escape_controls`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from typing import Any, TextIO
+
+# C0 (incl. ESC, BEL, NUL, tab, newline), DEL and C1 (U+0080-U+009F: 8-bit CSI/OSC/ST).
+_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f]")
+_CONTROLS_BUT_NEWLINE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f]")
+_JSON_UNSAFE = re.compile("[\x7f-\x9f]")  # json.dumps escapes C0 itself, not DEL or C1
+MAX_FIELD = 200  # characters of one name / cell shown in text output
+
+
+def _visible(match: re.Match[str]) -> str:
+    return f"\\x{ord(match.group()):02x}"
+
+
+def escape_controls(text: str, keep_newlines: bool = False) -> str:
+    """``"a\\x1b]0;x\\x07"`` -> ``"a\\\\x1b]0;x\\\\x07"``: every C0/C1 control character and DEL
+    as a visible ``\\xNN``. ``keep_newlines``: ``\\n`` stays (for whole multi-line outputs)."""
+    pattern = _CONTROLS_BUT_NEWLINE if keep_newlines else _CONTROLS
+    if pattern.search(text) is None:  # the common case: no copy
+        return text
+    return pattern.sub(_visible, text)
+
+
+def clip(text: str, limit: int = MAX_FIELD) -> str:
+    """At most ``limit`` characters: a longer text ends in ``…``."""
+    return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"
+
+
+def safe_field(text: Any, limit: int = MAX_FIELD) -> str:
+    """One value from a trace as a single safe line of at most ``limit`` characters."""
+    # Clip first (a 1 MB name costs nothing more), then escape (escapes may lengthen it a little).
+    return escape_controls(clip(str(text), limit))
+
+
+def json_text(value: Any) -> str:
+    """JSON for a terminal: lossless (the data round-trips), but no raw DEL/C1 byte in it."""
+    text = json.dumps(value, indent=2, ensure_ascii=False)
+    if _JSON_UNSAFE.search(text) is None:
+        return text
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: Any) -> Any:
+    """A CSV cell that a spreadsheet will not run as a formula: text starting with = + - @
+    (or tab / CR) gets a leading ``'``. Numbers stay numbers."""
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value
+
+
+def say(text: str, file: TextIO | None = None, lossless: bool = False) -> None:
+    """Print CLI output. ``lossless`` (CSV / JSON text meant for a file or a pipe): escaped only
+    when it goes to a terminal; anything else is always escaped (newlines kept)."""
+    out = sys.stdout if file is None else file
+    if not lossless or _isatty(out):
+        text = escape_controls(text, keep_newlines=True)
+    print(text, file=out)
+
+
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
