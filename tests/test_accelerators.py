@@ -206,12 +206,13 @@ def test_phases_below_python_frames_on_a_minimal_step(tmp_path: Path):
 
 
 def _raw_first_non_frames(events: list[dict], step_name: re.Pattern[str]) -> dict[str, int]:
-    """Plain stack nesting per thread; below each step, the first slices that are not
+    """Nesting by containment per CPU thread, in plain Python; below each step, the first slices that are not
     python_function frames, total ns by name."""
     origin = _origin(events)
     per_thread = defaultdict(list)
+    device = DEVICE_CATS | {"gpu_user_annotation"}  # the step mirrored onto a stream is not the step
     for e in events:
-        if e.get("ph") == "X" and e.get("dur", 0) > 0:
+        if e.get("ph") == "X" and e.get("dur", 0) > 0 and str(e.get("cat", "")).lower() not in device:
             a, b = _ns(origin, e)
             per_thread[(norm(e["pid"]), norm(e["tid"]))].append((a, -b, e["name"], e.get("cat")))
     out: dict[str, int] = defaultdict(int)
@@ -222,7 +223,9 @@ def _raw_first_non_frames(events: list[dict], step_name: re.Pattern[str]) -> dic
             b = -nb
             while stack and stack[-1][0] <= a:
                 stack.pop()
-            below_step = bool(stack) and stack[-1][1] in ("step", "frame below a step")
+            # The parent is the deepest open slice that fully contains this one.
+            parent = next((entry for entry in reversed(stack) if entry[0] >= b), None)
+            below_step = parent is not None and parent[1] in ("step", "frame below a step")
             if below_step and cat == "python_function":
                 state = "frame below a step"
             elif below_step:
@@ -234,13 +237,15 @@ def _raw_first_non_frames(events: list[dict], step_name: re.Pattern[str]) -> dic
     return dict(out)
 
 
-def test_phases_below_python_frames_on_a_real_trace():
-    """Llama forward frames of a transformers run as the steps: their direct children are frames."""
-    regex = r"modeling_llama\.py\(427\): forward"
-    store = load_trace(STACK)
+@pytest.mark.parametrize(("path", "regex"), [
+    (STACK, r"modeling_llama\.py\(427\): forward"),  # Llama forward frames: their children are frames
+    (QWEN, r"^ProfilerStep#\d+$"),  # a vLLM-image run with stacks: the step's children are frames
+], ids=["llama-forward-frames", "qwen-profiler-step"])
+def test_phases_below_python_frames_on_real_traces(path: Path, regex: str):
+    store = load_trace(path)
     st = analyse_steps(store, regex=regex)
-    assert st.count == 8 and st.phases and st.op_phases
-    raw = _raw_first_non_frames(raw_events(STACK), re.compile(regex))
+    assert st.count and st.phases and st.op_phases
+    raw = _raw_first_non_frames(raw_events(path), re.compile(regex))
     got = {p.name: p for p in st.op_phases if p.total_ns > 0}
     assert set(got) == set(raw)
     for name, p in got.items():  # each slice's µs -> ns rounding may differ by 1 ns per end

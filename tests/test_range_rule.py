@@ -8,7 +8,6 @@ import json
 from collections import Counter, defaultdict
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from tests.conftest import FIXTURES, SHARED_TRACES, raw_events
@@ -16,7 +15,7 @@ from vtui.analysis.aggregate import aggregate
 from vtui.analysis.insights import compute_insights
 from vtui.cli import main
 from vtui.store.load import load_trace
-from vtui.store.slicetime import range_slices, self_times
+from vtui.store.slicetime import range_slices
 
 # A 2021 PyTorch 1.9 Kineto trace: 636 zero-length FillFunctor kernels. Its first step is in fixtures/.
 KINETO_2021 = SHARED_TRACES / "public" / "kineto__worker0.1623143089861.pt.trace.json.gz"
@@ -161,27 +160,21 @@ def test_parquet_counts_and_self_time_match_stats_on_a_real_trace(tmp_path: Path
 # ---- self time: duration minus the union of the children ----------------------------------------
 def test_self_time_subtracts_overlapping_children_once(tmp_path: Path):
     """Two children of one parent that overlap each other (as partly overlapping record_function
-    ranges do): the parent's self time is its duration minus their union, never negative."""
+    ranges do): every path gives the parent its duration minus their union, never negative."""
     events = [{"ph": "X", "name": "parent", "ts": 0.0, "dur": 100.0, "pid": 1, "tid": 1},
               {"ph": "X", "name": "a", "ts": 10.0, "dur": 40.0, "pid": 1, "tid": 1},
-              {"ph": "X", "name": "b", "ts": 60.0, "dur": 30.0, "pid": 1, "tid": 1}]
+              {"ph": "X", "name": "b", "ts": 30.0, "dur": 40.0, "pid": 1, "tid": 1}]
     path = tmp_path / "t.json"
     path.write_text(json.dumps({"traceEvents": events}))
     store = load_trace(path, cache=False)
-    rows = np.arange(len(store.slices))
-    parent = int(next(r for r in rows if store.name(r) == "parent"))
-    child_b = int(next(r for r in rows if store.name(r) == "b"))
-    # Make "b" start inside "a" as far as self time is concerned: intervals are what count.
-    start = store.slices.start_ns.copy()
-    end = store.slices.end_ns.copy()
-    start[child_b], end[child_b] = 30_000, 70_000  # overlaps a (10–50 µs): union 10–70 µs = 60 µs
-    store.slices.parent[child_b] = parent
-    got = self_times(store, rows, start, end)
-    assert got[parent] == 100_000 - 60_000
-    # Clipped to a range, the same rule: parent 20–80 µs, children 20–50 and 30–70 → union 50 µs.
-    st, en = np.clip(start, 20_000, 80_000), np.clip(end, 20_000, 80_000)
-    assert self_times(store, rows, st, en)[parent] == 60_000 - 50_000
-    assert (self_times(store, rows, start, end) >= 0).all()
+    parent = next(r for r in range(len(store.slices)) if store.name(r) == "parent")
+    assert store.self_ns[parent] == 100_000 - 60_000  # union of 10–50 and 30–70 µs
+    for t0, t1, expected in ((0, 100_000, 40_000), (20_000, 80_000, 60_000 - 50_000)):
+        agg = {r.key: r.self_ns for r in aggregate(store, t0, t1).rows}
+        ops = {r.name: r.self_ns for r in compute_insights(store, t0, t1).ops.by_self}
+        rs = range_slices(store, t0, t1)
+        assert agg["parent"] == ops["parent"] == expected
+        assert (rs.self_ns >= 0).all() and (rs.self_ns <= rs.clip).all()
 
 
 def test_every_self_time_path_is_the_same_on_a_real_trace():

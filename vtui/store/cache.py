@@ -33,7 +33,7 @@ from vtui.store.store import SourceInfo, TraceStore
 from vtui.store.tables import CounterTable, FlowTable, InstantTable, SliceTable
 from vtui.store.tracks import Track
 
-FORMAT = 4  # bump whenever what is stored changes: older entries are then rebuilt
+FORMAT = 5  # bump whenever what is stored changes: older entries are then rebuilt
 _EDGE = 64 << 10  # bytes hashed at each end of a file
 _TABLES = {"slices": SliceTable, "instants": InstantTable, "counters": CounterTable, "flows": FlowTable}
 _STALE_TEMP_S = 3600  # temp files older than this belong to no running load

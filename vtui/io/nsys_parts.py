@@ -1,0 +1,173 @@
+"""Shared pieces of the Nsight Systems reader: the tables it knows, CUPTI enums and the names made
+from them, the string table (StringIds fetched only for the ids used), and groups of events
+turned into the columns the JSON decoder fills."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from vtui.io.columns import ArgsWriter, Columns
+from vtui.io.events import PH_CODE
+
+# Tables that mark a file as an nsys export (any one of them).
+_NSYS_TABLES = ("StringIds", "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS",
+                "TARGET_INFO_SESSION_START_TIME", "EXPORT_META_DATA", "META_DATA_EXPORT")
+_GPU_TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
+               "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION")
+_EVENT_TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
+                 "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS", "OSRT_API")
+
+# CUPTI / nsys enums (stable across versions; newer exports also ship them as ENUM_* tables).
+COPY_KIND = {1: "HtoD", 2: "DtoH", 3: "HtoA", 4: "AtoH", 5: "AtoA", 6: "AtoD", 7: "DtoA", 8: "DtoD", 9: "HtoH",
+             10: "PtoP", 11: "HtoD", 12: "DtoH", 13: "DtoD"}  # 11-13: unified memory migrations
+MEM_KIND = {0: "Pageable", 1: "Pinned", 2: "Device", 3: "Array", 4: "Managed", 5: "Device Static",
+            6: "Managed Static", 7: "Unknown"}
+SYNC_TYPE = {1: "Event Sync", 2: "Stream Wait Event", 3: "Stream Sync", 4: "Context Sync"}
+NVTX_MARK, NVTX_THREAD_NAME, NVTX_PUSH_POP, NVTX_START_END, NVTX_DOMAIN = 34, 39, 59, 60, 75
+
+_X, _B, _I, _M = PH_CODE["X"], PH_CODE["B"], PH_CODE["i"], PH_CODE["M"]
+_S, _F = PH_CODE["s"], PH_CODE["f"]
+_VERSION_SUFFIX = re.compile(r"_v\d+$")  # cudaLaunchKernel_v7000 -> cudaLaunchKernel (as Kineto names it)
+_MASK24 = 0xFFFFFF
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+@dataclass
+class _Group:
+    """Events of one kind from one table, as arrays (row i of each array is one event)."""
+
+    ph: np.ndarray
+    ts: np.ndarray  # float64 µs
+    dur: np.ndarray
+    name: np.ndarray  # int32 local string id
+    cat: np.ndarray
+    thread: np.ndarray  # int32 into thread keys
+    args_blob: bytes
+    args_len: np.ndarray
+    id_kind: np.ndarray | None = None
+    id_val: np.ndarray | None = None
+    bp: np.ndarray | None = None
+
+
+class _Strings:
+    """Local string table: nsys StringIds (fetched only for the ids used) and texts, interned."""
+
+    def __init__(self, con: sqlite3.Connection, has_ids: bool) -> None:
+        self.con = con
+        self.has_ids = has_ids
+        self.index: dict[str, int] = {}
+        self.missing_ids = 0
+
+    def one(self, text: str) -> int:
+        return self.index.setdefault(text, len(self.index))
+
+    def texts(self, values: Sequence[str]) -> np.ndarray:
+        """Intern many texts: a dict pass over the distinct ones, C-level maps over the rows."""
+        for v in dict.fromkeys(values):
+            self.index.setdefault(v, len(self.index))
+        return np.fromiter(map(self.index.__getitem__, values), dtype=np.int32, count=len(values))
+
+    def lookup(self, ids: np.ndarray, clean: Callable[[str], str] | None = None) -> np.ndarray:
+        """Local ids for StringIds ids (-1 or unknown: the empty name, counted)."""
+        uniq, inverse = np.unique(ids, return_inverse=True)
+        values = self.values_of(uniq[uniq >= 0].tolist())
+        counts = np.bincount(inverse.reshape(-1), minlength=len(uniq))
+        local = np.empty(len(uniq), dtype=np.int32)
+        for k, sid in enumerate(uniq.tolist()):
+            text = values.get(sid)
+            if text is None:
+                self.missing_ids += int(counts[k]) if sid >= 0 else 0
+                text = ""
+            local[k] = self.one(clean(text) if clean else text)
+        return local[inverse.reshape(-1)] if len(ids) else np.zeros(0, dtype=np.int32)
+
+    def values_of(self, ids: list[int]) -> dict[int, str]:
+        if not ids or not self.has_ids:
+            return {}
+        out: dict[int, str] = {}
+        step = 900  # below SQLite's smallest limit on bound parameters
+        for i in range(0, len(ids), step):
+            part = ids[i : i + step]
+            sql = f"SELECT id, value FROM StringIds WHERE id IN ({','.join('?' * len(part))})"
+            for sid, value in self.con.execute(sql, part):
+                out[sid] = _as_text(value)
+        return out
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return "" if value is None else str(value)
+
+
+def _distinct_rows(*columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct rows of parallel integer columns (as an (k, ncols) array) and each row's index
+    into them. One lexsort: ``np.unique(axis=0)`` sorts a void view and is ~10x slower."""
+    n = len(columns[0])
+    order = np.lexsort(columns[::-1])
+    stacked = np.stack([c[order] for c in columns], axis=1)
+    new = np.ones(n, dtype=bool)
+    new[1:] = (stacked[1:] != stacked[:-1]).any(axis=1)
+    group = np.cumsum(new) - 1
+    inverse = np.empty(n, dtype=np.int64)
+    inverse[order] = group
+    return stacked[new], inverse
+
+
+def _memset_name(codes: tuple) -> str:
+    return "Memset" if codes[0] < 0 else f"Memset ({MEM_KIND.get(codes[0], 'Unknown')})"
+
+
+def _memcpy_name(codes: tuple) -> str:
+    """Kineto's memcpy names: ``Memcpy HtoD (Pageable -> Device)``."""
+    kind, src, dst = codes
+    direction = COPY_KIND.get(kind, "Unknown")
+    if src < 0 and dst < 0:
+        return f"Memcpy {direction}"
+    return f"Memcpy {direction} ({MEM_KIND.get(src, 'Unknown')} -> {MEM_KIND.get(dst, 'Unknown')})"
+
+
+def to_columns(groups: list[_Group], strings: _Strings, thread_keys: dict, args: ArgsWriter | None) -> Columns:
+    """The groups, in order, as the columns the JSON decoder fills; args go to ``args`` (a file) if given."""
+    def cat(get, dtype) -> np.ndarray:
+        parts = [np.asarray(get(g), dtype=dtype) for g in groups]
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
+
+    def fill(attr: str, value, dtype):
+        return lambda g: getattr(g, attr) if getattr(g, attr) is not None else np.full(len(g.ts), value, dtype=dtype)
+
+    lens = cat(lambda g: g.args_len, np.int64)
+    offs = np.zeros(len(lens), dtype=np.int64)
+    if len(lens) > 1:
+        np.cumsum(lens[:-1], out=offs[1:])
+    blob = b"".join(g.args_blob for g in groups)
+    if args is not None:
+        offs += args.put(blob)
+        blob = b""
+    ph = cat(lambda g: g.ph, np.int8)
+    by_phase: dict[str, int] = {}
+    for p, code in (("X", _X), ("B", _B), ("i", _I), ("M", _M), ("s", _S), ("f", _F)):
+        count = int((ph == code).sum())
+        if count:
+            by_phase[p] = count
+    n = len(ph)
+    return Columns(
+        ph=ph, ts=cat(lambda g: g.ts, np.float64), dur=cat(lambda g: g.dur, np.float64),
+        name=cat(lambda g: g.name, np.int32), cat=cat(lambda g: g.cat, np.int32),
+        thread=cat(lambda g: g.thread, np.int32), args_off=offs, args_len=lens.astype(np.int32),
+        id_kind=cat(fill("id_kind", 0, np.int8), np.int8), id_val=cat(fill("id_val", 0, np.int64), np.int64),
+        scope=np.zeros(n, dtype=np.int8), bp_enclosing=cat(fill("bp", False, bool), bool), flow_v2=[],
+        strings=list(strings.index), thread_keys=list(thread_keys), ids=[], args_blob=blob,
+        by_phase=by_phase,
+    )

@@ -1,0 +1,419 @@
+"""The Nsight Systems reader: each table of an export read in bulk (SQL and numpy) into groups of
+events, launches joined to their GPU work by correlation id."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import numpy as np
+
+from vtui.errors import TraceLoadError
+from vtui.io.columns import ArgsWriter, Columns
+from vtui.io.nsys_meta import export_metadata, metadata_group
+from vtui.io.nsys_parts import (
+    _B,
+    _EVENT_TABLES,
+    _F,
+    _GPU_TABLES,
+    _I,
+    _MASK24,
+    _NSYS_TABLES,
+    _S,
+    _VERSION_SUFFIX,
+    _X,
+    NVTX_DOMAIN,
+    NVTX_MARK,
+    NVTX_PUSH_POP,
+    NVTX_START_END,
+    NVTX_THREAD_NAME,
+    SYNC_TYPE,
+    _as_text,
+    _distinct_rows,
+    _Group,
+    _memcpy_name,
+    _memset_name,
+    _quote,
+    _Strings,
+    to_columns,
+)
+from vtui.io.sqlbulk import NULL, Connections, fetch_ints, int_sql, json_objects
+
+Progress = Callable[[float], None]
+
+
+@dataclass
+class NsysResult:
+    columns: Columns
+    metadata: dict[str, Any]
+    warnings: list[str]
+
+
+@dataclass
+class Reader:
+    """One export being read: the tables' events gathered as groups, then turned into columns."""
+
+    con: sqlite3.Connection
+    cons: Connections
+    path: Path
+    args: ArgsWriter | None
+    progress: Progress | None
+    groups: list[_Group] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    thread_keys: dict[tuple[Any, Any], int] = field(default_factory=dict)
+    cols: dict[str, list[str]] = field(default_factory=dict)
+    cpu_pids: set[int] = field(default_factory=set)
+    cpu_threads: dict[int, tuple[int, int]] = field(default_factory=dict)  # globalTid -> (pid, tid)
+    gpu_tracks: dict[tuple, tuple[str, Any]] = field(default_factory=dict)  # (dev, pid, ctx, stream) -> key
+    launches: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=list)
+    gpu_work: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=list)
+    gpu_pid: bool = True  # every GPU table has globalPid
+    domains: dict[int, str] = field(default_factory=dict)  # NVTX domain id -> name
+    nvtx_thread_names: dict[int, str] = field(default_factory=dict)  # globalTid -> name (nvtxNameOsThread)
+
+    # ---- schema ----------------------------------------------------------------------
+    def _load_schema(self) -> None:
+        names = [r[0] for r in self.con.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")]
+        for name in names:
+            if isinstance(name, str):
+                self.cols[name] = [r[1] for r in self.con.execute(f"PRAGMA table_info({_quote(name)})")]
+        if not any(t in self.cols for t in _NSYS_TABLES):
+            raise TraceLoadError(f"{self.path}: an SQLite file, but not an Nsight Systems export "
+                                 "(no StringIds, CUPTI, NVTX or export metadata tables)")
+
+    def has(self, table: str, column: str) -> bool:
+        return column in self.cols.get(table, ())
+
+    def int_col(self, table: str, *columns: str, default: int = -1) -> str:
+        """SQL for the first of ``columns`` the table has, as an integer (NULL -> default)."""
+        found = [_quote(c) for c in columns if self.has(table, c)]
+        if not found:
+            return str(default)
+        inner = found[0] if len(found) == 1 else f"coalesce({', '.join(found)})"
+        return f"coalesce(CAST({inner} AS INTEGER), {default})"
+
+    def _gpid(self, table: str) -> str:
+        return self.int_col(table, "globalPid") if self.gpu_pid else "-1"
+
+    def _fetch(self, table: str, exprs: dict[str, str], args: Sequence[tuple[str, list[str]]] = (),
+               raw_args: Sequence[tuple[str, str]] = ()) -> dict[str, Any] | None:
+        """Integer columns of every row, in bulk (``exprs``: name -> SQL, never NULL), plus the
+        args fields (JSON key, columns; several columns make an array), kept NULL-aware.
+        Rows without a start or end are dropped, counted. None for an empty table."""
+        sql = list(exprs.values())
+        fields: list[tuple[str, int, int]] = []  # key, first column, column count
+        for key, columns in args:
+            present = [c for c in columns if self.has(table, c)]
+            if present:
+                fields.append((key, len(sql), len(present) if len(columns) > 1 else 0))
+                sql.extend(int_sql(_quote(c)) for c in present)
+        for key, expr in raw_args:
+            fields.append((key, len(sql), 0))
+            sql.append(expr)
+        values = fetch_ints(self.cons, _quote(table), sql)
+        if not len(values):
+            return None
+        ok = (values[:, 0] >= 0) & (values[:, 1] >= 0)  # start, end
+        if not ok.all():
+            self.notes.append(f"{int((~ok).sum()):,} {table} rows without a start or end (skipped)")
+        data: dict[str, Any] = {k: values[ok, i] for i, k in enumerate(exprs)}
+        data["args"] = [(key, values[ok, at] if width == 0 else values[ok, at : at + width])
+                        for key, at, width in fields]
+        data["keep"] = ok
+        return data
+
+    def _rows(self, sql: str) -> list[tuple]:
+        rows = self.con.execute(sql).fetchall()
+        return list(zip(*rows)) if rows else []
+
+    # ---- output ----------------------------------------------------------------------
+    def _add(self, group: _Group) -> None:
+        if len(group.ts):
+            self.groups.append(group)
+
+    def thread_id(self, key: tuple[Any, Any]) -> int:
+        return self.thread_keys.setdefault(key, len(self.thread_keys))
+
+    def _cpu_threads(self, gtids: np.ndarray) -> np.ndarray:
+        """Thread ids for globalTids: pid and tid unpacked, per distinct value."""
+        uniq, inverse = np.unique(gtids, return_inverse=True)
+        local = np.empty(len(uniq), dtype=np.int32)
+        for k, g in enumerate(uniq.tolist()):
+            pid, tid = (g >> 24) & _MASK24, g & _MASK24
+            self.cpu_threads[g] = (pid, tid)
+            self.cpu_pids.add(pid)
+            local[k] = self.thread_id((pid, tid))
+        return local[inverse.reshape(-1)] if len(gtids) else np.zeros(0, dtype=np.int32)
+
+    def _plan_gpu_tracks(self) -> None:
+        """A track per (device, stream); a stream number used by several processes or contexts
+        on one device gets one track per owner (stream ids are per context). Decided over all
+        GPU tables at once, so a kernel and a memcpy on one stream share its track."""
+        present = [t for t in _GPU_TABLES if t in self.cols]
+        # Old exports have no globalPid on GPU rows: then no table's is used (tracks and launch
+        # joins by device, stream and correlation id alone), so all tables agree.
+        self.gpu_pid = all(self.has(t, "globalPid") for t in present)
+        combos: set[tuple[int, int, int, int]] = set()
+        for table in present:
+            if table in self.cols:
+                sql = (f"SELECT DISTINCT {self.int_col(table, 'deviceId')}, {self._gpid(table)}, "
+                       f"{self.int_col(table, 'contextId')}, {self.int_col(table, 'streamId')} FROM {_quote(table)}")
+                combos.update(self.con.execute(sql).fetchall())
+        owners: dict[tuple[int, int], int] = {}
+        for d, _p, _c, s in combos:
+            owners[(d, s)] = owners.get((d, s), 0) + 1
+        for d, p, c, s in sorted(combos):
+            who = f"pid {(p >> 24) & _MASK24}, context {c}"
+            if s < 0:
+                tid: Any = "sync" if owners[(d, s)] == 1 else f"sync ({who})"
+            else:
+                tid = s if owners[(d, s)] == 1 else f"stream {s} ({who})"
+            self.gpu_tracks[(d, p, c, s)] = (f"GPU {d}", tid)
+
+    def _gpu_threads(self, dev: np.ndarray, gpid: np.ndarray, ctx: np.ndarray, stream: np.ndarray) -> np.ndarray:
+        if not len(dev):
+            return np.zeros(0, dtype=np.int32)
+        uniq, inverse = _distinct_rows(dev, gpid, ctx, stream)
+        local = np.array([self.thread_id(self.gpu_tracks.get(tuple(k)) or (f"GPU {k[0]}", k[3]))
+                          for k in uniq.tolist()], dtype=np.int32)
+        return local[inverse]
+
+    # ---- reading ---------------------------------------------------------------------
+    def read(self) -> NsysResult:
+        self._load_schema()
+        self.strings = _Strings(self.con, "StringIds" in self.cols)
+        missing = [t for t in _EVENT_TABLES if t not in self.cols]
+        self._plan_gpu_tracks()
+        steps = [self._kernels, self._memcpys, self._memsets, self._syncs, self._runtime, self._nvtx, self._osrt]
+        for k, step in enumerate(steps):
+            step()
+            if self.progress:
+                self.progress((k + 1) / (len(steps) + 2))
+        self._flows()
+        meta_group = metadata_group(self)
+        if missing:
+            self.notes.append(f"nsys export without {len(missing)} table(s) (none of those events): "
+                              + ", ".join(missing))
+        if self.strings.missing_ids:
+            self.notes.append(f"{self.strings.missing_ids:,} names pointed at no StringIds entry (shown empty)")
+        columns = to_columns([meta_group, *self.groups], self.strings, self.thread_keys, self.args)
+        if self.progress:
+            self.progress(1.0)
+        return NsysResult(columns, export_metadata(self), self.notes)
+
+    _GPU_ARGS = [("device", ["deviceId"]), ("context", ["contextId"]), ("stream", ["streamId"]),
+                 ("correlation", ["correlationId"])]
+
+    def _select_gpu(self, table: str, extra: dict[str, str], args: list[tuple[str, list[str]]],
+                    raw_args: Sequence[tuple[str, str]] = ()) -> dict[str, Any] | None:
+        if table not in self.cols:
+            return None
+        exprs = {"start": self.int_col(table, "start"), "end": self.int_col(table, "end"), "gpid": self._gpid(table), **extra}
+        data = self._fetch(table, exprs, [*self._GPU_ARGS, *args], raw_args)
+        if data is not None:  # the ids in the args, NULL there, -1 here
+            fields = dict(data["args"])
+            for key, arg in (("dev", "device"), ("ctx", "context"), ("stream", "stream"), ("corr", "correlation")):
+                values = fields.get(arg)
+                data[key] = np.full(len(data["start"]), -1, dtype=np.int64) if values is None else \
+                    np.where(values == NULL, -1, values)
+        return data
+
+    def _slices(self, data: dict[str, Any], names: np.ndarray, threads: np.ndarray, cat: str) -> None:
+        n = len(names)
+        blob, lens = json_objects(data["args"], n)
+        self._add(_Group(ph=np.full(n, _X, dtype=np.int8), ts=data["start"] / 1000.0,
+                         dur=(data["end"] - data["start"]) / 1000.0, name=names,
+                         cat=np.full(n, self.strings.one(cat), dtype=np.int32), thread=threads,
+                         args_blob=blob, args_len=lens))
+
+    def _gpu_group(self, data: dict[str, Any], names: np.ndarray, cat: str, work: bool) -> None:
+        threads = self._gpu_threads(data["dev"], data["gpid"], data["ctx"], data["stream"])
+        self._slices(data, names, threads, cat)
+        if work:  # the flow's f end binds where the activity starts, on its stream
+            self.gpu_work.append((data["gpid"], data["corr"], data["start"], threads))
+
+    def _kernels(self) -> None:
+        t = "CUPTI_ACTIVITY_KIND_KERNEL"
+        extra = {"name": self.int_col(t, "demangledName", "shortName", "mangledName")}
+        shared = [c for c in ("staticSharedMemory", "dynamicSharedMemory") if self.has(t, c)]
+        # Kineto's "shared memory" is static + dynamic
+        raw = [("shared memory", " + ".join(f"coalesce(CAST({_quote(c)} AS INTEGER), 0)" for c in shared))] if shared else []
+        data = self._select_gpu(t, extra, [("grid", ["gridX", "gridY", "gridZ"]), ("block", ["blockX", "blockY", "blockZ"]),
+                                           ("registers per thread", ["registersPerThread"])], raw)
+        if data is not None:
+            self._gpu_group(data, self.strings.lookup(data["name"]), "kernel", True)
+
+    def _memcpys(self) -> None:
+        t = "CUPTI_ACTIVITY_KIND_MEMCPY"
+        extra = {"kind": self.int_col(t, "copyKind"), "src": self.int_col(t, "srcKind"), "dst": self.int_col(t, "dstKind")}
+        data = self._select_gpu(t, extra, [("bytes", ["bytes"])])
+        if data is not None:
+            names = self._coded_names(np.stack([data["kind"], data["src"], data["dst"]], axis=1), _memcpy_name)
+            self._gpu_group(data, names, "gpu_memcpy", True)
+
+    def _memsets(self) -> None:
+        t = "CUPTI_ACTIVITY_KIND_MEMSET"
+        data = self._select_gpu(t, {"mem": self.int_col(t, "memKind", "memoryKind")}, [("bytes", ["bytes"]), ("value", ["value"])])
+        if data is not None:
+            self._gpu_group(data, self._coded_names(data["mem"][:, None], _memset_name), "gpu_memset", True)
+
+    def _syncs(self) -> None:
+        t = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"
+        data = self._select_gpu(t, {"type": self.int_col(t, "syncType")}, [("event", ["eventId"])])
+        if data is not None:
+            names = self._coded_names(data["type"][:, None], lambda k: SYNC_TYPE.get(k[0], "Synchronization"))
+            self._gpu_group(data, names, "cuda_sync", False)
+
+    def _coded_names(self, codes: np.ndarray, name_of: Callable[[tuple], str]) -> np.ndarray:
+        """Names made from a few enum columns: one string per distinct combination."""
+        if not len(codes):
+            return np.zeros(0, dtype=np.int32)
+        uniq, inverse = _distinct_rows(*codes.T)
+        local = np.array([self.strings.one(name_of(tuple(u))) for u in uniq.tolist()], dtype=np.int32)
+        return local[inverse]
+
+    def _runtime(self) -> None:
+        for table, cat in (("CUPTI_ACTIVITY_KIND_RUNTIME", "cuda_runtime"), ("CUPTI_ACTIVITY_KIND_DRIVER", "cuda_driver")):
+            if table not in self.cols:
+                continue
+            data = self._cpu_table(table, {"corr": self.int_col(table, "correlationId")},
+                                   [("correlation", ["correlationId"]), ("return value", ["returnValue"])],
+                                   clean=lambda s: _VERSION_SUFFIX.sub("", s), cat=cat)
+            if data is not None:
+                self.launches.append((data["gtid"], data["corr"], data["start"], data["thread"]))
+
+    def _osrt(self) -> None:
+        if "OSRT_API" in self.cols:
+            self._cpu_table("OSRT_API", {}, [("return value", ["returnValue"])], cat="osrt")
+
+    def name_exprs(self, table: str, id_columns: Sequence[str], text_columns: Sequence[str]) -> tuple[str, str]:
+        """(id SQL, text SQL) for a name that is a StringIds id in some versions and text in
+        others (a column may even hold either: its SQLite type decides)."""
+        ids = [c for c in id_columns if self.has(table, c)] + [c for c in text_columns if self.has(table, c)]
+        texts = [c for c in text_columns if self.has(table, c)]
+        id_sql = ("coalesce(" + ", ".join(f"CASE WHEN typeof({_quote(c)}) = 'integer' THEN {_quote(c)} END"
+                                           for c in ids) + ", -1)") if ids else "-1"
+        cases = [f"CASE WHEN typeof({_quote(c)}) = 'text' AND {_quote(c)} <> '' THEN {_quote(c)} END" for c in texts]
+        text_sql = "NULL" if not cases else cases[0] if len(cases) == 1 else f"coalesce({', '.join(cases)})"
+        return id_sql, text_sql
+
+    def resolve_names(self, ids: np.ndarray, texts: Sequence[Any] | None,
+               clean: Callable[[str], str] | None = None) -> np.ndarray:
+        local = self.strings.lookup(ids, clean)
+        if texts is not None:
+            arr = np.array(texts, dtype=object)
+            inline = np.flatnonzero(np.not_equal(arr, None))
+            if len(inline):
+                values = [_as_text(v) for v in arr[inline].tolist()] if clean is None else \
+                    [clean(_as_text(v)) for v in arr[inline].tolist()]
+                local[inline] = self.strings.texts(values)
+        return local
+
+    def _cpu_table(self, table: str, extra: dict[str, str], args: list[tuple[str, list[str]]],
+                   clean: Callable[[str], str] | None = None, cat: str = "cuda_runtime") -> dict[str, Any] | None:
+        """Calls on CPU threads (runtime, driver, OS runtime) as slices; returns their columns."""
+        id_sql, text_sql = self.name_exprs(table, ["nameId"], ["name"])
+        exprs = {"start": self.int_col(table, "start"), "end": self.int_col(table, "end"),
+                 "gtid": self.int_col(table, "globalTid"), "name": id_sql, **extra}
+        data = self._fetch(table, exprs, args)
+        if data is None:
+            return None
+        texts = None
+        if text_sql != "NULL" and self.con.execute(f"SELECT 1 FROM {_quote(table)} WHERE {text_sql} IS NOT NULL "
+                                                   "LIMIT 1").fetchone():
+            # Names written as text (some versions): fetched row by row, in the same rowid order.
+            texts = [r[0] for r in self.con.execute(f"SELECT {text_sql} FROM {_quote(table)} ORDER BY rowid")]
+            texts = [t for t, k in zip(texts, data["keep"].tolist()) if k]
+        data["thread"] = self._cpu_threads(data["gtid"])
+        self._slices(data, self.resolve_names(data["name"], texts, clean), data["thread"], cat)
+        return data
+
+    def _nvtx(self) -> None:
+        t = "NVTX_EVENTS"
+        if t not in self.cols:
+            return
+        id_sql, text_sql = self.name_exprs(t, ["textId"], ["text"])
+        cols = self._rows(f"SELECT {self.int_col(t, 'start')}, {self.int_col(t, 'end')}, {self.int_col(t, 'eventType')}, "
+                          f"{self.int_col(t, 'globalTid')}, {id_sql}, {self.int_col(t, 'domainId', default=0)}, {text_sql} "
+                          f"FROM {_quote(t)}")
+        if not cols:
+            return
+        start, end, kind, gtid, text_id, domain = (np.fromiter(c, dtype=np.int64, count=len(c)) for c in cols[:6])
+        texts = np.array(cols[6], dtype=object)
+        # Domain and thread names are definitions, not events (a few rows: plain Python).
+        for i in np.flatnonzero((kind == NVTX_DOMAIN) | (kind == NVTX_THREAD_NAME)).tolist():
+            text = _as_text(texts[i]) if texts[i] is not None else ""
+            if not text and text_id[i] >= 0:
+                text = self.strings.values_of([int(text_id[i])]).get(int(text_id[i]), "")
+            if kind[i] == NVTX_DOMAIN:
+                self.domains[int(domain[i])] = text
+            else:
+                self.nvtx_thread_names[int(gtid[i])] = text
+        ranges = np.isin(kind, [NVTX_PUSH_POP, NVTX_START_END]) & (start >= 0)
+        marks = (kind == NVTX_MARK) & (start >= 0)
+        rows = np.flatnonzero(ranges | marks)
+        if not len(rows):
+            return
+        names = self.resolve_names(text_id[rows], texts[rows].tolist())
+        threads = self._cpu_threads(gtid[rows])
+        is_range = ranges[rows]
+        closed = end[rows] >= start[rows]
+        ph = np.where(is_range, np.where(closed, _X, _B), _I).astype(np.int8)
+        open_ranges = int((is_range & ~closed).sum())
+        if open_ranges:
+            self.notes.append(f"{open_ranges:,} NVTX ranges were never ended (they run to the trace end)")
+        # args: the domain name, one JSON text per distinct domain.
+        dom = domain[rows]
+        uniq, inverse = np.unique(dom, return_inverse=True)
+        per = [msgspec.json.encode({"domain": self.domains.get(d, f"domain {d}")}) if d > 0 else b"" for d in uniq.tolist()]
+        per_len = np.array([len(p) for p in per], dtype=np.int32)
+        lens = per_len[inverse.reshape(-1)]
+        blob = b"".join(map(per.__getitem__, inverse.reshape(-1).tolist())) if per_len.any() else b""
+        self._add(_Group(ph=ph, ts=start[rows] / 1000.0,
+                         dur=np.where(is_range & closed, end[rows] - start[rows], 0) / 1000.0,
+                         name=names, cat=np.full(len(rows), self.strings.one("nvtx"), dtype=np.int32),
+                         thread=threads, args_blob=blob, args_len=lens))
+
+    # ---- flows -----------------------------------------------------------------------
+    def _flows(self) -> None:
+        """One s/f pair per GPU activity whose launching call is known (by correlation id within
+        its process); each pair its own id, so a call that starts many activities (a graph
+        launch, a cudaMemcpy in pieces) draws an arrow to each."""
+        if not self.launches or not self.gpu_work:
+            if self.gpu_work:
+                n = sum(len(w[0]) for w in self.gpu_work)
+                self.notes.append(f"{n:,} GPU activities have no runtime call (no runtime table)")
+            return
+        r_gtid, r_corr, r_start, r_thread = (np.concatenate(x) for x in zip(*self.launches))
+        g_gpid, g_corr, g_start, g_thread = (np.concatenate(x) for x in zip(*self.gpu_work))
+        with_pid = self.gpu_pid  # old exports: no globalPid on GPU rows, correlation ids alone
+        r_key = (((r_gtid >> 24) & _MASK24) << 32 | (r_corr & 0xFFFFFFFF)) if with_pid else r_corr
+        g_key = (((g_gpid >> 24) & _MASK24) << 32 | (g_corr & 0xFFFFFFFF)) if with_pid else g_corr
+        valid = np.flatnonzero(r_corr >= 0)
+        # Some exports hold a call twice under one correlation id (a wrapper record around the
+        # CUPTI one, on the same thread): the launch is the innermost, the one starting last.
+        order = np.lexsort((r_start[valid], r_key[valid]))
+        sorted_keys, sorted_rows = r_key[valid][order], valid[order]
+        pos = np.searchsorted(sorted_keys, g_key, side="right") - 1
+        hit = (pos >= 0) & (g_corr >= 0)
+        hit[hit] = sorted_keys[pos[hit]] == g_key[hit]
+        unmatched = int((~hit).sum())
+        if unmatched:
+            self.notes.append(f"{unmatched:,} GPU activities have no runtime call with their correlation id")
+        gpu_rows = np.flatnonzero(hit)
+        cpu_rows = sorted_rows[pos[gpu_rows]]
+        n = len(gpu_rows)
+        if not n:
+            return
+        ac2g = self.strings.one("ac2g")
+        ids = np.arange(n, dtype=np.int64)
+        for ph, ts, thread, bp in ((_S, r_start[cpu_rows], r_thread[cpu_rows], False),
+                                   (_F, g_start[gpu_rows], g_thread[gpu_rows], True)):
+            self._add(_Group(ph=np.full(n, ph, dtype=np.int8), ts=ts / 1000.0, dur=np.full(n, np.nan),
+                             name=np.full(n, ac2g, dtype=np.int32), cat=np.full(n, ac2g, dtype=np.int32),
+                             thread=thread.astype(np.int32), args_blob=b"", args_len=np.zeros(n, dtype=np.int32),
+                             id_kind=np.ones(n, dtype=np.int8), id_val=ids, bp=np.full(n, bp)))
