@@ -508,3 +508,14 @@ def test_self_time_fast_path_equals_the_store_rule():
             s[kids] = np.arange(len(kids)) * 50
             e[kids] = s[kids] + 40
         assert np.array_equal(_self_time(par, s, e), self_time(par, s, e))
+
+
+def test_table_leads_with_the_weight(capsys):
+    assert main(["tree", str(QWEN_PATH), "--weight", "gpu", "--depth", "2"]) == 0
+    head = capsys.readouterr().out.splitlines()[0].split()
+    assert head[:3] == ["GPU", "%", "range"] and head[3:6] == ["total", "self", "count"]
+    assert main(["tree", str(QWEN_PATH), "--inverted", "--depth", "2"]) == 0
+    head = capsys.readouterr().out.splitlines()[0]
+    assert head.split()[:2] == ["self", "time"] and head.count("self") == 1  # inverted: no chain-end column
+    inv = invert(build_tree(load_trace(QWEN_PATH)))
+    assert np.array_equal(inv.weight("self"), inv.total_ns)

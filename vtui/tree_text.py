@@ -56,14 +56,19 @@ def tree_lines(tree: CallTree, weight: str = "total", min_pct: float = 0.0, max_
         kids = tree.sorted_children(n, weight)
         return [int(k) for k in kids[keep[kids]]]
 
-    gpu = tree.gpu.present
-    head = ["total", "% range", "", "self"] + (["GPU"] if gpu else []) + ["count", "call path"]
+    # the weight first (with its % of the range and a bar), then the other measures
+    measures = [("total", "self time" if tree.inverted else "total", tree.total_ns)]
+    if not tree.inverted:  # inverted, "self" is where a caller chain ends: not worth a column
+        measures.append(("self", "self", tree.self_ns))
+    if tree.gpu.present:
+        measures.append(("gpu", "GPU", tree.gpu_ns))
+    first = next((m for m in measures if m[2] is w), measures[0])
+    others = [m for m in measures if m is not first]
+    head = [first[1], "% range", ""] + [m[1] for m in others] + ["count", "call path"]
     rows = []
     for node, depth in walk(children, children(-1), max_depth):
         frac = w[node] / span
-        cells = [fd(int(tree.total_ns[node])), f"{100.0 * frac:.1f}%", bar(frac), fd(int(tree.self_ns[node]))]
-        if gpu:
-            cells.append(fd(int(tree.gpu_ns[node])))
+        cells = [fd(int(w[node])), f"{100.0 * frac:.1f}%", bar(frac)] + [fd(int(m[2][node])) for m in others]
         cells += [f"{int(tree.count[node]):,}", indent(depth) + short(tree.names[node])]
         rows.append(cells)
     return _columns(head, rows)

@@ -87,7 +87,10 @@ class CallTree:
         return self.t1 - self.t0
 
     def weight(self, kind: str) -> np.ndarray:
-        """Per node: total, self or gpu (inclusive) time."""
+        """Per node: total, self or gpu (inclusive) time. Inverted, total and self both mean the
+        self time of the name through the node's caller chain (``total_ns``)."""
+        if self.inverted and kind == "self":
+            return self.total_ns
         return {"total": self.total_ns, "self": self.self_ns, "gpu": self.gpu_ns}[kind]
 
     def roots(self) -> np.ndarray:

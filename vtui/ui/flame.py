@@ -123,8 +123,12 @@ def tree_row_segments(tree: CallTree, node: int, depth: int, weight: str, scale:
     frac = w / scale if scale > 0 else 0.0
     kids = len(tree.children(node))
     marker = ("▾ " if expanded else "▸ ") if kids else "  "
-    cols = f"{fd(w):>10} {100.0 * w / max(tree.range_ns, 1):6.1f}%  self {fd(int(tree.self_ns[node])):>10}"
-    if tree.gpu.present:
+    cols = f"{fd(w):>10} {100.0 * w / max(tree.range_ns, 1):6.1f}%"
+    if weight != "total":
+        cols += f"  {'self time' if tree.inverted else 'total'} {fd(int(tree.total_ns[node])):>10}"
+    if weight != "self" and not tree.inverted:
+        cols += f"  self {fd(int(tree.self_ns[node])):>10}"
+    if tree.gpu.present and weight != "gpu":
         cols += f"  GPU {fd(int(tree.gpu_ns[node])):>10}"
     cols += f"  ×{int(tree.count[node]):<7,} "
     name = printable(tree.names[node])
