@@ -145,6 +145,24 @@ def test_export_of_a_folder_of_ranks_keeps_ranks_apart(tmp_path):
         export_range(store, FIXTURES / "ranks" / "x", 0, store.span_ns)
 
 
+def test_ranks_whose_names_differ_only_by_gz_export_to_two_files(tmp_path):
+    import gzip
+
+    ranks = tmp_path / "ranks"
+    ranks.mkdir()
+    one = [{"ph": "X", "name": "on_plain", "ts": 1, "dur": 2, "pid": 1, "tid": 1}]
+    two = [{"ph": "X", "name": "on_gz", "ts": 1, "dur": 3, "pid": 1, "tid": 1}]
+    (ranks / "r.json").write_text(json.dumps(one))
+    (ranks / "r.json.gz").write_bytes(gzip.compress(json.dumps(two).encode()))
+    store = load_trace(ranks)
+    out = tmp_path / "out"
+    export_range(store, out, 0, store.span_ns)
+    written = {p.name: [e["name"] for e in json.loads(p.read_text())["traceEvents"] if e.get("ph") == "X"]
+               for p in out.iterdir()}
+    assert sorted(sum(written.values(), [])) == ["on_gz", "on_plain"]  # no rank lost
+    assert len(written) == 2
+
+
 def test_export_file_mode_follows_umask_and_empty_range_is_refused(tmp_path):
     store = load_trace(QWEN)
     out = tmp_path / "m.json"

@@ -116,18 +116,37 @@ def export_range(store: TraceStore, out: str | Path, t0: int, t1: int, tracks: n
         check_unchanged(store.sources[src])
     if several:  # one file per rank, each exactly as written, so ranks with equal pids stay apart
         path.mkdir(exist_ok=True)
+    names = rank_file_names([store.sources[src].path for src in sources])
     for k, src in enumerate(sources):
         def report(frac: float, k: int = k) -> None:
             if progress:
                 progress((k + frac) / len(sources))
 
         source = store.sources[src]
-        name = Path(source.path).name.removesuffix(".gz")  # written as plain JSON
-        if name.endswith(".sqlite"):  # an Nsight Systems export, written out as a Chrome trace
-            name = name.removesuffix(".sqlite") + ".json"
-        target = path / name if several else path
+        target = path / names[k] if several else path
         atomic_write(target, partial(_write_trace, source, plan.ordinals[src], report))
     return plan
+
+
+def rank_file_names(paths: list[str]) -> list[str]:
+    """One distinct output name per rank file, written as plain JSON: ``r.json.gz`` -> ``r.json``,
+    ``r.sqlite`` -> ``r.json``. Ranks that would share a name (``r.json`` and ``r.json.gz`` in
+    one folder) keep their full source name before ``.json``, so no rank overwrites another."""
+    def plain(path: str) -> str:
+        name = Path(path).name.removesuffix(".gz")
+        return name.removesuffix(".sqlite") + ".json" if name.endswith(".sqlite") else name
+
+    names = [plain(p) for p in paths]
+    taken = {n: names.count(n) for n in names}
+    out: list[str] = []
+    for path, name in zip(paths, names):
+        if taken[name] > 1:
+            stem = Path(path).name.replace(".", "_")
+            name = f"{stem}.json"
+        while name in out:  # still equal (only by odd names): number them
+            name = f"{Path(name).stem}_{len(out)}.json"
+        out.append(name)
+    return out
 
 
 def check_unchanged(source: SourceInfo) -> None:
