@@ -21,7 +21,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from vtui.store.containment import containment_parents, depths, self_time  # noqa: E402
+from vtui.store.containment import containment_parents, depths, self_time
 
 
 def flat(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:

@@ -82,7 +82,7 @@ async def soak(path: Path, seconds: float, seed: int, sample_every: float) -> di
                     await pilot.press(*rng.choices(keys, weights, k=4))
                     presses += 4
             samples.append((round(time.perf_counter() - t0, 1), round(rss_mib(), 1)))
-    except Exception as exc:  # noqa: BLE001 — the point is to report it
+    except Exception as exc:
         result["crashed"] = True
         result["error"] = f"{type(exc).__name__}: {exc}"
         result["traceback"] = traceback.format_exc()

@@ -54,7 +54,7 @@ async def range_search_measure(pilot) -> None:
 
 
 async def shoot_compare(a: Path, b: Path, name: str, keys: list[str]) -> None:
-    from vtui.ui.compare import CompareApp  # noqa: PLC0415
+    from vtui.ui.compare import CompareApp
 
     app = CompareApp(a, b)
     async with app.run_test(size=(160, 44)) as pilot:
@@ -76,13 +76,13 @@ DIFF_ARGS = ["--depth", "4", "--min-pct", "0.3"]
 
 def shoot_tree_diff(a: Path, b: Path, name: str) -> None:
     """`vtui tree A --against B` as a terminal screenshot (Rich's SVG export of the text)."""
-    import contextlib  # noqa: PLC0415
-    import io  # noqa: PLC0415
+    import contextlib
+    import io
 
-    from rich.console import Console  # noqa: PLC0415
-    from rich.text import Text  # noqa: PLC0415
+    from rich.console import Console
+    from rich.text import Text
 
-    from vtui.cli import main as cli  # noqa: PLC0415
+    from vtui.cli import main as cli
 
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):

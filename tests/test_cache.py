@@ -245,7 +245,7 @@ def test_cache_rm_removes_one_trace_and_list_shows_sizes_and_temps(tmp_path, mon
     (cache.cache_root() / ".vtui-args-000000-1-x.tmp").write_bytes(b"x" * 5000)  # another host's, still young
     assert main(["cache", "list"]) == 0
     out = capsys.readouterr().out
-    assert "2 cache entries" in out and "KB" in out and "1 temp file" in out
+    assert "2 cache entries" in out and "KiB" in out and "1 temp file" in out
     assert main(["cache", "rm", str(a)]) == 0
     assert "removed 1 cache entry" in capsys.readouterr().out
     assert [e.trace for e in cache.list_entries()] == [[str(b.resolve())]]

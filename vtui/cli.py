@@ -52,7 +52,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.code
     except BrokenPipeError:
         return 0
-    except Exception as exc:  # noqa: BLE001 — last resort: a bug still gets one line, never a traceback
+    except Exception as exc:
         _error(f"vtui: error: internal error ({type(exc).__name__}: {exc}); please report it")
         return 1
 
@@ -99,12 +99,12 @@ def _run_app(args: list[str]) -> int:
     apply_inflate_argument(opts)
     if opts.other:
         return _run_compare(Path(opts.trace), Path(opts.other), cache=not opts.no_cache)
-    from vtui.demo import demo_trace_path  # noqa: PLC0415  (keep `vtui info` light)
+    from vtui.demo import demo_trace_path
 
     path = Path(opts.trace) if opts.trace else demo_trace_path()
     if not path.exists():
         raise TraceLoadError(f"{path}: no such file or directory")
-    from vtui.ui.app import VtuiApp  # noqa: PLC0415  (Textual loads only for the app)
+    from vtui.ui.app import VtuiApp
 
     app = VtuiApp(path, cache=not opts.no_cache)
     app.run()
@@ -115,7 +115,7 @@ def _run_compare(a: Path, b: Path, cache: bool = True) -> int:
     for path in (a, b):
         if not path.exists():
             raise TraceLoadError(f"{path}: no such file or directory")
-    from vtui.ui.compare import CompareApp  # noqa: PLC0415
+    from vtui.ui.compare import CompareApp
 
     app = CompareApp(a, b, cache=cache)
     app.run()

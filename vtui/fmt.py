@@ -19,6 +19,14 @@ def format_duration(ns: float, digits: int = 3) -> str:
     return f"{ns} ns"  # pragma: no cover
 
 
+def format_bytes(n: float) -> str:
+    """``1536`` -> ``1.5 KiB`` (binary units, as memory is reported)."""
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if abs(n) >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{int(n)} B"
+
+
 _PARSE_UNITS = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 
 

@@ -12,6 +12,7 @@ from vtui.analysis.memory import MemoryReport
 from vtui.analysis.ops import OpsReport, hint_for
 from vtui.analysis.python_overhead import PythonReport
 from vtui.analysis.steps import StepReport
+from vtui.fmt import format_bytes
 from vtui.fmt import format_duration as fd
 
 INFO, WARNING, HIGH = "info", "warning", "high"
@@ -35,13 +36,6 @@ class Finding:
 
     def to_dict(self) -> dict[str, str]:
         return asdict(self)
-
-
-def format_bytes(n: float) -> str:
-    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if abs(n) >= scale:
-            return f"{n / scale:.1f} {unit}"
-    return f"{int(n)} B"
 
 
 def step_findings(st: StepReport) -> list[Finding]:

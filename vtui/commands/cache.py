@@ -11,6 +11,8 @@ from __future__ import annotations
 import argparse
 import time
 
+from vtui.fmt import format_bytes
+
 HELP = "list, clear or rm TRACE: the index cache (reopening a trace from it skips parsing)"
 
 
@@ -21,11 +23,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(opts: argparse.Namespace) -> int:
-    from pathlib import Path  # noqa: PLC0415
+    from pathlib import Path
 
-    from vtui.errors import UsageError  # noqa: PLC0415
-    from vtui.safe_text import safe_field, say  # noqa: PLC0415
-    from vtui.store import cache  # noqa: PLC0415
+    from vtui.errors import UsageError
+    from vtui.safe_text import safe_field, say
+    from vtui.store import cache
 
     root = cache.cache_root()
     if (opts.action == "rm") != (opts.trace is not None):
@@ -60,8 +62,8 @@ def run(opts: argparse.Namespace) -> int:
 
 
 def _trace_files(path):
-    from vtui.errors import TraceLoadError  # noqa: PLC0415
-    from vtui.store.load import trace_files  # noqa: PLC0415
+    from vtui.errors import TraceLoadError
+    from vtui.store.load import trace_files
 
     try:
         return trace_files(path)
@@ -71,11 +73,3 @@ def _trace_files(path):
 
 def _entries(n: int) -> str:
     return f"{n} cache entr{'y' if n == 1 else 'ies'}"
-
-
-def format_bytes(n: float) -> str:
-    for unit in ("B", "KB", "MB", "GB"):
-        if n < 1000 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1000
-    return f"{n:.1f} GB"

@@ -25,11 +25,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(opts: argparse.Namespace) -> int:
-    from pathlib import Path  # noqa: PLC0415
+    from pathlib import Path
 
-    from vtui.analysis.export import export_range  # noqa: PLC0415
-    from vtui.atomic import check_output_folder, check_output_path  # noqa: PLC0415
-    from vtui.safe_text import say  # noqa: PLC0415
+    from vtui.analysis.export import export_range
+    from vtui.atomic import check_output_folder, check_output_path
+    from vtui.safe_text import say
 
     if opts.format == "parquet":
         return _run_parquet(opts)
@@ -44,12 +44,12 @@ def run(opts: argparse.Namespace) -> int:
 
 
 def _run_parquet(opts: argparse.Namespace) -> int:
-    from pathlib import Path  # noqa: PLC0415
+    from pathlib import Path
 
-    from vtui.commands import load_store  # noqa: PLC0415
-    from vtui.errors import UsageError  # noqa: PLC0415
-    from vtui.safe_text import say  # noqa: PLC0415
-    from vtui.store.parquet import check_parquet_output, write_parquet  # noqa: PLC0415
+    from vtui.commands import load_store
+    from vtui.errors import UsageError
+    from vtui.safe_text import say
+    from vtui.store.parquet import check_parquet_output, write_parquet
 
     if opts.range or opts.track:
         raise UsageError("--range and --track apply to JSON export; Parquet gets the whole trace")

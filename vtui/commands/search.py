@@ -30,9 +30,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(opts: argparse.Namespace) -> int:
-    from vtui.analysis.search import parse_query, search  # noqa: PLC0415
-    from vtui.fmt import format_duration  # noqa: PLC0415
-    from vtui.safe_text import json_text, safe_field, say  # noqa: PLC0415
+    from vtui.analysis.search import parse_query, search
+    from vtui.fmt import format_duration
+    from vtui.safe_text import json_text, safe_field, say
 
     if opts.time_limit < 0:
         raise UsageError("--time-limit must be 0 (no limit) or more seconds")

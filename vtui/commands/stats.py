@@ -23,10 +23,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(opts: argparse.Namespace) -> int:
-    from vtui.analysis.aggregate import aggregate, check_grouping  # noqa: PLC0415
-    from vtui.analysis.tables import aggregation_table  # noqa: PLC0415
-    from vtui.fmt import format_duration  # noqa: PLC0415
-    from vtui.safe_text import say  # noqa: PLC0415
+    from vtui.analysis.aggregate import aggregate, check_grouping
+    from vtui.analysis.tables import aggregation_table
+    from vtui.fmt import format_duration
+    from vtui.safe_text import say
 
     check_grouping(opts.by)  # before a possibly long load
     check_top(opts.top)

@@ -40,9 +40,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(opts: argparse.Namespace) -> int:
-    from vtui.analysis.calltree import build_tree, folded, invert, tree_dict  # noqa: PLC0415
-    from vtui.errors import UsageError  # noqa: PLC0415
-    from vtui.tree_text import handover_lines, summary_lines, tree_lines  # noqa: PLC0415
+    from vtui.analysis.calltree import build_tree, folded, invert, tree_dict
+    from vtui.errors import UsageError
+    from vtui.tree_text import handover_lines, summary_lines, tree_lines
 
     if opts.min_pct is not None and not 0 <= opts.min_pct <= 100:
         raise UsageError("--min-pct must be a percentage from 0 to 100")
@@ -57,9 +57,9 @@ def run(opts: argparse.Namespace) -> int:
     tree = build_tree(store, t0, t1, tracks, merge_counters=not opts.keep_counters)
     report = None
     if opts.handover:
-        from dataclasses import asdict  # noqa: PLC0415
+        from dataclasses import asdict
 
-        from vtui.analysis.handover import analyse_handover  # noqa: PLC0415
+        from vtui.analysis.handover import analyse_handover
 
         report = analyse_handover(store, tree)
     if opts.inverted:
@@ -84,9 +84,9 @@ def run(opts: argparse.Namespace) -> int:
 
 
 def _diff(opts: argparse.Namespace, tree_a, min_pct: float) -> int:
-    from vtui.analysis.calltree import build_tree, invert  # noqa: PLC0415
-    from vtui.analysis.calltree_diff import diff_dict, diff_trees  # noqa: PLC0415
-    from vtui.tree_text import diff_lines, summary_lines  # noqa: PLC0415
+    from vtui.analysis.calltree import build_tree, invert
+    from vtui.analysis.calltree_diff import diff_dict, diff_trees
+    from vtui.tree_text import diff_lines, summary_lines
 
     other = argparse.Namespace(**{**vars(opts), "trace": opts.against})
     store_b, t0, t1, tracks = load(other)
