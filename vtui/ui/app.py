@@ -62,6 +62,9 @@ class VtuiApp(App[int]):
     #main { height: 1fr; }
     #bottom { height: 1fr; }
     #bottom DetailsPanel { height: 1fr; border-top: none; }
+    /* Where the keys go must show at a glance, not as a one-step grey shift. */
+    BottomPanes:focus-within { border-top: heavy #61afef; }
+    TrackList:focus { border-right: heavy #61afef; }
     """
     BINDINGS = [
         _b("w", "zoom_in", "Zoom in", "view.zoom_in", show=True),
@@ -322,9 +325,12 @@ class VtuiApp(App[int]):
         self._act(lambda: self.view.clear())
 
     def action_tab(self, pane: str) -> None:
+        """1/2/3: show a bottom pane and give it the keys (the table's b/o/O need its focus)."""
         if self.view is not None:
             self.query_one("#bottom", TabbedContent).active = pane
             self._update()
+            # After the switch shows the pane: focus on a still-hidden widget would be moved off it.
+            self.call_after_refresh(self.query_one(_PANE_FOCUS[pane]).focus)
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         self._update()
@@ -487,6 +493,9 @@ class VtuiApp(App[int]):
                 yield SystemCommand(f"{b.id.split('.')[0]}: {b.description}", f"{b.description} ({b.key})",
                                     partial(self.run_action, b.action))
 
+
+# What 1/2/3 focus: the pane's own key target.
+_PANE_FOCUS = {"details": "DetailsPanel", "aggregation": "#agg-table", "measure": "#measure-pane"}
 
 # Actions of the app's own bindings (name without arguments): disabled under another screen.
 _VIEW_ACTIONS = frozenset(b.action.split("(")[0] for b in VtuiApp.BINDINGS if isinstance(b, Binding))

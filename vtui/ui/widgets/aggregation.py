@@ -24,6 +24,8 @@ class AggregationPane(Vertical):
     AggregationPane { height: 1fr; }
     AggregationPane > #agg-head { height: 1; color: #a0a4b0; }
     AggregationPane > Input { height: 1; border: none; padding: 0 1; background: #262a33; }
+    /* Input:focus draws a tall border, which in one row leaves no room for the typed text. */
+    AggregationPane > Input:focus { border: none; background: #34405a; }
     AggregationPane > DataTable { height: 1fr; }
     """
     BINDINGS = [

@@ -14,7 +14,7 @@ from vtui.store.store import TraceStore
 KEY_STYLE = "#8fa1b3"
 
 
-class DetailsPanel(Static):
+class DetailsPanel(Static, can_focus=True):
     DEFAULT_CSS = """
     DetailsPanel { height: 9; padding: 0 1; background: #20232a; border-top: solid #3a3f4b; overflow-y: auto; }
     """

@@ -13,7 +13,7 @@ KEY_STYLE = "#8fa1b3"
 MAX_TRACKS = 6  # per measurement, the busiest tracks between the marks
 
 
-class MeasurePane(Static):
+class MeasurePane(Static, can_focus=True):
     DEFAULT_CSS = """
     MeasurePane { height: 1fr; padding: 0 1; overflow-y: auto; }
     """

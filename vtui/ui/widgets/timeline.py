@@ -25,6 +25,7 @@ LABEL_DIM = Style(color="#6c7080", bgcolor="#262a33")
 RULER_STYLE = Style(color="#a0a4b0", bgcolor="#16181d")
 RANGE_STYLE = Style(color="#101216", bgcolor="#7fb3d5")  # the selected range on the ruler
 MARK_STYLE = Style(color="#101216", bgcolor="#ffd166", bold=True)  # measure mark A
+FOCUS_STYLE = Style(color="#101216", bgcolor="#61afef", bold=True)  # the ruler's head while the keys come here
 
 
 class Timeline(Widget, can_focus=True):
@@ -168,11 +169,18 @@ class Timeline(Widget, can_focus=True):
             if 0 <= x < w:
                 cells[x], styles[x] = "A", MARK_STYLE
         plot = [Segment(ch, st) for ch, st in zip(cells, styles)]
-        return Strip([Segment(head, LABEL_STYLE), Segment("│", LABEL_DIM), *plot], width).simplify()
+        head_style = FOCUS_STYLE if self.has_focus else LABEL_STYLE
+        return Strip([Segment(head, head_style), Segment("│", LABEL_DIM), *plot], width).simplify()
 
     def _x_of(self, t: int) -> int:
         v = self.view
         return int((t - v.t0) / v.span * self.plot_width) if v.span else 0
+
+    def on_focus(self) -> None:
+        self.refresh()  # the ruler's head shows the focus (rows come from the cache)
+
+    def on_blur(self) -> None:
+        self.refresh()
 
     # ---- mouse -------------------------------------------------------------------------
     def on_click(self, event: events.Click) -> None:
