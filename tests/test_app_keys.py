@@ -74,3 +74,48 @@ async def test_focus_is_clearly_visible(demo_store):
         await pilot.pause()
         assert not any(seg.style == FOCUS_STYLE for seg in timeline.render_line(0))
         assert bottom.styles.border_top != calm
+
+
+async def test_help_fits_80x24_scrolls_and_shows_glyphs(demo_store):
+    app = VtuiApp(demo_trace_path(), store=demo_store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("question_mark")
+        await pilot.pause()
+        box = app.screen.query_one("#help-scroll")
+        assert box.region.right <= 80 and box.region.bottom <= 24
+        text = str(app.screen.query_one("#help-text").render())
+        lines = text.splitlines()
+        assert not any(word in text for word in ("full stop", "square bracket", "question mark"))
+        for key in (".", ",", "]", "[", "/", "?", "tab", "space", "p", "b", "o", "O", "ctrl+p"):
+            assert any(line.split()[:1] == [key] or line.startswith(key + " ") for line in lines), key
+        assert box.max_scroll_y > 0
+        await pilot.press("pagedown")
+        await pilot.pause()
+        assert box.scroll_y > 0
+        await pilot.press("escape")
+        assert app.screen is app.screen_stack[0]
+
+
+async def test_help_is_per_screen(demo_store):
+    app = VtuiApp(demo_trace_path(), store=demo_store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        await pilot.press("i")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.press("question_mark")
+        await pilot.pause()
+        text = str(app.screen.query_one("#help-text").render())
+        assert "Insights" in text and "Step regex" in text
+        assert "Zoom in" not in text  # the timeline's keys do not act there
+
+
+async def test_palette_finds_actions_by_what_users_type(demo_store):
+    app = VtuiApp(demo_trace_path(), store=demo_store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        for word, action in (("step", "Insights"), ("gpu", "Insights"), ("sync", "Insights"),
+                             ("operator", "Aggregation"), ("export", "Export")):
+            assert any(word in t.lower() and action in t for t in titles), word

@@ -16,6 +16,7 @@ from textual.worker import Worker, WorkerState
 from vtui.errors import TraceLoadError, UsageError
 from vtui.fmt import format_duration, parse_time
 from vtui.store.store import TraceStore
+from vtui.ui.keys import EVERYWHERE, HelpSection, binding_rows, keys_glyphs
 from vtui.ui.loading import load_in_background
 from vtui.ui.screens import HelpScreen, PromptScreen, WarningsScreen
 from vtui.ui.view import ViewState
@@ -450,7 +451,7 @@ class VtuiApp(App[int]):
             self.push_screen(InsightsScreen(self.view.store, t0, t1, self.path.name, on_step=jump))
 
     def action_help(self) -> None:
-        self.push_screen(HelpScreen(self.key_rows()))
+        self.push_screen(HelpScreen(self.help_sections(self.screen)))
 
     def action_warnings(self) -> None:
         if self.store is not None:
@@ -459,12 +460,26 @@ class VtuiApp(App[int]):
     def action_quit(self) -> None:
         self.exit(return_code=1 if self.load_error else 0)
 
+    def help_sections(self, screen: Screen) -> list[HelpSection]:
+        """The keys of ``screen``: the timeline's in full, else that screen's own (insights, tree…)."""
+        if screen is not self.screen_stack[0]:
+            rows = binding_rows(screen.BINDINGS) + list(getattr(screen, "HELP_EXTRA", []))
+            return [(getattr(screen, "HELP_TITLE", type(screen).__name__), rows), ("Everywhere", EVERYWHERE)]
+        return [
+            ("Timeline", binding_rows(self.BINDINGS)),
+            ("Track list (shift+tab to reach it)", binding_rows(TrackList.BINDINGS) + [
+                ("↑ ↓", "Move between tracks"), ("enter", "Fold or unfold a process")]),
+            ("Aggregation table (2)", binding_rows(AggregationPane.BINDINGS) + [
+                ("↑ ↓", "Highlight the row's slices in the timeline"),
+                ("enter", "Jump to the row's longest slice"), ("click header", "Sort by that column")]),
+            ("Mouse", [("wheel", "Zoom at the mouse"), ("shift+wheel", "Pan"), ("click", "Select a slice"),
+                       ("drag", "Select a time range")]),
+            ("Prompts", [("enter", "Accept"), ("esc", "Cancel")]),
+            ("Everywhere", EVERYWHERE),
+        ]
+
     def key_rows(self) -> list[tuple[str, str]]:
-        rows = [(b.key.replace("_", " "), b.description) for b in self.BINDINGS if isinstance(b, Binding)]
-        rows += [(b.key, b.description) for b in TrackList.BINDINGS if isinstance(b, Binding)]
-        rows += [("tab / shift+tab", "Move focus between panes"), ("ctrl+p", "Command palette (every action)"),
-                 ("wheel / shift+wheel", "Zoom / pan at the mouse"), ("click", "Select a slice")]
-        return rows
+        return [row for _, rows in self.help_sections(self.screen_stack[0]) for row in rows]
 
     # ---- messages from widgets ------------------------------------------------------------
     def on_timeline_clicked(self, message: Timeline.Clicked) -> None:
@@ -490,9 +505,22 @@ class VtuiApp(App[int]):
         yield from super().get_system_commands(screen)
         for b in self.BINDINGS:
             if isinstance(b, Binding):
-                yield SystemCommand(f"{b.id.split('.')[0]}: {b.description}", f"{b.description} ({b.key})",
-                                    partial(self.run_action, b.action))
+                words = PALETTE_WORDS.get(b.id, "")
+                yield SystemCommand(f"{b.id.split('.')[0]}: {b.description}" + (f" — {words}" if words else ""),
+                                    f"{b.tooltip} (key {keys_glyphs(b.key)})", partial(self.run_action, b.action))
 
+
+# What people type in the palette for an action whose own name says otherwise.
+PALETTE_WORDS = {
+    "view.insights": "steps, phases, GPU idle, sync points, memory, operators, outliers",
+    "pane.aggregation": "top operators, kernels, table by name/category/track",
+    "search.find": "find slices by name or args",
+    "export.range": "save a slice of the trace",
+    "export.table": "save the operator table as CSV/JSON/Markdown",
+    "tracks.filter": "show only GPU streams / threads",
+    "view.goto": "jump to a time",
+    "measure.mark": "time between two events",
+}
 
 # What 1/2/3 focus: the pane's own key target.
 _PANE_FOCUS = {"details": "DetailsPanel", "aggregation": "#agg-table", "measure": "#measure-pane"}

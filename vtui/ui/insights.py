@@ -54,6 +54,9 @@ class InsightsScreen(Screen[None]):
     #ins-body > Static { margin-bottom: 1; }
     #ins-plot { height: auto; max-height: 20; margin-bottom: 1; background: #1b1d23; border: none; }
     """
+    HELP_TITLE = "Insights (i)"
+    HELP_EXTRA = [("↑ ↓ enter", "In a list (steps, GPU gaps, outliers): pick one and jump to it in the timeline"),
+                  ("PgUp PgDn", "Scroll the findings")]
     BINDINGS = [
         Binding("escape,i,q", "close", "Back", id="insights.close", tooltip="Back to the timeline"),
         Binding("r", "step_regex", "Step regex", id="insights.step", tooltip="Set the regex that finds steps"),
