@@ -119,3 +119,20 @@ async def test_palette_finds_actions_by_what_users_type(demo_store):
         for word, action in (("step", "Insights"), ("gpu", "Insights"), ("sync", "Insights"),
                              ("operator", "Aggregation"), ("export", "Export")):
             assert any(word in t.lower() and action in t for t in titles), word
+
+
+async def test_ruler_and_status_readable_at_deep_zoom(qwen_store):
+    app = VtuiApp(QWEN, store=qwen_store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        v = app.view
+        t = int(qwen_store.span_ns * 0.8)
+        v.set_window(t, t + 2_000)
+        app._update()
+        await pilot.pause()
+        ruler = "".join(seg.text for seg in app.query_one(Timeline).render_line(0))
+        ticks = [part.split()[0] for part in ruler.split("┼")[1:-1]]  # the last may be cut at the edge
+        assert len(ticks) >= 3 and len(set(ticks)) == len(ticks), ruler
+        status = str(app.query_one("#status").render())
+        window = status.split(" · ")[0]
+        assert "+2 µs" in window and window.count(".") == 1 and len(window.split(".")[1].split()[0]) >= 4, status

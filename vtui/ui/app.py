@@ -19,6 +19,7 @@ from vtui.store.store import TraceStore
 from vtui.ui.keys import EVERYWHERE, HelpSection, binding_rows, keys_glyphs
 from vtui.ui.loading import load_in_background
 from vtui.ui.screens import HelpScreen, PromptScreen, WarningsScreen
+from vtui.ui.timefmt import window_text
 from vtui.ui.view import ViewState
 from vtui.ui.widgets.aggregation import AggregationPane
 from vtui.ui.widgets.details import DetailsPanel
@@ -195,7 +196,7 @@ class VtuiApp(App[int]):
         v = self.view
         self._refresh_panes()
         warnings = len(v.store.warnings)
-        parts = [f"window {format_duration(v.t0)} – {format_duration(v.t1)} ({format_duration(v.span)})",
+        parts = [f"window {window_text(v.t0, v.t1)}",
                  f"zoom ×{max(v.store.span_ns, 1) / max(v.span, 1):,.1f}", f"{len(v.rows)} rows"]
         if v.range:
             parts.append(f"range {format_duration(v.range[0])} – {format_duration(v.range[1])}"

@@ -24,6 +24,7 @@ from vtui.fmt import format_duration as fd
 from vtui.store.store import TraceStore
 from vtui.tabular import Table
 from vtui.ui.loading import load_in_background
+from vtui.ui.timefmt import window_text
 from vtui.ui.view import ViewState
 from vtui.ui.widgets.timeline import Timeline
 
@@ -51,7 +52,7 @@ class TracePane(Vertical):
 
     def _title(self) -> str:
         return (f"{self.tag} · {self.path.name} · {self.store.event_count:,} events · {fd(self.store.span_ns)} · "
-                f"window {fd(self.view.t0)} – {fd(self.view.t1)}")
+                f"window {window_text(self.view.t0, self.view.t1)}")
 
     def refresh_view(self) -> None:
         self.query_one(".pane-title", Static).update(self._title())

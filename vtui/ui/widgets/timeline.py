@@ -16,6 +16,7 @@ from textual.widget import Widget
 from vtui.fmt import format_duration
 from vtui.store.tracks import COUNTER
 from vtui.ui.render import EMPTY, counter_segments, instant_segments, lane_segments
+from vtui.ui.timefmt import tick_labels, tick_times
 from vtui.ui.view import ViewState
 
 LABEL_WIDTH = 22
@@ -149,16 +150,17 @@ class Timeline(Widget, can_focus=True):
         w = self.plot_width
         step = nice_step(v.span / max(w / 14, 1))
         cells = [" "] * w
-        first = math.ceil(v.t0 / step) * step
-        t = first
-        while t <= v.t1:
+        ticks = tick_times(v.t0, v.t1, step)
+        anchor, labels = tick_labels(ticks, step)
+        for t, text in zip(ticks, labels):
             x = self._x_of(t)
-            label = "┼" + format_duration(t, 3).replace(" ", "")
-            for i, ch in enumerate(label):
+            for i, ch in enumerate("┼" + text):
                 if 0 <= x + i < w:
                     cells[x + i] = ch
-            t += step
-        head = f" {format_duration(v.span, 2)} shown".ljust(LABEL_WIDTH)[:LABEL_WIDTH]
+        # Deep in a long trace the ticks differ only in far digits: the head then holds the
+        # anchor time the "+offset" ticks count from.
+        head = f" @{anchor}" if anchor else f" {format_duration(v.span, 2)} shown"
+        head = head.ljust(LABEL_WIDTH)[:LABEL_WIDTH]
         styles = [RULER_STYLE] * w
         if v.range is not None:  # the range as a band on the ruler
             a, b = (self._x_of(t) for t in v.range)
