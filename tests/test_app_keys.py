@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from textual.widgets import DataTable, Input
 
@@ -9,6 +10,7 @@ from tests.conftest import FIXTURES
 from vtui.demo import demo_trace_path
 from vtui.store.load import load_trace
 from vtui.ui.app import VtuiApp
+from vtui.ui.view import LANE_CAP
 from vtui.ui.widgets.aggregation import AggregationPane
 from vtui.ui.widgets.details import DetailsPanel
 from vtui.ui.widgets.timeline import FOCUS_STYLE, Timeline
@@ -136,3 +138,55 @@ async def test_ruler_and_status_readable_at_deep_zoom(qwen_store):
         status = str(app.query_one("#status").render())
         window = status.split(" · ")[0]
         assert "+2 µs" in window and window.count(".") == 1 and len(window.split(".")[1].split()[0]) >= 4, status
+
+
+STACK = FIXTURES / "hf_llama_stack.json.gz"  # a Python thread 41 stack rows deep
+
+
+@pytest.fixture(scope="module")
+def stack_store():
+    return load_trace(STACK)
+
+
+async def test_track_list_hides_itself_on_narrow_terminals(demo_store):
+    app = VtuiApp(demo_trace_path(), store=demo_store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        tracks, timeline = app.query_one("#tracks"), app.query_one(Timeline)
+        assert not tracks.display and timeline.size.width >= 78
+        assert timeline.plot_width >= 60  # the label column shrinks too
+        await pilot.press("T")
+        await pilot.pause()
+        assert tracks.display
+        await pilot.press("T")
+        await pilot.pause()
+        assert not tracks.display
+    app = VtuiApp(demo_trace_path(), store=demo_store)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        assert app.query_one("#tracks").display
+
+
+async def test_deep_stack_track_folds_to_a_few_rows(stack_store):
+    app = VtuiApp(STACK, store=stack_store)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        v = app.view
+        deep = max(stack_store.tracks, key=lambda t: t.lanes)
+        assert deep.lanes > 30
+        rows = [r for r in v.rows if r.track == deep.id and r.lane >= 0]
+        assert len(rows) == LANE_CAP and rows[-1].more == deep.lanes - LANE_CAP
+        gpu = [t for t in stack_store.tracks if t.kind == "gpu"]
+        timeline = app.query_one(Timeline)
+        # Every track now starts within the first screen of rows (the GPU stream is not buried).
+        assert all(v.rows.index(next(r for r in v.rows if r.track == t.id)) < timeline.size.height for t in gpu)
+        text = "".join(seg.text for y in range(timeline.size.height) for seg in timeline.render_line(y))
+        assert f"+{deep.lanes - LANE_CAP} rows" in text
+        s = stack_store.slices
+        deepest = int(np.flatnonzero((s.track == deep.id) & (s.lane > LANE_CAP) & (s.parent >= 0))[0])
+        v.select(deepest)  # selecting into the folded rows unfolds them
+        assert v.row_of_selection() >= 0
+        assert len([r for r in v.rows if r.track == deep.id and r.lane >= 0]) == deep.lanes
+        await pilot.press("c")  # fold again: the selection moves up to a shown row
+        assert len([r for r in v.rows if r.track == deep.id and r.lane >= 0]) == LANE_CAP
+        assert v.selected >= 0 and v.row_of_selection() >= 0

@@ -20,7 +20,7 @@ from vtui.ui.keys import EVERYWHERE, HelpSection, binding_rows, keys_glyphs
 from vtui.ui.loading import load_in_background
 from vtui.ui.screens import HelpScreen, PromptScreen, WarningsScreen
 from vtui.ui.timefmt import window_text
-from vtui.ui.view import ViewState
+from vtui.ui.view import LANE_CAP, ViewState
 from vtui.ui.widgets.aggregation import AggregationPane
 from vtui.ui.widgets.details import DetailsPanel
 from vtui.ui.widgets.footer import Footer
@@ -29,6 +29,7 @@ from vtui.ui.widgets.timeline import Timeline
 from vtui.ui.widgets.tracklist import TrackList
 
 ZOOM_STEP = 0.6
+NARROW = 110  # columns below which the track list hides itself (the timeline needs the room)
 PAN_STEP = 0.2
 
 
@@ -100,6 +101,10 @@ class VtuiApp(App[int]):
         _b("e", "export_range", "Export range as trace JSON", "export.range", show=True),
         _b("x", "export_table", "Export the aggregation table", "export.table"),
         _b("t,ctrl+f", "filter", "Filter tracks", "tracks.filter", show=True),
+        _b("T", "toggle_tracklist", "Show/hide the track list", "tracks.list",
+           tooltip="Show or hide the track list (hidden by itself below 110 columns)"),
+        _b("c", "collapse", "Fold/unfold the selected track's rows", "tracks.collapse",
+           tooltip=f"Deep stacks show {LANE_CAP} rows and '+N rows' until unfolded"),
         _b("pageup", "rows_up", "Scroll rows up", "view.rows_up"),
         _b("pagedown", "rows_down", "Scroll rows down", "view.rows_down"),
         _b("i", "insights", "Insights", "view.insights", tooltip="Steps, operators, GPU, memory: findings with hints"),
@@ -116,6 +121,7 @@ class VtuiApp(App[int]):
         self.view: ViewState | None = None
         self.load_error: str | None = None
         self._agg_key: tuple | None = None  # inputs of the aggregation table now shown
+        self.tracklist_wanted: bool | None = None  # None: shown from NARROW columns up; T decides
 
     # ---- layout and loading ---------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -182,7 +188,42 @@ class VtuiApp(App[int]):
         self.call_after_refresh(self._after_show)
 
     def _after_show(self) -> None:
+        self._fit_tracklist()
         self.query_one(Timeline).focus()
+        self._update()
+
+    def on_resize(self) -> None:
+        self._fit_tracklist()
+
+    def _fit_tracklist(self) -> None:
+        for tracks in self.query(TrackList):
+            wanted = self.tracklist_wanted
+            tracks.display = self.size.width >= NARROW if wanted is None else wanted
+
+    def action_toggle_tracklist(self) -> None:
+        for tracks in self.query(TrackList):
+            self.tracklist_wanted = not tracks.display
+            self._fit_tracklist()
+            if not tracks.display and tracks.has_focus:
+                self.query_one(Timeline).focus()
+
+    def action_collapse(self) -> None:
+        v = self.view
+        if v is None:
+            return
+        if v.selected < 0:
+            self.notify("Select a slice on the track to fold or unfold", timeout=2)
+            return
+        track = int(v.store.slices.track[v.selected])
+        if v.store.tracks[track].lanes <= v.lane_cap + 1:
+            self.notify("This track has no rows to fold", timeout=2)
+            return
+        v.toggle_expanded(track)
+        if v.row_of_selection() < 0:  # folded away: the selection moves to the last shown row, same time
+            s = v.store.slices
+            at = int(s.start_ns[v.selected])
+            lo, hi = v.store.index.lane_window(track, v.lane_cap - 1, at, at + 1)
+            v.selected = lo if hi > lo else -1
         self._update()
 
     # ---- state -> widgets -----------------------------------------------------------------

@@ -17,6 +17,7 @@ from vtui.store.store import TraceStore
 from vtui.store.tracks import COUNTER, Track
 
 MIN_SPAN_NS = 100  # deepest zoom: 100 ns across the timeline
+LANE_CAP = 12  # rows a deep (Python-stack) track gets until expanded: the GPU streams stay in sight
 
 
 @dataclass(frozen=True)
@@ -24,6 +25,7 @@ class Row:
     track: int
     lane: int  # -1: the track's instants / counter row
     first: bool  # first row of its track (where the label goes)
+    more: int = 0  # on a collapsed track's last row: how many lanes are folded away
 
 
 @dataclass
@@ -35,6 +37,8 @@ class ViewState:
     filter_text: str = ""
     hidden: set[int] = field(default_factory=set)
     pinned: list[int] = field(default_factory=list)
+    lane_cap: int = LANE_CAP
+    expanded: set[int] = field(default_factory=set)  # tracks shown with every lane
     rows: list[Row] = field(default_factory=list)
     range: tuple[int, int] | None = None  # selected time range (ns from the trace start)
     highlight: np.ndarray | None = None  # bool per slice: search matches or an aggregation row's slices
@@ -114,8 +118,9 @@ class ViewState:
         rows: list[Row] = []
         for t in self.visible_tracks():
             n = 0
-            for lane in range(t.lanes):
-                rows.append(Row(t.id, lane, n == 0))
+            shown = t.lanes if t.id in self.expanded or t.lanes <= self.lane_cap + 1 else self.lane_cap
+            for lane in range(shown):
+                rows.append(Row(t.id, lane, n == 0, t.lanes - shown if lane == shown - 1 else 0))
                 n += 1
             if t.instant_count or t.kind == COUNTER:
                 rows.append(Row(t.id, -1, n == 0))
@@ -123,6 +128,13 @@ class ViewState:
 
     def toggle_hidden(self, track: int) -> None:
         self.hidden.symmetric_difference_update({track})
+        self.rebuild_rows()
+
+    def is_collapsed(self, track: int) -> bool:
+        return track not in self.expanded and self.store.tracks[track].lanes > self.lane_cap + 1
+
+    def toggle_expanded(self, track: int) -> None:
+        self.expanded.symmetric_difference_update({track})
         self.rebuild_rows()
 
     def toggle_pinned(self, track: int) -> None:
@@ -147,6 +159,9 @@ class ViewState:
         self.selected = row
         if row >= 0:
             s = self.store.slices
+            track = int(s.track[row])
+            if s.lane[row] >= self.lane_cap and self.is_collapsed(track):  # a slice in folded lanes unfolds them
+                self.toggle_expanded(track)
             a, b = int(s.start_ns[row]), int(s.end_ns[row])
             if b < self.t0 or a > self.t1:  # bring it into view, keeping the zoom
                 self.go_to((a + b) // 2)

@@ -98,12 +98,17 @@ class Timeline(Widget, can_focus=True):
 
     # ---- drawing -----------------------------------------------------------------------
     @property
+    def label_width(self) -> int:
+        """Narrow timelines give the label column less, so the plot keeps most of the width."""
+        return LABEL_WIDTH if self.size.width >= 100 else max(10, min(LABEL_WIDTH, self.size.width // 5))
+
+    @property
     def plot_width(self) -> int:
-        return max(self.size.width - LABEL_WIDTH - 1, 1)
+        return max(self.size.width - self.label_width - 1, 1)
 
     def time_at_x(self, x: int) -> float:
         v = self.view
-        return v.t0 + (x - LABEL_WIDTH - 1) / self.plot_width * v.span
+        return v.t0 + (x - self.label_width - 1) / self.plot_width * v.span
 
     def render_line(self, y: int) -> Strip:
         width = self.size.width
@@ -129,11 +134,13 @@ class Timeline(Widget, can_focus=True):
         track = self.view.store.tracks[row.track]
         if row.first:
             text = f"{track.process_title} › {track.title}" if track.kind != COUNTER else f"{track.title}"
-            text = text if len(text) <= LABEL_WIDTH else "…" + text[-(LABEL_WIDTH - 1):]
+            text = text if len(text) <= self.label_width else "…" + text[-(self.label_width - 1):]
             style = LABEL_STYLE
+        elif row.more:  # a collapsed deep track: say what is folded and how to unfold it
+            text, style = f"  +{row.more} rows (c)", LABEL_DIM
         else:
             text, style = "", LABEL_DIM
-        return [Segment(text.ljust(LABEL_WIDTH)[:LABEL_WIDTH], style), Segment("│", LABEL_DIM)]
+        return [Segment(text.ljust(self.label_width)[:self.label_width], style), Segment("│", LABEL_DIM)]
 
     def _plot(self, row) -> list[Segment]:
         v = self.view
@@ -160,7 +167,7 @@ class Timeline(Widget, can_focus=True):
         # Deep in a long trace the ticks differ only in far digits: the head then holds the
         # anchor time the "+offset" ticks count from.
         head = f" @{anchor}" if anchor else f" {format_duration(v.span, 2)} shown"
-        head = head.ljust(LABEL_WIDTH)[:LABEL_WIDTH]
+        head = head.ljust(self.label_width)[:self.label_width]
         styles = [RULER_STYLE] * w
         if v.range is not None:  # the range as a band on the ruler
             a, b = (self._x_of(t) for t in v.range)
@@ -187,7 +194,7 @@ class Timeline(Widget, can_focus=True):
     # ---- mouse -------------------------------------------------------------------------
     def on_click(self, event: events.Click) -> None:
         index = self.top + event.y - RULER_ROWS
-        if event.y < RULER_ROWS or index >= len(self.view.rows) or event.x <= LABEL_WIDTH:
+        if event.y < RULER_ROWS or index >= len(self.view.rows) or event.x <= self.label_width:
             return
         row = self.view.rows[index]
         if row.lane < 0:
@@ -199,7 +206,7 @@ class Timeline(Widget, can_focus=True):
             self.post_message(self.Clicked(lo))
 
     def on_mouse_down(self, event: events.MouseDown) -> None:
-        if event.x > LABEL_WIDTH:
+        if event.x > self.label_width:
             self._drag_from = event.x
             self.capture_mouse()
 
