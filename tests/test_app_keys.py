@@ -190,3 +190,43 @@ async def test_deep_stack_track_folds_to_a_few_rows(stack_store):
         await pilot.press("c")  # fold again: the selection moves up to a shown row
         assert len([r for r in v.rows if r.track == deep.id and r.lane >= 0]) == LANE_CAP
         assert v.selected >= 0 and v.row_of_selection() >= 0
+
+
+async def test_window_stays_inside_the_trace(demo_store):
+    app = VtuiApp(demo_trace_path(), store=demo_store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        v, total = app.view, demo_store.span_ns
+        await pilot.press("s", "s", "a", "a")
+        assert (v.t0, v.t1) == (0, total)
+        await pilot.press("w", "w", *["a"] * 8)
+        assert v.t0 == 0
+        await pilot.press(*["d"] * 20)
+        assert v.t1 == total and v.t0 > 0
+        await pilot.press("g", *"0ns", "enter")
+        assert v.t0 == 0
+
+
+async def test_jumps_bring_the_target_into_view(qwen_store):
+    app = VtuiApp(QWEN, store=qwen_store)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        v = app.view
+        s = qwen_store.slices
+        gpu = {t.id for t in qwen_store.tracks if t.kind == "gpu"}
+        kernels = [r for r in range(len(s)) if int(s.track[r]) in gpu]
+        name = qwen_store.name(min(kernels, key=lambda r: int(s.end_ns[r] - s.start_ns[r])))
+        await pilot.press("slash", *name.replace("(", ".").replace(")", ".")[:40], "enter")
+        for _ in range(3):
+            row = v.selected
+            assert qwen_store.name(row) == name
+            a, b = int(s.start_ns[row]), int(s.end_ns[row])
+            assert v.t0 <= a and b <= v.t1  # on screen
+            assert b - a >= v.span / v.cells  # at least a cell wide, not lost among its neighbours
+            await pilot.press("n")
+        f = qwen_store.flows
+        v.set_window(0, 1_000)  # far from the flow's end: ] pans there
+        v.select(int(f.src_slice[50]))
+        await pilot.press("right_square_bracket")
+        a, b = int(s.start_ns[v.selected]), int(s.end_ns[v.selected])
+        assert v.selected == int(f.dst_slice[50]) and v.t0 <= a and b <= v.t1

@@ -38,6 +38,7 @@ class ViewState:
     hidden: set[int] = field(default_factory=set)
     pinned: list[int] = field(default_factory=list)
     lane_cap: int = LANE_CAP
+    cells: int = 100  # plot width in cells (the timeline sets it): what "narrower than a cell" means
     expanded: set[int] = field(default_factory=set)  # tracks shown with every lane
     rows: list[Row] = field(default_factory=list)
     range: tuple[int, int] | None = None  # selected time range (ns from the trace start)
@@ -61,9 +62,10 @@ class ViewState:
         self.t0, self.t1 = 0, max(self.store.span_ns, MIN_SPAN_NS)
 
     def set_window(self, t0: float, t1: float) -> None:
-        total = max(self.store.span_ns, MIN_SPAN_NS)
-        span = min(max(t1 - t0, MIN_SPAN_NS), total * 1.2)
-        t0 = min(max(t0, -total * 0.1), total * 1.1 - span)
+        """The window, kept inside the trace: never before 0, never past the end."""
+        total = max(int(self.store.span_ns), MIN_SPAN_NS)
+        span = min(max(t1 - t0, MIN_SPAN_NS), total)
+        t0 = min(max(t0, 0), total - span)
         self.t0, self.t1 = int(round(t0)), int(round(t0 + span))
 
     def zoom(self, factor: float, centre: float | None = None) -> None:
@@ -166,6 +168,21 @@ class ViewState:
             if b < self.t0 or a > self.t1:  # bring it into view, keeping the zoom
                 self.go_to((a + b) // 2)
 
+    def reveal(self, row: int) -> None:
+        """Select ``row`` and bring it into view: zoom in when it is narrower than a cell (so it
+        is not one cell among its neighbours), pan when it is off screen."""
+        self.select(row)
+        s = self.store.slices
+        a, b = int(s.start_ns[row]), int(s.end_ns[row])
+        if b - a < self.span / max(self.cells, 1):
+            span = max((b - a) * 3, MIN_SPAN_NS)
+            mid = (a + b) / 2
+            self.set_window(mid - span / 2, mid + span / 2)
+        elif (a < self.t0 or b > self.t1) and b - a <= self.span:
+            self.go_to((a + b) // 2)
+        elif a < self.t0 or b > self.t1:  # wider than the window: frame it
+            self.set_window(a - (b - a) * 0.1, b + (b - a) * 0.1)
+
     def select_first_visible(self) -> None:
         for r in self.rows:
             if r.lane < 0:
@@ -246,8 +263,8 @@ class ViewState:
         if not len(hits):
             return False
         target = int(there[hits[0]])
-        self.select(target)
         self.unhide_track_of(target)
+        self.reveal(target)
         return True
 
     def unhide_track_of(self, row: int) -> None:
@@ -325,7 +342,7 @@ class ViewState:
             self.match = step(self.found, self.store, here, forward) or 0
         row = int(self.found.rows[self.match])
         self.unhide_track_of(row)
-        self.select(row)
+        self.reveal(row)
         return True
 
     def clear(self) -> bool:

@@ -64,6 +64,7 @@ class Timeline(Widget, can_focus=True):
 
     # ---- state -------------------------------------------------------------------------
     def refresh_view(self) -> None:
+        self.view.cells = self.plot_width
         s = self.view.store.slices
         sel = self.view.selected
         self._selected_lane = (int(s.track[sel]), int(s.lane[sel])) if sel >= 0 else None
@@ -184,6 +185,9 @@ class Timeline(Widget, can_focus=True):
     def _x_of(self, t: int) -> int:
         v = self.view
         return int((t - v.t0) / v.span * self.plot_width) if v.span else 0
+
+    def on_resize(self) -> None:
+        self.view.cells = self.plot_width
 
     def on_focus(self) -> None:
         self.refresh()  # the ruler's head shows the focus (rows come from the cache)
