@@ -5,6 +5,7 @@ from __future__ import annotations
 from functools import partial
 from pathlib import Path
 
+from rich.text import Text
 from textual import work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
@@ -18,6 +19,7 @@ from vtui.fmt import format_duration, parse_time
 from vtui.store.store import TraceStore
 from vtui.ui.keys import EVERYWHERE, HelpSection, binding_rows, keys_glyphs
 from vtui.ui.loading import load_in_background
+from vtui.ui.safe import plain, visible
 from vtui.ui.screens import HelpScreen, PromptScreen, WarningsScreen
 from vtui.ui.timefmt import window_text
 from vtui.ui.view import LANE_CAP, ViewState
@@ -126,9 +128,9 @@ class VtuiApp(App[int]):
     # ---- layout and loading ---------------------------------------------------------------
     def compose(self) -> ComposeResult:
         # markup=False: file names, track names and filters are data ("[/]" would crash the markup parser).
-        yield Static(f"vtui · {self.path.name} · loading…", id="title", markup=False)
+        yield Static(plain(f"vtui · {self.path.name} · loading…"), id="title", markup=False)
         with Vertical(id="loading"):
-            yield Static(f"Loading {self.path}", markup=False)
+            yield Static(plain(f"Loading {self.path}"), markup=False)
             yield ProgressBar(total=1.0, show_eta=False, id="progress")
         yield Static("", id="status", markup=False)
         yield Footer()
@@ -169,10 +171,11 @@ class VtuiApp(App[int]):
 
     def _show_error(self, message: str) -> None:
         self.load_error = message
-        self.query_one("#title", Static).update(f"vtui · {self.path.name} · failed to load")
+        self.query_one("#title", Static).update(plain(f"vtui · {self.path.name} · failed to load"))
         loading = self.query_one("#loading")
         loading.remove_children()
-        loading.mount(Static(f"Could not open the trace:\n{message}\n\nPress q to quit.", id="error", markup=False))
+        loading.mount(Static(Text(f"Could not open the trace:\n{visible(message)}\n\nPress q to quit."), id="error",
+                             markup=False))
 
     def _show_store(self, store: TraceStore) -> None:
         self.store = store
@@ -181,10 +184,10 @@ class VtuiApp(App[int]):
         main = Horizontal(TrackList(self.view, id="tracks"), Vertical(Timeline(self.view, id="timeline"),
                           BottomPanes(self.view)), id="main")
         self.mount(main, after=self.query_one("#title"))
-        self.query_one("#title", Static).update(
+        self.query_one("#title", Static).update(plain(
             f"vtui · {self.path.name} · {store.event_count:,} events · {len(store.tracks)} tracks · "
             f"{format_duration(store.span_ns)}" + (" · repaired" if store.repaired else "")
-        )
+        ))
         self.call_after_refresh(self._after_show)
 
     def _after_show(self) -> None:
@@ -251,7 +254,7 @@ class VtuiApp(App[int]):
             parts.append(f"filter /{v.filter_text}/")
         if warnings:
             parts.append(f"{warnings} load warnings (W)")
-        self.query_one("#status", Static).update(" · ".join(parts))
+        self.query_one("#status", Static).update(plain(" · ".join(parts)))
 
     def _refresh_panes(self) -> None:
         """The aggregation table follows the range and visible tracks (recomputed only when shown and changed)."""
@@ -335,7 +338,7 @@ class VtuiApp(App[int]):
         try:
             t = parse_time(text)
         except ValueError as exc:
-            self.notify(str(exc), severity="error", markup=False)
+            self.notify(visible(str(exc)), severity="error", markup=False)
             return
         self._act(lambda: self.view.go_to(t))
 
@@ -390,12 +393,12 @@ class VtuiApp(App[int]):
         try:
             found = self.view.run_search(text)
         except UsageError as exc:
-            self.notify(str(exc), severity="error")
+            self.notify(visible(str(exc)), severity="error", markup=False)
             return
         if found.count:
             self.view.next_match(True)
         else:
-            self.notify(f"No slice matches {text!r}", timeout=3)
+            self.notify(visible(f"No slice matches {text!r}"), timeout=3, markup=False)
         self._update()
 
     def action_match_next(self) -> None:
@@ -452,9 +455,9 @@ class VtuiApp(App[int]):
         try:
             plan = export_range(self.view.store, out, t0, t1, tracks, overwrite=force)
         except (UsageError, TraceLoadError, OSError) as exc:
-            self.call_from_thread(self.notify, f"Export failed: {exc}", severity="error")
+            self.call_from_thread(self.notify, visible(f"Export failed: {exc}"), severity="error", markup=False)
             return
-        self.call_from_thread(self.notify, f"Wrote {plan.events:,} events to {out}")
+        self.call_from_thread(self.notify, visible(f"Wrote {plan.events:,} events to {out}"), markup=False)
 
     def action_export_table(self) -> None:
         if self.view is None:
@@ -478,9 +481,9 @@ class VtuiApp(App[int]):
             path = check_output_path(out, [s.path for s in self.view.store.sources], force)
             atomic_write(path, (self.query_one(AggregationPane).table().render(fmt) + "\n").encode())
         except (UsageError, OSError) as exc:
-            self.notify(f"Export failed: {exc}", severity="error")
+            self.notify(visible(f"Export failed: {exc}"), severity="error", markup=False)
             return
-        self.notify(f"Wrote the table to {out}")
+        self.notify(visible(f"Wrote the table to {out}"), markup=False)
 
     def action_insights(self) -> None:
         if self.view is not None:

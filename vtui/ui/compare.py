@@ -24,6 +24,7 @@ from vtui.fmt import format_duration as fd
 from vtui.store.store import TraceStore
 from vtui.tabular import Table
 from vtui.ui.loading import load_in_background
+from vtui.ui.safe import plain, visible
 from vtui.ui.timefmt import window_text
 from vtui.ui.view import ViewState
 from vtui.ui.widgets.timeline import Timeline
@@ -47,11 +48,11 @@ class TracePane(Vertical):
         self.view = ViewState(store)
 
     def compose(self) -> ComposeResult:
-        yield Static(self._title(), classes="pane-title")
+        yield Static(self._title(), classes="pane-title", markup=False)
         yield Timeline(self.view)
 
-    def _title(self) -> str:
-        return (f"{self.tag} · {self.path.name} · {self.store.event_count:,} events · {fd(self.store.span_ns)} · "
+    def _title(self) -> Text:
+        return plain(f"{self.tag} · {self.path.name} · {self.store.event_count:,} events · {fd(self.store.span_ns)} · "
                 f"window {window_text(self.view.t0, self.view.t1)}")
 
     def refresh_view(self) -> None:
@@ -85,7 +86,7 @@ def _data_table(table: Table, id: str) -> DataTable:
     for header, numeric in zip(table.headers, table._numeric()):
         dt.add_column(Text(header, justify="right" if numeric else "left"))
     for row in table.display:
-        dt.add_row(*(Text(c, justify="right" if n else "left") for c, n in zip(row, table._numeric())))
+        dt.add_row(*(Text(visible(c), justify="right" if n else "left") for c, n in zip(row, table._numeric())))
     return dt
 
 
@@ -159,11 +160,12 @@ class CompareApp(App[int]):
     # ---- loading -------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         a, b = self.paths
-        yield Static(f"vtui compare · A {a.name} · B {b.name} · loading…", id="title")
+        # Text, never markup: a file named "[@click=app.quit]" is a name, not an action.
+        yield Static(plain(f"vtui compare · A {a.name} · B {b.name} · loading…"), id="title", markup=False)
         with Vertical(id="loading"):
-            yield Static(f"Loading {a} and {b}")
+            yield Static(plain(f"Loading {a} and {b}"), markup=False)
             yield ProgressBar(total=1.0, show_eta=False, id="progress")
-        yield Static("", id="status")
+        yield Static("", id="status", markup=False)
         yield Footer()
 
     def on_mount(self) -> None:
@@ -204,7 +206,8 @@ class CompareApp(App[int]):
         self.query_one("#title", Static).update("vtui compare · failed")
         loading = self.query_one("#loading")
         loading.remove_children()
-        loading.mount(Static(f"Could not compare the traces:\n{message}\n\nPress q to quit.", id="error"))
+        loading.mount(Static(plain(f"Could not compare the traces:\n{message}\n\nPress q to quit."), id="error",
+                             markup=False))
 
     def _show(self, a: TraceStore, b: TraceStore, c: Comparison) -> None:
         self.stores, self.comparison = (a, b), c
@@ -212,7 +215,7 @@ class CompareApp(App[int]):
         tabs = CompareView(self.paths, a, b, c, id="compare")
         self.mount(tabs, after=self.query_one("#title"))
         self.query_one("#title", Static).update(
-            f"vtui compare · A {self.paths[0].name} · B {self.paths[1].name} · 1–4 switch views · l locks times")
+            plain(f"vtui compare · A {self.paths[0].name} · B {self.paths[1].name} · 1–4 switch views · l locks times"))
         self.call_after_refresh(self._after_show)
 
     def _after_show(self) -> None:
@@ -267,7 +270,7 @@ class CompareApp(App[int]):
                 "starts": "locked at the starts: same times from each trace's start"}[self.lock_mode]
         spans = " · ".join(f"{m.label}: A {format_value(m.a, m.unit)}, B {format_value(m.b, m.unit)} ({format_pct(m.pct)})"
                            for m in c.metrics if m.name in ("span_ns", "step_mean_ns"))
-        self.query_one("#status", Static).update(f"{lock} · {spans}")
+        self.query_one("#status", Static).update(plain(f"{lock} · {spans}"))
 
     # ---- actions ---------------------------------------------------------------------------
     def action_zoom(self, factor: float) -> None:

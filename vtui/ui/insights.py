@@ -18,6 +18,7 @@ from vtui.analysis.insights import Insights, compute_insights, step_bars
 from vtui.fmt import format_duration as fd
 from vtui.insights_text import gpu_lines, memory_lines, misc_lines, ops_lines, steps_lines
 from vtui.store.store import TraceStore
+from vtui.ui.safe import plain, visible
 from vtui.ui.screens import PromptScreen
 
 _SEVERITY = {"high": "bold #ff6b6b", "warning": "#f0c674", "info": "#8fa1b3"}
@@ -42,7 +43,7 @@ def step_plot_rows(ins: Insights, width: int = 48) -> list[Text]:
 
 def _section(title: str, lines: list[str]) -> Text:
     text = Text(title + "\n", style="bold #e0e0e0")
-    text.append("\n".join(lines))
+    text.append("\n".join(visible(line) for line in lines))  # lines quote names from the trace
     return text
 
 
@@ -93,7 +94,7 @@ class InsightsScreen(Screen[None]):
         scope = "whole trace" if whole else f"window {fd(self.t0)} – {fd(self.t1)}"
         step = f" · steps /{self.step_regex}/" if self.step_regex else ""
         self.query_one("#ins-title", Static).update(
-            Text(f"Insights · {self.title_text} · {scope} ({fd(self.t1 - self.t0)}){step}"))
+            plain(f"Insights · {self.title_text} · {scope} ({fd(self.t1 - self.t0)}){step}"))
 
     @work(thread=True, exclusive=True, group="insights", description="compute insights", exit_on_error=False)
     def _compute(self) -> None:
@@ -111,7 +112,7 @@ class InsightsScreen(Screen[None]):
             return
         body = self.query_one("#ins-body")
         await body.remove_children()
-        await body.mount(Static(Text(message, style="#ff6b6b")))
+        await body.mount(Static(plain(message, style="#ff6b6b")))
 
     async def _show(self, generation: int, ins: Insights) -> None:
         if generation != self._generation:
@@ -122,8 +123,8 @@ class InsightsScreen(Screen[None]):
         findings = Text("Findings\n", style="bold #e0e0e0")
         for f in ins.findings:
             findings.append(f"[{f.severity}] ", style=_SEVERITY.get(f.severity, ""))
-            findings.append(f.message + "\n")
-            findings.append(f"    → {f.hint}\n", style="#8fa1b3")
+            findings.append(visible(f.message) + "\n")
+            findings.append(f"    → {visible(f.hint)}\n", style="#8fa1b3")
         widgets = [Static(findings, id="ins-findings"), Static(self._steps_text(ins), id="ins-steps")]
         if ins.steps.present:
             more = ins.steps.count - MAX_PLOT_ROWS
@@ -168,7 +169,7 @@ class InsightsScreen(Screen[None]):
         try:
             re.compile(text)
         except re.error as exc:
-            self.notify(f"invalid regex: {exc}", severity="error")
+            self.notify(visible(f"invalid regex: {exc}"), severity="error", markup=False)
             return
         self.step_regex = text.strip() or None
         await self._restart()

@@ -17,6 +17,7 @@ from rich.style import Style
 
 from vtui.fmt import format_duration
 from vtui.store.store import TraceStore
+from vtui.ui.safe import visible
 
 EIGHTHS = " ▏▎▍▌▋▊▉█"
 SPARK = " ▁▂▃▄▅▆▇█"
@@ -92,7 +93,7 @@ def lane_segments(
             out.append(Segment(" " * (b - a), EMPTY))
             continue
         row = lo + k
-        name = strings[names[row]]
+        name = visible(strings[names[row]])  # trace text: no control characters reach the terminal
         dim = highlight is not None and not highlight[row]
         style = _style(DIMMED if dim else colour_of(name), row == selected)
         n = b - a

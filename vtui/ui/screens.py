@@ -9,6 +9,8 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
+from vtui.ui.safe import visible
+
 
 class HelpScreen(ModalScreen[None]):
     """Keys by section, for the screen it was opened on; scrolls where it does not fit (80×24)."""
@@ -59,7 +61,7 @@ class WarningsScreen(ModalScreen[None]):
         with VerticalScroll():
             yield Static(Text(f"{len(self.warnings)} load warnings  (esc closes)\n", style="bold"))
             # Text, not markup: warnings quote names and phases straight from the file.
-            yield Static(Text("\n".join(f"- {w}" for w in self.warnings) or "no warnings"), id="warnings-text")
+            yield Static(Text("\n".join(f"- {visible(w)}" for w in self.warnings) or "no warnings"), id="warnings-text")
 
 
 class PromptScreen(ModalScreen[str | None]):

@@ -7,6 +7,7 @@ from textual.widgets import Static
 
 from vtui.analysis.measure import Measurement
 from vtui.fmt import format_duration
+from vtui.ui.safe import visible
 from vtui.ui.view import ViewState
 
 KEY_STYLE = "#8fa1b3"
@@ -21,7 +22,7 @@ class MeasurePane(Static, can_focus=True):
     def show(self, view: ViewState) -> None:
         text = Text()
         if view.mark_a >= 0:
-            text.append(f"A = {view.store.name(view.mark_a)} — select another event and press m for B\n", style="bold")
+            text.append(f"A = {visible(view.store.name(view.mark_a))} — select another event and press m for B\n", style="bold")
         if not view.measurements:
             text.append("No measurements. m marks the selected event as A, m again as B; M clears.", style="dim")
         for n, m in enumerate(view.measurements, 1):
@@ -46,5 +47,5 @@ class MeasurePane(Static, can_focus=True):
         length = max(m.interval[1] - m.interval[0], 1)
         what = "in the gap" if m.gap > 0 else "across A∪B"
         for act in sorted(m.activity, key=lambda a: -a.busy_ns)[:MAX_TRACKS]:
-            text.append(f"   {act.label[:48]:<48} ", style=KEY_STYLE)
+            text.append(f"   {visible(act.label)[:48]:<48} ", style=KEY_STYLE)
             text.append(f"{act.events:>6,} events  busy {d(act.busy_ns)} ({100 * act.busy_ns / length:.0f}% {what})\n")

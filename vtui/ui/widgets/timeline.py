@@ -16,6 +16,7 @@ from textual.widget import Widget
 from vtui.fmt import format_duration
 from vtui.store.tracks import COUNTER
 from vtui.ui.render import EMPTY, counter_segments, instant_segments, lane_segments
+from vtui.ui.safe import visible
 from vtui.ui.timefmt import tick_labels, tick_times
 from vtui.ui.view import ViewState
 
@@ -134,7 +135,7 @@ class Timeline(Widget, can_focus=True):
     def _label(self, row) -> list[Segment]:
         track = self.view.store.tracks[row.track]
         if row.first:
-            text = f"{track.process_title} › {track.title}" if track.kind != COUNTER else f"{track.title}"
+            text = visible(f"{track.process_title} › {track.title}" if track.kind != COUNTER else f"{track.title}")
             text = text if len(text) <= self.label_width else "…" + text[-(self.label_width - 1):]
             style = LABEL_STYLE
         elif row.more:  # a collapsed deep track: say what is folded and how to unfold it
