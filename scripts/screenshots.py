@@ -42,7 +42,9 @@ async def range_search_measure(pilot) -> None:
     """A range over the middle of the trace, a search, and one measurement between two matches."""
     v = pilot.app.view
     v.set_range(v.store.span_ns // 4, v.store.span_ns // 2)
-    await pilot.press("slash", *"aten::addmm", "enter", "n", "m", "n", "n", "m")
+    await pilot.press("slash", *"aten::addmm", "enter")
+    await pilot.app.workers.wait_for_complete()  # the search runs in a worker
+    await pilot.press("n", "m", "n", "n", "m")
 
 
 async def shoot_compare(a: Path, b: Path, name: str, keys: list[str]) -> None:

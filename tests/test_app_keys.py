@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import re
+
 import numpy as np
 import pytest
 from textual.widgets import DataTable, Input
@@ -230,3 +233,68 @@ async def test_jumps_bring_the_target_into_view(qwen_store):
         await pilot.press("right_square_bracket")
         a, b = int(s.start_ns[v.selected]), int(s.end_ns[v.selected])
         assert v.selected == int(f.dst_slice[50]) and v.t0 <= a and b <= v.t1
+
+
+async def _search(pilot, text: str) -> None:
+    await pilot.press("slash")
+    pilot.app.screen.query_one("#prompt-input").value = text
+    await pilot.press("enter")
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def test_search_smart_case_and_results_by_name(qwen_store):
+    app = VtuiApp(QWEN, store=qwen_store)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        v = app.view
+        names = [qwen_store.name(r) for r in range(len(qwen_store.slices))]
+        await _search(pilot, "aten::mm")  # lower case: any case
+        assert v.found.count == sum(1 for n in names if "aten::mm".lower() in n.lower())
+        assert v.found.pattern == "aten::mm"
+        await _search(pilot, "ATEN::MM")  # a capital: exact case
+        assert v.found is not None and v.found.count == sum(1 for n in names if "ATEN::MM" in n)
+        await _search(pilot, "aten::.*mm")
+        expected: dict[str, list[int]] = {}
+        for r, n in enumerate(names):
+            if re.search("(?i)aten::.*mm", n):
+                expected.setdefault(n, []).append(r)
+        await pilot.press("L")
+        await pilot.pause()
+        screen = app.screen
+        assert [(qwen_store.strings[i], c) for i, c, _, _ in screen.rows][:3] == sorted(
+            ((n, len(rs)) for n, rs in expected.items()),
+            key=lambda x: -sum(int(qwen_store.slices.end_ns[r] - qwen_store.slices.start_ns[r]) for r in expected[x[0]]))[:3]
+        await pilot.press("down", "enter")  # the second name: jump to its longest match
+        await pilot.pause()
+        name = qwen_store.strings[screen.rows[1][0]]
+        s = qwen_store.slices
+        longest = max(expected[name], key=lambda r: int(s.end_ns[r] - s.start_ns[r]))
+        assert app.screen is app.screen_stack[0] and v.selected == longest
+        assert v.t0 <= s.start_ns[longest] and s.end_ns[longest] <= v.t1
+
+
+async def test_runaway_regex_does_not_freeze_the_app(tmp_path):
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"traceEvents": [
+        {"ph": "X", "ts": 0, "dur": 5, "name": "a" * 40 + "b", "pid": 1, "tid": 1}]}))
+    app = VtuiApp(path)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        app.search_limit_s = 600.0
+        await pilot.press("slash", *"(a+)+$", "enter")
+        await pilot.pause()
+        assert "searching" in str(app.query_one("#status").render())
+        await pilot.press("w")  # the UI answers while the regex runs
+        assert app.view.span < app.store.span_ns
+        await pilot.press("escape")  # esc stops it at once
+        assert app.searching is None
+        await app.workers.wait_for_complete()
+        assert app.view.found is None
+        app.search_limit_s = 0.2
+        await pilot.press("slash", *"(a+)+$", "enter")
+        await app.workers.wait_for_complete()  # stopped by the time limit, not after 2^40 steps
+        await pilot.pause()
+        assert app.view.found is None and app.searching is None
+        assert any("stopped after" in n.message for n in app._notifications)

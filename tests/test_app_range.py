@@ -31,6 +31,7 @@ async def _type(pilot, text: str) -> None:
     assert isinstance(pilot.app.screen, PromptScreen)
     pilot.app.screen.query_one("#prompt-input").value = text
     await pilot.press("enter")
+    await pilot.app.workers.wait_for_complete()  # searches run in a worker
     await pilot.pause()
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
@@ -14,6 +16,7 @@ from textual.screen import Screen
 from textual.widgets import ProgressBar, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
+from vtui.analysis.search import SearchResult, search
 from vtui.errors import TraceLoadError, UsageError
 from vtui.fmt import format_duration, parse_time
 from vtui.store.store import TraceStore
@@ -21,8 +24,9 @@ from vtui.ui.keys import EVERYWHERE, HelpSection, binding_rows, keys_glyphs
 from vtui.ui.loading import load_in_background
 from vtui.ui.safe import plain, visible
 from vtui.ui.screens import HelpScreen, PromptScreen, WarningsScreen
+from vtui.ui.search_job import SEARCH_LIMIT_S, SearchStopped, run_guarded
 from vtui.ui.timefmt import window_text
-from vtui.ui.view import LANE_CAP, ViewState
+from vtui.ui.view import LANE_CAP, ViewState, smart_case
 from vtui.ui.widgets.aggregation import AggregationPane
 from vtui.ui.widgets.details import DetailsPanel
 from vtui.ui.widgets.footer import Footer
@@ -95,6 +99,8 @@ class VtuiApp(App[int]):
         _b("slash", "search", "Search names (args:RE for args)", "search.find", show=True),
         _b("n", "match_next", "Next match", "search.next"),
         _b("N", "match_prev", "Previous match", "search.prev"),
+        _b("L", "results", "Search results by name", "search.results",
+           tooltip="Count and time per matching name; enter jumps to the longest"),
         _b("m", "mark", "Measure: mark A, then B", "measure.mark", show=True),
         _b("M", "clear_measurements", "Clear measurements", "measure.clear"),
         _b("1", "tab('details')", "Details pane", "pane.details"),
@@ -123,6 +129,9 @@ class VtuiApp(App[int]):
         self.view: ViewState | None = None
         self.load_error: str | None = None
         self._agg_key: tuple | None = None  # inputs of the aggregation table now shown
+        self.searching: str | None = None  # the pattern of a search still running
+        self._search_cancel = threading.Event()
+        self.search_limit_s = SEARCH_LIMIT_S
         self.tracklist_wanted: bool | None = None  # None: shown from NARROW columns up; T decides
 
     # ---- layout and loading ---------------------------------------------------------------
@@ -245,7 +254,9 @@ class VtuiApp(App[int]):
         if v.range:
             parts.append(f"range {format_duration(v.range[0])} – {format_duration(v.range[1])}"
                          f" ({format_duration(v.range[1] - v.range[0])})")
-        if v.found is not None:
+        if self.searching is not None:
+            parts.append(f"searching /{self.searching}/… (esc stops)")
+        elif v.found is not None:
             at = f"{v.match + 1}/" if v.match >= 0 else ""
             parts.append(f"/{v.found.pattern}/ {at}{v.found.count:,} matches, {format_duration(v.found.total_ns)}")
         if v.mark_a >= 0:
@@ -368,7 +379,8 @@ class VtuiApp(App[int]):
         self._act(lambda: self.view.range_from_window())
 
     def action_clear(self) -> None:
-        self._act(lambda: self.view.clear())
+        if not self.stop_search():
+            self._act(lambda: self.view.clear())
 
     def action_tab(self, pane: str) -> None:
         """1/2/3: show a bottom pane and give it the keys (the table's b/o/O need its focus)."""
@@ -384,22 +396,68 @@ class VtuiApp(App[int]):
     def action_search(self) -> None:
         if self.view is not None:
             last = self.view.found.pattern if self.view.found else ""
-            self.push_screen(PromptScreen("Search slice names (regex); args:REGEX searches args; n/N step",
+            self.push_screen(PromptScreen("Search slice names (regex, any case unless it has a capital); "
+                                          "args:REGEX searches args; n/N step, L lists by name",
                                           "aten::.*mm|args:256", last), self._search_done)
 
     def _search_done(self, text: str | None) -> None:
         if not text or self.view is None:
             return
-        try:
-            found = self.view.run_search(text)
-        except UsageError as exc:
-            self.notify(visible(str(exc)), severity="error", markup=False)
-            return
-        if found.count:
-            self.view.next_match(True)
-        else:
-            self.notify(visible(f"No slice matches {text!r}"), timeout=3, markup=False)
+        self._search_cancel.set()  # a search still running gives way to this one
+        self._search_cancel = threading.Event()
+        self.searching = text
         self._update()
+        self._search_worker(text, self.view.visible_track_ids(), self._search_cancel)
+
+    @work(thread=True, group="search", description="search", exit_on_error=False)
+    def _search_worker(self, text: str, tracks, cancel: threading.Event) -> None:
+        """Off the UI thread and in a killable process: a runaway regex cannot freeze the app."""
+        store = self.view.store
+        try:
+            found = run_guarded(lambda: search(store, smart_case(text), tracks=tracks), cancel, self.search_limit_s)
+        except (UsageError, SearchStopped) as exc:
+            self.call_from_thread(self._search_finished, text, cancel, None, str(exc))
+            return
+        except Exception as exc:  # noqa: BLE001 — a message, never a traceback
+            self.call_from_thread(self._search_finished, text, cancel, None, f"search failed ({type(exc).__name__})")
+            return
+        self.call_from_thread(self._search_finished, text, cancel, replace(found, pattern=text), None)
+
+    def _search_finished(self, text: str, cancel: threading.Event, found: SearchResult | None,
+                         error: str | None) -> None:
+        if cancel is not self._search_cancel or self.view is None:
+            return  # a newer search, or a stopped one, owns the status now
+        self.searching = None
+        if found is None:
+            self.notify(visible(error or "search failed"), severity="error", markup=False)
+        else:
+            self.view.set_found(found)
+            if found.count:
+                self.view.next_match(True)
+            else:
+                self.notify(visible(f"No slice matches {text!r}"), timeout=3, markup=False)
+        self._update()
+
+    def stop_search(self) -> bool:
+        if self.searching is None:
+            return False
+        self._search_cancel.set()
+        self.searching = None
+        self.notify("Search stopped", timeout=2)
+        self._update()
+        return True
+
+    def action_results(self) -> None:
+        if self.view is None or self.view.found is None:
+            self.notify("No search (press /)", timeout=2)
+            return
+        from vtui.ui.results import ResultsScreen  # noqa: PLC0415
+
+        def jump(row: int | None) -> None:
+            if row is not None:
+                self._act(lambda: (self.view.unhide_track_of(row), self.view.reveal(row)))
+
+        self.push_screen(ResultsScreen(self.view.store, self.view.found), jump)
 
     def action_match_next(self) -> None:
         self._act(lambda: self.view.next_match(True) or self.notify("No search (press /)", timeout=2))
@@ -503,6 +561,7 @@ class VtuiApp(App[int]):
             self.push_screen(WarningsScreen(self.store.warnings))
 
     def action_quit(self) -> None:
+        self._search_cancel.set()
         self.exit(return_code=1 if self.load_error else 0)
 
     def help_sections(self, screen: Screen) -> list[HelpSection]:

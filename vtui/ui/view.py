@@ -6,18 +6,27 @@ Plain Python over the store, no Textual, so behaviour is testable without an app
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from sortedcontainers import SortedKeyList
 
 from vtui.analysis.measure import Measurement, measure
-from vtui.analysis.search import SearchResult, search, step
+from vtui.analysis.search import ARGS_PREFIX, SearchResult, search, step
 from vtui.store.store import TraceStore
 from vtui.store.tracks import COUNTER, Track
 
 MIN_SPAN_NS = 100  # deepest zoom: 100 ns across the timeline
 LANE_CAP = 12  # rows a deep (Python-stack) track gets until expanded: the GPU streams stay in sight
+
+
+def smart_case(query: str) -> str:
+    """Case-insensitive unless the pattern has a capital (``aten::mm`` finds ``ATen::MM``)."""
+    prefix = ARGS_PREFIX if query.startswith(ARGS_PREFIX) else ""
+    pattern = query[len(prefix):]
+    if pattern != pattern.lower() or pattern.startswith("(?"):
+        return query
+    return f"{prefix}(?i){pattern}"
 
 
 @dataclass(frozen=True)
@@ -326,10 +335,14 @@ class ViewState:
 
     def run_search(self, query: str) -> SearchResult:
         """Search the visible tracks (names, or args with "args:"); highlights the matches. UsageError on a bad regex."""
-        self.found = search(self.store, query, tracks=self.visible_track_ids())
+        found = search(self.store, smart_case(query), tracks=self.visible_track_ids())
+        self.set_found(replace(found, pattern=query))
+        return found
+
+    def set_found(self, found: SearchResult) -> None:
+        self.found = found
         self.match = -1
-        self.set_highlight(self.found.rows)
-        return self.found
+        self.set_highlight(found.rows)
 
     def next_match(self, forward: bool = True) -> bool:
         if self.found is None or not self.found.count:
