@@ -21,7 +21,7 @@ from vtui.errors import TraceLoadError, UsageError
 from vtui.fmt import format_duration, parse_time
 from vtui.store.store import TraceStore
 from vtui.ui.keys import EVERYWHERE, HelpSection, binding_rows, keys_glyphs
-from vtui.ui.loading import load_in_background
+from vtui.ui.loading import LoadControl, load_in_background
 from vtui.ui.safe import plain, visible
 from vtui.ui.screens import HelpScreen, PromptScreen, WarningsScreen
 from vtui.ui.search_job import SEARCH_LIMIT_S, SearchStopped, run_guarded
@@ -129,6 +129,7 @@ class VtuiApp(App[int]):
         self.view: ViewState | None = None
         self.load_error: str | None = None
         self._agg_key: tuple | None = None  # inputs of the aggregation table now shown
+        self._load_control = LoadControl()  # q while loading stops the loader process
         self.searching: str | None = None  # the pattern of a search still running
         self._search_cancel = threading.Event()
         self.search_limit_s = SEARCH_LIMIT_S
@@ -154,7 +155,8 @@ class VtuiApp(App[int]):
     def _load(self) -> TraceStore | str:
         """The store, or the one-line message saying why it could not load."""
         try:
-            return load_in_background(self.path, lambda f: self.call_from_thread(self._set_progress, f), cache=self.cache)
+            return load_in_background(self.path, lambda f: self.call_from_thread(self._set_progress, f), cache=self.cache,
+                                      control=self._load_control)
         except TraceLoadError as exc:
             return str(exc)
         except Exception as exc:  # noqa: BLE001 — shown in the app, never a traceback
@@ -562,6 +564,7 @@ class VtuiApp(App[int]):
 
     def action_quit(self) -> None:
         self._search_cancel.set()
+        self._load_control.cancel()
         self.exit(return_code=1 if self.load_error else 0)
 
     def help_sections(self, screen: Screen) -> list[HelpSection]:

@@ -23,7 +23,7 @@ from vtui.errors import TraceLoadError
 from vtui.fmt import format_duration as fd
 from vtui.store.store import TraceStore
 from vtui.tabular import Table
-from vtui.ui.loading import load_in_background
+from vtui.ui.loading import LoadControl, load_in_background
 from vtui.ui.safe import plain, visible
 from vtui.ui.timefmt import window_text
 from vtui.ui.view import ViewState
@@ -156,6 +156,7 @@ class CompareApp(App[int]):
         self.comparison: Comparison | None = None
         self.lock_mode: str | None = None  # None, "steps" (first steps line up) or "starts"
         self.load_error: str | None = None
+        self._load_control = LoadControl()  # q while loading stops the loader process
 
     # ---- loading -------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -179,9 +180,9 @@ class CompareApp(App[int]):
                 a, b = self.stores
             else:
                 a = load_in_background(self.paths[0], lambda f: self.call_from_thread(self._set_progress, f / 2),
-                                       cache=self.cache)
+                                       cache=self.cache, control=self._load_control)
                 b = load_in_background(self.paths[1], lambda f: self.call_from_thread(self._set_progress, 0.5 + f / 2),
-                                       cache=self.cache)
+                                       cache=self.cache, control=self._load_control)
             return a, b, compare(a, b, labels=(self.paths[0].name, self.paths[1].name))
         except TraceLoadError as exc:
             return str(exc)
@@ -307,5 +308,6 @@ class CompareApp(App[int]):
                 target.first().focus()  # keys go to the shown view, not a hidden one
 
     def action_quit(self) -> None:
+        self._load_control.cancel()
         self.exit(return_code=1 if self.load_error else 0)
 
