@@ -7,24 +7,30 @@ steps; press `l` again to count from the trace starts, once more to unlock).
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 from rich.text import Text
 from textual import work
-from textual.app import App, ComposeResult
+from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.screen import Screen
 from textual.widgets import DataTable, Footer, ProgressBar, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
 from vtui.analysis.compare import Comparison, compare
+from vtui.analysis.details import slice_details
 from vtui.compare_text import format_pct, format_value, metrics_table, ops_table, shared_sparklines, steps_table
 from vtui.errors import TraceLoadError
 from vtui.fmt import format_duration as fd
 from vtui.store.store import TraceStore
 from vtui.tabular import Table
+from vtui.ui.app import PALETTE_WORDS
+from vtui.ui.keys import EVERYWHERE, binding_rows, keys_glyphs
 from vtui.ui.loading import LoadControl, load_in_background
 from vtui.ui.safe import plain, visible
+from vtui.ui.screens import HelpScreen
 from vtui.ui.timefmt import window_text
 from vtui.ui.view import ViewState
 from vtui.ui.widgets.timeline import Timeline
@@ -40,23 +46,36 @@ class TracePane(Vertical):
     DEFAULT_CSS = """
     TracePane { height: 1fr; }
     TracePane > .pane-title { height: 1; background: #262a33; color: #c8c8c8; padding: 0 1; }
+    TracePane > .pane-details { height: 1; background: #20232a; color: #a0a4b0; padding: 0 1; }
+    TracePane:focus-within > .pane-title { background: #61afef; color: #101216; }
     """
 
-    def __init__(self, tag: str, path: Path, store: TraceStore, **kwargs) -> None:
+    def __init__(self, tag: str, path: Path, store: TraceStore, scale_ns: int = 0, **kwargs) -> None:
         super().__init__(**kwargs)
         self.tag, self.path, self.store = tag, path, store
-        self.view = ViewState(store)
+        self.view = ViewState(store, scale_ns=scale_ns)
 
     def compose(self) -> ComposeResult:
         yield Static(self._title(), classes="pane-title", markup=False)
         yield Timeline(self.view)
+        yield Static(self._details(), classes="pane-details", markup=False)
 
     def _title(self) -> Text:
         return plain(f"{self.tag} · {self.path.name} · {self.store.event_count:,} events · {fd(self.store.span_ns)} · "
                 f"window {window_text(self.view.t0, self.view.t1)}")
 
+    def _details(self) -> Text:
+        """The selected slice in one line (its name, times and track)."""
+        v = self.view
+        if v.selected < 0:
+            return Text("no slice selected: ← → ↑ ↓ select, f frames, i insights for this trace, ? keys", style="dim")
+        d = slice_details(self.store, v.selected)
+        return plain(f"{d.name} · {d.category or '—'} · start {fd(d.start_ns)} · dur {fd(d.dur_ns)} · "
+                     f"self {fd(d.self_ns)} · {d.track_title}")
+
     def refresh_view(self) -> None:
         self.query_one(".pane-title", Static).update(self._title())
+        self.query_one(".pane-details", Static).update(self._details())
         self.query_one(Timeline).refresh_view()
 
     def on_timeline_clicked(self, message: Timeline.Clicked) -> None:
@@ -104,8 +123,10 @@ class CompareView(Vertical):
                       else "no repeating step found in either trace")
         with TabbedContent(id="tabs"):
             with TabPane("1 Timelines", id=TABS[0]):
-                yield TracePane("A", self.paths[0], self.a, id="pane-a")
-                yield TracePane("B", self.paths[1], self.b, id="pane-b")
+                # One time scale for both: a trace half as long looks half as long.
+                scale = max(int(self.a.span_ns), int(self.b.span_ns))
+                yield TracePane("A", self.paths[0], self.a, scale, id="pane-a")
+                yield TracePane("B", self.paths[1], self.b, scale, id="pane-b")
             with TabPane("2 Metrics", id=TABS[1]):
                 yield _data_table(metrics_table(c), "metrics-table")
                 yield Static(f"same = within {100 * c.tolerance:g}% of A (times: or within 1 µs); better = lower"
@@ -138,6 +159,14 @@ class CompareApp(App[int]):
         Binding("a", "pan(-0.2)", "Pan left", id="compare.pan_left"),
         Binding("d", "pan(0.2)", "Pan right", id="compare.pan_right"),
         Binding("0", "show_all", "Whole trace", id="compare.all"),
+        Binding("left,h", "select('lane', -1)", "Previous slice on lane", id="compare.lane_prev", show=False),
+        Binding("right", "select('lane', 1)", "Next slice on lane", id="compare.lane_next", show=False),
+        Binding("up,k", "select('up', 0)", "Parent, else track above", id="compare.up", show=False),
+        Binding("down,j", "select('down', 0)", "Child, else track below", id="compare.down", show=False),
+        Binding("f", "frame", "Frame selection", id="compare.frame", show=False),
+        Binding("i", "insights", "Insights of the focused trace", id="compare.insights",
+                tooltip="Steps, operators, GPU idle, sync points, memory of the focused trace"),
+        Binding("question_mark,f1", "help", "Help", id="compare.help"),
         Binding("l", "lock", "Lock times", id="compare.lock",
                 tooltip="Lock the two windows: same times from the first steps, then from the trace starts, then unlocked"),
         Binding("1", "tab(0)", "Timelines", id="compare.tab_timelines"),
@@ -255,9 +284,9 @@ class CompareApp(App[int]):
         change(pane.view)
         if self.locked:
             for other in self.panes():
-                if other is not pane:
+                if other is not pane:  # the same window, shifted to line up; kept inside the other trace
                     shift = self._anchor(other) - self._anchor(pane)
-                    other.view.t0, other.view.t1 = pane.view.t0 + shift, pane.view.t1 + shift
+                    other.view.set_window(pane.view.t0 + shift, pane.view.t1 + shift)
         self._update()
 
     def _update(self) -> None:
@@ -289,6 +318,59 @@ class CompareApp(App[int]):
         if pane is not None:
             self.move(pane, lambda v: v.show_all())
 
+    def action_select(self, how: str, direction: int) -> None:
+        pane = self.active_pane()
+        if pane is None:
+            return
+        v = pane.view
+        moves = {"lane": lambda: v.step_on_lane(direction),
+                 "up": lambda: v.to_parent() or v.to_next_track(-1),
+                 "down": lambda: v.to_child() or v.to_next_track(1)}
+        self.move(pane, lambda _: moves[how]())
+
+    def action_frame(self) -> None:
+        pane = self.active_pane()
+        if pane is not None:
+            self.move(pane, lambda v: v.frame_selection())
+
+    def action_insights(self) -> None:
+        pane = self.active_pane()
+        if pane is None or not self.panes():
+            return
+        from vtui.ui.insights import InsightsScreen  # noqa: PLC0415
+
+        def jump(row: int, pane: TracePane = pane) -> None:
+            self.move(pane, lambda v: (v.select(row), v.frame_selection()))
+
+        self.push_screen(InsightsScreen(pane.store, 0, int(pane.store.span_ns), f"{pane.tag} · {pane.path.name}",
+                                        on_step=jump))
+
+    def action_help(self) -> None:
+        screen = self.screen
+        if screen is not self.screen_stack[0]:
+            rows = binding_rows(screen.BINDINGS) + list(getattr(screen, "HELP_EXTRA", []))
+            sections = [(getattr(screen, "HELP_TITLE", type(screen).__name__), rows)]
+        else:
+            sections = [("Compare: keys act on the focused timeline (both when locked)", binding_rows(self.BINDINGS)),
+                        ("Mouse", [("wheel", "Zoom at the mouse"), ("shift+wheel", "Pan"), ("click", "Select a slice"),
+                                   ("drag", "Zoom to the dragged times")]),
+                        ("Tables (2 3 4)", [("↑ ↓", "Move"), ("click header", "Sort by that column")])]
+        self.push_screen(HelpScreen(sections + [("Everywhere", EVERYWHERE)], title="vtui compare keys"))
+
+    def get_system_commands(self, screen: Screen):
+        yield from super().get_system_commands(screen)
+        for b in self.BINDINGS:
+            words = PALETTE_WORDS.get(b.id, "")
+            yield SystemCommand(f"compare: {b.description}" + (f" — {words}" if words else ""),
+                                f"{b.tooltip or b.description} (key {keys_glyphs(b.key)})",
+                                partial(self.run_action, b.action))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The timeline keys act on the compare screen only (not under Insights or help)."""
+        if action in ("quit", "help", "command_palette") or len(self.screen_stack) <= 1:
+            return True
+        return action not in _COMPARE_ACTIONS
+
     def action_lock(self) -> None:
         """Cycle: locked at the first steps (if both traces have steps) → at the starts → unlocked."""
         order = ["steps", "starts", None] if self._steps_in_both() else ["starts", None]
@@ -311,3 +393,7 @@ class CompareApp(App[int]):
         self._load_control.cancel()
         self.exit(return_code=1 if self.load_error else 0)
 
+
+
+# Actions of the compare bindings (name without arguments): disabled under another screen.
+_COMPARE_ACTIONS = frozenset(b.action.split("(")[0] for b in CompareApp.BINDINGS if b.action != "quit")

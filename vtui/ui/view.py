@@ -47,6 +47,7 @@ class ViewState:
     hidden: set[int] = field(default_factory=set)
     pinned: list[int] = field(default_factory=list)
     lane_cap: int = LANE_CAP
+    scale_ns: int = 0  # the widest window when above the trace's span (compare mode: one scale for both traces)
     cells: int = 100  # plot width in cells (the timeline sets it): what "narrower than a cell" means
     expanded: set[int] = field(default_factory=set)  # tracks shown with every lane
     rows: list[Row] = field(default_factory=list)
@@ -67,14 +68,19 @@ class ViewState:
     def span(self) -> int:
         return self.t1 - self.t0
 
+    @property
+    def total(self) -> int:
+        """How far the window may reach: the trace's span, or the common scale in compare mode."""
+        return max(int(self.store.span_ns), self.scale_ns, MIN_SPAN_NS)
+
     def show_all(self) -> None:
-        self.t0, self.t1 = 0, max(self.store.span_ns, MIN_SPAN_NS)
+        self.t0, self.t1 = 0, self.total
 
     def set_window(self, t0: float, t1: float) -> None:
         """The window, kept inside the trace: never before 0, never past the end."""
-        total = max(int(self.store.span_ns), MIN_SPAN_NS)
-        span = min(max(t1 - t0, MIN_SPAN_NS), total)
-        t0 = min(max(t0, 0), total - span)
+        span = min(max(t1 - t0, MIN_SPAN_NS), self.total)
+        # Inside the trace itself; a window wider than the trace (compare mode's common scale) starts at 0.
+        t0 = min(max(t0, 0), max(int(self.store.span_ns) - span, 0))
         self.t0, self.t1 = int(round(t0)), int(round(t0 + span))
 
     def zoom(self, factor: float, centre: float | None = None) -> None:
