@@ -552,8 +552,14 @@ class VtuiApp(App[int]):
             def jump(row: int) -> None:  # a step chosen on the Insights screen: select and frame it
                 self._act(lambda: (self.view.select(row), self.view.frame_selection()))
 
+            def jump_window(a: int, b: int, row: int) -> None:  # a GPU idle gap: show it with some context
+                pad = max((b - a) // 2, 1_000)
+                self._act(lambda: (self.view.unhide_track_of(row), self.view.select(row),
+                                   self.view.set_window(a - pad, b + pad)))
+
             t0, t1 = self.view.range or (self.view.t0, self.view.t1)
-            self.push_screen(InsightsScreen(self.view.store, t0, t1, self.path.name, on_step=jump))
+            self.push_screen(InsightsScreen(self.view.store, t0, t1, self.path.name, on_step=jump,
+                                            on_window=jump_window))
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen(self.help_sections(self.screen)))
