@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -135,6 +136,9 @@ async def test_export_range_and_table_from_keys(qwen_store, tmp_path):
         v.set_range(qwen_store.span_ns // 4, qwen_store.span_ns // 2)
         out = tmp_path / "range.json"
         await pilot.press("e")
+        await pilot.pause()
+        default = Path(app.screen.query_one("#prompt-input").value)
+        assert default.parent == QWEN.parent  # the default export sits next to the trace
         await _type(pilot, str(out))
         await app.workers.wait_for_complete()
         exported = load_trace(out)
@@ -143,6 +147,7 @@ async def test_export_range_and_table_from_keys(qwen_store, tmp_path):
         await pilot.press("e")
         await _type(pilot, str(out))  # exists: refused, file unchanged
         await app.workers.wait_for_complete()
+        assert any("end the name with !" in n.message and "--force" not in n.message for n in app._notifications)
         assert len(load_trace(out).slices) == expected.slices
         table = tmp_path / "table.json"
         await pilot.press("x")

@@ -52,3 +52,13 @@ async def test_control_characters_in_names_are_escaped(tmp_path):
         assert "\\x1b]0;pwned\\x07" in str(details)
         for ch in ("\x1b", "\x07", "\x9b"):
             assert ch not in shown
+
+
+def test_block_labels_contrast_with_every_block_colour():
+    from vtui.ui.render import DIMMED, PALETTE, _style, luminance
+
+    for colour in [*PALETTE, DIMMED]:
+        style = _style(colour, False)
+        fg, bg = luminance(style.color.name), luminance(colour)
+        ratio = (max(fg, bg) + 0.05) / (min(fg, bg) + 0.05)
+        assert ratio >= 4.0, (colour, style.color.name, ratio)  # white on yellow was 1.6

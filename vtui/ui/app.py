@@ -46,7 +46,8 @@ def _b(keys: str, action: str, description: str, id: str, show: bool = False, to
 class BottomPanes(Vertical):
     """Details, Aggregation and Measure as tabs under the timeline."""
 
-    DEFAULT_CSS = "BottomPanes { height: 13; border-top: solid #3a3f4b; }"
+    # 13 rows on a tall terminal; on a short one (80×24) the timeline keeps most of the rows.
+    DEFAULT_CSS = "BottomPanes { height: 35%; min-height: 8; max-height: 13; border-top: solid #3a3f4b; }"
 
     def __init__(self, view: ViewState) -> None:
         super().__init__()
@@ -497,7 +498,8 @@ class VtuiApp(App[int]):
         if self.view is None:
             return
         t0, t1 = self.view.analysis_window()
-        default = f"{self.path.name.split('.')[0]}-{format_duration(t0).replace(' ', '')}-{format_duration(t1).replace(' ', '')}.json"
+        name = f"{self.path.name.split('.')[0]}-{format_duration(t0).replace(' ', '')}-{format_duration(t1).replace(' ', '')}.json"
+        default = str(self.path.parent / name)  # next to the trace, not wherever vtui was started
         self.push_screen(PromptScreen(f"Export {format_duration(t0)} – {format_duration(t1)} on the visible tracks to "
                                       "(a new .json; end with ! to overwrite)", default, default), self._export_done)
 
@@ -515,7 +517,8 @@ class VtuiApp(App[int]):
         try:
             plan = export_range(self.view.store, out, t0, t1, tracks, overwrite=force)
         except (UsageError, TraceLoadError, OSError) as exc:
-            self.call_from_thread(self.notify, visible(f"Export failed: {exc}"), severity="error", markup=False)
+            self.call_from_thread(self.notify, visible(f"Export failed: {_app_words(str(exc))}"), severity="error",
+                                  markup=False)
             return
         self.call_from_thread(self.notify, visible(f"Wrote {plan.events:,} events to {out}"), markup=False)
 
@@ -541,7 +544,7 @@ class VtuiApp(App[int]):
             path = check_output_path(out, [s.path for s in self.view.store.sources], force)
             atomic_write(path, (self.query_one(AggregationPane).table().render(fmt) + "\n").encode())
         except (UsageError, OSError) as exc:
-            self.notify(visible(f"Export failed: {exc}"), severity="error", markup=False)
+            self.notify(visible(f"Export failed: {_app_words(str(exc))}"), severity="error", markup=False)
             return
         self.notify(visible(f"Wrote the table to {out}"), markup=False)
 
@@ -634,6 +637,11 @@ PALETTE_WORDS = {
     "view.goto": "jump to a time",
     "measure.mark": "time between two events",
 }
+
+def _app_words(message: str) -> str:
+    """The CLI's advice in the app's terms: here a name ending in ! overwrites."""
+    return message.replace("pass --force to overwrite", "end the name with ! to overwrite")
+
 
 # What 1/2/3 focus: the pane's own key target.
 _PANE_FOCUS = {"details": "DetailsPanel", "aggregation": "#agg-table", "measure": "#measure-pane"}

@@ -53,7 +53,8 @@ class ResultsScreen(ModalScreen[int | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(Text(visible(f"/{self.found.pattern}/: {self.found.count:,} matches in {len(self.rows)} names, "
+            yield Static(Text(visible(f"/{self.found.pattern}/: {self.found.count:,} matches in {len(self.rows)} "
+                                      f"name{'s' if len(self.rows) != 1 else ''}, "
                                       f"{format_duration(self.found.total_ns)} in all · enter jumps, esc closes"),
                               style="bold"))
             options = [Text(f"{c:>8,} {format_duration(t):>11}  ") + Text(visible(self.store.strings[i]))
