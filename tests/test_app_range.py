@@ -123,7 +123,9 @@ async def test_measure_two_marks(qwen_store):
         s = qwen_store.slices
         assert m.a == (int(s.start_ns[a]), int(s.end_ns[a])) and m.b == (int(s.start_ns[b]), int(s.end_ns[b]))
         assert m.gap == int(s.start_ns[b]) - int(s.end_ns[a])
-        assert "start→start" in str(app.query_one("#measure-pane").render())
+        shown = str(app.query_one("#measure-pane").render())
+        assert "start→start" in shown
+        assert f"A {qwen_store.name(a)[:40]} " in shown and f"B {qwen_store.name(b)[:40]} " in shown
         await pilot.press("M")
         assert len(v.measurements) == 0
 

@@ -479,7 +479,7 @@ class VtuiApp(App[int]):
         self._update()
 
     def action_clear_measurements(self) -> None:
-        self._act(lambda: (self.view.measurements.clear(), setattr(self.view, "mark_a", -1)))
+        self._act(lambda: (self.view.measurements.clear(), self.view.mark_names.clear(), setattr(self.view, "mark_a", -1)))
 
     def on_aggregation_pane_row_chosen(self, message: AggregationPane.RowChosen) -> None:
         rows = self.query_one(AggregationPane).agg.slices_of(message.row)

@@ -57,6 +57,7 @@ class ViewState:
     found: SearchResult | None = None
     match: int = -1  # index into found.rows of the current match
     mark_a: int = -1  # slice row marked as A, waiting for B
+    mark_names: dict = field(default_factory=dict)  # (a span, b span) -> the names of A and B
     measurements: SortedKeyList = field(default_factory=lambda: SortedKeyList(key=lambda m: (m.a, m.b)))
 
     def __post_init__(self) -> None:
@@ -391,4 +392,7 @@ class ViewState:
         result = measure(self.store, (int(s.start_ns[a]), int(s.end_ns[a])), (int(s.start_ns[b]), int(s.end_ns[b])),
                          self.visible_track_ids())
         self.measurements.add(result)
+        # The pane names A and B: the measurement orders them by time, so pair names with spans.
+        spans = {(int(s.start_ns[r]), int(s.end_ns[r])): self.store.name(r) for r in (b, a)}
+        self.mark_names[(result.a, result.b)] = (spans.get(result.a, "?"), spans.get(result.b, "?"))
         return result

@@ -26,14 +26,15 @@ class MeasurePane(Static, can_focus=True):
         if not view.measurements:
             text.append("No measurements. m marks the selected event as A, m again as B; M clears.", style="dim")
         for n, m in enumerate(view.measurements, 1):
-            self._one(text, n, m)
+            self._one(text, n, m, view.mark_names.get((m.a, m.b), ("?", "?")))
         self.update(text)
 
     @staticmethod
-    def _one(text: Text, n: int, m: Measurement) -> None:
+    def _one(text: Text, n: int, m: Measurement, names: tuple[str, str]) -> None:
         d = format_duration
         text.append(f"#{n} ", style="bold")
-        text.append(f"A {d(m.a[0])}–{d(m.a[1])}  B {d(m.b[0])}–{d(m.b[1])}\n")
+        text.append(f"A {visible(names[0])[:40]} {d(m.a[0])}–{d(m.a[1])}  B {visible(names[1])[:40]} "
+                    f"{d(m.b[0])}–{d(m.b[1])}\n")
         text.append("   start→start ", style=KEY_STYLE)
         text.append(d(m.start_to_start))
         text.append("  end→start ", style=KEY_STYLE)
