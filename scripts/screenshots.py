@@ -19,9 +19,9 @@ OUT = ROOT / "screenshots"
 QWEN = ROOT / "fixtures" / "tracelens__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"
 
 
-async def shoot(path: Path, name: str, keys: list[str], setup=None) -> None:
+async def shoot(path: Path, name: str, keys: list[str], setup=None, size: tuple[int, int] = (160, 44)) -> None:
     app = VtuiApp(path)
-    async with app.run_test(size=(160, 44)) as pilot:
+    async with app.run_test(size=size) as pilot:
         await app.workers.wait_for_complete()
         await pilot.pause()
         if setup:
@@ -68,6 +68,9 @@ async def main() -> None:
     await shoot(QWEN, "measure.svg", ["3"], setup=range_search_measure)
     await shoot(demo_trace_path(), "insights.svg", ["i"])
     await shoot(QWEN, "insights-gpu.svg", ["i", "end"])
+    stack = ROOT / "fixtures" / "hf_llama_stack.json.gz"  # a Python thread 41 rows deep
+    await shoot(stack, "small-terminal.svg", ["w", "w", "down"], size=(80, 24))  # track list hidden, rows folded
+    await shoot(stack, "help.svg", ["question_mark"], size=(80, 24))
     generated = ROOT.parent / "shared" / "traces" / "generated"
     if (generated / "hf_llama_kvcache.json.gz").exists():  # the two runs of the compare example
         await shoot_compare(generated / "hf_llama_kvcache.json.gz", generated / "hf_llama_nocache.json.gz",
