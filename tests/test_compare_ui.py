@@ -166,3 +166,27 @@ async def test_relock_keeps_b_inside_its_trace_and_compare_has_help_and_details(
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert type(app.screen).__name__ == "InsightsScreen" and app.screen.store is a
+
+
+async def test_search_in_compare_mode_acts_on_the_focused_trace():
+    a, b = load_trace(demo_trace_path()), load_trace(QWEN)
+    app = CompareApp(demo_trace_path(), QWEN, stores=(a, b))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await _settle(pilot)
+        pa, pb = app.panes()
+        await pilot.press("slash")
+        app.screen.query_one("#prompt-input").value = "ENGINE_STEP"  # a capital: exact case, no match
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert pa.view.found is not None and pa.view.found.count == 0
+        await pilot.press("slash")
+        app.screen.query_one("#prompt-input").value = "engine_step"
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        steps = [r for r in range(len(a.slices)) if a.name(r) == "engine_step"]
+        assert pa.view.found.count == len(steps) and pa.view.selected == steps[0]
+        await pilot.press("n")
+        assert pa.view.selected == steps[1] and pb.view.found is None and pb.view.selected < 0
+        assert f"2/{len(steps)}" in str(pa.query_one(".pane-title", Static).render())

@@ -7,6 +7,8 @@ steps; press `l` again to count from the trace starts, once more to unlock).
 
 from __future__ import annotations
 
+import threading
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
@@ -21,8 +23,9 @@ from textual.worker import Worker, WorkerState
 
 from vtui.analysis.compare import Comparison, compare
 from vtui.analysis.details import slice_details
+from vtui.analysis.search import search
 from vtui.compare_text import format_pct, format_value, metrics_table, ops_table, shared_sparklines, steps_table
-from vtui.errors import TraceLoadError
+from vtui.errors import TraceLoadError, UsageError
 from vtui.fmt import format_duration as fd
 from vtui.store.store import TraceStore
 from vtui.tabular import Table
@@ -30,9 +33,10 @@ from vtui.ui.app import PALETTE_WORDS
 from vtui.ui.keys import EVERYWHERE, binding_rows, keys_glyphs
 from vtui.ui.loading import LoadControl, load_in_background
 from vtui.ui.safe import plain, visible
-from vtui.ui.screens import HelpScreen
+from vtui.ui.screens import HelpScreen, PromptScreen
+from vtui.ui.search_job import SearchStopped, run_guarded
 from vtui.ui.timefmt import window_text
-from vtui.ui.view import ViewState
+from vtui.ui.view import ViewState, smart_case
 from vtui.ui.widgets.timeline import Timeline
 
 ZOOM_STEP = 0.6
@@ -61,8 +65,10 @@ class TracePane(Vertical):
         yield Static(self._details(), classes="pane-details", markup=False)
 
     def _title(self) -> Text:
+        v = self.view
+        found = f" · /{v.found.pattern}/ {v.match + 1}/{v.found.count:,}" if v.found is not None else ""
         return plain(f"{self.tag} · {self.path.name} · {self.store.event_count:,} events · {fd(self.store.span_ns)} · "
-                f"window {window_text(self.view.t0, self.view.t1)}")
+                f"window {window_text(self.view.t0, self.view.t1)}{found}")
 
     def _details(self) -> Text:
         """The selected slice in one line (its name, times and track)."""
@@ -164,6 +170,9 @@ class CompareApp(App[int]):
         Binding("up,k", "select('up', 0)", "Parent, else track above", id="compare.up", show=False),
         Binding("down,j", "select('down', 0)", "Child, else track below", id="compare.down", show=False),
         Binding("f", "frame", "Frame selection", id="compare.frame", show=False),
+        Binding("slash", "search", "Search the focused trace", id="compare.search", show=False),
+        Binding("n", "match(True)", "Next match", id="compare.next", show=False),
+        Binding("N", "match(False)", "Previous match", id="compare.prev", show=False),
         Binding("i", "insights", "Insights of the focused trace", id="compare.insights",
                 tooltip="Steps, operators, GPU idle, sync points, memory of the focused trace"),
         Binding("question_mark,f1", "help", "Help", id="compare.help"),
@@ -186,6 +195,7 @@ class CompareApp(App[int]):
         self.lock_mode: str | None = None  # None, "steps" (first steps line up) or "starts"
         self.load_error: str | None = None
         self._load_control = LoadControl()  # q while loading stops the loader process
+        self._search_cancel = threading.Event()  # set on quit: a running search's process is killed
 
     # ---- loading -------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -328,6 +338,39 @@ class CompareApp(App[int]):
                  "down": lambda: v.to_child() or v.to_next_track(1)}
         self.move(pane, lambda _: moves[how]())
 
+    def action_search(self) -> None:
+        pane = self.active_pane()
+        if pane is not None:
+            self.push_screen(PromptScreen(f"Search {pane.tag}'s slice names (regex, any case unless it has a capital); "
+                                          "n/N step", "aten::.*mm"), lambda text: self._search_done(pane, text))
+
+    def _search_done(self, pane: TracePane, text: str | None) -> None:
+        if text:
+            self._search_worker(pane, text, pane.view.visible_track_ids())
+
+    @work(thread=True, group="search", description="search", exit_on_error=False)
+    def _search_worker(self, pane: TracePane, text: str, tracks) -> None:
+        """In a killable process with a time limit, as in the main view: a runaway regex cannot freeze the app."""
+        try:
+            found = run_guarded(lambda: search(pane.store, smart_case(text), tracks=tracks), self._search_cancel)
+        except (UsageError, SearchStopped) as exc:
+            self.call_from_thread(self.notify, visible(str(exc)), severity="error", markup=False)
+            return
+        self.call_from_thread(self._search_found, pane, replace(found, pattern=text))
+
+    def _search_found(self, pane: TracePane, found) -> None:
+        pane.view.set_found(found)
+        if found.count:
+            self.move(pane, lambda v: v.next_match(True))
+        else:
+            self.notify(visible(f"No slice of {pane.tag} matches {found.pattern!r}"), timeout=3, markup=False)
+            self._update()
+
+    def action_match(self, forward: bool) -> None:
+        pane = self.active_pane()
+        if pane is not None and pane.view.found is not None:
+            self.move(pane, lambda v: v.next_match(forward))
+
     def action_frame(self) -> None:
         pane = self.active_pane()
         if pane is not None:
@@ -390,6 +433,7 @@ class CompareApp(App[int]):
                 target.first().focus()  # keys go to the shown view, not a hidden one
 
     def action_quit(self) -> None:
+        self._search_cancel.set()
         self._load_control.cancel()
         self.exit(return_code=1 if self.load_error else 0)
 
