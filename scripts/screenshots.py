@@ -20,9 +20,9 @@ QWEN = ROOT / "fixtures" / "tracelens__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"
 NSYS = ROOT / "fixtures" / "pipit__saxpy-mpi-cuda_nsys_perlmutter0.sqlite"
 
 
-async def shoot(path: Path, name: str, keys: list[str], setup=None) -> None:
+async def shoot(path: Path, name: str, keys: list[str], setup=None, size: tuple[int, int] = (160, 44)) -> None:
     app = VtuiApp(path)
-    async with app.run_test(size=(160, 44)) as pilot:
+    async with app.run_test(size=size) as pilot:
         await app.workers.wait_for_complete()
         await pilot.pause()
         if setup:
@@ -50,7 +50,9 @@ async def range_search_measure(pilot) -> None:
     """A range over the middle of the trace, a search, and one measurement between two matches."""
     v = pilot.app.view
     v.set_range(v.store.span_ns // 4, v.store.span_ns // 2)
-    await pilot.press("slash", *"aten::addmm", "enter", "n", "m", "n", "n", "m")
+    await pilot.press("slash", *"aten::addmm", "enter")
+    await pilot.app.workers.wait_for_complete()  # the search runs in a worker
+    await pilot.press("n", "m", "n", "n", "m")
 
 
 async def shoot_compare(a: Path, b: Path, name: str, keys: list[str]) -> None:
@@ -109,6 +111,9 @@ async def main() -> None:
     await shoot(QWEN, "call-tree.svg", [*layer, "down", "down", "down"], setup=tree_range)
     await shoot(QWEN, "flame-graph.svg", [*layer, "f", "down", "down", "down"], setup=tree_range)
     await shoot(NSYS, "nsys.svg", ["f", "s", "s", "s", "s"], setup=select_nsys_kernel)
+    stack = ROOT / "fixtures" / "hf_llama_stack.json.gz"  # a Python thread 41 rows deep
+    await shoot(stack, "small-terminal.svg", ["w", "w", "down"], size=(80, 24))  # track list hidden, rows folded
+    await shoot(stack, "help.svg", ["question_mark"], size=(80, 24))
     generated = ROOT.parent / "shared" / "traces" / "generated"
     if (generated / "hf_llama_kvcache.json.gz").exists():  # the two runs of the compare example
         await shoot_compare(generated / "hf_llama_kvcache.json.gz", generated / "hf_llama_nocache.json.gz",

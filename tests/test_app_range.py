@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -31,6 +32,7 @@ async def _type(pilot, text: str) -> None:
     assert isinstance(pilot.app.screen, PromptScreen)
     pilot.app.screen.query_one("#prompt-input").value = text
     await pilot.press("enter")
+    await pilot.app.workers.wait_for_complete()  # searches run in a worker
     await pilot.pause()
 
 
@@ -121,7 +123,9 @@ async def test_measure_two_marks(qwen_store):
         s = qwen_store.slices
         assert m.a == (int(s.start_ns[a]), int(s.end_ns[a])) and m.b == (int(s.start_ns[b]), int(s.end_ns[b]))
         assert m.gap == int(s.start_ns[b]) - int(s.end_ns[a])
-        assert "start→start" in str(app.query_one("#measure-pane").render())
+        shown = str(app.query_one("#measure-pane").render())
+        assert "start→start" in shown
+        assert f"A {qwen_store.name(a)[:40]} " in shown and f"B {qwen_store.name(b)[:40]} " in shown
         await pilot.press("M")
         assert len(v.measurements) == 0
 
@@ -134,6 +138,9 @@ async def test_export_range_and_table_from_keys(qwen_store, tmp_path):
         v.set_range(qwen_store.span_ns // 4, qwen_store.span_ns // 2)
         out = tmp_path / "range.json"
         await pilot.press("e")
+        await pilot.pause()
+        default = Path(app.screen.query_one("#prompt-input").value)
+        assert default.parent == QWEN.parent  # the default export sits next to the trace
         await _type(pilot, str(out))
         await app.workers.wait_for_complete()
         exported = load_trace(out)
@@ -142,6 +149,7 @@ async def test_export_range_and_table_from_keys(qwen_store, tmp_path):
         await pilot.press("e")
         await _type(pilot, str(out))  # exists: refused, file unchanged
         await app.workers.wait_for_complete()
+        assert any("end the name with !" in n.message and "--force" not in n.message for n in app._notifications)
         assert len(load_trace(out).slices) == expected.slices
         table = tmp_path / "table.json"
         await pilot.press("x")

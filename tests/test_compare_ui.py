@@ -22,6 +22,13 @@ def _first_step_start(store, pattern: str) -> int:
     return min(int(store.slices.start_ns[r]) for r in range(len(store.slices)) if re.fullmatch(pattern, store.name(r)))
 
 
+def _inside(t0: int, t1: int, own: int, scale: int) -> tuple[int, int]:
+    """A window moved to lie inside a trace ``own`` long (from 0 when wider), at most ``scale`` wide."""
+    span = min(t1 - t0, scale)
+    t0 = min(max(t0, 0), max(own - span, 0))
+    return t0, t0 + span
+
+
 async def _settle(pilot) -> None:
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()
@@ -35,9 +42,10 @@ async def test_compare_app_lock_and_tabs():
         await _settle(pilot)
         assert app.load_error is None and app.comparison is not None
         pa, pb = app.panes()
-        assert (pa.view.t0, pa.view.t1) == (0, a.span_ns) and (pb.view.t0, pb.view.t1) == (0, b.span_ns)
+        scale = max(a.span_ns, b.span_ns)  # one time scale for both traces
+        assert (pa.view.t0, pa.view.t1) == (0, scale) and (pb.view.t0, pb.view.t1) == (0, scale)
         await pilot.press("w")  # unlocked: only A (focused) zooms
-        assert pa.view.span < a.span_ns and (pb.view.t0, pb.view.t1) == (0, b.span_ns)
+        assert pa.view.span < a.span_ns and (pb.view.t0, pb.view.t1) == (0, scale)
         # Lock at the first steps (both traces have steps): B's window is A's, shifted so that
         # the first steps line up; then both move together.
         step_a, step_b = app.comparison.a.first_step_ns, app.comparison.b.first_step_ns
@@ -45,25 +53,27 @@ async def test_compare_app_lock_and_tabs():
         shift = step_b - step_a
         assert shift != 0  # the test really checks a shift
         await pilot.press("l")
-        assert app.lock_mode == "steps" and (pb.view.t0, pb.view.t1) == (pa.view.t0 + shift, pa.view.t1 + shift)
+        assert app.lock_mode == "steps"
+        assert (pb.view.t0, pb.view.t1) == _inside(pa.view.t0 + shift, pa.view.t1 + shift, b.span_ns, scale)
         await pilot.press("w", "d")
-        assert (pb.view.t0, pb.view.t1) == (pa.view.t0 + shift, pa.view.t1 + shift)
+        assert (pb.view.t0, pb.view.t1) == _inside(pa.view.t0 + shift, pa.view.t1 + shift, b.span_ns, scale)
         assert "first steps" in str(app.query_one("#status", Static).render())
         await pilot.press("l")  # lock at the trace starts: B takes A's window as it is
-        assert app.lock_mode == "starts" and (pb.view.t0, pb.view.t1) == (pa.view.t0, pa.view.t1)
+        assert app.lock_mode == "starts" and (pb.view.t0, pb.view.t1) == _inside(pa.view.t0, pa.view.t1, b.span_ns, scale)
         await pilot.press("w", "d")
-        assert (pb.view.t0, pb.view.t1) == (pa.view.t0, pa.view.t1) and pa.view.span < a.span_ns * 0.6 ** 3 + 2
+        assert (pb.view.t0, pb.view.t1) == _inside(pa.view.t0, pa.view.t1, b.span_ns, scale)
+        assert pa.view.span < a.span_ns * 0.6 ** 3 + 2
         await pilot.press("tab")  # focus B; still locked: moving B moves A
         assert pb in app.focused.ancestors_with_self
         await pilot.press("s")
-        assert (pa.view.t0, pa.view.t1) == (pb.view.t0, pb.view.t1)
+        assert (pa.view.t0, pa.view.t1) == _inside(pb.view.t0, pb.view.t1, a.span_ns, scale)
         before = (pa.view.t0, pa.view.t1)
         await pilot.press("l", "0")  # unlocked again: only B shows its whole trace
-        assert not app.locked and (pb.view.t0, pb.view.t1) == (0, b.span_ns) and (pa.view.t0, pa.view.t1) == before
+        assert not app.locked and (pb.view.t0, pb.view.t1) == (0, scale) and (pa.view.t0, pa.view.t1) == before
         assert len(app.query(Timeline)) == 2
         pa.query_one(Timeline).post_message(Timeline.RangeDragged(30e6, 10e6))  # a drag leftwards on A
         await pilot.pause()
-        assert (pa.view.t0, pa.view.t1) == (10_000_000, 30_000_000) and (pb.view.t0, pb.view.t1) == (0, b.span_ns)
+        assert (pa.view.t0, pa.view.t1) == (10_000_000, 30_000_000) and (pb.view.t0, pb.view.t1) == (0, scale)
 
         await pilot.press("2")
         assert app.query_one(TabbedContent).active == "tab-metrics"
@@ -123,3 +133,60 @@ async def test_compare_app_without_the_cache_writes_no_entry(tmp_path):
         await _settle(pilot)
         await pilot.press("q")
     assert len(trace_cache.list_entries()) == 2
+
+
+async def test_relock_keeps_b_inside_its_trace_and_compare_has_help_and_details():
+    a, b = load_trace(demo_trace_path()), load_trace(QWEN)
+    assert a.span_ns > 3 * b.span_ns  # A much longer than B
+    app = CompareApp(demo_trace_path(), QWEN, stores=(a, b))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await _settle(pilot)
+        pa, pb = app.panes()
+        late = int(a.span_ns * 0.6)
+        app.move(pa, lambda v: v.set_window(late, late + 40_000_000))  # 40 ms of A far past B's end
+        assert pa.view.t0 > b.span_ns
+        await pilot.press("l", "l")  # locked at the starts
+        assert app.lock_mode == "starts"
+        assert 0 <= pb.view.t0 and pb.view.t1 <= b.span_ns and pb.view.span == pa.view.span
+        timeline = pb.query_one(Timeline)
+        drawn = "".join(seg.text for y in range(1, 6) for seg in timeline.render_line(y)[timeline.label_width + 1:])
+        assert drawn.strip()  # B's rows show slices, not blanks
+        await pilot.press("right")  # arrows select in the focused trace; its details line names the slice
+        await pilot.pause()
+        assert pa.view.selected >= 0
+        details = str(pa.query_one(".pane-details", Static).render())
+        assert a.name(pa.view.selected) in details
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert "Lock times" in str(app.screen.query_one("#help-text").render())
+        await pilot.press("escape")
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        assert any("Lock times" in t for t in titles) and any("insights" in t.lower() for t in titles)
+        await pilot.press("i")  # Insights of the focused trace
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert type(app.screen).__name__ == "InsightsScreen" and app.screen.store is a
+
+
+async def test_search_in_compare_mode_acts_on_the_focused_trace():
+    a, b = load_trace(demo_trace_path()), load_trace(QWEN)
+    app = CompareApp(demo_trace_path(), QWEN, stores=(a, b))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await _settle(pilot)
+        pa, pb = app.panes()
+        await pilot.press("slash")
+        app.screen.query_one("#prompt-input").value = "ENGINE_STEP"  # a capital: exact case, no match
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert pa.view.found is not None and pa.view.found.count == 0
+        await pilot.press("slash")
+        app.screen.query_one("#prompt-input").value = "engine_step"
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        steps = [r for r in range(len(a.slices)) if a.name(r) == "engine_step"]
+        assert pa.view.found.count == len(steps) and pa.view.selected == steps[0]
+        await pilot.press("n")
+        assert pa.view.selected == steps[1] and pb.view.found is None and pb.view.selected < 0
+        assert f"2/{len(steps)}" in str(pa.query_one(".pane-title", Static).render())

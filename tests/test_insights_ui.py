@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from textual.widgets import Input, OptionList, Static
 
+from tests.conftest import FIXTURES, raw_events
 from vtui.demo import demo_trace_path
 from vtui.store.load import load_trace
 from vtui.ui.app import VtuiApp
@@ -55,3 +56,58 @@ async def test_insights_screen_opens_on_i_and_follows_the_window():
         v = app.view
         assert (app.screen.insights.t0, app.screen.insights.t1) == (max(v.t0, 0), min(v.t1, store.span_ns))
         assert app.screen.insights.steps.count < 32
+
+
+async def test_gpu_idle_gaps_list_longest_first_and_jumps():
+    path = FIXTURES / "tracelens__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"
+    # Independent path: GPU work per pid from the raw JSON, merged, the gaps between.
+    work: dict = {}
+    for e in raw_events(path):
+        if e.get("ph") == "X" and e.get("cat") in ("kernel", "gpu_memcpy", "memcpy", "gpu_memset", "memset"):
+            work.setdefault(e["pid"], []).append((float(e["ts"]), float(e["ts"]) + float(e.get("dur", 0))))
+    gaps = []
+    for spans in work.values():
+        spans.sort()
+        end = spans[0][1]
+        for a, b in spans[1:]:
+            if a > end:
+                gaps.append(a - end)
+            end = max(end, b)
+    longest_us = max(gaps)
+    store = load_trace(path)
+    app = VtuiApp(path, store=store)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        await pilot.press("i")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        screen = app.screen
+        lengths = [g.length for g in screen.gaps]
+        assert lengths == sorted(lengths, reverse=True)
+        assert abs(lengths[0] / 1000 - longest_us) < 0.01
+        assert all(g.cpu for g in screen.gaps)  # what the CPU was doing is said
+        gap = screen.gaps[1]
+        screen.query_one("#ins-gaps", OptionList).focus()
+        await pilot.press("down", "enter")
+        await pilot.pause()
+        v = app.view
+        assert app.screen is app.screen_stack[0]
+        assert v.t0 <= gap.start and gap.end <= v.t1 and v.span < store.span_ns / 10
+        assert v.selected == gap.next_row
+
+
+def test_kernel_outliers_are_instances_far_above_their_median(tmp_path):
+    import json
+
+    from vtui.analysis.lists import kernel_outliers
+
+    durs = [10, 11, 10, 12, 100, 9]  # µs; 100 is the outlier of "gemm"
+    events = [{"ph": "X", "ts": 200 * i, "dur": d, "name": "gemm", "cat": "kernel", "pid": 0, "tid": 7}
+              for i, d in enumerate(durs)]
+    events += [{"ph": "X", "ts": 200 * i + 50, "dur": 40, "name": "copy", "cat": "kernel", "pid": 0, "tid": 7}
+               for i in range(4)]
+    path = tmp_path / "k.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    store = load_trace(path)
+    out = kernel_outliers(store, 0, int(store.span_ns))
+    assert [(store.name(o.row), o.dur, o.median) for o in out] == [("gemm", 100_000, 11_000)]

@@ -39,7 +39,9 @@ def test_snapshot_range_aggregation_and_search(snap_compare):
         await _loaded(pilot)
         v = pilot.app.view
         v.set_range(v.store.span_ns // 4, v.store.span_ns // 2)
-        await pilot.press("slash", *"aten::addmm", "enter", "2")
+        await pilot.press("slash", *"aten::addmm", "enter")
+        await pilot.app.workers.wait_for_complete()  # the search runs in a worker
+        await pilot.press("2")
         await pilot.pause()
 
     assert snap_compare(VtuiApp(QWEN), terminal_size=(160, 44), run_before=before)

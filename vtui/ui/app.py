@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import threading
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
+from rich.text import Text
 from textual import work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
@@ -13,12 +16,17 @@ from textual.screen import Screen
 from textual.widgets import ProgressBar, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
+from vtui.analysis.search import SearchResult, search
 from vtui.errors import TraceLoadError, UsageError
 from vtui.fmt import format_duration, parse_time
 from vtui.store.store import TraceStore
-from vtui.ui.loading import load_in_background
+from vtui.ui.keys import EVERYWHERE, HelpSection, binding_rows, keys_glyphs
+from vtui.ui.loading import LoadControl, load_in_background
+from vtui.ui.safe import plain, visible
 from vtui.ui.screens import HelpScreen, PromptScreen, WarningsScreen
-from vtui.ui.view import ViewState
+from vtui.ui.search_job import SEARCH_LIMIT_S, SearchStopped, run_guarded
+from vtui.ui.timefmt import window_text
+from vtui.ui.view import LANE_CAP, ViewState, smart_case
 from vtui.ui.widgets.aggregation import AggregationPane
 from vtui.ui.widgets.details import DetailsPanel
 from vtui.ui.widgets.footer import Footer
@@ -27,6 +35,7 @@ from vtui.ui.widgets.timeline import Timeline
 from vtui.ui.widgets.tracklist import TrackList
 
 ZOOM_STEP = 0.6
+NARROW = 110  # columns below which the track list hides itself (the timeline needs the room)
 PAN_STEP = 0.2
 
 
@@ -37,7 +46,8 @@ def _b(keys: str, action: str, description: str, id: str, show: bool = False, to
 class BottomPanes(Vertical):
     """Details, Aggregation and Measure as tabs under the timeline."""
 
-    DEFAULT_CSS = "BottomPanes { height: 13; border-top: solid #3a3f4b; }"
+    # 13 rows on a tall terminal; on a short one (80×24) the timeline keeps most of the rows.
+    DEFAULT_CSS = "BottomPanes { height: 35%; min-height: 8; max-height: 13; border-top: solid #3a3f4b; }"
 
     def __init__(self, view: ViewState) -> None:
         super().__init__()
@@ -62,6 +72,9 @@ class VtuiApp(App[int]):
     #main { height: 1fr; }
     #bottom { height: 1fr; }
     #bottom DetailsPanel { height: 1fr; border-top: none; }
+    /* Where the keys go must show at a glance, not as a one-step grey shift. */
+    BottomPanes:focus-within { border-top: heavy #61afef; }
+    TrackList:focus { border-right: heavy #61afef; }
     """
     BINDINGS = [
         _b("w", "zoom_in", "Zoom in", "view.zoom_in", show=True),
@@ -87,6 +100,8 @@ class VtuiApp(App[int]):
         _b("slash", "search", "Search names (args:RE for args)", "search.find", show=True),
         _b("n", "match_next", "Next match", "search.next"),
         _b("N", "match_prev", "Previous match", "search.prev"),
+        _b("L", "results", "Search results by name", "search.results",
+           tooltip="Count and time per matching name; enter jumps to the longest"),
         _b("m", "mark", "Measure: mark A, then B", "measure.mark", show=True),
         _b("M", "clear_measurements", "Clear measurements", "measure.clear"),
         _b("1", "tab('details')", "Details pane", "pane.details"),
@@ -95,6 +110,10 @@ class VtuiApp(App[int]):
         _b("e", "export_range", "Export range as trace JSON", "export.range", show=True),
         _b("x", "export_table", "Export the aggregation table", "export.table"),
         _b("t,ctrl+f", "filter", "Filter tracks", "tracks.filter", show=True),
+        _b("T", "toggle_tracklist", "Show/hide the track list", "tracks.list",
+           tooltip="Show or hide the track list (hidden by itself below 110 columns)"),
+        _b("c", "collapse", "Fold/unfold the selected track's rows", "tracks.collapse",
+           tooltip=f"Deep stacks show {LANE_CAP} rows and '+N rows' until unfolded"),
         _b("pageup", "rows_up", "Scroll rows up", "view.rows_up"),
         _b("pagedown", "rows_down", "Scroll rows down", "view.rows_down"),
         _b("i", "insights", "Insights", "view.insights", tooltip="Steps, operators, GPU, memory: findings with hints"),
@@ -112,13 +131,18 @@ class VtuiApp(App[int]):
         self.view: ViewState | None = None
         self.load_error: str | None = None
         self._agg_key: tuple | None = None  # inputs of the aggregation table now shown
+        self._load_control = LoadControl()  # q while loading stops the loader process
+        self.searching: str | None = None  # the pattern of a search still running
+        self._search_cancel = threading.Event()
+        self.search_limit_s = SEARCH_LIMIT_S
+        self.tracklist_wanted: bool | None = None  # None: shown from NARROW columns up; T decides
 
     # ---- layout and loading ---------------------------------------------------------------
     def compose(self) -> ComposeResult:
         # markup=False: file names, track names and filters are data ("[/]" would crash the markup parser).
-        yield Static(f"vtui · {self.path.name} · loading…", id="title", markup=False)
+        yield Static(plain(f"vtui · {self.path.name} · loading…"), id="title", markup=False)
         with Vertical(id="loading"):
-            yield Static(f"Loading {self.path}", markup=False)
+            yield Static(plain(f"Loading {self.path}"), markup=False)
             yield ProgressBar(total=1.0, show_eta=False, id="progress")
         yield Static("", id="status", markup=False)
         yield Footer()
@@ -133,7 +157,8 @@ class VtuiApp(App[int]):
     def _load(self) -> TraceStore | str:
         """The store, or the one-line message saying why it could not load."""
         try:
-            return load_in_background(self.path, lambda f: self.call_from_thread(self._set_progress, f), cache=self.cache)
+            return load_in_background(self.path, lambda f: self.call_from_thread(self._set_progress, f), cache=self.cache,
+                                      control=self._load_control)
         except TraceLoadError as exc:
             return str(exc)
         except Exception as exc:  # noqa: BLE001 — shown in the app, never a traceback
@@ -159,10 +184,11 @@ class VtuiApp(App[int]):
 
     def _show_error(self, message: str) -> None:
         self.load_error = message
-        self.query_one("#title", Static).update(f"vtui · {self.path.name} · failed to load")
+        self.query_one("#title", Static).update(plain(f"vtui · {self.path.name} · failed to load"))
         loading = self.query_one("#loading")
         loading.remove_children()
-        loading.mount(Static(f"Could not open the trace:\n{message}\n\nPress q to quit.", id="error", markup=False))
+        loading.mount(Static(Text(f"Could not open the trace:\n{visible(message)}\n\nPress q to quit."), id="error",
+                             markup=False))
 
     def _show_store(self, store: TraceStore) -> None:
         self.store = store
@@ -171,14 +197,49 @@ class VtuiApp(App[int]):
         main = Horizontal(TrackList(self.view, id="tracks"), Vertical(Timeline(self.view, id="timeline"),
                           BottomPanes(self.view)), id="main")
         self.mount(main, after=self.query_one("#title"))
-        self.query_one("#title", Static).update(
+        self.query_one("#title", Static).update(plain(
             f"vtui · {self.path.name} · {store.event_count:,} events · {len(store.tracks)} tracks · "
             f"{format_duration(store.span_ns)}" + (" · repaired" if store.repaired else "")
-        )
+        ))
         self.call_after_refresh(self._after_show)
 
     def _after_show(self) -> None:
+        self._fit_tracklist()
         self.query_one(Timeline).focus()
+        self._update()
+
+    def on_resize(self) -> None:
+        self._fit_tracklist()
+
+    def _fit_tracklist(self) -> None:
+        for tracks in self.query(TrackList):
+            wanted = self.tracklist_wanted
+            tracks.display = self.size.width >= NARROW if wanted is None else wanted
+
+    def action_toggle_tracklist(self) -> None:
+        for tracks in self.query(TrackList):
+            self.tracklist_wanted = not tracks.display
+            self._fit_tracklist()
+            if not tracks.display and tracks.has_focus:
+                self.query_one(Timeline).focus()
+
+    def action_collapse(self) -> None:
+        v = self.view
+        if v is None:
+            return
+        if v.selected < 0:
+            self.notify("Select a slice on the track to fold or unfold", timeout=2)
+            return
+        track = int(v.store.slices.track[v.selected])
+        if v.store.tracks[track].lanes <= v.lane_cap + 1:
+            self.notify("This track has no rows to fold", timeout=2)
+            return
+        v.toggle_expanded(track)
+        if v.row_of_selection() < 0:  # folded away: the selection moves to the last shown row, same time
+            s = v.store.slices
+            at = int(s.start_ns[v.selected])
+            lo, hi = v.store.index.lane_window(track, v.lane_cap - 1, at, at + 1)
+            v.selected = lo if hi > lo else -1
         self._update()
 
     # ---- state -> widgets -----------------------------------------------------------------
@@ -192,12 +253,14 @@ class VtuiApp(App[int]):
         v = self.view
         self._refresh_panes()
         warnings = len(v.store.warnings)
-        parts = [f"window {format_duration(v.t0)} – {format_duration(v.t1)} ({format_duration(v.span)})",
+        parts = [f"window {window_text(v.t0, v.t1)}",
                  f"zoom ×{max(v.store.span_ns, 1) / max(v.span, 1):,.1f}", f"{len(v.rows)} rows"]
         if v.range:
             parts.append(f"range {format_duration(v.range[0])} – {format_duration(v.range[1])}"
                          f" ({format_duration(v.range[1] - v.range[0])})")
-        if v.found is not None:
+        if self.searching is not None:
+            parts.append(f"searching /{self.searching}/… (esc stops)")
+        elif v.found is not None:
             at = f"{v.match + 1}/" if v.match >= 0 else ""
             parts.append(f"/{v.found.pattern}/ {at}{v.found.count:,} matches, {format_duration(v.found.total_ns)}")
         if v.mark_a >= 0:
@@ -206,7 +269,7 @@ class VtuiApp(App[int]):
             parts.append(f"filter /{v.filter_text}/")
         if warnings:
             parts.append(f"{warnings} load warnings (W)")
-        self.query_one("#status", Static).update(" · ".join(parts))
+        self.query_one("#status", Static).update(plain(" · ".join(parts)))
 
     def _refresh_panes(self) -> None:
         """The aggregation table follows the range and visible tracks (recomputed only when shown and changed)."""
@@ -290,7 +353,7 @@ class VtuiApp(App[int]):
         try:
             t = parse_time(text)
         except ValueError as exc:
-            self.notify(str(exc), severity="error", markup=False)
+            self.notify(visible(str(exc)), severity="error", markup=False)
             return
         self._act(lambda: self.view.go_to(t))
 
@@ -320,12 +383,16 @@ class VtuiApp(App[int]):
         self._act(lambda: self.view.range_from_window())
 
     def action_clear(self) -> None:
-        self._act(lambda: self.view.clear())
+        if not self.stop_search():
+            self._act(lambda: self.view.clear())
 
     def action_tab(self, pane: str) -> None:
+        """1/2/3: show a bottom pane and give it the keys (the table's b/o/O need its focus)."""
         if self.view is not None:
             self.query_one("#bottom", TabbedContent).active = pane
             self._update()
+            # After the switch shows the pane: focus on a still-hidden widget would be moved off it.
+            self.call_after_refresh(self.query_one(_PANE_FOCUS[pane]).focus)
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         self._update()
@@ -333,22 +400,68 @@ class VtuiApp(App[int]):
     def action_search(self) -> None:
         if self.view is not None:
             last = self.view.found.pattern if self.view.found else ""
-            self.push_screen(PromptScreen("Search slice names (regex); args:REGEX searches args; n/N step",
+            self.push_screen(PromptScreen("Search slice names (regex, any case unless it has a capital); "
+                                          "args:REGEX searches args; n/N step, L lists by name",
                                           "aten::.*mm|args:256", last), self._search_done)
 
     def _search_done(self, text: str | None) -> None:
         if not text or self.view is None:
             return
-        try:
-            found = self.view.run_search(text)
-        except UsageError as exc:
-            self.notify(str(exc), severity="error")
-            return
-        if found.count:
-            self.view.next_match(True)
-        else:
-            self.notify(f"No slice matches {text!r}", timeout=3)
+        self._search_cancel.set()  # a search still running gives way to this one
+        self._search_cancel = threading.Event()
+        self.searching = text
         self._update()
+        self._search_worker(text, self.view.visible_track_ids(), self._search_cancel)
+
+    @work(thread=True, group="search", description="search", exit_on_error=False)
+    def _search_worker(self, text: str, tracks, cancel: threading.Event) -> None:
+        """Off the UI thread and in a killable process: a runaway regex cannot freeze the app."""
+        store = self.view.store
+        try:
+            found = run_guarded(lambda: search(store, smart_case(text), tracks=tracks), cancel, self.search_limit_s)
+        except (UsageError, SearchStopped) as exc:
+            self.call_from_thread(self._search_finished, text, cancel, None, str(exc))
+            return
+        except Exception as exc:  # noqa: BLE001 — a message, never a traceback
+            self.call_from_thread(self._search_finished, text, cancel, None, f"search failed ({type(exc).__name__})")
+            return
+        self.call_from_thread(self._search_finished, text, cancel, replace(found, pattern=text), None)
+
+    def _search_finished(self, text: str, cancel: threading.Event, found: SearchResult | None,
+                         error: str | None) -> None:
+        if cancel is not self._search_cancel or self.view is None:
+            return  # a newer search, or a stopped one, owns the status now
+        self.searching = None
+        if found is None:
+            self.notify(visible(error or "search failed"), severity="error", markup=False)
+        else:
+            self.view.set_found(found)
+            if found.count:
+                self.view.next_match(True)
+            else:
+                self.notify(visible(f"No slice matches {text!r}"), timeout=3, markup=False)
+        self._update()
+
+    def stop_search(self) -> bool:
+        if self.searching is None:
+            return False
+        self._search_cancel.set()
+        self.searching = None
+        self.notify("Search stopped", timeout=2)
+        self._update()
+        return True
+
+    def action_results(self) -> None:
+        if self.view is None or self.view.found is None:
+            self.notify("No search (press /)", timeout=2)
+            return
+        from vtui.ui.results import ResultsScreen  # noqa: PLC0415
+
+        def jump(row: int | None) -> None:
+            if row is not None:
+                self._act(lambda: (self.view.unhide_track_of(row), self.view.reveal(row)))
+
+        self.push_screen(ResultsScreen(self.view.store, self.view.found), jump)
 
     def action_match_next(self) -> None:
         self._act(lambda: self.view.next_match(True) or self.notify("No search (press /)", timeout=2))
@@ -367,7 +480,7 @@ class VtuiApp(App[int]):
         self._update()
 
     def action_clear_measurements(self) -> None:
-        self._act(lambda: (self.view.measurements.clear(), setattr(self.view, "mark_a", -1)))
+        self._act(lambda: (self.view.measurements.clear(), self.view.mark_names.clear(), setattr(self.view, "mark_a", -1)))
 
     def on_aggregation_pane_row_chosen(self, message: AggregationPane.RowChosen) -> None:
         rows = self.query_one(AggregationPane).agg.slices_of(message.row)
@@ -386,7 +499,8 @@ class VtuiApp(App[int]):
         if self.view is None:
             return
         t0, t1 = self.view.analysis_window()
-        default = f"{self.path.name.split('.')[0]}-{format_duration(t0).replace(' ', '')}-{format_duration(t1).replace(' ', '')}.json"
+        name = f"{self.path.name.split('.')[0]}-{format_duration(t0).replace(' ', '')}-{format_duration(t1).replace(' ', '')}.json"
+        default = str(self.path.parent / name)  # next to the trace, not wherever vtui was started
         self.push_screen(PromptScreen(f"Export {format_duration(t0)} – {format_duration(t1)} on the visible tracks to "
                                       "(a new .json; end with ! to overwrite)", default, default), self._export_done)
 
@@ -404,9 +518,10 @@ class VtuiApp(App[int]):
         try:
             plan = export_range(self.view.store, out, t0, t1, tracks, overwrite=force)
         except (UsageError, TraceLoadError, OSError) as exc:
-            self.call_from_thread(self.notify, f"Export failed: {exc}", severity="error")
+            self.call_from_thread(self.notify, visible(f"Export failed: {_app_words(str(exc))}"), severity="error",
+                                  markup=False)
             return
-        self.call_from_thread(self.notify, f"Wrote {plan.events:,} events to {out}")
+        self.call_from_thread(self.notify, visible(f"Wrote {plan.events:,} events to {out}"), markup=False)
 
     def action_export_table(self) -> None:
         if self.view is None:
@@ -430,9 +545,9 @@ class VtuiApp(App[int]):
             path = check_output_path(out, [s.path for s in self.view.store.sources], force)
             atomic_write(path, (self.query_one(AggregationPane).table().render(fmt) + "\n").encode())
         except (UsageError, OSError) as exc:
-            self.notify(f"Export failed: {exc}", severity="error")
+            self.notify(visible(f"Export failed: {_app_words(str(exc))}"), severity="error", markup=False)
             return
-        self.notify(f"Wrote the table to {out}")
+        self.notify(visible(f"Wrote the table to {out}"), markup=False)
 
     def action_insights(self) -> None:
         if self.view is not None:
@@ -441,8 +556,14 @@ class VtuiApp(App[int]):
             def jump(row: int) -> None:  # a step chosen on the Insights screen: select and frame it
                 self._act(lambda: (self.view.select(row), self.view.frame_selection()))
 
+            def jump_window(a: int, b: int, row: int) -> None:  # a GPU idle gap: show it with some context
+                pad = max((b - a) // 2, 1_000)
+                self._act(lambda: (self.view.unhide_track_of(row), self.view.select(row),
+                                   self.view.set_window(a - pad, b + pad)))
+
             t0, t1 = self.view.range or (self.view.t0, self.view.t1)
-            self.push_screen(InsightsScreen(self.view.store, t0, t1, self.path.name, on_step=jump))
+            self.push_screen(InsightsScreen(self.view.store, t0, t1, self.path.name, on_step=jump,
+                                            on_window=jump_window))
 
     def action_call_tree(self) -> None:
         if self.view is not None:
@@ -456,21 +577,37 @@ class VtuiApp(App[int]):
                                             on_jump=jump))
 
     def action_help(self) -> None:
-        self.push_screen(HelpScreen(self.key_rows()))
+        self.push_screen(HelpScreen(self.help_sections(self.screen)))
 
     def action_warnings(self) -> None:
         if self.store is not None:
             self.push_screen(WarningsScreen(self.store.warnings))
 
     def action_quit(self) -> None:
+        self._search_cancel.set()
+        self._load_control.cancel()
         self.exit(return_code=1 if self.load_error else 0)
 
+    def help_sections(self, screen: Screen) -> list[HelpSection]:
+        """The keys of ``screen``: the timeline's in full, else that screen's own (insights, tree…)."""
+        if screen is not self.screen_stack[0]:
+            rows = binding_rows(screen.BINDINGS) + list(getattr(screen, "HELP_EXTRA", []))
+            return [(getattr(screen, "HELP_TITLE", type(screen).__name__), rows), ("Everywhere", EVERYWHERE)]
+        return [
+            ("Timeline", binding_rows(self.BINDINGS)),
+            ("Track list (shift+tab to reach it)", binding_rows(TrackList.BINDINGS) + [
+                ("↑ ↓", "Move between tracks"), ("enter", "Fold or unfold a process")]),
+            ("Aggregation table (2)", binding_rows(AggregationPane.BINDINGS) + [
+                ("↑ ↓", "Highlight the row's slices in the timeline"),
+                ("enter", "Jump to the row's longest slice"), ("click header", "Sort by that column")]),
+            ("Mouse", [("wheel", "Zoom at the mouse"), ("shift+wheel", "Pan"), ("click", "Select a slice"),
+                       ("drag", "Select a time range")]),
+            ("Prompts", [("enter", "Accept"), ("esc", "Cancel")]),
+            ("Everywhere", EVERYWHERE),
+        ]
+
     def key_rows(self) -> list[tuple[str, str]]:
-        rows = [(b.key.replace("_", " "), b.description) for b in self.BINDINGS if isinstance(b, Binding)]
-        rows += [(b.key, b.description) for b in TrackList.BINDINGS if isinstance(b, Binding)]
-        rows += [("tab / shift+tab", "Move focus between panes"), ("ctrl+p", "Command palette (every action)"),
-                 ("wheel / shift+wheel", "Zoom / pan at the mouse"), ("click", "Select a slice")]
-        return rows
+        return [row for _, rows in self.help_sections(self.screen_stack[0]) for row in rows]
 
     # ---- messages from widgets ------------------------------------------------------------
     def on_timeline_clicked(self, message: Timeline.Clicked) -> None:
@@ -496,9 +633,30 @@ class VtuiApp(App[int]):
         yield from super().get_system_commands(screen)
         for b in self.BINDINGS:
             if isinstance(b, Binding):
-                yield SystemCommand(f"{b.id.split('.')[0]}: {b.description}", f"{b.description} ({b.key})",
-                                    partial(self.run_action, b.action))
+                words = PALETTE_WORDS.get(b.id, "")
+                yield SystemCommand(f"{b.id.split('.')[0]}: {b.description}" + (f" — {words}" if words else ""),
+                                    f"{b.tooltip} (key {keys_glyphs(b.key)})", partial(self.run_action, b.action))
 
+
+# What people type in the palette for an action whose own name says otherwise.
+PALETTE_WORDS = {
+    "view.insights": "steps, phases, GPU idle, sync points, memory, operators, outliers",
+    "pane.aggregation": "top operators, kernels, table by name/category/track",
+    "search.find": "find slices by name or args",
+    "export.range": "save a slice of the trace",
+    "export.table": "save the operator table as CSV/JSON/Markdown",
+    "tracks.filter": "show only GPU streams / threads",
+    "view.goto": "jump to a time",
+    "measure.mark": "time between two events",
+}
+
+def _app_words(message: str) -> str:
+    """The CLI's advice in the app's terms: here a name ending in ! overwrites."""
+    return message.replace("pass --force to overwrite", "end the name with ! to overwrite")
+
+
+# What 1/2/3 focus: the pane's own key target.
+_PANE_FOCUS = {"details": "DetailsPanel", "aggregation": "#agg-table", "measure": "#measure-pane"}
 
 # Actions of the app's own bindings (name without arguments): disabled under another screen.
 _VIEW_ACTIONS = frozenset(b.action.split("(")[0] for b in VtuiApp.BINDINGS if isinstance(b, Binding))

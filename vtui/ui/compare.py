@@ -7,24 +7,36 @@ steps; press `l` again to count from the trace starts, once more to unlock).
 
 from __future__ import annotations
 
+import threading
+from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 from rich.text import Text
 from textual import work
-from textual.app import App, ComposeResult
+from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.screen import Screen
 from textual.widgets import DataTable, Footer, ProgressBar, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
 from vtui.analysis.compare import Comparison, compare
+from vtui.analysis.details import slice_details
+from vtui.analysis.search import search
 from vtui.compare_text import format_pct, format_value, metrics_table, ops_table, shared_sparklines, steps_table
-from vtui.errors import TraceLoadError
+from vtui.errors import TraceLoadError, UsageError
 from vtui.fmt import format_duration as fd
 from vtui.store.store import TraceStore
 from vtui.tabular import Table
-from vtui.ui.loading import load_in_background
-from vtui.ui.view import ViewState
+from vtui.ui.app import PALETTE_WORDS
+from vtui.ui.keys import EVERYWHERE, binding_rows, keys_glyphs
+from vtui.ui.loading import LoadControl, load_in_background
+from vtui.ui.safe import plain, visible
+from vtui.ui.screens import HelpScreen, PromptScreen
+from vtui.ui.search_job import SearchStopped, run_guarded
+from vtui.ui.timefmt import window_text
+from vtui.ui.view import ViewState, smart_case
 from vtui.ui.widgets.timeline import Timeline
 
 ZOOM_STEP = 0.6
@@ -38,23 +50,38 @@ class TracePane(Vertical):
     DEFAULT_CSS = """
     TracePane { height: 1fr; }
     TracePane > .pane-title { height: 1; background: #262a33; color: #c8c8c8; padding: 0 1; }
+    TracePane > .pane-details { height: 1; background: #20232a; color: #a0a4b0; padding: 0 1; }
+    TracePane:focus-within > .pane-title { background: #61afef; color: #101216; }
     """
 
-    def __init__(self, tag: str, path: Path, store: TraceStore, **kwargs) -> None:
+    def __init__(self, tag: str, path: Path, store: TraceStore, scale_ns: int = 0, **kwargs) -> None:
         super().__init__(**kwargs)
         self.tag, self.path, self.store = tag, path, store
-        self.view = ViewState(store)
+        self.view = ViewState(store, scale_ns=scale_ns)
 
     def compose(self) -> ComposeResult:
-        yield Static(self._title(), classes="pane-title")
+        yield Static(self._title(), classes="pane-title", markup=False)
         yield Timeline(self.view)
+        yield Static(self._details(), classes="pane-details", markup=False)
 
-    def _title(self) -> str:
-        return (f"{self.tag} · {self.path.name} · {self.store.event_count:,} events · {fd(self.store.span_ns)} · "
-                f"window {fd(self.view.t0)} – {fd(self.view.t1)}")
+    def _title(self) -> Text:
+        v = self.view
+        found = f" · /{v.found.pattern}/ {v.match + 1}/{v.found.count:,}" if v.found is not None else ""
+        return plain(f"{self.tag} · {self.path.name} · {self.store.event_count:,} events · {fd(self.store.span_ns)} · "
+                f"window {window_text(self.view.t0, self.view.t1)}{found}")
+
+    def _details(self) -> Text:
+        """The selected slice in one line (its name, times and track)."""
+        v = self.view
+        if v.selected < 0:
+            return Text("no slice selected: ← → ↑ ↓ select, f frames, i insights for this trace, ? keys", style="dim")
+        d = slice_details(self.store, v.selected)
+        return plain(f"{d.name} · {d.category or '—'} · start {fd(d.start_ns)} · dur {fd(d.dur_ns)} · "
+                     f"self {fd(d.self_ns)} · {d.track_title}")
 
     def refresh_view(self) -> None:
         self.query_one(".pane-title", Static).update(self._title())
+        self.query_one(".pane-details", Static).update(self._details())
         self.query_one(Timeline).refresh_view()
 
     def on_timeline_clicked(self, message: Timeline.Clicked) -> None:
@@ -84,7 +111,7 @@ def _data_table(table: Table, id: str) -> DataTable:
     for header, numeric in zip(table.headers, table._numeric()):
         dt.add_column(Text(header, justify="right" if numeric else "left"))
     for row in table.display:
-        dt.add_row(*(Text(c, justify="right" if n else "left") for c, n in zip(row, table._numeric())))
+        dt.add_row(*(Text(visible(c), justify="right" if n else "left") for c, n in zip(row, table._numeric())))
     return dt
 
 
@@ -102,8 +129,10 @@ class CompareView(Vertical):
                       else "no repeating step found in either trace")
         with TabbedContent(id="tabs"):
             with TabPane("1 Timelines", id=TABS[0]):
-                yield TracePane("A", self.paths[0], self.a, id="pane-a")
-                yield TracePane("B", self.paths[1], self.b, id="pane-b")
+                # One time scale for both: a trace half as long looks half as long.
+                scale = max(int(self.a.span_ns), int(self.b.span_ns))
+                yield TracePane("A", self.paths[0], self.a, scale, id="pane-a")
+                yield TracePane("B", self.paths[1], self.b, scale, id="pane-b")
             with TabPane("2 Metrics", id=TABS[1]):
                 yield _data_table(metrics_table(c), "metrics-table")
                 yield Static(f"same = within {100 * c.tolerance:g}% of A (times: or within 1 µs); better = lower"
@@ -136,6 +165,17 @@ class CompareApp(App[int]):
         Binding("a", "pan(-0.2)", "Pan left", id="compare.pan_left"),
         Binding("d", "pan(0.2)", "Pan right", id="compare.pan_right"),
         Binding("0", "show_all", "Whole trace", id="compare.all"),
+        Binding("left,h", "select('lane', -1)", "Previous slice on lane", id="compare.lane_prev", show=False),
+        Binding("right", "select('lane', 1)", "Next slice on lane", id="compare.lane_next", show=False),
+        Binding("up,k", "select('up', 0)", "Parent, else track above", id="compare.up", show=False),
+        Binding("down,j", "select('down', 0)", "Child, else track below", id="compare.down", show=False),
+        Binding("f", "frame", "Frame selection", id="compare.frame", show=False),
+        Binding("slash", "search", "Search the focused trace", id="compare.search", show=False),
+        Binding("n", "match(True)", "Next match", id="compare.next", show=False),
+        Binding("N", "match(False)", "Previous match", id="compare.prev", show=False),
+        Binding("i", "insights", "Insights of the focused trace", id="compare.insights",
+                tooltip="Steps, operators, GPU idle, sync points, memory of the focused trace"),
+        Binding("question_mark,f1", "help", "Help", id="compare.help"),
         Binding("l", "lock", "Lock times", id="compare.lock",
                 tooltip="Lock the two windows: same times from the first steps, then from the trace starts, then unlocked"),
         Binding("1", "tab(0)", "Timelines", id="compare.tab_timelines"),
@@ -154,15 +194,18 @@ class CompareApp(App[int]):
         self.comparison: Comparison | None = None
         self.lock_mode: str | None = None  # None, "steps" (first steps line up) or "starts"
         self.load_error: str | None = None
+        self._load_control = LoadControl()  # q while loading stops the loader process
+        self._search_cancel = threading.Event()  # set on quit: a running search's process is killed
 
     # ---- loading -------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         a, b = self.paths
-        yield Static(f"vtui compare · A {a.name} · B {b.name} · loading…", id="title")
+        # Text, never markup: a file named "[@click=app.quit]" is a name, not an action.
+        yield Static(plain(f"vtui compare · A {a.name} · B {b.name} · loading…"), id="title", markup=False)
         with Vertical(id="loading"):
-            yield Static(f"Loading {a} and {b}")
+            yield Static(plain(f"Loading {a} and {b}"), markup=False)
             yield ProgressBar(total=1.0, show_eta=False, id="progress")
-        yield Static("", id="status")
+        yield Static("", id="status", markup=False)
         yield Footer()
 
     def on_mount(self) -> None:
@@ -176,9 +219,9 @@ class CompareApp(App[int]):
                 a, b = self.stores
             else:
                 a = load_in_background(self.paths[0], lambda f: self.call_from_thread(self._set_progress, f / 2),
-                                       cache=self.cache)
+                                       cache=self.cache, control=self._load_control)
                 b = load_in_background(self.paths[1], lambda f: self.call_from_thread(self._set_progress, 0.5 + f / 2),
-                                       cache=self.cache)
+                                       cache=self.cache, control=self._load_control)
             return a, b, compare(a, b, labels=(self.paths[0].name, self.paths[1].name))
         except TraceLoadError as exc:
             return str(exc)
@@ -203,7 +246,8 @@ class CompareApp(App[int]):
         self.query_one("#title", Static).update("vtui compare · failed")
         loading = self.query_one("#loading")
         loading.remove_children()
-        loading.mount(Static(f"Could not compare the traces:\n{message}\n\nPress q to quit.", id="error"))
+        loading.mount(Static(plain(f"Could not compare the traces:\n{message}\n\nPress q to quit."), id="error",
+                             markup=False))
 
     def _show(self, a: TraceStore, b: TraceStore, c: Comparison) -> None:
         self.stores, self.comparison = (a, b), c
@@ -211,7 +255,7 @@ class CompareApp(App[int]):
         tabs = CompareView(self.paths, a, b, c, id="compare")
         self.mount(tabs, after=self.query_one("#title"))
         self.query_one("#title", Static).update(
-            f"vtui compare · A {self.paths[0].name} · B {self.paths[1].name} · 1–4 switch views · l locks times")
+            plain(f"vtui compare · A {self.paths[0].name} · B {self.paths[1].name} · 1–4 switch views · l locks times"))
         self.call_after_refresh(self._after_show)
 
     def _after_show(self) -> None:
@@ -250,9 +294,9 @@ class CompareApp(App[int]):
         change(pane.view)
         if self.locked:
             for other in self.panes():
-                if other is not pane:
+                if other is not pane:  # the same window, shifted to line up; kept inside the other trace
                     shift = self._anchor(other) - self._anchor(pane)
-                    other.view.t0, other.view.t1 = pane.view.t0 + shift, pane.view.t1 + shift
+                    other.view.set_window(pane.view.t0 + shift, pane.view.t1 + shift)
         self._update()
 
     def _update(self) -> None:
@@ -266,7 +310,7 @@ class CompareApp(App[int]):
                 "starts": "locked at the starts: same times from each trace's start"}[self.lock_mode]
         spans = " · ".join(f"{m.label}: A {format_value(m.a, m.unit)}, B {format_value(m.b, m.unit)} ({format_pct(m.pct)})"
                            for m in c.metrics if m.name in ("span_ns", "step_mean_ns"))
-        self.query_one("#status", Static).update(f"{lock} · {spans}")
+        self.query_one("#status", Static).update(plain(f"{lock} · {spans}"))
 
     # ---- actions ---------------------------------------------------------------------------
     def action_zoom(self, factor: float) -> None:
@@ -283,6 +327,92 @@ class CompareApp(App[int]):
         pane = self.active_pane()
         if pane is not None:
             self.move(pane, lambda v: v.show_all())
+
+    def action_select(self, how: str, direction: int) -> None:
+        pane = self.active_pane()
+        if pane is None:
+            return
+        v = pane.view
+        moves = {"lane": lambda: v.step_on_lane(direction),
+                 "up": lambda: v.to_parent() or v.to_next_track(-1),
+                 "down": lambda: v.to_child() or v.to_next_track(1)}
+        self.move(pane, lambda _: moves[how]())
+
+    def action_search(self) -> None:
+        pane = self.active_pane()
+        if pane is not None:
+            self.push_screen(PromptScreen(f"Search {pane.tag}'s slice names (regex, any case unless it has a capital); "
+                                          "n/N step", "aten::.*mm"), lambda text: self._search_done(pane, text))
+
+    def _search_done(self, pane: TracePane, text: str | None) -> None:
+        if text:
+            self._search_worker(pane, text, pane.view.visible_track_ids())
+
+    @work(thread=True, group="search", description="search", exit_on_error=False)
+    def _search_worker(self, pane: TracePane, text: str, tracks) -> None:
+        """In a killable process with a time limit, as in the main view: a runaway regex cannot freeze the app."""
+        try:
+            found = run_guarded(lambda: search(pane.store, smart_case(text), tracks=tracks), self._search_cancel)
+        except (UsageError, SearchStopped) as exc:
+            self.call_from_thread(self.notify, visible(str(exc)), severity="error", markup=False)
+            return
+        self.call_from_thread(self._search_found, pane, replace(found, pattern=text))
+
+    def _search_found(self, pane: TracePane, found) -> None:
+        pane.view.set_found(found)
+        if found.count:
+            self.move(pane, lambda v: v.next_match(True))
+        else:
+            self.notify(visible(f"No slice of {pane.tag} matches {found.pattern!r}"), timeout=3, markup=False)
+            self._update()
+
+    def action_match(self, forward: bool) -> None:
+        pane = self.active_pane()
+        if pane is not None and pane.view.found is not None:
+            self.move(pane, lambda v: v.next_match(forward))
+
+    def action_frame(self) -> None:
+        pane = self.active_pane()
+        if pane is not None:
+            self.move(pane, lambda v: v.frame_selection())
+
+    def action_insights(self) -> None:
+        pane = self.active_pane()
+        if pane is None or not self.panes():
+            return
+        from vtui.ui.insights import InsightsScreen  # noqa: PLC0415
+
+        def jump(row: int, pane: TracePane = pane) -> None:
+            self.move(pane, lambda v: (v.select(row), v.frame_selection()))
+
+        self.push_screen(InsightsScreen(pane.store, 0, int(pane.store.span_ns), f"{pane.tag} · {pane.path.name}",
+                                        on_step=jump))
+
+    def action_help(self) -> None:
+        screen = self.screen
+        if screen is not self.screen_stack[0]:
+            rows = binding_rows(screen.BINDINGS) + list(getattr(screen, "HELP_EXTRA", []))
+            sections = [(getattr(screen, "HELP_TITLE", type(screen).__name__), rows)]
+        else:
+            sections = [("Compare: keys act on the focused timeline (both when locked)", binding_rows(self.BINDINGS)),
+                        ("Mouse", [("wheel", "Zoom at the mouse"), ("shift+wheel", "Pan"), ("click", "Select a slice"),
+                                   ("drag", "Zoom to the dragged times")]),
+                        ("Tables (2 3 4)", [("↑ ↓", "Move"), ("click header", "Sort by that column")])]
+        self.push_screen(HelpScreen(sections + [("Everywhere", EVERYWHERE)], title="vtui compare keys"))
+
+    def get_system_commands(self, screen: Screen):
+        yield from super().get_system_commands(screen)
+        for b in self.BINDINGS:
+            words = PALETTE_WORDS.get(b.id, "")
+            yield SystemCommand(f"compare: {b.description}" + (f" — {words}" if words else ""),
+                                f"{b.tooltip or b.description} (key {keys_glyphs(b.key)})",
+                                partial(self.run_action, b.action))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The timeline keys act on the compare screen only (not under Insights or help)."""
+        if action in ("quit", "help", "command_palette") or len(self.screen_stack) <= 1:
+            return True
+        return action not in _COMPARE_ACTIONS
 
     def action_lock(self) -> None:
         """Cycle: locked at the first steps (if both traces have steps) → at the starts → unlocked."""
@@ -303,5 +433,11 @@ class CompareApp(App[int]):
                 target.first().focus()  # keys go to the shown view, not a hidden one
 
     def action_quit(self) -> None:
+        self._search_cancel.set()
+        self._load_control.cancel()
         self.exit(return_code=1 if self.load_error else 0)
 
+
+
+# Actions of the compare bindings (name without arguments): disabled under another screen.
+_COMPARE_ACTIONS = frozenset(b.action.split("(")[0] for b in CompareApp.BINDINGS if b.action != "quit")

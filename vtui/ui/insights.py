@@ -15,9 +15,11 @@ from textual.screen import Screen
 from textual.widgets import Footer, OptionList, Static
 
 from vtui.analysis.insights import Insights, compute_insights, step_bars
+from vtui.analysis.lists import OUTLIER_FACTOR, Gap, Outlier, gpu_idle_gaps, kernel_outliers
 from vtui.fmt import format_duration as fd
 from vtui.insights_text import gpu_lines, memory_lines, misc_lines, ops_lines, steps_lines
 from vtui.store.store import TraceStore
+from vtui.ui.safe import plain, visible
 from vtui.ui.screens import PromptScreen
 
 _SEVERITY = {"high": "bold #ff6b6b", "warning": "#f0c674", "info": "#8fa1b3"}
@@ -42,7 +44,7 @@ def step_plot_rows(ins: Insights, width: int = 48) -> list[Text]:
 
 def _section(title: str, lines: list[str]) -> Text:
     text = Text(title + "\n", style="bold #e0e0e0")
-    text.append("\n".join(lines))
+    text.append("\n".join(visible(line) for line in lines))  # lines quote names from the trace
     return text
 
 
@@ -53,7 +55,11 @@ class InsightsScreen(Screen[None]):
     #ins-body { height: 1fr; padding: 0 1; }
     #ins-body > Static { margin-bottom: 1; }
     #ins-plot { height: auto; max-height: 20; margin-bottom: 1; background: #1b1d23; border: none; }
+    .ins-list { height: auto; max-height: 12; margin-bottom: 1; background: #1b1d23; border: none; }
     """
+    HELP_TITLE = "Insights (i)"
+    HELP_EXTRA = [("↑ ↓ enter", "In a list (steps, GPU gaps, outliers): pick one and jump to it in the timeline"),
+                  ("PgUp PgDn", "Scroll the findings")]
     BINDINGS = [
         Binding("escape,i,q", "close", "Back", id="insights.close", tooltip="Back to the timeline"),
         Binding("r", "step_regex", "Step regex", id="insights.step", tooltip="Set the regex that finds steps"),
@@ -61,10 +67,15 @@ class InsightsScreen(Screen[None]):
     ]
 
     def __init__(self, store: TraceStore, t0: int = 0, t1: int | None = None, title: str = "",
-                 step_regex: str | None = None, on_step: Callable[[int], None] | None = None) -> None:
-        """``on_step(slice_row)`` is called when a step is chosen in the plot (enter / click)."""
+                 step_regex: str | None = None, on_step: Callable[[int], None] | None = None,
+                 on_window: Callable[[int, int, int], None] | None = None) -> None:
+        """``on_step(slice_row)`` is called when a step or an outlier is chosen (enter / click);
+        ``on_window(t0, t1, slice_row)`` when a GPU idle gap is (the row: the op after the gap)."""
         super().__init__()
         self.on_step = on_step
+        self.on_window = on_window
+        self.gaps: list[Gap] = []
+        self.outliers: list[Outlier] = []
         self.store = store
         self.t0 = max(int(t0), 0)
         self.t1 = min(int(store.span_ns if t1 is None else t1), int(store.span_ns))
@@ -90,13 +101,15 @@ class InsightsScreen(Screen[None]):
         scope = "whole trace" if whole else f"window {fd(self.t0)} – {fd(self.t1)}"
         step = f" · steps /{self.step_regex}/" if self.step_regex else ""
         self.query_one("#ins-title", Static).update(
-            Text(f"Insights · {self.title_text} · {scope} ({fd(self.t1 - self.t0)}){step}"))
+            plain(f"Insights · {self.title_text} · {scope} ({fd(self.t1 - self.t0)}){step}"))
 
     @work(thread=True, exclusive=True, group="insights", description="compute insights", exit_on_error=False)
     def _compute(self) -> None:
         generation = self._generation
         try:
             ins = compute_insights(self.store, self.t0, self.t1, self.step_regex)
+            self.gaps = gpu_idle_gaps(self.store, self.t0, self.t1)
+            self.outliers = kernel_outliers(self.store, self.t0, self.t1)
         except Exception as exc:  # noqa: BLE001 — shown on the screen, never a traceback
             self.app.call_from_thread(self._show_error, generation,
                                       f"could not compute insights ({type(exc).__name__}: {exc})")
@@ -108,7 +121,7 @@ class InsightsScreen(Screen[None]):
             return
         body = self.query_one("#ins-body")
         await body.remove_children()
-        await body.mount(Static(Text(message, style="#ff6b6b")))
+        await body.mount(Static(plain(message, style="#ff6b6b")))
 
     async def _show(self, generation: int, ins: Insights) -> None:
         if generation != self._generation:
@@ -119,8 +132,8 @@ class InsightsScreen(Screen[None]):
         findings = Text("Findings\n", style="bold #e0e0e0")
         for f in ins.findings:
             findings.append(f"[{f.severity}] ", style=_SEVERITY.get(f.severity, ""))
-            findings.append(f.message + "\n")
-            findings.append(f"    → {f.hint}\n", style="#8fa1b3")
+            findings.append(visible(f.message) + "\n")
+            findings.append(f"    → {visible(f.hint)}\n", style="#8fa1b3")
         widgets = [Static(findings, id="ins-findings"), Static(self._steps_text(ins), id="ins-steps")]
         if ins.steps.present:
             more = ins.steps.count - MAX_PLOT_ROWS
@@ -128,20 +141,48 @@ class InsightsScreen(Screen[None]):
             widgets.append(Static(Text(f"Step times{note} — enter jumps to a step in the timeline", style="#8fa1b3")))
             widgets.append(OptionList(*step_plot_rows(ins), id="ins-plot"))
         widgets += [Static(_section("Operators", ops_lines(ins)), id="ins-ops"),
-                    Static(_section("GPU", gpu_lines(ins)), id="ins-gpu"),
+                    Static(_section("GPU", gpu_lines(ins)), id="ins-gpu")]
+        widgets += self._lists()
+        widgets += [
                     Static(_section("Memory", memory_lines(ins)), id="ins-memory"),
                     Static(_section("Caches and Python", misc_lines(ins)), id="ins-misc")]
         await body.mount(*widgets)
         if ins.steps.present:
             self.query_one("#ins-plot", OptionList).focus(scroll_visible=False)  # findings stay on top
 
+    def _lists(self) -> list:
+        """GPU idle gaps and kernel outliers as lists to jump from (not only totals)."""
+        out: list = []
+        if self.gaps:
+            out.append(Static(Text("GPU idle gaps, longest first (and what the launching thread was doing) — "
+                                   "enter jumps", style="bold #e0e0e0")))
+            out.append(OptionList(*(plain(f"{fd(g.length):>11} at {fd(g.start):>11} · {g.device} · then "
+                                          f"{self.store.name(g.next_row)[:40]} · CPU: {g.cpu}") for g in self.gaps),
+                                  id="ins-gaps", classes="ins-list"))
+        if self.outliers:
+            out.append(Static(Text(f"Kernel outliers (≥{OUTLIER_FACTOR:g}× their median) — enter jumps",
+                                   style="bold #e0e0e0")))
+            out.append(OptionList(*(plain(f"{fd(o.dur):>11} vs median {fd(o.median):>11} · "
+                                          f"{self.store.name(o.row)[:60]}") for o in self.outliers),
+                                  id="ins-outliers", classes="ins-list"))
+        return out
+
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        ins = self.insights
-        if ins is None or not ins.steps.present or self.on_step is None:
+        ins, k = self.insights, event.option_index
+        if ins is None:
             return
-        row = int(ins.steps.rows[event.option_index])
-        self.dismiss(None)
-        self.on_step(row)
+        which = event.option_list.id
+        if which == "ins-gaps" and self.on_window is not None:
+            gap = self.gaps[k]
+            self.dismiss(None)
+            self.on_window(gap.start, gap.end, gap.next_row)
+        elif which == "ins-outliers" and self.on_step is not None:
+            self.dismiss(None)
+            self.on_step(self.outliers[k].row)
+        elif which == "ins-plot" and ins.steps.present and self.on_step is not None:
+            row = int(ins.steps.rows[k])
+            self.dismiss(None)
+            self.on_step(row)
 
     def _steps_text(self, ins: Insights) -> Text:
         lines = [ln for ln in steps_lines(ins) if not ln.startswith("    #") and "step times" not in ln]
@@ -165,7 +206,7 @@ class InsightsScreen(Screen[None]):
         try:
             re.compile(text)
         except re.error as exc:
-            self.notify(f"invalid regex: {exc}", severity="error")
+            self.notify(visible(f"invalid regex: {exc}"), severity="error", markup=False)
             return
         self.step_regex = text.strip() or None
         await self._restart()

@@ -84,8 +84,24 @@ def _start_resource_tracker() -> None:
         resource_tracker.ensure_running()
 
 
-def load_in_background(path: Path, progress: Callable[[float], None], cache: bool = True) -> TraceStore:
-    """Blocking; call from a worker thread. Raises TraceLoadError."""
+class LoadControl:
+    """Lets the app stop a load at once (q while loading): the loader process is killed, not awaited."""
+
+    def __init__(self) -> None:
+        self.cancelled = threading.Event()
+        self.process: mp.process.BaseProcess | None = None
+
+    def cancel(self) -> None:
+        self.cancelled.set()
+        proc = self.process
+        if proc is not None and proc.is_alive():
+            proc.kill()
+
+
+def load_in_background(path: Path, progress: Callable[[float], None], cache: bool = True,
+                       control: LoadControl | None = None) -> TraceStore:
+    """Blocking; call from a worker thread. Raises TraceLoadError (also when ``control`` cancels)."""
+    control = control or LoadControl()
     try:
         big = _total_size(path) >= PROCESS_THRESHOLD
     except OSError as exc:
@@ -97,12 +113,17 @@ def load_in_background(path: Path, progress: Callable[[float], None], cache: boo
     out = ctx.Queue()
     # Not a daemon: daemons may not start the decoder processes of a parallel load.
     proc = ctx.Process(target=_child, args=(str(path), out, cache), daemon=False)
+    if control.cancelled.is_set():
+        raise TraceLoadError(f"{path}: load cancelled")
     proc.start()
+    control.process = proc
     try:
         while True:
             try:
-                kind, value = out.get(timeout=0.5)
+                kind, value = out.get(timeout=0.1)
             except queue.Empty:
+                if control.cancelled.is_set():
+                    raise TraceLoadError(f"{path}: load cancelled") from None
                 if not proc.is_alive():
                     raise TraceLoadError(f"{path}: the loader process died (out of memory?)") from None
                 continue
@@ -115,6 +136,7 @@ def load_in_background(path: Path, progress: Callable[[float], None], cache: boo
             else:
                 raise TraceLoadError(value)
     finally:
-        proc.join(timeout=5)
+        proc.join(timeout=0 if control.cancelled.is_set() else 5)
         if proc.is_alive():
             proc.kill()
+            proc.join()

@@ -17,6 +17,7 @@ from rich.style import Style
 
 from vtui.fmt import format_duration
 from vtui.store.store import TraceStore
+from vtui.ui.safe import visible
 
 EIGHTHS = " ▏▎▍▌▋▊▉█"
 SPARK = " ▁▂▃▄▅▆▇█"
@@ -35,11 +36,32 @@ def colour_of(name: str) -> str:
     return PALETTE[zlib.crc32(name.encode("utf-8", "replace")) % len(PALETTE)]
 
 
+DARK_INK, LIGHT_INK = "#101216", "#f0f0f0"
+
+
+def luminance(colour: str) -> float:
+    """Relative luminance (WCAG) of ``#rrggbb``: 0 black … 1 white."""
+    def channel(v: int) -> float:
+        c = v / 255
+        return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+    r, g, b = (int(colour[i:i + 2], 16) for i in (1, 3, 5))
+    return 0.2126 * channel(r) + 0.7152 * channel(g) + 0.0722 * channel(b)
+
+
+@lru_cache(maxsize=64)
+def ink_for(colour: str) -> str:
+    """Label colour for a block: dark on light blocks, light on dark ones, whichever contrasts more
+    (so yellow or pale blocks stay readable, also once a 16/256-colour terminal rounds the colours)."""
+    lum = luminance(colour)
+    dark, light = (lum + 0.05) / (luminance(DARK_INK) + 0.05), (luminance(LIGHT_INK) + 0.05) / (lum + 0.05)
+    return DARK_INK if dark > light else LIGHT_INK
+
+
 @lru_cache(maxsize=4096)
 def _style(colour: str, selected: bool) -> Style:
     if selected:
         return SELECTED
-    return Style(bgcolor=colour, color="#f0f0f0")
+    return Style(bgcolor=colour, color=ink_for(colour))
 
 
 def cell_slices(start: np.ndarray, end: np.ndarray, t0: float, dt: float, width: int) -> np.ndarray:
@@ -92,7 +114,7 @@ def lane_segments(
             out.append(Segment(" " * (b - a), EMPTY))
             continue
         row = lo + k
-        name = strings[names[row]]
+        name = visible(strings[names[row]])  # trace text: no control characters reach the terminal
         dim = highlight is not None and not highlight[row]
         style = _style(DIMMED if dim else colour_of(name), row == selected)
         n = b - a

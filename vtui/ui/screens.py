@@ -9,23 +9,39 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
+from vtui.ui.safe import visible
+
 
 class HelpScreen(ModalScreen[None]):
+    """Keys by section, for the screen it was opened on; scrolls where it does not fit (80×24)."""
+
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
-    HelpScreen > Vertical { width: 72; height: auto; max-height: 90%; border: round #6c7080; background: #20232a; padding: 1 2; }
+    HelpScreen > VerticalScroll { width: 78; max-width: 100%; height: auto; max-height: 100%;
+                                  border: round #61afef; background: #20232a; padding: 0 1; }
     """
     BINDINGS = [Binding("escape,q,question_mark,f1", "dismiss", "Close", id="help.close")]
+    KEY_WIDTH = 15
 
-    def __init__(self, rows: list[tuple[str, str]]) -> None:
+    def __init__(self, sections: list[tuple[str, list[tuple[str, str]]]], title: str = "vtui keys") -> None:
         super().__init__()
-        self.rows = rows
+        self.sections = sections
+        self.title_text = title
 
     def compose(self) -> ComposeResult:
-        text = "\n".join(f"[b]{keys:<18}[/b] {desc}" for keys, desc in self.rows)
-        with Vertical():
-            yield Static("[b]vtui keys[/b]  (esc closes)\n")
+        text = Text()
+        for n, (name, rows) in enumerate(self.sections):
+            text.append(("\n" if n else "") + name + "\n", style="bold #61afef")
+            for keys, desc in rows:
+                text.append(f"{keys:<{self.KEY_WIDTH}}", style="bold")
+                text.append(f" {desc}\n")
+        text.rstrip()
+        with VerticalScroll(id="help-scroll"):
+            yield Static(Text(f"{self.title_text}  (esc closes, ↑ ↓ PgUp PgDn scroll)", style="bold"))
             yield Static(text, id="help-text")
+
+    def on_mount(self) -> None:
+        self.query_one("#help-scroll").focus()  # arrows and page keys scroll it
 
 
 class WarningsScreen(ModalScreen[None]):
@@ -45,7 +61,7 @@ class WarningsScreen(ModalScreen[None]):
         with VerticalScroll():
             yield Static(Text(f"{len(self.warnings)} load warnings  (esc closes)\n", style="bold"))
             # Text, not markup: warnings quote names and phases straight from the file.
-            yield Static(Text("\n".join(f"- {w}" for w in self.warnings) or "no warnings"), id="warnings-text")
+            yield Static(Text("\n".join(f"- {visible(w)}" for w in self.warnings) or "no warnings"), id="warnings-text")
 
 
 class PromptScreen(ModalScreen[str | None]):
@@ -65,7 +81,7 @@ class PromptScreen(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(self.title_text)
+            yield Static(self.title_text, markup=False)
             yield Input(value=self.value, placeholder=self.placeholder, id="prompt-input")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:

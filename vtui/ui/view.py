@@ -6,17 +6,27 @@ Plain Python over the store, no Textual, so behaviour is testable without an app
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from sortedcontainers import SortedKeyList
 
 from vtui.analysis.measure import Measurement, measure
-from vtui.analysis.search import SearchResult, search, step
+from vtui.analysis.search import ARGS_PREFIX, SearchResult, search, step
 from vtui.store.store import TraceStore
 from vtui.store.tracks import COUNTER, Track
 
 MIN_SPAN_NS = 100  # deepest zoom: 100 ns across the timeline
+LANE_CAP = 12  # rows a deep (Python-stack) track gets until expanded: the GPU streams stay in sight
+
+
+def smart_case(query: str) -> str:
+    """Case-insensitive unless the pattern has a capital (``aten::mm`` finds ``ATen::MM``)."""
+    prefix = ARGS_PREFIX if query.startswith(ARGS_PREFIX) else ""
+    pattern = query[len(prefix):]
+    if pattern != pattern.lower() or pattern.startswith("(?"):
+        return query
+    return f"{prefix}(?i){pattern}"
 
 
 @dataclass(frozen=True)
@@ -24,6 +34,7 @@ class Row:
     track: int
     lane: int  # -1: the track's instants / counter row
     first: bool  # first row of its track (where the label goes)
+    more: int = 0  # on a collapsed track's last row: how many lanes are folded away
 
 
 @dataclass
@@ -35,6 +46,10 @@ class ViewState:
     filter_text: str = ""
     hidden: set[int] = field(default_factory=set)
     pinned: list[int] = field(default_factory=list)
+    lane_cap: int = LANE_CAP
+    scale_ns: int = 0  # the widest window when above the trace's span (compare mode: one scale for both traces)
+    cells: int = 100  # plot width in cells (the timeline sets it): what "narrower than a cell" means
+    expanded: set[int] = field(default_factory=set)  # tracks shown with every lane
     rows: list[Row] = field(default_factory=list)
     range: tuple[int, int] | None = None  # selected time range (ns from the trace start)
     highlight: np.ndarray | None = None  # bool per slice: search matches or an aggregation row's slices
@@ -42,6 +57,7 @@ class ViewState:
     found: SearchResult | None = None
     match: int = -1  # index into found.rows of the current match
     mark_a: int = -1  # slice row marked as A, waiting for B
+    mark_names: dict = field(default_factory=dict)  # (a span, b span) -> the names of A and B
     measurements: SortedKeyList = field(default_factory=lambda: SortedKeyList(key=lambda m: (m.a, m.b)))
 
     def __post_init__(self) -> None:
@@ -53,13 +69,19 @@ class ViewState:
     def span(self) -> int:
         return self.t1 - self.t0
 
+    @property
+    def total(self) -> int:
+        """How far the window may reach: the trace's span, or the common scale in compare mode."""
+        return max(int(self.store.span_ns), self.scale_ns, MIN_SPAN_NS)
+
     def show_all(self) -> None:
-        self.t0, self.t1 = 0, max(self.store.span_ns, MIN_SPAN_NS)
+        self.t0, self.t1 = 0, self.total
 
     def set_window(self, t0: float, t1: float) -> None:
-        total = max(self.store.span_ns, MIN_SPAN_NS)
-        span = min(max(t1 - t0, MIN_SPAN_NS), total * 1.2)
-        t0 = min(max(t0, -total * 0.1), total * 1.1 - span)
+        """The window, kept inside the trace: never before 0, never past the end."""
+        span = min(max(t1 - t0, MIN_SPAN_NS), self.total)
+        # Inside the trace itself; a window wider than the trace (compare mode's common scale) starts at 0.
+        t0 = min(max(t0, 0), max(int(self.store.span_ns) - span, 0))
         self.t0, self.t1 = int(round(t0)), int(round(t0 + span))
 
     def zoom(self, factor: float, centre: float | None = None) -> None:
@@ -114,8 +136,9 @@ class ViewState:
         rows: list[Row] = []
         for t in self.visible_tracks():
             n = 0
-            for lane in range(t.lanes):
-                rows.append(Row(t.id, lane, n == 0))
+            shown = t.lanes if t.id in self.expanded or t.lanes <= self.lane_cap + 1 else self.lane_cap
+            for lane in range(shown):
+                rows.append(Row(t.id, lane, n == 0, t.lanes - shown if lane == shown - 1 else 0))
                 n += 1
             if t.instant_count or t.kind == COUNTER:
                 rows.append(Row(t.id, -1, n == 0))
@@ -123,6 +146,13 @@ class ViewState:
 
     def toggle_hidden(self, track: int) -> None:
         self.hidden.symmetric_difference_update({track})
+        self.rebuild_rows()
+
+    def is_collapsed(self, track: int) -> bool:
+        return track not in self.expanded and self.store.tracks[track].lanes > self.lane_cap + 1
+
+    def toggle_expanded(self, track: int) -> None:
+        self.expanded.symmetric_difference_update({track})
         self.rebuild_rows()
 
     def toggle_pinned(self, track: int) -> None:
@@ -147,9 +177,27 @@ class ViewState:
         self.selected = row
         if row >= 0:
             s = self.store.slices
+            track = int(s.track[row])
+            if s.lane[row] >= self.lane_cap and self.is_collapsed(track):  # a slice in folded lanes unfolds them
+                self.toggle_expanded(track)
             a, b = int(s.start_ns[row]), int(s.end_ns[row])
             if b < self.t0 or a > self.t1:  # bring it into view, keeping the zoom
                 self.go_to((a + b) // 2)
+
+    def reveal(self, row: int) -> None:
+        """Select ``row`` and bring it into view: zoom in when it is narrower than a cell (so it
+        is not one cell among its neighbours), pan when it is off screen."""
+        self.select(row)
+        s = self.store.slices
+        a, b = int(s.start_ns[row]), int(s.end_ns[row])
+        if b - a < self.span / max(self.cells, 1):
+            span = max((b - a) * 3, MIN_SPAN_NS)
+            mid = (a + b) / 2
+            self.set_window(mid - span / 2, mid + span / 2)
+        elif (a < self.t0 or b > self.t1) and b - a <= self.span:
+            self.go_to((a + b) // 2)
+        elif a < self.t0 or b > self.t1:  # wider than the window: frame it
+            self.set_window(a - (b - a) * 0.1, b + (b - a) * 0.1)
 
     def select_first_visible(self) -> None:
         for r in self.rows:
@@ -230,8 +278,8 @@ class ViewState:
         if not len(hits):
             return False
         target = int(there[hits[0]])
-        self.select(target)
         self.unhide_track_of(target)
+        self.reveal(target)
         return True
 
     def unhide_track_of(self, row: int) -> None:
@@ -293,10 +341,14 @@ class ViewState:
 
     def run_search(self, query: str) -> SearchResult:
         """Search the visible tracks (names, or args with "args:"); highlights the matches. UsageError on a bad regex."""
-        self.found = search(self.store, query, tracks=self.visible_track_ids())
+        found = search(self.store, smart_case(query), tracks=self.visible_track_ids())
+        self.set_found(replace(found, pattern=query))
+        return found
+
+    def set_found(self, found: SearchResult) -> None:
+        self.found = found
         self.match = -1
-        self.set_highlight(self.found.rows)
-        return self.found
+        self.set_highlight(found.rows)
 
     def next_match(self, forward: bool = True) -> bool:
         if self.found is None or not self.found.count:
@@ -309,7 +361,7 @@ class ViewState:
             self.match = step(self.found, self.store, here, forward) or 0
         row = int(self.found.rows[self.match])
         self.unhide_track_of(row)
-        self.select(row)
+        self.reveal(row)
         return True
 
     def clear(self) -> bool:
@@ -339,4 +391,7 @@ class ViewState:
         result = measure(self.store, (int(s.start_ns[a]), int(s.end_ns[a])), (int(s.start_ns[b]), int(s.end_ns[b])),
                          self.visible_track_ids())
         self.measurements.add(result)
+        # The pane names A and B: the measurement orders them by time, so pair names with spans.
+        spans = {(int(s.start_ns[r]), int(s.end_ns[r])): self.store.name(r) for r in (b, a)}
+        self.mark_names[(result.a, result.b)] = (spans.get(result.a, "?"), spans.get(result.b, "?"))
         return result

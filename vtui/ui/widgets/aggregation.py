@@ -12,6 +12,7 @@ from textual.widgets import DataTable, Input, Static
 from vtui.analysis.aggregate import SORT_KEYS, Aggregation, AggRow, aggregate, sort_rows
 from vtui.analysis.tables import aggregation_table
 from vtui.fmt import format_duration
+from vtui.ui.safe import visible
 from vtui.ui.view import ViewState
 
 GROUPS = ("name", "cat", "track")
@@ -24,6 +25,8 @@ class AggregationPane(Vertical):
     AggregationPane { height: 1fr; }
     AggregationPane > #agg-head { height: 1; color: #a0a4b0; }
     AggregationPane > Input { height: 1; border: none; padding: 0 1; background: #262a33; }
+    /* Input:focus draws a tall border, which in one row leaves no room for the typed text. */
+    AggregationPane > Input:focus { border: none; background: #34405a; }
     AggregationPane > DataTable { height: 1fr; }
     """
     BINDINGS = [
@@ -76,7 +79,8 @@ class AggregationPane(Vertical):
         table = self.query_one(DataTable)
         table.clear()
         for r in aggregation_table(self.agg.with_rows(self.shown)).display:
-            name = r[0] if len(r[0]) <= NAME_WIDTH else r[0][: NAME_WIDTH - 1] + "…"
+            name = visible(r[0])
+            name = name if len(name) <= NAME_WIDTH else name[: NAME_WIDTH - 1] + "…"
             table.add_row(Text(name, no_wrap=True), *(Text(c, justify="right") for c in r[1:]))
         a = self.agg
         where = "range" if self.view.range else "whole trace"

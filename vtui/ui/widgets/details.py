@@ -10,11 +10,12 @@ from textual.widgets import Static
 from vtui.analysis.details import slice_details
 from vtui.fmt import format_duration
 from vtui.store.store import TraceStore
+from vtui.ui.safe import visible
 
 KEY_STYLE = "#8fa1b3"
 
 
-class DetailsPanel(Static):
+class DetailsPanel(Static, can_focus=True):
     DEFAULT_CSS = """
     DetailsPanel { height: 9; padding: 0 1; background: #20232a; border-top: solid #3a3f4b; overflow-y: auto; }
     """
@@ -26,22 +27,22 @@ class DetailsPanel(Static):
             return
         d = slice_details(store, row)
         text = Text()
-        text.append(d.name, style="bold")
-        text.append(f" · {d.category or '—'} · {d.track_title}\n")
+        text.append(visible(d.name), style="bold")
+        text.append(visible(f" · {d.category or '—'} · {d.track_title}") + "\n")
         text.append(
             f"start {format_duration(d.start_ns)} (abs {d.abs_start_us:,.3f} µs) · dur {format_duration(d.dur_ns)}"
             f" · self {format_duration(d.self_ns)} · depth {d.depth}\n"
         )
         if d.parents:
             text.append("parents: ", style=KEY_STYLE)
-            text.append(" ‹ ".join(d.parents[:6]) + (" ‹ …" if len(d.parents) > 6 else "") + "\n")
+            text.append(visible(" ‹ ".join(d.parents[:6])) + (" ‹ …" if len(d.parents) > 6 else "") + "\n")
         for link in d.flows[:4]:
             arrow, key = ("→", "]") if link.direction == "out" else ("←", "[")
             text.append(f"flow {arrow} ", style=KEY_STYLE)
-            text.append(f"{link.name} on {link.track_title} at {format_duration(link.ts_ns)} ({key})\n")
+            text.append(visible(f"{link.name} on {link.track_title}") + f" at {format_duration(link.ts_ns)} ({key})\n")
         for k, v in list(d.args.items())[:12]:
             value = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
-            text.append(f"{k} ", style=KEY_STYLE)
-            text.append(value[:200] + "\n")
+            text.append(visible(f"{k} "), style=KEY_STYLE)
+            text.append(visible(value[:200]) + "\n")
         text.rstrip()
         self.update(text)

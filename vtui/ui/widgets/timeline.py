@@ -16,6 +16,8 @@ from textual.widget import Widget
 from vtui.fmt import format_duration
 from vtui.store.tracks import COUNTER
 from vtui.ui.render import EMPTY, counter_segments, instant_segments, lane_segments
+from vtui.ui.safe import visible
+from vtui.ui.timefmt import tick_labels, tick_times
 from vtui.ui.view import ViewState
 
 LABEL_WIDTH = 22
@@ -25,6 +27,7 @@ LABEL_DIM = Style(color="#6c7080", bgcolor="#262a33")
 RULER_STYLE = Style(color="#a0a4b0", bgcolor="#16181d")
 RANGE_STYLE = Style(color="#101216", bgcolor="#7fb3d5")  # the selected range on the ruler
 MARK_STYLE = Style(color="#101216", bgcolor="#ffd166", bold=True)  # measure mark A
+FOCUS_STYLE = Style(color="#101216", bgcolor="#61afef", bold=True)  # the ruler's head while the keys come here
 
 
 class Timeline(Widget, can_focus=True):
@@ -62,6 +65,7 @@ class Timeline(Widget, can_focus=True):
 
     # ---- state -------------------------------------------------------------------------
     def refresh_view(self) -> None:
+        self.view.cells = self.plot_width
         s = self.view.store.slices
         sel = self.view.selected
         self._selected_lane = (int(s.track[sel]), int(s.lane[sel])) if sel >= 0 else None
@@ -96,12 +100,17 @@ class Timeline(Widget, can_focus=True):
 
     # ---- drawing -----------------------------------------------------------------------
     @property
+    def label_width(self) -> int:
+        """Narrow timelines give the label column less, so the plot keeps most of the width."""
+        return LABEL_WIDTH if self.size.width >= 100 else max(10, min(LABEL_WIDTH, self.size.width // 5))
+
+    @property
     def plot_width(self) -> int:
-        return max(self.size.width - LABEL_WIDTH - 1, 1)
+        return max(self.size.width - self.label_width - 1, 1)
 
     def time_at_x(self, x: int) -> float:
         v = self.view
-        return v.t0 + (x - LABEL_WIDTH - 1) / self.plot_width * v.span
+        return v.t0 + (x - self.label_width - 1) / self.plot_width * v.span
 
     def render_line(self, y: int) -> Strip:
         width = self.size.width
@@ -126,12 +135,14 @@ class Timeline(Widget, can_focus=True):
     def _label(self, row) -> list[Segment]:
         track = self.view.store.tracks[row.track]
         if row.first:
-            text = f"{track.process_title} › {track.title}" if track.kind != COUNTER else f"{track.title}"
-            text = text if len(text) <= LABEL_WIDTH else "…" + text[-(LABEL_WIDTH - 1):]
+            text = visible(f"{track.process_title} › {track.title}" if track.kind != COUNTER else f"{track.title}")
+            text = text if len(text) <= self.label_width else "…" + text[-(self.label_width - 1):]
             style = LABEL_STYLE
+        elif row.more:  # a collapsed deep track: say what is folded and how to unfold it
+            text, style = f"  +{row.more} rows (c)", LABEL_DIM
         else:
             text, style = "", LABEL_DIM
-        return [Segment(text.ljust(LABEL_WIDTH)[:LABEL_WIDTH], style), Segment("│", LABEL_DIM)]
+        return [Segment(text.ljust(self.label_width)[:self.label_width], style), Segment("│", LABEL_DIM)]
 
     def _plot(self, row) -> list[Segment]:
         v = self.view
@@ -148,16 +159,17 @@ class Timeline(Widget, can_focus=True):
         w = self.plot_width
         step = nice_step(v.span / max(w / 14, 1))
         cells = [" "] * w
-        first = math.ceil(v.t0 / step) * step
-        t = first
-        while t <= v.t1:
+        ticks = tick_times(v.t0, v.t1, step)
+        anchor, labels = tick_labels(ticks, step)
+        for t, text in zip(ticks, labels):
             x = self._x_of(t)
-            label = "┼" + format_duration(t, 3).replace(" ", "")
-            for i, ch in enumerate(label):
+            for i, ch in enumerate("┼" + text):
                 if 0 <= x + i < w:
                     cells[x + i] = ch
-            t += step
-        head = f" {format_duration(v.span, 2)} shown".ljust(LABEL_WIDTH)[:LABEL_WIDTH]
+        # Deep in a long trace the ticks differ only in far digits: the head then holds the
+        # anchor time the "+offset" ticks count from.
+        head = f" @{anchor}" if anchor else f" {format_duration(v.span, 2)} shown"
+        head = head.ljust(self.label_width)[:self.label_width]
         styles = [RULER_STYLE] * w
         if v.range is not None:  # the range as a band on the ruler
             a, b = (self._x_of(t) for t in v.range)
@@ -168,16 +180,26 @@ class Timeline(Widget, can_focus=True):
             if 0 <= x < w:
                 cells[x], styles[x] = "A", MARK_STYLE
         plot = [Segment(ch, st) for ch, st in zip(cells, styles)]
-        return Strip([Segment(head, LABEL_STYLE), Segment("│", LABEL_DIM), *plot], width).simplify()
+        head_style = FOCUS_STYLE if self.has_focus else LABEL_STYLE
+        return Strip([Segment(head, head_style), Segment("│", LABEL_DIM), *plot], width).simplify()
 
     def _x_of(self, t: int) -> int:
         v = self.view
         return int((t - v.t0) / v.span * self.plot_width) if v.span else 0
 
+    def on_resize(self) -> None:
+        self.view.cells = self.plot_width
+
+    def on_focus(self) -> None:
+        self.refresh()  # the ruler's head shows the focus (rows come from the cache)
+
+    def on_blur(self) -> None:
+        self.refresh()
+
     # ---- mouse -------------------------------------------------------------------------
     def on_click(self, event: events.Click) -> None:
         index = self.top + event.y - RULER_ROWS
-        if event.y < RULER_ROWS or index >= len(self.view.rows) or event.x <= LABEL_WIDTH:
+        if event.y < RULER_ROWS or index >= len(self.view.rows) or event.x <= self.label_width:
             return
         row = self.view.rows[index]
         if row.lane < 0:
@@ -189,7 +211,7 @@ class Timeline(Widget, can_focus=True):
             self.post_message(self.Clicked(lo))
 
     def on_mouse_down(self, event: events.MouseDown) -> None:
-        if event.x > LABEL_WIDTH:
+        if event.x > self.label_width:
             self._drag_from = event.x
             self.capture_mouse()
 

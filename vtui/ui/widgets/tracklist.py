@@ -8,6 +8,7 @@ from textual.message import Message
 from textual.widgets import Tree
 
 from vtui.store.tracks import Track
+from vtui.ui.safe import plain, visible
 from vtui.ui.view import ViewState
 
 KIND_ICON = {"thread": "", "gpu": "GPU ", "async": "async ", "counter": "ctr ", "process": "", "global": ""}
@@ -43,7 +44,7 @@ class TrackList(Tree[int]):
             key = (t.source, t.process_title)
             node = groups.get(key)
             if node is None:
-                node = self.root.add(Text(t.process_title), expand=True)  # Text: names are data, not markup
+                node = self.root.add(plain(t.process_title), expand=True)  # Text: names are data, not markup
                 groups[key] = node
             node.add_leaf(self._label(t), data=t.id)
         self.root.expand()
@@ -52,7 +53,7 @@ class TrackList(Tree[int]):
         count = t.slice_count or t.instant_count or t.counter_count
         return Text.assemble(
             "📌" if t.id in self.view.pinned else "", ("(hidden) " if t.id in self.view.hidden else "", "dim"),
-            KIND_ICON.get(t.kind, "") + t.title + " ", (_short(count), "dim"),
+            KIND_ICON.get(t.kind, "") + visible(t.title) + " ", (_short(count), "dim"),
         )
 
     def action_toggle_track(self) -> None:
