@@ -433,6 +433,8 @@ def test_escape_controls_makes_every_control_visible():
     assert escape_controls(text) == "a\\x1b]52;c;eA==\\x07b\\x9b2J\\x7f\\x09c\\x0ad"
     assert escape_controls(text, keep_newlines=True).endswith("\\x09c\nd")
     assert escape_controls("🦙 plain ünïcode") == "🦙 plain ünïcode"
+    # Bidi overrides and zero-width characters can make one name read as another.
+    assert escape_controls("aten::\u202emm\u200b") == "aten::\\u202emm\\u200b"
     assert safe_field("x" * 10_000, 50) == "x" * 49 + "…"
 
 

@@ -14,14 +14,18 @@ import sys
 from typing import Any, TextIO
 
 # C0 (incl. ESC, BEL, NUL, tab, newline), DEL and C1 (U+0080-U+009F: 8-bit CSI/OSC/ST).
-_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f]")
-_CONTROLS_BUT_NEWLINE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f]")
+# Also the invisible and bidi-reordering characters (zero-width, LRE..RLO, LRI..PDI): they can
+# make a name read as another (Trojan Source).
+_BIDI = "\u200b-\u200f\u202a-\u202e\u2066-\u2069"
+_CONTROLS = re.compile(f"[\x00-\x1f\x7f-\x9f{_BIDI}]")
+_CONTROLS_BUT_NEWLINE = re.compile(f"[\x00-\x09\x0b-\x1f\x7f-\x9f{_BIDI}]")
 _JSON_UNSAFE = re.compile("[\x7f-\x9f]")  # json.dumps escapes C0 itself, not DEL or C1
 MAX_FIELD = 200  # characters of one name / cell shown in text output
 
 
 def _visible(match: re.Match[str]) -> str:
-    return f"\\x{ord(match.group()):02x}"
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def escape_controls(text: str, keep_newlines: bool = False) -> str:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from vtui.analysis.gpu import launch_pairs
+from vtui.safe_text import escape_controls
 from vtui.store.containment import self_time
 from vtui.store.devices import device_work_kinds
 from vtui.store.slicetime import range_rows
@@ -473,13 +474,9 @@ def _folded_frame(name: str) -> str:
     return printable(name).replace(";", ":") or "?"
 
 
-_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
-
-
 def printable(name: str) -> str:
     """A name safe to print on one line: control and bidi characters escaped."""
-    return _UNPRINTABLE.sub(lambda m: f"\\x{ord(m.group(0)):02x}" if ord(m.group(0)) < 0x100
-                            else f"\\u{ord(m.group(0)):04x}", name)
+    return escape_controls(name)
 
 
 JSON_DEPTH = 200  # deeper nodes are cut from JSON (the encoder recurses; a hostile trace nests 10,000 deep)

@@ -7,18 +7,17 @@ through ``visible`` and reaches widgets as ``Text`` (never markup).
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 
 from rich.text import Text
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+from vtui.safe_text import escape_controls
 
 
 @lru_cache(maxsize=8192)
 def visible(text: str) -> str:
-    """``"a\\x1b]0;x\\x07"`` -> ``"a\\\\x1b]0;x\\\\x07"`` (C0, DEL and C1 controls escaped)."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text) if _CONTROL.search(text) else text
+    """C0, DEL and C1 controls as visible ``\\xNN`` (the CLI's rule, cached per name)."""
+    return escape_controls(text)
 
 
 def plain(text: str, style: str = "") -> Text:
