@@ -192,3 +192,30 @@ async def test_aggregation_follows_the_track_filter(qwen_store):
         await pilot.press("t")
         await _type(pilot, "")
         assert pane.agg.slices == everything
+
+
+async def test_aggregation_of_only_the_search_matches(qwen_store):
+    app = VtuiApp(QWEN, store=qwen_store)
+    async with app.run_test(size=(160, 44)) as pilot:
+        await _ready(pilot)
+        await pilot.press("slash")
+        await _type(pilot, "aten::(addmm|mm)$")
+        await pilot.press("2")
+        await pilot.pause()
+        pane = app.query_one(AggregationPane)
+        assert len(pane.shown) > 2  # every name in the trace
+        await pilot.press("M")
+        await pilot.pause()
+        raw = [e for e in raw_events(QWEN) if e.get("ph") == "X" and e["name"] in ("aten::addmm", "aten::mm")]
+        got = {r.key: (r.count, r.total_ns) for r in pane.shown}
+        expected = {}
+        for e in raw:
+            c, t = expected.get(e["name"], (0, 0))
+            expected[e["name"]] = (c + 1, t + round(e["dur"] * 1000))
+        assert {k: v[0] for k, v in got.items()} == {k: v[0] for k, v in expected.items()}
+        for k, (_, total) in expected.items():
+            assert abs(got[k][1] - total) <= expected[k][0]  # rounding of each µs duration
+        assert "matches of" in str(pane.query_one("#agg-head").render())
+        await pilot.press("M")  # back to every slice
+        await pilot.pause()
+        assert len(pane.shown) > 2

@@ -68,11 +68,15 @@ def check_grouping(by: str) -> str:
 
 
 def aggregate(store: TraceStore, t0: int, t1: int, tracks: np.ndarray | None = None, by: str = "name",
-              sort: str = "total") -> Aggregation:
-    """Aggregate the slices in [t0, t1] on ``tracks`` (all when None), grouped ``by``."""
+              sort: str = "total", only: np.ndarray | None = None) -> Aggregation:
+    """Aggregate the slices in [t0, t1] on ``tracks`` (all when None), grouped ``by``; ``only``
+    (slice rows, e.g. search matches) keeps just those slices, each with its own self time."""
     check_grouping(by)
     rs = range_slices(store, t0, t1, tracks)  # the one range rule (zero-length slices count)
     rows, clip, self_clip = rs.rows, rs.clip, rs.self_ns
+    if only is not None:
+        keep = np.isin(rows, only)
+        rows, clip, self_clip = rows[keep], clip[keep], self_clip[keep]
     keys, label_of = _group(store, rows, by)
     n_tracks = int(np.count_nonzero(np.bincount(store.slices.track[rows]))) if len(rows) else 0
     denom = max(t1 - t0, 1) * max(n_tracks, 1)

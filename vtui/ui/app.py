@@ -278,10 +278,11 @@ class VtuiApp(App[int]):
         if tabs.active == "aggregation":
             # Which tracks are visible follows from the filter and the hidden set alone: comparing
             # those is cheap, where listing the visible tracks runs the filter over every track.
-            key = (v.range, v.filter_text, frozenset(v.hidden))
+            pane = self.query_one(AggregationPane)
+            key = (v.range, v.filter_text, frozenset(v.hidden), id(v.found) if pane.matches_only else None)
             if key != self._agg_key:
                 self._agg_key = key
-                self.query_one(AggregationPane).refresh_table()
+                pane.refresh_table()
         elif tabs.active == "measure":
             self.query_one(MeasurePane).show(v)
 

@@ -34,6 +34,7 @@ class AggregationPane(Vertical):
         Binding("o", "sort", "Sort by next column", id="agg.sort"),
         Binding("O", "reverse", "Reverse sort", id="agg.reverse"),
         Binding("slash", "focus_filter", "Filter rows", id="agg.filter"),
+        Binding("M", "matches_only", "Only the search matches", id="agg.matches"),
     ]
 
     class RowChosen(Message):
@@ -51,6 +52,7 @@ class AggregationPane(Vertical):
         self.descending = True
         self.agg: Aggregation | None = None
         self.shown: list[AggRow] = []
+        self.matches_only = False  # aggregate only the current search's matches
 
     def compose(self) -> ComposeResult:
         yield Static("", id="agg-head")
@@ -63,7 +65,10 @@ class AggregationPane(Vertical):
     def refresh_table(self) -> None:
         """Recompute over the view's range and visible tracks."""
         t0, t1 = self.view.analysis_window()
-        self.agg = aggregate(self.view.store, t0, t1, self.view.visible_track_ids(), by=self.by, sort=self.sort)
+        found = self.view.found
+        only = found.rows if self.matches_only and found is not None else None
+        self.agg = aggregate(self.view.store, t0, t1, self.view.visible_track_ids(), by=self.by, sort=self.sort,
+                             only=only)
         self._fill()
 
     def set_grouping(self, by: str) -> None:
@@ -84,6 +89,9 @@ class AggregationPane(Vertical):
             table.add_row(Text(name, no_wrap=True), *(Text(c, justify="right") for c in r[1:]))
         a = self.agg
         where = "range" if self.view.range else "whole trace"
+        found = self.view.found
+        if self.matches_only and found is not None:
+            where = f"matches of /{visible(found.pattern)}/ in the {where}"
         arrow = "↓" if self.descending else "↑"
         self.query_one("#agg-head", Static).update(Text(
             f"{where} {format_duration(a.t0)} – {format_duration(a.t1)} ({format_duration(a.t1 - a.t0)}) · "
@@ -106,6 +114,13 @@ class AggregationPane(Vertical):
     def action_reverse(self) -> None:
         self.descending = not self.descending
         self._fill()
+
+    def action_matches_only(self) -> None:
+        if self.view.found is None and not self.matches_only:
+            self.app.notify("search first (/), then M aggregates only the matches", markup=False)
+            return
+        self.matches_only = not self.matches_only
+        self.refresh_table()
 
     def action_focus_filter(self) -> None:
         self.query_one("#agg-filter", Input).focus()
