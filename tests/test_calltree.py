@@ -59,12 +59,17 @@ def _raw(path):
     return out
 
 
-def _nest(items):
+def _contains(top, s, tol):
+    """The README's rule: ends at or after it, or within the tolerance when it starts before top's end."""
+    return top["end"] >= s["end"] or (top["end"] + tol >= s["end"] and s["start"] < top["end"])
+
+
+def _nest(items, tol=0):
     """Parent per slice of one thread (None at the top), slices sorted by (start, longer first, file order)."""
     items.sort(key=lambda s: (s["start"], -(s["end"] - s["start"]), s["order"]))
-    stack = []  # the latest earlier slice that ends at or after this one contains it: its parent
+    stack = []  # the latest earlier slice that contains this one: its parent
     for s in items:
-        while stack and stack[-1]["end"] < s["end"]:
+        while stack and not _contains(stack[-1], s, tol):
             stack.pop()
         s["parent"] = stack[-1] if stack else None
         stack.append(s)
@@ -75,7 +80,7 @@ def _merged(name: str) -> str:
     return re.sub(r"_\d+(?=\(|$)", "_*", name)
 
 
-def reference(slices, t0, t1, threads):
+def reference(slices, t0, t1, threads, tol=0):
     """Per path (tuple of merged names): count, clipped total, self (clipped minus the union of the
     clipped children), and the GPU time launched by each path (by correlation id)."""
     mine = [s for s in slices if s["thread"] in threads]
@@ -83,7 +88,7 @@ def reference(slices, t0, t1, threads):
     for s in mine:
         by_thread[s["thread"]].append(s)
     for items in by_thread.values():
-        _nest(items)
+        _nest(items, tol)
 
     def clip(s):
         return max(0, min(s["end"], t1) - max(s["start"], t0))
@@ -118,7 +123,7 @@ def reference(slices, t0, t1, threads):
         s["path"] = p
         count[p] += 1
         total[p] += clip(s)
-        spans = sorted((max(c["start"], t0), min(c["end"], t1)) for c in kids[id(s)] if clip(c) > 0)
+        spans = sorted((max(c["start"], t0, s["start"]), min(c["end"], t1, s["end"])) for c in kids[id(s)] if clip(c) > 0)
         covered, reach = 0, None
         for a, b in spans:
             if reach is None or a >= reach:
@@ -165,7 +170,7 @@ def _check_against_reference(path, t0=None, t1=None):
     t1 = int(store.span_ns) if t1 is None else t1
     cpu = [t.id for t in store.tracks if t.kind != GPU and t.slice_count]
     tree = build_tree(store, t0, t1)
-    count, total, self_t = reference(slices, t0, t1, _threads(store, cpu))
+    count, total, self_t = reference(slices, t0, t1, _threads(store, cpu), store.nesting_tolerance_ns)
     nodes = _paths(tree)
     assert set(nodes) == set(count)
     for p, n in nodes.items():

@@ -30,6 +30,7 @@ def info_dict(store: TraceStore) -> dict[str, Any]:
         "span_ns": int(store.span_ns),
         "origin_us": store.origin_us,
         "overlapping_slices": store.overlapping_slices,
+        "nesting_tolerance_ns": store.nesting_tolerance_ns,
         "warnings": list(store.warnings),
         "track_list": [
             {"id": t.id, "kind": t.kind, "pid": _jsonable(t.pid), "tid": _jsonable(t.tid), "process": t.process_title,
@@ -59,6 +60,9 @@ def info_text(store: TraceStore) -> str:
         f"{d['flows']:,} flows over {format_duration(d['span_ns'])}"
     )
     lines.append(f"{d['overlapping_slices']:,} slices partly overlap a neighbour (on extra lanes)")
+    if d["nesting_tolerance_ns"]:
+        lines.append(f"timestamps hold {format_duration(d['nesting_tolerance_ns'])} steps (large µs values read as "
+                     "doubles): a child may pass its parent's end by one step and still nest")
     lines.append(f"{d['tracks']} tracks:")
     width = max((len(safe_field(t.process_title, TITLE_WIDTH)) for t in store.tracks), default=0)
     for t in store.tracks:

@@ -286,7 +286,9 @@ def _self_time(parent: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.nda
     if not len(kids):
         return end - start
     order = kids[np.argsort(parent[kids], kind="stable")]
-    p, s, e = parent[order], start[order], end[order]
+    p = parent[order]
+    s = np.maximum(start[order], start[p])  # cut to the parent: a child may pass its end by the
+    e = np.maximum(np.minimum(end[order], end[p]), s)  # store's nesting tolerance
     same = p[1:] == p[:-1]
     if (same & (s[1:] < e[:-1])).any():  # siblings out of order or overlapping: the general rule
         return self_time(parent, start, end)

@@ -11,6 +11,7 @@ import numpy as np
 
 from vtui.io.columns import Columns
 from vtui.io.events import PH_CODE, UNKNOWN_PH
+from vtui.store.containment import nesting_tolerance_ns
 from vtui.store.flows import FlowEvents, build_flows
 from vtui.store.grouping import group_key
 from vtui.store.index import IntervalIndex
@@ -162,7 +163,7 @@ def build_store(parts: list[SourcePart], args_blob=None, progress: Callable[[flo
     end_row = end_row[order]
     bounds = np.searchsorted(slice_track, np.arange(len(tracks.tracks) + 1))
     report(0.4)
-    nested = nest(start, end, bounds)
+    nested = nest(start, end, bounds, nesting_tolerance_ns(origin_us, trace_end))
     report(0.65)
     final = order_by(slice_track, nested.lane)
     inverse = np.empty_like(final)

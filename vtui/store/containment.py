@@ -19,7 +19,17 @@ JUMP_ROUNDS = 32  # vectorised pointer-jumping rounds before the rest is walked 
 TOP_LEVELS = 2  # levels settled one pass each before the jumping (wide levels cost one pass)
 
 
-def containment_parents(starts: np.ndarray, ends: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+def nesting_tolerance_ns(origin_us: float, span_ns: int) -> int:
+    """How far a child's end may pass its parent's and still nest: one float64 step of the
+    file's timestamps (in ns). JSON µs parsed as doubles near 1.7e15 (epoch µs) hold only
+    0.25 µs steps, so a child that ends with its parent in the file can end a step after it
+    here; Catapult compares with such a precision unit too. 0 where the step is far below 1 ns."""
+    largest = max(abs(origin_us), abs(origin_us + span_ns / 1000.0))
+    step_ns = float(np.spacing(np.float64(largest))) * 1000.0
+    return 0 if step_ns < 0.25 else int(np.ceil(step_ns))
+
+
+def containment_parents(starts: np.ndarray, ends: np.ndarray, bounds: np.ndarray, tolerance: int = 0) -> np.ndarray:
     """Parent (row in the same arrays, or -1) of each slice; rows sorted by (track, start, longer
     first, file order), ``bounds`` the start offset of each track plus the total length.
 
@@ -37,13 +47,14 @@ def containment_parents(starts: np.ndarray, ends: np.ndarray, bounds: np.ndarray
     track_first = np.asarray(bounds[:-1], dtype=np.int64)
     first[track_first[track_first < n]] = True
     cand[first] = -1
-    rest = _settle_top_levels(starts, ends, first, cand)
+    # ``tolerance``: a parent may end up to that many ns before its child (timestamp rounding).
+    rest = _settle_top_levels(starts, ends, first, cand, tolerance)
     active = rest[cand[rest] >= 0]
     for _ in range(JUMP_ROUNDS):
         if not len(active):
             return cand
         c = cand[active]
-        move = active[ends[c] < ends[active]]
+        move = active[_outside(ends[c], starts[active], ends[active], tolerance)]
         cand[move] = cand[cand[move]]
         active = move[cand[move] >= 0]
     # Long chains (pathologically deep or wide tracks): walk what is left in row order, so every
@@ -51,14 +62,15 @@ def containment_parents(starts: np.ndarray, ends: np.ndarray, bounds: np.ndarray
     e = ends
     for i in active.tolist():
         c = int(cand[i])
-        end_i = e[i]
-        while c >= 0 and e[c] < end_i:
+        s_i, end_i = starts[i], e[i]
+        while c >= 0 and (e[c] + tolerance < end_i or s_i >= e[c] < end_i):
             c = int(cand[c])
         cand[i] = c
     return cand
 
 
-def _settle_top_levels(starts: np.ndarray, ends: np.ndarray, first: np.ndarray, cand: np.ndarray) -> np.ndarray:
+def _settle_top_levels(starts: np.ndarray, ends: np.ndarray, first: np.ndarray, cand: np.ndarray,
+                       tolerance: int) -> np.ndarray:
     """Settle the parents of the top TOP_LEVELS levels in ``cand``; returns the rows left.
 
     Level by level, every unsettled row has an owner (a settled row that contains it, or the
@@ -76,7 +88,7 @@ def _settle_top_levels(starts: np.ndarray, ends: np.ndarray, first: np.ndarray, 
         reach = _running_max_by_group(e, starts[rows], new_group)
         before = np.empty_like(reach)
         before[1:] = reach[:-1]
-        child = new_group | (e > before)
+        child = new_group | _outside(before, starts[rows], e, tolerance)
         cand[rows[child]] = owner[child]
         latest_child = np.maximum.accumulate(np.where(child, rows, -1))  # every group starts with a child
         keep = ~child
@@ -86,6 +98,14 @@ def _settle_top_levels(starts: np.ndarray, ends: np.ndarray, first: np.ndarray, 
             new_group[0] = True
             new_group[1:] = owner[1:] != owner[:-1]
     return rows
+
+
+def _outside(parent_end: np.ndarray, start: np.ndarray, end: np.ndarray, tolerance: int) -> np.ndarray:
+    """The candidate does not contain the slice: it ends before it, beyond the tolerance; or,
+    within the tolerance, the slice starts at or after its end (a sibling that follows it)."""
+    if not tolerance:
+        return parent_end < end
+    return (parent_end + tolerance < end) | ((parent_end < end) & (start >= parent_end))
 
 
 def depths(parent: np.ndarray) -> np.ndarray:
@@ -112,8 +132,10 @@ def self_time(parent: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.nd
     if not len(kids):
         return dur
     order = kids[np.lexsort((starts[kids], parent[kids]))]
-    p, s = parent[order].astype(np.int64), starts[order].astype(np.int64)
-    e = np.maximum(ends[order].astype(np.int64), s)
+    p = parent[order].astype(np.int64)
+    # Cut to the parent: a child may pass its parent's end by the nesting tolerance.
+    s = np.maximum(starts[order].astype(np.int64), starts[p])
+    e = np.minimum(np.maximum(ends[order].astype(np.int64), s), np.maximum(ends[p], s))
     first = np.empty(len(order), dtype=bool)
     first[0] = True
     first[1:] = p[1:] != p[:-1]

@@ -31,8 +31,9 @@ class Nesting:
 VECTOR_MIN = 512  # slices in a track: from here on the numpy pass is tried first
 
 
-def nest(starts: np.ndarray, ends: np.ndarray, bounds: np.ndarray) -> Nesting:
-    """``bounds`` holds the start offset of each track segment plus the total length.
+def nest(starts: np.ndarray, ends: np.ndarray, bounds: np.ndarray, tolerance: int = 0) -> Nesting:
+    """``bounds`` holds the start offset of each track segment plus the total length;
+    ``tolerance`` (ns) how far a child may pass its parent's end (see ``nesting_tolerance_ns``).
 
     Lanes: same result as the plain stack loop (the reference in tests/test_nesting.py), faster: a track is cut into
     regions at the points where every earlier slice has ended (the loop's stack is empty
@@ -77,7 +78,7 @@ def nest(starts: np.ndarray, ends: np.ndarray, bounds: np.ndarray) -> Nesting:
         spill = np.flatnonzero(overlap[lo:hi])
         if len(spill):
             _pack_spill(starts, ends, spill + lo, int(nested_lanes[seg]), depth, lane)
-    tree_parent = containment_parents(starts, ends, bounds)
+    tree_parent = containment_parents(starts, ends, bounds, tolerance)
     return Nesting(depth=depths(tree_parent), parent=tree_parent.astype(np.int32), lane=lane, overlapping=overlap,
                    nested_lanes=nested_lanes)
 

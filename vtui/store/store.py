@@ -9,7 +9,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from vtui.store.containment import self_time
+from vtui.store.containment import nesting_tolerance_ns, self_time
 from vtui.store.index import IntervalIndex
 from vtui.store.tables import CounterTable, FlowTable, InstantTable, SliceTable
 from vtui.store.tracks import Track
@@ -100,6 +100,11 @@ class TraceStore:
         except (msgspec.DecodeError, ValueError, RecursionError):  # args nested too deep
             return {"<undecodable args>": raw.decode("utf-8", "replace")}
         return value if isinstance(value, dict) else {"<args>": value}
+
+    @property
+    def nesting_tolerance_ns(self) -> int:
+        """How far a child may pass its parent's end and still nest (timestamp precision)."""
+        return nesting_tolerance_ns(self.origin_us, int(self.span_ns))
 
     @cached_property
     def self_ns(self) -> np.ndarray:
