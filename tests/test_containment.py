@@ -295,3 +295,19 @@ def test_info_states_the_nesting_tolerance(tmp_path: Path, capsys):
     assert json.loads(capsys.readouterr().out)["nesting_tolerance_ns"] == 250
     assert main(["info", str(path)]) == 0
     assert "250 ns steps" in capsys.readouterr().out
+
+
+def test_async_slices_nest_only_within_their_id(tmp_path: Path):
+    def ev(ph: str, name: str, id_: int, ts: float) -> dict:
+        return {"ph": ph, "name": name, "cat": "c", "id": id_, "ts": ts, "pid": 1, "tid": 1}
+
+    # Two requests named alike (one track per root name draws both), overlapping in time.
+    store = load_trace(_write(tmp_path, [ev("b", "R", 1, 0), ev("b", "s1", 1, 1), ev("b", "R", 2, 3),
+                                         ev("e", "R", 2, 5), ev("e", "s1", 1, 11), ev("e", "R", 1, 20)]))
+    s = store.slices
+    first = next(r for r in range(len(s)) if store.name(r) == "R" and s.start_ns[r] == 0)
+    second = next(r for r in range(len(s)) if store.name(r) == "R" and s.start_ns[r] == 3000)
+    s1 = next(r for r in range(len(s)) if store.name(r) == "s1")
+    assert s.track[first] == s.track[second] == s.track[s1]
+    assert s.parent[s1] == first and s.parent[second] == -1
+    assert store.self_ns[s1] == 10_000 and store.self_ns[first] == 10_000

@@ -98,7 +98,7 @@ def build_store(parts: list[SourcePart], args_blob=None, progress: Callable[[flo
         bad_dur = ~(np.isfinite(m.dur[rows]) & (m.dur[rows] >= 0) & (m.dur[rows] * 1000.0 < 4e18))
     if bad_dur.any():
         warnings.append(f"{int(bad_dur.sum()):,} X events had a missing, negative or huge dur (shown as 0)")
-    sl.add(row=rows, end_row=np.full(len(rows), -1), start=ts_ns[rows], end=ts_ns[rows] + dur_ns[rows],
+    sl.add(nest=np.full(len(rows), -1), row=rows, end_row=np.full(len(rows), -1), start=ts_ns[rows], end=ts_ns[rows] + dur_ns[rows],
            track=tracks.thread_tracks(m.thread[rows]))
 
     # B/E: paired per thread.
@@ -109,7 +109,7 @@ def build_store(parts: list[SourcePart], args_blob=None, progress: Callable[[flo
     if p.unclosed_begins:
         warnings.append(f"{p.unclosed_begins:,} B events were never closed (they run to the trace end)")
     begin = np.array(p.begin_rows, dtype=np.int64)
-    sl.add(row=begin, end_row=np.array(p.end_rows, dtype=np.int64), start=ts_ns[begin],
+    sl.add(nest=np.full(len(begin), -1), row=begin, end_row=np.array(p.end_rows, dtype=np.int64), start=ts_ns[begin],
            end=np.maximum(np.array(p.end_ns, dtype=np.int64), ts_ns[begin]), track=tracks.thread_tracks(m.thread[begin]))
     end_rows = {b: e for b, e in zip(p.begin_rows, p.end_rows) if e >= 0 and m.args_len[e] > 0}
 
@@ -131,7 +131,10 @@ def build_store(parts: list[SourcePart], args_blob=None, progress: Callable[[flo
             warnings.append(f"{p.unclosed_begins:,} async {label} begins were never ended (they run to the trace end)")
         begin = np.array(p.begin_rows, dtype=np.int64)
         roots = np.array(p.root_rows, dtype=np.int64)
-        sl.add(row=begin, end_row=np.array(p.end_rows, dtype=np.int64), start=ts_ns[begin],
+        # Async slices nest only within their own id (Catapult: one tree per id), though one
+        # track may draw several ids.
+        nest_key = groups[np.searchsorted(rows, begin)] * 2 + family if len(begin) else np.zeros(0, dtype=np.int64)
+        sl.add(nest=nest_key, row=begin, end_row=np.array(p.end_rows, dtype=np.int64), start=ts_ns[begin],
                end=np.maximum(np.array(p.end_ns, dtype=np.int64), ts_ns[begin]),
                track=tracks.async_tracks(m.thread[roots], m.name[roots]))
         end_rows.update({b: e for b, e in zip(p.begin_rows, p.end_rows) if e >= 0 and m.args_len[e] > 0})
@@ -161,9 +164,10 @@ def build_store(parts: list[SourcePart], args_blob=None, progress: Callable[[flo
     order = order_by(slice_track, start, (start - end, slice_row))
     slice_row, slice_track, start, end = slice_row[order], slice_track[order], start[order], end[order]
     end_row = end_row[order]
+    nest_key = sl.get("nest", np.int64)[order]
     bounds = np.searchsorted(slice_track, np.arange(len(tracks.tracks) + 1))
     report(0.4)
-    nested = nest(start, end, bounds, nesting_tolerance_ns(origin_us, trace_end))
+    nested = nest(start, end, bounds, nesting_tolerance_ns(origin_us, trace_end), slice_track, nest_key)
     report(0.65)
     final = order_by(slice_track, nested.lane)
     inverse = np.empty_like(final)

@@ -31,9 +31,12 @@ class Nesting:
 VECTOR_MIN = 512  # slices in a track: from here on the numpy pass is tried first
 
 
-def nest(starts: np.ndarray, ends: np.ndarray, bounds: np.ndarray, tolerance: int = 0) -> Nesting:
+def nest(starts: np.ndarray, ends: np.ndarray, bounds: np.ndarray, tolerance: int = 0,
+         track: np.ndarray | None = None, subgroup: np.ndarray | None = None) -> Nesting:
     """``bounds`` holds the start offset of each track segment plus the total length;
-    ``tolerance`` (ns) how far a child may pass its parent's end (see ``nesting_tolerance_ns``).
+    ``tolerance`` (ns) how far a child may pass its parent's end (see ``nesting_tolerance_ns``);
+    ``subgroup`` (with ``track``, per row; -1: none) splits a track's tree: slices of one async id
+    nest only among themselves, though the track draws them all.
 
     Lanes: same result as the plain stack loop (the reference in tests/test_nesting.py), faster: a track is cut into
     regions at the points where every earlier slice has ended (the loop's stack is empty
@@ -78,9 +81,24 @@ def nest(starts: np.ndarray, ends: np.ndarray, bounds: np.ndarray, tolerance: in
         spill = np.flatnonzero(overlap[lo:hi])
         if len(spill):
             _pack_spill(starts, ends, spill + lo, int(nested_lanes[seg]), depth, lane)
-    tree_parent = containment_parents(starts, ends, bounds, tolerance)
+    tree_parent = _tree(starts, ends, bounds, tolerance, track, subgroup)
     return Nesting(depth=depths(tree_parent), parent=tree_parent.astype(np.int32), lane=lane, overlapping=overlap,
                    nested_lanes=nested_lanes)
+
+
+def _tree(starts: np.ndarray, ends: np.ndarray, bounds: np.ndarray, tolerance: int, track: np.ndarray | None,
+          subgroup: np.ndarray | None) -> np.ndarray:
+    """Containment parents per track, or per (track, subgroup) where subgroups are given."""
+    if subgroup is None or track is None or not (subgroup >= 0).any():
+        return containment_parents(starts, ends, bounds, tolerance)
+    order = np.lexsort((subgroup, track))  # stable: keeps (start, longer first, file order) within a group
+    key_t, key_g = track[order], subgroup[order]
+    change = np.flatnonzero((key_t[1:] != key_t[:-1]) | (key_g[1:] != key_g[:-1])) + 1
+    sub_bounds = np.concatenate(([0], change, [len(order)]))
+    local = containment_parents(starts[order], ends[order], sub_bounds, tolerance)
+    parent = np.full(len(starts), -1, dtype=np.int64)
+    parent[order] = np.where(local >= 0, order[np.maximum(local, 0)], -1)
+    return parent
 
 
 def _stack_pass(s_list: list[int], e_list: list[int], lo: int, hi: int) -> tuple[list[int], list[int], list[bool]]:
