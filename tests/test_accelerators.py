@@ -308,3 +308,19 @@ def test_busy_denominators_and_launch_delays_on_real_traces(path: Path):
     assert g.launch_after_return.count == len(from_end)
     assert g.launch_after_return.mean == pytest.approx(np.mean(from_end), abs=2)
     assert g.launch_after_return.max == pytest.approx(max(from_end), abs=2)
+
+
+def test_each_stream_has_its_own_active_span(tmp_path: Path):
+    from vtui.analysis.gpu import analyse_gpu
+    from vtui.store.load import load_trace
+
+    meta = [{"ph": "M", "name": "process_name", "pid": 0, "tid": 0, "args": {"name": "GPU 0"}},
+            {"ph": "M", "name": "process_labels", "pid": 0, "tid": 0, "args": {"labels": "GPU 0"}}]
+    kernels = [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": tid, "ts": ts, "dur": dur}
+               for tid, ts, dur in ((7, 10, 5), (7, 40, 10), (8, 20, 2))]
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"traceEvents": meta + kernels}))
+    g = analyse_gpu(load_trace(path, cache=False))
+    spans = sorted((b.active_ns, b.busy_ns) for b in g.streams)
+    assert spans == [(2_000, 2_000), (40_000, 15_000)]  # stream 8: [20, 22]; stream 7: [10, 50]
+    assert {round(b.busy_pct_of_active, 1) for b in g.streams} == {100.0, 37.5}

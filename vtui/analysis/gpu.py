@@ -192,7 +192,9 @@ def analyse_gpu(store: TraceStore, t0: int = 0, t1: int | None = None, top: int 
         sel = tracks == t
         a, b = merge_intervals(st[sel], en[sel])
         label = store.tracks[t].label
-        out.streams.append(Busy(label, int((b - a).sum()), pct(int((b - a).sum()), t1 - t0), int(clip[sel & kernel].sum())))
+        busy, active = int((b - a).sum()), int(en[sel].max() - st[sel].min())
+        out.streams.append(Busy(label, busy, pct(busy, t1 - t0), int(clip[sel & kernel].sum()),
+                                active, pct(busy, active) if active > 0 else 0.0))
 
     launch = launch_pairs(store, rows)
     keys = sorted({_device_key(store, t) for t in np.unique(tracks).tolist()}, key=str)
