@@ -20,7 +20,7 @@ from vtui.analysis.insights import compute_insights, insights_dict, summary_metr
 from vtui.analysis.steps import analyse_steps
 from vtui.cli import main
 from vtui.demo import demo_trace_path
-from vtui.insights_text import insights_text
+from vtui.present.insights_text import insights_text
 from vtui.store.load import load_trace
 from vtui.store.tracks import GPU
 

@@ -24,11 +24,12 @@ from textual.worker import Worker, WorkerState
 from vtui.analysis.compare import Comparison, compare
 from vtui.analysis.details import slice_details
 from vtui.analysis.search import search
-from vtui.compare_text import format_pct, format_value, metrics_table, ops_table, shared_sparklines, steps_table
 from vtui.errors import TraceLoadError, UsageError
 from vtui.fmt import format_duration as fd
+from vtui.present.bars import shared_sparklines
+from vtui.present.compare_text import format_pct, format_value, metrics_table, ops_table, steps_table
+from vtui.present.tabular import Table
 from vtui.store.store import TraceStore
-from vtui.tabular import Table
 from vtui.ui.app import PALETTE_WORDS
 from vtui.ui.keys import EVERYWHERE, binding_rows, keys_glyphs
 from vtui.ui.loading import LoadControl, load_in_background
