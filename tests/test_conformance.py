@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from vtui.analysis.export import export_range
+from vtui.export.trace import export_range
 from vtui.store.load import load_trace
 
 

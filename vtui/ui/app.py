@@ -513,7 +513,7 @@ class VtuiApp(App[int]):
 
     @work(thread=True, exclusive=True, group="export", description="export range", exit_on_error=False)
     def _export_worker(self, out: str, t0: int, t1: int, tracks, force: bool) -> None:
-        from vtui.analysis.export import export_range  # noqa: PLC0415
+        from vtui.export.trace import export_range  # noqa: PLC0415
 
         try:
             plan = export_range(self.view.store, out, t0, t1, tracks, overwrite=force)
