@@ -13,7 +13,7 @@ from tests.hostile_corpus import X
 from vtui.atomic import atomic_write, check_output_path
 from vtui.cli import main
 from vtui.errors import UsageError
-from vtui.store.load import load_trace
+from vtui.load.trace import load_trace
 
 
 def _half_then(exc: BaseException):

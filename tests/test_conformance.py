@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from vtui.export.trace import export_range
-from vtui.store.load import load_trace
+from vtui.load.trace import load_trace
 
 
 def _load_text(tmp_path: Path, text: str, name: str = "t.json"):

@@ -14,7 +14,7 @@ from tests.conftest import FIXTURES, ROOT, SHARED_TRACES, norm, raw_events
 from vtui.cli import main
 from vtui.errors import UsageError
 from vtui.export.trace import export_range, plan_export
-from vtui.store.load import load_trace
+from vtui.load.trace import load_trace
 
 QWEN = FIXTURES / "tracelens__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"
 UNCLOSED = FIXTURES / "catapult__main_thread_has_unclosed_slices.json"

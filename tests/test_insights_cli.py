@@ -50,7 +50,7 @@ def test_insights_bad_input_is_one_line(capsys, args, message):
 def test_busy_per_device_over_rank_files():
     """Two rank files: busy % per device is each rank's own union; the headline is their mean."""
     from vtui.analysis.gpu import analyse_gpu
-    from vtui.store.load import load_trace
+    from vtui.load.trace import load_trace
 
     store = load_trace(FIXTURES / "ranks")
     g = analyse_gpu(store)

@@ -31,7 +31,7 @@ def test_every_non_ui_module_is_headless():
     assert "vtui.store.containment" in modules and "vtui.cli" in modules  # the walk finds them
     code = (
         f"import importlib, sys\nfor m in {modules!r}: importlib.import_module(m)\n"
-        "from vtui.store.load import load_trace\n"
+        "from vtui.load.trace import load_trace\n"
         "load_trace('fixtures/kineto__before_fix_trace.json')\n"
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich'))\n"
         "print(bad); sys.exit(1 if bad else 0)\n"

@@ -9,7 +9,7 @@ from collections import defaultdict
 import pytest
 
 from tests.conftest import FIXTURES
-from vtui.store.load import load_trace
+from vtui.load.trace import load_trace
 
 pa = pytest.importorskip("pyarrow", reason="pyarrow not installed (pip install 'vtui[parquet]')")
 duckdb = pytest.importorskip("duckdb", reason="duckdb not installed")

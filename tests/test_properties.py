@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from vtui.store.load import load_trace
+from vtui.load.trace import load_trace
 
 PIDS = [1, 2, "proc"]
 TIDS = [1, 7, "worker"]

@@ -14,7 +14,7 @@ from tests.conftest import FIXTURES, SHARED_TRACES, raw_events
 from vtui.analysis.aggregate import aggregate
 from vtui.analysis.insights import compute_insights
 from vtui.cli import main
-from vtui.store.load import load_trace
+from vtui.load.trace import load_trace
 from vtui.store.slicetime import range_slices
 
 # A 2021 PyTorch 1.9 Kineto trace: 636 zero-length FillFunctor kernels. Its first step is in fixtures/.

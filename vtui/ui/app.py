@@ -19,9 +19,9 @@ from textual.worker import Worker, WorkerState
 from vtui.analysis.search import SearchResult, search
 from vtui.errors import TraceLoadError, UsageError
 from vtui.fmt import format_duration, parse_time
+from vtui.load.background import LoadControl, load_in_background
 from vtui.store.store import TraceStore
 from vtui.ui.keys import EVERYWHERE, HelpSection, binding_rows, keys_glyphs
-from vtui.ui.loading import LoadControl, load_in_background
 from vtui.ui.safe import plain, visible
 from vtui.ui.screens import HelpScreen, PromptScreen, WarningsScreen
 from vtui.ui.search_job import SEARCH_LIMIT_S, SearchStopped, run_guarded

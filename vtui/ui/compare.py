@@ -26,13 +26,13 @@ from vtui.analysis.details import slice_details
 from vtui.analysis.search import search
 from vtui.errors import TraceLoadError, UsageError
 from vtui.fmt import format_duration as fd
+from vtui.load.background import LoadControl, load_in_background
 from vtui.present.bars import shared_sparklines
 from vtui.present.compare_text import format_pct, format_value, metrics_table, ops_table, steps_table
 from vtui.present.tabular import Table
 from vtui.store.store import TraceStore
 from vtui.ui.app import PALETTE_WORDS
 from vtui.ui.keys import EVERYWHERE, binding_rows, keys_glyphs
-from vtui.ui.loading import LoadControl, load_in_background
 from vtui.ui.safe import plain, visible
 from vtui.ui.screens import HelpScreen, PromptScreen
 from vtui.ui.search_job import SearchStopped, run_guarded

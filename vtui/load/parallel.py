@@ -28,7 +28,7 @@ from vtui.io.argsfile import ArgsFile, RangeWriter
 from vtui.io.columns import Columns, ColumnSink
 from vtui.io.events import Event
 from vtui.io.jsonscan import _BOUNDARY, array_tail_end, decode_range
-from vtui.io.memory import load_memory_settings
+from vtui.load.memory import load_memory_settings
 from vtui.tempfiles import temp_prefix
 
 _PROBE_DECODER = msgspec.json.Decoder(list[Event])
