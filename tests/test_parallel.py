@@ -58,7 +58,7 @@ def test_decode_range_proves_exactly_the_true_boundaries(monkeypatch):
     data = _doc(events)
     truth = _true_boundaries(data, events)
     start = data.index(b"{", data.index(b"["))
-    matches = [m.start() + 1 for m in jsonscan._BOUNDARY.finditer(data)]
+    matches = [m.start() + 1 for m in jsonscan.BOUNDARY.finditer(data)]
     false_cuts = [m for m in matches if m not in truth]
     assert len(false_cuts) > 50  # the test really has cuts inside strings and nested args
     for cut in matches:
@@ -147,7 +147,7 @@ def test_a_split_at_every_candidate_even_false_ones_gives_the_same_events(tmp_pa
     end = jsonscan.array_tail_end(data, start)
     truth = _true_boundaries(data, events)
     refuted = 0
-    for match in jsonscan._BOUNDARY.finditer(data, start, end):
+    for match in jsonscan.BOUNDARY.finditer(data, start, end):
         fast = _InProcess("unused", None, 2)
         fast.forced = [(start, match.start() + 1), (match.end() - 1, end)]
         assert _decoded(*_scan(data, tmp_path, fast)[1:]) == ref

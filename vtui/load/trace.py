@@ -18,7 +18,8 @@ from vtui.io.reader import GZIP_MAGIC, file_fingerprint, open_trace_data, read_e
 from vtui.load.memory import give_back_free_memory, load_memory_settings
 from vtui.load.parallel import ParallelDecode, can_fork_workers, check_not_bootstrapping, default_jobs
 from vtui.store import cache as trace_cache
-from vtui.store.build import SourcePart, build_store
+from vtui.store.build import build_store
+from vtui.store.parts import SourcePart
 from vtui.store.store import TraceStore
 
 Progress = Callable[[float], None]

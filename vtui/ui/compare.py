@@ -109,10 +109,10 @@ class TracePane(Vertical):
 
 def _data_table(table: Table, id: str) -> DataTable:
     dt: DataTable = DataTable(id=id, zebra_stripes=True, cursor_type="row")
-    for header, numeric in zip(table.headers, table._numeric()):
+    for header, numeric in zip(table.headers, table.numeric_flags()):
         dt.add_column(Text(header, justify="right" if numeric else "left"))
     for row in table.display:
-        dt.add_row(*(Text(visible(c), justify="right" if n else "left") for c, n in zip(row, table._numeric())))
+        dt.add_row(*(Text(visible(c), justify="right" if n else "left") for c, n in zip(row, table.numeric_flags())))
     return dt
 
 
