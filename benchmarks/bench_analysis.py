@@ -25,9 +25,9 @@ BIG = ROOT.parent / "shared" / "traces" / "generated" / "hf_llama_big.json.gz"
 
 from vtui.analysis.aggregate import aggregate  # noqa: E402
 from vtui.analysis.calltree import build_tree, invert  # noqa: E402
-from vtui.analysis.export import export_range  # noqa: E402
 from vtui.analysis.search import search  # noqa: E402
-from vtui.store.load import load_trace  # noqa: E402
+from vtui.export.trace import export_range  # noqa: E402
+from vtui.load.trace import load_trace  # noqa: E402
 from vtui.ui.flame import flame_layout, flame_segments  # noqa: E402
 
 

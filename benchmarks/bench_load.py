@@ -59,7 +59,7 @@ print(json.dumps({"seconds": dt, "events": len(events),
 VTUI = r"""
 import json, os, resource, sys, time
 sys.path.insert(0, sys.argv[2])
-from vtui.store.load import load_trace
+from vtui.load.trace import load_trace
 
 def rss_mb():
     with open("/proc/self/status") as fh:
@@ -70,7 +70,7 @@ if __name__ == "__main__":
     t = time.perf_counter()
     if mode == "app":  # as the app opens a trace: loader process, decoders, cache, mapped entry
         from pathlib import Path
-        from vtui.ui.loading import load_in_background
+        from vtui.load.background import load_in_background
         store = load_in_background(Path(sys.argv[1]), lambda _: None, cache=True)
     else:
         kw = {"cold1": dict(cache=False, jobs=1), "cold2": dict(cache=False, jobs=2),

@@ -32,7 +32,7 @@ if mode == "reader":
     from vtui.io.nsys import read_nsys
     n = len(read_nsys(sys.argv[1], jobs=os.cpu_count() or 1).columns)
 else:
-    from vtui.store.load import load_trace
+    from vtui.load.trace import load_trace
     n = load_trace(sys.argv[1], cache=(mode == "warm")).event_count  # all cores, as the CLI loads
 dt = time.perf_counter() - t
 # VmHWM, not ru_maxrss: the latter keeps the parent's peak across fork + exec

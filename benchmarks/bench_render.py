@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 BIG = ROOT.parent / "shared" / "traces" / "generated" / "hf_llama_big.json.gz"
 
-from vtui.store.load import load_trace  # noqa: E402
+from vtui.load.trace import load_trace  # noqa: E402
 from vtui.ui.render import counter_segments, instant_segments, lane_segments  # noqa: E402
 from vtui.ui.view import ViewState  # noqa: E402
 

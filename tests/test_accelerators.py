@@ -20,8 +20,8 @@ from vtui.analysis.insights import compute_insights, insights_dict, summary_metr
 from vtui.analysis.steps import analyse_steps
 from vtui.cli import main
 from vtui.demo import demo_trace_path
-from vtui.insights_text import insights_text
-from vtui.store.load import load_trace
+from vtui.load.trace import load_trace
+from vtui.present.insights_text import insights_text
 from vtui.store.tracks import GPU
 
 QWEN = FIXTURES / "tracelens__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"

@@ -12,7 +12,7 @@ from vtui.analysis.aggregate import aggregate
 from vtui.analysis.measure import measure, union_length
 from vtui.analysis.search import search
 from vtui.errors import UsageError
-from vtui.store.load import load_trace
+from vtui.load.trace import load_trace
 
 QWEN = FIXTURES / "tracelens__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"
 STACK = FIXTURES / "hf_llama_stack.json.gz"

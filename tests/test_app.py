@@ -6,7 +6,7 @@ import pytest
 
 from tests.conftest import FIXTURES
 from vtui.demo import demo_trace_path
-from vtui.store.load import load_trace
+from vtui.load.trace import load_trace
 from vtui.ui.app import VtuiApp
 from vtui.ui.widgets.details import DetailsPanel
 

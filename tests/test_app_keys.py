@@ -12,8 +12,8 @@ from textual.widgets import DataTable, Input
 
 from tests.conftest import FIXTURES
 from vtui.demo import demo_trace_path
-from vtui.store.load import load_trace
-from vtui.ui import loading
+from vtui.load import background as loading
+from vtui.load.trace import load_trace
 from vtui.ui.app import VtuiApp
 from vtui.ui.view import LANE_CAP
 from vtui.ui.widgets.aggregation import AggregationPane

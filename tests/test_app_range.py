@@ -10,7 +10,7 @@ import pytest
 
 from tests.conftest import FIXTURES, raw_events
 from vtui.analysis.aggregate import aggregate
-from vtui.store.load import load_trace
+from vtui.load.trace import load_trace
 from vtui.ui.app import VtuiApp
 from vtui.ui.screens import PromptScreen
 from vtui.ui.widgets.aggregation import AggregationPane

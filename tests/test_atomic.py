@@ -13,7 +13,7 @@ from tests.hostile_corpus import X
 from vtui.atomic import atomic_write, check_output_path
 from vtui.cli import main
 from vtui.errors import UsageError
-from vtui.store.load import load_trace
+from vtui.load.trace import load_trace
 
 
 def _half_then(exc: BaseException):
@@ -75,7 +75,7 @@ def test_a_symlink_loop_is_a_usage_error_not_a_crash(tmp_path: Path):
 
 def test_ctrl_c_during_export_leaves_no_file(tmp_path: Path, monkeypatch, capsys):
     """`vtui export` interrupted while writing: exit 130, one line, no output and no temp file."""
-    import vtui.analysis.export as export
+    import vtui.export.trace as export
 
     trace = tmp_path / "trace.json"
     trace.write_text(json.dumps([X(ts=i) for i in range(100)]))

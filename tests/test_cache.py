@@ -15,9 +15,9 @@ import pytest
 from tests.conftest import FIXTURES
 from vtui.cli import main
 from vtui.io.argsfile import MappedBlob
+from vtui.load import trace as load_mod
+from vtui.load.trace import load_trace
 from vtui.store import cache
-from vtui.store import load as load_mod
-from vtui.store.load import load_trace
 
 TRACE = FIXTURES / "catapult__main_thread_has_unclosed_slices.json"
 
@@ -152,7 +152,7 @@ def test_unwritable_cache_still_loads(tmp_path, monkeypatch):
 def test_app_loader_process_hands_over_by_mmap(tmp_path, monkeypatch, use_cache):
     """The app loads big traces in a process; the store comes back through a cache entry
     (a private, deleted one under --no-cache), equal to a direct load."""
-    from vtui.ui import loading
+    from vtui.load import background as loading
 
     monkeypatch.setattr(loading, "PROCESS_THRESHOLD", 0)  # take the process path for a small file
     path = _copy(tmp_path)

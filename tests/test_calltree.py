@@ -22,7 +22,7 @@ from vtui.analysis.calltree import (
     zoom,
 )
 from vtui.cli import main
-from vtui.store.load import load_trace
+from vtui.load.trace import load_trace
 from vtui.store.tracks import GPU
 
 NAME = "hf_llama_stack.json.gz"

@@ -10,7 +10,7 @@ from textual.widgets import Static
 
 from tests.conftest import FIXTURES
 from vtui.analysis.calltree import build_tree
-from vtui.store.load import load_trace
+from vtui.load.trace import load_trace
 from vtui.ui.app import VtuiApp
 from vtui.ui.flame import flame_layout, flame_segments
 from vtui.ui.tree import CallTreeScreen, CallTreeView

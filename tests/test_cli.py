@@ -76,7 +76,7 @@ def test_bad_input_exits_nonzero_with_one_line(tmp_path: Path, name: str):
 def test_gzip_and_plain_give_the_same_store(tmp_path: Path):
     plain = tmp_path / "t.json"
     plain.write_bytes(gzip.decompress(QWEN.read_bytes()))
-    from vtui.store.load import load_trace
+    from vtui.load.trace import load_trace
 
     a, b = load_trace(QWEN), load_trace(plain)
     assert a.event_count == b.event_count and len(a.slices) == len(b.slices)

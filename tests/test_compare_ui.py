@@ -10,7 +10,7 @@ from tests.conftest import FIXTURES
 from vtui.analysis.compare import METRICS
 from vtui.cli import main
 from vtui.demo import demo_trace_path
-from vtui.store.load import load_trace
+from vtui.load.trace import load_trace
 from vtui.ui.compare import CompareApp
 from vtui.ui.widgets.timeline import Timeline
 

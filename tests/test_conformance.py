@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from vtui.analysis.export import export_range
-from vtui.store.load import load_trace
+from vtui.export.trace import export_range
+from vtui.load.trace import load_trace
 
 
 def _load_text(tmp_path: Path, text: str, name: str = "t.json"):

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from tests.conftest import FIXTURES, SHARED_TRACES, norm, raw_events
+from vtui.load.trace import load_trace
 from vtui.store import containment
 from vtui.store.containment import containment_parents, depths, self_time
-from vtui.store.load import load_trace
 
 
 def _write(tmp_path: Path, events: list[dict]) -> Path:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import FIXTURES, SHARED_TRACES, raw_events
-from vtui.store.load import load_trace
+from vtui.load.trace import load_trace
 
 QWEN = FIXTURES / "tracelens__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"
 

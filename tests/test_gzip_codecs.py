@@ -11,7 +11,7 @@ import pytest
 
 from vtui.errors import TraceLoadError
 from vtui.io import reader
-from vtui.store.load import load_trace
+from vtui.load.trace import load_trace
 
 CODECS = ["zlib"]
 try:

@@ -8,7 +8,7 @@ from tests.conftest import FIXTURES
 from vtui.analysis.calltree import build_tree
 from vtui.analysis.handover import analyse_handover
 from vtui.cli import main
-from vtui.store.load import load_trace
+from vtui.load.trace import load_trace
 
 
 def X(name, ts, dur, cat="cpu_op", pid=1, tid=1, **args):  # noqa: N802

@@ -25,7 +25,7 @@ from tests.hostile_corpus import Case, X, build_corpus, corpus, ev
 from vtui.cli import main
 from vtui.commands import COMMANDS
 from vtui.errors import TraceLoadError
-from vtui.store.load import load_trace
+from vtui.load.trace import load_trace
 from vtui.ui.app import VtuiApp
 from vtui.ui.screens import WarningsScreen
 
@@ -279,7 +279,7 @@ async def test_warnings_screen_lists_each_warning_with_its_count(built):
 
 async def test_big_trace_loads_in_a_process_inside_the_app(tmp_path, monkeypatch):
     """The spawn path (big files) works while Textual captures stderr (fileno -1)."""
-    import vtui.ui.loading as loading
+    import vtui.load.background as loading
 
     path = tmp_path / "t.json"
     path.write_text(json.dumps([X(ts=i) for i in range(10)] + [ev("E", ts=50)]))
@@ -546,7 +546,7 @@ def test_slice_durations_are_computed_once_not_per_access():
 def test_a_signal_during_a_load_removes_every_temp_file(tmp_path, monkeypatch, capsys, signame):
     """SIGTERM / SIGHUP mid-load: exit 128+N, nothing on stderr, no spill or args temp left."""
     import vtui.io.reader as reader
-    import vtui.store.load as load_mod
+    import vtui.load.trace as load_mod
     from vtui.store import cache
 
     sig = getattr(signal, signame)
@@ -576,7 +576,7 @@ def test_decoder_workers_leave_ctrl_c_to_the_parent():
     import concurrent.futures as cf
     import multiprocessing as mp
 
-    from vtui.io import parallel
+    from vtui.load import parallel
 
     ctx = mp.get_context("spawn")
     with cf.ProcessPoolExecutor(1, mp_context=ctx, initializer=parallel._init,
@@ -587,7 +587,7 @@ def test_decoder_workers_leave_ctrl_c_to_the_parent():
 
 
 def test_a_trace_that_changes_while_loading_is_refused_in_one_line(tmp_path, monkeypatch, capsys):
-    import vtui.store.load as load_mod
+    import vtui.load.trace as load_mod
 
     path = tmp_path / "growing.json"
     path.write_text(json.dumps([X(ts=i) for i in range(100)]))

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import FIXTURES
-from vtui.store.load import load_trace
+from vtui.load.trace import load_trace
 
 
 @pytest.fixture(scope="module")

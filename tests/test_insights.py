@@ -13,7 +13,7 @@ from tests.conftest import FIXTURES, SHARED_TRACES, norm, raw_events
 from vtui.analysis.insights import compute_insights, insights_dict, summary_metrics
 from vtui.analysis.steps import analyse_steps
 from vtui.analysis.trends import analyse_trend
-from vtui.store.load import load_trace
+from vtui.load.trace import load_trace
 
 QWEN = FIXTURES / "tracelens__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"
 MI250 = FIXTURES / "hta__mi250_minitoy_train_ROCm6_2_kineto.json.gz"

@@ -6,7 +6,7 @@ from textual.widgets import Input, OptionList, Static
 
 from tests.conftest import FIXTURES, raw_events
 from vtui.demo import demo_trace_path
-from vtui.store.load import load_trace
+from vtui.load.trace import load_trace
 from vtui.ui.app import VtuiApp
 from vtui.ui.insights import InsightsScreen
 

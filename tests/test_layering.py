@@ -1,5 +1,5 @@
 """The core (everything outside ``vtui.ui``) never imports Textual or Rich, and the data flows
-one way: io -> store -> analysis -> ui / commands."""
+one way: io -> store -> analysis -> present / export / load -> ui / commands."""
 
 from __future__ import annotations
 
@@ -11,8 +11,11 @@ import sys
 import vtui
 from tests.conftest import ROOT
 
-CORE_LAYERS = ("vtui.io", "vtui.store", "vtui.analysis")
-LOWER = {"vtui.io": (), "vtui.store": ("vtui.io",), "vtui.analysis": ("vtui.io", "vtui.store")}
+CORE = ("vtui.io", "vtui.store", "vtui.analysis")
+LOWER = {"vtui.io": (), "vtui.store": ("vtui.io",), "vtui.analysis": ("vtui.io", "vtui.store"),
+         "vtui.present": CORE, "vtui.export": CORE, "vtui.load": CORE}
+CORE_LAYERS = tuple(LOWER)
+PACKAGES = ("io", "store", "analysis", "present", "export", "load", "ui", "commands", "cli")
 
 
 def _modules() -> list[str]:
@@ -28,7 +31,7 @@ def test_every_non_ui_module_is_headless():
     assert "vtui.store.containment" in modules and "vtui.cli" in modules  # the walk finds them
     code = (
         f"import importlib, sys\nfor m in {modules!r}: importlib.import_module(m)\n"
-        "from vtui.store.load import load_trace\n"
+        "from vtui.load.trace import load_trace\n"
         "load_trace('fixtures/kineto__before_fix_trace.json')\n"
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich'))\n"
         "print(bad); sys.exit(1 if bad else 0)\n"
@@ -59,6 +62,6 @@ def test_data_flows_one_way():
         for imported in _imports(module):
             if imported.startswith("vtui.") and not imported.startswith(layer) and \
                     not any(imported.startswith(low) for low in LOWER[layer]) and \
-                    imported.split(".")[1] in ("io", "store", "analysis", "ui", "commands", "cli"):
+                    imported.split(".")[1] in PACKAGES:
                 wrong.append(f"{module} imports {imported}")
     assert not wrong, wrong

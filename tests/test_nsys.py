@@ -20,8 +20,8 @@ from tests.conftest import FIXTURES, ROOT, SHARED_TRACES, raw_events
 from vtui.analysis.gpu import analyse_gpu, gpu_rows, launch_pairs
 from vtui.cli import main
 from vtui.errors import TraceLoadError
+from vtui.load.trace import load_trace
 from vtui.store import cache as trace_cache
-from vtui.store.load import load_trace
 from vtui.ui.app import VtuiApp
 from vtui.ui.widgets.details import DetailsPanel
 

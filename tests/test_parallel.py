@@ -12,10 +12,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from vtui.io import jsonscan, parallel
+from vtui.io import jsonscan
 from vtui.io.argsfile import ArgsFile
 from vtui.io.columns import ColumnSink
-from vtui.store.load import load_trace
+from vtui.load import parallel
+from vtui.load.trace import load_trace
 
 NASTY = ["},{", "}, {", '\\"},{\\"ph\\":\\"X\\"', "}\n,\n{", "{[}]", "\x00", "é€𝄞", "\\\\", '"},{"']
 
@@ -57,7 +58,7 @@ def test_decode_range_proves_exactly_the_true_boundaries(monkeypatch):
     data = _doc(events)
     truth = _true_boundaries(data, events)
     start = data.index(b"{", data.index(b"["))
-    matches = [m.start() + 1 for m in jsonscan._BOUNDARY.finditer(data)]
+    matches = [m.start() + 1 for m in jsonscan.BOUNDARY.finditer(data)]
     false_cuts = [m for m in matches if m not in truth]
     assert len(false_cuts) > 50  # the test really has cuts inside strings and nested args
     for cut in matches:
@@ -70,7 +71,7 @@ def test_decode_range_proves_exactly_the_true_boundaries(monkeypatch):
 def tiny_ranges(monkeypatch):
     """Small test files go through the parallel load, cut into ranges of about a KiB."""
     monkeypatch.setattr(parallel, "MIN_RANGE", 1 << 10)
-    monkeypatch.setattr("vtui.store.load.PARALLEL_MIN", 1 << 10)
+    monkeypatch.setattr("vtui.load.trace.PARALLEL_MIN", 1 << 10)
 
 
 def _scan(data: bytes, tmp_path: Path, fast=None):
@@ -146,7 +147,7 @@ def test_a_split_at_every_candidate_even_false_ones_gives_the_same_events(tmp_pa
     end = jsonscan.array_tail_end(data, start)
     truth = _true_boundaries(data, events)
     refuted = 0
-    for match in jsonscan._BOUNDARY.finditer(data, start, end):
+    for match in jsonscan.BOUNDARY.finditer(data, start, end):
         fast = _InProcess("unused", None, 2)
         fast.forced = [(start, match.start() + 1), (match.end() - 1, end)]
         assert _decoded(*_scan(data, tmp_path, fast)[1:]) == ref
@@ -274,7 +275,7 @@ def test_progress_runs_from_0_to_1_through_decode_and_build(tmp_path, tiny_range
     seen: list[float] = []
     load_trace(path, cache=False, jobs=jobs, progress=seen.append)
     assert seen == sorted(seen) and 0 <= seen[0] and seen[-1] == 1.0
-    from vtui.store.load import _BUILD_SHARE
+    from vtui.load.trace import _BUILD_SHARE
 
     build = [f for f in seen if 1 - _BUILD_SHARE < f < 1]
     assert len(set(build)) >= 3  # milestones inside the build
@@ -321,7 +322,7 @@ def test_an_unreadable_rank_does_not_stop_the_app_sizing_a_folder(tmp_path, monk
     """The app sizes a folder before loading it; a file it cannot open counts by its size on
     disk, and the load then skips it with a warning (as the CLI does), instead of failing."""
     from vtui.io import reader
-    from vtui.ui.loading import _total_size
+    from vtui.load.background import _total_size
 
     for rank in (0, 1):
         (tmp_path / f"rank{rank}.json").write_bytes(_doc(_events(20)))
@@ -338,7 +339,7 @@ def test_an_unreadable_rank_does_not_stop_the_app_sizing_a_folder(tmp_path, monk
 
 def test_load_memory_settings_are_put_back():
     """numpy's huge-page hint is off only during a load (the setting is process-wide)."""
-    from vtui.io import memory
+    from vtui.load import memory
 
     setter = memory._hugepage_setter()
     if setter is None:

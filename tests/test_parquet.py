@@ -9,12 +9,12 @@ from collections import defaultdict
 import pytest
 
 from tests.conftest import FIXTURES
-from vtui.store.load import load_trace
+from vtui.load.trace import load_trace
 
 pa = pytest.importorskip("pyarrow", reason="pyarrow not installed (pip install 'vtui[parquet]')")
 duckdb = pytest.importorskip("duckdb", reason="duckdb not installed")
 
-from vtui.store.parquet import write_parquet  # noqa: E402
+from vtui.export.parquet import write_parquet  # noqa: E402
 
 
 def _ranks(shared_traces):

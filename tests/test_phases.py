@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from vtui.store.load import load_trace
+from vtui.load.trace import load_trace
 
 
 def _write(tmp_path: Path, events, wrap: bool = True, **top) -> Path:

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from vtui.store.load import load_trace
+from vtui.load.trace import load_trace
 
 PIDS = [1, 2, "proc"]
 TIDS = [1, 7, "worker"]
@@ -274,9 +274,9 @@ def test_aggregation_totals_equal_the_sum_over_slices(trace_dir, g: Generated, w
 @SETTINGS
 @given(traces(), ranges)
 def test_export_then_load_round_trips_the_selected_events(trace_dir, g: Generated, window):
-    from vtui.analysis.export import export_range
     from vtui.analysis.selection import counter_rows, instant_rows, slice_rows
     from vtui.errors import TraceLoadError, UsageError
+    from vtui.export.trace import export_range
 
     store = _load(trace_dir, g)
     t0, t1 = window

@@ -14,7 +14,7 @@ from tests.conftest import FIXTURES, SHARED_TRACES, raw_events
 from vtui.analysis.aggregate import aggregate
 from vtui.analysis.insights import compute_insights
 from vtui.cli import main
-from vtui.store.load import load_trace
+from vtui.load.trace import load_trace
 from vtui.store.slicetime import range_slices
 
 # A 2021 PyTorch 1.9 Kineto trace: 636 zero-length FillFunctor kernels. Its first step is in fixtures/.
@@ -91,7 +91,7 @@ def test_zero_length_kernels_count_in_stats_insights_diff_and_parquet(tmp_path: 
 def test_zero_length_kernels_in_parquet(tmp_path: Path):
     duckdb = pytest.importorskip("duckdb")
     pytest.importorskip("pyarrow")
-    from vtui.store.parquet import write_parquet
+    from vtui.export.parquet import write_parquet
 
     store = load_trace(_zero_length_trace(tmp_path), cache=False)
     write_parquet(store, tmp_path / "pq")
@@ -143,7 +143,7 @@ def test_counts_agree_on_a_real_trace(capsys, span, path):
 def test_parquet_counts_and_self_time_match_stats_on_a_real_trace(tmp_path: Path):
     duckdb = pytest.importorskip("duckdb")
     pytest.importorskip("pyarrow")
-    from vtui.store.parquet import write_parquet
+    from vtui.export.parquet import write_parquet
 
     path = _kineto_2021()
     store = load_trace(path)

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from vtui.io import parallel
-from vtui.store.load import load_trace
+from vtui.load import parallel
+from vtui.load.trace import load_trace
 
 GOOD = 1000
 # Corrupt (a bare `tru`) before args that hold a list of objects: a `},{` inside the args.
@@ -63,7 +63,7 @@ def test_the_fullest_window_wins_when_timestamps_split_in_two(tmp_path):
 
 def test_parallel_load_of_a_damaged_trace_equals_one_process(tmp_path, monkeypatch):
     monkeypatch.setattr(parallel, "MIN_RANGE", 1 << 10)
-    monkeypatch.setattr("vtui.store.load.PARALLEL_MIN", 1 << 10)
+    monkeypatch.setattr("vtui.load.trace.PARALLEL_MIN", 1 << 10)
     lines = [_good(i) for i in range(GOOD)]
     lines.insert(300, BAD_BALANCED)
     lines.insert(600, BAD_QUOTES)

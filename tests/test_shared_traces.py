@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import SHARED_TRACES
-from vtui.store.load import load_trace
+from vtui.load.trace import load_trace
 
 
 def _manifest_counts() -> dict[str, tuple[int, dict[str, int]]]:

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import FIXTURES, norm, raw_events
-from vtui.store.load import load_trace
+from vtui.load.trace import load_trace
 
 QWEN = FIXTURES / "tracelens__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"
 UNCLOSED = FIXTURES / "catapult__main_thread_has_unclosed_slices.json"

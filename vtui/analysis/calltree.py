@@ -74,9 +74,10 @@ class CallTree:
     gpu_self_ns: np.ndarray  # int64 direct (launched by the node's own slices)
     gpu: GpuShare = field(default_factory=GpuShare)
     slices: int = 0  # slices that went into the tree
-    _rows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64), repr=False)
-    _row_node: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64), repr=False)
-    _row_clip: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64), repr=False)
+    # the slice rows in the tree (sorted), each one's node and clipped time: read by slice_rows and the hand-over
+    rows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64), repr=False)
+    row_node: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64), repr=False)
+    row_clip: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64), repr=False)
     _members: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list, repr=False)  # inverted only
     _kids: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
 
@@ -121,13 +122,13 @@ class CallTree:
         """The slices that make up a node, longest (clipped) first. Inverted: the slices of the
         call paths that end in the node's chain (the innermost frame's slices)."""
         if not self.inverted:
-            mine = np.flatnonzero(self._row_node == node)
+            mine = np.flatnonzero(self.row_node == node)
         else:
             level = int(self.depth[node])
             td, inv = self._members[level]
             paths = td[inv == node]
-            mine = np.flatnonzero(np.isin(self._row_node, paths))
-        return self._rows[mine[np.argsort(-self._row_clip[mine], kind="stable")]]
+            mine = np.flatnonzero(np.isin(self.row_node, paths))
+        return self.rows[mine[np.argsort(-self.row_clip[mine], kind="stable")]]
 
     def longest_slice(self, node: int) -> int:
         rows = self.slice_rows(node)
@@ -275,7 +276,7 @@ def build_tree(store: TraceStore, t0: int = 0, t1: int | None = None, tracks: np
     gpu_incl = _inclusive(gpu_self, parent, depth)
     names = [display[i] for i in names_id.tolist()]
     return CallTree(t0, t1, False, names, parent, depth, count, total, self_ns, gpu_incl, gpu_self, share, k,
-                    _rows=rows, _row_node=row_node, _row_clip=clip)
+                    rows=rows, row_node=row_node, row_clip=clip)
 
 
 def _self_time(parent: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
@@ -415,7 +416,7 @@ def invert(tree: CallTree) -> CallTree:
     names = [display[i] for i in joined("name").tolist()]
     return CallTree(tree.t0, tree.t1, True, names, joined("parent"), joined("depth"), joined("count"),
                     joined("total"), joined("self"), joined("gpu"), joined("gpu_self"), tree.gpu, tree.slices,
-                    _rows=tree._rows, _row_node=tree._row_node, _row_clip=tree._row_clip, _members=members)
+                    rows=tree.rows, row_node=tree.row_node, row_clip=tree.row_clip, _members=members)
 
 
 # ---- views and outputs --------------------------------------------------------------------------
@@ -429,19 +430,19 @@ def zoom(tree: CallTree, node: int) -> CallTree:
     new_of = np.full(len(tree), -1, dtype=np.int64)
     new_of[old] = np.arange(len(old))
     parent = np.where(old == node, -1, new_of[np.maximum(tree.parent[old], 0)])
-    row_node = np.where(keep[tree._row_node], new_of[tree._row_node], -1) if len(tree._row_node) else tree._row_node
+    row_node = np.where(keep[tree.row_node], new_of[tree.row_node], -1) if len(tree.row_node) else tree.row_node
     members = []
     if tree.inverted:
         for td, inv in tree._members:
             sel = keep[inv]
             members.append((td[sel], new_of[inv[sel]]))
-        row_node = tree._row_node
+        row_node = tree.row_node
     depth = tree.depth[old] - int(tree.depth[node])
     if tree.inverted:  # members are indexed by depth: drop the levels above the new root
         members = members[int(tree.depth[node]):]
     return CallTree(tree.t0, tree.t1, tree.inverted, [tree.names[i] for i in old.tolist()], parent, depth,
                     tree.count[old], tree.total_ns[old], tree.self_ns[old], tree.gpu_ns[old], tree.gpu_self_ns[old],
-                    tree.gpu, tree.slices, _rows=tree._rows, _row_node=row_node, _row_clip=tree._row_clip,
+                    tree.gpu, tree.slices, rows=tree.rows, row_node=row_node, row_clip=tree.row_clip,
                     _members=members)
 
 

@@ -55,8 +55,8 @@ class HandOverReport:
 
 def node_mask(tree: CallTree, per_slice: np.ndarray) -> np.ndarray:
     """Per top-down node: the majority of its slices are in ``per_slice`` (a bool per slice)."""
-    hits = per_slice[tree._rows] if len(tree._rows) else np.zeros(0, dtype=bool)
-    return np.bincount(tree._row_node, weights=hits, minlength=len(tree)) * 2 > tree.count
+    hits = per_slice[tree.rows] if len(tree.rows) else np.zeros(0, dtype=bool)
+    return np.bincount(tree.row_node, weights=hits, minlength=len(tree)) * 2 > tree.count
 
 
 def analyse_handover(store: TraceStore, tree: CallTree, step_regex: str | None = None) -> HandOverReport:
@@ -107,12 +107,12 @@ def _step_findings(store: TraceStore, tree: CallTree, out: HandOverReport, is_py
     rows = rows[(s.start_ns[rows] >= tree.t0) & (s.start_ns[rows] < tree.t1)]
     if not len(rows):
         return
-    at = np.minimum(np.searchsorted(tree._rows, rows), max(len(tree._rows) - 1, 0))
-    found = rows[tree._rows[at] == rows] if len(tree._rows) else rows[:0]
+    at = np.minimum(np.searchsorted(tree.rows, rows), max(len(tree.rows) - 1, 0))
+    found = rows[tree.rows[at] == rows] if len(tree.rows) else rows[:0]
     if not len(found):
         return
     is_step = np.zeros(len(tree), dtype=bool)
-    is_step[tree._row_node[np.searchsorted(tree._rows, found)]] = True
+    is_step[tree.row_node[np.searchsorted(tree.rows, found)]] = True
     steps = len(rows)
     out.steps, out.step_name = steps, label
     step_time = int(s.dur_ns[rows].sum())

@@ -6,8 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from vtui.analysis.caches import CacheReport, analyse_caches
 from vtui.analysis.findings import (
     Finding,
@@ -184,26 +182,3 @@ def insights_dict(ins: Insights) -> dict[str, Any]:
         "findings": [f.to_dict() for f in ins.findings],
     }
 
-
-def step_bars(durations: np.ndarray, width: int) -> list[str]:
-    """One bar of block glyphs per step, scaled to the longest (for text and the app)."""
-    top = float(durations.max()) if len(durations) else 0.0
-    out = []
-    for d in durations.tolist():
-        eighths = int(round(width * 8 * d / top)) if top > 0 else 0
-        out.append("█" * (eighths // 8) + ("", "▏", "▎", "▍", "▌", "▋", "▊", "▉")[eighths % 8])
-    return out
-
-
-SPARK = "▁▂▃▄▅▆▇█"
-
-
-def sparkline(values: np.ndarray) -> str:
-    v = np.asarray(values, dtype=np.float64)
-    if not len(v):
-        return ""
-    lo, hi = float(v.min()), float(v.max())
-    if hi <= lo:
-        return SPARK[0] * len(v)
-    idx = np.clip(((v - lo) / (hi - lo) * (len(SPARK) - 1)).round().astype(int), 0, len(SPARK) - 1)
-    return "".join(SPARK[i] for i in idx.tolist())

@@ -53,7 +53,7 @@ def apply_inflate_argument(opts: argparse.Namespace) -> None:
 def load_store(opts: argparse.Namespace, path: str | None = None,
                progress: Callable[[float], None] | None = None) -> TraceStore:
     """Load ``path`` (default ``opts.trace``) honouring ``add_load_arguments``' options."""
-    from vtui.store.load import load_trace
+    from vtui.load.trace import load_trace
 
     apply_inflate_argument(opts)
     return load_trace(opts.trace if path is None else path, progress=progress,

@@ -63,7 +63,7 @@ def run(opts: argparse.Namespace) -> int:
 
 def _trace_files(path):
     from vtui.errors import TraceLoadError
-    from vtui.store.load import trace_files
+    from vtui.load.trace import trace_files
 
     try:
         return trace_files(path)

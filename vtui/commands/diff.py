@@ -15,7 +15,7 @@ import argparse
 
 from vtui.commands import add_load_arguments, load_store
 from vtui.commands.common import check_range, check_top
-from vtui.tabular import FORMATS
+from vtui.present.tabular import FORMATS
 
 TABLES = ("metrics", "ops", "steps")
 
@@ -43,8 +43,8 @@ def run(opts: argparse.Namespace) -> int:
 
     from vtui.analysis.compare import compare, comparison_dict
     from vtui.analysis.ranges import compile_regex, resolve_range
-    from vtui.compare_text import diff_tables, diff_text
     from vtui.errors import UsageError
+    from vtui.present.compare_text import diff_tables, diff_text
     from vtui.safe_text import json_text, say
 
     if opts.json and opts.format not in ("table", "json"):

@@ -27,8 +27,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(opts: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from vtui.analysis.export import export_range
     from vtui.atomic import check_output_folder, check_output_path
+    from vtui.export.trace import export_range
     from vtui.safe_text import say
 
     if opts.format == "parquet":
@@ -48,8 +48,8 @@ def _run_parquet(opts: argparse.Namespace) -> int:
 
     from vtui.commands import load_store
     from vtui.errors import UsageError
+    from vtui.export.parquet import check_parquet_output, write_parquet
     from vtui.safe_text import say
-    from vtui.store.parquet import check_parquet_output, write_parquet
 
     if opts.range or opts.track:
         raise UsageError("--range and --track apply to JSON export; Parquet gets the whole trace")

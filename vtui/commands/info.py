@@ -16,7 +16,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(opts: argparse.Namespace) -> int:
-    from vtui.report import info_dict, info_text
+    from vtui.present.report import info_dict, info_text
     from vtui.safe_text import json_text, say
 
     store = load_store(opts)

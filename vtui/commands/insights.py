@@ -26,7 +26,7 @@ def run(opts: argparse.Namespace) -> int:
 
     from vtui.analysis.insights import compute_insights, insights_dict
     from vtui.analysis.ranges import compile_regex
-    from vtui.insights_text import insights_text
+    from vtui.present.insights_text import insights_text
     from vtui.safe_text import json_text, say
 
     if opts.step:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 
 from vtui.commands.common import add_trace_arguments, check_top, load
-from vtui.tabular import FORMATS
+from vtui.present.tabular import FORMATS
 
 HELP = "the slice aggregation table over a range"
 
@@ -24,8 +24,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(opts: argparse.Namespace) -> int:
     from vtui.analysis.aggregate import aggregate, check_grouping
-    from vtui.analysis.tables import aggregation_table
     from vtui.fmt import format_duration
+    from vtui.present.tables import aggregation_table
     from vtui.safe_text import say
 
     check_grouping(opts.by)  # before a possibly long load

@@ -42,7 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(opts: argparse.Namespace) -> int:
     from vtui.analysis.calltree import build_tree, folded, invert, tree_dict
     from vtui.errors import UsageError
-    from vtui.tree_text import handover_lines, summary_lines, tree_lines
+    from vtui.present.tree_text import handover_lines, summary_lines, tree_lines
 
     if opts.min_pct is not None and not 0 <= opts.min_pct <= 100:
         raise UsageError("--min-pct must be a percentage from 0 to 100")
@@ -86,7 +86,7 @@ def run(opts: argparse.Namespace) -> int:
 def _diff(opts: argparse.Namespace, tree_a, min_pct: float) -> int:
     from vtui.analysis.calltree import build_tree, invert
     from vtui.analysis.calltree_diff import diff_dict, diff_trees
-    from vtui.tree_text import diff_lines, summary_lines
+    from vtui.present.tree_text import diff_lines, summary_lines
 
     other = argparse.Namespace(**{**vars(opts), "trace": opts.against})
     store_b, t0, t1, tracks = load(other)

@@ -26,7 +26,7 @@ CHUNK = 512 << 10  # bytes per fast-path chunk: small enough that its objects st
 # (measured: 8 MiB chunks cost 40 % more CPU than 512 KiB ones on a Kineto trace)
 SMALL = 256 << 10  # below this a failing region is walked event by event
 
-_BOUNDARY = re.compile(rb"\}\s*,\s*\{")
+BOUNDARY = re.compile(rb"\}\s*,\s*\{")
 _TRACE_EVENTS_KEY = re.compile(rb'"traceEvents"\s*:\s*')
 _WS = b" \t\r\n"
 _DECODER = msgspec.json.Decoder(list[Event])
@@ -287,7 +287,7 @@ class _ArrayScan:
         else:
             resume = None
             tried = 0
-            for match in _BOUNDARY.finditer(data, at + 1):
+            for match in BOUNDARY.finditer(data, at + 1):
                 tried += 1
                 if tried > _RESYNC_CANDIDATES or _starts_event(data, match.end() - 1):
                     resume = match.end() - 1
@@ -435,7 +435,7 @@ def decode_chunk(data, pos: int, limit: int, raw: bool = False, size: int = CHUN
     while True:
         end = limit
         if pos + size < limit:
-            match = _BOUNDARY.search(data, pos + size, limit)
+            match = BOUNDARY.search(data, pos + size, limit)
             if match is not None:
                 end = match.start() + 1
         for _ in range(RETRIES):
@@ -447,7 +447,7 @@ def decode_chunk(data, pos: int, limit: int, raw: bool = False, size: int = CHUN
             except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):  # RecursionError: nested too deep
                 if end >= limit:
                     break
-                match = _BOUNDARY.search(data, end, limit)
+                match = BOUNDARY.search(data, end, limit)
                 end = match.start() + 1 if match is not None else limit
         if size <= SMALL:
             return None

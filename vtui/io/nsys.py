@@ -26,7 +26,7 @@ import numpy as np
 
 from vtui.errors import TraceLoadError
 from vtui.io.columns import ArgsWriter
-from vtui.io.nsys_parts import _B, _F, _I, _M, _S, _X
+from vtui.io.nsys_parts import PH_B, PH_F, PH_I, PH_M, PH_S, PH_X
 from vtui.io.nsys_reader import NsysResult, Progress, Reader
 from vtui.io.sqlbulk import Connections
 
@@ -71,7 +71,7 @@ def _connect(path: Path) -> sqlite3.Connection:
     return sqlite3.connect(uri, uri=True, check_same_thread=False)
 
 
-_PH_LABEL = {_X: "X", _B: "B", _I: "i", _M: "M", _S: "s", _F: "f"}
+_PH_LABEL = {PH_X: "X", PH_B: "B", PH_I: "i", PH_M: "M", PH_S: "s", PH_F: "f"}
 
 
 def nsys_events(path: str | Path, ordinals: np.ndarray) -> list[msgspec.Raw]:
@@ -87,9 +87,9 @@ def nsys_events(path: str | Path, ordinals: np.ndarray) -> list[msgspec.Raw]:
         pid, tid = cols.thread_keys[int(cols.thread[r])]
         event: dict[str, Any] = {"ph": _PH_LABEL.get(ph, "X"), "name": cols.strings[int(cols.name[r])],
                                  "cat": cols.strings[int(cols.cat[r])], "ts": float(cols.ts[r]), "pid": pid, "tid": tid}
-        if ph == _X:
+        if ph == PH_X:
             event["dur"] = float(cols.dur[r])
-        elif ph == _I:
+        elif ph == PH_I:
             event["s"] = "t"
         if cols.id_kind[r] == 1:
             event["id"] = int(cols.id_val[r])

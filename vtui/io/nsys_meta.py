@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 import numpy as np
 
-from vtui.io.nsys_parts import _M, _MASK24, _as_text, _Group, _quote
+from vtui.io.nsys_parts import MASK24, PH_M, Group, as_text, quote_ident
 
 if TYPE_CHECKING:
     from vtui.io.nsys_reader import Reader
 
 
-def metadata_group(r: Reader) -> _Group:
+def metadata_group(r: Reader) -> Group:
     """process_name / thread_name / process_labels events, as a Chrome trace has them."""
     events: list[tuple[str, tuple[Any, Any], dict[str, Any]]] = []
     pnames = _process_names(r)
@@ -38,7 +38,7 @@ def metadata_group(r: Reader) -> _Group:
     blobs = [msgspec.json.encode(a) for _, _, a in events]
     n = len(events)
     meta_threads = np.array([r.thread_id(k) for _, k, _ in events], dtype=np.int32)
-    return _Group(ph=np.full(n, _M, dtype=np.int8), ts=np.zeros(n), dur=np.full(n, np.nan),
+    return Group(ph=np.full(n, PH_M, dtype=np.int8), ts=np.zeros(n), dur=np.full(n, np.nan),
                   name=np.array([r.strings.one(e[0]) for e in events], dtype=np.int32),
                   cat=np.full(n, r.strings.one("__metadata"), dtype=np.int32), thread=meta_threads,
                   args_blob=b"".join(blobs), args_len=np.array([len(b) for b in blobs], dtype=np.int32))
@@ -49,12 +49,12 @@ def _process_names(r: Reader) -> dict[int, str]:
     if t not in r.cols or not r.cpu_pids:
         return {}
     id_sql, text_sql = r.name_exprs(t, [], ["name"])
-    pid_sql = (f"(({r.int_col(t, 'globalPid')} >> 24) & {_MASK24})" if r.has(t, "globalPid")
+    pid_sql = (f"(({r.int_col(t, 'globalPid')} >> 24) & {MASK24})" if r.has(t, "globalPid")
                else r.int_col(t, "pid"))
     out: dict[int, str] = {}
-    for pid, text in r.con.execute(f"SELECT {pid_sql}, {text_sql} FROM {_quote(t)}"):
+    for pid, text in r.con.execute(f"SELECT {pid_sql}, {text_sql} FROM {quote_ident(t)}"):
         if pid in r.cpu_pids and text is not None:
-            out[pid] = _as_text(text)
+            out[pid] = as_text(text)
     return out
 
 
@@ -63,7 +63,7 @@ def _thread_names(r: Reader) -> dict[int, str]:
     if t not in r.cols or not r.cpu_threads:
         return {}
     id_sql, text_sql = r.name_exprs(t, ["nameId"], ["name"])
-    rows = r.con.execute(f"SELECT {r.int_col(t, 'globalTid')}, {id_sql}, {text_sql} FROM {_quote(t)}").fetchall()
+    rows = r.con.execute(f"SELECT {r.int_col(t, 'globalTid')}, {id_sql}, {text_sql} FROM {quote_ident(t)}").fetchall()
     rows = [row for row in rows if row[0] in r.cpu_threads]
     if not rows:
         return {}
@@ -77,20 +77,20 @@ def _gpu_names(r: Reader) -> dict[int, str]:
     if t not in r.cols or not r.has(t, "name"):
         return {}
     dev = r.int_col(t, "id", "cuDevice")
-    return {d: _as_text(n) for d, n in r.con.execute(f"SELECT {dev}, name FROM {_quote(t)}") if n is not None}
+    return {d: as_text(n) for d, n in r.con.execute(f"SELECT {dev}, name FROM {quote_ident(t)}") if n is not None}
 
 
 def export_metadata(r: Reader) -> dict[str, Any]:
     meta: dict[str, Any] = {}
     for table in ("EXPORT_META_DATA", "META_DATA_EXPORT"):
         if r.has(table, "name") and r.has(table, "value"):
-            for name, value in r.con.execute(f"SELECT name, value FROM {_quote(table)}"):
+            for name, value in r.con.execute(f"SELECT name, value FROM {quote_ident(table)}"):
                 if isinstance(name, str):
-                    meta[name] = _as_text(value)
+                    meta[name] = as_text(value)
     out: dict[str, Any] = {"nsys": meta} if meta else {}
     t = "TARGET_INFO_SESSION_START_TIME"
     if r.has(t, "utcEpochNs"):
-        row = r.con.execute(f"SELECT CAST(utcEpochNs AS INTEGER) FROM {_quote(t)} LIMIT 1").fetchone()
+        row = r.con.execute(f"SELECT CAST(utcEpochNs AS INTEGER) FROM {quote_ident(t)} LIMIT 1").fetchone()
         if row and isinstance(row[0], int):
             # Session times count from this instant: Kineto's base time, so that a folder of
             # nsys and Kineto ranks lines up on one clock.

@@ -16,11 +16,11 @@ from vtui.io.columns import ArgsWriter, Columns
 from vtui.io.events import PH_CODE
 
 # Tables that mark a file as an nsys export (any one of them).
-_NSYS_TABLES = ("StringIds", "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS",
+NSYS_TABLES = ("StringIds", "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS",
                 "TARGET_INFO_SESSION_START_TIME", "EXPORT_META_DATA", "META_DATA_EXPORT")
-_GPU_TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
+GPU_TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
                "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION")
-_EVENT_TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
+EVENT_TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
                  "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS", "OSRT_API")
 
 # CUPTI / nsys enums (stable across versions; newer exports also ship them as ENUM_* tables).
@@ -31,18 +31,18 @@ MEM_KIND = {0: "Pageable", 1: "Pinned", 2: "Device", 3: "Array", 4: "Managed", 5
 SYNC_TYPE = {1: "Event Sync", 2: "Stream Wait Event", 3: "Stream Sync", 4: "Context Sync"}
 NVTX_MARK, NVTX_THREAD_NAME, NVTX_PUSH_POP, NVTX_START_END, NVTX_DOMAIN = 34, 39, 59, 60, 75
 
-_X, _B, _I, _M = PH_CODE["X"], PH_CODE["B"], PH_CODE["i"], PH_CODE["M"]
-_S, _F = PH_CODE["s"], PH_CODE["f"]
-_VERSION_SUFFIX = re.compile(r"_v\d+$")  # cudaLaunchKernel_v7000 -> cudaLaunchKernel (as Kineto names it)
-_MASK24 = 0xFFFFFF
+PH_X, PH_B, PH_I, PH_M = PH_CODE["X"], PH_CODE["B"], PH_CODE["i"], PH_CODE["M"]
+PH_S, PH_F = PH_CODE["s"], PH_CODE["f"]
+VERSION_SUFFIX = re.compile(r"_v\d+$")  # cudaLaunchKernel_v7000 -> cudaLaunchKernel (as Kineto names it)
+MASK24 = 0xFFFFFF
 
 
-def _quote(name: str) -> str:
+def quote_ident(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
 @dataclass
-class _Group:
+class Group:
     """Events of one kind from one table, as arrays (row i of each array is one event)."""
 
     ph: np.ndarray
@@ -58,7 +58,7 @@ class _Group:
     bp: np.ndarray | None = None
 
 
-class _Strings:
+class Strings:
     """Local string table: nsys StringIds (fetched only for the ids used) and texts, interned."""
 
     def __init__(self, con: sqlite3.Connection, has_ids: bool) -> None:
@@ -99,11 +99,11 @@ class _Strings:
             part = ids[i : i + step]
             sql = f"SELECT id, value FROM StringIds WHERE id IN ({','.join('?' * len(part))})"
             for sid, value in self.con.execute(sql, part):
-                out[sid] = _as_text(value)
+                out[sid] = as_text(value)
         return out
 
 
-def _as_text(value: Any) -> str:
+def as_text(value: Any) -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, bytes):
@@ -111,7 +111,7 @@ def _as_text(value: Any) -> str:
     return "" if value is None else str(value)
 
 
-def _distinct_rows(*columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def distinct_rows(*columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Distinct rows of parallel integer columns (as an (k, ncols) array) and each row's index
     into them. One lexsort: ``np.unique(axis=0)`` sorts a void view and is ~10x slower."""
     n = len(columns[0])
@@ -125,11 +125,11 @@ def _distinct_rows(*columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return stacked[new], inverse
 
 
-def _memset_name(codes: tuple) -> str:
+def memset_name(codes: tuple) -> str:
     return "Memset" if codes[0] < 0 else f"Memset ({MEM_KIND.get(codes[0], 'Unknown')})"
 
 
-def _memcpy_name(codes: tuple) -> str:
+def memcpy_name(codes: tuple) -> str:
     """Kineto's memcpy names: ``Memcpy HtoD (Pageable -> Device)``."""
     kind, src, dst = codes
     direction = COPY_KIND.get(kind, "Unknown")
@@ -138,7 +138,7 @@ def _memcpy_name(codes: tuple) -> str:
     return f"Memcpy {direction} ({MEM_KIND.get(src, 'Unknown')} -> {MEM_KIND.get(dst, 'Unknown')})"
 
 
-def to_columns(groups: list[_Group], strings: _Strings, thread_keys: dict, args: ArgsWriter | None) -> Columns:
+def to_columns(groups: list[Group], strings: Strings, thread_keys: dict, args: ArgsWriter | None) -> Columns:
     """The groups, in order, as the columns the JSON decoder fills; args go to ``args`` (a file) if given."""
     def cat(get, dtype) -> np.ndarray:
         parts = [np.asarray(get(g), dtype=dtype) for g in groups]
@@ -157,7 +157,7 @@ def to_columns(groups: list[_Group], strings: _Strings, thread_keys: dict, args:
         blob = b""
     ph = cat(lambda g: g.ph, np.int8)
     by_phase: dict[str, int] = {}
-    for p, code in (("X", _X), ("B", _B), ("i", _I), ("M", _M), ("s", _S), ("f", _F)):
+    for p, code in (("X", PH_X), ("B", PH_B), ("i", PH_I), ("M", PH_M), ("s", PH_S), ("f", PH_F)):
         count = int((ph == code).sum())
         if count:
             by_phase[p] = count

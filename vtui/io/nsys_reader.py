@@ -16,29 +16,29 @@ from vtui.errors import TraceLoadError
 from vtui.io.columns import ArgsWriter, Columns
 from vtui.io.nsys_meta import export_metadata, metadata_group
 from vtui.io.nsys_parts import (
-    _B,
-    _EVENT_TABLES,
-    _F,
-    _GPU_TABLES,
-    _I,
-    _MASK24,
-    _NSYS_TABLES,
-    _S,
-    _VERSION_SUFFIX,
-    _X,
+    EVENT_TABLES,
+    GPU_TABLES,
+    MASK24,
+    NSYS_TABLES,
     NVTX_DOMAIN,
     NVTX_MARK,
     NVTX_PUSH_POP,
     NVTX_START_END,
     NVTX_THREAD_NAME,
+    PH_B,
+    PH_F,
+    PH_I,
+    PH_S,
+    PH_X,
     SYNC_TYPE,
-    _as_text,
-    _distinct_rows,
-    _Group,
-    _memcpy_name,
-    _memset_name,
-    _quote,
-    _Strings,
+    VERSION_SUFFIX,
+    Group,
+    Strings,
+    as_text,
+    distinct_rows,
+    memcpy_name,
+    memset_name,
+    quote_ident,
     to_columns,
 )
 from vtui.io.sqlbulk import NULL, Connections, fetch_ints, int_sql, json_objects
@@ -62,7 +62,7 @@ class Reader:
     path: Path
     args: ArgsWriter | None
     progress: Progress | None
-    groups: list[_Group] = field(default_factory=list)
+    groups: list[Group] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     thread_keys: dict[tuple[Any, Any], int] = field(default_factory=dict)
     cols: dict[str, list[str]] = field(default_factory=dict)
@@ -80,8 +80,8 @@ class Reader:
         names = [r[0] for r in self.con.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")]
         for name in names:
             if isinstance(name, str):
-                self.cols[name] = [r[1] for r in self.con.execute(f"PRAGMA table_info({_quote(name)})")]
-        if not any(t in self.cols for t in _NSYS_TABLES):
+                self.cols[name] = [r[1] for r in self.con.execute(f"PRAGMA table_info({quote_ident(name)})")]
+        if not any(t in self.cols for t in NSYS_TABLES):
             raise TraceLoadError(f"{self.path}: an SQLite file, but not an Nsight Systems export "
                                  "(no StringIds, CUPTI, NVTX or export metadata tables)")
 
@@ -90,7 +90,7 @@ class Reader:
 
     def int_col(self, table: str, *columns: str, default: int = -1) -> str:
         """SQL for the first of ``columns`` the table has, as an integer (NULL -> default)."""
-        found = [_quote(c) for c in columns if self.has(table, c)]
+        found = [quote_ident(c) for c in columns if self.has(table, c)]
         if not found:
             return str(default)
         inner = found[0] if len(found) == 1 else f"coalesce({', '.join(found)})"
@@ -110,11 +110,11 @@ class Reader:
             present = [c for c in columns if self.has(table, c)]
             if present:
                 fields.append((key, len(sql), len(present) if len(columns) > 1 else 0))
-                sql.extend(int_sql(_quote(c)) for c in present)
+                sql.extend(int_sql(quote_ident(c)) for c in present)
         for key, expr in raw_args:
             fields.append((key, len(sql), 0))
             sql.append(expr)
-        values = fetch_ints(self.cons, _quote(table), sql)
+        values = fetch_ints(self.cons, quote_ident(table), sql)
         if not len(values):
             return None
         ok = (values[:, 0] >= 0) & (values[:, 1] >= 0)  # start, end
@@ -131,7 +131,7 @@ class Reader:
         return list(zip(*rows)) if rows else []
 
     # ---- output ----------------------------------------------------------------------
-    def _add(self, group: _Group) -> None:
+    def _add(self, group: Group) -> None:
         if len(group.ts):
             self.groups.append(group)
 
@@ -143,7 +143,7 @@ class Reader:
         uniq, inverse = np.unique(gtids, return_inverse=True)
         local = np.empty(len(uniq), dtype=np.int32)
         for k, g in enumerate(uniq.tolist()):
-            pid, tid = (g >> 24) & _MASK24, g & _MASK24
+            pid, tid = (g >> 24) & MASK24, g & MASK24
             self.cpu_threads[g] = (pid, tid)
             self.cpu_pids.add(pid)
             local[k] = self.thread_id((pid, tid))
@@ -153,7 +153,7 @@ class Reader:
         """A track per (device, stream); a stream number used by several processes or contexts
         on one device gets one track per owner (stream ids are per context). Decided over all
         GPU tables at once, so a kernel and a memcpy on one stream share its track."""
-        present = [t for t in _GPU_TABLES if t in self.cols]
+        present = [t for t in GPU_TABLES if t in self.cols]
         # Old exports have no globalPid on GPU rows: then no table's is used (tracks and launch
         # joins by device, stream and correlation id alone), so all tables agree.
         self.gpu_pid = all(self.has(t, "globalPid") for t in present)
@@ -161,13 +161,13 @@ class Reader:
         for table in present:
             if table in self.cols:
                 sql = (f"SELECT DISTINCT {self.int_col(table, 'deviceId')}, {self._gpid(table)}, "
-                       f"{self.int_col(table, 'contextId')}, {self.int_col(table, 'streamId')} FROM {_quote(table)}")
+                       f"{self.int_col(table, 'contextId')}, {self.int_col(table, 'streamId')} FROM {quote_ident(table)}")
                 combos.update(self.con.execute(sql).fetchall())
         owners: dict[tuple[int, int], int] = {}
         for d, _p, _c, s in combos:
             owners[(d, s)] = owners.get((d, s), 0) + 1
         for d, p, c, s in sorted(combos):
-            who = f"pid {(p >> 24) & _MASK24}, context {c}"
+            who = f"pid {(p >> 24) & MASK24}, context {c}"
             if s < 0:
                 tid: Any = "sync" if owners[(d, s)] == 1 else f"sync ({who})"
             else:
@@ -177,7 +177,7 @@ class Reader:
     def _gpu_threads(self, dev: np.ndarray, gpid: np.ndarray, ctx: np.ndarray, stream: np.ndarray) -> np.ndarray:
         if not len(dev):
             return np.zeros(0, dtype=np.int32)
-        uniq, inverse = _distinct_rows(dev, gpid, ctx, stream)
+        uniq, inverse = distinct_rows(dev, gpid, ctx, stream)
         local = np.array([self.thread_id(self.gpu_tracks.get(tuple(k)) or (f"GPU {k[0]}", k[3]))
                           for k in uniq.tolist()], dtype=np.int32)
         return local[inverse]
@@ -185,8 +185,8 @@ class Reader:
     # ---- reading ---------------------------------------------------------------------
     def read(self) -> NsysResult:
         self._load_schema()
-        self.strings = _Strings(self.con, "StringIds" in self.cols)
-        missing = [t for t in _EVENT_TABLES if t not in self.cols]
+        self.strings = Strings(self.con, "StringIds" in self.cols)
+        missing = [t for t in EVENT_TABLES if t not in self.cols]
         self._plan_gpu_tracks()
         steps = [self._kernels, self._memcpys, self._memsets, self._syncs, self._runtime, self._nvtx, self._osrt]
         for k, step in enumerate(steps):
@@ -225,7 +225,7 @@ class Reader:
     def _slices(self, data: dict[str, Any], names: np.ndarray, threads: np.ndarray, cat: str) -> None:
         n = len(names)
         blob, lens = json_objects(data["args"], n)
-        self._add(_Group(ph=np.full(n, _X, dtype=np.int8), ts=data["start"] / 1000.0,
+        self._add(Group(ph=np.full(n, PH_X, dtype=np.int8), ts=data["start"] / 1000.0,
                          dur=(data["end"] - data["start"]) / 1000.0, name=names,
                          cat=np.full(n, self.strings.one(cat), dtype=np.int32), thread=threads,
                          args_blob=blob, args_len=lens))
@@ -241,7 +241,7 @@ class Reader:
         extra = {"name": self.int_col(t, "demangledName", "shortName", "mangledName")}
         shared = [c for c in ("staticSharedMemory", "dynamicSharedMemory") if self.has(t, c)]
         # Kineto's "shared memory" is static + dynamic
-        raw = [("shared memory", " + ".join(f"coalesce(CAST({_quote(c)} AS INTEGER), 0)" for c in shared))] if shared else []
+        raw = [("shared memory", " + ".join(f"coalesce(CAST({quote_ident(c)} AS INTEGER), 0)" for c in shared))] if shared else []
         data = self._select_gpu(t, extra, [("grid", ["gridX", "gridY", "gridZ"]), ("block", ["blockX", "blockY", "blockZ"]),
                                            ("registers per thread", ["registersPerThread"])], raw)
         if data is not None:
@@ -252,14 +252,14 @@ class Reader:
         extra = {"kind": self.int_col(t, "copyKind"), "src": self.int_col(t, "srcKind"), "dst": self.int_col(t, "dstKind")}
         data = self._select_gpu(t, extra, [("bytes", ["bytes"])])
         if data is not None:
-            names = self._coded_names(np.stack([data["kind"], data["src"], data["dst"]], axis=1), _memcpy_name)
+            names = self._coded_names(np.stack([data["kind"], data["src"], data["dst"]], axis=1), memcpy_name)
             self._gpu_group(data, names, "gpu_memcpy", True)
 
     def _memsets(self) -> None:
         t = "CUPTI_ACTIVITY_KIND_MEMSET"
         data = self._select_gpu(t, {"mem": self.int_col(t, "memKind", "memoryKind")}, [("bytes", ["bytes"]), ("value", ["value"])])
         if data is not None:
-            self._gpu_group(data, self._coded_names(data["mem"][:, None], _memset_name), "gpu_memset", True)
+            self._gpu_group(data, self._coded_names(data["mem"][:, None], memset_name), "gpu_memset", True)
 
     def _syncs(self) -> None:
         t = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"
@@ -272,7 +272,7 @@ class Reader:
         """Names made from a few enum columns: one string per distinct combination."""
         if not len(codes):
             return np.zeros(0, dtype=np.int32)
-        uniq, inverse = _distinct_rows(*codes.T)
+        uniq, inverse = distinct_rows(*codes.T)
         local = np.array([self.strings.one(name_of(tuple(u))) for u in uniq.tolist()], dtype=np.int32)
         return local[inverse]
 
@@ -282,7 +282,7 @@ class Reader:
                 continue
             data = self._cpu_table(table, {"corr": self.int_col(table, "correlationId")},
                                    [("correlation", ["correlationId"]), ("return value", ["returnValue"])],
-                                   clean=lambda s: _VERSION_SUFFIX.sub("", s), cat=cat)
+                                   clean=lambda s: VERSION_SUFFIX.sub("", s), cat=cat)
             if data is not None:
                 self.launches.append((data["gtid"], data["corr"], data["start"], data["thread"]))
 
@@ -295,9 +295,9 @@ class Reader:
         others (a column may even hold either: its SQLite type decides)."""
         ids = [c for c in id_columns if self.has(table, c)] + [c for c in text_columns if self.has(table, c)]
         texts = [c for c in text_columns if self.has(table, c)]
-        id_sql = ("coalesce(" + ", ".join(f"CASE WHEN typeof({_quote(c)}) = 'integer' THEN {_quote(c)} END"
+        id_sql = ("coalesce(" + ", ".join(f"CASE WHEN typeof({quote_ident(c)}) = 'integer' THEN {quote_ident(c)} END"
                                            for c in ids) + ", -1)") if ids else "-1"
-        cases = [f"CASE WHEN typeof({_quote(c)}) = 'text' AND {_quote(c)} <> '' THEN {_quote(c)} END" for c in texts]
+        cases = [f"CASE WHEN typeof({quote_ident(c)}) = 'text' AND {quote_ident(c)} <> '' THEN {quote_ident(c)} END" for c in texts]
         text_sql = "NULL" if not cases else cases[0] if len(cases) == 1 else f"coalesce({', '.join(cases)})"
         return id_sql, text_sql
 
@@ -308,8 +308,8 @@ class Reader:
             arr = np.array(texts, dtype=object)
             inline = np.flatnonzero(np.not_equal(arr, None))
             if len(inline):
-                values = [_as_text(v) for v in arr[inline].tolist()] if clean is None else \
-                    [clean(_as_text(v)) for v in arr[inline].tolist()]
+                values = [as_text(v) for v in arr[inline].tolist()] if clean is None else \
+                    [clean(as_text(v)) for v in arr[inline].tolist()]
                 local[inline] = self.strings.texts(values)
         return local
 
@@ -323,10 +323,10 @@ class Reader:
         if data is None:
             return None
         texts = None
-        if text_sql != "NULL" and self.con.execute(f"SELECT 1 FROM {_quote(table)} WHERE {text_sql} IS NOT NULL "
+        if text_sql != "NULL" and self.con.execute(f"SELECT 1 FROM {quote_ident(table)} WHERE {text_sql} IS NOT NULL "
                                                    "LIMIT 1").fetchone():
             # Names written as text (some versions): fetched row by row, in the same rowid order.
-            texts = [r[0] for r in self.con.execute(f"SELECT {text_sql} FROM {_quote(table)} ORDER BY rowid")]
+            texts = [r[0] for r in self.con.execute(f"SELECT {text_sql} FROM {quote_ident(table)} ORDER BY rowid")]
             texts = [t for t, k in zip(texts, data["keep"].tolist()) if k]
         data["thread"] = self._cpu_threads(data["gtid"])
         self._slices(data, self.resolve_names(data["name"], texts, clean), data["thread"], cat)
@@ -339,14 +339,14 @@ class Reader:
         id_sql, text_sql = self.name_exprs(t, ["textId"], ["text"])
         cols = self._rows(f"SELECT {self.int_col(t, 'start')}, {self.int_col(t, 'end')}, {self.int_col(t, 'eventType')}, "
                           f"{self.int_col(t, 'globalTid')}, {id_sql}, {self.int_col(t, 'domainId', default=0)}, {text_sql} "
-                          f"FROM {_quote(t)}")
+                          f"FROM {quote_ident(t)}")
         if not cols:
             return
         start, end, kind, gtid, text_id, domain = (np.fromiter(c, dtype=np.int64, count=len(c)) for c in cols[:6])
         texts = np.array(cols[6], dtype=object)
         # Domain and thread names are definitions, not events (a few rows: plain Python).
         for i in np.flatnonzero((kind == NVTX_DOMAIN) | (kind == NVTX_THREAD_NAME)).tolist():
-            text = _as_text(texts[i]) if texts[i] is not None else ""
+            text = as_text(texts[i]) if texts[i] is not None else ""
             if not text and text_id[i] >= 0:
                 text = self.strings.values_of([int(text_id[i])]).get(int(text_id[i]), "")
             if kind[i] == NVTX_DOMAIN:
@@ -362,7 +362,7 @@ class Reader:
         threads = self._cpu_threads(gtid[rows])
         is_range = ranges[rows]
         closed = end[rows] >= start[rows]
-        ph = np.where(is_range, np.where(closed, _X, _B), _I).astype(np.int8)
+        ph = np.where(is_range, np.where(closed, PH_X, PH_B), PH_I).astype(np.int8)
         open_ranges = int((is_range & ~closed).sum())
         if open_ranges:
             self.notes.append(f"{open_ranges:,} NVTX ranges were never ended (they run to the trace end)")
@@ -373,7 +373,7 @@ class Reader:
         per_len = np.array([len(p) for p in per], dtype=np.int32)
         lens = per_len[inverse.reshape(-1)]
         blob = b"".join(map(per.__getitem__, inverse.reshape(-1).tolist())) if per_len.any() else b""
-        self._add(_Group(ph=ph, ts=start[rows] / 1000.0,
+        self._add(Group(ph=ph, ts=start[rows] / 1000.0,
                          dur=np.where(is_range & closed, end[rows] - start[rows], 0) / 1000.0,
                          name=names, cat=np.full(len(rows), self.strings.one("nvtx"), dtype=np.int32),
                          thread=threads, args_blob=blob, args_len=lens))
@@ -391,8 +391,8 @@ class Reader:
         r_gtid, r_corr, r_start, r_thread = (np.concatenate(x) for x in zip(*self.launches))
         g_gpid, g_corr, g_start, g_thread = (np.concatenate(x) for x in zip(*self.gpu_work))
         with_pid = self.gpu_pid  # old exports: no globalPid on GPU rows, correlation ids alone
-        r_key = (((r_gtid >> 24) & _MASK24) << 32 | (r_corr & 0xFFFFFFFF)) if with_pid else r_corr
-        g_key = (((g_gpid >> 24) & _MASK24) << 32 | (g_corr & 0xFFFFFFFF)) if with_pid else g_corr
+        r_key = (((r_gtid >> 24) & MASK24) << 32 | (r_corr & 0xFFFFFFFF)) if with_pid else r_corr
+        g_key = (((g_gpid >> 24) & MASK24) << 32 | (g_corr & 0xFFFFFFFF)) if with_pid else g_corr
         valid = np.flatnonzero(r_corr >= 0)
         # Some exports hold a call twice under one correlation id (a wrapper record around the
         # CUPTI one, on the same thread): the launch is the innermost, the one starting last.
@@ -411,9 +411,9 @@ class Reader:
             return
         ac2g = self.strings.one("ac2g")
         ids = np.arange(n, dtype=np.int64)
-        for ph, ts, thread, bp in ((_S, r_start[cpu_rows], r_thread[cpu_rows], False),
-                                   (_F, g_start[gpu_rows], g_thread[gpu_rows], True)):
-            self._add(_Group(ph=np.full(n, ph, dtype=np.int8), ts=ts / 1000.0, dur=np.full(n, np.nan),
+        for ph, ts, thread, bp in ((PH_S, r_start[cpu_rows], r_thread[cpu_rows], False),
+                                   (PH_F, g_start[gpu_rows], g_thread[gpu_rows], True)):
+            self._add(Group(ph=np.full(n, ph, dtype=np.int8), ts=ts / 1000.0, dur=np.full(n, np.nan),
                              name=np.full(n, ac2g, dtype=np.int32), cat=np.full(n, ac2g, dtype=np.int32),
                              thread=thread.astype(np.int32), args_blob=b"", args_len=np.zeros(n, dtype=np.int32),
                              id_kind=np.ones(n, dtype=np.int8), id_val=ids, bp=np.full(n, bp)))

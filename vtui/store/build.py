@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 import msgspec
 import numpy as np
 
-from vtui.io.columns import Columns
 from vtui.io.events import PH_CODE, UNKNOWN_PH
 from vtui.store.containment import nesting_tolerance_ns
 from vtui.store.flows import FlowEvents, build_flows
@@ -18,6 +16,7 @@ from vtui.store.index import IntervalIndex
 from vtui.store.merge import Merged, merge_sources
 from vtui.store.nesting import nest
 from vtui.store.pairing import pair
+from vtui.store.parts import SourcePart
 from vtui.store.sorting import order_by
 from vtui.store.store import SourceInfo, TraceStore
 from vtui.store.tables import CounterTable, InstantTable, SliceTable
@@ -30,20 +29,6 @@ INSTANT = [PH_CODE[p] for p in "iIR"]
 KEPT_POINTS = [PH_CODE[p] for p in "PNODVvc()"]  # kept as points, not interpreted
 COUNTER, META = PH_CODE["C"], PH_CODE["M"]
 FLOW = {PH_CODE["s"]: 0, PH_CODE["t"]: 1, PH_CODE["f"]: 2}
-
-
-@dataclass
-class SourcePart:
-    """What the io layer produced for one file."""
-
-    path: str
-    label: str
-    form: str
-    repaired: bool
-    metadata: dict[str, Any]
-    warnings: list[str]
-    columns: Columns | None  # None once merged into the store
-    fingerprint: list[Any] = field(default_factory=list)  # see SourceInfo.fingerprint
 
 
 @dataclass

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
+from vtui.store.parts import SourcePart
 from vtui.store.tracks import normalise_pid
-
-if TYPE_CHECKING:
-    from vtui.store.build import SourcePart
 
 
 @dataclass

@@ -19,9 +19,9 @@ from textual.worker import Worker, WorkerState
 from vtui.analysis.search import SearchResult, search
 from vtui.errors import TraceLoadError, UsageError
 from vtui.fmt import format_duration, parse_time
+from vtui.load.background import LoadControl, load_in_background
 from vtui.store.store import TraceStore
 from vtui.ui.keys import EVERYWHERE, HelpSection, binding_rows, keys_glyphs
-from vtui.ui.loading import LoadControl, load_in_background
 from vtui.ui.safe import plain, visible
 from vtui.ui.screens import HelpScreen, PromptScreen, WarningsScreen
 from vtui.ui.search_job import SEARCH_LIMIT_S, SearchStopped, run_guarded
@@ -514,7 +514,7 @@ class VtuiApp(App[int]):
 
     @work(thread=True, exclusive=True, group="export", description="export range", exit_on_error=False)
     def _export_worker(self, out: str, t0: int, t1: int, tracks, force: bool) -> None:
-        from vtui.analysis.export import export_range  # noqa: PLC0415
+        from vtui.export.trace import export_range  # noqa: PLC0415
 
         try:
             plan = export_range(self.view.store, out, t0, t1, tracks, overwrite=force)

@@ -24,14 +24,15 @@ from textual.worker import Worker, WorkerState
 from vtui.analysis.compare import Comparison, compare
 from vtui.analysis.details import slice_details
 from vtui.analysis.search import search
-from vtui.compare_text import format_pct, format_value, metrics_table, ops_table, shared_sparklines, steps_table
 from vtui.errors import TraceLoadError, UsageError
 from vtui.fmt import format_duration as fd
+from vtui.load.background import LoadControl, load_in_background
+from vtui.present.bars import shared_sparklines
+from vtui.present.compare_text import format_pct, format_value, metrics_table, ops_table, steps_table
+from vtui.present.tabular import Table
 from vtui.store.store import TraceStore
-from vtui.tabular import Table
 from vtui.ui.app import PALETTE_WORDS
 from vtui.ui.keys import EVERYWHERE, binding_rows, keys_glyphs
-from vtui.ui.loading import LoadControl, load_in_background
 from vtui.ui.safe import plain, visible
 from vtui.ui.screens import HelpScreen, PromptScreen
 from vtui.ui.search_job import SearchStopped, run_guarded
@@ -108,10 +109,10 @@ class TracePane(Vertical):
 
 def _data_table(table: Table, id: str) -> DataTable:
     dt: DataTable = DataTable(id=id, zebra_stripes=True, cursor_type="row")
-    for header, numeric in zip(table.headers, table._numeric()):
+    for header, numeric in zip(table.headers, table.numeric_flags()):
         dt.add_column(Text(header, justify="right" if numeric else "left"))
     for row in table.display:
-        dt.add_row(*(Text(visible(c), justify="right" if n else "left") for c, n in zip(row, table._numeric())))
+        dt.add_row(*(Text(visible(c), justify="right" if n else "left") for c, n in zip(row, table.numeric_flags())))
     return dt
 
 

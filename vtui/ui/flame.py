@@ -11,7 +11,8 @@ from rich.style import Style
 
 from vtui.analysis.calltree import CallTree, by_level, printable
 from vtui.fmt import format_duration as fd
-from vtui.tree_text import bar, indent
+from vtui.present.bars import fraction_bar
+from vtui.present.tree_text import indent
 from vtui.ui.render import DIMMED, EMPTY, colour_of
 
 SELECTED = Style(bgcolor="#ffffff", color="#000000", bold=True)
@@ -134,10 +135,10 @@ def tree_row_segments(tree: CallTree, node: int, depth: int, weight: str, scale:
     name = printable(tree.names[node])
     colour = colour_of(tree.names[node])
     if selected:
-        segs = [Segment(bar(frac, BAR_WIDTH) + " " + cols + indent(depth) + marker + name, SELECTED)]
+        segs = [Segment(fraction_bar(frac, BAR_WIDTH) + " " + cols + indent(depth) + marker + name, SELECTED)]
     else:
         hit = marked is not None and bool(marked[node])
-        segs = [Segment(bar(frac, BAR_WIDTH), Style(color=colour, bgcolor="#1b1d23")), Segment(" " + cols, TEXT),
+        segs = [Segment(fraction_bar(frac, BAR_WIDTH), Style(color=colour, bgcolor="#1b1d23")), Segment(" " + cols, TEXT),
                 Segment(indent(depth) + marker, MUTED), Segment(name, MATCH if hit else Style(color=colour, bgcolor="#1b1d23"))]
     line = Segment.adjust_line_length(segs, width, EMPTY)
     return list(line)

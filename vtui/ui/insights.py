@@ -14,10 +14,11 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, OptionList, Static
 
-from vtui.analysis.insights import Insights, compute_insights, step_bars
+from vtui.analysis.insights import Insights, compute_insights
 from vtui.analysis.lists import OUTLIER_FACTOR, Gap, Outlier, gpu_idle_gaps, kernel_outliers
 from vtui.fmt import format_duration as fd
-from vtui.insights_text import gpu_lines, memory_lines, misc_lines, ops_lines, steps_lines
+from vtui.present.bars import step_bars
+from vtui.present.insights_text import gpu_lines, memory_lines, misc_lines, ops_lines, steps_lines
 from vtui.store.store import TraceStore
 from vtui.ui.safe import plain, visible
 from vtui.ui.screens import PromptScreen

@@ -16,11 +16,10 @@ from rich.segment import Segment
 from rich.style import Style
 
 from vtui.fmt import format_duration
+from vtui.present.bars import EIGHTHS, SPARK
 from vtui.store.store import TraceStore
 from vtui.ui.safe import visible
 
-EIGHTHS = " ▏▎▍▌▋▊▉█"
-SPARK = " ▁▂▃▄▅▆▇█"
 PALETTE = [
     "#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#76b7b2", "#edc948", "#ff9da7", "#9c755f",
     "#2f6690", "#c05746", "#5c946e", "#7f58af", "#3a7d8c", "#b8860b", "#c4607b", "#6b8e23",
@@ -166,7 +165,8 @@ def counter_segments(store: TraceStore, track: int, t0: int, t1: int, width: int
     vmin, vmax = float(val.min()), float(val.max())
     span = (vmax - vmin) or 1.0
     level = np.where(k >= 0, ((val[np.maximum(k, 0)] - vmin) / span * 7).round().astype(int) + 1, 0)
-    text = "".join(SPARK[v] for v in level.tolist())
+    levels = " " + SPARK  # level 0: no sample yet
+    text = "".join(levels[v] for v in level.tolist())
     return [Segment(text, Style(color="#76b7b2", bgcolor=EMPTY.bgcolor))]
 
 

@@ -10,8 +10,8 @@ from textual.message import Message
 from textual.widgets import DataTable, Input, Static
 
 from vtui.analysis.aggregate import SORT_KEYS, Aggregation, AggRow, aggregate, sort_rows
-from vtui.analysis.tables import aggregation_table
 from vtui.fmt import format_duration
+from vtui.present.tables import aggregation_table
 from vtui.ui.safe import visible
 from vtui.ui.view import ViewState
 

@@ -34,16 +34,16 @@ class Table:
         headers = [safe_field(h) for h in self.headers]
         if fmt == "md":
             head = "| " + " | ".join(headers) + " |"
-            rule = "|" + "|".join("---:" if n else "---" for n in self._numeric()) + "|"
+            rule = "|" + "|".join("---:" if n else "---" for n in self.numeric_flags()) + "|"
             body = ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in display]
             return "\n".join([head, rule, *body])
         widths = [max([len(h), *(len(r[i]) for r in display)]) for i, h in enumerate(headers)]
-        numeric = self._numeric()
+        numeric = self.numeric_flags()
 
         def line(cells: list[str]) -> str:
             return "  ".join(c.rjust(w) if n else c.ljust(w) for c, w, n in zip(cells, widths, numeric)).rstrip()
 
         return "\n".join([line(headers), line(["-" * w for w in widths]), *(line(r) for r in display)])
 
-    def _numeric(self) -> list[bool]:
+    def numeric_flags(self) -> list[bool]:
         return list(self.numeric) if self.numeric else [False] * len(self.columns)

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from vtui.analysis.compare import NOISE_NS, Comparison, MetricDiff, StepPair
-from vtui.analysis.findings import format_bytes
-from vtui.analysis.insights import SPARK
+from vtui.fmt import format_bytes
 from vtui.fmt import format_duration as fd
+from vtui.present.bars import scaled_bar, shared_sparklines
+from vtui.present.tabular import Table
 from vtui.safe_text import safe_field
-from vtui.tabular import Table
 
 ABSENT = "—"
 STEP_ROWS = 60  # steps listed in text; the sparklines and --json have them all
@@ -87,35 +85,10 @@ def steps_table(c: Comparison, limit: int | None = STEP_ROWS) -> Table:
         columns=["index", "a_ns", "b_ns", "delta_ns", *(f"{n} {side}_pct" for n in c.phases for side in "ab")],
         rows=[[p.index, p.a_ns, p.b_ns, p.delta_ns, *shares(p)] for p in pairs],
         display=[[f"#{p.index}", dur(p.a_ns), dur(p.b_ns), format_value(p.delta_ns, "ns", True),
-                  bar(p.a_ns, top), bar(p.b_ns, top), *(share(p, n) for n in c.phases)] for p in pairs],
+                  scaled_bar(p.a_ns, top, BAR_WIDTH), scaled_bar(p.b_ns, top, BAR_WIDTH), *(share(p, n) for n in c.phases)] for p in pairs],
         headers=["step", "A", "B", "Δ", "A", "B", *(f"{_short(n, 18)} A/B %" for n in c.phases)],
         numeric=[True, True, True, True, False, False, *([True] * len(c.phases))],
     )
-
-
-def bar(ns: int | None, top: float, width: int = BAR_WIDTH) -> str:
-    """A bar of block glyphs, scaled to ``top`` (the longest step of both traces)."""
-    if not ns or top <= 0:
-        return ""
-    eighths = int(round(width * 8 * ns / top))
-    return "█" * (eighths // 8) + ("", "▏", "▎", "▍", "▌", "▋", "▊", "▉")[eighths % 8]
-
-
-def shared_sparklines(a: np.ndarray, b: np.ndarray) -> tuple[str, str]:
-    """Both step-time series on one scale, so the higher one looks higher."""
-    both = np.concatenate([np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)])
-    if not len(both):
-        return "", ""
-    lo, hi = float(both.min()), float(both.max())
-
-    def line(v: np.ndarray) -> str:
-        if hi <= lo:
-            return SPARK[0] * len(v)
-        idx = np.clip(((np.asarray(v, dtype=np.float64) - lo) / (hi - lo) * (len(SPARK) - 1)).round().astype(int), 0,
-                      len(SPARK) - 1)
-        return "".join(SPARK[i] for i in idx.tolist())
-
-    return line(a), line(b)
 
 
 def _short(name: str, width: int = 60) -> str:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from vtui.analysis.findings import format_bytes
-from vtui.analysis.insights import Insights, sparkline, step_bars
+from vtui.analysis.insights import Insights
 from vtui.analysis.memory import sparkline_series
 from vtui.analysis.ops import hint_for
+from vtui.fmt import format_bytes
 from vtui.fmt import format_duration as fd
+from vtui.present.bars import sparkline, step_bars
 from vtui.safe_text import safe_field
 
 MAX_BAR_ROWS = 40  # more steps than this: a sparkline row instead of one bar per step

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import os
 import re
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
+from vtui.atomic import atomic_write
 from vtui.errors import UsageError
 from vtui.store.store import TraceStore
 
@@ -62,7 +64,7 @@ def write_parquet(store: TraceStore, out_dir: str | os.PathLike[str], with_args:
     """Write the store under ``out_dir`` (created); returns the files written.
 
     ``with_args`` adds each slice's args as a JSON text column (decoded on the way: slower).
-    Files are written to a temp name and renamed, so a reader never sees half a file. Without
+    Each file is written through `atomic_write` (temp name, then rename), so a reader never sees half a file. Without
     ``overwrite`` a rank folder that already holds files is a UsageError.
     """
     pa, pq = _pyarrow()
@@ -83,14 +85,13 @@ def write_parquet(store: TraceStore, out_dir: str | os.PathLike[str], with_args:
         tables = _tables(store, src_index, rank, Path(src.path).name, track_source, strings, with_args, pa)
         for name, table in tables.items():
             path = folder / f"{name}.parquet"
-            tmp = folder / f".{name}.parquet.tmp"
-            try:
-                pq.write_table(table, tmp, compression="zstd")
-                os.replace(tmp, path)
-            finally:
-                tmp.unlink(missing_ok=True)
+            atomic_write(path, partial(_write_table, pq, table))
             written.append(path)
     return written
+
+
+def _write_table(pq, table, fh: BinaryIO) -> None:
+    pq.write_table(table, fh, compression="zstd")
 
 
 def _folder_name(store: TraceStore, source: int, rank: int) -> str:

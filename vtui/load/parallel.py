@@ -27,8 +27,8 @@ import msgspec
 from vtui.io.argsfile import ArgsFile, RangeWriter
 from vtui.io.columns import Columns, ColumnSink
 from vtui.io.events import Event
-from vtui.io.jsonscan import _BOUNDARY, array_tail_end, decode_range
-from vtui.io.memory import load_memory_settings
+from vtui.io.jsonscan import BOUNDARY, array_tail_end, decode_range
+from vtui.load.memory import load_memory_settings
 from vtui.tempfiles import temp_prefix
 
 _PROBE_DECODER = msgspec.json.Decoder(list[Event])
@@ -111,13 +111,13 @@ def _plausible_cut(data, at: int, end: int):
     events (objects with a ``ph``): a cheap filter against cuts inside args or strings, so the
     proof (see ``decode_range``) rarely fails. None when no candidate looks right."""
     tried = 0
-    for match in _BOUNDARY.finditer(data, at, end):
+    for match in BOUNDARY.finditer(data, at, end):
         tried += 1
         if tried > _CANDIDATES:
             return None
         first = match.end() - 1
         stop = min(end, first + _PROBE)
-        for probe in _BOUNDARY.finditer(data, first + 1, stop):
+        for probe in BOUNDARY.finditer(data, first + 1, stop):
             try:
                 events = _PROBE_DECODER.decode(b"[" + data[first : probe.start() + 1] + b"]")
             except (msgspec.DecodeError, msgspec.ValidationError):

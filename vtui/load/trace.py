@@ -12,13 +12,14 @@ from vtui.errors import DISK_FULL, TraceLoadError
 from vtui.io.argsfile import ArgsFile
 from vtui.io.columns import ColumnSink
 from vtui.io.jsonscan import scan_trace
-from vtui.io.memory import give_back_free_memory, load_memory_settings
 from vtui.io.nsys import FORM as NSYS_FORM
 from vtui.io.nsys import is_sqlite, read_nsys
-from vtui.io.parallel import ParallelDecode, can_fork_workers, check_not_bootstrapping, default_jobs
 from vtui.io.reader import GZIP_MAGIC, file_fingerprint, open_trace_data, read_error
+from vtui.load.memory import give_back_free_memory, load_memory_settings
+from vtui.load.parallel import ParallelDecode, can_fork_workers, check_not_bootstrapping, default_jobs
 from vtui.store import cache as trace_cache
-from vtui.store.build import SourcePart, build_store
+from vtui.store.build import build_store
+from vtui.store.parts import SourcePart
 from vtui.store.store import TraceStore
 
 Progress = Callable[[float], None]

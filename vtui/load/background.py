@@ -22,8 +22,8 @@ from pathlib import Path
 from vtui.errors import TraceLoadError
 from vtui.io.argsfile import MappedBlob
 from vtui.io.reader import decoded_size
+from vtui.load.trace import load_trace, trace_files
 from vtui.store import cache as trace_cache
-from vtui.store.load import load_trace, trace_files
 from vtui.store.store import TraceStore
 from vtui.tempfiles import temp_prefix
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from vtui.analysis.aggregate import Aggregation
 from vtui.fmt import format_duration
-from vtui.tabular import Table
+from vtui.present.tabular import Table
 
 AGG_COLUMNS = ["name", "count", "total_ns", "self_ns", "avg_ns", "min_ns", "max_ns", "pct"]
 

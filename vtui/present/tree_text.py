@@ -8,20 +8,12 @@ from vtui.analysis.calltree import CallTree, printable
 from vtui.analysis.calltree_diff import TreeDiff
 from vtui.analysis.handover import HandOverReport
 from vtui.fmt import format_duration as fd
+from vtui.present.bars import fraction_bar
 
-EIGHTHS = " ▏▎▍▌▋▊▉█"
 BAR_WIDTH = 12
 NAME_WIDTH = 120  # longer names are cut (a 100,000-character name is one line, not a page)
 INDENT = 2
 MAX_INDENT = 40  # deeper rows say their depth instead of indenting further (a 10,000-deep chain stays readable)
-
-
-def bar(fraction: float, width: int = BAR_WIDTH) -> str:
-    """A left-aligned block bar, eighths of a cell at its tip."""
-    cells = max(0.0, min(1.0, fraction)) * width
-    full = int(cells)
-    tip = EIGHTHS[int((cells - full) * 8)] if full < width else ""
-    return ("█" * full + tip).ljust(width)
 
 
 def short(name: str, width: int = NAME_WIDTH) -> str:
@@ -68,7 +60,7 @@ def tree_lines(tree: CallTree, weight: str = "total", min_pct: float = 0.0, max_
     rows = []
     for node, depth in walk(children, children(-1), max_depth):
         frac = w[node] / span
-        cells = [fd(int(w[node])), f"{100.0 * frac:.1f}%", bar(frac)] + [fd(int(m[2][node])) for m in others]
+        cells = [fd(int(w[node])), f"{100.0 * frac:.1f}%", fraction_bar(frac, BAR_WIDTH)] + [fd(int(m[2][node])) for m in others]
         cells += [f"{int(tree.count[node]):,}", indent(depth) + short(tree.names[node])]
         rows.append(cells)
     return _columns(head, rows)

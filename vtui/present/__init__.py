@@ -1,0 +1,1 @@
+"""Presentation: text, tables and bars made from analysis results (no Textual)."""
