@@ -312,7 +312,7 @@ def test_busy_denominators_and_launch_delays_on_real_traces(path: Path):
 
 def test_each_stream_has_its_own_active_span(tmp_path: Path):
     from vtui.analysis.gpu import analyse_gpu
-    from vtui.store.load import load_trace
+    from vtui.load.trace import load_trace
 
     meta = [{"ph": "M", "name": "process_name", "pid": 0, "tid": 0, "args": {"name": "GPU 0"}},
             {"ph": "M", "name": "process_labels", "pid": 0, "tid": 0, "args": {"labels": "GPU 0"}}]
