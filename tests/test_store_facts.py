@@ -246,7 +246,7 @@ def _rank(folder: Path, rank: int, base, ts: float) -> None:
     ((1_700_000_000_000_000_000, 1_700_000_000_005_000_000), 5_000_000),  # rank 1's clock started 5 ms later
     ((1_700_000_000_005_000_000, 1_700_000_000_000_000_000), -5_000_000),
     ((1_700_000_000_000_000_000, None), 0),  # a rank without a base: nothing to line up by
-    ((1_700_000_000_000_000_000, 1.7e18), 0),  # not an integer count of ns: not trusted
+    ((1_700_000_000_000_000_000, 1.700000000005e18), 0),  # not an integer count of ns: not trusted
 ])
 def test_ranks_written_against_different_base_times_line_up(tmp_path, bases, shift_ns):
     """Kineto writes ts relative to each rank's baseTimeNanoseconds: the same ts on two ranks is
