@@ -147,3 +147,83 @@ def test_memory_growth_when_the_net_rise_is_half_the_peak_rise(tmp_path: Path):
     # Churn (100 same-size allocations, 90% of the bytes freed) that also grows at the end: growth wins.
     d, found = _memory(tmp_path, [1024, -1024] * 90 + [1024] * 10)
     assert d.verdict == "growing" and [f.kind for f in found] == ["memory_growth"]
+
+
+# ---- steps: slow first, staircase, decreasing, spikes, gaps ---------------------------------------
+def _steps(tmp_path: Path, durations_us: list[float], gap_us: float = 1.0):
+    """engine_step slices one after another with ``gap_us`` between them: the step findings."""
+    events, t = [], 0.0
+    for d in durations_us:
+        events.append(_x("engine_step", t, d))
+        t += d + gap_us
+    return {f.kind: f for f in compute_insights(_load(tmp_path, events)).findings
+            if f.kind in ("slow_first", "staircase", "decreasing", "spikes", "gaps", "steps")}
+
+
+def test_slow_first_step_is_info_below_ten_times_warning_from_ten(tmp_path: Path):
+    f = _steps(tmp_path, [99.0] + [10.0] * 9)["slow_first"]
+    assert f.severity == "info" and f.message == "first step 9.9× the median of the others (99 µs vs 10 µs)"
+    assert f.hint.startswith("expected for a prefill")
+    assert _steps(tmp_path, [100.0] + [10.0] * 9)["slow_first"].severity == "warning"
+    assert "slow_first" not in _steps(tmp_path, [29.0] + [10.0] * 9)  # under 3×: no finding
+
+
+def test_staircase_and_decreasing_steps(tmp_path: Path):
+    up = _steps(tmp_path, [10.0 + k for k in range(11)])  # after the first: 11..20 µs, a 9 µs rise over a 15.5 µs median
+    f = up["staircase"]
+    assert f.severity == "warning" and f.message.startswith("step time rises 1 µs per step (+58% of the median over 10 steps, r=1.00)")
+    assert "KV cache" in f.hint and "decreasing" not in up
+    f = _steps(tmp_path, [20.0 - k for k in range(11)])["decreasing"]
+    assert f.severity == "info" and f.message.startswith("step time falls 1 µs per step (-62% of the median over 10 steps")
+    assert f.hint == "steps get cheaper over time: a warm-up or a shrinking batch"
+    assert not {"staircase", "decreasing", "spikes"} & set(_steps(tmp_path, [10.0] * 11))  # flat: nothing
+
+
+def test_spike_and_gap_findings(tmp_path: Path):
+    found = _steps(tmp_path, [10.0] * 5 + [30.0] + [10.0] * 5)
+    f = found["spikes"]
+    assert f.severity == "warning" and f.message == "1 step(s) above 15 µs: #5 30 µs"  # 1.5× the median: MAD is 0
+    assert f.hint.startswith("compare a spike with a normal step")
+    assert "gaps" not in found  # 10 µs of gaps over a 140 µs span: 7%
+    assert "gaps" not in _steps(tmp_path, [10.0] * 11, gap_us=1.2)  # 12 µs of 122 µs: 9.8%, under the bar
+    f = _steps(tmp_path, [10.0] * 11, gap_us=1.25)["gaps"]  # 12.5 µs of 122.5 µs: 10.2%
+    assert f.severity == "warning" and f.message == "12.5 µs between steps (10% of the step span, largest 1.25 µs)"
+    assert f.hint.startswith("the host works outside the step")
+
+
+# ---- the other GPU findings, Python and caches -------------------------------------------------------
+def _gpu(**kw) -> dict:
+    base = dict(range_ns=1_000_000, busy_ns=900_000, busy_pct=90.0, busy_pct_of_active=90.0, devices=[object()],
+                gpu_ops_in_range=10)
+    return {f.kind: f for f in gpu_findings(GpuReport(True, **{**base, **kw}))}
+
+
+def test_gpu_waiting_for_the_cpu_memcpy_and_fp32_gemm_findings():
+    from vtui.analysis.gpu import NameTime
+
+    assert set(_gpu()) == set()  # a busy GPU with nothing else to say
+    f = _gpu(idle_cpu_wait_ns=100_000, idle_between_ns=30_000)["gpu_waits_cpu"]
+    assert f.severity == "warning" and f.message == "GPU idle 100 µs (10.0%) waiting for the CPU to launch work (between kernels: 30 µs)"
+    assert "CUDA graphs" in f.hint
+    assert "gpu_waits_cpu" not in _gpu(idle_cpu_wait_ns=99_000)
+    f = _gpu(memcpy_pct=6.0, memset_pct=4.0, memcpy_by_direction={"HtoD": 20_000, "DtoH": 50_000})["memcpy"]
+    assert f.message == "memcpy 6.0% and memset 4.0% of GPU time (DtoH 50 µs, HtoD 20 µs)" and "pinned memory" in f.hint
+    assert "memcpy" not in _gpu(memcpy_pct=6.0, memset_pct=3.9)
+    kernels = [NameTime("sm80_xmma_gemm_f32f32_f32f32", 100_000, 1, 10.0), NameTime("volta_sgemm_128x64_nn", 100_000, 1, 10.0)]
+    f = _gpu(kernel_ns=1_000_000, top_kernels=kernels[:1])["precision"]
+    assert f.message == "fp32 GEMM kernels take 10% of kernel time" and "tensor cores" in f.hint
+    assert "precision" not in _gpu(kernel_ns=1_000_001, top_kernels=kernels[:1])
+    assert not _gpu(gpu_ops_in_range=0).keys() - {"gpu"} and _gpu(gpu_ops_in_range=0)["gpu"].message == "no GPU activity in this range"
+
+
+def test_python_and_cache_findings():
+    from vtui.analysis.caches import CacheReport
+    from vtui.analysis.findings import cache_findings, python_findings
+    from vtui.analysis.python_overhead import PythonReport
+
+    (f,) = python_findings(PythonReport(True, max_depth=12, python_pct=30.0))
+    assert f.severity == "warning" and f.message == "30% of CPU self time is in Python frames (stacks up to 12 deep)"
+    assert "torch.compile" in f.hint and python_findings(PythonReport(True, python_pct=29.9)) == []
+    (f,) = cache_findings(CacheReport(True, hits=1, misses=3, evictions=2))
+    assert f.severity == "warning" and f.message == "cache hit rate 25% (1 hits, 3 misses, 2 evictions)"
+    assert cache_findings(CacheReport(True, hits=1, misses=1))[0].severity == "info"  # 50%: not low
