@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 
 import numpy as np
@@ -10,7 +11,7 @@ import pytest
 from tests.conftest import FIXTURES, norm, raw_events
 from vtui.analysis.aggregate import aggregate
 from vtui.analysis.measure import measure, union_length
-from vtui.analysis.search import search
+from vtui.analysis.search import search, step
 from vtui.errors import UsageError
 from vtui.load.trace import load_trace
 
@@ -143,3 +144,26 @@ def test_union_length_independent():
             covered += e - reach
             reach = e
     assert union_length(store, rows, 0, store.span_ns) == covered > 0
+
+
+def test_search_steps_forward_and_back_from_a_time_wrapping_at_the_ends(tmp_path):
+    """Matches start at 10, 20, 20, 40 µs (two at the same time): from a time between or on them, n goes to
+    the first match after it, N to the last one before it, each wrapping round at the ends."""
+    events = [{"ph": "X", "name": n, "ts": ts, "dur": 1.0, "pid": 1, "tid": tid}
+              for n, ts, tid in [("hit", 10.0, 1), ("hit", 20.0, 1), ("hit", 20.0, 2), ("miss", 30.0, 1), ("hit", 40.0, 1),
+                                 ("miss", 0.0, 1)]]
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(events))
+    store = load_trace(path, cache=False)
+    result = search(store, "^hit$")
+    starts = store.slices.start_ns[result.rows].tolist()
+    assert starts == [10_000, 20_000, 20_000, 40_000]
+
+    assert step(result, store, 15_000, forward=True) == 1
+    assert step(result, store, 20_000, forward=True) == 3  # past both at 20 µs
+    assert step(result, store, 40_000, forward=True) == 0  # wraps to the first
+    assert step(result, store, 35_000, forward=False) == 2  # the later of the two at 20 µs
+    assert step(result, store, 20_000, forward=False) == 0  # strictly before 20 µs
+    assert step(result, store, 10_000, forward=False) == 3  # wraps to the last
+    assert step(result, store, 50_000, forward=False) == 3
+    assert step(search(store, "^none$"), store, 0, forward=False) is None

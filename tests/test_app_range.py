@@ -146,11 +146,15 @@ async def test_export_range_and_table_from_keys(qwen_store, tmp_path):
         exported = load_trace(out)
         expected = aggregate(qwen_store, *v.range)
         assert len(exported.slices) == expected.slices
+        before = out.read_bytes()
+        v.set_range(qwen_store.span_ns // 2, qwen_store.span_ns)  # another range: an overwrite would change the file
+        assert aggregate(qwen_store, *v.range).slices != expected.slices
         await pilot.press("e")
         await _type(pilot, str(out))  # exists: refused, file unchanged
         await app.workers.wait_for_complete()
         assert any("end the name with !" in n.message and "--force" not in n.message for n in app._notifications)
-        assert len(load_trace(out).slices) == expected.slices
+        assert out.read_bytes() == before
+        expected = aggregate(qwen_store, *v.range)
         table = tmp_path / "table.json"
         await pilot.press("x")
         await _type(pilot, str(table))

@@ -9,6 +9,7 @@ from vtui.demo import demo_trace_path
 from vtui.load.trace import load_trace
 from vtui.ui.app import VtuiApp
 from vtui.ui.insights import InsightsScreen
+from vtui.ui.screens import PromptScreen
 
 
 async def _settle(pilot) -> None:
@@ -35,7 +36,9 @@ async def test_insights_screen_opens_on_i_and_follows_the_window():
         assert "no GPU activity in this trace" in str(screen.query_one("#ins-findings", Static).render())
 
         await pilot.press("r")  # a user regex: the phases become the steps
-        assert isinstance(app.screen.query_one(Input), Input)
+        prompt = app.screen
+        assert isinstance(prompt, PromptScreen) and prompt.title_text.startswith("Regex for the step slices")
+        assert prompt.focused is prompt.query_one("#prompt-input", Input)  # typing goes into the regex box
         await pilot.press(*"^execute_model$", "enter")
         await _settle(pilot)
         assert screen.insights.steps.source == "user" and screen.insights.steps.count == 32

@@ -8,7 +8,7 @@ from collections import defaultdict
 
 import pytest
 
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, SHARED_TRACES
 from vtui.load.trace import load_trace
 
 pa = pytest.importorskip("pyarrow", reason="pyarrow not installed (pip install 'vtui[parquet]')")
@@ -17,17 +17,17 @@ duckdb = pytest.importorskip("duckdb", reason="duckdb not installed")
 from vtui.export.parquet import write_parquet  # noqa: E402
 
 
-def _ranks(shared_traces):
-    paths = [shared_traces / "public" / f"hta__sampled_rank-{r}.json.gz" for r in (0, 1)]
-    if not all(p.exists() for p in paths):
-        pytest.skip("hta__sampled_rank-* traces not present")
-    return paths
+def _ranks():
+    """The two sampled HTA ranks: from ../shared where present, else their copies in fixtures/ranks."""
+    names = [f"hta__sampled_rank-{r}.json.gz" for r in (0, 1)]
+    shared = [SHARED_TRACES / "public" / n for n in names]
+    return shared if all(p.exists() for p in shared) else [FIXTURES / "ranks" / n for n in names]
 
 
-def test_duckdb_over_a_folder_of_ranks(tmp_path, shared_traces):
+def test_duckdb_over_a_folder_of_ranks(tmp_path):
     out = tmp_path / "pq"
     expected = {}
-    for path in _ranks(shared_traces):
+    for path in _ranks():
         write_parquet(load_trace(path, cache=False), out)
         doc = json.loads(gzip.decompress(path.read_bytes()))
         kernels = [e for e in doc["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "kernel"]
@@ -51,7 +51,7 @@ def test_duckdb_over_a_folder_of_ranks(tmp_path, shared_traces):
     assert [(name, t) for _, name, t in top] == [expected[r][2] for r in (0, 1)]
     # The README's straggler query: per step, the spread of its duration across ranks.
     steps: dict[str, dict[int, int]] = defaultdict(dict)
-    for r, path in enumerate(_ranks(shared_traces)):
+    for r, path in enumerate(_ranks()):
         for e in json.loads(gzip.decompress(path.read_bytes()))["traceEvents"]:
             if e.get("ph") == "X" and str(e.get("name", "")).startswith("ProfilerStep#"):
                 steps[e["name"]][r] = round(e["dur"] * 1000)
