@@ -524,3 +524,25 @@ def test_table_leads_with_the_weight(capsys):
     assert head.split()[:2] == ["self", "time"] and head.count("self") == 1  # inverted: no chain-end column
     inv = invert(build_tree(load_trace(QWEN_PATH)))
     assert np.array_equal(inv.weight("self"), inv.total_ns)
+
+
+def test_vtui_diff_prints_the_differential_tree_of_two_ranges(capsys):
+    span = int(load_trace(QWEN_PATH).span_ns)
+    half = f"0ns:{span // 2}ns"
+    assert main(["diff", str(QWEN_PATH), str(QWEN_PATH), "--range-b", half, "--table", "tree", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    store = load_trace(QWEN_PATH)
+    a, b = build_tree(store), build_tree(store, 0, span // 2)
+    pa, pb = _paths(a), _paths(b)
+
+    def walk(node):
+        p = tuple(node["path"])
+        assert node["a_total_ns"] == (a.total_ns[pa[p]] if p in pa else 0)
+        assert node["b_total_ns"] == (b.total_ns[pb[p]] if p in pb else 0)
+        for c in node["children"]:
+            walk(c)
+
+    for r in doc["roots"]:
+        walk(r)
+    assert any(r["delta_total_ns"] < 0 for r in doc["roots"])  # B is half the run
+    assert main(["diff", str(QWEN_PATH), str(QWEN_PATH), "--table", "tree", "--format", "csv"]) == 1  # usage error

@@ -17,7 +17,7 @@ from vtui.commands import add_load_arguments, load_store
 from vtui.commands.common import check_range, check_top
 from vtui.present.tabular import FORMATS
 
-TABLES = ("metrics", "ops", "steps")
+TABLES = ("metrics", "ops", "steps", "tree")
 
 HELP = "compare two traces: metrics, operator diff, steps side by side"
 
@@ -33,7 +33,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a difference within PCT %% of A is 'same' (default 5; times within 1 µs are too)")
     parser.add_argument("--format", choices=FORMATS, default="table",
                         help="table (default), json (one object: metrics, ops, steps), md, or csv (one --table)")
-    parser.add_argument("--table", choices=TABLES, help="only this table (any format; csv: default ops)")
+    parser.add_argument("--table", choices=TABLES,
+                        help="only this table (any format; csv: default ops); tree: the differential call tree "
+                             "(table or json)")
     parser.add_argument("--json", action="store_true", help="same as --format json")
     add_load_arguments(parser)
 
@@ -57,10 +59,14 @@ def run(opts: argparse.Namespace) -> int:
     check_range(opts.range_b)
     if not 0 <= opts.tolerance < 100:
         raise UsageError("--tolerance must be a percentage from 0 to under 100")
+    if opts.table == "tree" and fmt in ("csv", "md"):
+        raise UsageError("--table tree is printed as a table or as json")
     store_a = load_store(opts, opts.a)
     range_a = resolve_range(store_a, opts.range_a)
     store_b = load_store(opts, opts.b)
     range_b = resolve_range(store_b, opts.range_b)
+    if opts.table == "tree":
+        return _tree_diff(store_a, store_b, range_a, range_b, fmt)
     c = compare(store_a, store_b, range_a, range_b, opts.step, labels=(str(opts.a), str(opts.b)),
                 tolerance=opts.tolerance / 100)
     if fmt == "json":
@@ -71,4 +77,19 @@ def run(opts: argparse.Namespace) -> int:
     else:
         c.a.label, c.b.label = Path(opts.a).name, Path(opts.b).name
         say(diff_text(c, opts.top, opts.table))
+    return 0
+
+
+def _tree_diff(store_a, store_b, range_a: tuple[int, int], range_b: tuple[int, int], fmt: str) -> int:
+    """The differential call tree: per call path A, B and Δ, added and removed paths."""
+    from vtui.analysis.calltree import build_tree
+    from vtui.analysis.calltree_diff import diff_dict, diff_trees
+    from vtui.present.tree_text import diff_lines
+    from vtui.safe_text import json_text, say
+
+    d = diff_trees(build_tree(store_a, *range_a), build_tree(store_b, *range_b))
+    if fmt == "json":
+        say(json_text(diff_dict(d)), lossless=True)
+    else:
+        say("\n".join(diff_lines(d)))
     return 0
