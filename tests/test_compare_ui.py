@@ -190,3 +190,42 @@ async def test_search_in_compare_mode_acts_on_the_focused_trace():
         await pilot.press("n")
         assert pa.view.selected == steps[1] and pb.view.found is None and pb.view.selected < 0
         assert f"2/{len(steps)}" in str(pa.query_one(".pane-title", Static).render())
+
+
+async def test_compare_app_opens_the_differential_call_tree():
+    from vtui.analysis.calltree import build_tree
+    from vtui.ui.tree_diff import TreeDiffScreen
+
+    a = load_trace(QWEN)
+    span = int(a.span_ns)
+    half = load_trace(QWEN)
+    app = CompareApp(QWEN, QWEN, stores=(a, half))
+    async with app.run_test(size=(160, 44)) as pilot:
+        await _settle(pilot)
+        await pilot.press("F")
+        await _settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, TreeDiffScreen)
+        # Same trace on both sides: every path is "both" with Δ +0 ns, nothing coloured.
+        paths = len(build_tree(a))
+        assert len(screen.lines) == paths + 2 and all("+0 ns" in line for line in screen.lines[2:])
+        body = screen.query_one("#td-body", Static).render()
+        assert "Qwen2DecoderLayer" in str(body)
+        await pilot.press("escape")
+        await _settle(pilot)
+        assert not isinstance(app.screen, TreeDiffScreen)
+    assert span > 0
+
+
+def test_differential_lines_are_red_where_b_took_longer_and_green_where_shorter():
+    from vtui.analysis.calltree import build_tree
+    from vtui.analysis.calltree_diff import diff_trees
+    from vtui.present.tree_text import diff_lines
+    from vtui.ui.tree_diff import FASTER, SLOWER, coloured
+
+    store = load_trace(QWEN)
+    half = int(store.span_ns) // 2
+    longer = coloured(diff_lines(diff_trees(build_tree(store, 0, half), build_tree(store))))
+    shorter = coloured(diff_lines(diff_trees(build_tree(store), build_tree(store, 0, half))))
+    assert {str(s.style) for s in longer.spans} >= {SLOWER} and FASTER not in {str(s.style) for s in longer.spans}
+    assert {str(s.style) for s in shorter.spans} >= {FASTER} and SLOWER not in {str(s.style) for s in shorter.spans}

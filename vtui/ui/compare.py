@@ -176,6 +176,7 @@ class CompareApp(App[int]):
         Binding("N", "match(False)", "Previous match", id="compare.prev", show=False),
         Binding("i", "insights", "Insights of the focused trace", id="compare.insights",
                 tooltip="Steps, operators, GPU idle, sync points, memory of the focused trace"),
+        Binding("F", "tree_diff", "Differential call tree", id="compare.tree_diff"),
         Binding("question_mark,f1", "help", "Help", id="compare.help"),
         Binding("l", "lock", "Lock times", id="compare.lock",
                 tooltip="Lock the two windows: same times from the first steps, then from the trace starts, then unlocked"),
@@ -388,6 +389,15 @@ class CompareApp(App[int]):
 
         self.push_screen(InsightsScreen(pane.store, 0, int(pane.store.span_ns), f"{pane.tag} · {pane.path.name}",
                                         on_step=jump))
+
+    def action_tree_diff(self) -> None:
+        panes = self.panes()
+        if not panes:
+            return
+        from vtui.ui.tree_diff import TreeDiffScreen  # noqa: PLC0415
+
+        a, b = self.paths
+        self.push_screen(TreeDiffScreen(panes[0].store, panes[1].store, f"A {a.name} · B {b.name}"))
 
     def action_help(self) -> None:
         screen = self.screen

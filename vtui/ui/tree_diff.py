@@ -1,0 +1,75 @@
+"""Compare mode's differential call tree: per call path A, B and Δ, added and removed paths."""
+
+from __future__ import annotations
+
+import re
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from vtui.store.store import TraceStore
+from vtui.ui.safe import plain
+
+SLOWER, FASTER = "#e06c75", "#98c379"  # the timeline's red / green: B took more / less than A
+
+
+class TreeDiffScreen(Screen[None]):
+    """The whole-trace call trees of A and B side by side, path by path (``vtui diff --table tree``)."""
+
+    DEFAULT_CSS = """
+    TreeDiffScreen > #td-title { height: 1; background: #2b3040; color: #e0e0e0; padding: 0 1; }
+    TreeDiffScreen > VerticalScroll { height: 1fr; }
+    """
+    BINDINGS = [Binding("escape,q,F", "dismiss", "Back", id="treediff.back")]
+    HELP_EXTRA = [("↑ ↓ PgUp PgDn", "Scroll"), ("red / green", "B slower / faster than A on that path")]
+
+    def __init__(self, a: TraceStore, b: TraceStore, title: str) -> None:
+        super().__init__()
+        self.stores = (a, b)
+        self.title_text = title
+        self.lines: list[str] = []
+
+    def compose(self) -> ComposeResult:
+        yield Static(plain(f"Differential call tree · {self.title_text}"), id="td-title", markup=False)
+        with VerticalScroll(id="td-scroll"):
+            yield Static("Computing both call trees…", id="td-body", markup=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#td-scroll").focus()
+        self._compute()
+
+    @work(thread=True, exclusive=True, group="tree-diff", exit_on_error=False)
+    def _compute(self) -> None:
+        from vtui.analysis.calltree import build_tree
+        from vtui.analysis.calltree_diff import diff_trees
+        from vtui.present.tree_text import diff_lines
+
+        a, b = self.stores
+        lines = diff_lines(diff_trees(build_tree(a), build_tree(b)))
+        self.app.call_from_thread(self._show, lines)
+
+    def _show(self, lines: list[str]) -> None:
+        self.lines = lines
+        self.query_one("#td-body", Static).update(coloured(lines))
+
+
+def coloured(lines: list[str]) -> Text:
+    """The table with each path's line in red where B took longer, green where shorter."""
+    text = Text()
+    columns = [m.start() for m in re.finditer(r"-+", lines[1])] if len(lines) > 1 else []
+    for n, line in enumerate(lines):
+        style = "bold" if n < 2 else ""
+        if n >= 2 and len(columns) > 3:
+            delta = line[columns[2]:columns[3]].strip()
+            if delta.startswith("+") and delta not in ("+0 ns",):
+                style = SLOWER
+            elif delta.startswith("−"):
+                style = FASTER
+        text.append(line + ("\n" if n < len(lines) - 1 else ""), style=style)
+    return text
