@@ -324,3 +324,20 @@ def test_each_stream_has_its_own_active_span(tmp_path: Path):
     spans = sorted((b.active_ns, b.busy_ns) for b in g.streams)
     assert spans == [(2_000, 2_000), (40_000, 15_000)]  # stream 8: [20, 22]; stream 7: [10, 50]
     assert {round(b.busy_pct_of_active, 1) for b in g.streams} == {100.0, 37.5}
+
+
+def test_a_python_thread_under_a_gpu_labelled_process_stays_a_cpu_thread():
+    from vtui.load.trace import load_trace
+    from vtui.store.tracks import GPU
+
+    store = load_trace(FIXTURES / "tracelens__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz")
+    events = raw_events(FIXTURES / "tracelens__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz")
+    device = {"kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation"}
+    cats = defaultdict(set)
+    for e in events:
+        if e.get("ph") == "X":
+            cats[(norm(e["pid"]), norm(e["tid"]))].add(str(e.get("cat", "")).lower())
+    for t in store.tracks:
+        if t.kind in ("thread", GPU) and (t.pid, t.tid) in cats:
+            assert (t.kind == GPU) == bool(cats[(t.pid, t.tid)] & device), (t.pid, t.tid, cats[(t.pid, t.tid)])
+    assert any(t.kind == "thread" and t.pid == 0 for t in store.tracks)  # tqdm's monitor under pid 0 ("GPU 0")

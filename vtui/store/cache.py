@@ -35,7 +35,7 @@ from vtui.store.tables import CounterTable, FlowTable, InstantTable, SliceTable
 from vtui.store.tracks import Track
 from vtui.tempfiles import TempStats, disk_bytes, sweep, system_temp, temp_prefix, temps_in
 
-FORMAT = 6  # bump whenever what is stored changes: older entries are then rebuilt
+FORMAT = 7  # bump whenever what is stored changes: older entries are then rebuilt
 _EDGE = 64 << 10  # bytes hashed at each end of a file
 _TABLES = {"slices": SliceTable, "instants": InstantTable, "counters": CounterTable, "flows": FlowTable}
 DEFAULT_LIMIT = 4_000_000_000  # bytes (see cache_limit): a 1 GB trace's entry is ~0.4 GB

@@ -53,6 +53,16 @@ def device_category(cat: str) -> bool:
     return cat.lower() in DEVICE_TRACK_CATS
 
 
+# Host-side work: a thread holding these in a process labelled "GPU n" is still a CPU thread
+# (Kineto files some Python threads, e.g. tqdm's monitor, under pid 0 = "GPU 0").
+HOST_TRACK_CATS = RUNTIME_CATS | PYTHON_CATS | frozenset({"cpu_op", "operator", "user_annotation", "python_overhead"})
+
+
+def host_category(cat: str) -> bool:
+    """A category of host-side work (never on a device track by itself)."""
+    return cat.lower() in HOST_TRACK_CATS
+
+
 def device_label(label: str) -> bool:
     return label.upper().startswith(DEVICE_LABELS)
 

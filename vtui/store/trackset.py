@@ -7,7 +7,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from vtui.store.devices import device_category, device_label
+from vtui.store.devices import device_category, device_label, host_category
 from vtui.store.grouping import group_key
 from vtui.store.merge import Merged, text_of
 from vtui.store.tables import CounterTable, InstantTable, SliceTable
@@ -169,12 +169,16 @@ class TrackSet:
         gpu_cat = np.array([device_category(s) for s in self.m.strings], dtype=bool)
         gpu = np.zeros(n, dtype=bool)
         gpu[slices.track[gpu_cat[slices.cat_id]]] = True
+        host_cat = np.array([host_category(s) for s in self.m.strings], dtype=bool)
+        host = np.zeros(n, dtype=bool)
+        host[slices.track[host_cat[slices.cat_id]]] = True
         for t in self.tracks:
             t.slice_count = int(counts[t.id])
             t.lanes = int(lanes[t.id])
             t.nested_lanes = int(nested_lanes[t.id]) if t.id < len(nested_lanes) else 0
             t.overlapping = int(over[t.id])
-            if t.kind == THREAD and (gpu[t.id] or device_label(t.process_label)):
+            # A device label alone makes a device track only where no host-side work sits on it.
+            if t.kind == THREAD and (gpu[t.id] or (device_label(t.process_label) and not host[t.id])):
                 t.kind = GPU
 
     def set_point_stats(self, instants: InstantTable, counters: CounterTable) -> None:
