@@ -43,7 +43,7 @@ def test_one_step_has_no_trend_and_two_have_gaps_only():
 def test_gaps_sum_the_idle_time_between_steps_never_their_overlap():
     t = analyse_trend(*_run([10, 10, 10, 10], gap=-2))  # overlapping steps: no gap, not a negative one
     assert (t.gap_total_ns, t.gap_max_ns, t.gap_pct) == (0, 0, 0.0)
-    starts = np.array([0, 20, 50, 60])
+    starts = np.array([100, 120, 150, 160])  # not from 0: the span is first start to last end
     t = analyse_trend(starts, starts + 10)
     assert (t.gap_total_ns, t.gap_max_ns) == (10 + 20 + 0, 20) and t.gap_pct == pytest.approx(100 * 30 / 70)
 
