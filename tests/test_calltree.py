@@ -495,8 +495,8 @@ def test_a_selected_zero_length_child_brings_its_parent(tmp_path):
 
 
 def test_self_time_fast_path_equals_the_store_rule():
-    """Disjoint siblings take the sum; overlapping or unordered ones the store's union rule."""
-    from vtui.analysis.calltree import _self_time
+    """Rows already in start order (one sort by parent) give what unordered rows (a sort by both
+    keys) give, with disjoint and with overlapping siblings."""
     from vtui.store.containment import self_time
 
     rng = np.random.default_rng(5)
@@ -512,7 +512,11 @@ def test_self_time_fast_path_equals_the_store_rule():
             kids = np.flatnonzero(par == 0)
             s[kids] = np.arange(len(kids)) * 50
             e[kids] = s[kids] + 40
-        assert np.array_equal(_self_time(par, s, e), self_time(par, s, e))
+        perm = np.random.default_rng(1).permutation(len(s))  # unordered: the two-key sort
+        inverse = np.empty_like(perm)
+        inverse[perm] = np.arange(len(perm))
+        moved = np.where(par[perm] >= 0, inverse[np.maximum(par[perm], 0)], -1)
+        assert np.array_equal(self_time(moved, s[perm], e[perm])[inverse], self_time(par, s, e))
 
 
 def test_table_leads_with_the_weight(capsys):

@@ -25,7 +25,7 @@ import numpy as np
 
 from vtui.analysis.gpu import launch_pairs
 from vtui.safe_text import escape_controls
-from vtui.store.containment import self_time
+from vtui.store.containment import depths, self_time
 from vtui.store.devices import device_work_kinds
 from vtui.store.slicetime import range_rows
 from vtui.store.store import TraceStore
@@ -110,6 +110,16 @@ class CallTree:
         kids = self.children(node)
         w = self.weight(weight)[kids]
         return kids[np.lexsort((kids, -w))]  # heaviest first, ties in node order
+
+    def kept_children(self, weight: str = "total", min_pct: float = 0.0):
+        """A ``children(node)`` for output: heaviest first, only nodes of at least ``min_pct`` of the range."""
+        keep = 100.0 * self.weight(weight) / max(self.range_ns, 1) >= min_pct
+
+        def children(n: int) -> list[int]:
+            kids = self.sorted_children(n, weight)
+            return [int(k) for k in kids[keep[kids]]]
+
+        return children
 
     def path(self, node: int) -> list[str]:
         out = []
@@ -238,7 +248,7 @@ def build_tree(store: TraceStore, t0: int = 0, t1: int | None = None, tracks: np
         start = np.clip(start, t0, t1)
         end = np.maximum(np.clip(end, t0, t1), start)
     clip = end - start
-    self_clip = _self_time(lp, start, end)
+    self_clip = self_time(lp, start, end)
 
     canon, display = _canonical_names(store, merge_counters)
     n_names = max(len(display), 1)
@@ -279,24 +289,6 @@ def build_tree(store: TraceStore, t0: int = 0, t1: int | None = None, tracks: np
                     rows=rows, row_node=row_node, row_clip=clip)
 
 
-def _self_time(parent: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
-    """The store's self time (duration minus the union of the children). Where no two siblings
-    overlap — the usual case — the union is the plain sum, found with one stable sort by parent
-    (the rows are start-ordered within each parent's children) instead of a sort by (parent, start)."""
-    kids = np.flatnonzero(parent >= 0)
-    if not len(kids):
-        return end - start
-    order = kids[np.argsort(parent[kids], kind="stable")]
-    p = parent[order]
-    s = np.maximum(start[order], start[p])  # cut to the parent: a child may pass its end by the
-    e = np.maximum(np.minimum(end[order], end[p]), s)  # store's nesting tolerance
-    same = p[1:] == p[:-1]
-    if (same & (s[1:] < e[:-1])).any():  # siblings out of order or overlapping: the general rule
-        return self_time(parent, start, end)
-    covered = np.bincount(p, weights=e - s, minlength=len(start))
-    return end - start - np.rint(covered).astype(np.int64)
-
-
 def _dense_unique(keys: np.ndarray, space: int) -> tuple[np.ndarray, np.ndarray]:
     """``np.unique(keys, return_inverse=True)``; by counting instead of sorting when the key space is small."""
     if space <= 4 * len(keys):
@@ -314,20 +306,12 @@ def _sum_by(groups: np.ndarray, values: np.ndarray, size: int) -> np.ndarray:
 
 
 def _levels(lp: np.ndarray, depth: np.ndarray) -> np.ndarray:
-    """Depth within the tree: the store's depth where it agrees with the parents, else pointer doubling."""
+    """Depth within the tree: the store's depth where it agrees with the parents, else counted."""
     level = np.where(lp < 0, 0, depth)
     has = np.flatnonzero(lp >= 0)
     if not len(has) or (level[has] == level[lp[has]] + 1).all():
         return level
-    out = (lp >= 0).astype(np.int64)
-    anc = lp.copy()
-    live = np.flatnonzero(anc >= 0)
-    while len(live):
-        up = anc[live]
-        out[live] += out[up]
-        anc[live] = anc[up]
-        live = live[anc[live] >= 0]
-    return out
+    return depths(lp).astype(np.int64)
 
 
 def _gpu_weights(store: TraceStore, t0: int, t1: int, pos: _Locator, row_node: np.ndarray,
@@ -505,11 +489,7 @@ def tree_dict(tree: CallTree, weight: str = "total", min_pct: float = 0.0, max_d
     """The tree as JSON-able nested nodes (heaviest first), pruned by ``min_pct`` of the range and depth."""
     span = max(tree.range_ns, 1)
     w = tree.weight(weight)
-    keep = 100.0 * w / span >= min_pct
-
-    def children(n: int) -> list[int]:
-        kids = tree.sorted_children(n, weight)
-        return [int(k) for k in kids[keep[kids]]]
+    children = tree.kept_children(weight, min_pct)
 
     def make(n: int, path: list[str]) -> dict:
         return {"path": [*path, tree.names[n]], "name": tree.names[n], "count": int(tree.count[n]),

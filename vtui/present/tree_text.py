@@ -42,11 +42,7 @@ def walk(children, roots: list[int], max_depth: int | None) -> list[tuple[int, i
 def tree_lines(tree: CallTree, weight: str = "total", min_pct: float = 0.0, max_depth: int | None = None) -> list[str]:
     span = max(tree.range_ns, 1)
     w = tree.weight(weight)
-    keep = 100.0 * w / span >= min_pct
-
-    def children(n: int) -> list[int]:
-        kids = tree.sorted_children(n, weight)
-        return [int(k) for k in kids[keep[kids]]]
+    children = tree.kept_children(weight, min_pct)
 
     # the weight first (with its % of the range and a bar), then the other measures
     measures = [("total", "self time" if tree.inverted else "total", tree.total_ns)]

@@ -131,7 +131,12 @@ def self_time(parent: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.nd
     kids = np.flatnonzero(parent >= 0)
     if not len(kids):
         return dur
-    order = kids[np.lexsort((starts[kids], parent[kids]))]
+    # Children in (parent, start) order. Rows usually come start-ordered within a parent, so one
+    # stable sort by parent (long sorted runs: cheap) is enough; else sort by both keys.
+    order = kids[np.argsort(parent[kids], kind="stable")]
+    same = parent[order[1:]] == parent[order[:-1]]
+    if (same & (starts[order[1:]] < starts[order[:-1]])).any():
+        order = kids[np.lexsort((starts[kids], parent[kids]))]
     p = parent[order].astype(np.int64)
     # Cut to the parent: a child may pass its parent's end by the nesting tolerance.
     s = np.maximum(starts[order].astype(np.int64), starts[p])
