@@ -50,7 +50,7 @@ def nest(starts: np.ndarray, ends: np.ndarray, bounds: np.ndarray, tolerance: in
     nested_lanes = np.zeros(max(len(bounds) - 1, 0), dtype=np.int32)
     def loop(lo: int, hi: int) -> None:
         # Python ints of just this region: converting whole tracks cost 200 MB at 1 GB.
-        d, _, o = _stack_pass(starts[lo:hi].tolist(), ends[lo:hi].tolist(), 0, hi - lo)
+        d, o = _stack_pass(starts[lo:hi].tolist(), ends[lo:hi].tolist())
         depth[lo:hi], overlap[lo:hi] = d, o
 
     for seg in range(len(bounds) - 1):
@@ -101,29 +101,20 @@ def _tree(starts: np.ndarray, ends: np.ndarray, bounds: np.ndarray, tolerance: i
     return parent
 
 
-def _stack_pass(s_list: list[int], e_list: list[int], lo: int, hi: int) -> tuple[list[int], list[int], list[bool]]:
-    """The loop's nesting pass over rows [lo, hi) starting from an empty stack."""
-    depth = [0] * (hi - lo)
-    parent = [-1] * (hi - lo)
-    overlap = [False] * (hi - lo)
+def _stack_pass(s_list: list[int], e_list: list[int]) -> tuple[list[int], list[bool]]:
+    """The loop's lane pass over one region, from an empty stack: lane depth and partial overlap."""
+    depth = [0] * len(s_list)
+    overlap = [False] * len(s_list)
     stack_end: list[int] = []
-    stack_idx: list[int] = []
-    for i in range(lo, hi):
-        s = s_list[i]
-        e = e_list[i]
+    for i, (s, e) in enumerate(zip(s_list, e_list)):
         while stack_end and stack_end[-1] <= s:
             stack_end.pop()
-            stack_idx.pop()
         if stack_end and e > stack_end[-1]:
-            overlap[i - lo] = True
+            overlap[i] = True
             continue
-        d = len(stack_end)
-        depth[i - lo] = d
-        if d:
-            parent[i - lo] = stack_idx[-1]
+        depth[i] = len(stack_end)
         stack_end.append(e)
-        stack_idx.append(i)
-    return depth, parent, overlap
+    return depth, overlap
 
 
 def _pack_spill(starts: np.ndarray, ends: np.ndarray, spill: np.ndarray, base: int, depth: np.ndarray,
