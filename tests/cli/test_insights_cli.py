@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from tests.conftest import FIXTURES, ROOT, raw_events
-from tests.test_insights import GPU_CATS, _ns, _origin, _union
+from tests.core.test_insights import GPU_CATS, _ns, _origin, _union
 from vtui.cli import main
 from vtui.demo import demo_trace_path
 
