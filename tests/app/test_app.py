@@ -4,34 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import FIXTURES
+from tests.helpers import QWEN, settle
 from vtui.demo import demo_trace_path
-from vtui.load.trace import load_trace
 from vtui.ui.app import VtuiApp
 from vtui.ui.widgets.details import DetailsPanel
-
-QWEN = FIXTURES / "tracelens__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"
-
-
-async def _ready(pilot) -> None:
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
-
-
-@pytest.fixture(scope="module")
-def demo_store():
-    return load_trace(demo_trace_path())
-
-
-@pytest.fixture(scope="module")
-def qwen_store():
-    return load_trace(QWEN)
 
 
 async def test_loads_in_background_and_zooms_and_pans():
     app = VtuiApp(demo_trace_path())
     async with app.run_test(size=(140, 40)) as pilot:
-        await _ready(pilot)
+        await settle(pilot)
         v = app.view
         assert v is not None and v.t0 == 0 and v.t1 == app.store.span_ns
         await pilot.press("w", "w")
@@ -153,7 +135,7 @@ async def test_bad_file_shows_message_not_traceback(tmp_path):
     bad.write_text("this is not json")
     app = VtuiApp(bad)
     async with app.run_test(size=(120, 30)) as pilot:
-        await _ready(pilot)
+        await settle(pilot)
         text = str(app.query_one("#error").render())
         assert "not a JSON trace" in text
         await pilot.press("q")

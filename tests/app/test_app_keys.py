@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from textual.widgets import DataTable, Input
 
-from tests.conftest import FIXTURES
+from tests.helpers import QWEN, STACK, answer_prompt
 from vtui.demo import demo_trace_path
 from vtui.load import background as loading
 from vtui.load.trace import load_trace
@@ -19,18 +19,6 @@ from vtui.ui.view import LANE_CAP
 from vtui.ui.widgets.aggregation import AggregationPane
 from vtui.ui.widgets.details import DetailsPanel
 from vtui.ui.widgets.timeline import FOCUS_STYLE, Timeline
-
-QWEN = FIXTURES / "tracelens__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"
-
-
-@pytest.fixture(scope="module")
-def demo_store():
-    return load_trace(demo_trace_path())
-
-
-@pytest.fixture(scope="module")
-def qwen_store():
-    return load_trace(QWEN)
 
 
 async def test_number_keys_focus_the_pane_they_open(demo_store):
@@ -145,12 +133,9 @@ async def test_ruler_and_status_readable_at_deep_zoom(qwen_store):
         assert "+2 µs" in window and window.count(".") == 1 and len(window.split(".")[1].split()[0]) >= 4, status
 
 
-STACK = FIXTURES / "hf_llama_stack.json.gz"  # a Python thread 41 stack rows deep
-
-
 @pytest.fixture(scope="module")
 def stack_store():
-    return load_trace(STACK)
+    return load_trace(STACK)  # a Python thread 41 stack rows deep
 
 
 async def test_track_list_hides_itself_on_narrow_terminals(demo_store):
@@ -239,10 +224,7 @@ async def test_jumps_bring_the_target_into_view(qwen_store):
 
 async def _search(pilot, text: str) -> None:
     await pilot.press("slash")
-    pilot.app.screen.query_one("#prompt-input").value = text
-    await pilot.press("enter")
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
+    await answer_prompt(pilot, text)
 
 
 async def test_search_smart_case_and_results_by_name(qwen_store):

@@ -6,40 +6,18 @@ import json
 from pathlib import Path
 
 import numpy as np
-import pytest
 
-from tests.conftest import FIXTURES, raw_events
+from tests.helpers import QWEN, answer_prompt, raw_events, settle
 from vtui.analysis.aggregate import aggregate
 from vtui.load.trace import load_trace
 from vtui.ui.app import VtuiApp
-from vtui.ui.screens import PromptScreen
 from vtui.ui.widgets.aggregation import AggregationPane
-
-QWEN = FIXTURES / "tracelens__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"
-
-
-@pytest.fixture(scope="module")
-def qwen_store():
-    return load_trace(QWEN)
-
-
-async def _ready(pilot) -> None:
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
-
-
-async def _type(pilot, text: str) -> None:
-    assert isinstance(pilot.app.screen, PromptScreen)
-    pilot.app.screen.query_one("#prompt-input").value = text
-    await pilot.press("enter")
-    await pilot.app.workers.wait_for_complete()  # searches run in a worker
-    await pilot.pause()
 
 
 async def test_range_keys_and_aggregation_follow_the_range(qwen_store):
     app = VtuiApp(QWEN, store=qwen_store)
     async with app.run_test(size=(160, 44)) as pilot:
-        await _ready(pilot)
+        await settle(pilot)
         v = app.view
         await pilot.press("right")  # select the first slice
         s = qwen_store.slices
@@ -83,10 +61,10 @@ async def test_range_keys_and_aggregation_follow_the_range(qwen_store):
 async def test_search_highlights_and_steps_in_time_order(qwen_store):
     app = VtuiApp(QWEN, store=qwen_store)
     async with app.run_test(size=(160, 44)) as pilot:
-        await _ready(pilot)
+        await settle(pilot)
         v = app.view
         await pilot.press("slash")
-        await _type(pilot, "aten::addmm")
+        await answer_prompt(pilot, "aten::addmm")
         n = sum(1 for e in raw_events(QWEN) if e.get("ph") == "X" and e["name"] == "aten::addmm")
         assert v.found is not None and v.found.count == n
         assert int(v.highlight.sum()) == n
@@ -100,7 +78,7 @@ async def test_search_highlights_and_steps_in_time_order(qwen_store):
         assert int(qwen_store.slices.start_ns[v.selected]) == starts[-1]
         assert f"{n:,} matches" in str(app.query_one("#status").render())
         await pilot.press("slash")
-        await _type(pilot, "(")  # a bad regex: a message, state unchanged
+        await answer_prompt(pilot, "(")  # a bad regex: a message, state unchanged
         assert v.found.count == n
         await pilot.press("escape")
         assert v.highlight is None and v.found is None
@@ -109,7 +87,7 @@ async def test_search_highlights_and_steps_in_time_order(qwen_store):
 async def test_measure_two_marks(qwen_store):
     app = VtuiApp(QWEN, store=qwen_store)
     async with app.run_test(size=(160, 44)) as pilot:
-        await _ready(pilot)
+        await settle(pilot)
         v = app.view
         await pilot.press("right")
         a = v.selected
@@ -133,7 +111,7 @@ async def test_measure_two_marks(qwen_store):
 async def test_export_range_and_table_from_keys(qwen_store, tmp_path):
     app = VtuiApp(QWEN, store=qwen_store)
     async with app.run_test(size=(160, 44)) as pilot:
-        await _ready(pilot)
+        await settle(pilot)
         v = app.view
         v.set_range(qwen_store.span_ns // 4, qwen_store.span_ns // 2)
         out = tmp_path / "range.json"
@@ -141,7 +119,7 @@ async def test_export_range_and_table_from_keys(qwen_store, tmp_path):
         await pilot.pause()
         default = Path(app.screen.query_one("#prompt-input").value)
         assert default.parent == QWEN.parent  # the default export sits next to the trace
-        await _type(pilot, str(out))
+        await answer_prompt(pilot, str(out))
         await app.workers.wait_for_complete()
         exported = load_trace(out)
         expected = aggregate(qwen_store, *v.range)
@@ -150,14 +128,14 @@ async def test_export_range_and_table_from_keys(qwen_store, tmp_path):
         v.set_range(qwen_store.span_ns // 2, qwen_store.span_ns)  # another range: an overwrite would change the file
         assert aggregate(qwen_store, *v.range).slices != expected.slices
         await pilot.press("e")
-        await _type(pilot, str(out))  # exists: refused, file unchanged
+        await answer_prompt(pilot, str(out))  # exists: refused, file unchanged
         await app.workers.wait_for_complete()
         assert any("end the name with !" in n.message and "--force" not in n.message for n in app._notifications)
         assert out.read_bytes() == before
         expected = aggregate(qwen_store, *v.range)
         table = tmp_path / "table.json"
         await pilot.press("x")
-        await _type(pilot, str(table))
+        await answer_prompt(pilot, str(table))
         rows = json.loads(table.read_text())
         assert [r["name"] for r in rows] == [r.key for r in aggregate(qwen_store, *v.range, v.visible_track_ids()).rows]
         assert np.isclose(sum(r["total_ns"] for r in rows), sum(r.total_ns for r in expected.rows))
@@ -166,7 +144,7 @@ async def test_export_range_and_table_from_keys(qwen_store, tmp_path):
 async def test_timeline_keys_do_nothing_under_another_screen(qwen_store):
     app = VtuiApp(QWEN, store=qwen_store)
     async with app.run_test(size=(160, 44)) as pilot:
-        await _ready(pilot)
+        await settle(pilot)
         v = app.view
         span = v.span
         await pilot.press("question_mark")  # help is open
@@ -180,7 +158,7 @@ async def test_aggregation_follows_the_track_filter(qwen_store):
     """The table counts only the visible tracks: a filter (t) narrows it, clearing it restores it."""
     app = VtuiApp(QWEN, store=qwen_store)
     async with app.run_test(size=(160, 44)) as pilot:
-        await _ready(pilot)
+        await settle(pilot)
         v = app.view
         await pilot.press("2")
         await pilot.pause()
@@ -188,22 +166,22 @@ async def test_aggregation_follows_the_track_filter(qwen_store):
         everything = pane.agg.slices
         assert everything == aggregate(qwen_store, *v.analysis_window(), v.visible_track_ids()).slices
         await pilot.press("t")
-        await _type(pilot, "stream")
+        await answer_prompt(pilot, "stream")
         visible = v.visible_track_ids()
         assert 0 < len(visible) < len(qwen_store.tracks)
         expected = aggregate(qwen_store, *v.analysis_window(), visible)
         assert 0 < pane.agg.slices == expected.slices < everything
         await pilot.press("t")
-        await _type(pilot, "")
+        await answer_prompt(pilot, "")
         assert pane.agg.slices == everything
 
 
 async def test_aggregation_of_only_the_search_matches(qwen_store):
     app = VtuiApp(QWEN, store=qwen_store)
     async with app.run_test(size=(160, 44)) as pilot:
-        await _ready(pilot)
+        await settle(pilot)
         await pilot.press("slash")
-        await _type(pilot, "aten::(addmm|mm)$")
+        await answer_prompt(pilot, "aten::(addmm|mm)$")
         await pilot.press("2")
         await pilot.pause()
         pane = app.query_one(AggregationPane)

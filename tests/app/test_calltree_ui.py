@@ -3,28 +3,27 @@ breadcrumbs, weight, invert, find, flame view, and the jump to the timeline."""
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 from textual.widgets import Static
 
-from tests.conftest import FIXTURES
+from tests.helpers import QWEN, X, settle, write_trace
 from vtui.analysis.calltree import build_tree
 from vtui.load.trace import load_trace
 from vtui.ui.app import VtuiApp
 from vtui.ui.flame import flame_layout, flame_segments
 from vtui.ui.tree import CallTreeScreen, CallTreeView
 
-QWEN = FIXTURES / "tracelens__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"
-
-
-async def _settle(pilot) -> None:
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
-
 
 def _lines(view: CallTreeView) -> list[str]:
     return [view.render_line(y).text for y in range(view.size.height)]
+
+
+async def _open_tree(pilot) -> CallTreeScreen:
+    """`F` opens the call tree; it is built in a worker."""
+    await pilot.press("F")
+    await settle(pilot)
+    assert isinstance(pilot.app.screen, CallTreeScreen)
+    return pilot.app.screen
 
 
 async def test_call_tree_screen_keys():
@@ -34,10 +33,7 @@ async def test_call_tree_screen_keys():
         await pilot.pause()
         v = app.view
         v.set_range(store.span_ns // 4, store.span_ns // 2)
-        await pilot.press("F")
-        await _settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, CallTreeScreen)
+        screen = await _open_tree(pilot)
         tree = screen.current
         expect = build_tree(store, store.span_ns // 4, store.span_ns // 2, v.visible_track_ids())
         assert (tree.t0, tree.t1, len(tree)) == (expect.t0, expect.t1, len(expect))
@@ -101,10 +97,8 @@ async def test_escape_at_the_top_closes_and_empty_range_says_so(tmp_path):
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.pause()
         app.view.set_range(30_000, 60_000)  # between the two slices
-        await pilot.press("F")
-        await _settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, CallTreeScreen) and len(screen.current) == 0
+        screen = await _open_tree(pilot)
+        assert len(screen.current) == 0
         assert "no slices in this range" in _lines(screen.query_one(CallTreeView))[0]
         await pilot.press("w", "I", "f", "enter", "t", "down")  # nothing to act on: no crash
         await pilot.press("escape")
@@ -134,9 +128,7 @@ async def test_palette_offers_the_call_tree_and_names_stay_text(tmp_path):
         await pilot.pause()
         titles = [c.title for c in app.get_system_commands(app.screen)]
         assert any("Call tree" in t for t in titles)
-        await pilot.press("F")
-        await _settle(pilot)
-        view = app.screen.query_one(CallTreeView)
+        view = (await _open_tree(pilot)).query_one(CallTreeView)
         text = "\n".join(_lines(view))
         assert "[bold red]x[/]" in text and "esc\\x1b[31m;" in text and "\x1b" not in text
         await pilot.press("f")
@@ -146,16 +138,12 @@ async def test_palette_offers_the_call_tree_and_names_stay_text(tmp_path):
 
 async def test_a_deep_chain_opens_in_both_views(tmp_path):
     n = 2000
-    path = tmp_path / "deep.json"
-    path.write_text(json.dumps({"traceEvents": [
-        {"ph": "X", "name": f"f{i % 5}", "ts": i, "dur": 2 * (n - i) + 1, "pid": 1, "tid": 1} for i in range(n)]}))
+    path = write_trace(tmp_path, [X(f"f{i % 5}", i, 2 * (n - i) + 1) for i in range(n)], "deep.json")
     store = load_trace(path, cache=False)
     app = VtuiApp(path, store=store)
     async with app.run_test(size=(200, 30)) as pilot:
         await pilot.pause()
-        await pilot.press("F")
-        await _settle(pilot)
-        screen = app.screen
+        screen = await _open_tree(pilot)
         view = screen.query_one(CallTreeView)
         rows = view.rows()  # one chain: open down to the nodes under 2 % of the view
         assert len(screen.current) == n and n * 0.95 < len(rows) < n

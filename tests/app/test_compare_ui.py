@@ -6,15 +6,13 @@ import re
 
 from textual.widgets import DataTable, Static, TabbedContent
 
-from tests.conftest import FIXTURES
+from tests.helpers import QWEN, settle
 from vtui.analysis.compare import METRICS
 from vtui.cli import main
 from vtui.demo import demo_trace_path
 from vtui.load.trace import load_trace
 from vtui.ui.compare import CompareApp
 from vtui.ui.widgets.timeline import Timeline
-
-QWEN = FIXTURES / "tracelens__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"
 
 
 def _first_step_start(store, pattern: str) -> int:
@@ -29,17 +27,11 @@ def _inside(t0: int, t1: int, own: int, scale: int) -> tuple[int, int]:
     return t0, t0 + span
 
 
-async def _settle(pilot) -> None:
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
-    await pilot.pause()
-
-
 async def test_compare_app_lock_and_tabs():
     a, b = load_trace(demo_trace_path()), load_trace(QWEN)
     app = CompareApp(demo_trace_path(), QWEN, stores=(a, b))
     async with app.run_test(size=(140, 40)) as pilot:
-        await _settle(pilot)
+        await settle(pilot, pauses=2)
         assert app.load_error is None and app.comparison is not None
         pa, pb = app.panes()
         scale = max(a.span_ns, b.span_ns)  # one time scale for both traces
@@ -95,7 +87,7 @@ async def test_compare_app_reports_a_bad_trace_in_the_app(tmp_path):
     bad.write_text("{not json at all")
     app = CompareApp(demo_trace_path(), bad)
     async with app.run_test(size=(100, 30)) as pilot:
-        await _settle(pilot)
+        await settle(pilot, pauses=2)
         assert app.load_error and "bad.json" in app.load_error
         assert "Could not compare" in str(app.query_one("#error", Static).render())
         await pilot.press("q")
@@ -124,13 +116,13 @@ async def test_compare_app_without_the_cache_writes_no_entry(tmp_path):
 
     app = CompareApp(demo_trace_path(), QWEN, cache=False)
     async with app.run_test(size=(100, 30)) as pilot:
-        await _settle(pilot)
+        await settle(pilot, pauses=2)
         assert app.load_error is None and app.comparison is not None
         await pilot.press("q")
     assert trace_cache.list_entries() == []
     app = CompareApp(demo_trace_path(), QWEN)  # with the cache (the default): both get an entry
     async with app.run_test(size=(100, 30)) as pilot:
-        await _settle(pilot)
+        await settle(pilot, pauses=2)
         await pilot.press("q")
     assert len(trace_cache.list_entries()) == 2
 
@@ -140,7 +132,7 @@ async def test_relock_keeps_b_inside_its_trace_and_compare_has_help_and_details(
     assert a.span_ns > 3 * b.span_ns  # A much longer than B
     app = CompareApp(demo_trace_path(), QWEN, stores=(a, b))
     async with app.run_test(size=(140, 40)) as pilot:
-        await _settle(pilot)
+        await settle(pilot, pauses=2)
         pa, pb = app.panes()
         late = int(a.span_ns * 0.6)
         app.move(pa, lambda v: v.set_window(late, late + 40_000_000))  # 40 ms of A far past B's end
@@ -172,7 +164,7 @@ async def test_search_in_compare_mode_acts_on_the_focused_trace():
     a, b = load_trace(demo_trace_path()), load_trace(QWEN)
     app = CompareApp(demo_trace_path(), QWEN, stores=(a, b))
     async with app.run_test(size=(140, 40)) as pilot:
-        await _settle(pilot)
+        await settle(pilot, pauses=2)
         pa, pb = app.panes()
         await pilot.press("slash")
         app.screen.query_one("#prompt-input").value = "ENGINE_STEP"  # a capital: exact case, no match
@@ -199,9 +191,9 @@ async def test_compare_app_opens_the_differential_call_tree():
     a = load_trace(QWEN)
     app = CompareApp(QWEN, QWEN, stores=(a, load_trace(QWEN)))
     async with app.run_test(size=(160, 44)) as pilot:
-        await _settle(pilot)
+        await settle(pilot, pauses=2)
         await pilot.press("F")
-        await _settle(pilot)
+        await settle(pilot, pauses=2)
         screen = app.screen
         assert isinstance(screen, TreeDiffScreen)
         # Same trace on both sides: every path is "both" with Δ +0 ns, nothing coloured.
@@ -210,7 +202,7 @@ async def test_compare_app_opens_the_differential_call_tree():
         body = screen.query_one("#td-body", Static).render()
         assert "Qwen2DecoderLayer" in str(body)
         await pilot.press("escape")
-        await _settle(pilot)
+        await settle(pilot, pauses=2)
         assert not isinstance(app.screen, TreeDiffScreen)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.widgets import Input, OptionList, Static
 
-from tests.conftest import FIXTURES, raw_events
+from tests.helpers import FIXTURES, raw_events, settle
 from vtui.demo import demo_trace_path
 from vtui.load.trace import load_trace
 from vtui.ui.app import VtuiApp
@@ -13,10 +13,8 @@ from vtui.ui.screens import PromptScreen
 
 
 async def _settle(pilot) -> None:
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
+    await settle(pilot)  # the screen starts its worker once mounted: a second round waits for that one
+    await settle(pilot)
 
 
 async def test_insights_screen_opens_on_i_and_follows_the_window():

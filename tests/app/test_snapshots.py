@@ -2,30 +2,23 @@
 
 from __future__ import annotations
 
-from tests.conftest import FIXTURES
+from tests.helpers import QWEN, settle
 from vtui.demo import demo_trace_path
 from vtui.ui.app import VtuiApp
 
-QWEN = FIXTURES / "tracelens__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"
-
-
-async def _loaded(pilot) -> None:
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
-
 
 def test_snapshot_main_view(snap_compare):
-    assert snap_compare(VtuiApp(demo_trace_path()), terminal_size=(140, 36), run_before=_loaded)
+    assert snap_compare(VtuiApp(demo_trace_path()), terminal_size=(140, 36), run_before=settle)
 
 
 def test_snapshot_selection_and_details(snap_compare):
-    assert snap_compare(VtuiApp(demo_trace_path()), terminal_size=(140, 36), run_before=_loaded,
+    assert snap_compare(VtuiApp(demo_trace_path()), terminal_size=(140, 36), run_before=settle,
                         press=["w", "w", "w", "down", "down", "down", "f"])
 
 
 def test_snapshot_gpu_trace_filtered_with_flow(snap_compare):
     async def before(pilot) -> None:
-        await _loaded(pilot)
+        await settle(pilot)
         await pilot.press("t", *"stream|thread 25286", "enter")
         f = pilot.app.store.flows
         pilot.app.view.select(int(f.src_slice[100]))
@@ -36,7 +29,7 @@ def test_snapshot_gpu_trace_filtered_with_flow(snap_compare):
 
 def test_snapshot_range_aggregation_and_search(snap_compare):
     async def before(pilot) -> None:
-        await _loaded(pilot)
+        await settle(pilot)
         v = pilot.app.view
         v.set_range(v.store.span_ns // 4, v.store.span_ns // 2)
         await pilot.press("slash", *"aten::addmm", "enter")

@@ -11,10 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURES, ROOT, raw_events
+from tests.helpers import FIXTURES, QWEN, ROOT, raw_events
 from vtui.cli import main
-
-QWEN = FIXTURES / "tracelens__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"
 
 
 def test_info_json_reports_counts(capsys):

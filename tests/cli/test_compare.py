@@ -9,20 +9,17 @@ from collections import defaultdict
 
 import pytest
 
-from tests.conftest import FIXTURES, SHARED_TRACES, raw_events
+from tests.helpers import QWEN, SHARED_TRACES, STACK, cli_json, raw_events, raw_origin
 from vtui.analysis.compare import NOISE_NS, align_steps, diff_metrics, op_status
 from vtui.cli import main
 from vtui.demo import demo_trace_path
 
 KV = SHARED_TRACES / "generated" / "hf_llama_kvcache.json.gz"
 NOKV = SHARED_TRACES / "generated" / "hf_llama_nocache.json.gz"
-QWEN = FIXTURES / "tracelens__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"
-STACK = FIXTURES / "hf_llama_stack.json.gz"
 
 
-def _diff_json(capsys, *args: str) -> dict:
-    assert main(["diff", *map(str, args), "--json"]) == 0
-    return json.loads(capsys.readouterr().out)
+def _diff_json(capsys, *args) -> dict:
+    return cli_json(capsys, "diff", *args, "--json")
 
 
 def _raw_op_totals(events: list[dict]) -> dict[str, tuple[int, float]]:
@@ -87,7 +84,7 @@ def test_steps_side_by_side_against_raw_json(capsys):
     path = demo_trace_path()
     d = _diff_json(capsys, path, path, "--range-b", "100ms:")
     events = raw_events(path)
-    origin = min(e["ts"] for e in events if e.get("ph") not in ("M", None) and "ts" in e)
+    origin = raw_origin(events)
     steps = sorted((e for e in events if e.get("ph") == "X" and e.get("name") == "engine_step"), key=lambda e: e["ts"])
     late = [e for e in steps if (e["ts"] - origin) * 1000 >= 100e6]
     assert d["b"]["steps"] == len(late) < d["a"]["steps"] == len(steps) == len(d["steps"])

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.conftest import FIXTURES, ROOT
+from tests.helpers import FIXTURES, ROOT, settle
 from tests.hostile_corpus import Case, X, build_corpus, corpus, ev
 from vtui.cli import main
 from vtui.commands import COMMANDS
@@ -229,18 +229,12 @@ ALL_KEYS = ["w", "w", "s", "d", "a", "down", "right", "left", "down", "up", "ful
 EVERY_KEY_CASES = {"odd_names", "odd_flows", "huge_span", "only_unknown_phase", "unclosed_begins", "mixed_folder"}
 
 
-async def _loaded(pilot) -> None:
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
-    await pilot.pause()  # the status line is filled after the first refresh
-
-
 @pytest.mark.parametrize("name", CASES)
 async def test_app(built, name: str):
     case, path = _case(built, name)
     app = VtuiApp(path)
     async with app.run_test(size=(120, 36)) as pilot:
-        await _loaded(pilot)
+        await settle(pilot, pauses=2)  # the status line is filled after the first refresh
         if not case.loads:
             assert app.store is None and app.load_error is not None
             check_one_line(app.load_error, case)
@@ -267,7 +261,7 @@ async def test_warnings_screen_lists_each_warning_with_its_count(built):
     case, path = _case(built, "bad_ts")
     app = VtuiApp(path)
     async with app.run_test(size=(120, 36)) as pilot:
-        await _loaded(pilot)
+        await settle(pilot, pauses=2)
         assert "1 load warnings" in str(app.query_one("#status").render())
         assert ("W", "Load warnings (what was skipped or repaired)") in app.key_rows()
         await pilot.press("W")
@@ -286,7 +280,7 @@ async def test_big_trace_loads_in_a_process_inside_the_app(tmp_path, monkeypatch
     monkeypatch.setattr(loading, "PROCESS_THRESHOLD", 0)
     app = VtuiApp(path)
     async with app.run_test(size=(100, 30)) as pilot:
-        await _loaded(pilot)
+        await settle(pilot, pauses=2)
         assert app.load_error is None, app.load_error
         assert len(app.store.slices) == 10 and len(app.store.warnings) == 1
 
@@ -415,7 +409,7 @@ async def test_focus_changes_do_not_leak_footer_keys(built):
     _, path = _case(built, "odd_names")
     app = VtuiApp(path)
     async with app.run_test(size=(120, 36)) as pilot:
-        await _loaded(pilot)
+        await settle(pilot, pauses=2)
         for _ in range(15):
             await pilot.press("tab")
             await pilot.pause()

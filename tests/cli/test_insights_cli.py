@@ -9,8 +9,7 @@ import sys
 
 import pytest
 
-from tests.conftest import FIXTURES, ROOT, raw_events
-from tests.core.test_insights import GPU_CATS, _ns, _origin, _union
+from tests.helpers import FIXTURES, GPU_CATS, ROOT, raw_events, raw_origin, raw_span_ns, union_length
 from vtui.cli import main
 from vtui.demo import demo_trace_path
 
@@ -66,9 +65,9 @@ def test_busy_per_device_over_rank_files():
     assert len(g.devices) == 2
     for dev, path in zip(g.devices, sorted((FIXTURES / "ranks").iterdir())):
         events = raw_events(path)
-        origin = _origin(events)
-        gpu = [_ns(origin, e) for e in events if e.get("ph") == "X" and str(e.get("cat", "")).lower() in GPU_CATS]
-        assert dev.busy_ns == pytest.approx(_union(gpu), abs=len(gpu))
+        origin = raw_origin(events)
+        gpu = [raw_span_ns(origin, e) for e in events if e.get("ph") == "X" and str(e.get("cat", "")).lower() in GPU_CATS]
+        assert dev.busy_ns == pytest.approx(union_length(gpu), abs=len(gpu))
     assert g.busy_pct == pytest.approx(sum(d.busy_pct for d in g.devices) / 2)
 
 

@@ -14,7 +14,20 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.conftest import FIXTURES, norm, raw_events
+from tests.helpers import (
+    DEVICE_CATS,
+    FIXTURES,
+    MI250,
+    QWEN,
+    STACK,
+    load_events,
+    norm,
+    raw_events,
+    raw_origin,
+    raw_span_ns,
+    union_length,
+    write_trace,
+)
 from vtui.analysis.compare import compare, comparison_dict
 from vtui.analysis.insights import compute_insights, insights_dict, summary_metrics
 from vtui.analysis.steps import analyse_steps
@@ -24,36 +37,7 @@ from vtui.load.trace import load_trace
 from vtui.present.insights_text import insights_text
 from vtui.store.tracks import GPU
 
-QWEN = FIXTURES / "tracelens__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"
-MI250 = FIXTURES / "hta__mi250_minitoy_train_ROCm6_2_kineto.json.gz"
-STACK = FIXTURES / "hf_llama_stack.json.gz"
-DEVICE_CATS = {"kernel", "gpu_memcpy", "gpu_memset", "memcpy", "memset", "mtia_ccp_events"}
 SYNC_NAME = re.compile(r"^(cuda|hip)(StreamSynchronize|DeviceSynchronize|EventSynchronize|EventRecord|StreamWaitEvent)$")
-
-
-def _write(tmp: Path, events: list[dict], name: str = "t.json") -> Path:
-    path = tmp / name
-    path.write_text(json.dumps({"traceEvents": events}))
-    return path
-
-
-def _origin(events: list[dict]) -> float:
-    return min(e["ts"] for e in events if e.get("ph") not in ("M", None) and "ts" in e)
-
-
-def _ns(origin: float, e: dict) -> tuple[int, int]:
-    return round((e["ts"] - origin) * 1000), round((e["ts"] + e.get("dur", 0) - origin) * 1000)
-
-
-def _union(intervals: list[tuple[int, int]]) -> int:
-    total, cur = 0, None
-    for a, b in sorted(intervals):
-        if cur is None or a > cur[1]:
-            total += cur[1] - cur[0] if cur else 0
-            cur = [a, b]
-        else:
-            cur[1] = max(cur[1], b)
-    return total + (cur[1] - cur[0] if cur else 0)
 
 
 # ---- MTIA and other non-CUDA devices ---------------------------------------------------------------
@@ -70,7 +54,7 @@ def _mtia_trace(tmp_path: Path) -> Path:
     events += [{"ph": "X", "cat": "mtia_runtime", "name": "synchronizeStream", "ts": 95.0, "dur": 30.0, "pid": 1,
                 "tid": 1},
                {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 0.0, "dur": 130.0, "pid": 1, "tid": 1}]
-    return _write(tmp_path, events)
+    return write_trace(tmp_path, events)
 
 
 def test_mtia_device_work_gets_the_gpu_section_and_its_sync_counts(tmp_path: Path):
@@ -111,7 +95,7 @@ def test_annotations_are_listed_apart_and_no_operator_exceeds_100_pct(tmp_path: 
         {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 20.0, "dur": 60.0, "pid": 1, "tid": 1},
         {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 0.0, "dur": 200.0, "pid": 1, "tid": 2},  # a 2nd thread
     ]
-    store = load_trace(_write(tmp_path, events), cache=False)
+    store = load_events(tmp_path, events)
     ops = compute_insights(store).ops
     assert [r.name for r in ops.by_self] == ["aten::mm"] and [r.name for r in ops.by_total] == ["aten::mm"]
     assert {r.name for r in ops.annotations} == {"PyTorch Profiler (0)", "ProfilerStep#1", "## forward ##"}
@@ -153,7 +137,7 @@ def test_real_traces_rank_operators_not_annotations(path: Path):
 def test_first_step_is_a_ttft_only_when_the_range_starts_the_run(tmp_path: Path):
     events = [{"ph": "X", "name": "engine_step", "ts": 100.0 * i, "dur": 90.0 if i == 0 else 30.0 + i, "pid": 1,
                "tid": 1} for i in range(5)]
-    store = load_trace(_write(tmp_path, events), cache=False)
+    store = load_events(tmp_path, events)
     whole = analyse_steps(store)
     assert whole.run_start and whole.ttft_ns == 90_000 and whole.rest.count == 4
     mid = analyse_steps(store, 150_000, int(store.span_ns))
@@ -170,8 +154,8 @@ def test_first_step_is_a_ttft_only_when_the_range_starts_the_run(tmp_path: Path)
 def test_ttft_on_a_real_trace_against_raw_steps():
     path = demo_trace_path()
     events = raw_events(path)
-    origin = _origin(events)
-    steps = sorted(_ns(origin, e) for e in events if e.get("ph") == "X" and e["name"] == "engine_step")
+    origin = raw_origin(events)
+    steps = sorted(raw_span_ns(origin, e) for e in events if e.get("ph") == "X" and e["name"] == "engine_step")
     store = load_trace(path)
     assert summary_metrics(store)["ttft_ns"] == steps[0][1] - steps[0][0]
     t0 = steps[3][0]  # a range that starts at the fourth step
@@ -196,7 +180,7 @@ def test_phases_below_python_frames_on_a_minimal_step(tmp_path: Path):
             {"ph": "X", "name": "model.py(5): forward", "ts": base + 45, "dur": 45.0, **py},
             {"ph": "X", "name": "aten::softmax", "ts": base + 50, "dur": 30.0, **op},
         ]
-    store = load_trace(_write(tmp_path, events), cache=False)
+    store = load_events(tmp_path, events)
     st = analyse_steps(store, regex="^execute_model$")
     assert [p.name for p in st.phases] == ["worker.py(10): execute_model"]
     assert {p.name: p.total_ns for p in st.op_phases} == {"aten::mm": 60_000, "aten::softmax": 60_000}
@@ -208,12 +192,12 @@ def test_phases_below_python_frames_on_a_minimal_step(tmp_path: Path):
 def _raw_first_non_frames(events: list[dict], step_name: re.Pattern[str]) -> dict[str, int]:
     """Nesting by containment per CPU thread, in plain Python; below each step, the first slices that are not
     python_function frames, total ns by name."""
-    origin = _origin(events)
+    origin = raw_origin(events)
     per_thread = defaultdict(list)
     device = DEVICE_CATS | {"gpu_user_annotation"}  # the step mirrored onto a stream is not the step
     for e in events:
         if e.get("ph") == "X" and e.get("dur", 0) > 0 and str(e.get("cat", "")).lower() not in device:
-            a, b = _ns(origin, e)
+            a, b = raw_span_ns(origin, e)
             per_thread[(norm(e["pid"]), norm(e["tid"]))].append((a, -b, e["name"], e.get("cat")))
     out: dict[str, int] = defaultdict(int)
     for items in per_thread.values():
@@ -266,7 +250,7 @@ def test_busy_over_range_and_active_span_and_both_launch_delays(tmp_path: Path):
 
     events = [launch(0.0, 1), kernel(100.0, 1), launch(250.0, 2), kernel(300.0, 2),
               {"ph": "X", "cat": "cpu_op", "name": "aten::idle", "ts": 0.0, "dur": 1000.0, "pid": 1, "tid": 1}]
-    path = _write(tmp_path, events)
+    path = write_trace(tmp_path, events)
     store = load_trace(path, cache=False)
     g = compute_insights(store).gpu
     assert g.busy_pct == pytest.approx(20.0) and g.active_ns == 300_000
@@ -291,15 +275,15 @@ def test_busy_denominators_and_launch_delays_on_real_traces(path: Path):
     """HTA's and TraceLens's figures, computed here from the raw JSON: busy / (last GPU end − first
     GPU start) per device, and the delay from the runtime call's end (paired by correlation)."""
     events = raw_events(path)
-    origin = _origin(events)
+    origin = raw_origin(events)
     work = [e for e in events if e.get("ph") == "X" and str(e.get("cat", "")).lower() in DEVICE_CATS]
     by_dev = defaultdict(list)
     for e in work:
-        by_dev[norm(e["pid"])].append(_ns(origin, e))
-    per_dev = [100 * _union(iv) / (max(b for _, b in iv) - min(a for a, _ in iv)) for iv in by_dev.values()]
+        by_dev[norm(e["pid"])].append(raw_span_ns(origin, e))
+    per_dev = [100 * union_length(iv) / (max(b for _, b in iv) - min(a for a, _ in iv)) for iv in by_dev.values()]
     g = compute_insights(load_trace(path)).gpu
     assert g.busy_pct_of_active == pytest.approx(np.mean(per_dev), abs=0.01)
-    spans = [_ns(origin, e) for e in work]
+    spans = [raw_span_ns(origin, e) for e in work]
     assert g.active_ns == pytest.approx(max(b for _, b in spans) - min(a for a, _ in spans), abs=2)
     runtime = {e["args"]["correlation"]: e for e in events
                if e.get("ph") == "X" and e.get("cat") in ("cuda_runtime", "cuda_driver") and "correlation" in e.get("args", {})}

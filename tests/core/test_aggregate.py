@@ -8,21 +8,19 @@ from collections import defaultdict
 import numpy as np
 import pytest
 
-from tests.conftest import FIXTURES, norm, raw_events
+from tests.helpers import QWEN, STACK, norm, raw_events, raw_origin, union_length
 from vtui.analysis.aggregate import aggregate
-from vtui.analysis.measure import measure, union_length
+from vtui.analysis.measure import measure
+from vtui.analysis.measure import union_length as measured_union
 from vtui.analysis.search import search, step
 from vtui.errors import UsageError
 from vtui.load.trace import load_trace
-
-QWEN = FIXTURES / "tracelens__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"
-STACK = FIXTURES / "hf_llama_stack.json.gz"
 
 
 def _raw_slices(path):
     """X events as (name, thread, start_ns, end_ns), ns relative to the smallest ts (the store's rule)."""
     events = raw_events(path)
-    origin = min(e["ts"] for e in events if e.get("ph") != "M" and "ts" in e)
+    origin = raw_origin(events)
     out = []
     for e in events:
         if e.get("ph") == "X":
@@ -135,15 +133,7 @@ def test_union_length_independent():
     gpu = [t.id for t in store.tracks if t.kind == "gpu"]
     rows = np.flatnonzero(np.isin(store.slices.track, gpu))
     intervals = sorted(zip(store.slices.start_ns[rows].tolist(), store.slices.end_ns[rows].tolist()))
-    covered, reach = 0, None
-    for s, e in intervals:  # plain sweep
-        if reach is None or s > reach:
-            covered += e - s
-            reach = e
-        elif e > reach:
-            covered += e - reach
-            reach = e
-    assert union_length(store, rows, 0, store.span_ns) == covered > 0
+    assert measured_union(store, rows, 0, store.span_ns) == union_length(intervals) > 0
 
 
 def test_search_steps_forward_and_back_from_a_time_wrapping_at_the_ends(tmp_path):

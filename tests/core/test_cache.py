@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.conftest import FIXTURES
+from tests.helpers import FIXTURES, assert_same_columns
 from vtui.cli import main
 from vtui.io.argsfile import MappedBlob
 from vtui.load import trace as load_mod
@@ -29,10 +29,7 @@ def _copy(tmp_path: Path, src: Path = TRACE) -> Path:
 
 
 def _assert_same(a, b) -> None:
-    for table in ("slices", "instants", "counters", "flows"):
-        ta, tb = getattr(a, table), getattr(b, table)
-        for f in dataclasses.fields(ta):
-            assert np.array_equal(getattr(ta, f.name), getattr(tb, f.name)), (table, f.name)
+    assert_same_columns(a, b)
     assert a.strings == b.strings and a.tracks == b.tracks and a.warnings == b.warnings
     assert a.sources == b.sources and a.metadata_events == b.metadata_events
     assert a.extra_end_args == b.extra_end_args and a.span_ns == b.span_ns and a.origin_us == b.origin_us

@@ -11,7 +11,17 @@ from collections import defaultdict
 import numpy as np
 import pytest
 
-from tests.conftest import FIXTURES, SHARED_TRACES, norm, raw_events
+from tests.helpers import (
+    FIXTURES,
+    SHARED_TRACES,
+    X,
+    load_events,
+    norm,
+    raw_events,
+    raw_origin,
+    union_length,
+    write_trace,
+)
 from vtui.analysis.calltree import (
     build_tree,
     folded,
@@ -34,21 +44,11 @@ GPU_CATS = {"kernel", "gpu_memcpy", "gpu_memset"}
 RUNTIME_CATS = {"cuda_runtime", "cuda_driver", "runtime"}
 
 
-def _write(tmp_path, events, name="t.json"):
-    path = tmp_path / name
-    path.write_text(json.dumps({"traceEvents": events}))
-    return path
-
-
-def X(name, ts, dur, tid=1, pid=1, cat="cpu_op", **args):  # noqa: N802
-    return {"ph": "X", "name": name, "ts": ts, "dur": dur, "pid": pid, "tid": tid, "cat": cat, "args": args}
-
-
 # ---- the independent reference ---------------------------------------------------------------------
 def _raw(path):
     """X events per (pid, tid): dicts with ns relative to the smallest ts (the store's rule), in file order."""
     events = raw_events(path)
-    origin = min(e["ts"] for e in events if e.get("ph") != "M" and "ts" in e)
+    origin = raw_origin(events)
     out = []
     for i, e in enumerate(events):
         if e.get("ph") == "X":
@@ -124,15 +124,7 @@ def reference(slices, t0, t1, threads, tol=0):
         count[p] += 1
         total[p] += clip(s)
         spans = sorted((max(c["start"], t0, s["start"]), min(c["end"], t1, s["end"])) for c in kids[id(s)] if clip(c) > 0)
-        covered, reach = 0, None
-        for a, b in spans:
-            if reach is None or a >= reach:
-                covered += b - a
-                reach = b
-            elif b > reach:
-                covered += b - reach
-                reach = b
-        self_t[p] += max(0, clip(s) - covered)
+        self_t[p] += max(0, clip(s) - union_length(spans))
     return count, total, self_t
 
 
@@ -251,7 +243,7 @@ def test_self_sums_to_busy_time_on_properly_nested_threads(path):
 def test_paths_merge_by_name_along_the_chain(tmp_path):
     events = [X("step", 0, 100), X("mm", 10, 20), X("mm", 40, 10), X("add", 60, 10),
               X("step", 200, 100), X("mm", 210, 30), X("other", 400, 50), X("mm", 410, 5)]
-    tree = build_tree(load_trace(_write(tmp_path, events), cache=False))
+    tree = build_tree(load_events(tmp_path, events))
     nodes = _paths(tree)
     assert set(nodes) == {("step",), ("step", "mm"), ("step", "add"), ("other",), ("other", "mm")}
     n = nodes[("step", "mm")]
@@ -269,7 +261,7 @@ def test_paths_merge_by_name_along_the_chain(tmp_path):
 def test_counters_merge_unless_kept_apart(tmp_path):
     events = [X("ProfilerStep#1", 0, 100), X("nn.Module: Linear_0", 10, 20), X("nn.Module: Linear_1", 40, 20),
               X("ProfilerStep#2", 200, 100), X("execute_context_3(7)", 210, 10), X("aten::conv2d", 230, 5)]
-    store = load_trace(_write(tmp_path, events), cache=False)
+    store = load_events(tmp_path, events)
     tree = build_tree(store)
     assert set(_paths(tree)) == {("ProfilerStep#*",), ("ProfilerStep#*", "nn.Module: Linear_*"),
                                  ("ProfilerStep#*", "execute_context_*(7)"), ("ProfilerStep#*", "aten::conv2d")}
@@ -282,7 +274,7 @@ def test_counters_merge_unless_kept_apart(tmp_path):
 def test_self_time_subtracts_the_union_of_children(tmp_path):
     """Children that partly overlap each other count once."""
     events = [X("outer", 0, 100), X("a", 10, 40), X("b", 30, 40), X("c", 80, 10)]
-    store = load_trace(_write(tmp_path, events), cache=False)
+    store = load_events(tmp_path, events)
     tree = build_tree(store)
     n = _paths(tree)[("outer",)]
     # a [10,50] and b [30,70] overlap: with c the children cover 70 µs
@@ -293,7 +285,7 @@ def test_self_time_subtracts_the_union_of_children(tmp_path):
 
 def test_range_clips_total_and_self(tmp_path):
     events = [X("outer", 0, 100), X("inner", 40, 40)]
-    tree = build_tree(load_trace(_write(tmp_path, events), cache=False), 50_000, 90_000)
+    tree = build_tree(load_events(tmp_path, events), 50_000, 90_000)
     nodes = _paths(tree)
     assert tree.total_ns[nodes[("outer",)]] == 40_000 and tree.self_ns[nodes[("outer",)]] == 10_000
     assert tree.total_ns[nodes[("outer", "inner")]] == 30_000
@@ -315,7 +307,7 @@ def _gpu_events():
 
 
 def test_gpu_time_goes_to_the_launching_call(tmp_path):
-    store = load_trace(_write(tmp_path, _gpu_events()), cache=False)
+    store = load_events(tmp_path, _gpu_events())
     tree = build_tree(store)
     nodes = _paths(tree)
     assert ("gemm",) not in nodes  # GPU streams are the weight, not nodes
@@ -336,7 +328,7 @@ def test_gpu_time_goes_to_the_launching_call(tmp_path):
 
 def test_zoom_and_longest_slice(tmp_path):
     events = [X("step", 0, 100), X("mm", 10, 20), X("mm", 40, 25), X("add", 70, 10), X("step", 200, 50)]
-    store = load_trace(_write(tmp_path, events), cache=False)
+    store = load_events(tmp_path, events)
     tree = build_tree(store)
     step = _paths(tree)[("step",)]
     sub = zoom(tree, step)
@@ -354,7 +346,7 @@ def test_zoom_and_longest_slice(tmp_path):
 
 
 def test_empty_range_and_empty_trace(tmp_path):
-    store = load_trace(_write(tmp_path, [X("a", 0, 10), X("b", 100, 10)]), cache=False)
+    store = load_events(tmp_path, [X("a", 0, 10), X("b", 100, 10)])
     tree = build_tree(store, 20_000, 90_000)
     assert len(tree) == 0 and tree_dict(tree)["roots"] == [] and folded(tree) == [] and len(invert(tree)) == 0
 
@@ -434,7 +426,7 @@ def test_cli_errors_are_one_line(capsys, tmp_path):
 
 def test_hostile_names_print_escaped(tmp_path, capsys):
     events = [X("evil\x1b[31m;red\nline", 0, 10), X("[bold]x[/]", 20, 5)]
-    path = _write(tmp_path, events)
+    path = write_trace(tmp_path, events)
     for fmt in ("table", "folded"):
         assert main(["tree", str(path), "--format", fmt]) == 0
         out = capsys.readouterr().out
@@ -474,7 +466,7 @@ def test_deep_chains_are_cut_with_their_sums_kept(tmp_path, monkeypatch):
     monkeypatch.setattr(ct, "FOLDED_DEPTH", 5)
     monkeypatch.setattr(ct, "INVERT_DEPTH", 4)
     events = [X(f"f{i}", i, 2 * (30 - i) + 1) for i in range(30)]  # one chain, 30 deep: 2 µs self each, 3 at the leaf
-    tree = build_tree(load_trace(_write(tmp_path, events), cache=False))
+    tree = build_tree(load_events(tmp_path, events))
     assert int(tree.depth.max()) == 29
     lines = folded(tree)
     assert len(lines) == 6 and lines[-1] == "f0;f1;f2;f3;f4;… 51000"
@@ -488,7 +480,7 @@ def test_a_selected_zero_length_child_brings_its_parent(tmp_path):
     """[0, 5 µs] selects a zero-length child at 5 µs but not its parent starting there: the path
     stays complete (the parent joins the tree, with nothing of it inside the range)."""
     events = [X("a", 0, 3), X("outer", 5, 5), X("mark", 5, 0)]
-    tree = build_tree(load_trace(_write(tmp_path, events), cache=False), 0, 5_000)
+    tree = build_tree(load_events(tmp_path, events), 0, 5_000)
     nodes = _paths(tree)
     assert set(nodes) == {("a",), ("outer",), ("outer", "mark")}
     assert tree.total_ns[nodes[("outer",)]] == 0 and tree.count[nodes[("outer", "mark")]] == 1

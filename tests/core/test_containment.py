@@ -9,20 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.conftest import FIXTURES, SHARED_TRACES, norm, raw_events
+from tests.helpers import FIXTURES, SHARED_TRACES, X, norm, raw_events, raw_origin, union_length, write_trace
 from vtui.load.trace import load_trace
 from vtui.store import containment
 from vtui.store.containment import containment_parents, depths, self_time
-
-
-def _write(tmp_path: Path, events: list[dict]) -> Path:
-    path = tmp_path / "t.json"
-    path.write_text(json.dumps({"traceEvents": events}))
-    return path
-
-
-def _x(name: str, ts: float, dur: float, tid: int = 1) -> dict:
-    return {"ph": "X", "name": name, "ts": ts, "dur": dur, "pid": 1, "tid": tid}
 
 
 def _by_name(store) -> dict[str, int]:
@@ -31,8 +21,8 @@ def _by_name(store) -> dict[str, int]:
 
 def test_annotation_inside_enter_frame_nests_by_containment(tmp_path: Path):
     # record_function starts inside the Python __enter__ frame and ends inside __exit__.
-    store = load_trace(_write(tmp_path, [_x("outer", 0, 100), _x("enter", 0, 10), _x("step", 5, 85),
-                                         _x("work", 20, 40), _x("exit", 85, 10)]))
+    store = load_trace(write_trace(tmp_path, [X("outer", 0, 100), X("enter", 0, 10), X("step", 5, 85),
+                                              X("work", 20, 40), X("exit", 85, 10)]))
     row = _by_name(store)
     s = store.slices
     assert s.parent[row["step"]] == row["outer"] and s.depth[row["step"]] == 1
@@ -44,7 +34,7 @@ def test_annotation_inside_enter_frame_nests_by_containment(tmp_path: Path):
 
 
 def test_zero_length_child_at_its_parents_end_nests(tmp_path: Path):
-    store = load_trace(_write(tmp_path, [
+    store = load_trace(write_trace(tmp_path, [
         {"ph": "B", "name": "outer", "ts": 1, "pid": 1, "tid": 1},
         {"ph": "B", "name": "inner", "ts": 3, "pid": 1, "tid": 1},
         {"ph": "E", "ts": 3, "pid": 1, "tid": 1},
@@ -55,7 +45,7 @@ def test_zero_length_child_at_its_parents_end_nests(tmp_path: Path):
 
 
 def test_a_slice_starting_where_another_ends_is_its_sibling(tmp_path: Path):
-    store = load_trace(_write(tmp_path, [_x("a", 0, 10), _x("b", 10, 10), _x("c", 12, 2)]))
+    store = load_trace(write_trace(tmp_path, [X("a", 0, 10), X("b", 10, 10), X("c", 12, 2)]))
     row = _by_name(store)
     s = store.slices
     assert s.parent[row["b"]] == -1 and s.parent[row["c"]] == row["b"]
@@ -113,8 +103,8 @@ def test_a_child_ending_a_float_step_after_its_parent_still_nests(tmp_path: Path
     # Epoch µs near 1.7e15: the child ends with its parent in the file (…582.988 + 0.012 = …583.000)
     # but the doubles land 0.25 µs apart; a short sibling right after the parent stays a sibling.
     base = 1712195495505000
-    store = load_trace(_write(tmp_path, [_x("parent", base + 100.5, 482.5), _x("child", base + 582.25, 0.75),
-                                         _x("next", base + 583.0, 0.1)]))
+    store = load_trace(write_trace(tmp_path, [X("parent", base + 100.5, 482.5), X("child", base + 582.25, 0.75),
+                                              X("next", base + 583.0, 0.1)]))
     row = _by_name(store)
     s = store.slices
     assert s.parent[row["child"]] == row["parent"]
@@ -135,18 +125,6 @@ def test_depths_count_ancestors():
     assert depths(parent).tolist() == expected
 
 
-def _union_length(intervals: list[tuple[int, int]]) -> int:
-    total, reach = 0, None
-    for s, e in sorted(intervals):
-        if reach is None or s > reach:
-            total += e - s
-            reach = e
-        elif e > reach:
-            total += e - reach
-            reach = e
-    return total
-
-
 def test_self_time_is_duration_minus_union_of_children():
     rng = np.random.default_rng(5)
     for _ in range(30):
@@ -161,14 +139,14 @@ def test_self_time_is_duration_minus_union_of_children():
         for i, q in enumerate(parent.tolist()):
             if q >= 0:
                 kids[q].append((int(starts[i]), int(ends[i])))
-        expected = [int(ends[i] - starts[i]) - _union_length(kids[i]) for i in range(len(starts))]
+        expected = [int(ends[i] - starts[i]) - union_length(kids[i]) for i in range(len(starts))]
         assert got[inverse].tolist() == expected
 
 
 def _oracle(events: list[dict], tol: int) -> list[tuple]:
     """Per thread, X events in (start, longer first, file order) order; parent by the stack
     oracle; self = dur minus the union of the children. Keyed by what identifies a slice."""
-    origin = min(e["ts"] for e in events if e.get("ph") not in ("M", None) and "ts" in e)
+    origin = raw_origin(events)
     per_thread = defaultdict(list)
     for i, e in enumerate(events):
         if e.get("ph") == "X":
@@ -189,7 +167,7 @@ def _oracle(events: list[dict], tol: int) -> list[tuple]:
             d, q = 0, parent[i]
             while q >= 0:
                 d, q = d + 1, parent[q]
-            out.append((key, ts, ends[i], name, d, ends[i] - ts - _union_length(kids[i])))
+            out.append((key, ts, ends[i], name, d, ends[i] - ts - union_length(kids[i])))
     return sorted(out)
 
 
@@ -243,7 +221,7 @@ def test_self_time_bounds_on_every_trace(path: Path):
     for t in np.unique(s.track).tolist():
         rows = np.flatnonzero(s.track == t)
         order = rows[np.argsort(s.start_ns[rows], kind="stable")]
-        busy = _union_length(list(zip(s.start_ns[order].tolist(), s.end_ns[order].tolist())))
+        busy = union_length(list(zip(s.start_ns[order].tolist(), s.end_ns[order].tolist())))
         shared = _sibling_overlap(s, rows)
         kids_t = rows[s.parent[rows] >= 0]
         past = int(np.maximum(s.end_ns[kids_t] - s.end_ns[s.parent[kids_t]], 0).sum())  # within the tolerance
@@ -255,14 +233,14 @@ def _sibling_overlap(s, rows: np.ndarray) -> int:
     groups = defaultdict(list)
     for r in rows.tolist():
         groups[int(s.parent[r])].append((int(s.start_ns[r]), int(s.end_ns[r])))
-    return sum(sum(e - b for b, e in iv) - _union_length(iv) for iv in groups.values())
+    return sum(sum(e - b for b, e in iv) - union_length(iv) for iv in groups.values())
 
 
 def test_down_and_up_walk_the_containment_tree_across_lanes(tmp_path: Path):
     from vtui.ui.view import ViewState
 
-    store = load_trace(_write(tmp_path, [_x("outer", 0, 100), _x("enter", 0, 10), _x("step", 5, 85),
-                                         _x("work", 20, 40), _x("exit", 85, 10)]))
+    store = load_trace(write_trace(tmp_path, [X("outer", 0, 100), X("enter", 0, 10), X("step", 5, 85),
+                                              X("work", 20, 40), X("exit", 85, 10)]))
     row = _by_name(store)
     view = ViewState(store)
     view.select(row["step"])  # drawn on an extra lane; its child sits on a nesting lane
@@ -273,7 +251,7 @@ def test_down_and_up_walk_the_containment_tree_across_lanes(tmp_path: Path):
 
 
 def test_a_b_opened_inside_an_open_b_is_its_child(tmp_path: Path):
-    store = load_trace(_write(tmp_path, [
+    store = load_trace(write_trace(tmp_path, [
         {"ph": "B", "name": "outer", "ts": 0, "pid": 1, "tid": 1},
         {"ph": "B", "name": "inner", "ts": 2, "pid": 1, "tid": 1},
         {"ph": "E", "ts": 4, "pid": 1, "tid": 1},
@@ -290,7 +268,7 @@ def test_info_states_the_nesting_tolerance(tmp_path: Path, capsys):
     from vtui.cli import main
 
     base = 1712195495505000
-    path = _write(tmp_path, [_x("parent", base + 100.5, 482.5), _x("child", base + 582.25, 0.75)])
+    path = write_trace(tmp_path, [X("parent", base + 100.5, 482.5), X("child", base + 582.25, 0.75)])
     assert main(["info", str(path), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["nesting_tolerance_ns"] == 250
     assert main(["info", str(path)]) == 0
@@ -302,8 +280,8 @@ def test_async_slices_nest_only_within_their_id(tmp_path: Path):
         return {"ph": ph, "name": name, "cat": "c", "id": id_, "ts": ts, "pid": 1, "tid": 1}
 
     # Two requests named alike (one track per root name draws both), overlapping in time.
-    store = load_trace(_write(tmp_path, [ev("b", "R", 1, 0), ev("b", "s1", 1, 1), ev("b", "R", 2, 3),
-                                         ev("e", "R", 2, 5), ev("e", "s1", 1, 11), ev("e", "R", 1, 20)]))
+    store = load_trace(write_trace(tmp_path, [ev("b", "R", 1, 0), ev("b", "s1", 1, 1), ev("b", "R", 2, 3),
+                                              ev("e", "R", 2, 5), ev("e", "s1", 1, 11), ev("e", "R", 1, 20)]))
     s = store.slices
     first = next(r for r in range(len(s)) if store.name(r) == "R" and s.start_ns[r] == 0)
     second = next(r for r in range(len(s)) if store.name(r) == "R" and s.start_ns[r] == 3000)

@@ -10,14 +10,12 @@ import sys
 import numpy as np
 import pytest
 
-from tests.conftest import FIXTURES, ROOT, SHARED_TRACES, norm, raw_events
+from tests.helpers import FIXTURES, QWEN, ROOT, SHARED_TRACES, UNCLOSED, norm, raw_events
 from vtui.cli import main
 from vtui.errors import UsageError
 from vtui.export.trace import export_range, plan_export
 from vtui.load.trace import load_trace
 
-QWEN = FIXTURES / "tracelens__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"
-UNCLOSED = FIXTURES / "catapult__main_thread_has_unclosed_slices.json"
 SHARED = SHARED_TRACES
 
 

@@ -3,28 +3,17 @@ hand — which finding, its severity at the thresholds' edges, the figures in it
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
+from tests.helpers import X, load_events
 from vtui.analysis.findings import gpu_findings, op_findings
 from vtui.analysis.gpu import GpuReport
 from vtui.analysis.insights import compute_insights
 from vtui.analysis.ops import OP_HINTS, OpRow, OpsReport, SyncReport, hint_for
-from vtui.load.trace import load_trace
 
 HINT = {kind: hint for kind, _, hint in OP_HINTS}
-
-
-def _load(tmp_path: Path, events: list[dict], name: str = "t.json"):
-    path = tmp_path / name
-    path.write_text(json.dumps({"traceEvents": events}))
-    return load_trace(path, cache=False)
-
-
-def _x(name: str, ts: float, dur: float, cat: str = "cpu_op", pid: int = 1, tid: int = 1, **args) -> dict:
-    return {"ph": "X", "cat": cat, "name": name, "ts": ts, "dur": dur, "pid": pid, "tid": tid, "args": args}
 
 
 # ---- operator hints ------------------------------------------------------------------------------
@@ -73,11 +62,11 @@ def test_sync_finding_names_its_callers_and_turns_warning_at_five_percent():
 
 
 def test_sync_callers_are_the_enclosing_operators(tmp_path: Path):
-    events = [_x("aten::item", 0.0, 100.0), _x("cudaStreamSynchronize", 10.0, 20.0, "cuda_runtime"),
-              _x("aten::item", 200.0, 100.0), _x("cudaStreamSynchronize", 210.0, 20.0, "cuda_runtime"),
-              _x("aten::to", 400.0, 100.0), _x("cudaStreamSynchronize", 410.0, 20.0, "cuda_runtime"),
-              _x("cudaDeviceSynchronize", 600.0, 10.0, "cuda_runtime")]
-    ins = compute_insights(_load(tmp_path, events))
+    events = [X("aten::item", 0.0, 100.0), X("cudaStreamSynchronize", 10.0, 20.0, "cuda_runtime"),
+              X("aten::item", 200.0, 100.0), X("cudaStreamSynchronize", 210.0, 20.0, "cuda_runtime"),
+              X("aten::to", 400.0, 100.0), X("cudaStreamSynchronize", 410.0, 20.0, "cuda_runtime"),
+              X("cudaDeviceSynchronize", 600.0, 10.0, "cuda_runtime")]
+    ins = compute_insights(load_events(tmp_path, events))
     assert ins.ops.sync.callers[0] == ("aten::item", 2)
     assert sorted(ins.ops.sync.callers) == [("(top level)", 1), ("aten::item", 2), ("aten::to", 1)]
     sync = next(f for f in ins.findings if f.kind == "sync")
@@ -90,9 +79,9 @@ def test_sync_callers_are_the_enclosing_operators(tmp_path: Path):
                                                  (499.0, "warning"), (500.0, None)])
 def test_gpu_busy_finding_high_under_twenty_warning_under_fifty(tmp_path: Path, kernel_us: float, severity):
     """One kernel in a 1 ms trace: busy is its share of the range; the GPU-active span is the kernel."""
-    events = [_x("aten::run", 0.0, 1000.0), _x("cudaLaunchKernel", 1.0, 2.0, "cuda_runtime", correlation=1),
-              _x("k", 100.0, kernel_us, "kernel", pid=0, tid=7, correlation=1)]
-    ins = compute_insights(_load(tmp_path, events))
+    events = [X("aten::run", 0.0, 1000.0), X("cudaLaunchKernel", 1.0, 2.0, "cuda_runtime", correlation=1),
+              X("k", 100.0, kernel_us, "kernel", pid=0, tid=7, correlation=1)]
+    ins = compute_insights(load_events(tmp_path, events))
     busy = [f for f in ins.findings if f.kind == "gpu_busy"]
     if severity is None:
         assert not busy
@@ -115,13 +104,13 @@ def test_gpu_busy_finding_over_several_devices_says_mean():
 # ---- memory: churn, growth, steady ----------------------------------------------------------------
 def _memory(tmp_path: Path, deltas: list[int]):
     """A [memory] instant per allocation (+) or free (−) on the CPU, 1 µs apart, with running totals."""
-    events, total = [_x("aten::run", 0.0, len(deltas) + 1.0)], 0
+    events, total = [X("aten::run", 0.0, len(deltas) + 1.0)], 0
     for i, b in enumerate(deltas):
         total += b
         events.append({"ph": "i", "s": "t", "cat": "cpu_instant_event", "name": "[memory]", "pid": 1, "tid": 1,
                        "ts": i + 0.5, "args": {"Bytes": b, "Total Allocated": total, "Total Reserved": 0,
                                                "Device Type": 0, "Device Id": -1}})
-    ins = compute_insights(_load(tmp_path, events))
+    ins = compute_insights(load_events(tmp_path, events))
     return ins.memory.main, [f for f in ins.findings if f.kind.startswith("memory")]
 
 
@@ -154,9 +143,9 @@ def _steps(tmp_path: Path, durations_us: list[float], gap_us: float = 1.0):
     """engine_step slices one after another with ``gap_us`` between them: the step findings."""
     events, t = [], 0.0
     for d in durations_us:
-        events.append(_x("engine_step", t, d))
+        events.append(X("engine_step", t, d))
         t += d + gap_us
-    return {f.kind: f for f in compute_insights(_load(tmp_path, events)).findings
+    return {f.kind: f for f in compute_insights(load_events(tmp_path, events)).findings
             if f.kind in ("slow_first", "staircase", "decreasing", "spikes", "gaps", "steps")}
 
 

@@ -6,20 +6,11 @@ from __future__ import annotations
 import gzip
 import json
 from collections import defaultdict
-from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURES, SHARED_TRACES, raw_events
+from tests.helpers import FIXTURES, QWEN, SHARED_TRACES, load_events, raw_events
 from vtui.load.trace import load_trace
-
-QWEN = FIXTURES / "tracelens__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"
-
-
-def _load(tmp_path: Path, events: list[dict]):
-    path = tmp_path / "t.json"
-    path.write_text(json.dumps({"traceEvents": events}))
-    return load_trace(path, cache=False)
 
 
 def _x(name, ts, dur, tid, corr=None, cat="kernel", pid=0):
@@ -43,21 +34,21 @@ def test_flow_end_at_a_kernel_start_binds_to_it_not_to_the_kernel_still_running(
     # k1 [4, 14] still runs when k2 starts at 8 (programmatic dependent launch).
     events = [_x("launch1", 0, 2, 1, 1, "cuda_runtime", 1), _x("launch2", 3, 1, 1, None, "cuda_runtime", 1),
               _x("k1", 4, 10, 7, 1), _x("k2", 8, 10, 7), *_flow(1, 0, 4), *_flow(2, 3, 8)]
-    store = _load(tmp_path, events)
+    store = load_events(tmp_path, events)
     assert _pairs(store) == {("launch1", "k1"), ("launch2", "k2")}
 
 
 def test_a_slice_starting_at_the_point_beats_its_enclosing_parent(tmp_path):
     events = [_x("launch", 0, 2, 1, cat="cuda_runtime", pid=1), _x("outer", 4, 20, 7), _x("inner", 8, 2, 7),
               *_flow(1, 0, 8)]
-    assert _pairs(_load(tmp_path, events)) == {("launch", "inner")}
+    assert _pairs(load_events(tmp_path, events)) == {("launch", "inner")}
 
 
 def test_correlation_ids_move_a_flow_end_to_the_slice_with_the_same_id(tmp_path):
     # k2 and k3 start together; the flow end binds to the shorter, k2, but the ids say k3.
     events = [_x("launch3", 0, 2, 1, 3, "cuda_runtime", 1), _x("k2", 8, 4, 7, 2), _x("k3", 8, 10, 7, 3),
               *_flow(3, 0, 8)]
-    store = _load(tmp_path, events)
+    store = load_events(tmp_path, events)
     assert _pairs(store) == {("launch3", "k3")}
     assert any(w.startswith("1 flows joined slices with different correlation ids (moved") for w in store.warnings)
 
@@ -65,7 +56,7 @@ def test_correlation_ids_move_a_flow_end_to_the_slice_with_the_same_id(tmp_path)
 def test_flows_that_disagree_with_no_better_slice_are_kept_and_counted(tmp_path):
     # The end lies inside k, not at its start: not a sure bind, so the ids are checked.
     events = [_x("launch", 0, 2, 1, 5, "cuda_runtime", 1), _x("k", 8, 4, 7, 6), *_flow(5, 0, 9)]
-    store = _load(tmp_path, events)
+    store = load_events(tmp_path, events)
     assert _pairs(store) == {("launch", "k")}
     assert any(w.startswith("1 flows join slices with different correlation ids (kept") for w in store.warnings)
 

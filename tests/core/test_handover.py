@@ -4,15 +4,11 @@ from __future__ import annotations
 
 import json
 
-from tests.conftest import FIXTURES
+from tests.helpers import FIXTURES, X
 from vtui.analysis.calltree import build_tree
 from vtui.analysis.handover import analyse_handover
 from vtui.cli import main
 from vtui.load.trace import load_trace
-
-
-def X(name, ts, dur, cat="cpu_op", pid=1, tid=1, **args):  # noqa: N802
-    return {"ph": "X", "name": name, "ts": ts, "dur": dur, "pid": pid, "tid": tid, "cat": cat, "args": args}
 
 
 def _events():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.conftest import FIXTURES
+from tests.helpers import FIXTURES
 from vtui.load.trace import load_trace
 
 

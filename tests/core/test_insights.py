@@ -9,18 +9,28 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.conftest import FIXTURES, SHARED_TRACES, norm, raw_events
+from tests.helpers import (
+    FIXTURES,
+    GPU_CATS,
+    MI250,
+    QWEN,
+    SHARED_TRACES,
+    STACK,
+    load_events,
+    norm,
+    raw_events,
+    raw_origin,
+    raw_span_ns,
+    union_length,
+    write_trace,
+)
 from vtui.analysis.insights import compute_insights, insights_dict, summary_metrics
 from vtui.analysis.steps import analyse_steps
 from vtui.analysis.trends import analyse_trend
 from vtui.demo import demo_trace_path
 from vtui.load.trace import load_trace
 
-QWEN = FIXTURES / "tracelens__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"
-MI250 = FIXTURES / "hta__mi250_minitoy_train_ROCm6_2_kineto.json.gz"
-STACK = FIXTURES / "hf_llama_stack.json.gz"
 GENERATED = SHARED_TRACES / "generated"
-GPU_CATS = {"kernel", "gpu_memcpy", "gpu_memset", "memcpy", "memset"}
 
 
 # Where ../shared is absent (CI), a trace with a copy in the repo is read from that copy.
@@ -36,26 +46,6 @@ def _shared(name: str) -> Path:
     return path
 
 
-def _origin(events: list[dict]) -> float:
-    return min(e["ts"] for e in events if e.get("ph") not in ("M", None) and "ts" in e)
-
-
-def _ns(origin: float, e: dict) -> tuple[int, int]:
-    return round((e["ts"] - origin) * 1000), round((e["ts"] + e.get("dur", 0) - origin) * 1000)
-
-
-def _union(intervals: list[tuple[int, int]]) -> int:
-    total, cur_s, cur_e = 0, None, None
-    for s, e in sorted(intervals):
-        if cur_e is None or s > cur_e:
-            if cur_e is not None:
-                total += cur_e - cur_s
-            cur_s, cur_e = s, e
-        else:
-            cur_e = max(cur_e, e)
-    return total + (cur_e - cur_s if cur_e is not None else 0)
-
-
 # ---- steps and phases: the step loop trace ---------------------------------------------------
 @pytest.fixture(scope="module")
 def steploop():
@@ -65,8 +55,8 @@ def steploop():
 
 def test_steploop_steps_match_raw_engine_steps(steploop):
     store, events = steploop
-    origin = _origin(events)
-    raw = sorted(_ns(origin, e) for e in events if e.get("ph") == "X" and e.get("name") == "engine_step")
+    origin = raw_origin(events)
+    raw = sorted(raw_span_ns(origin, e) for e in events if e.get("ph") == "X" and e.get("name") == "engine_step")
     durs = np.array([b - a for a, b in raw], dtype=np.float64)
     st = analyse_steps(store)
     assert st.present and st.source == "known" and st.count == len(raw) == 32
@@ -139,11 +129,11 @@ def test_steploop_memory_matches_raw_memory_events(steploop):
 # ---- operators: KV cache vs no KV cache -------------------------------------------------------
 def _raw_self_and_total(events: list[dict]) -> tuple[dict[str, int], dict[str, int]]:
     """Self and total ns per name over cpu_op/user_annotation X events, nesting by a plain stack."""
-    origin = _origin(events)
+    origin = raw_origin(events)
     per_thread = defaultdict(list)
     for e in events:
         if e.get("ph") == "X" and e.get("cat") in ("cpu_op", "user_annotation", "python_function"):
-            a, b = _ns(origin, e)
+            a, b = raw_span_ns(origin, e)
             per_thread[(norm(e["pid"]), norm(e["tid"]))].append((a, -b, e["name"], e["cat"]))
     self_ns: dict[str, int] = defaultdict(int)
     total: dict[str, int] = defaultdict(int)
@@ -209,16 +199,16 @@ def test_kvcache_vs_nocache_linear_layers():
 @pytest.mark.parametrize("path", [QWEN, MI250], ids=lambda p: p.name)
 def test_gpu_busy_memcpy_and_launch_delay_match_raw(path: Path):
     store, events = load_trace(path), raw_events(path)
-    origin = _origin(events)
+    origin = raw_origin(events)
     gpu = [e for e in events if e.get("ph") == "X" and str(e.get("cat", "")).lower() in GPU_CATS]
-    busy = _union([_ns(origin, e) for e in gpu])
+    busy = union_length([raw_span_ns(origin, e) for e in gpu])
     dur = {c: sum(round(e["dur"] * 1000) for e in gpu if e["cat"].lower() == c) for c in ("kernel", "gpu_memcpy", "gpu_memset")}
     g = compute_insights(store).gpu
     assert g.present and g.gpu_ops_in_range == len(gpu)
     assert g.busy_ns == pytest.approx(busy, abs=len(gpu))
     assert g.busy_pct == pytest.approx(100 * g.busy_ns / store.span_ns)
     assert g.kernel_ns == pytest.approx(dur["kernel"], abs=len(gpu))
-    kernels_only = _union([_ns(origin, e) for e in gpu if e["cat"].lower() == "kernel"])
+    kernels_only = union_length([raw_span_ns(origin, e) for e in gpu if e["cat"].lower() == "kernel"])
     assert g.kernel_busy_pct == pytest.approx(100 * kernels_only / store.span_ns, abs=1e-4)
     work = sum(dur.values())
     assert g.memcpy_pct == pytest.approx(100 * dur["gpu_memcpy"] / work, abs=0.01)
@@ -247,10 +237,10 @@ def test_gpu_precision_classes_on_qwen():
 def test_legacy_kineto_gpu_and_memory_without_totals():
     path = _shared("kineto__worker0.1623143089861.pt.trace.json.gz")
     store, events = load_trace(path), raw_events(path)
-    origin = _origin(events)
+    origin = raw_origin(events)
     gpu = [e for e in events if e.get("ph") == "X" and str(e.get("cat", "")).lower() in GPU_CATS]
     ins = compute_insights(store)
-    assert ins.gpu.busy_ns == pytest.approx(_union([_ns(origin, e) for e in gpu]), abs=len(gpu))
+    assert ins.gpu.busy_ns == pytest.approx(union_length([raw_span_ns(origin, e) for e in gpu]), abs=len(gpu))
     memcpy = sum(e["dur"] for e in gpu if e["cat"] == "Memcpy") * 1000
     assert ins.gpu.memcpy_by_direction == {"HtoD": pytest.approx(memcpy, abs=len(gpu))}
     assert ins.steps.pattern == "ProfilerStep#N" and ins.steps.count == 6
@@ -274,8 +264,8 @@ def test_qwen_cuda_memory_peaks_match_raw():
 # ---- Python overhead ------------------------------------------------------------------------------
 def test_python_frames_and_depth_on_stack_trace():
     events = raw_events(STACK)
-    origin = _origin(events)
-    py = sorted((_ns(origin, e) for e in events if e.get("cat") == "python_function" and e.get("ph") == "X"),
+    origin = raw_origin(events)
+    py = sorted((raw_span_ns(origin, e) for e in events if e.get("cat") == "python_function" and e.get("ph") == "X"),
                 key=lambda ab: (ab[0], -ab[1]))
     stack: list[int] = []
     deepest = 0
@@ -317,12 +307,6 @@ def test_json_has_the_documented_keys():
 
 
 # ---- detection on synthetic traces (names no fixture has) --------------------------------------
-def _write(tmp: Path, events: list[dict]) -> Path:
-    path = tmp / "t.json"
-    path.write_text(json.dumps({"traceEvents": events}))
-    return path
-
-
 def _loop(names, durs_us, gap_us=10.0, tid=1, children=("prep", "run")):
     events, t = [], 0.0
     for name, d in zip(names, durs_us):
@@ -337,7 +321,7 @@ def test_vllm_step_names_and_staircase(tmp_path: Path):
     durs = [5000.0] + [100.0 + 10 * i for i in range(30)]  # prefill, then +10 µs per step
     names = [f"execute_context_{1 if i == 0 else 0}({64 if i == 0 else 0})_generation_{0 if i == 0 else 8}({0 if i == 0 else 8})"
              for i in range(len(durs))]
-    st = analyse_steps(load_trace(_write(tmp_path, _loop(names, durs))))
+    st = analyse_steps(load_trace(write_trace(tmp_path, _loop(names, durs))))
     assert st.source == "known" and st.count == 31
     assert st.trend.trend == "staircase" and st.trend.slope_ns_per_step == pytest.approx(10_000, rel=1e-6)
     assert st.trend.slow_first and {p.name for p in st.phases} == {"prep", "run"}
@@ -347,7 +331,7 @@ def test_generic_repeated_name_spike_and_user_regex(tmp_path: Path):
     durs = [1000.0] * 20
     durs[12] = 5000.0
     events = _loop(["tick"] * 20, durs) + [{"ph": "X", "name": "setup", "ts": -500.0, "dur": 100.0, "pid": 1, "tid": 1}]
-    store = load_trace(_write(tmp_path, events))
+    store = load_trace(write_trace(tmp_path, events))
     st = analyse_steps(store)
     assert st.source == "generic" and st.pattern == "repeated: tick" and st.count == 20
     assert st.trend.spikes == [12] and st.trend.trend == "spiky" and not st.trend.slow_first
@@ -362,7 +346,7 @@ def test_annotations_mirrored_on_gpu_are_not_steps(tmp_path: Path):
                 "cat": "gpu_user_annotation"} for i in range(5)]
     events += [{"ph": "X", "name": "k", "ts": 6.0 + 110 * i, "dur": 50.0, "pid": 0, "tid": 7, "cat": "kernel"}
                for i in range(5)]
-    store = load_trace(_write(tmp_path, events))
+    store = load_trace(write_trace(tmp_path, events))
     st = analyse_steps(store)
     assert st.count == 4 and store.tracks[st.track].kind == "thread"
     assert np.all(st.durations == 100_000)
@@ -384,7 +368,7 @@ def test_gpu_track_without_kineto_categories_and_engine_steps_inside_one_profile
     events += [{"ph": "X", "name": "my_gemm", "ts": 10.0 + 100 * i, "dur": 40.0, "pid": 9, "tid": 3} for i in range(4)]
     events += [{"ph": "X", "name": "Memcpy HtoD", "ts": 700.0, "dur": 100.0, "pid": 9, "tid": 3}]
     events += [{"ph": "X", "name": "engine_step", "ts": 1.0 + 200 * i, "dur": 150.0, "pid": 1, "tid": 1} for i in range(4)]
-    store = load_trace(_write(tmp_path, events))
+    store = load_trace(write_trace(tmp_path, events))
     g = compute_insights(store).gpu
     assert g.present and g.kernel_ns == 4 * 40_000 and g.memcpy_ns == 100_000
     assert g.busy_ns == 4 * 40_000 + 100_000  # the annotation around the kernels is not work
@@ -412,7 +396,7 @@ def test_idle_split_launch_delay_and_sync_on_a_synthetic_kineto_trace(tmp_path: 
     events += kernel(310.0, 90.0, 3, "ncclKernel_AllReduce")
     events += [{"ph": "X", "cat": "cuda_runtime", "name": "cudaStreamSynchronize", "ts": 310.0, "dur": 90.0,
                 "pid": 1, "tid": 1}]
-    store = load_trace(_write(tmp_path, events))
+    store = load_trace(write_trace(tmp_path, events))
     g = compute_insights(store).gpu
     assert g.launches_paired == 3
     assert g.idle_between_ns == 20_000 and g.idle_cpu_wait_ns == 110_000 and g.idle_edges_ns == 0
@@ -427,7 +411,7 @@ def test_cache_hits_and_misses_from_names_and_args(tmp_path: Path):
     events += [{"ph": "X", "name": "kv_cache_lookup", "ts": 10.0 + i, "dur": 0.5, "pid": 1, "tid": 1,
                 "args": {"result": "miss"}} for i in range(1)]
     events += [{"ph": "X", "name": "block_cache_evict", "ts": 20.0, "dur": 1.0, "pid": 1, "tid": 1}]
-    c = compute_insights(load_trace(_write(tmp_path, events))).caches
+    c = compute_insights(load_trace(write_trace(tmp_path, events))).caches
     assert (c.hits, c.misses, c.evictions, c.events) == (3, 1, 1, 5)
     assert c.hit_rate == pytest.approx(75.0)
 
@@ -444,7 +428,7 @@ def test_memory_events_with_odd_args_are_read_one_by_one(tmp_path):
            {"Bytes": 7, "Device Type": [1], "Device Id": 0}]  # a device type that is no number
     events = [{"ph": "i", "s": "t", "name": "[memory]", "pid": 1, "tid": 1, "ts": i, "args": a} for i, a in enumerate(mem)]
     events.append({"ph": "X", "name": "op", "pid": 1, "tid": 1, "ts": 0, "dur": 10})
-    report = analyse_memory(load_trace(_write(tmp_path, events), cache=False))
+    report = analyse_memory(load_events(tmp_path, events))
     dev = next(d for d in report.devices if d.device == "cuda:0")
     assert (dev.allocs, dev.frees, dev.peak_allocated, dev.alloc_bytes) == (2, 1, 150, 150)
     assert [d.device for d in report.devices] == ["?:0", "cuda:0"]

@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 import vtui
-from tests.conftest import ROOT
+from tests.helpers import ROOT
 
 CORE = ("vtui.io", "vtui.store", "vtui.analysis")
 LOWER = {"vtui.io": (), "vtui.store": ("vtui.io",), "vtui.analysis": ("vtui.io", "vtui.store"),

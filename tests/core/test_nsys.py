@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from benchmarks.nsys_synth import write_nsys_export
-from tests.conftest import FIXTURES, ROOT, SHARED_TRACES, raw_events
+from tests.helpers import FIXTURES, ROOT, SHARED_TRACES, raw_events, union_length
 from vtui.analysis.gpu import analyse_gpu, gpu_rows, launch_pairs
 from vtui.cli import main
 from vtui.errors import TraceLoadError
@@ -69,19 +69,10 @@ class SqlFigures:
         self.launches = set(con.execute(f"SELECT max(r.start), g.start FROM ({union}) g JOIN CUPTI_ACTIVITY_KIND_RUNTIME r "
                                         f"ON r.correlationId = g.correlationId {pid_join} GROUP BY g.rowid, g.start"))
         self.gpu_ops = con.execute(f"SELECT count(*) FROM ({union})").fetchone()[0]
-        self.busy: dict[int, int] = {}
         by_dev: dict[int, list[tuple[int, int]]] = defaultdict(list)
         for start, end, dev, _corr, _pid in con.execute(union):
             by_dev[dev].append((start, end))
-        for dev, spans in by_dev.items():
-            total, cur_s, cur_e = 0, None, None
-            for s, e in sorted(spans):
-                if cur_e is None or s > cur_e:
-                    total += 0 if cur_e is None else cur_e - cur_s
-                    cur_s, cur_e = s, e
-                else:
-                    cur_e = max(cur_e, e)
-            self.busy[dev] = total + (cur_e - cur_s)
+        self.busy = {dev: union_length(spans) for dev, spans in by_dev.items()}
         # NVTX rows of other types name domains and threads: definitions, not events.
         sources = [f"SELECT min(start) FROM {t}" for t in [*present, "CUPTI_ACTIVITY_KIND_RUNTIME", "OSRT_API",
                                                            "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"] if t in tables]

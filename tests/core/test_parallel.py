@@ -4,7 +4,6 @@ damaged. Checked against plain ``json`` and against a one-process load, column f
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 from pathlib import Path
@@ -12,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.helpers import assert_same_columns
 from vtui.io import jsonscan
 from vtui.io.argsfile import ArgsFile
 from vtui.io.columns import ColumnSink
@@ -207,11 +207,7 @@ def test_parallel_load_in_processes_equals_one_process(tmp_path, tiny_ranges, mo
     ranges = 2 * parallel.RANGES_PER_JOB
     assert used == [(ranges, ranges)]  # all decoded in parallel (the worker claimed all but the first) and proven
     assert not list(scratch.iterdir())  # the workers' range files and the args file are gone
-    for table in ("slices", "instants", "counters", "flows"):
-        a, b = getattr(one, table), getattr(two, table)
-        for f in dataclasses.fields(a):
-            if f.name != "args_off":  # same bytes, different place in the args file
-                assert np.array_equal(getattr(a, f.name), getattr(b, f.name)), (table, f.name)
+    assert_same_columns(one, two, skip=("args_off",))  # same bytes, different place in the args file
     assert one.strings == two.strings and one.tracks == two.tracks and one.warnings == two.warnings
     names = {e["name"] for e in events if e["ph"] == "X"}
     assert {one.name(r) for r in range(len(one.slices))} == names
@@ -309,11 +305,7 @@ def test_every_kind_of_id_loads_the_same_in_processes(tmp_path, tiny_ranges, mon
     one = load_trace(path, cache=False, jobs=1)
     two = load_trace(path, cache=False, jobs=2)
     assert len(one.flows) > 800 and len(one.slices) > 2000
-    for table in ("slices", "instants", "counters", "flows"):
-        a, b = getattr(one, table), getattr(two, table)
-        for f in dataclasses.fields(a):
-            if f.name != "args_off":
-                assert np.array_equal(getattr(a, f.name), getattr(b, f.name)), (table, f.name)
+    assert_same_columns(one, two, skip=("args_off",))
     assert [t.label for t in one.tracks] == [t.label for t in two.tracks]
     assert one.warnings == two.warnings
 

@@ -8,7 +8,7 @@ from collections import defaultdict
 
 import pytest
 
-from tests.conftest import FIXTURES, SHARED_TRACES
+from tests.helpers import FIXTURES, SHARED_TRACES
 from vtui.load.trace import load_trace
 
 pa = pytest.importorskip("pyarrow", reason="pyarrow not installed (pip install 'vtui[parquet]')")

@@ -10,17 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURES, SHARED_TRACES, raw_events
+from tests.helpers import DEVICE_CATS, FIXTURES, SHARED_TRACES, cli_json, raw_events, raw_origin
 from vtui.analysis.aggregate import aggregate
 from vtui.analysis.insights import compute_insights
-from vtui.cli import main
 from vtui.load.trace import load_trace
 from vtui.store.slicetime import range_slices
 
 # A 2021 PyTorch 1.9 Kineto trace: 636 zero-length FillFunctor kernels. Its first step is in fixtures/.
 KINETO_2021 = SHARED_TRACES / "public" / "kineto__worker0.1623143089861.pt.trace.json.gz"
 KINETO_2021_STEP = FIXTURES / "kineto__worker0_first_step.json.gz"
-DEVICE_CATS = {"kernel", "gpu_memcpy", "gpu_memset", "memcpy", "memset", "mtia_ccp_events"}
 
 
 def _kineto_2021() -> Path:
@@ -31,14 +29,9 @@ def _kineto_2021() -> Path:
 KINETO_PATHS = [p for p in (KINETO_2021, KINETO_2021_STEP) if p.exists()]
 
 
-def _cli_json(capsys, *args: str):
-    assert main([*map(str, args)]) == 0
-    return json.loads(capsys.readouterr().out)
-
-
 def _raw_in_range(events: list[dict], t0: int, t1: int) -> list[tuple[dict, int, int]]:
     """(event, start ns, end ns) of the X events the README's rule puts in [t0, t1]."""
-    origin = min(e["ts"] for e in events if e.get("ph") not in ("M", None) and "ts" in e)
+    origin = raw_origin(events)
     out = []
     for e in events:
         if e.get("ph") != "X":
@@ -71,9 +64,9 @@ def _zero_length_trace(tmp_path: Path) -> Path:
 
 def test_zero_length_kernels_count_in_stats_insights_diff_and_parquet(tmp_path: Path, capsys):
     path = _zero_length_trace(tmp_path)
-    stats = {r["name"]: r for r in _cli_json(capsys, "stats", path, "--format", "json", "--no-cache")}
-    ins = _cli_json(capsys, "insights", path, "--json", "--no-cache")
-    diff = _cli_json(capsys, "diff", path, path, "--json", "--no-cache")
+    stats = {r["name"]: r for r in cli_json(capsys, "stats", path, "--format", "json", "--no-cache")}
+    ins = cli_json(capsys, "insights", path, "--json", "--no-cache")
+    diff = cli_json(capsys, "diff", path, path, "--json", "--no-cache")
     assert stats["fill"]["count"] == 2 and stats["fill"]["total_ns"] == 0
     kernels = {k["name"]: k["count"] for k in ins["gpu"]["top_kernels"]}
     assert kernels == {"gemm": 1, "fill": 2}
@@ -118,10 +111,10 @@ def test_counts_agree_on_a_real_trace(capsys, span, path):
     zero = sum(1 for e, a, b in raw if a == b and e.get("cat", "").lower() == "kernel")
     assert zero > 0  # the point of this trace
 
-    stats = {r["name"]: r for r in _cli_json(capsys, "stats", path, "--format", "json", *rng)}
-    ins = _cli_json(capsys, "insights", path, "--json", "--top", "100000", *rng)
+    stats = {r["name"]: r for r in cli_json(capsys, "stats", path, "--format", "json", *rng)}
+    ins = cli_json(capsys, "insights", path, "--json", "--top", "100000", *rng)
     rb = [] if span is None else ["--range-a", f"{t0}ns:{t1}ns", "--range-b", f"{t0}ns:{t1}ns"]
-    diff = {(o["kind"], o["name"]): o for o in _cli_json(capsys, "diff", path, path, "--json", *rb)["ops"]}
+    diff = {(o["kind"], o["name"]): o for o in cli_json(capsys, "diff", path, path, "--json", *rb)["ops"]}
 
     assert {n: r["count"] for n, r in stats.items()} == dict(raw_count)
     assert {k["name"]: k["count"] for k in ins["gpu"]["top_kernels"]} == dict(raw_kernels)

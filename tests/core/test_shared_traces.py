@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import SHARED_TRACES
+from tests.helpers import SHARED_TRACES
 from vtui.load.trace import load_trace
 
 

@@ -9,12 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.conftest import FIXTURES, norm, raw_events
+from tests.helpers import FIXTURES, QWEN, STACK, UNCLOSED, norm, raw_events, raw_origin
 from vtui.load.trace import load_trace
 
-QWEN = FIXTURES / "tracelens__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"
-UNCLOSED = FIXTURES / "catapult__main_thread_has_unclosed_slices.json"
-STACK = FIXTURES / "hf_llama_stack.json.gz"
 KINETO = FIXTURES / "kineto__before_fix_trace.json"
 
 
@@ -30,7 +27,7 @@ def test_per_track_slice_counts_match_raw_x_events(path: Path):
 
 def _independent_depths(events: list[dict]) -> dict:
     """Max nesting depth per thread by a plain stack over X events (integer ns)."""
-    origin = min(e["ts"] for e in events if e.get("ph") != "M" and "ts" in e)
+    origin = raw_origin(events)
     per_thread = defaultdict(list)
     for i, e in enumerate(events):
         if e.get("ph") == "X":
@@ -185,7 +182,7 @@ def test_folder_of_ranks_opens_as_one_trace():
 
 def test_times_are_int64_ns_relative_to_smallest_ts():
     events = raw_events(QWEN)
-    origin = min(e["ts"] for e in events if e.get("ph") != "M" and "ts" in e)
+    origin = raw_origin(events)
     store = load_trace(QWEN)
     assert store.origin_us == origin
     assert store.slices.start_ns.dtype == np.int64
