@@ -44,7 +44,7 @@ def _oracle(events: list[dict]) -> dict[int, tuple[int, int, int]]:
         if e.get("ph") != "X" or not isinstance(e.get("ts"), Decimal):
             continue
         dur = e.get("dur")
-        start = _ns(e["ts"] - origin)
+        start = _ns(e["ts"]) - _ns(origin)  # on the absolute ns grid, as Perfetto rounds
         end = start + (_ns(dur) if isinstance(dur, Decimal) and dur >= 0 else 0)
         by_thread.setdefault((repr(e.get("pid")), repr(e.get("tid"))), []).append((start, end, k))
     out = {}
@@ -75,31 +75,34 @@ def _vtui(store) -> dict[int, tuple[int, int, int]]:
     return {int(s.ordinal[r]): (int(s.start_ns[r]), int(s.end_ns[r]), int(self_[r])) for r in range(len(s))}
 
 
-def _us(value_ns: int) -> str:
-    """µs text with 3 decimals, as profilers write it."""
-    return f"{value_ns // 1000}.{value_ns % 1000:03d}"
+def _us(value: int, decimals: int = 3) -> str:
+    """µs text with ``decimals`` decimals (3: ns, as profilers write it) from a count of 10**-decimals µs."""
+    unit = 10**decimals
+    return f"{value // unit}.{value % unit:0{decimals}d}"
 
 
-def _synthetic_trace(seed: int = 7, threads: int = 3, per_thread: int = 400) -> str:
-    """Nested X slices on a few threads at epoch µs with 3 decimals, written as text (a double
-    would round them), then a top-level key with a list so the array's tail is walked too."""
+def _synthetic_trace(seed: int = 7, threads: int = 3, per_thread: int = 400, base: int = BASE, decimals: int = 3) -> str:
+    """Nested X slices on a few threads at ``base`` µs, written as text (a double would round
+    them), then a top-level key with a list so the array's tail is walked too. Times are counted
+    in 10**-decimals µs."""
     rng = random.Random(seed)
     parts = ['{"ph":"M","name":"process_name","pid":1,"tid":0,"args":{"name":"p"}}']
+    unit = 10**decimals
     for tid in range(1, threads + 1):
-        t = BASE * 1000 + rng.randrange(1000)
+        t = base * unit + rng.randrange(unit)
         open_ends: list[int] = []
         for _ in range(per_thread):
             while open_ends and (open_ends[-1] <= t or rng.random() < 0.3):
                 t = max(t, open_ends.pop()) + rng.randrange(3)
-            limit = open_ends[-1] - t if open_ends else 50_000
+            limit = open_ends[-1] - t if open_ends else 50 * unit
             if limit <= 0:
                 continue
             dur = rng.choice([0, 1, limit, rng.randrange(limit + 1)])  # 1 ns and "ends with its parent" on purpose
             parts.append(f'{{"ph":"X","cat":"cpu_op","name":"op{rng.randrange(20)}","pid":1,"tid":{tid},'
-                         f'"ts":{_us(t)},"dur":{_us(dur)},"args":{{"k":[{{"a":1}},{{"b":2}}]}}}}')
+                         f'"ts":{_us(t, decimals)},"dur":{_us(dur, decimals)},"args":{{"k":[{{"a":1}},{{"b":2}}]}}}}')
             open_ends.append(t + dur)
             t += rng.randrange(1, 4)
-    parts.append(f'{{"ph":"i","name":"mark","pid":1,"tid":1,"s":"t","ts":{_us(BASE * 1000 + 5)}}}')
+    parts.append(f'{{"ph":"i","name":"mark","pid":1,"tid":1,"s":"t","ts":{_us(base * unit + 5, decimals)}}}')
     return '{"traceEvents":[\n' + ",\n".join(parts) + '\n],"distributedInfo":{"ranks":[0,1]}}'
 
 
@@ -140,6 +143,16 @@ def test_epoch_trace_slices_and_self_times_are_exact(tmp_path: Path):
     # The double path would not be exact here: the trace really needs the text.
     doubles = [float(e["ts"]) for e in _decimal_events(text) if e.get("ph") == "X"]
     assert any(round((d - BASE) * 1000) % 250 == 0 for d in doubles)
+
+
+def test_sub_ns_digits_round_half_to_even_on_the_absolute_grid(tmp_path: Path):
+    # Fuchsia writes µs with 4 decimals near 1.1e12: a double holds them, but how x.5 ns rounds
+    # would be up to its noise; the text decides (half to even), on the absolute ns grid.
+    text = _synthetic_trace(seed=11, base=1_124_609_194_129, decimals=4)
+    path = tmp_path / "subns.json"
+    path.write_text(text)
+    store = load_trace(path, cache=False)
+    assert _vtui(store) == _oracle(_decimal_events(text))
 
 
 def test_rows_that_end_with_their_parent_nest_exactly(tmp_path: Path):

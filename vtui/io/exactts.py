@@ -4,8 +4,9 @@ JSON traces write µs. Near 1.7e15 µs (epoch time, as Kineto writes for some ru
 only 0.25 µs steps, so ``1712195495519695.8`` reads as ``…695.75``: durations and self times come
 out up to 0.25 µs wrong and a child may seem to end after its parent. Below 2**43 µs (~100 days
 after the clock's zero) a double's step is under 1 ns, so rounding ts × 1000 gives the exact ns
-for the 3 decimals profilers write. Only chunks holding larger values pay for this: their ``ts``
-text is read again and turned, digit by digit, into absolute int64 ns.
+for the 3 decimals profilers write; digits below the ns (Fuchsia writes 4) round by the double's
+noise, though. Only chunks holding larger values or such digits pay for this: their ``ts`` text is
+read again and turned, digit by digit, into absolute int64 ns (sub-ns digits rounded half to even).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ LARGE_US = float(2**43)  # |ts| from here on: a double's step exceeds 1 ns
 NO_NS = np.iinfo(np.int64).min  # "no exact value" (missing, not a number, out of range): use the double
 _MAX_INT_PART = (np.iinfo(np.int64).max - 999) // 1000  # µs whose ns still fit in int64
 _POW10 = 10 ** np.arange(19, dtype=np.int64)
+_NOISE = 1000.0 * 2.0**-52 * 1.01
 
 
 class _Ts(msgspec.Struct, gc=False):
@@ -32,9 +34,17 @@ _TS_DECODER = msgspec.json.Decoder(list[_Ts])
 
 
 def needs_exact(ts: np.ndarray) -> bool:
-    """Do these (double) timestamps hold values too large for a double to keep to the ns?"""
-    with np.errstate(invalid="ignore"):
-        return bool((np.abs(ts) >= LARGE_US).any())
+    """Do these (double) timestamps need their text: values too large for a double to keep to the
+    ns, or digits below the ns (a double decides how those round only by its own rounding noise)?"""
+    with np.errstate(invalid="ignore", over="ignore"):
+        size = np.abs(ts)
+        if (size >= LARGE_US).any():
+            return True
+        scaled = ts * 1000.0
+        # Off a whole ns by more than parsing and scaling can move it (together under 1000 steps
+        # of a double at ts, each at most ts * 2**-52): there are sub-ns digits.
+        off = np.abs(scaled - np.rint(scaled))
+        return bool((off > size * _NOISE).any())
 
 
 def integral_only(events: list) -> bool:

@@ -271,7 +271,14 @@ def _exact_relative(m: Merged, valid: np.ndarray, origin: float, ts_ns: np.ndarr
     at_origin = has & (m.ts == origin)
     if not at_origin.any():
         return  # the origin itself was not read exactly: keep every time on the double scale
-    ts_ns[has] = m.ts_ns[has] - m.ts_ns[at_origin].min()
+    origin_ns = m.ts_ns[at_origin].min()
+    ts_ns[has] = m.ts_ns[has] - origin_ns
+    # The others (a double holds their ns) round on the same absolute ns grid, not relative to an
+    # origin that may have sub-ns digits.
+    with np.errstate(invalid="ignore"):
+        rest = valid & ~has & (np.abs(m.ts) < LARGE_US)
+    if rest.any():
+        ts_ns[rest] = np.rint(m.ts[rest] * 1000.0).astype(np.int64) - origin_ns
 
 
 def _nesting_tolerance(m: Merged, valid: np.ndarray, origin_us: float, span_ns: int) -> int:
