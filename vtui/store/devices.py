@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from vtui.store.tracks import GPU
+from vtui.store.tracks import GPU, THREAD
 
 if TYPE_CHECKING:
     from vtui.store.store import TraceStore
@@ -150,8 +150,15 @@ def python_mask(store: TraceStore) -> np.ndarray:
     return cat_mask(store, PYTHON_CATS)
 
 
+def on_thread_track(store: TraceStore) -> np.ndarray:
+    """Per slice: it lies on a CPU thread's track (not a device, async or other track)."""
+    thread = np.array([t.kind == THREAD for t in store.tracks], dtype=bool)
+    return thread[store.slices.track] if len(store.slices) else np.zeros(0, dtype=bool)
+
+
 def cpu_op_mask(store: TraceStore) -> np.ndarray:
-    """Per slice: a CPU operator (host side; not device work, not a Python frame, not an annotation)."""
+    """Per slice: a CPU operator: a call on a CPU thread (async spans are not calls: they overlap
+    freely and belong to no thread), not device work, not a Python frame, not an annotation."""
     if not len(store.slices):
         return np.zeros(0, dtype=bool)
-    return ~on_device_track(store) & (device_work_kinds(store) == 0) & ~python_mask(store) & ~annotation_mask(store)
+    return on_thread_track(store) & (device_work_kinds(store) == 0) & ~python_mask(store) & ~annotation_mask(store)
