@@ -224,3 +224,16 @@ def test_integer_epoch_times_are_exact_without_reading_the_text_again():
     sink.add(events)
     sink.keep_exact_ts(events, lambda: pytest.fail("integers are exact as doubles: no second read"))
     assert sink.finish().ts_ns.tolist() == [1623142623636299000, NO_NS]
+
+
+def test_sub_ns_digits_in_one_rank_and_the_origin_in_another(tmp_path: Path):
+    # The origin (rank a, whole ns) is held by a double; rank b's sub-ns digits are read from the
+    # text, and both meet on the absolute ns grid: 1000.0015 µs is 1_000_002 ns (half to even),
+    # 2 ns after 1000 µs (a double computes (1000.0015 - 1000) × 1000 = 1.4999…, rounded to 1).
+    folder = tmp_path / "ranks"
+    folder.mkdir()
+    (folder / "a.json").write_text('[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1000.000,"dur":1}]')
+    (folder / "b.json").write_text('[{"ph":"X","name":"b","pid":1,"tid":1,"ts":1000.0015,"dur":1}]')
+    store = load_trace(folder, cache=False)
+    starts = {store.name(r): int(store.slices.start_ns[r]) for r in range(len(store.slices))}
+    assert starts == {"a": 0, "b": 2}

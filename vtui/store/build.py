@@ -269,9 +269,12 @@ def _exact_relative(m: Merged, valid: np.ndarray, origin: float, ts_ns: np.ndarr
     the events whose double equals the origin."""
     has = valid & (m.ts_ns != NO_NS)
     at_origin = has & (m.ts == origin)
-    if not at_origin.any():
+    if at_origin.any():
+        origin_ns = m.ts_ns[at_origin].min()
+    elif abs(origin) < LARGE_US:
+        origin_ns = np.int64(np.rint(origin * 1000.0))  # a double holds this one's ns
+    else:
         return  # the origin itself was not read exactly: keep every time on the double scale
-    origin_ns = m.ts_ns[at_origin].min()
     ts_ns[has] = m.ts_ns[has] - origin_ns
     # The others (a double holds their ns) round on the same absolute ns grid, not relative to an
     # origin that may have sub-ns digits.
