@@ -88,8 +88,9 @@ class Columns:
     ids: list[Any]  # the ids that are not plain integers (strings, id2, scoped), interned
     args_blob: bytes  # empty when the args went to an args file (offsets are into that file)
     by_phase: dict[str, int]
-    # Absolute int64 ns of ts read from its text (NO_NS: none; use ``ts``), only where some ts is
-    # too large for a double to hold to the ns (see vtui.io.exactts); None when no chunk needed it.
+    # Absolute int64 ns of ts read from its text (NO_NS: none; use ``ts``), only for chunks whose
+    # ts a double cannot hold to the ns (large, or with sub-ns digits: see vtui.io.exactts);
+    # None when no chunk needed it.
     ts_ns: np.ndarray | None = None
 
     def __len__(self) -> int:
