@@ -66,12 +66,12 @@ def _style(colour: str, selected: bool) -> Style:
 
 # NO_COLOR (no-color.org): no colours at all, so neighbours differ by attributes and glyphs.
 # Slices alternate between a solid reverse-video block and a shaded fill; GPU blocks are underlined;
-# the selection is reverse + bold with ▶ ◀ at its ends; slices outside a highlight are dots.
+# the selection is reverse + bold with ▶ ◀ at its ends; slices outside a highlight are dim, dotted or light-shaded.
 MONO_SOLID, MONO_SHADE = Style(reverse=True), Style(bold=True)
 MONO_GPU_SOLID, MONO_GPU_SHADE = Style(reverse=True, underline=True), Style(bold=True, underline=True)
 MONO_SELECTED = Style(reverse=True, bold=True)
 MONO_DIMMED = Style(dim=True)
-SHADE, DOTS = "▒", "·"
+SHADE, LIGHT, DOTS = "▒", "░", "·"
 
 
 def _mono_look(shade: bool, gpu: bool, selected: bool, dim: bool) -> tuple[Style, str]:
@@ -79,7 +79,7 @@ def _mono_look(shade: bool, gpu: bool, selected: bool, dim: bool) -> tuple[Style
     if selected:
         return MONO_SELECTED, " "
     if dim:
-        return MONO_DIMMED, DOTS
+        return MONO_DIMMED, LIGHT if shade else DOTS
     if shade:
         return (MONO_GPU_SHADE if gpu else MONO_SHADE), SHADE
     return (MONO_GPU_SOLID if gpu else MONO_SOLID), " "
