@@ -98,7 +98,7 @@ async def test_folding_from_the_track_list_folds_the_timeline(qwen_store):
         await pilot.pause()
         assert group in v.folded and len(v.rows) < before
         assert [r for r in v.rows if v.group_of(r.track) == group] == [v.rows[0]]  # only its header is left
-        assert "tracks)" in _text(tracks.render_line(1)) and assert_aligned(app)
+        assert "track)" in _text(tracks.render_line(1)) and assert_aligned(app)
         # The cursor keeps the viewport: moving down past the screen scrolls both panes together.
         for _ in range(12):
             await pilot.press("down")

@@ -104,7 +104,7 @@ class TrackList(Widget, can_focus=True):
     def render_line(self, y: int) -> Strip:
         width = self.size.width
         if y < RULER_ROWS:
-            return Strip([Segment(" Tracks · enter folds · space hides".ljust(width)[:width], self._s(HEAD))])
+            return Strip([Segment(" Tracks · enter fold · space hide".ljust(width)[:width], self._s(HEAD))])
         index = self.view.top + y - RULER_ROWS
         parts = self._line(index)
         if self.has_focus and self.cursor is not None and index == self.cursor_index():
@@ -121,7 +121,7 @@ class TrackList(Widget, can_focus=True):
                 folded = row.group in v.folded
                 count = len(dict(v.groups()).get(row.group, [])) if folded else 0
                 return [(("▶ " if folded else "▼ ") + visible(v.group_title(row.group)), GROUP),
-                        (f" ({count} tracks)" if folded else "", GROUP)]
+                        (f" ({count} track{'s' if count != 1 else ''})" if folded else "", GROUP)]
             if row.first:
                 fold = ("▸ " if v.is_collapsed(track.id) else "▾ ") if track.lanes > v.lane_cap + 1 else "  "
                 return [(" " + fold + KIND_ICON.get(track.kind, "") + visible(track.title) + " ", NAME),
@@ -135,7 +135,7 @@ class TrackList(Widget, can_focus=True):
             return [("hidden tracks (space shows)", DIM)]
         if 0 < k <= len(hidden):
             t = hidden[k - 1]
-            return [("   " + KIND_ICON.get(t.kind, "") + visible(f"{t.process_title} › {t.title}"), DIM)]
+            return [("   " + visible(f"{t.process_title} › {t.title}"), DIM)]
         return []
 
     # ---- keys and mouse --------------------------------------------------------------------------
