@@ -27,6 +27,7 @@ async def test_time_axis_counts_from_the_slice_then_the_range():
     async with app.run_test(size=(160, 40)) as pilot:
         await pilot.pause()
         v = app.view
+        assert any(keys == "z" and "Relative times" in what for keys, what in app.key_rows())  # in the help
         await pilot.press("z")  # nothing selected: nothing to count from
         assert v.origin is None and "Δ" not in _ruler(app)
         gpu = next(t for t in store.tracks if t.kind == "gpu")

@@ -113,6 +113,11 @@ async def test_folding_from_the_track_list_folds_the_timeline(qwen_store):
         await pilot.press("space")
         await pilot.pause()
         assert track not in v.hidden and assert_aligned(app)
+        # A jump to a slice inside the folded process unfolds it.
+        s = v.store.slices
+        inside = next(r for r in range(len(s)) if v.group_of(int(s.track[r])) == group)
+        v.select(inside)
+        assert group not in v.folded and v.row_of_selection() >= 0
 
 
 async def test_deep_stack_folded_rows_line_up():

@@ -114,7 +114,7 @@ class VtuiApp(App[int]):
            tooltip="Show or hide the track list (hidden by itself below 110 columns)"),
         _b("c", "collapse", "Fold/unfold the selected track's rows", "tracks.collapse",
            tooltip=f"Deep stacks show {LANE_CAP} rows and '+N rows' until unfolded"),
-        _b("z", "time_origin", "Times from the range / selected slice (again: from trace start)", "view.origin",
+        _b("z", "time_origin", "Relative times: from the range / selected slice (again: trace start)", "view.origin",
            tooltip="Relative time axis: zero at the range's start, else at the selected slice's start"),
         _b("pageup", "rows_up", "Scroll rows up", "view.rows_up"),
         _b("pagedown", "rows_down", "Scroll rows down", "view.rows_down"),

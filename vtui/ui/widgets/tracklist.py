@@ -53,6 +53,7 @@ class TrackList(Widget, can_focus=True):
         self.timeline = timeline
         timeline.followers.append(self)  # every scroll or redraw of the rows redraws this list too
         self.cursor: Key | None = None
+        self._cursor_at: tuple = (None, None, -1)  # (rows list, cursor, its line): one search per change, not per line
 
     def rebuild(self) -> None:
         """The rows live in the view: only the drawing is stale."""
@@ -87,11 +88,14 @@ class TrackList(Widget, can_focus=True):
         """The line the cursor is on (a track that became hidden is found among the hidden), else -1."""
         if self.cursor is None:
             return -1
+        rows, cursor, index = self._cursor_at
+        if rows is self.view.rows and cursor == self.cursor:  # rows are rebuilt (a new list) on every change
+            return index
         kind, value = self.cursor
-        for i, key in self._stops():
-            if key == self.cursor or (kind != "group" and key[0] != "group" and key[1] == value):
-                return i
-        return -1
+        index = next((i for i, key in self._stops()
+                      if key == self.cursor or (kind != "group" and key[0] != "group" and key[1] == value)), -1)
+        self._cursor_at = (self.view.rows, self.cursor, index)
+        return index
 
     @property
     def cursor_track(self) -> int | None:
