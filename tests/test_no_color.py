@@ -81,3 +81,10 @@ async def test_app_under_no_color_draws_without_colour(monkeypatch):
         for strip in lines[: timeline.size.height]:
             for a, b in _touching_blocks(list(strip)[2:]):  # past the label column
                 assert _look(a) != _look(b)
+
+
+def test_only_a_non_empty_no_color_turns_colour_off(monkeypatch):
+    monkeypatch.setenv("NO_COLOR", "")
+    assert not VtuiApp(QWEN).no_color
+    monkeypatch.setenv("NO_COLOR", "0")  # any non-empty value, "0" too
+    assert VtuiApp(QWEN).no_color

@@ -8,7 +8,9 @@ loop runs only over runs of equal cells.
 
 from __future__ import annotations
 
+import os
 import zlib
+from collections.abc import MutableMapping
 from functools import lru_cache
 
 import numpy as np
@@ -72,6 +74,12 @@ MONO_GPU_SOLID, MONO_GPU_SHADE = Style(reverse=True, underline=True), Style(bold
 MONO_SELECTED = Style(reverse=True, bold=True)
 MONO_DIMMED = Style(dim=True)
 SHADE, LIGHT, DOTS = "▒", "░", "·"
+
+
+def honour_no_color(environ: MutableMapping[str, str] = os.environ) -> None:
+    """no-color.org: only a non-empty NO_COLOR turns colour off; Textual reacts to an empty one too."""
+    if environ.get("NO_COLOR") == "":
+        del environ["NO_COLOR"]
 
 
 def _mono_look(shade: bool, gpu: bool, selected: bool, dim: bool) -> tuple[Style, str]:
