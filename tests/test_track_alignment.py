@@ -135,3 +135,26 @@ async def test_deep_stack_folded_rows_line_up():
         await pilot.press("c")
         await pilot.pause()
         assert assert_aligned(app)
+
+
+async def test_scrolled_rows_stay_until_the_selection_or_window_moves(qwen_store):
+    app = VtuiApp(QWEN, store=qwen_store)
+    async with app.run_test(size=(160, 24)) as pilot:
+        await pilot.pause()
+        v = app.view
+        await pilot.press("right")  # a slice on the first track, near the top
+        await pilot.press("pagedown")
+        await pilot.pause()
+        scrolled = v.top
+        assert scrolled > v.row_of_selection()  # the selection is above the screen now
+        tracks = app.query_one(TrackList)
+        await pilot.press("shift+tab", "down")  # the cursor starts on screen, not back at the top
+        assert tracks.cursor_index() >= scrolled and v.top == scrolled
+        await pilot.press("down", "space")  # hide a track: rows rebuilt, the view follows the cursor, not the selection
+        await pilot.pause()
+        height = app.query_one(Timeline).rows_height
+        assert v.hidden and v.top <= tracks.cursor_index() < v.top + height
+        assert v.top > v.row_of_selection() and assert_aligned(app)
+        await pilot.press("tab", "f")  # framing the selection brings its row back, both panes
+        await pilot.pause()
+        assert v.top <= v.row_of_selection() < v.top + height and assert_aligned(app)

@@ -67,7 +67,7 @@ class Timeline(Widget, can_focus=True):
         self._cache: LRUCache[tuple, Strip] = LRUCache(1024)
         self._selected_lane: tuple[int, int] | None = None
         self._drag_from: int | None = None  # x where a mouse drag started
-        self._revealed = -1  # the selection last scrolled into view: scroll again only for a new one
+        self._revealed: tuple = ()  # (selection, window) last scrolled to: scroll again only when either moves
 
     # ---- state -------------------------------------------------------------------------
     def refresh_view(self) -> None:
@@ -101,9 +101,12 @@ class Timeline(Widget, can_focus=True):
             widget.refresh()
 
     def _keep_selection_visible(self) -> None:
-        # Only a new selection scrolls: rows scrolled away from it (PgDn, the track list) stay put.
-        row = self.view.row_of_selection() if self.view.selected != self._revealed else -1
-        self._revealed = self.view.selected
+        # A new selection or window (f, zoom, a jump) scrolls to the selection; rows scrolled away
+        # from it by PgDn or the track list (hide, pin, fold) stay put.
+        v = self.view
+        now = (v.selected, v.t0, v.t1)
+        row = v.row_of_selection() if now != self._revealed else -1
+        self._revealed = now
         height = self.rows_height
         if row >= 0:
             if row < self.top:

@@ -149,8 +149,8 @@ class TrackList(Widget, can_focus=True):
             return
         here = self.cursor_index()
         ahead = [stop for stop in stops if (stop[0] > here if step > 0 else stop[0] < here)]
-        if here < 0:
-            ahead = stops[:1]
+        if here < 0:  # the first move starts on screen, where the eye is
+            ahead = [stop for stop in stops if stop[0] >= self.view.top][:1] or stops[:1]
         if ahead:
             index, key = ahead[0] if step > 0 else ahead[-1]
             self._go(key, index)
