@@ -3,23 +3,14 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
-from tests.conftest import FIXTURES
+from tests.helpers import QWEN, STACK
 from vtui.load.trace import load_trace
 from vtui.ui.app import VtuiApp
 from vtui.ui.safe import visible
 from vtui.ui.view import HEADER
 from vtui.ui.widgets.timeline import Timeline
 from vtui.ui.widgets.tracklist import TrackList
-
-QWEN = FIXTURES / "tracelens__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"  # three processes, a GPU stream
-STACK = FIXTURES / "hf_llama_stack.json.gz"  # a 41-row Python stack
-
-
-@pytest.fixture(scope="module")
-def qwen_store():
-    return load_trace(QWEN)
 
 
 def _text(strip) -> str:

@@ -4,13 +4,10 @@ from __future__ import annotations
 
 from textual.widgets import Static
 
-from tests.conftest import FIXTURES
+from tests.helpers import QWEN
 from vtui.fmt import format_duration
-from vtui.load.trace import load_trace
 from vtui.ui.app import VtuiApp
 from vtui.ui.widgets.timeline import Timeline
-
-QWEN = FIXTURES / "tracelens__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"
 
 
 def _ruler(app) -> str:
@@ -21,8 +18,8 @@ def _status(app) -> str:
     return str(app.query_one("#status", Static).render())
 
 
-async def test_time_axis_counts_from_the_slice_then_the_range():
-    store = load_trace(QWEN)
+async def test_time_axis_counts_from_the_slice_then_the_range(qwen_store):
+    store = qwen_store
     app = VtuiApp(QWEN, store=store)
     async with app.run_test(size=(160, 40)) as pilot:
         await pilot.pause()
@@ -63,8 +60,8 @@ async def test_time_axis_counts_from_the_slice_then_the_range():
         assert f"window {format_duration(v.t0)}" in _status(app)
 
 
-async def test_origin_name_is_escaped():
-    store = load_trace(QWEN)
+async def test_origin_name_is_escaped(qwen_store):
+    store = qwen_store
     app = VtuiApp(QWEN, store=store)
     async with app.run_test(size=(160, 40)) as pilot:
         await pilot.pause()

@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from tests.conftest import FIXTURES
-from vtui.load.trace import load_trace
+from tests.helpers import QWEN
 from vtui.ui.app import VtuiApp
 from vtui.ui.render import LIGHT, SHADE, lane_segments
 from vtui.ui.widgets.timeline import Timeline
 from vtui.ui.widgets.tracklist import TrackList
-
-QWEN = FIXTURES / "tracelens__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"
 
 
 def _colourless(segments) -> bool:
@@ -31,8 +28,8 @@ def _touching_blocks(segments):
     return [(a, b) for a, b in zip(segments, segments[1:]) if is_block(a) and is_block(b)]
 
 
-def test_mono_lanes_have_no_colour_and_neighbours_differ():
-    store = load_trace(QWEN)
+def test_mono_lanes_have_no_colour_and_neighbours_differ(qwen_store):
+    store = qwen_store
     s = store.slices
     gpu = next(t for t in store.tracks if t.kind == "gpu")
     cpu = max(store.tracks, key=lambda t: t.lanes)
@@ -64,9 +61,9 @@ def test_mono_lanes_have_no_colour_and_neighbours_differ():
     assert all(_look(x) != _look(y) for x, y in _touching_blocks(segs))
 
 
-async def test_app_under_no_color_draws_without_colour(monkeypatch):
+async def test_app_under_no_color_draws_without_colour(monkeypatch, qwen_store):
     monkeypatch.setenv("NO_COLOR", "1")
-    store = load_trace(QWEN)
+    store = qwen_store
     app = VtuiApp(QWEN, store=store)
     async with app.run_test(size=(160, 40)) as pilot:
         await pilot.pause()
