@@ -108,7 +108,7 @@ async def test_hide_and_pin_tracks_from_track_list(qwen_store):
         await pilot.press("shift+tab")  # focus moves between panes (tab goes on to the bottom tabs)
         assert app.focused is tree
         await pilot.press("down", "down")
-        track = tree.cursor_node.data
+        track = tree.cursor_track
         assert track is not None
         await pilot.press("space")
         assert track in v.hidden and all(r.track != track for r in v.rows)
