@@ -33,11 +33,6 @@ FOCUS_STYLE = Style(color="#101216", bgcolor="#61afef", bold=True)  # the ruler'
 class Timeline(Widget, can_focus=True):
     """Draws ``ViewState``; the app changes the state and calls ``refresh_view``."""
 
-    DEFAULT_CSS = """
-    Timeline { height: 1fr; background: #1b1d23; }
-    Timeline:focus { background-tint: white 3%; }
-    """
-
     class Clicked(Message):
         def __init__(self, slice_row: int) -> None:
             self.slice_row = slice_row

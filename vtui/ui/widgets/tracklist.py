@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from rich.text import Text
-from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import Tree
 
 from vtui.store.tracks import Track
+from vtui.ui.keys import bindings
 from vtui.ui.safe import plain, visible
 from vtui.ui.view import ViewState
 
@@ -15,13 +15,7 @@ KIND_ICON = {"thread": "", "gpu": "GPU ", "async": "async ", "counter": "ctr ", 
 
 
 class TrackList(Tree[int]):
-    DEFAULT_CSS = """
-    TrackList { width: 34; border-right: solid #3a3f4b; background: #20232a; }
-    """
-    BINDINGS = [
-        Binding("space", "toggle_track", "Show/hide", id="tracks.toggle", tooltip="Show or hide the track"),
-        Binding("p", "pin_track", "Pin", id="tracks.pin", tooltip="Pin the track to the top of the timeline"),
-    ]
+    BINDINGS = bindings("tracks")
 
     class Changed(Message):
         """Visibility or pinning changed."""
