@@ -6,22 +6,15 @@ import re
 from importlib.resources import files
 from pathlib import Path
 
-import pytest
 from textual.color import Color
 
 import vtui.ui
 from vtui.demo import demo_trace_path
-from vtui.load.trace import load_trace
 from vtui.ui import palette
 from vtui.ui.app import VtuiApp
 from vtui.ui.compare import CompareApp
 
 HEX = re.compile(r"#[0-9a-fA-F]{6}\b")
-
-
-@pytest.fixture(scope="module")
-def demo_store():
-    return load_trace(demo_trace_path())
 
 
 def test_stylesheet_is_package_data():

@@ -3,7 +3,7 @@ and shows a load failure as one message."""
 
 from __future__ import annotations
 
-from tests.test_app_keys import stuck_loader
+from tests.app.test_app_keys import stuck_loader
 from vtui.demo import demo_trace_path
 from vtui.load import background as loading
 from vtui.ui.compare import CompareApp

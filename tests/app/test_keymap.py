@@ -18,16 +18,10 @@ import vtui.ui.tree_diff as tree_diff_module
 import vtui.ui.widgets.aggregation as aggregation_module
 import vtui.ui.widgets.tracklist as tracklist_module
 from vtui.demo import demo_trace_path
-from vtui.load.trace import load_trace
 from vtui.ui.app import VtuiApp
 from vtui.ui.compare import CompareApp
 from vtui.ui.keymap import KeymapError, check_key, keymap_path, load_keymap, parse_keymap
 from vtui.ui.keys import KEY_IDS, KEYS
-
-
-@pytest.fixture(scope="module")
-def demo_store():
-    return load_trace(demo_trace_path())
 
 
 def _write_keymap(monkeypatch, tmp_path, text: str):
