@@ -43,6 +43,7 @@ def pytest_unconfigure(config) -> None:
 def _private_cache(tmp_path_factory, monkeypatch):
     """Never write the index cache into the real ~/.cache: each test gets its own folder."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("xdg-config")))  # no user keys.toml
 
 
 # One load per test module (as each module had its own before): the app tests share these stores.

@@ -3,18 +3,15 @@ metadata events a Chrome trace carries, and the export's own facts (version, ses
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 import numpy as np
 
-from vtui.io.nsys_parts import MASK24, PH_M, Group, as_text, quote_ident
-
-if TYPE_CHECKING:
-    from vtui.io.nsys_reader import Reader
+from vtui.io.nsys_parts import MASK24, PH_M, ExportReader, Group, as_text, quote_ident
 
 
-def metadata_group(r: Reader) -> Group:
+def metadata_group(r: ExportReader) -> Group:
     """process_name / thread_name / process_labels events, as a Chrome trace has them."""
     events: list[tuple[str, tuple[Any, Any], dict[str, Any]]] = []
     pnames = _process_names(r)
@@ -44,7 +41,7 @@ def metadata_group(r: Reader) -> Group:
                   args_blob=b"".join(blobs), args_len=np.array([len(b) for b in blobs], dtype=np.int32))
 
 
-def _process_names(r: Reader) -> dict[int, str]:
+def _process_names(r: ExportReader) -> dict[int, str]:
     t = "PROCESSES"
     if t not in r.cols or not r.cpu_pids:
         return {}
@@ -58,7 +55,7 @@ def _process_names(r: Reader) -> dict[int, str]:
     return out
 
 
-def _thread_names(r: Reader) -> dict[int, str]:
+def _thread_names(r: ExportReader) -> dict[int, str]:
     t = "ThreadNames"
     if t not in r.cols or not r.cpu_threads:
         return {}
@@ -72,7 +69,7 @@ def _thread_names(r: Reader) -> dict[int, str]:
     return {row[0]: strings[k] for row, k in zip(rows, names.tolist()) if strings[k]}
 
 
-def _gpu_names(r: Reader) -> dict[int, str]:
+def _gpu_names(r: ExportReader) -> dict[int, str]:
     t = "TARGET_INFO_GPU"
     if t not in r.cols or not r.has(t, "name"):
         return {}
@@ -80,7 +77,7 @@ def _gpu_names(r: Reader) -> dict[int, str]:
     return {d: as_text(n) for d, n in r.con.execute(f"SELECT {dev}, name FROM {quote_ident(t)}") if n is not None}
 
 
-def export_metadata(r: Reader) -> dict[str, Any]:
+def export_metadata(r: ExportReader) -> dict[str, Any]:
     meta: dict[str, Any] = {}
     for table in ("EXPORT_META_DATA", "META_DATA_EXPORT"):
         if r.has(table, "name") and r.has(table, "value"):

@@ -8,7 +8,7 @@ import re
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -56,6 +56,25 @@ class Group:
     id_kind: np.ndarray | None = None
     id_val: np.ndarray | None = None
     bp: np.ndarray | None = None
+
+
+class ExportReader(Protocol):
+    """What the metadata pass reads of the reader (typed here so that neither module imports the other)."""
+
+    con: sqlite3.Connection
+    cols: dict[str, list[str]]
+    strings: Strings
+    cpu_pids: set[int]
+    cpu_threads: dict[int, tuple[int, int]]
+    gpu_tracks: dict[tuple, tuple[str, Any]]
+    nvtx_thread_names: dict[int, str]
+
+    def has(self, table: str, column: str) -> bool: ...
+    def int_col(self, table: str, *columns: str, default: int = -1) -> str: ...
+    def thread_id(self, key: tuple[Any, Any]) -> int: ...
+    def name_exprs(self, table: str, id_columns: Sequence[str], text_columns: Sequence[str]) -> tuple[str, str]: ...
+    def resolve_names(self, ids: np.ndarray, texts: Sequence[Any] | None,
+                      clean: Callable[[str], str] | None = None) -> np.ndarray: ...
 
 
 class Strings:

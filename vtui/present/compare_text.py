@@ -12,6 +12,7 @@ from vtui.safe_text import safe_field
 ABSENT = "—"
 STEP_ROWS = 60  # steps listed in text; the sparklines and --json have them all
 BAR_WIDTH = 16
+NAME_WIDTH = 60  # operator names in the diff table
 
 
 def format_value(value: float | None, unit: str, signed: bool = False) -> str:
@@ -58,7 +59,7 @@ def ops_table(c: Comparison, top: int | None = None) -> Table:
                  "pct", "status"],
         rows=[[o.name, o.kind, o.a_count, o.b_count, o.a_total_ns, o.b_total_ns, o.a_mean_ns, o.b_mean_ns, o.delta_ns,
                o.pct, o.status] for o in ops],
-        display=[[_short(o.name), o.kind, f"{o.a_count:,}", f"{o.b_count:,}", fd(o.a_total_ns), fd(o.b_total_ns),
+        display=[[safe_field(o.name, NAME_WIDTH), o.kind, f"{o.a_count:,}", f"{o.b_count:,}", fd(o.a_total_ns), fd(o.b_total_ns),
                   mean(o.a_mean_ns), mean(o.b_mean_ns), format_value(o.delta_ns, "ns", True), format_pct(o.pct), o.status]
                  for o in ops],
         headers=["name", "kind", "A count", "B count", "A total", "B total", "A mean", "B mean", "Δ total", "Δ%",
@@ -86,13 +87,9 @@ def steps_table(c: Comparison, limit: int | None = STEP_ROWS) -> Table:
         rows=[[p.index, p.a_ns, p.b_ns, p.delta_ns, *shares(p)] for p in pairs],
         display=[[f"#{p.index}", dur(p.a_ns), dur(p.b_ns), format_value(p.delta_ns, "ns", True),
                   scaled_bar(p.a_ns, top, BAR_WIDTH), scaled_bar(p.b_ns, top, BAR_WIDTH), *(share(p, n) for n in c.phases)] for p in pairs],
-        headers=["step", "A", "B", "Δ", "A", "B", *(f"{_short(n, 18)} A/B %" for n in c.phases)],
+        headers=["step", "A", "B", "Δ", "A", "B", *(f"{safe_field(n, 18)} A/B %" for n in c.phases)],
         numeric=[True, True, True, True, False, False, *([True] * len(c.phases))],
     )
-
-
-def _short(name: str, width: int = 60) -> str:
-    return safe_field(name, width)  # trace text: clipped, control characters escaped
 
 
 def _side_line(tag: str, side) -> str:

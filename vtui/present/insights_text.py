@@ -11,25 +11,21 @@ from vtui.present.bars import sparkline, step_bars
 from vtui.safe_text import safe_field
 
 MAX_BAR_ROWS = 40  # more steps than this: a sparkline row instead of one bar per step
-NAME_WIDTH = 44
-
-
-def _short(name: str, width: int = NAME_WIDTH) -> str:
-    return safe_field(name, width)  # trace text: clipped, control characters escaped
+NAME_WIDTH = 44  # trace names: clipped to this, control characters escaped (safe_field)
 
 
 def steps_lines(ins: Insights, bar_width: int = 40) -> list[str]:
     st = ins.steps
     if not st.present and st.in_trace:
-        return [f"Steps: no {_short(st.pattern, 120)} step starts in this range ({st.in_trace} in the trace)"]
+        return [f"Steps: no {safe_field(st.pattern, 120)} step starts in this range ({st.in_trace} in the trace)"]
     if not st.present:
-        what = f" matching /{_short(st.pattern, 120)}/" if st.source == "user" else ""
+        what = f" matching /{safe_field(st.pattern, 120)}/" if st.source == "user" else ""
         return [f"Steps: no repeating step found{what} (try --step REGEX)"]
     rest, tr = st.rest, st.trend
     src = {"known": "known pattern", "user": "your regex", "generic": "guessed: most time among repeated top-level names"}
     first = ("  first step (prefill / time to first token)" if st.run_start
              else "  first step in the range (the run's first step is before it: not a TTFT)")
-    lines = [f"Steps: {_short(st.pattern, 120)} ({src.get(st.source, st.source)}) · {st.count} steps",
+    lines = [f"Steps: {safe_field(st.pattern, 120)} ({src.get(st.source, st.source)}) · {st.count} steps",
              f"{first}  {fd(st.first_ns)}"]
     if rest:
         rate = f" · ≈{st.steps_per_s:,.1f} steps/s (tokens/s per sequence)" if st.steps_per_s else ""
@@ -45,14 +41,14 @@ def steps_lines(ins: Insights, bar_width: int = 40) -> list[str]:
         total = int(st.durations.sum())
         lines.append(f"  phases (direct children; {fd(total)} of step time, {fd(st.unattributed_ns)} outside them):")
         for ph in st.phases[:12]:
-            lines.append(f"    {_short(ph.name, 32):<32} {fd(ph.total_ns):>12} {ph.pct:5.1f}%   first {fd(ph.first_ns)}"
+            lines.append(f"    {safe_field(ph.name, 32):<32} {fd(ph.total_ns):>12} {ph.pct:5.1f}%   first {fd(ph.first_ns)}"
                          f" · then {fd(ph.rest_mean_ns)}/step")
         if len(st.phases) > 12:
             lines.append(f"    … {len(st.phases) - 12} more")
     if st.op_phases:
         lines.append(f"  phases below the Python frames (first non-frame level; {fd(st.op_unattributed_ns)} outside them):")
         for ph in st.op_phases[:12]:
-            lines.append(f"    {_short(ph.name, 32):<32} {fd(ph.total_ns):>12} {ph.pct:5.1f}%   first {fd(ph.first_ns)}"
+            lines.append(f"    {safe_field(ph.name, 32):<32} {fd(ph.total_ns):>12} {ph.pct:5.1f}%   first {fd(ph.first_ns)}"
                          f" · then {fd(ph.rest_mean_ns)}/step")
     durs = st.durations
     if len(durs) <= MAX_BAR_ROWS:
@@ -75,20 +71,20 @@ def ops_lines(ins: Insights, top: int = 10) -> list[str]:
     lines = [f"Operators (CPU) by self time — % of {of}; annotations listed apart:"]
     for r in ops.by_self[:top]:
         h = hint_for(r.name)
-        lines.append(f"  {_short(r.name):<{NAME_WIDTH}} {fd(r.self_ns):>12} {r.pct:5.1f}%  total {fd(r.total_ns):>11}"
+        lines.append(f"  {safe_field(r.name, NAME_WIDTH):<{NAME_WIDTH}} {fd(r.self_ns):>12} {r.pct:5.1f}%  total {fd(r.total_ns):>11}"
                      f"  ×{r.count:<6,}{'  ← ' + h[0] if h else ''}")
     lines.append("Operators (CPU) by total time:")
     for r in ops.by_total[: max(top // 2, 5)]:
-        lines.append(f"  {_short(r.name):<{NAME_WIDTH}} {fd(r.total_ns):>12} {r.total_pct:5.1f}%  ×{r.count:,}")
+        lines.append(f"  {safe_field(r.name, NAME_WIDTH):<{NAME_WIDTH}} {fd(r.total_ns):>12} {r.total_pct:5.1f}%  ×{r.count:,}")
     if ops.annotations:
         lines.append("Annotations (user / GPU annotations, ProfilerStep#N, the profiler's span; not operators) by total:")
         for r in ops.annotations[: max(top // 2, 5)]:
-            lines.append(f"  {_short(r.name):<{NAME_WIDTH}} {fd(r.total_ns):>12} ×{r.count:,}")
+            lines.append(f"  {safe_field(r.name, NAME_WIDTH):<{NAME_WIDTH}} {fd(r.total_ns):>12} ×{r.count:,}")
     sy = ops.sync
     if sy.count:
         lines.append(f"Sync points: {sy.count} · {fd(sy.total_ns)} — " +
-                     ", ".join(f"{_short(n)} ×{c} {fd(t)}" for n, c, t in sy.by_name) +
-                     " · from " + ", ".join(f"{_short(n)} ×{c}" for n, c in sy.callers[:3]))
+                     ", ".join(f"{safe_field(n, NAME_WIDTH)} ×{c} {fd(t)}" for n, c, t in sy.by_name) +
+                     " · from " + ", ".join(f"{safe_field(n, NAME_WIDTH)} ×{c}" for n, c in sy.callers[:3]))
     else:
         lines.append("Sync points: none")
     return lines
@@ -105,14 +101,14 @@ def gpu_lines(ins: Insights) -> list[str]:
              f"(first → last GPU op, as HTA/TraceLens) · kernels {fd(g.kernel_ns)} · "
              f"memcpy {fd(g.memcpy_ns)} ({g.memcpy_pct:.1f}%) · memset {fd(g.memset_ns)} ({g.memset_pct:.1f}%)"]
     for b in g.devices:
-        lines.append(f"  {_short(b.label, 80)}: busy {b.busy_pct:.1f}% of the range · {b.busy_pct_of_active:.1f}% of "
+        lines.append(f"  {safe_field(b.label, 80)}: busy {b.busy_pct:.1f}% of the range · {b.busy_pct_of_active:.1f}% of "
                      f"its active span ({fd(b.active_ns)})")
     for b in g.streams:
-        lines.append(f"    {_short(b.label, 80)}: busy {b.busy_pct:.1f}% ({fd(b.busy_ns)})")
+        lines.append(f"    {safe_field(b.label, 80)}: busy {b.busy_pct:.1f}% ({fd(b.busy_ns)})")
     if g.memcpy_by_direction:
         moved = g.memcpy_bytes_by_direction
         lines.append("  memcpy by direction: " + ", ".join(
-            f"{_short(k)} {fd(v)}" + (f" ({format_bytes(moved[k])})" if k in moved else "")
+            f"{safe_field(k, NAME_WIDTH)} {fd(v)}" + (f" ({format_bytes(moved[k])})" if k in moved else "")
             for k, v in g.memcpy_by_direction.items()))
     if g.launch:
         a = g.launch_after_return
@@ -123,10 +119,10 @@ def gpu_lines(ins: Insights) -> list[str]:
         lines.append("  launch delay: no CPU launch found for the GPU work (no flows or correlation ids)")
     lines.append(f"  idle: waiting on CPU {fd(g.idle_cpu_wait_ns)} · between kernels {fd(g.idle_between_ns)} · "
                  f"unknown cause {fd(g.idle_unknown_ns)} · before/after the work {fd(g.idle_edges_ns)}")
-    lines.append("  precision (share of kernel time): " + ", ".join(f"{_short(p.name)} {p.pct:.1f}%" for p in g.precision))
+    lines.append("  precision (share of kernel time): " + ", ".join(f"{safe_field(p.name, NAME_WIDTH)} {p.pct:.1f}%" for p in g.precision))
     lines.append("  top kernels:")
     for k in g.top_kernels[:8]:
-        lines.append(f"    {_short(k.name, 60):<60} {fd(k.total_ns):>11} {k.pct:5.1f}% ×{k.count:,}")
+        lines.append(f"    {safe_field(k.name, 60):<60} {fd(k.total_ns):>11} {k.pct:5.1f}% ×{k.count:,}")
     return lines
 
 
@@ -141,7 +137,7 @@ def memory_lines(ins: Insights, width: int = 60) -> list[str]:
     for d in m.devices:
         rel = "" if d.absolute else " (relative to the profile start)"
         res = f" · peak reserved {format_bytes(d.peak_reserved)}" if d.peak_reserved else ""
-        lines.append(f"  {_short(d.device)}: {d.allocs:,} allocs / {d.frees:,} frees · peak allocated {format_bytes(d.peak_allocated)}"
+        lines.append(f"  {safe_field(d.device, NAME_WIDTH)}: {d.allocs:,} allocs / {d.frees:,} frees · peak allocated {format_bytes(d.peak_allocated)}"
                      f"{rel}{res} · {d.verdict}")
         lines.append(f"    allocated {sparkline(sparkline_series(d, ins.t0, ins.t1, width))}")
     return lines
@@ -154,14 +150,14 @@ def misc_lines(ins: Insights) -> list[str]:
         rate = f" · hit rate {c.hit_rate:.0f}% ({c.hits} hits / {c.misses} misses)" if c.hit_rate is not None \
             else " · no hit/miss information"
         lines.append(f"Caches: {c.events} cache events{rate} · evictions {c.evictions} · " +
-                     ", ".join(f"{_short(n, 40)} ×{k}" for n, k in c.by_name[:3]))
+                     ", ".join(f"{safe_field(n, 40)} ×{k}" for n, k in c.by_name[:3]))
     else:
         lines.append("Caches: no cache events")
     if p.present:
         lines.append(f"Python: {p.frames:,} frames · stack depth max {p.max_depth}, mean {p.mean_depth:.1f} · "
                      f"{p.python_pct:.1f}% of CPU self time in Python frames")
         for name, t, k in p.hottest[:5]:
-            lines.append(f"  {_short(name, 60):<60} {fd(t):>11} ×{k:,}")
+            lines.append(f"  {safe_field(name, 60):<60} {fd(t):>11} ×{k:,}")
     else:
         lines.append("Python: no python_function events (profile with with_stack=True)")
     return lines
@@ -176,7 +172,7 @@ def findings_lines(ins: Insights) -> list[str]:
 
 
 def insights_text(ins: Insights, title: str = "") -> str:
-    head = f"{_short(title, 200)} · " if title else ""
+    head = f"{safe_field(title, 200)} · " if title else ""
     parts = [[f"{head}range {fd(ins.t0)} – {fd(ins.t1)} ({fd(ins.t1 - ins.t0)})"], steps_lines(ins), ops_lines(ins),
              gpu_lines(ins), memory_lines(ins), misc_lines(ins), findings_lines(ins)]
     return "\n\n".join("\n".join(p) for p in parts)

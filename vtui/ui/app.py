@@ -4,33 +4,28 @@ from __future__ import annotations
 
 import threading
 from dataclasses import replace
-from functools import partial
 from pathlib import Path
 
-from rich.text import Text
 from textual import work
-from textual.app import App, ComposeResult, SystemCommand
-from textual.binding import Binding
+from textual.app import App, ComposeResult
 from textual.containers import Horizontal, Vertical
-from textual.screen import Screen
-from textual.widgets import ProgressBar, Static, TabbedContent, TabPane
-from textual.worker import Worker, WorkerState
+from textual.widgets import Static, TabbedContent, TabPane
 
 from vtui.analysis.search import SearchResult, search
 from vtui.errors import TraceLoadError, UsageError
 from vtui.fmt import format_duration, parse_time
-from vtui.load.background import LoadControl, load_in_background
+from vtui.load.background import load_in_background
 from vtui.store.store import TraceStore
-from vtui.ui.keys import EVERYWHERE, HelpSection, binding_rows, keys_glyphs
+from vtui.ui.keys import MAIN_HELP, actions, bindings
 from vtui.ui.render import honour_no_color
 from vtui.ui.safe import plain, visible
 from vtui.ui.screens import HelpScreen, PromptScreen, WarningsScreen
 from vtui.ui.search_job import SEARCH_LIMIT_S, SearchStopped, run_guarded
+from vtui.ui.shell import AppShell, LoadJob
 from vtui.ui.timefmt import window_text
-from vtui.ui.view import LANE_CAP, ViewState, smart_case
+from vtui.ui.view import ViewState, smart_case
 from vtui.ui.widgets.aggregation import AggregationPane
 from vtui.ui.widgets.details import DetailsPanel
-from vtui.ui.widgets.footer import Footer
 from vtui.ui.widgets.measurements import MeasurePane
 from vtui.ui.widgets.timeline import Timeline
 from vtui.ui.widgets.tracklist import TrackList
@@ -40,15 +35,8 @@ NARROW = 110  # columns below which the track list hides itself (the timeline ne
 PAN_STEP = 0.2
 
 
-def _b(keys: str, action: str, description: str, id: str, show: bool = False, tooltip: str = "") -> Binding:
-    return Binding(keys, action, description, show=show, id=id, tooltip=tooltip or description)
-
-
 class BottomPanes(Vertical):
     """Details, Aggregation and Measure as tabs under the timeline."""
-
-    # 13 rows on a tall terminal; on a short one (80×24) the timeline keeps most of the rows.
-    DEFAULT_CSS = "BottomPanes { height: 35%; min-height: 8; max-height: 13; border-top: solid #3a3f4b; }"
 
     def __init__(self, view: ViewState) -> None:
         super().__init__()
@@ -61,70 +49,11 @@ class BottomPanes(Vertical):
             yield TabPane("Measure", MeasurePane(id="measure-pane"), id="measure")
 
 
-class VtuiApp(App[int]):
+class VtuiApp(AppShell, App[int]):
     TITLE = "vtui"
-    CSS = """
-    Screen { background: #1b1d23; }
-    #title { height: 1; background: #2b3040; color: #e0e0e0; padding: 0 1; }
-    #status { height: 1; background: #2b3040; color: #c0c4d0; padding: 0 1; }
-    #loading { align: center middle; height: 1fr; }
-    #loading > Static { width: auto; margin-bottom: 1; }
-    #error { color: #ff6b6b; padding: 1 2; height: auto; }
-    #main { height: 1fr; }
-    #bottom { height: 1fr; }
-    #bottom DetailsPanel { height: 1fr; border-top: none; }
-    /* Where the keys go must show at a glance, not as a one-step grey shift. */
-    BottomPanes:focus-within { border-top: heavy #61afef; }
-    TrackList:focus { border-right: heavy #61afef; }
-    """
-    BINDINGS = [
-        _b("w", "zoom_in", "Zoom in", "view.zoom_in", show=True),
-        _b("s", "zoom_out", "Zoom out", "view.zoom_out", show=True),
-        _b("a", "pan_left", "Pan left", "view.pan_left", show=True),
-        _b("d", "pan_right", "Pan right", "view.pan_right", show=True),
-        _b("f", "frame", "Frame selection", "view.frame", show=True),
-        _b("0", "show_all", "Whole trace", "view.all"),
-        _b("g", "goto", "Go to time", "view.goto"),
-        _b("left,h", "lane_prev", "Previous slice on lane", "select.lane_prev"),
-        _b("right,l", "lane_next", "Next slice on lane", "select.lane_next"),
-        _b("up,k", "up", "Parent, else track above", "select.up"),
-        _b("down,j", "down", "Child, else track below", "select.down"),
-        _b("full_stop", "track_next", "Next slice on track", "select.track_next"),
-        _b("comma", "track_prev", "Previous slice on track", "select.track_prev"),
-        _b("right_square_bracket", "flow_out", "Follow outgoing flow", "select.flow_out"),
-        _b("left_square_bracket", "flow_in", "Follow incoming flow", "select.flow_in"),
-        _b("r", "range_selection", "Range = selected slice", "range.selection", show=True),
-        _b("shift+left", "range_start", "Range start at selected slice", "range.start"),
-        _b("shift+right", "range_end", "Range end at selected slice", "range.end"),
-        _b("R", "range_window", "Range = visible window", "range.window"),
-        _b("escape", "clear", "Clear mark / highlight / range", "range.clear"),
-        _b("slash", "search", "Search names (args:RE for args)", "search.find", show=True),
-        _b("n", "match_next", "Next match", "search.next"),
-        _b("N", "match_prev", "Previous match", "search.prev"),
-        _b("L", "results", "Search results by name", "search.results",
-           tooltip="Count and time per matching name; enter jumps to the longest"),
-        _b("m", "mark", "Measure: mark A, then B", "measure.mark", show=True),
-        _b("M", "clear_measurements", "Clear measurements", "measure.clear"),
-        _b("1", "tab('details')", "Details pane", "pane.details"),
-        _b("2", "tab('aggregation')", "Aggregation pane", "pane.aggregation", show=True),
-        _b("3", "tab('measure')", "Measure pane", "pane.measure"),
-        _b("e", "export_range", "Export range as trace JSON", "export.range", show=True),
-        _b("x", "export_table", "Export the aggregation table", "export.table"),
-        _b("t,ctrl+f", "filter", "Filter tracks", "tracks.filter", show=True),
-        _b("T", "toggle_tracklist", "Show/hide the track list", "tracks.list",
-           tooltip="Show or hide the track list (hidden by itself below 110 columns)"),
-        _b("c", "collapse", "Fold/unfold the selected track's rows", "tracks.collapse",
-           tooltip=f"Deep stacks show {LANE_CAP} rows and '+N rows' until unfolded"),
-        _b("z", "time_origin", "Relative times: from the range / selected slice (again: trace start)", "view.origin",
-           tooltip="Relative time axis: zero at the range's start, else at the selected slice's start"),
-        _b("pageup", "rows_up", "Scroll rows up", "view.rows_up"),
-        _b("pagedown", "rows_down", "Scroll rows down", "view.rows_down"),
-        _b("i", "insights", "Insights", "view.insights", tooltip="Steps, operators, GPU, memory: findings with hints"),
-        _b("F", "call_tree", "Call tree / flame graph of the range", "view.call_tree"),
-        _b("question_mark,f1", "help", "Help", "app.help", show=True),
-        _b("W", "warnings", "Load warnings (what was skipped or repaired)", "app.warnings"),
-        _b("q", "quit", "Quit", "app.quit", show=True),
-    ]
+    KEY_SCOPE = "timeline"  # its bindings and palette entries (vtui.ui.keys)
+    BINDINGS = bindings("timeline")
+    HELP_SCOPES = MAIN_HELP
 
     def __init__(self, path: Path | str, store: TraceStore | None = None, cache: bool = True) -> None:
         honour_no_color()  # before Textual reads NO_COLOR
@@ -133,9 +62,7 @@ class VtuiApp(App[int]):
         self.cache = cache  # use the index cache (vtui --no-cache turns it off)
         self.store = store
         self.view: ViewState | None = None
-        self.load_error: str | None = None
         self._agg_key: tuple | None = None  # inputs of the aggregation table now shown
-        self._load_control = LoadControl()  # q while loading stops the loader process
         self.searching: str | None = None  # the pattern of a search still running
         self._search_cancel = threading.Event()
         self.search_limit_s = SEARCH_LIMIT_S
@@ -143,56 +70,20 @@ class VtuiApp(App[int]):
 
     # ---- layout and loading ---------------------------------------------------------------
     def compose(self) -> ComposeResult:
-        # markup=False: file names, track names and filters are data ("[/]" would crash the markup parser).
-        yield Static(plain(f"vtui · {self.path.name} · loading…"), id="title", markup=False)
-        with Vertical(id="loading"):
-            yield Static(plain(f"Loading {self.path}"), markup=False)
-            yield ProgressBar(total=1.0, show_eta=False, id="progress")
-        yield Static("", id="status", markup=False)
-        yield Footer()
+        yield from self.loading_widgets(f"vtui · {self.path.name} · loading…", f"Loading {self.path}")
 
     def on_mount(self) -> None:
+        self.use_user_keymap()
         if self.store is not None:
             self._show_store(self.store)
         else:
-            self._load()
+            self.start_load(LoadJob(
+                lambda progress, control: load_in_background(self.path, progress, cache=self.cache, control=control),
+                "load trace", f"vtui · {self.path.name} · failed to load", "Could not open the trace:",
+                lambda exc: f"{self.path}: could not load ({type(exc).__name__}: {exc})"))
 
-    @work(thread=True, exclusive=True, group="load", description="load trace", exit_on_error=False)
-    def _load(self) -> TraceStore | str:
-        """The store, or the one-line message saying why it could not load."""
-        try:
-            return load_in_background(self.path, lambda f: self.call_from_thread(self._set_progress, f), cache=self.cache,
-                                      control=self._load_control)
-        except TraceLoadError as exc:
-            return str(exc)
-        except Exception as exc:  # noqa: BLE001 — shown in the app, never a traceback
-            return f"{self.path}: could not load ({type(exc).__name__}: {exc})"
-
-    def _set_progress(self, fraction: float) -> None:
-        for bar in self.query("#progress"):
-            bar.update(progress=fraction)  # type: ignore[attr-defined]
-
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.worker.group != "load":
-            return
-        if event.state == WorkerState.SUCCESS:
-            result = event.worker.result
-            if isinstance(result, str):
-                self._show_error(result)
-            else:
-                self._show_store(result)
-        elif event.state == WorkerState.ERROR:
-            error = event.worker.error
-            message = str(error) if isinstance(error, TraceLoadError) else f"{self.path}: could not load ({error!r})"
-            self._show_error(message)
-
-    def _show_error(self, message: str) -> None:
-        self.load_error = message
-        self.query_one("#title", Static).update(plain(f"vtui · {self.path.name} · failed to load"))
-        loading = self.query_one("#loading")
-        loading.remove_children()
-        loading.mount(Static(Text(f"Could not open the trace:\n{visible(message)}\n\nPress q to quit."), id="error",
-                             markup=False))
+    def loaded(self, result: TraceStore) -> None:
+        self._show_store(result)
 
     def _show_store(self, store: TraceStore) -> None:
         self.store = store
@@ -599,29 +490,8 @@ class VtuiApp(App[int]):
         if self.store is not None:
             self.push_screen(WarningsScreen(self.store.warnings))
 
-    def action_quit(self) -> None:
+    def stop_work(self) -> None:
         self._search_cancel.set()
-        self._load_control.cancel()
-        self.exit(return_code=1 if self.load_error else 0)
-
-    def help_sections(self, screen: Screen) -> list[HelpSection]:
-        """The keys of ``screen``: the timeline's in full, else that screen's own (insights, tree…)."""
-        if screen is not self.screen_stack[0]:
-            rows = binding_rows(screen.BINDINGS) + list(getattr(screen, "HELP_EXTRA", []))
-            return [(getattr(screen, "HELP_TITLE", type(screen).__name__), rows), ("Everywhere", EVERYWHERE)]
-        return [
-            ("Timeline", binding_rows(self.BINDINGS)),
-            ("Track list (shift+tab to reach it)", binding_rows(TrackList.BINDINGS) + [
-                ("↑ ↓", "Move between processes and tracks"),
-                ("enter", "Fold or unfold a process, or a deep track's rows")]),
-            ("Aggregation table (2)", binding_rows(AggregationPane.BINDINGS) + [
-                ("↑ ↓", "Highlight the row's slices in the timeline"),
-                ("enter", "Jump to the row's longest slice"), ("click header", "Sort by that column")]),
-            ("Mouse", [("wheel", "Zoom at the mouse"), ("shift+wheel", "Pan"), ("click", "Select a slice"),
-                       ("drag", "Select a time range")]),
-            ("Prompts", [("enter", "Accept"), ("esc", "Cancel")]),
-            ("Everywhere", EVERYWHERE),
-        ]
 
     def key_rows(self) -> list[tuple[str, str]]:
         return [row for _, rows in self.help_sections(self.screen_stack[0]) for row in rows]
@@ -645,27 +515,6 @@ class VtuiApp(App[int]):
             return True
         return action not in _VIEW_ACTIONS
 
-    # ---- command palette: every binding is a command ---------------------------------------
-    def get_system_commands(self, screen: Screen):
-        yield from super().get_system_commands(screen)
-        for b in self.BINDINGS:
-            if isinstance(b, Binding):
-                words = PALETTE_WORDS.get(b.id, "")
-                yield SystemCommand(f"{b.id.split('.')[0]}: {b.description}" + (f" — {words}" if words else ""),
-                                    f"{b.tooltip} (key {keys_glyphs(b.key)})", partial(self.run_action, b.action))
-
-
-# What people type in the palette for an action whose own name says otherwise.
-PALETTE_WORDS = {
-    "view.insights": "steps, phases, GPU idle, sync points, memory, operators, outliers",
-    "pane.aggregation": "top operators, kernels, table by name/category/track",
-    "search.find": "find slices by name or args",
-    "export.range": "save a slice of the trace",
-    "export.table": "save the operator table as CSV/JSON/Markdown",
-    "tracks.filter": "show only GPU streams / threads",
-    "view.goto": "jump to a time",
-    "measure.mark": "time between two events",
-}
 
 def _app_words(message: str) -> str:
     """The CLI's advice in the app's terms: here a name ending in ! overwrites."""
@@ -676,4 +525,4 @@ def _app_words(message: str) -> str:
 _PANE_FOCUS = {"details": "DetailsPanel", "aggregation": "#agg-table", "measure": "#measure-pane"}
 
 # Actions of the app's own bindings (name without arguments): disabled under another screen.
-_VIEW_ACTIONS = frozenset(b.action.split("(")[0] for b in VtuiApp.BINDINGS if isinstance(b, Binding))
+_VIEW_ACTIONS = actions("timeline")

@@ -9,34 +9,30 @@ from __future__ import annotations
 
 import threading
 from dataclasses import replace
-from functools import partial
 from pathlib import Path
 
 from rich.text import Text
 from textual import work
-from textual.app import App, ComposeResult, SystemCommand
-from textual.binding import Binding
+from textual.app import App, ComposeResult
 from textual.containers import Vertical
-from textual.screen import Screen
-from textual.widgets import DataTable, Footer, ProgressBar, Static, TabbedContent, TabPane
-from textual.worker import Worker, WorkerState
+from textual.widgets import DataTable, Static, TabbedContent, TabPane
 
 from vtui.analysis.compare import Comparison, compare
 from vtui.analysis.details import slice_details
 from vtui.analysis.search import search
-from vtui.errors import TraceLoadError, UsageError
+from vtui.errors import UsageError
 from vtui.fmt import format_duration as fd
 from vtui.load.background import LoadControl, load_in_background
 from vtui.present.bars import shared_sparklines
 from vtui.present.compare_text import format_pct, format_value, metrics_table, ops_table, steps_table
 from vtui.present.tabular import Table
 from vtui.store.store import TraceStore
-from vtui.ui.app import PALETTE_WORDS
-from vtui.ui.keys import EVERYWHERE, binding_rows, keys_glyphs
+from vtui.ui.keys import COMPARE_HELP, actions, bindings
 from vtui.ui.render import honour_no_color
 from vtui.ui.safe import plain, visible
 from vtui.ui.screens import HelpScreen, PromptScreen
 from vtui.ui.search_job import SearchStopped, run_guarded
+from vtui.ui.shell import AppShell, LoadJob, Progress
 from vtui.ui.timefmt import window_text
 from vtui.ui.view import ViewState, smart_case
 from vtui.ui.widgets.timeline import Timeline
@@ -48,13 +44,6 @@ TABS = ("tab-timelines", "tab-metrics", "tab-ops", "tab-steps")
 
 class TracePane(Vertical):
     """One trace: a title line and its timeline. Mouse zoom/pan/click act on this trace's view."""
-
-    DEFAULT_CSS = """
-    TracePane { height: 1fr; }
-    TracePane > .pane-title { height: 1; background: #262a33; color: #c8c8c8; padding: 0 1; }
-    TracePane > .pane-details { height: 1; background: #20232a; color: #a0a4b0; padding: 0 1; }
-    TracePane:focus-within > .pane-title { background: #61afef; color: #101216; }
-    """
 
     def __init__(self, tag: str, path: Path, store: TraceStore, scale_ns: int = 0, **kwargs) -> None:
         super().__init__(**kwargs)
@@ -146,47 +135,11 @@ class CompareView(Vertical):
                 yield _data_table(steps_table(c, None), "steps-table")
 
 
-class CompareApp(App[int]):
+class CompareApp(AppShell, App[int]):
     TITLE = "vtui compare"
-    CSS = """
-    Screen { background: #1b1d23; }
-    #title { height: 1; background: #2b3040; color: #e0e0e0; padding: 0 1; }
-    #status { height: 1; background: #2b3040; color: #c0c4d0; padding: 0 1; }
-    #loading { align: center middle; height: 1fr; }
-    #loading > Static { width: auto; margin-bottom: 1; }
-    #error { color: #ff6b6b; padding: 1 2; height: auto; }
-    #compare, #tabs { height: 1fr; }
-    #tabs > ContentSwitcher { height: 1fr; }
-    TabPane { height: 1fr; padding: 0; }
-    #pane-a { border-bottom: solid #3a3f4b; }
-    .note { color: #8fa1b3; height: auto; padding: 0 1; }
-    """
-    BINDINGS = [
-        Binding("w", "zoom(0.6)", "Zoom in", id="compare.zoom_in"),
-        Binding("s", "zoom(1.6667)", "Zoom out", id="compare.zoom_out"),
-        Binding("a", "pan(-0.2)", "Pan left", id="compare.pan_left"),
-        Binding("d", "pan(0.2)", "Pan right", id="compare.pan_right"),
-        Binding("0", "show_all", "Whole trace", id="compare.all"),
-        Binding("left,h", "select('lane', -1)", "Previous slice on lane", id="compare.lane_prev", show=False),
-        Binding("right", "select('lane', 1)", "Next slice on lane", id="compare.lane_next", show=False),
-        Binding("up,k", "select('up', 0)", "Parent, else track above", id="compare.up", show=False),
-        Binding("down,j", "select('down', 0)", "Child, else track below", id="compare.down", show=False),
-        Binding("f", "frame", "Frame selection", id="compare.frame", show=False),
-        Binding("slash", "search", "Search the focused trace", id="compare.search", show=False),
-        Binding("n", "match(True)", "Next match", id="compare.next", show=False),
-        Binding("N", "match(False)", "Previous match", id="compare.prev", show=False),
-        Binding("i", "insights", "Insights of the focused trace", id="compare.insights",
-                tooltip="Steps, operators, GPU idle, sync points, memory of the focused trace"),
-        Binding("F", "tree_diff", "Differential call tree", id="compare.tree_diff"),
-        Binding("question_mark,f1", "help", "Help", id="compare.help"),
-        Binding("l", "lock", "Lock times", id="compare.lock",
-                tooltip="Lock the two windows: same times from the first steps, then from the trace starts, then unlocked"),
-        Binding("1", "tab(0)", "Timelines", id="compare.tab_timelines"),
-        Binding("2", "tab(1)", "Metrics", id="compare.tab_metrics"),
-        Binding("3", "tab(2)", "Operators", id="compare.tab_ops"),
-        Binding("4", "tab(3)", "Steps", id="compare.tab_steps"),
-        Binding("q", "quit", "Quit", id="compare.quit"),
-    ]
+    KEY_SCOPE = "compare"  # its bindings and palette entries (vtui.ui.keys)
+    BINDINGS = bindings("compare")
+    HELP_SCOPES = COMPARE_HELP
 
     def __init__(self, path_a: Path | str, path_b: Path | str,
                  stores: tuple[TraceStore, TraceStore] | None = None, cache: bool = True) -> None:
@@ -197,61 +150,29 @@ class CompareApp(App[int]):
         self.cache = cache  # read / write the index cache (``--no-cache`` turns it off)
         self.comparison: Comparison | None = None
         self.lock_mode: str | None = None  # None, "steps" (first steps line up) or "starts"
-        self.load_error: str | None = None
-        self._load_control = LoadControl()  # q while loading stops the loader process
         self._search_cancel = threading.Event()  # set on quit: a running search's process is killed
 
     # ---- loading -------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         a, b = self.paths
-        # Text, never markup: a file named "[@click=app.quit]" is a name, not an action.
-        yield Static(plain(f"vtui compare · A {a.name} · B {b.name} · loading…"), id="title", markup=False)
-        with Vertical(id="loading"):
-            yield Static(plain(f"Loading {a} and {b}"), markup=False)
-            yield ProgressBar(total=1.0, show_eta=False, id="progress")
-        yield Static("", id="status", markup=False)
-        yield Footer()
+        yield from self.loading_widgets(f"vtui compare · A {a.name} · B {b.name} · loading…", f"Loading {a} and {b}")
 
     def on_mount(self) -> None:
-        self._load()
+        self.use_user_keymap()
+        self.start_load(LoadJob(self._load, "load and compare", "vtui compare · failed", "Could not compare the traces:",
+                                lambda exc: f"could not compare ({type(exc).__name__}: {exc})"))
 
-    @work(thread=True, exclusive=True, group="load", description="load and compare", exit_on_error=False)
-    def _load(self) -> tuple[TraceStore, TraceStore, Comparison] | str:
-        """Both stores and their comparison, or the one-line message saying what failed."""
-        try:
-            if self.stores is not None:
-                a, b = self.stores
-            else:
-                a = load_in_background(self.paths[0], lambda f: self.call_from_thread(self._set_progress, f / 2),
-                                       cache=self.cache, control=self._load_control)
-                b = load_in_background(self.paths[1], lambda f: self.call_from_thread(self._set_progress, 0.5 + f / 2),
-                                       cache=self.cache, control=self._load_control)
-            return a, b, compare(a, b, labels=(self.paths[0].name, self.paths[1].name))
-        except TraceLoadError as exc:
-            return str(exc)
-        except Exception as exc:  # noqa: BLE001 — shown in the app, never a traceback
-            return f"could not compare ({type(exc).__name__}: {exc})"
-
-    def _set_progress(self, fraction: float) -> None:
-        for bar in self.query("#progress"):
-            bar.update(progress=fraction)  # type: ignore[attr-defined]
-
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.worker.group != "load" or event.state not in (WorkerState.SUCCESS, WorkerState.ERROR):
-            return
-        result = event.worker.result if event.state == WorkerState.SUCCESS else f"could not load ({event.worker.error!r})"
-        if isinstance(result, str):
-            self._show_error(result)
+    def _load(self, progress: Progress, control: LoadControl) -> tuple[TraceStore, TraceStore, Comparison]:
+        """Both stores (each half of the progress bar) and their comparison; runs in the load worker."""
+        if self.stores is not None:
+            a, b = self.stores
         else:
-            self._show(*result)
+            a = load_in_background(self.paths[0], lambda f: progress(f / 2), cache=self.cache, control=control)
+            b = load_in_background(self.paths[1], lambda f: progress(0.5 + f / 2), cache=self.cache, control=control)
+        return a, b, compare(a, b, labels=(self.paths[0].name, self.paths[1].name))
 
-    def _show_error(self, message: str) -> None:
-        self.load_error = message
-        self.query_one("#title", Static).update("vtui compare · failed")
-        loading = self.query_one("#loading")
-        loading.remove_children()
-        loading.mount(Static(plain(f"Could not compare the traces:\n{message}\n\nPress q to quit."), id="error",
-                             markup=False))
+    def loaded(self, result: tuple[TraceStore, TraceStore, Comparison]) -> None:
+        self._show(*result)
 
     def _show(self, a: TraceStore, b: TraceStore, c: Comparison) -> None:
         self.stores, self.comparison = (a, b), c
@@ -402,24 +323,7 @@ class CompareApp(App[int]):
         self.push_screen(TreeDiffScreen(panes[0].store, panes[1].store, f"A {a.name} · B {b.name}"))
 
     def action_help(self) -> None:
-        screen = self.screen
-        if screen is not self.screen_stack[0]:
-            rows = binding_rows(screen.BINDINGS) + list(getattr(screen, "HELP_EXTRA", []))
-            sections = [(getattr(screen, "HELP_TITLE", type(screen).__name__), rows)]
-        else:
-            sections = [("Compare: keys act on the focused timeline (both when locked)", binding_rows(self.BINDINGS)),
-                        ("Mouse", [("wheel", "Zoom at the mouse"), ("shift+wheel", "Pan"), ("click", "Select a slice"),
-                                   ("drag", "Zoom to the dragged times")]),
-                        ("Tables (2 3 4)", [("↑ ↓", "Move"), ("click header", "Sort by that column")])]
-        self.push_screen(HelpScreen(sections + [("Everywhere", EVERYWHERE)], title="vtui compare keys"))
-
-    def get_system_commands(self, screen: Screen):
-        yield from super().get_system_commands(screen)
-        for b in self.BINDINGS:
-            words = PALETTE_WORDS.get(b.id, "")
-            yield SystemCommand(f"compare: {b.description}" + (f" — {words}" if words else ""),
-                                f"{b.tooltip or b.description} (key {keys_glyphs(b.key)})",
-                                partial(self.run_action, b.action))
+        self.push_screen(HelpScreen(self.help_sections(self.screen), title="vtui compare keys"))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """The timeline keys act on the compare screen only (not under Insights or help)."""
@@ -445,12 +349,10 @@ class CompareApp(App[int]):
             if target:
                 target.first().focus()  # keys go to the shown view, not a hidden one
 
-    def action_quit(self) -> None:
+    def stop_work(self) -> None:
         self._search_cancel.set()
-        self._load_control.cancel()
-        self.exit(return_code=1 if self.load_error else 0)
 
 
 
 # Actions of the compare bindings (name without arguments): disabled under another screen.
-_COMPARE_ACTIONS = frozenset(b.action.split("(")[0] for b in CompareApp.BINDINGS if b.action != "quit")
+_COMPARE_ACTIONS = actions("compare") - {"quit"}

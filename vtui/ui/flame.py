@@ -13,12 +13,12 @@ from vtui.analysis.calltree import CallTree, by_level, printable
 from vtui.fmt import format_duration as fd
 from vtui.present.bars import fraction_bar
 from vtui.present.tree_text import indent
-from vtui.ui.render import DIMMED, EMPTY, colour_of
+from vtui.ui import palette
+from vtui.ui.render import DIMMED, EMPTY, LIGHT_INK, SELECTED, colour_of
 
-SELECTED = Style(bgcolor="#ffffff", color="#000000", bold=True)
-TEXT = Style(color="#c0c4d0", bgcolor="#1b1d23")
-MUTED = Style(color="#6c7080", bgcolor="#1b1d23")
-MATCH = Style(color="#ffd166", bgcolor="#1b1d23", bold=True)
+TEXT = Style(color=palette.TEXT, bgcolor=palette.BACKGROUND)
+MUTED = Style(color=palette.MUTED, bgcolor=palette.BACKGROUND)
+MATCH = Style(color=palette.MATCH, bgcolor=palette.BACKGROUND, bold=True)
 BAR_WIDTH = 14
 EXPAND_PCT = 2.0  # nodes with at least this share of the view open at first
 
@@ -88,9 +88,9 @@ def flame_segments(tree: CallTree, layout: FlameLayout, depth: int, width: int, 
         if node == selected:
             style = SELECTED
         elif marked is not None and not marked[node]:
-            style = Style(bgcolor=DIMMED, color="#9a9ea8")
+            style = Style(bgcolor=DIMMED, color=palette.DIMMED_INK)
         else:
-            style = Style(bgcolor=colour_of(tree.names[node]), color="#f0f0f0")
+            style = Style(bgcolor=colour_of(tree.names[node]), color=LIGHT_INK)
         out.append(Segment(text.ljust(b - a), style))
         at = b
     if at < width:
@@ -138,7 +138,7 @@ def tree_row_segments(tree: CallTree, node: int, depth: int, weight: str, scale:
         segs = [Segment(fraction_bar(frac, BAR_WIDTH) + " " + cols + indent(depth) + marker + name, SELECTED)]
     else:
         hit = marked is not None and bool(marked[node])
-        segs = [Segment(fraction_bar(frac, BAR_WIDTH), Style(color=colour, bgcolor="#1b1d23")), Segment(" " + cols, TEXT),
-                Segment(indent(depth) + marker, MUTED), Segment(name, MATCH if hit else Style(color=colour, bgcolor="#1b1d23"))]
+        segs = [Segment(fraction_bar(frac, BAR_WIDTH), Style(color=colour, bgcolor=palette.BACKGROUND)), Segment(" " + cols, TEXT),
+                Segment(indent(depth) + marker, MUTED), Segment(name, MATCH if hit else Style(color=colour, bgcolor=palette.BACKGROUND))]
     line = Segment.adjust_line_length(segs, width, EMPTY)
     return list(line)

@@ -9,7 +9,6 @@ from collections.abc import Callable
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, OptionList, Static
@@ -20,10 +19,11 @@ from vtui.fmt import format_duration as fd
 from vtui.present.bars import step_bars
 from vtui.present.insights_text import gpu_lines, memory_lines, misc_lines, ops_lines, steps_lines
 from vtui.store.store import TraceStore
+from vtui.ui import palette
+from vtui.ui.keys import bindings
 from vtui.ui.safe import plain, visible
 from vtui.ui.screens import PromptScreen
 
-_SEVERITY = {"high": "bold #ff6b6b", "warning": "#f0c674", "info": "#8fa1b3"}
 MAX_PLOT_ROWS = 200  # one bar per step up to here; longer runs are summarised
 
 
@@ -36,36 +36,22 @@ def step_plot_rows(ins: Insights, width: int = 48) -> list[Text]:
     spikes = set(st.trend.spikes if st.trend else [])
     rows = []
     for i, (d, bar) in enumerate(zip(durs.tolist(), step_bars(durs, width))):
-        style = "#6fa8dc" if i == 0 else ("#ff6b6b" if i in spikes else "#98c379")
-        row = Text(f"#{i:<4}{fd(d):>11} ", style="#c0c4d0")
+        style = palette.FIRST_STEP if i == 0 else (palette.ERROR if i in spikes else palette.SUCCESS)
+        row = Text(f"#{i:<4}{fd(d):>11} ", style=palette.TEXT)
         row.append(bar, style=style)
         rows.append(row)
     return rows
 
 
 def _section(title: str, lines: list[str]) -> Text:
-    text = Text(title + "\n", style="bold #e0e0e0")
+    text = Text(title + "\n", style=palette.HEADING)
     text.append("\n".join(visible(line) for line in lines))  # lines quote names from the trace
     return text
 
 
 class InsightsScreen(Screen[None]):
-    DEFAULT_CSS = """
-    InsightsScreen { background: #1b1d23; }
-    #ins-title { height: 1; background: #2b3040; color: #e0e0e0; padding: 0 1; }
-    #ins-body { height: 1fr; padding: 0 1; }
-    #ins-body > Static { margin-bottom: 1; }
-    #ins-plot { height: auto; max-height: 20; margin-bottom: 1; background: #1b1d23; border: none; }
-    .ins-list { height: auto; max-height: 12; margin-bottom: 1; background: #1b1d23; border: none; }
-    """
-    HELP_TITLE = "Insights (i)"
-    HELP_EXTRA = [("↑ ↓ enter", "In a list (steps, GPU gaps, outliers): pick one and jump to it in the timeline"),
-                  ("PgUp PgDn", "Scroll the findings")]
-    BINDINGS = [
-        Binding("escape,i,q", "close", "Back", id="insights.close", tooltip="Back to the timeline"),
-        Binding("r", "step_regex", "Step regex", id="insights.step", tooltip="Set the regex that finds steps"),
-        Binding("0", "whole", "Whole trace", id="insights.whole", tooltip="Insights over the whole trace"),
-    ]
+    KEY_SCOPE = "insights"  # its section of the help
+    BINDINGS = bindings("insights")
 
     def __init__(self, store: TraceStore, t0: int = 0, t1: int | None = None, title: str = "",
                  step_regex: str | None = None, on_step: Callable[[int], None] | None = None,
@@ -122,7 +108,7 @@ class InsightsScreen(Screen[None]):
             return
         body = self.query_one("#ins-body")
         await body.remove_children()
-        await body.mount(Static(plain(message, style="#ff6b6b")))
+        await body.mount(Static(plain(message, style=palette.ERROR)))
 
     async def _show(self, generation: int, ins: Insights) -> None:
         if generation != self._generation:
@@ -130,16 +116,16 @@ class InsightsScreen(Screen[None]):
         self.insights = ins
         body = self.query_one("#ins-body")
         await body.remove_children()
-        findings = Text("Findings\n", style="bold #e0e0e0")
+        findings = Text("Findings\n", style=palette.HEADING)
         for f in ins.findings:
-            findings.append(f"[{f.severity}] ", style=_SEVERITY.get(f.severity, ""))
+            findings.append(f"[{f.severity}] ", style=palette.SEVERITY.get(f.severity, ""))
             findings.append(visible(f.message) + "\n")
-            findings.append(f"    → {visible(f.hint)}\n", style="#8fa1b3")
+            findings.append(f"    → {visible(f.hint)}\n", style=palette.NOTE)
         widgets = [Static(findings, id="ins-findings"), Static(self._steps_text(ins), id="ins-steps")]
         if ins.steps.present:
             more = ins.steps.count - MAX_PLOT_ROWS
             note = f" (first {MAX_PLOT_ROWS} of {ins.steps.count})" if more > 0 else ""
-            widgets.append(Static(Text(f"Step times{note} — enter jumps to a step in the timeline", style="#8fa1b3")))
+            widgets.append(Static(Text(f"Step times{note} — enter jumps to a step in the timeline", style=palette.NOTE)))
             widgets.append(OptionList(*step_plot_rows(ins), id="ins-plot"))
         widgets += [Static(_section("Operators", ops_lines(ins)), id="ins-ops"),
                     Static(_section("GPU", gpu_lines(ins)), id="ins-gpu")]
@@ -156,13 +142,13 @@ class InsightsScreen(Screen[None]):
         out: list = []
         if self.gaps:
             out.append(Static(Text("GPU idle gaps, longest first (and what the launching thread was doing) — "
-                                   "enter jumps", style="bold #e0e0e0")))
+                                   "enter jumps", style=palette.HEADING)))
             out.append(OptionList(*(plain(f"{fd(g.length):>11} at {fd(g.start):>11} · {g.device} · then "
                                           f"{self.store.name(g.next_row)[:40]} · CPU: {g.cpu}") for g in self.gaps),
                                   id="ins-gaps", classes="ins-list"))
         if self.outliers:
             out.append(Static(Text(f"Kernel outliers (≥{OUTLIER_FACTOR:g}× their median) — enter jumps",
-                                   style="bold #e0e0e0")))
+                                   style=palette.HEADING)))
             out.append(OptionList(*(plain(f"{fd(o.dur):>11} vs median {fd(o.median):>11} · "
                                           f"{self.store.name(o.row)[:60]}") for o in self.outliers),
                                   id="ins-outliers", classes="ins-list"))

@@ -1,12 +1,220 @@
-"""Keys as people read them (``.`` not "full stop") and the help text built from bindings."""
+"""Every key binding of the app, as data: the one list that the widgets' BINDINGS, the help
+screen, the footer (``footer=True``) and the command palette all read.
+
+Each binding has a stable id (``view.zoom_in``): a user keymap (``keys.toml``, see
+``vtui.ui.keymap``) maps ids to other keys; Textual's ``App.set_keymap`` applies it, and the help
+and the palette show the keys in use. The same id in two scopes (the main timeline and compare
+mode) is the same action to the user, so one keymap line rebinds it in both.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
 
 from textual.binding import Binding
 from textual.keys import format_key
 
+from vtui.ui.view import LANE_CAP
+
 _ARROWS = {"left": "←", "right": "→", "up": "↑", "down": "↓", "pageup": "PgUp", "pagedown": "PgDn",
            "escape": "esc", "enter": "enter", "tab": "tab", "space": "space"}
+
+
+@dataclass(frozen=True)
+class Key:
+    scope: str  # which screen or widget has it: a key of SCOPES
+    id: str  # stable, for keys.toml; the part before the dot groups it in the palette
+    keys: str  # Textual key names, comma-separated: "question_mark,f1"
+    action: str
+    description: str
+    footer: bool = False  # shown in the footer
+    tooltip: str = ""  # a longer description (footer tooltip, palette help line)
+    words: str = ""  # what people type in the palette for an action whose own name says otherwise
+
+
+@dataclass(frozen=True)
+class Scope:
+    title: str  # the help section
+    # Keys the widget handles itself (DataTable's arrows, the mouse): listed in the help after
+    # the bindings, not rebindable.
+    notes: tuple[tuple[str, str], ...] = ()
+
+
+SCOPES: dict[str, Scope] = {
+    "timeline": Scope("Timeline"),
+    "tracks": Scope("Track list (shift+tab to reach it)"),
+    "aggregation": Scope("Aggregation table (2)",
+                         (("↑ ↓", "Highlight the row's slices in the timeline"),
+                          ("enter", "Jump to the row's longest slice"), ("click header", "Sort by that column"))),
+    "mouse": Scope("Mouse", (("wheel", "Zoom at the mouse"), ("shift+wheel", "Pan"), ("click", "Select a slice"),
+                             ("drag", "Select a time range"))),
+    "prompts": Scope("Prompts", (("enter", "Accept"), ("esc", "Cancel"))),
+    "everywhere": Scope("Everywhere", (
+        ("tab shift+tab", "Move focus between panes (the focused one is outlined in blue)"),
+        ("ctrl+p", "Command palette: every action, found by what you type (step, gpu, export…)"))),
+    "compare": Scope("Compare: keys act on the focused timeline (both when locked)"),
+    "compare.mouse": Scope("Mouse", (("wheel", "Zoom at the mouse"), ("shift+wheel", "Pan"),
+                                     ("click", "Select a slice"), ("drag", "Zoom to the dragged times"))),
+    "compare.tables": Scope("Tables (2 3 4)", (("↑ ↓", "Move"), ("click header", "Sort by that column"))),
+    "insights": Scope("Insights (i)", (
+        ("↑ ↓ enter", "In a list (steps, GPU gaps, outliers): pick one and jump to it in the timeline"),
+        ("PgUp PgDn", "Scroll the findings"))),
+    "tree": Scope("Call tree (F)"),
+    "treediff": Scope("Differential call tree (F)", (("↑ ↓ PgUp PgDn", "Scroll"),
+                                                     ("red / green", "B slower / faster than A on that path"))),
+    "results": Scope("Search results (L)", (("↑ ↓ enter", "Pick a name: jump to its longest match"),)),
+    "help": Scope("Help"),
+    "warnings": Scope("Load warnings"),
+    "prompt": Scope("Prompt"),
+}
+
+_K = Key
+KEYS: tuple[Key, ...] = (
+    # ---- the main timeline (the app's own bindings) ----
+    _K("timeline", "view.zoom_in", "w", "zoom_in", "Zoom in", footer=True),
+    _K("timeline", "view.zoom_out", "s", "zoom_out", "Zoom out", footer=True),
+    _K("timeline", "view.pan_left", "a", "pan_left", "Pan left", footer=True),
+    _K("timeline", "view.pan_right", "d", "pan_right", "Pan right", footer=True),
+    _K("timeline", "view.frame", "f", "frame", "Frame selection", footer=True),
+    _K("timeline", "view.all", "0", "show_all", "Whole trace"),
+    _K("timeline", "view.goto", "g", "goto", "Go to time", words="jump to a time"),
+    _K("timeline", "select.lane_prev", "left,h", "lane_prev", "Previous slice on lane"),
+    _K("timeline", "select.lane_next", "right,l", "lane_next", "Next slice on lane"),
+    _K("timeline", "select.up", "up,k", "up", "Parent, else track above"),
+    _K("timeline", "select.down", "down,j", "down", "Child, else track below"),
+    _K("timeline", "select.track_next", "full_stop", "track_next", "Next slice on track"),
+    _K("timeline", "select.track_prev", "comma", "track_prev", "Previous slice on track"),
+    _K("timeline", "select.flow_out", "right_square_bracket", "flow_out", "Follow outgoing flow"),
+    _K("timeline", "select.flow_in", "left_square_bracket", "flow_in", "Follow incoming flow"),
+    _K("timeline", "range.selection", "r", "range_selection", "Range = selected slice", footer=True),
+    _K("timeline", "range.start", "shift+left", "range_start", "Range start at selected slice"),
+    _K("timeline", "range.end", "shift+right", "range_end", "Range end at selected slice"),
+    _K("timeline", "range.window", "R", "range_window", "Range = visible window"),
+    _K("timeline", "range.clear", "escape", "clear", "Clear mark / highlight / range"),
+    _K("timeline", "search.find", "slash", "search", "Search names (args:RE for args)", footer=True,
+       words="find slices by name or args"),
+    _K("timeline", "search.next", "n", "match_next", "Next match"),
+    _K("timeline", "search.prev", "N", "match_prev", "Previous match"),
+    _K("timeline", "search.results", "L", "results", "Search results by name",
+       tooltip="Count and time per matching name; enter jumps to the longest"),
+    _K("timeline", "measure.mark", "m", "mark", "Measure: mark A, then B", footer=True,
+       words="time between two events"),
+    _K("timeline", "measure.clear", "M", "clear_measurements", "Clear measurements"),
+    _K("timeline", "pane.details", "1", "tab('details')", "Details pane"),
+    _K("timeline", "pane.aggregation", "2", "tab('aggregation')", "Aggregation pane", footer=True,
+       words="top operators, kernels, table by name/category/track"),
+    _K("timeline", "pane.measure", "3", "tab('measure')", "Measure pane"),
+    _K("timeline", "export.range", "e", "export_range", "Export range as trace JSON", footer=True,
+       words="save a slice of the trace"),
+    _K("timeline", "export.table", "x", "export_table", "Export the aggregation table",
+       words="save the operator table as CSV/JSON/Markdown"),
+    _K("timeline", "tracks.filter", "t,ctrl+f", "filter", "Filter tracks", footer=True,
+       words="show only GPU streams / threads"),
+    _K("timeline", "tracks.list", "T", "toggle_tracklist", "Show/hide the track list",
+       tooltip="Show or hide the track list (hidden by itself below 110 columns)"),
+    _K("timeline", "tracks.collapse", "c", "collapse", "Fold/unfold the selected track's rows",
+       tooltip=f"Deep stacks show {LANE_CAP} rows and '+N rows' until unfolded"),
+    _K("timeline", "view.origin", "z", "time_origin",
+       "Relative times: from the range / selected slice (again: trace start)",
+       tooltip="Relative time axis: zero at the range's start, else at the selected slice's start",
+       words="relative time axis origin offset"),
+    _K("timeline", "view.rows_up", "pageup", "rows_up", "Scroll rows up"),
+    _K("timeline", "view.rows_down", "pagedown", "rows_down", "Scroll rows down"),
+    _K("timeline", "view.insights", "i", "insights", "Insights", tooltip="Steps, operators, GPU, memory: findings with hints",
+       words="steps, phases, GPU idle, sync points, memory, operators, outliers"),
+    _K("timeline", "view.call_tree", "F", "call_tree", "Call tree / flame graph of the range"),
+    _K("timeline", "app.help", "question_mark,f1", "help", "Help", footer=True),
+    _K("timeline", "app.warnings", "W", "warnings", "Load warnings (what was skipped or repaired)"),
+    _K("timeline", "app.quit", "q", "quit", "Quit", footer=True),
+    # ---- the track list and the aggregation table (their keys act while they have the focus) ----
+    _K("tracks", "tracks.toggle", "space", "toggle_track", "Show/hide", footer=True, tooltip="Show or hide the track"),
+    _K("tracks", "tracks.fold", "enter", "fold", "Fold or unfold a process, or a deep track's rows"),
+    _K("tracks", "tracks.up", "up,k", "move(-1)", "Move up between processes and tracks"),
+    _K("tracks", "tracks.down", "down,j", "move(1)", "Move down between processes and tracks"),
+    _K("tracks", "tracks.pin", "p", "pin_track", "Pin", footer=True, tooltip="Pin the track to the top of the timeline"),
+    _K("aggregation", "agg.group", "b", "group", "Group by name/cat/track", footer=True),
+    _K("aggregation", "agg.sort", "o", "sort", "Sort by next column", footer=True),
+    _K("aggregation", "agg.reverse", "O", "reverse", "Reverse sort", footer=True),
+    _K("aggregation", "agg.filter", "slash", "focus_filter", "Filter rows", footer=True),
+    _K("aggregation", "agg.matches", "M", "matches_only", "Only the search matches", footer=True),
+    # ---- compare mode: the same ids as the main timeline where the action is the same ----
+    _K("compare", "view.zoom_in", "w", "zoom(0.6)", "Zoom in", footer=True),
+    _K("compare", "view.zoom_out", "s", "zoom(1.6667)", "Zoom out", footer=True),
+    _K("compare", "view.pan_left", "a", "pan(-0.2)", "Pan left", footer=True),
+    _K("compare", "view.pan_right", "d", "pan(0.2)", "Pan right", footer=True),
+    _K("compare", "view.all", "0", "show_all", "Whole trace", footer=True),
+    _K("compare", "select.lane_prev", "left,h", "select('lane', -1)", "Previous slice on lane"),
+    _K("compare", "select.lane_next", "right", "select('lane', 1)", "Next slice on lane"),  # l locks here
+    _K("compare", "select.up", "up,k", "select('up', 0)", "Parent, else track above"),
+    _K("compare", "select.down", "down,j", "select('down', 0)", "Child, else track below"),
+    _K("compare", "view.frame", "f", "frame", "Frame selection"),
+    _K("compare", "search.find", "slash", "search", "Search the focused trace"),
+    _K("compare", "search.next", "n", "match(True)", "Next match"),
+    _K("compare", "search.prev", "N", "match(False)", "Previous match"),
+    _K("compare", "view.insights", "i", "insights", "Insights of the focused trace", footer=True,
+       tooltip="Steps, operators, GPU idle, sync points, memory of the focused trace",
+       words="steps, phases, GPU idle, sync points, memory, operators, outliers"),
+    _K("compare", "view.call_tree", "F", "tree_diff", "Differential call tree", footer=True),
+    _K("compare", "app.help", "question_mark,f1", "help", "Help", footer=True),
+    _K("compare", "compare.lock", "l", "lock", "Lock times", footer=True,
+       tooltip="Lock the two windows: same times from the first steps, then from the trace starts, then unlocked"),
+    _K("compare", "compare.tab_timelines", "1", "tab(0)", "Timelines", footer=True),
+    _K("compare", "compare.tab_metrics", "2", "tab(1)", "Metrics", footer=True),
+    _K("compare", "compare.tab_ops", "3", "tab(2)", "Operators", footer=True),
+    _K("compare", "compare.tab_steps", "4", "tab(3)", "Steps", footer=True),
+    _K("compare", "app.quit", "q", "quit", "Quit", footer=True),
+    # ---- screens over the timeline ----
+    _K("insights", "insights.close", "escape,i,q", "close", "Back", footer=True, tooltip="Back to the timeline"),
+    _K("insights", "insights.step", "r", "step_regex", "Step regex", footer=True, tooltip="Set the regex that finds steps"),
+    _K("insights", "insights.whole", "0", "whole", "Whole trace", footer=True, tooltip="Insights over the whole trace"),
+    _K("tree", "tree.back", "escape,backspace", "back", "Back", footer=True, tooltip="Zoom out one level (close at the top)"),
+    _K("tree", "tree.close", "q", "close", "Close", footer=True),
+    _K("tree", "tree.zoom", "enter", "zoom", "Zoom", footer=True, tooltip="Zoom into the selected node"),
+    _K("tree", "tree.view", "f", "toggle_view", "Flame/tree", footer=True, tooltip="Icicle / flame graph or indented tree"),
+    _K("tree", "tree.weight", "w", "weight", "Weight", footer=True, tooltip="Total, self or GPU time"),
+    _K("tree", "tree.invert", "I", "invert", "Invert", footer=True, tooltip="Top-down or bottom-up (callers beneath)"),
+    _K("tree", "tree.find", "slash", "search", "Find", footer=True, tooltip="Mark the nodes whose name matches a regex"),
+    _K("tree", "tree.next", "n", "next_match", "Next match"),
+    _K("tree", "tree.timeline", "t", "timeline", "In timeline", footer=True, tooltip="Show the node's longest slice"),
+    _K("tree", "tree.up", "up,k", "move('up')", "Up"),
+    _K("tree", "tree.down", "down,j", "move('down')", "Down"),
+    _K("tree", "tree.left", "left,h", "move('left')", "Left / collapse"),
+    _K("tree", "tree.right", "right,l", "move('right')", "Right / expand"),
+    _K("tree", "tree.page_up", "pageup", "move('pageup')", "Page up"),
+    _K("tree", "tree.page_down", "pagedown", "move('pagedown')", "Page down"),
+    _K("tree", "tree.first", "home", "move('home')", "First"),
+    _K("tree", "tree.last", "end", "move('end')", "Last"),
+    _K("treediff", "treediff.back", "escape,q,F", "dismiss", "Back", footer=True),
+    _K("results", "results.close", "escape,q,L", "dismiss_none", "Close", footer=True),
+    _K("help", "help.close", "escape,q,question_mark,f1", "dismiss", "Close", footer=True),
+    _K("warnings", "warnings.close", "escape,q,W", "dismiss", "Close", footer=True),
+    _K("prompt", "prompt.cancel", "escape", "cancel", "Cancel", footer=True),
+)
+
+KEY_IDS: frozenset[str] = frozenset(k.id for k in KEYS)
+
+# The help screen's sections, in order, for the main timeline and for compare mode.
+MAIN_HELP = ("timeline", "tracks", "aggregation", "mouse", "prompts", "everywhere")
+COMPARE_HELP = ("compare", "compare.mouse", "compare.tables", "everywhere")
+
+Keymap = Mapping[str, str]  # binding id -> Textual key names, comma-separated
+HelpSection = tuple[str, list[tuple[str, str]]]
+
+
+def keys_in(scope: str) -> list[Key]:
+    return [k for k in KEYS if k.scope == scope]
+
+
+def bindings(scope: str) -> list[Binding]:
+    """A widget's BINDINGS, from the table."""
+    return [Binding(k.keys, k.action, k.description, show=k.footer, id=k.id, tooltip=k.tooltip or k.description)
+            for k in keys_in(scope)]
+
+
+def actions(scope: str) -> frozenset[str]:
+    """The action names (without arguments) of a scope's bindings."""
+    return frozenset(k.action.split("(")[0] for k in keys_in(scope))
 
 
 def key_glyph(key: str) -> str:
@@ -21,14 +229,30 @@ def keys_glyphs(keys: str) -> str:
     return " ".join(key_glyph(k.strip()) for k in keys.split(","))
 
 
-def binding_rows(bindings: list) -> list[tuple[str, str]]:
-    return [(keys_glyphs(b.key), b.description) for b in bindings if isinstance(b, Binding) and b.description]
+def keys_of(key: Key, keymap: Keymap) -> str:
+    """The keys in use for a binding: the user's, else the default."""
+    return keymap.get(key.id) or key.keys
 
 
-HelpSection = tuple[str, list[tuple[str, str]]]
+def help_rows(scope: str, keymap: Keymap) -> list[tuple[str, str]]:
+    rows = [(keys_glyphs(keys_of(k, keymap)), k.description) for k in keys_in(scope)]
+    if scope == "everywhere":
+        help_key = next(k for k in KEYS if k.id == "app.help")
+        rows.append((keys_glyphs(keys_of(help_key, keymap)), "This help (esc closes; ↑ ↓ PgUp PgDn scroll)"))
+    return rows + list(SCOPES[scope].notes)
 
-EVERYWHERE: list[tuple[str, str]] = [
-    ("tab shift+tab", "Move focus between panes (the focused one is outlined in blue)"),
-    ("ctrl+p", "Command palette: every action, found by what you type (step, gpu, export…)"),
-    ("? F1", "This help (esc closes; ↑ ↓ PgUp PgDn scroll)"),
-]
+
+def help_sections(scopes: tuple[str, ...], keymap: Keymap) -> list[HelpSection]:
+    return [(SCOPES[s].title, help_rows(s, keymap)) for s in scopes]
+
+
+def palette_entries(scope: str, keymap: Keymap) -> list[tuple[str, str, str]]:
+    """(title, help line, action) of every binding of a scope, for the command palette."""
+    out = []
+    for k in keys_in(scope):
+        group = "compare" if scope == "compare" else k.id.split(".")[0]
+        title = f"{group}: {k.description}" + (f" — {k.words}" if k.words else "")
+        # The id is shown so that keys.toml can name it.
+        out.append((title, f"{k.tooltip or k.description} (key {keys_glyphs(keys_of(k, keymap))} · id {k.id})",
+                    k.action))
+    return out

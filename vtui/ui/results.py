@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
@@ -13,6 +12,7 @@ from textual.widgets import OptionList, Static
 from vtui.analysis.search import SearchResult
 from vtui.fmt import format_duration
 from vtui.store.store import TraceStore
+from vtui.ui.keys import bindings
 from vtui.ui.safe import visible
 
 
@@ -36,15 +36,8 @@ def results_by_name(store: TraceStore, found: SearchResult) -> list[tuple[int, i
 class ResultsScreen(ModalScreen[int | None]):
     """Returns the slice row to jump to (the chosen name's longest match), or None."""
 
-    DEFAULT_CSS = """
-    ResultsScreen { align: center middle; }
-    ResultsScreen > Vertical { width: 100; max-width: 100%; height: auto; max-height: 100%;
-                               border: round #61afef; background: #20232a; padding: 0 1; }
-    ResultsScreen OptionList { height: auto; max-height: 30; }
-    """
-    BINDINGS = [Binding("escape,q,L", "dismiss_none", "Close", id="results.close")]
-    HELP_TITLE = "Search results (L)"
-    HELP_EXTRA = [("↑ ↓ enter", "Pick a name: jump to its longest match")]
+    KEY_SCOPE = "results"  # its section of the help
+    BINDINGS = bindings("results")
 
     def __init__(self, store: TraceStore, found: SearchResult) -> None:
         super().__init__()

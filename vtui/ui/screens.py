@@ -4,23 +4,19 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
+from vtui.ui.keys import bindings
+from vtui.ui.palette import PRIMARY
 from vtui.ui.safe import visible
 
 
 class HelpScreen(ModalScreen[None]):
     """Keys by section, for the screen it was opened on; scrolls where it does not fit (80×24)."""
 
-    DEFAULT_CSS = """
-    HelpScreen { align: center middle; }
-    HelpScreen > VerticalScroll { width: 78; max-width: 100%; height: auto; max-height: 100%;
-                                  border: round #61afef; background: #20232a; padding: 0 1; }
-    """
-    BINDINGS = [Binding("escape,q,question_mark,f1", "dismiss", "Close", id="help.close")]
+    BINDINGS = bindings("help")
     KEY_WIDTH = 15
 
     def __init__(self, sections: list[tuple[str, list[tuple[str, str]]]], title: str = "vtui keys") -> None:
@@ -31,7 +27,7 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         text = Text()
         for n, (name, rows) in enumerate(self.sections):
-            text.append(("\n" if n else "") + name + "\n", style="bold #61afef")
+            text.append(("\n" if n else "") + name + "\n", style=f"bold {PRIMARY}")
             for keys, desc in rows:
                 text.append(f"{keys:<{self.KEY_WIDTH}}", style="bold")
                 text.append(f" {desc}\n")
@@ -47,11 +43,7 @@ class HelpScreen(ModalScreen[None]):
 class WarningsScreen(ModalScreen[None]):
     """What the loader skipped or repaired, one line per warning (each with its count)."""
 
-    DEFAULT_CSS = """
-    WarningsScreen { align: center middle; }
-    WarningsScreen > VerticalScroll { width: 90%; height: auto; max-height: 80%; border: round #6c7080; background: #20232a; padding: 1 2; }
-    """
-    BINDINGS = [Binding("escape,q,W", "dismiss", "Close", id="warnings.close")]
+    BINDINGS = bindings("warnings")
 
     def __init__(self, warnings: list[str]) -> None:
         super().__init__()
@@ -67,11 +59,7 @@ class WarningsScreen(ModalScreen[None]):
 class PromptScreen(ModalScreen[str | None]):
     """One line of input; returns the text, or None on escape."""
 
-    DEFAULT_CSS = """
-    PromptScreen { align: center top; }
-    PromptScreen > Vertical { width: 64; height: auto; margin-top: 3; border: round #6c7080; background: #20232a; padding: 0 1; }
-    """
-    BINDINGS = [Binding("escape", "cancel", "Cancel", id="prompt.cancel")]
+    BINDINGS = bindings("prompt")
 
     def __init__(self, title: str, placeholder: str = "", value: str = "") -> None:
         super().__init__()

@@ -13,7 +13,6 @@ from rich.segment import Segment
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.geometry import Size
 from textual.screen import Screen
 from textual.strip import Strip
@@ -23,6 +22,7 @@ from textual.widgets import Footer, Static
 from vtui.analysis.calltree import WEIGHTS, CallTree, build_tree, invert, printable, zoom
 from vtui.fmt import format_duration as fd
 from vtui.store.store import TraceStore
+from vtui.ui import palette
 from vtui.ui.flame import (
     FlameLayout,
     flame_layout,
@@ -32,14 +32,13 @@ from vtui.ui.flame import (
     tree_row_segments,
     visible_rows,
 )
+from vtui.ui.keys import bindings
 from vtui.ui.render import EMPTY
 from vtui.ui.screens import PromptScreen
 
 
 class CallTreeView(Widget, can_focus=True):
     """Draws one CallTree (the current zoom) as a tree or an icicle; keeps the selected node."""
-
-    DEFAULT_CSS = "CallTreeView { height: 1fr; background: #1b1d23; }"
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
@@ -195,31 +194,8 @@ class CallTreeView(Widget, can_focus=True):
 
 
 class CallTreeScreen(Screen[None]):
-    DEFAULT_CSS = """
-    CallTreeScreen { background: #1b1d23; }
-    #ct-title { height: 1; background: #2b3040; color: #e0e0e0; padding: 0 1; }
-    #ct-crumbs { height: 1; background: #23262e; color: #c0c4d0; padding: 0 1; }
-    #ct-status { height: 2; background: #23262e; color: #c0c4d0; padding: 0 1; }
-    """
-    BINDINGS = [
-        Binding("escape,backspace", "back", "Back", id="tree.back", tooltip="Zoom out one level (close at the top)"),
-        Binding("q", "close", "Close", id="tree.close"),
-        Binding("enter", "zoom", "Zoom", id="tree.zoom", tooltip="Zoom into the selected node"),
-        Binding("f", "toggle_view", "Flame/tree", id="tree.view", tooltip="Icicle / flame graph or indented tree"),
-        Binding("w", "weight", "Weight", id="tree.weight", tooltip="Total, self or GPU time"),
-        Binding("I", "invert", "Invert", id="tree.invert", tooltip="Top-down or bottom-up (callers beneath)"),
-        Binding("slash", "search", "Find", id="tree.find", tooltip="Mark the nodes whose name matches a regex"),
-        Binding("n", "next_match", "Next match", id="tree.next", show=False),
-        Binding("t", "timeline", "In timeline", id="tree.timeline", tooltip="Show the node's longest slice"),
-        Binding("up,k", "move('up')", "Up", show=False),
-        Binding("down,j", "move('down')", "Down", show=False),
-        Binding("left,h", "move('left')", "Left / collapse", show=False),
-        Binding("right,l", "move('right')", "Right / expand", show=False),
-        Binding("pageup", "move('pageup')", "Page up", show=False),
-        Binding("pagedown", "move('pagedown')", "Page down", show=False),
-        Binding("home", "move('home')", "First", show=False),
-        Binding("end", "move('end')", "Last", show=False),
-    ]
+    KEY_SCOPE = "tree"  # its section of the help
+    BINDINGS = bindings("tree")
 
     def __init__(self, store: TraceStore, t0: int, t1: int, tracks: np.ndarray | None = None, title: str = "",
                  on_jump: Callable[[int], None] | None = None) -> None:
@@ -258,7 +234,7 @@ class CallTreeScreen(Screen[None]):
 
     def _show_error(self, message: str) -> None:
         self.error = message
-        self.query_one("#ct-status", Static).update(Text(message, style="#ff6b6b"))
+        self.query_one("#ct-status", Static).update(Text(message, style=palette.ERROR))
 
     def _ready(self, tree: CallTree) -> None:
         self.base[False] = tree

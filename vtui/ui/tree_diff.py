@@ -7,26 +7,21 @@ import re
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from vtui.store.store import TraceStore
+from vtui.ui.keys import bindings
+from vtui.ui.palette import FASTER, SLOWER
 from vtui.ui.safe import plain
-
-SLOWER, FASTER = "#e06c75", "#98c379"  # the timeline's red / green: B took more / less than A
 
 
 class TreeDiffScreen(Screen[None]):
     """The whole-trace call trees of A and B side by side, path by path (``vtui diff --table tree``)."""
 
-    DEFAULT_CSS = """
-    TreeDiffScreen > #td-title { height: 1; background: #2b3040; color: #e0e0e0; padding: 0 1; }
-    TreeDiffScreen > VerticalScroll { height: 1fr; }
-    """
-    BINDINGS = [Binding("escape,q,F", "dismiss", "Back", id="treediff.back")]
-    HELP_EXTRA = [("↑ ↓ PgUp PgDn", "Scroll"), ("red / green", "B slower / faster than A on that path")]
+    KEY_SCOPE = "treediff"  # its section of the help
+    BINDINGS = bindings("treediff")
 
     def __init__(self, a: TraceStore, b: TraceStore, title: str) -> None:
         super().__init__()

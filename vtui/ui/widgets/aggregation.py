@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import DataTable, Input, Static
@@ -12,6 +11,7 @@ from textual.widgets import DataTable, Input, Static
 from vtui.analysis.aggregate import SORT_KEYS, Aggregation, AggRow, aggregate, sort_rows
 from vtui.fmt import format_duration
 from vtui.present.tables import aggregation_table
+from vtui.ui.keys import bindings
 from vtui.ui.safe import visible
 from vtui.ui.view import ViewState
 
@@ -21,21 +21,7 @@ COLUMN_SORT = ("name", "count", "total", "self", "avg", "min", "max", "total")  
 
 
 class AggregationPane(Vertical):
-    DEFAULT_CSS = """
-    AggregationPane { height: 1fr; }
-    AggregationPane > #agg-head { height: 1; color: #a0a4b0; }
-    AggregationPane > Input { height: 1; border: none; padding: 0 1; background: #262a33; }
-    /* Input:focus draws a tall border, which in one row leaves no room for the typed text. */
-    AggregationPane > Input:focus { border: none; background: #34405a; }
-    AggregationPane > DataTable { height: 1fr; }
-    """
-    BINDINGS = [
-        Binding("b", "group", "Group by name/cat/track", id="agg.group"),
-        Binding("o", "sort", "Sort by next column", id="agg.sort"),
-        Binding("O", "reverse", "Reverse sort", id="agg.reverse"),
-        Binding("slash", "focus_filter", "Filter rows", id="agg.filter"),
-        Binding("M", "matches_only", "Only the search matches", id="agg.matches"),
-    ]
+    BINDINGS = bindings("aggregation")
 
     class RowChosen(Message):
         """A row of the table was highlighted (jump=False) or entered (jump=True)."""

@@ -10,16 +10,13 @@ from textual.widgets import Static
 from vtui.analysis.details import slice_details
 from vtui.fmt import format_duration
 from vtui.store.store import TraceStore
+from vtui.ui.palette import NOTE
 from vtui.ui.safe import visible
 
-KEY_STYLE = "#8fa1b3"
+KEY_STYLE = NOTE
 
 
 class DetailsPanel(Static, can_focus=True):
-    DEFAULT_CSS = """
-    DetailsPanel { height: 9; padding: 0 1; background: #20232a; border-top: solid #3a3f4b; overflow-y: auto; }
-    """
-
     def show_slice(self, store: TraceStore, row: int) -> None:
         # Text objects, not markup: names and args are arbitrary user data.
         if row < 0:

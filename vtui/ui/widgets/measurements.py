@@ -7,18 +7,15 @@ from textual.widgets import Static
 
 from vtui.analysis.measure import Measurement
 from vtui.fmt import format_duration
+from vtui.ui.palette import NOTE
 from vtui.ui.safe import visible
 from vtui.ui.view import ViewState
 
-KEY_STYLE = "#8fa1b3"
+KEY_STYLE = NOTE
 MAX_TRACKS = 6  # per measurement, the busiest tracks between the marks
 
 
 class MeasurePane(Static, can_focus=True):
-    DEFAULT_CSS = """
-    MeasurePane { height: 1fr; padding: 0 1; overflow-y: auto; }
-    """
-
     def show(self, view: ViewState) -> None:
         text = Text()
         if view.mark_a >= 0:

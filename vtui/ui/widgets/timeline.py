@@ -38,11 +38,6 @@ MONO = {LABEL_STYLE: Style(), LABEL_DIM: Style(dim=True), RULER_STYLE: Style(), 
 class Timeline(Widget, can_focus=True):
     """Draws ``ViewState``; the app changes the state and calls ``refresh_view``."""
 
-    DEFAULT_CSS = """
-    Timeline { height: 1fr; background: #1b1d23; }
-    Timeline:focus { background-tint: white 3%; }
-    """
-
     class Clicked(Message):
         def __init__(self, slice_row: int) -> None:
             self.slice_row = slice_row

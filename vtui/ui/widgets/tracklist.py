@@ -9,11 +9,11 @@ from __future__ import annotations
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
-from textual.binding import Binding
 from textual.message import Message
 from textual.strip import Strip
 from textual.widget import Widget
 
+from vtui.ui.keys import bindings
 from vtui.ui.safe import visible
 from vtui.ui.view import HEADER, Row, ViewState
 from vtui.ui.widgets.timeline import RULER_ROWS, Timeline
@@ -33,16 +33,7 @@ Key = tuple  # ("group", group key) | ("track", track id) | ("hidden", track id)
 
 
 class TrackList(Widget, can_focus=True):
-    DEFAULT_CSS = f"""
-    TrackList {{ width: 34; height: 1fr; border-right: solid #3a3f4b; background: {BACK}; }}
-    """
-    BINDINGS = [
-        Binding("space", "toggle_track", "Show/hide", id="tracks.toggle", tooltip="Show or hide the track"),
-        Binding("p", "pin_track", "Pin", id="tracks.pin", tooltip="Pin the track to the top of the timeline"),
-        Binding("enter", "fold", "", show=False),  # the app's help describes enter, up and down here
-        Binding("up,k", "move(-1)", "", show=False),
-        Binding("down,j", "move(1)", "", show=False),
-    ]
+    BINDINGS = bindings("tracks")
 
     class Changed(Message):
         """Visibility, pinning or folding changed."""

@@ -1,0 +1,153 @@
+"""What the main app and compare mode share around their views: the styles and theme, the loading
+stage (title line, progress bar, the load worker, its error message) and q, which also stops a
+load at once. The main app loads one trace, compare mode two and their comparison; everything
+around the load is the same and lives here once."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult, SystemCommand
+from textual.containers import Vertical
+from textual.screen import Screen
+from textual.widgets import ProgressBar, Static
+from textual.worker import Worker, WorkerState
+
+from vtui.errors import TraceLoadError
+from vtui.load.background import LoadControl
+from vtui.ui.keymap import apply_user_keymap
+from vtui.ui.keys import HelpSection, help_sections, palette_entries
+from vtui.ui.palette import THEME, VARIABLES
+from vtui.ui.safe import plain, visible
+from vtui.ui.widgets.footer import Footer
+
+Progress = Callable[[float], None]
+
+
+@dataclass(frozen=True)
+class LoadJob:
+    """What to load and what to say when it fails.
+
+    ``run(progress, control)`` runs in a worker thread and returns what ``loaded`` receives;
+    ``control`` is the app's: q kills a loader process at once. A ``TraceLoadError`` is shown as it
+    is; any other exception as ``describe(exc)`` (one line, never a traceback).
+    """
+
+    run: Callable[[Progress, LoadControl], Any]
+    description: str
+    failed_title: str  # the title line after a failure
+    failed_head: str  # the line above the message
+    describe: Callable[[Exception], str]
+
+
+@dataclass(frozen=True)
+class _Failed:
+    message: str
+
+
+class AppShell:
+    """Mixed into an ``App`` (listed before it): compose with ``loading_widgets``, start with
+    ``start_load``, receive the result in ``loaded``. ``stop_work`` is the app's hook for its own
+    workers to stop on quit (searches)."""
+
+    CSS_PATH = str(Path(__file__).with_name("vtui.tcss"))
+    KEY_SCOPE = ""  # the app's own bindings: the command palette lists them
+    HELP_SCOPES: tuple[str, ...] = ()  # the help sections of the app's own screen (vtui.ui.keys)
+    load_error: str | None = None
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        app: Any = self
+        app.register_theme(THEME)
+        app.theme = THEME.name
+        self._load_control = LoadControl()  # q while loading stops the loader process
+        self._load_job: LoadJob | None = None
+        self.keymap: dict[str, str] = {}  # the user's keys (keys.toml), by binding id
+
+    def use_user_keymap(self) -> None:
+        self.keymap = apply_user_keymap(self)  # type: ignore[arg-type]
+
+    def help_sections(self, screen: Screen) -> list[HelpSection]:
+        """The keys of ``screen`` as the user has them: the app's own screen in full, else that screen's."""
+        if screen is not self.screen_stack[0]:  # type: ignore[attr-defined]
+            scope = getattr(screen, "KEY_SCOPE", None)
+            return help_sections((scope, "everywhere") if scope else ("everywhere",), self.keymap)
+        return help_sections(self.HELP_SCOPES, self.keymap)
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        """Every binding of the app is a palette command (with its key and id)."""
+        yield from super().get_system_commands(screen)  # type: ignore[misc]
+        for title, help_line, action in palette_entries(self.KEY_SCOPE, self.keymap):
+            yield SystemCommand(title, help_line, partial(self.run_action, action))  # type: ignore[attr-defined]
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        return dict(VARIABLES)
+
+    def loading_widgets(self, title: str, what: str) -> ComposeResult:
+        # markup=False and Text: file names are data ("[/]" would crash the markup parser).
+        yield Static(plain(title), id="title", markup=False)
+        with Vertical(id="loading"):
+            yield Static(plain(what), markup=False)
+            yield ProgressBar(total=1.0, show_eta=False, id="progress")
+        yield Static("", id="status", markup=False)
+        yield Footer()
+
+    def start_load(self, job: LoadJob) -> None:
+        self._load_job = job
+        app: Any = self
+
+        def progress(fraction: float) -> None:
+            app.call_from_thread(self._set_progress, fraction)
+
+        def run() -> Any:
+            try:
+                return job.run(progress, self._load_control)
+            except TraceLoadError as exc:
+                return _Failed(str(exc))
+            except Exception as exc:  # noqa: BLE001 — shown in the app, never a traceback
+                return _Failed(job.describe(exc))
+
+        app.run_worker(run, thread=True, exclusive=True, group="load", description=job.description,
+                       exit_on_error=False)
+
+    def loaded(self, result: Any) -> None:
+        raise NotImplementedError
+
+    def _set_progress(self, fraction: float) -> None:
+        for bar in self.query("#progress"):  # type: ignore[attr-defined]
+            bar.update(progress=fraction)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group != "load" or self._load_job is None:
+            return
+        if event.state == WorkerState.SUCCESS:
+            result = event.worker.result
+            if isinstance(result, _Failed):
+                self.show_load_error(result.message)
+            else:
+                self.loaded(result)
+        elif event.state == WorkerState.ERROR:  # only a BaseException gets past run()
+            self.show_load_error(f"could not load ({event.worker.error!r})")
+
+    def show_load_error(self, message: str) -> None:
+        job = self._load_job
+        assert job is not None
+        self.load_error = message
+        self.query_one("#title", Static).update(plain(job.failed_title))  # type: ignore[attr-defined]
+        loading = self.query_one("#loading")  # type: ignore[attr-defined]
+        loading.remove_children()
+        loading.mount(Static(Text(f"{job.failed_head}\n{visible(message)}\n\nPress q to quit."), id="error",
+                             markup=False))
+
+    def stop_work(self) -> None:
+        """Stop the app's own background work on quit (a running search's process)."""
+
+    def action_quit(self) -> None:
+        self.stop_work()
+        self._load_control.cancel()
+        self.exit(return_code=1 if self.load_error else 0)  # type: ignore[attr-defined]
