@@ -21,6 +21,7 @@ from vtui.errors import TraceLoadError, UsageError
 from vtui.fmt import format_duration, parse_time
 from vtui.load.background import LoadControl, load_in_background
 from vtui.store.store import TraceStore
+from vtui.termination import exit_on_signals
 from vtui.ui.keys import EVERYWHERE, HelpSection, binding_rows, keys_glyphs
 from vtui.ui.safe import plain, visible
 from vtui.ui.screens import HelpScreen, PromptScreen, WarningsScreen
@@ -148,6 +149,7 @@ class VtuiApp(App[int]):
         yield Footer()
 
     def on_mount(self) -> None:
+        exit_on_signals(self.terminate)
         if self.store is not None:
             self._show_store(self.store)
         else:
@@ -588,6 +590,12 @@ class VtuiApp(App[int]):
         self._search_cancel.set()
         self._load_control.cancel()
         self.exit(return_code=1 if self.load_error else 0)
+
+    def terminate(self, signum: int) -> None:
+        """SIGTERM / SIGHUP: stop a load in progress, its temp files removed, and exit."""
+        self._search_cancel.set()
+        self._load_control.stop()
+        self.exit(return_code=128 + signum)
 
     def help_sections(self, screen: Screen) -> list[HelpSection]:
         """The keys of ``screen``: the timeline's in full, else that screen's own (insights, tree…)."""

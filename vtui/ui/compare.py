@@ -31,6 +31,7 @@ from vtui.present.bars import shared_sparklines
 from vtui.present.compare_text import format_pct, format_value, metrics_table, ops_table, steps_table
 from vtui.present.tabular import Table
 from vtui.store.store import TraceStore
+from vtui.termination import exit_on_signals
 from vtui.ui.app import PALETTE_WORDS
 from vtui.ui.keys import EVERYWHERE, binding_rows, keys_glyphs
 from vtui.ui.safe import plain, visible
@@ -211,6 +212,7 @@ class CompareApp(App[int]):
         yield Footer()
 
     def on_mount(self) -> None:
+        exit_on_signals(self.terminate)
         self._load()
 
     @work(thread=True, exclusive=True, group="load", description="load and compare", exit_on_error=False)
@@ -447,6 +449,12 @@ class CompareApp(App[int]):
         self._search_cancel.set()
         self._load_control.cancel()
         self.exit(return_code=1 if self.load_error else 0)
+
+    def terminate(self, signum: int) -> None:
+        """SIGTERM / SIGHUP: stop a load in progress, its temp files removed, and exit."""
+        self._search_cancel.set()
+        self._load_control.stop()
+        self.exit(return_code=128 + signum)
 
 
 
