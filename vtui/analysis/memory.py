@@ -99,7 +99,10 @@ def _memory_args(store: TraceStore, rows: np.ndarray) -> list[_MemoryArgs]:
     event by event only when the batch does not decode (an args value that is not an object)."""
     inst, blob = store.instants, store.args_blob
     view = blob.buffer() if hasattr(blob, "buffer") else memoryview(blob)  # slices without a copy each
-    parts = [view[o : o + n] if n > 0 else b"{}" for o, n in zip(inst.args_off[rows].tolist(), inst.args_len[rows].tolist())]
+    offs, lens = inst.args_off[rows], inst.args_len[rows]
+    parts: list = list(map(view.__getitem__, map(slice, offs.tolist(), (offs + lens).tolist())))
+    for k in np.flatnonzero(lens <= 0).tolist():  # no args: an empty object
+        parts[k] = b"{}"
     batch = b"[" + b",".join(parts) + b"]"
     del parts, view  # the views pin the mapped file
     try:
@@ -168,13 +171,22 @@ def _by_device_vectorised(times: np.ndarray, args: list[_MemoryArgs]) -> tuple[d
     skipped = int((has_b & ~usable).sum())
     keep = has_b & usable
     # Device names from the distinct (type, id) pairs; pairs that read alike share a device.
-    pairs = np.stack([has_dt, dt, has_di, di], axis=1)[keep].astype(np.int64)
-    distinct, which = np.unique(pairs, axis=0, return_inverse=True)
-    names = [_device_name(int(t) if ht else None, int(i) if hi else None) for ht, t, hi, i in distinct.tolist()]
+    # (A lexsort, not np.unique(axis=0): that sorts rows as structured values, ~5x slower.)
+    cols4 = [c[keep] for c in (has_dt, dt, has_di, di)]
+    order = np.lexsort(cols4[::-1])
+    new_pair = np.zeros(len(order), dtype=bool)
+    new_pair[:1] = True
+    for c in cols4:
+        new_pair[1:] |= c[order][1:] != c[order][:-1]
+    firsts = order[new_pair]
+    which = np.empty(len(order), dtype=np.int64)
+    which[order] = np.cumsum(new_pair) - 1
+    names = [_device_name(int(dt_) if ht else None, int(di_) if hi else None)
+             for ht, dt_, hi, di_ in zip(*(c[firsts].tolist() for c in cols4))]
     times, b, ta, has_ta, tr, has_tr = times[keep], b[keep], ta[keep], has_ta[keep], tr[keep], has_tr[keep]
     out: dict[str, _Series] = {}
     for dev in sorted(set(names)):
-        sel = np.isin(which.reshape(-1), [k for k, n in enumerate(names) if n == dev])
+        sel = np.isin(which, [k for k, n in enumerate(names) if n == dev])
         out[dev] = (times[sel], b[sel], ta[sel] if has_ta[sel].all() else None, tr[sel] if has_tr[sel].all() else None)
     return out, skipped
 
