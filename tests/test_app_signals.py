@@ -100,3 +100,15 @@ def test_a_signal_stops_the_load_and_removes_its_temp_files(tmp_path, signum, ca
                 os.kill(loader, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+
+
+def test_load_progress_reaches_the_app_in_coarse_steps():
+    from vtui.load.background import PROGRESS_STEP, _coarse
+
+    seen: list[float] = []
+    report = _coarse(seen.append)
+    for k in range(100_001):
+        report(k / 100_000)
+    assert seen[0] == 0.0 and seen[-1] == 1.0
+    assert len(seen) <= 1 / PROGRESS_STEP + 2
+    assert all(b - a >= PROGRESS_STEP for a, b in zip(seen, seen[1:-1]))

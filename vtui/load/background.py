@@ -56,7 +56,7 @@ def _child_load(path: str, out, cache: bool) -> None:
         if not cache:  # a throw-away cache folder: the store still reaches the app by mmap, not a pipe
             private = tempfile.mkdtemp(prefix=temp_prefix("load", os.getppid(), hidden=False))
             os.environ["XDG_CACHE_HOME"] = private  # this process only does this load
-        store = load_trace(path, progress=lambda f: out.put(("progress", f)), cache=True)
+        store = load_trace(path, progress=_coarse(lambda f: out.put(("progress", f))), cache=True)
         blob = store.args_blob
         if isinstance(blob, MappedBlob) and blob.keep:
             out.put(("cached", private))  # saved: the parent maps the entry, no 100s of MB through a pipe
@@ -73,6 +73,23 @@ def _child_load(path: str, out, cache: bool) -> None:
             out.put(("error", f"{path}: could not load ({type(exc).__name__}: {exc})"))
         else:
             raise
+
+
+PROGRESS_STEP = 0.005  # of the whole load: finer steps are not visible in a bar
+
+
+def _coarse(progress: Callable[[float], None]) -> Callable[[float], None]:
+    """``progress`` called only when the fraction moved by ``PROGRESS_STEP`` (or reached 1): the
+    load reports every 512 KiB chunk, and each report through the queue and onto the UI thread
+    cost CPU the load itself needs (thousands of repaints of the bar for 1 GB)."""
+    last = [-1.0]
+
+    def report(fraction: float) -> None:
+        if fraction - last[0] >= PROGRESS_STEP or (fraction >= 1.0 > last[0]) or fraction < last[0]:
+            last[0] = fraction
+            progress(fraction)
+
+    return report
 
 
 def _open_cached(path: Path, private: str | None) -> TraceStore:
@@ -134,6 +151,7 @@ def load_in_background(path: Path, progress: Callable[[float], None], cache: boo
                        control: LoadControl | None = None) -> TraceStore:
     """Blocking; call from a worker thread. Raises TraceLoadError (also when ``control`` cancels)."""
     control = control or LoadControl()
+    progress = _coarse(progress)
     try:
         big = _total_size(path) >= PROCESS_THRESHOLD
     except OSError as exc:
