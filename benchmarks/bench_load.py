@@ -8,6 +8,11 @@ trace for the first time (``app``: loader process, decoders, cache write, entry 
 runs in a fresh process, so peak RSS is its own; decoder processes' peak is reported apart
 (``child_peak``). The cache goes to a temp folder, never ~/.cache.
 
+Each process also reports its CPU-seconds (user + system, its own and its finished children's:
+decoders, the app's loader), and ``*_cpu_over_floor`` divides their median by the floor's. On a
+shared machine wall time doubles when another job holds a core; CPU-seconds move far less, so
+they are the figure to compare across runs (the 1-minute load average is recorded before/after).
+
     python benchmarks/bench_load.py                 # hf_llama_big + a synthetic 1 GB trace
     python benchmarks/bench_load.py --synthetic-mb 200 --runs 3
 """
@@ -46,13 +51,15 @@ class Doc(msgspec.Struct, gc=False):
     traceEvents: list[Ev]
 
 path = sys.argv[1]
+cpu0 = sum(r.ru_utime + r.ru_stime for r in map(resource.getrusage, (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)))
 t = time.perf_counter()
 data = open(path, "rb").read()
 if data[:2] == b"\x1f\x8b":
     data = gzip.decompress(data)
 events = msgspec.json.decode(data, type=Doc).traceEvents
 dt = time.perf_counter() - t
-print(json.dumps({"seconds": dt, "events": len(events),
+cpu = sum(r.ru_utime + r.ru_stime for r in map(resource.getrusage, (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)))
+print(json.dumps({"seconds": dt, "cpu_s": cpu - cpu0, "events": len(events),
                   "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 
@@ -65,8 +72,12 @@ def rss_mb():
     with open("/proc/self/status") as fh:
         return int(next(l for l in fh if l.startswith("VmRSS")).split()[1]) / 1024
 
+def cpu_s():  # this process and its finished children (decoders, the app's loader), user + system
+    return sum(r.ru_utime + r.ru_stime for r in map(resource.getrusage, (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)))
+
 if __name__ == "__main__":
     mode = sys.argv[3]
+    cpu0 = cpu_s()
     t = time.perf_counter()
     if mode == "app":  # as the app opens a trace: loader process, decoders, cache, mapped entry
         from pathlib import Path
@@ -77,7 +88,8 @@ if __name__ == "__main__":
               "first": dict(cache=True), "warm": dict(cache=True)}[mode]
         store = load_trace(sys.argv[1], **kw)
     dt = time.perf_counter() - t
-    print(json.dumps({"seconds": dt, "events": store.event_count, "slices": len(store.slices),
+    cpu = cpu_s() - cpu0
+    print(json.dumps({"seconds": dt, "cpu_s": cpu, "events": store.event_count, "slices": len(store.slices),
                       "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                       "child_peak_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
                       "resident_mb": rss_mb(),
@@ -98,9 +110,11 @@ def bench(path: Path, runs: int) -> dict:
     raw_mb = _raw_size(path) / 1e6
     with tempfile.TemporaryDirectory(prefix="vtui-bench-cache-") as cache_home:
         env = {**os.environ, "XDG_CACHE_HOME": cache_home}
-        floor = [_run(FLOOR, path) for _ in range(runs)]
+        load_before = os.getloadavg()[0]
+        floor: list[dict] = []
         got: dict[str, list[dict]] = {m: [] for m in MODES}
-        for _ in range(runs):  # interleaved, so a busy spell hits every mode alike
+        for _ in range(runs):  # interleaved, so a busy spell hits every mode (and the floor) alike
+            floor.append(_run(FLOOR, path))
             for mode in ("cold1", "cold2"):
                 got[mode].append(_run(VTUI, path, mode, env=env))
             shutil.rmtree(Path(cache_home) / "vtui", ignore_errors=True)
@@ -112,16 +126,21 @@ def bench(path: Path, runs: int) -> dict:
     result = {
         "file": path.name, "raw_mb": round(raw_mb, 1), "events": first["events"], "runs": runs,
         "floor_s": round(med(floor, "seconds"), 3),
+        "floor_cpu_s": round(med(floor, "cpu_s"), 3),
         "floor_peak_rss_mb": round(med(floor, "peak_rss_mb")),
     }
     for mode in MODES:
         rows = got[mode]
         result[f"{mode}_s"] = round(med(rows, "seconds"), 3)
         result[f"{mode}_all_s"] = [round(r["seconds"], 3) for r in rows]
+        result[f"{mode}_cpu_s"] = round(med(rows, "cpu_s"), 3)
+        result[f"{mode}_cpu_over_floor"] = round(result[f"{mode}_cpu_s"] / result["floor_cpu_s"], 2)
         result[f"{mode}_peak_rss_mb"] = round(med(rows, "peak_rss_mb"))
         result[f"{mode}_child_peak_mb"] = round(med(rows, "child_peak_mb"))
         result[f"{mode}_resident_mb"] = round(med(rows, "resident_mb"))
     result["ratio_cold2_to_floor"] = round(result["cold2_s"] / result["floor_s"], 2)
+    result["ratio_cold1_to_floor"] = round(result["cold1_s"] / result["floor_s"], 2)
+    result["load_average_1min"] = [round(load_before, 2), round(os.getloadavg()[0], 2)]  # before, after
     result["speedup_2_over_1"] = round(result["cold1_s"] / result["cold2_s"], 2)
     result["cold2_peak_over_file"] = round(result["cold2_peak_rss_mb"] / raw_mb, 2)
     result["resident_bytes_per_event"] = round(result["cold2_resident_mb"] * 2**20 / max(first["events"], 1), 1)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
@@ -48,17 +49,20 @@ def bench(store, label: str, runs: int) -> dict:
     out = {"trace": label, "slices": len(store.slices), "rows": min(len(view.rows), HEIGHT)}
     rng = np.random.default_rng(0)
     for name, frac in (("whole", 1.0), ("1pct", 0.01)):
-        times = []
+        times, cpu = [], []
         for _ in range(runs):
             view.show_all()
             if frac < 1:
                 centre = rng.uniform(0.1, 0.9) * store.span_ns
                 view.set_window(centre - store.span_ns * frac / 2, centre + store.span_ns * frac / 2)
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.thread_time()
             repaint(view, WIDTH, HEIGHT)
             times.append((time.perf_counter() - t) * 1000)
+            cpu.append((time.thread_time() - c) * 1000)
         out[f"{name}_median_ms"] = round(statistics.median(times), 2)
+        out[f"{name}_cpu_median_ms"] = round(statistics.median(cpu), 2)  # this thread's CPU: less moved by other jobs
         out[f"{name}_p90_ms"] = round(float(np.percentile(times, 90)), 2)
+    out["load_average_1min"] = round(os.getloadavg()[0], 2)
     return out
 
 

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import importlib
-import signal
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
@@ -15,6 +13,7 @@ from vtui import __version__
 from vtui.commands import COMMANDS, add_inflate_argument, apply_inflate_argument
 from vtui.errors import TraceLoadError, UsageError
 from vtui.safe_text import escape_controls
+from vtui.termination import Terminated, signals_as_exceptions
 
 HEADER = """\
 vtui — a terminal explorer for Chrome-trace / PyTorch-profiler traces.
@@ -39,7 +38,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     try:
         if args and args[0] in COMMANDS:
-            with _signals_as_exceptions():
+            with signals_as_exceptions():
                 return _run_subcommand(args)
         return _run_app(args)
     except (TraceLoadError, UsageError) as exc:
@@ -48,7 +47,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         _error("vtui: interrupted")
         return 130
-    except _Terminated as exc:
+    except Terminated as exc:
         return exc.code
     except BrokenPipeError:
         return 0
@@ -60,32 +59,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _error(line: str) -> None:
     """One line on stderr; messages quote file names and trace text, so escaped."""
     print(escape_controls(line), file=sys.stderr)
-
-
-class _Terminated(BaseException):
-    """SIGTERM / SIGHUP, raised where the process is, so every cleanup (temp files) runs."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.code = 128 + signum
-
-
-@contextlib.contextmanager
-def _signals_as_exceptions() -> Iterator[None]:
-    def on_signal(signum, frame) -> None:
-        raise _Terminated(signum)
-
-    wanted = [getattr(signal, n) for n in ("SIGTERM", "SIGHUP") if hasattr(signal, n)]
-    try:
-        old = {s: signal.signal(s, on_signal) for s in wanted}
-    except ValueError:  # not the main thread (vtui.cli.main called from a thread): leave them
-        yield
-        return
-    try:
-        yield
-    finally:
-        for s, handler in old.items():
-            signal.signal(s, handler)
 
 
 def _run_app(args: list[str]) -> int:

@@ -98,9 +98,15 @@ def _memory_args(store: TraceStore, rows: np.ndarray) -> list[_MemoryArgs]:
     """The instants' args, decoded in one go (one decode per event was 1.4 s for 294k events);
     event by event only when the batch does not decode (an args value that is not an object)."""
     inst, blob = store.instants, store.args_blob
-    parts = [blob[o : o + n] if n > 0 else b"{}" for o, n in zip(inst.args_off[rows].tolist(), inst.args_len[rows].tolist())]
+    view = blob.buffer() if hasattr(blob, "buffer") else memoryview(blob)  # slices without a copy each
+    offs, lens = inst.args_off[rows], inst.args_len[rows]
+    parts: list = list(map(view.__getitem__, map(slice, offs.tolist(), (offs + lens).tolist())))
+    for k in np.flatnonzero(lens <= 0).tolist():  # no args: an empty object
+        parts[k] = b"{}"
+    batch = b"[" + b",".join(parts) + b"]"
+    del parts, view  # the views pin the mapped file
     try:
-        return _BATCH.decode(b"[" + b",".join(parts) + b"]")
+        return _BATCH.decode(batch)
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         out = []
         for r in rows.tolist():
@@ -108,6 +114,81 @@ def _memory_args(store: TraceStore, rows: np.ndarray) -> list[_MemoryArgs]:
             out.append(_MemoryArgs(a.get("Bytes"), a.get("Total Allocated"), a.get("Total Reserved"),
                                    a.get("Device Type"), a.get("Device Id")))
         return out
+
+
+# Per device: (times, Bytes, Total Allocated or None, Total Reserved or None), in time order; a
+# total is None unless every event of the device has it.
+_Series = tuple[np.ndarray, np.ndarray, "np.ndarray | None", "np.ndarray | None"]
+
+
+def _by_device(times: np.ndarray, args: list[_MemoryArgs]) -> tuple[dict[str, _Series], int]:
+    """Event by event, for any JSON values (numeric strings, floats, bools, huge numbers)."""
+    per: dict[str, list[tuple[int, int, int | None, int | None]]] = {}
+    skipped = 0
+    for ts, a in zip(times.tolist(), args):
+        b = _num(a.bytes)
+        if b is None:
+            continue
+        total_allocated, total_reserved = _num(a.total_allocated), _num(a.total_reserved)
+        if not _usable(b, total_allocated, total_reserved):
+            skipped += 1
+            continue
+        per.setdefault(_device_name(_num(a.device_type), _num(a.device_id)), []).append(
+            (ts, b, total_allocated, total_reserved))
+    out: dict[str, _Series] = {}
+    for dev, evs in per.items():
+        totals = [e[2] for e in evs]
+        reserved = [e[3] for e in evs]
+        out[dev] = (np.array([e[0] for e in evs], dtype=np.int64), np.array([e[1] for e in evs], dtype=np.int64),
+                    np.array(totals, dtype=np.int64) if None not in totals else None,
+                    np.array(reserved, dtype=np.int64) if None not in reserved else None)
+    return out, skipped
+
+
+def _int_column(values: list[Any]) -> tuple[np.ndarray, np.ndarray] | None:
+    """(values, present) with None as 0; None unless every value is None or an int64."""
+    if not set(map(type, values)) <= {int, type(None)}:
+        return None
+    present = np.frombuffer(bytes([v is not None for v in values]), dtype=bool)
+    try:
+        return np.fromiter([0 if v is None else v for v in values], dtype=np.int64, count=len(values)), present
+    except OverflowError:
+        return None
+
+
+def _by_device_vectorised(times: np.ndarray, args: list[_MemoryArgs]) -> tuple[dict[str, _Series], int] | None:
+    """``_by_device`` at numpy speed for the usual case, every value an integer (or absent);
+    None otherwise. (A trace holds one [memory] instant per allocation and free: 290k at 1 GB.)"""
+    cols = [_int_column(v) for v in ([a.bytes for a in args], [a.total_allocated for a in args],
+                                     [a.total_reserved for a in args], [a.device_type for a in args],
+                                     [a.device_id for a in args])]
+    if any(c is None for c in cols):
+        return None
+    (b, has_b), (ta, has_ta), (tr, has_tr), (dt, has_dt), (di, has_di) = cols  # type: ignore[misc]
+    usable = np.ones(len(b), dtype=bool)
+    for v, has in ((b, has_b), (ta, has_ta), (tr, has_tr)):
+        usable &= ~has | ((v >= -MAX_BYTES) & (v <= MAX_BYTES))
+    skipped = int((has_b & ~usable).sum())
+    keep = has_b & usable
+    # Device names from the distinct (type, id) pairs; pairs that read alike share a device.
+    # (A lexsort, not np.unique(axis=0): that sorts rows as structured values, ~5x slower.)
+    cols4 = [c[keep] for c in (has_dt, dt, has_di, di)]
+    order = np.lexsort(cols4[::-1])
+    new_pair = np.zeros(len(order), dtype=bool)
+    new_pair[:1] = True
+    for c in cols4:
+        new_pair[1:] |= c[order][1:] != c[order][:-1]
+    firsts = order[new_pair]
+    which = np.empty(len(order), dtype=np.int64)
+    which[order] = np.cumsum(new_pair) - 1
+    names = [_device_name(int(dt_) if ht else None, int(di_) if hi else None)
+             for ht, dt_, hi, di_ in zip(*(c[firsts].tolist() for c in cols4))]
+    times, b, ta, has_ta, tr, has_tr = times[keep], b[keep], ta[keep], has_ta[keep], tr[keep], has_tr[keep]
+    out: dict[str, _Series] = {}
+    for dev in sorted(set(names)):
+        sel = np.isin(which, [k for k, n in enumerate(names) if n == dev])
+        out[dev] = (times[sel], b[sel], ta[sel] if has_ta[sel].all() else None, tr[sel] if has_tr[sel].all() else None)
+    return out, skipped
 
 
 def analyse_memory(store: TraceStore, t0: int = 0, t1: int | None = None) -> MemoryReport:
@@ -118,26 +199,14 @@ def analyse_memory(store: TraceStore, t0: int = 0, t1: int | None = None) -> Mem
     if not len(rows):
         return MemoryReport(False)
     rows = rows[np.argsort(inst.ts_ns[rows], kind="stable")]
-    per: dict[str, list[tuple[int, int, int | None, int | None]]] = {}
-    skipped = 0
-    for ts, a in zip(inst.ts_ns[rows].tolist(), _memory_args(store, rows)):
-        b = _num(a.bytes)
-        if b is None:
-            continue
-        total_allocated, total_reserved = _num(a.total_allocated), _num(a.total_reserved)
-        if not _usable(b, total_allocated, total_reserved):
-            skipped += 1
-            continue
-        per.setdefault(_device_name(_num(a.device_type), _num(a.device_id)), []).append(
-            (ts, b, total_allocated, total_reserved))
+    times = inst.ts_ns[rows]
+    args = _memory_args(store, rows)
+    got = _by_device_vectorised(times, args)
+    per, skipped = got if got is not None else _by_device(times, args)
     out = MemoryReport(False, skipped=skipped)
-    for dev, evs in sorted(per.items()):
-        ts = np.array([e[0] for e in evs], dtype=np.int64)
-        nbytes = np.array([e[1] for e in evs], dtype=np.int64)
-        absolute = all(e[2] is not None for e in evs)
-        level = np.array([e[2] for e in evs], dtype=np.int64) if absolute else np.cumsum(nbytes)
-        reserved = [e[3] for e in evs if e[3] is not None]
-        res = np.array(reserved, dtype=np.int64) if len(reserved) == len(evs) else None
+    for dev, (ts, nbytes, totals, res) in sorted(per.items()):
+        absolute = totals is not None
+        level = totals if absolute else np.cumsum(nbytes)
         inside = (ts >= t0) & (ts <= t1)
         if not inside.any():
             continue

@@ -39,6 +39,11 @@ class MappedBlob:
             return b""
         return self._map[key]
 
+    def buffer(self) -> memoryview:
+        """The bytes without a copy (slicing the view costs no Python call into this class);
+        drop the view and its slices before the map can close."""
+        return memoryview(self._map) if self._map is not None else memoryview(b"")
+
     def __reduce__(self):
         if self.keep:
             return (MappedBlob, (self.path, True))

@@ -17,6 +17,7 @@ import threading
 from collections.abc import Callable
 from contextlib import redirect_stderr
 from multiprocessing import resource_tracker
+from multiprocessing.connection import wait as mp_wait
 from pathlib import Path
 
 from vtui.errors import TraceLoadError
@@ -26,8 +27,10 @@ from vtui.load.trace import load_trace, trace_files
 from vtui.store import cache as trace_cache
 from vtui.store.store import TraceStore
 from vtui.tempfiles import temp_prefix
+from vtui.termination import Terminated, signals_as_exceptions
 
 PROCESS_THRESHOLD = 24 << 20  # bytes to decode
+STOP_WAIT_S = 10.0  # a stopped loader's cleanup: its decoders finish the range they hold (~1 s)
 _TRACKER_LOCK = threading.Lock()
 
 
@@ -38,12 +41,22 @@ def _total_size(path: Path) -> int:
 
 
 def _child(path: str, out, cache: bool = True) -> None:
+    """The loader process. SIGTERM / SIGHUP (the app stopping it as it exits) become an
+    exception, so the load's temp files (args, inflated gzip, ranges, cache entry) are removed."""
+    with signals_as_exceptions():
+        try:
+            _child_load(path, out, cache)
+        except Terminated:
+            pass  # stopped on purpose: the cleanups have run, nothing to report
+
+
+def _child_load(path: str, out, cache: bool) -> None:
+    private = None
     try:
-        private = None
         if not cache:  # a throw-away cache folder: the store still reaches the app by mmap, not a pipe
             private = tempfile.mkdtemp(prefix=temp_prefix("load", os.getppid(), hidden=False))
             os.environ["XDG_CACHE_HOME"] = private  # this process only does this load
-        store = load_trace(path, progress=lambda f: out.put(("progress", f)), cache=True)
+        store = load_trace(path, progress=_coarse(lambda f: out.put(("progress", f))), cache=True)
         blob = store.args_blob
         if isinstance(blob, MappedBlob) and blob.keep:
             out.put(("cached", private))  # saved: the parent maps the entry, no 100s of MB through a pipe
@@ -51,10 +64,32 @@ def _child(path: str, out, cache: bool = True) -> None:
             if private:
                 shutil.rmtree(private, ignore_errors=True)
             out.put(("done", store))
-    except TraceLoadError as exc:
-        out.put(("error", str(exc)))
-    except Exception as exc:  # noqa: BLE001 — reported to the user as one line
-        out.put(("error", f"{path}: could not load ({type(exc).__name__}: {exc})"))
+    except BaseException as exc:
+        if private:  # the app takes the folder over only with a "cached" result
+            shutil.rmtree(private, ignore_errors=True)
+        if isinstance(exc, TraceLoadError):
+            out.put(("error", str(exc)))
+        elif isinstance(exc, Exception):  # reported to the user as one line
+            out.put(("error", f"{path}: could not load ({type(exc).__name__}: {exc})"))
+        else:
+            raise
+
+
+PROGRESS_STEP = 0.005  # of the whole load: finer steps are not visible in a bar
+
+
+def _coarse(progress: Callable[[float], None]) -> Callable[[float], None]:
+    """``progress`` called only when the fraction moved by ``PROGRESS_STEP`` (or reached 1): the
+    load reports every 512 KiB chunk, and each report through the queue and onto the UI thread
+    cost CPU the load itself needs (thousands of repaints of the bar for 1 GB)."""
+    last = [-1.0]
+
+    def report(fraction: float) -> None:
+        if fraction - last[0] >= PROGRESS_STEP or (fraction >= 1.0 > last[0]) or fraction < last[0]:
+            last[0] = fraction
+            progress(fraction)
+
+    return report
 
 
 def _open_cached(path: Path, private: str | None) -> TraceStore:
@@ -89,6 +124,7 @@ class LoadControl:
 
     def __init__(self) -> None:
         self.cancelled = threading.Event()
+        self.graceful = False  # stopping with SIGTERM (``stop``): the loader is given time to clean up
         self.process: mp.process.BaseProcess | None = None
 
     def cancel(self) -> None:
@@ -97,11 +133,25 @@ class LoadControl:
         if proc is not None and proc.is_alive():
             proc.kill()
 
+    def stop(self, wait_s: float = STOP_WAIT_S) -> None:
+        """Stop the load and wait while the loader removes its temp files (SIGTERM; SIGKILL after
+        ``wait_s``). For an app that is exiting on a signal: q kills at once (``cancel``), and
+        leaves those files to the next load's sweep."""
+        self.graceful = True
+        self.cancelled.set()
+        proc = self.process
+        if proc is None or not proc.is_alive():
+            return
+        proc.terminate()
+        if not mp_wait([proc.sentinel], wait_s):
+            proc.kill()
+
 
 def load_in_background(path: Path, progress: Callable[[float], None], cache: bool = True,
                        control: LoadControl | None = None) -> TraceStore:
     """Blocking; call from a worker thread. Raises TraceLoadError (also when ``control`` cancels)."""
     control = control or LoadControl()
+    progress = _coarse(progress)
     try:
         big = _total_size(path) >= PROCESS_THRESHOLD
     except OSError as exc:
@@ -136,7 +186,7 @@ def load_in_background(path: Path, progress: Callable[[float], None], cache: boo
             else:
                 raise TraceLoadError(value)
     finally:
-        proc.join(timeout=0 if control.cancelled.is_set() else 5)
+        proc.join(timeout=0 if control.cancelled.is_set() and not control.graceful else STOP_WAIT_S)
         if proc.is_alive():
             proc.kill()
             proc.join()

@@ -74,6 +74,7 @@ class VtuiApp(AppShell, App[int]):
 
     def on_mount(self) -> None:
         self.use_user_keymap()
+        self.exit_on_signals()
         if self.store is not None:
             self._show_store(self.store)
         else:

@@ -159,6 +159,7 @@ class CompareApp(AppShell, App[int]):
 
     def on_mount(self) -> None:
         self.use_user_keymap()
+        self.exit_on_signals()
         self.start_load(LoadJob(self._load, "load and compare", "vtui compare · failed", "Could not compare the traces:",
                                 lambda exc: f"could not compare ({type(exc).__name__}: {exc})"))
 
@@ -351,7 +352,6 @@ class CompareApp(AppShell, App[int]):
 
     def stop_work(self) -> None:
         self._search_cancel.set()
-
 
 
 # Actions of the compare bindings (name without arguments): disabled under another screen.

@@ -20,6 +20,7 @@ from textual.worker import Worker, WorkerState
 
 from vtui.errors import TraceLoadError
 from vtui.load.background import LoadControl
+from vtui.termination import exit_on_signals
 from vtui.ui.keymap import apply_user_keymap
 from vtui.ui.keys import HelpSection, help_sections, palette_entries
 from vtui.ui.palette import THEME, VARIABLES
@@ -151,3 +152,13 @@ class AppShell:
         self.stop_work()
         self._load_control.cancel()
         self.exit(return_code=1 if self.load_error else 0)  # type: ignore[attr-defined]
+
+    def exit_on_signals(self) -> None:
+        """SIGTERM / SIGHUP stop the app as ``terminate`` says (call from on_mount)."""
+        exit_on_signals(self.terminate)
+
+    def terminate(self, signum: int) -> None:
+        """SIGTERM / SIGHUP: stop a load in progress (the loader removes its temp files) and exit."""
+        self.stop_work()
+        self._load_control.stop()
+        self.exit(return_code=128 + signum)  # type: ignore[attr-defined]

@@ -1,0 +1,122 @@
+"""Time to the app's first frame, cold (no cache entry) and warm (reopened from the cache), and
+Insights on the loaded trace (the analysis the ``i`` screen runs, and the ``vtui insights`` CLI).
+
+Each measurement is a fresh process started the way ``vtui TRACE`` starts (interpreter, imports,
+the app headless), timed from before the process starts until the timeline has been drawn with
+the trace; CPU-seconds are that process's and its children's (loader, decoders), user + system.
+Medians of N runs; the cache goes to a temp folder.
+
+    python benchmarks/bench_app.py TRACE [--runs 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+APP = r"""
+import json, resource, sys, time
+sys.path.insert(0, sys.argv[2])
+from vtui.ui.app import VtuiApp
+from vtui.ui.widgets.timeline import Timeline
+
+def cpu_s():
+    return sum(r.ru_utime + r.ru_stime for r in map(resource.getrusage, (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)))
+
+async def first_frame(pilot):
+    app = pilot.app
+    while app.store is None and app.load_error is None:
+        await pilot.pause(0.01)
+    while not app.query(Timeline):
+        await pilot.pause(0.01)
+    await pilot.pause()  # the timeline's first paint
+    print(json.dumps({"done": time.time(), "cpu_s": cpu_s(), "error": app.load_error}), flush=True)
+    app.exit()
+
+VtuiApp(sys.argv[1]).run(headless=True, size=(200, 60), auto_pilot=first_frame)
+"""
+
+INSIGHTS = r"""
+import json, resource, sys, time
+sys.path.insert(0, sys.argv[2])
+from vtui.load.trace import load_trace
+from vtui.analysis.insights import compute_insights
+
+store = load_trace(sys.argv[1])  # warm: from the cache entry
+times = []
+for _ in range(int(sys.argv[3])):
+    r0 = resource.getrusage(resource.RUSAGE_SELF)
+    t = time.perf_counter()
+    compute_insights(store, 0, None, None)
+    r1 = resource.getrusage(resource.RUSAGE_SELF)
+    times.append((time.perf_counter() - t, r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime))
+print(json.dumps({"seconds": [t for t, _ in times], "cpu_s": [c for _, c in times]}))
+"""
+
+
+def _app_run(path: Path, env: dict) -> dict:
+    start = time.time()
+    out = subprocess.run([sys.executable, "-c", APP, str(path), str(ROOT)], capture_output=True, text=True,
+                         env=env, check=True, timeout=600)
+    line = next(ln for ln in reversed(out.stdout.splitlines()) if ln.startswith("{"))
+    got = json.loads(line)
+    if got["error"]:
+        raise SystemExit(f"load failed: {got['error']}")
+    return {"seconds": got["done"] - start, "cpu_s": got["cpu_s"]}
+
+
+def _cli_insights(path: Path, env: dict) -> dict:
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "vtui", "insights", str(path)], capture_output=True, env=env, check=True,
+                   cwd=ROOT, timeout=600)
+    return {"seconds": time.perf_counter() - start}
+
+
+def bench(path: Path, runs: int) -> dict:
+    med = lambda rows, k: round(statistics.median(r[k] for r in rows), 3)  # noqa: E731
+    load_before = os.getloadavg()[0]
+    with tempfile.TemporaryDirectory(prefix="vtui-bench-cache-") as cache_home:
+        env = {**os.environ, "XDG_CACHE_HOME": cache_home, "PYTHONPATH": str(ROOT)}
+        cold, warm = [], []
+        for _ in range(runs):
+            shutil.rmtree(Path(cache_home) / "vtui", ignore_errors=True)
+            cold.append(_app_run(path, env))  # writes the entry
+            warm.append(_app_run(path, env))
+        cli = [_cli_insights(path, env) for _ in range(runs)]
+        out = subprocess.run([sys.executable, "-c", INSIGHTS, str(path), str(ROOT), str(runs)], capture_output=True,
+                             text=True, env=env, check=True)
+        ins = json.loads(out.stdout.strip().splitlines()[-1])
+    return {
+        "file": path.name, "runs": runs,
+        "app_cold_s": med(cold, "seconds"), "app_cold_cpu_s": med(cold, "cpu_s"),
+        "app_cold_all_s": [round(r["seconds"], 2) for r in cold],
+        "app_warm_s": med(warm, "seconds"), "app_warm_cpu_s": med(warm, "cpu_s"),
+        "app_warm_all_s": [round(r["seconds"], 2) for r in warm],
+        "insights_s": round(statistics.median(ins["seconds"]), 3),
+        "insights_cpu_s": round(statistics.median(ins["cpu_s"]), 3),
+        "insights_cli_s": med(cli, "seconds"),
+        "load_average_1min": [round(load_before, 2), round(os.getloadavg()[0], 2)],
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("files", nargs="+", type=Path)
+    parser.add_argument("--runs", type=int, default=3)
+    opts = parser.parse_args()
+    for f in opts.files:
+        print(json.dumps(bench(f, opts.runs)), flush=True)
+
+
+if __name__ == "__main__":
+    main()
