@@ -51,7 +51,7 @@ class Group:
     name: np.ndarray  # int32 local string id
     cat: np.ndarray
     thread: np.ndarray  # int32 into thread keys
-    args_blob: bytes
+    args_blob: bytes | list[np.ndarray]  # the args objects back to back, or uint8 pieces of them
     args_len: np.ndarray
     id_kind: np.ndarray | None = None
     id_val: np.ndarray | None = None
@@ -151,7 +151,8 @@ def to_columns(groups: list[Group], strings: Strings, thread_keys: dict, args: A
     offs = np.zeros(len(lens), dtype=np.int64)
     if len(lens) > 1:
         np.cumsum(lens[:-1], out=offs[1:])
-    blob = b"".join(g.args_blob for g in groups)
+    # One copy of all args: bytes.join takes the numpy pieces as they are
+    blob = b"".join([p for g in groups for p in ([g.args_blob] if isinstance(g.args_blob, bytes) else g.args_blob)])
     if args is not None:
         offs += args.put(blob)
         blob = b""

@@ -97,51 +97,74 @@ def fetch_ints(cons: Connections, table_sql: str, exprs: Sequence[str]) -> np.nd
     return np.concatenate(parts) if parts else np.zeros((0, k), dtype=np.int64)
 
 
-_ROWS = 100_000  # rows per block of the args matrix (bounds its memory: rows x widest object)
+_BLOCK_BYTES = 1 << 21  # rows per block of the args matrix: ~2 MB, so its writes stay in cache
+_MIN_BLOCK_ROWS = 1024
+_TABLE_SPAN = 4096  # a column spanning fewer values is written from a table of their texts
 
 
-def json_objects(fields: Sequence[tuple[str, np.ndarray]], n: int) -> tuple[bytes, np.ndarray]:
-    """Row i's args object of integer fields, for all rows at once: (concatenated bytes, length
-    per row). A field's values are (n,) for a number or (n, m) for an array of m numbers.
+def json_objects(fields: Sequence[tuple[str, np.ndarray]], n: int) -> tuple[list[np.ndarray], np.ndarray]:
+    """Row i's args object of integer fields, for all rows at once: (the objects back to back, in
+    uint8 pieces to join, and the length per row). A field's values are (n,) for a number or (n, m) for an array of m numbers.
 
     Each row is laid out in a fixed-width byte matrix (fixed text in fixed columns, numbers right-
     aligned in slots as wide as the field's widest value, padded with zero bytes); dropping the
-    zero bytes of the flattened matrix leaves the objects back to back. Only whole-column writes."""
+    zero bytes of the flattened matrix leaves the objects back to back. Only whole-column writes:
+    a column of few distinct values (grid sizes, devices) is copied from a table of their texts,
+    others are written digit by digit."""
     if not fields:
-        return b"", np.zeros(n, dtype=np.int32)
-    pieces: list[bytes | np.ndarray] = []  # fixed text and number columns, in order
-    text = b"{"
+        return [], np.zeros(n, dtype=np.int32)
+    template = bytearray(b"{")  # the fixed text of a row, zeros where numbers go
+    slots: list[tuple[int, _Slot]] = []  # (first column, slot)
     for i, (key, values) in enumerate(fields):
-        text += (b"," if i else b"") + b'"' + key.encode() + b'":'
+        template += (b"," if i else b"") + b'"' + key.encode() + b'":'
         cols = [values] if values.ndim == 1 else [values[:, j] for j in range(values.shape[1])]
-        text += b"[" if values.ndim > 1 else b""
+        template += b"[" if values.ndim > 1 else b""
         for j, col in enumerate(cols):
-            pieces.extend([text + (b"," if j else b""), np.asarray(col, dtype=np.int64)])
-            text = b""
-        text += b"]" if values.ndim > 1 else b""
-    pieces.append(text + b"}")
-    blobs: list[bytes] = []
-    lens: list[np.ndarray] = []
-    for lo in range(0, n, _ROWS):
-        block = [p if isinstance(p, bytes) else p[lo : lo + _ROWS] for p in pieces]
-        blob, ln = _objects_block(block, min(_ROWS, n - lo))
-        blobs.append(blob)
-        lens.append(ln)
-    return b"".join(blobs), (np.concatenate(lens) if lens else np.zeros(0, dtype=np.int64)).astype(np.int32)
+            template += b"," if j else b""
+            slot = _Slot(np.asarray(col, dtype=np.int64))
+            slots.append((len(template), slot))
+            template += bytes(slot.width)
+        template += b"]" if values.ndim > 1 else b""
+    template += b"}"
+    row = np.frombuffer(bytes(template), dtype=np.uint8)
+    step = max(_MIN_BLOCK_ROWS, _BLOCK_BYTES // len(row))
+    blobs: list[np.ndarray] = []
+    lens = np.zeros(n, dtype=np.int32)
+    for lo in range(0, n, step):
+        hi = min(n, lo + step)
+        mat = np.empty((hi - lo, len(row)), dtype=np.uint8)
+        mat[:] = row
+        for at, slot in slots:
+            mat[:, at : at + slot.width] = slot.text(lo, hi)
+        kept = mat != 0
+        blobs.append(mat[kept])
+        lens[lo:hi] = kept.view(np.uint8).sum(axis=1, dtype=np.int32)
+    return blobs, lens
 
 
-def _objects_block(pieces: list, n: int) -> tuple[bytes, np.ndarray]:
-    widths = [len(p) if isinstance(p, bytes) else int(_width(p).max(initial=1)) for p in pieces]
-    mat = np.zeros((n, sum(widths)), dtype=np.uint8)
-    at = 0
-    for piece, width in zip(pieces, widths):
-        if isinstance(piece, bytes):
-            mat[:, at : at + width] = np.frombuffer(piece, dtype=np.uint8)
-        else:
-            _write_numbers(mat, at + width - 1, width, piece)
-        at += width
-    kept = mat != 0
-    return mat[kept].tobytes(), kept.sum(axis=1)
+class _Slot:
+    """One number column as right-aligned text, zero-padded on the left to ``width`` bytes."""
+
+    def __init__(self, values: np.ndarray) -> None:
+        self.values = values
+        hi = int(values.max(initial=0))
+        null = bool(len(values)) and int(values.min()) == NULL
+        lo = int(np.where(values == NULL, hi, values).min(initial=hi)) if null else int(values.min(initial=0))
+        # Characters grow with |v| on either side of zero: the extremes are the widest.
+        self.width = max(len(str(lo)), len(str(hi)), 4 if null else 1)
+        self.table: np.ndarray | None = None
+        if hi - lo < _TABLE_SPAN:
+            texts = [b"null" if null else b"", *(str(v).encode() for v in range(lo, hi + 1))]
+            # One fixed-size item per text: a gather of them copies whole slots at once.
+            self.table = np.array([t.rjust(self.width, b"\0") for t in texts], dtype=f"V{self.width}")
+            self.index = np.where(values == NULL, 0, values - (lo - 1)) if null else values - (lo - 1)
+
+    def text(self, lo: int, hi: int) -> np.ndarray:
+        if self.table is not None:
+            return self.table.take(self.index[lo:hi]).view(np.uint8).reshape(hi - lo, self.width)
+        out = np.zeros((hi - lo, self.width), dtype=np.uint8)
+        _write_numbers(out, self.width - 1, self.width, self.values[lo:hi])
+        return out
 
 
 def _width(values: np.ndarray) -> np.ndarray:
