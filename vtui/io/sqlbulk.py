@@ -12,6 +12,7 @@ import sqlite3
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import numpy as np
 
@@ -48,17 +49,18 @@ class Connections:
                 self._opened.append(con)
         return con
 
-    def map(self, fn: Callable, items: list) -> list:
-        """``fn`` over ``items`` on the threads (in order), or here when one job or one item."""
-        if self.jobs == 1 or len(items) < 2:
-            return [fn(item) for item in items]
+    def later(self, fn: Callable[..., Any], *args: Any) -> Callable[[], Any]:
+        """``fn(*args)`` queued on the threads now; the returned function waits for its result.
+        With one job nothing runs ahead: ``fn`` runs when its result is asked for."""
+        if self.jobs == 1:
+            return lambda: fn(*args)
         if self._pool is None:
             self._pool = ThreadPoolExecutor(self.jobs, thread_name_prefix="vtui-sqlite")
-        return list(self._pool.map(fn, items))
+        return self._pool.submit(fn, *args).result
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown()
+        if self._pool is not None:  # after an error, queued reads are dropped, not run
+            self._pool.shutdown(cancel_futures=True)
             self._pool = None
         for con in self._opened:  # opened with check_same_thread=False: closed from here
             con.close()
@@ -68,24 +70,19 @@ class Connections:
 def fetch_ints(cons: Connections, table_sql: str, exprs: Sequence[str]) -> np.ndarray:
     """All rows of ``exprs`` (integer SQL expressions, never NULL) as an (n, len(exprs)) int64
     array, in rowid order; rowid ranges are read on ``cons.jobs`` threads."""
+    parts = fetch_ints_later(cons, table_sql, exprs)()
+    return np.concatenate(parts) if parts else np.zeros((0, len(exprs)), dtype=np.int64)
+
+
+def fetch_ints_later(cons: Connections, table_sql: str, exprs: Sequence[str]) -> Callable[[], list[np.ndarray]]:
+    """``fetch_ints`` queued now on the threads (so SQLite reads ahead while the caller works on
+    earlier tables); the returned function waits for the rows, as (rows, len(exprs)) pieces in
+    order (the caller copies out the columns it needs: no copy of the whole)."""
     k = len(exprs)
     row = "printf('" + ",".join(["%d"] * k) + "', " + ", ".join(exprs) + ")"
-    try:
-        lo, hi, count = cons.get().execute(f"SELECT min(rowid), max(rowid), count(*) FROM {table_sql}").fetchone()
-    except sqlite3.OperationalError:  # a WITHOUT ROWID table
-        lo = hi = count = None
-    # Chunks by rowid where rowids are dense (an export's are); sparse ones would make many empty queries.
-    if isinstance(lo, int) and isinstance(hi, int) and hi - lo < 4 * count + _CHUNK:
-        pieces = max(1, min(cons.jobs * 2, count // _MIN_CHUNK))
-        step = max(1, min(_CHUNK, -(-(hi - lo + 1) // pieces)))
-        ranges: list[tuple[int, int] | None] = [(a, min(a + step - 1, hi)) for a in range(lo, hi + 1, step)]
-        query = f"SELECT group_concat(r, ',') FROM (SELECT {row} AS r FROM {table_sql} " \
-                f"WHERE rowid BETWEEN ? AND ? ORDER BY rowid)"
-    else:  # empty, a view, or no rowid: one query
-        ranges, query = [None], f"SELECT group_concat(r, ',') FROM (SELECT {row} AS r FROM {table_sql})"
 
-    def read(bounds: tuple[int, int] | None) -> np.ndarray | None:
-        text = cons.get().execute(query, bounds or ()).fetchone()[0]
+    def read(query: str, bounds: tuple[int, ...]) -> np.ndarray | None:
+        text = cons.get().execute(query, bounds).fetchone()[0]
         if not text:
             return None
         values = np.fromstring(text, dtype=np.int64, sep=",")  # C parse, exact for int64
@@ -93,8 +90,27 @@ def fetch_ints(cons: Connections, table_sql: str, exprs: Sequence[str]) -> np.nd
             raise sqlite3.DatabaseError(f"unexpected values in {table_sql}")
         return values.reshape(-1, k)
 
-    parts = [g for g in cons.map(read, ranges) if g is not None]
-    return np.concatenate(parts) if parts else np.zeros((0, k), dtype=np.int64)
+    def plan() -> list[Callable[[], np.ndarray | None]]:
+        try:
+            lo, hi, count = cons.get().execute(f"SELECT min(rowid), max(rowid), count(*) FROM {table_sql}").fetchone()
+        except sqlite3.OperationalError:  # a WITHOUT ROWID table
+            lo = hi = count = None
+        # Chunks by rowid where rowids are dense (an export's are); sparse ones would make many empty queries.
+        if isinstance(lo, int) and isinstance(hi, int) and hi - lo < 4 * count + _CHUNK:
+            pieces = max(1, min(cons.jobs * 2, count // _MIN_CHUNK))
+            step = max(1, min(_CHUNK, -(-(hi - lo + 1) // pieces)))
+            query = f"SELECT group_concat(r, ',') FROM (SELECT {row} AS r FROM {table_sql} " \
+                    f"WHERE rowid BETWEEN ? AND ? ORDER BY rowid)"
+            return [cons.later(read, query, (a, min(a + step - 1, hi))) for a in range(lo, hi + 1, step)]
+        # empty, a view, or no rowid: one query
+        return [cons.later(read, f"SELECT group_concat(r, ',') FROM (SELECT {row} AS r FROM {table_sql})", ())]
+
+    planned = cons.later(plan)  # on a thread too: count(*) walks the whole table
+
+    def result() -> list[np.ndarray]:
+        return [g for g in (part() for part in planned()) if g is not None]
+
+    return result
 
 
 _BLOCK_BYTES = 1 << 21  # rows per block of the args matrix: ~2 MB, so its writes stay in cache
