@@ -213,15 +213,15 @@ class Reader:
         # Every table's query is queued at once: SQLite reads ahead on the threads while the
         # tables before are turned into events here.
         gpu = [self._kernels(), self._memcpys(), self._memsets(), self._syncs()]
-        cpu = [*self._runtime(), self._osrt()]
+        cpu = [*self._runtime(), (lambda: {}, lambda _: self._nvtx()), self._osrt()]  # NVTX: read here
+        # The GPU tables are waited for together: their tracks are planned over all of them.
         gpu_data = [fetch() for fetch, _ in gpu]
         self._plan_gpu_tracks([d for d in gpu_data if d is not None])
-        steps: list[Callable[[], None]] = [lambda d=d, make=make: make(d) if d is not None else None
-                                           for d, (_, make) in zip(gpu_data, gpu)]
-        steps += [lambda fetch=fetch, make=make: self._then(fetch(), make) for fetch, make in cpu[:-1]]
-        steps += [self._nvtx, lambda: self._then(cpu[-1][0](), cpu[-1][1])]
-        for k, step in enumerate(steps):
-            step()
+        steps: list[Step] = [(lambda d=d: d, make) for d, (_, make) in zip(gpu_data, gpu)] + cpu
+        for k, (fetch, make) in enumerate(steps):
+            data = fetch()
+            if data is not None:
+                make(data)
             if self.progress:
                 self.progress((k + 1) / (len(steps) + 2))
         self._flows()
@@ -235,11 +235,6 @@ class Reader:
         if self.progress:
             self.progress(1.0)
         return NsysResult(columns, export_metadata(self), self.notes)
-
-    @staticmethod
-    def _then(data: dict[str, Any] | None, make: Callable[[dict[str, Any]], Any]) -> None:
-        if data is not None:
-            make(data)
 
     _GPU_ARGS = [("device", ["deviceId"]), ("context", ["contextId"]), ("stream", ["streamId"]),
                  ("correlation", ["correlationId"])]
