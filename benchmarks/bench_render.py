@@ -23,7 +23,7 @@ BIG = ROOT.parent / "shared" / "traces" / "generated" / "hf_llama_big.json.gz"
 
 from vtui.load.trace import load_trace  # noqa: E402
 from vtui.ui.render import counter_segments, instant_segments, lane_segments  # noqa: E402
-from vtui.ui.view import ViewState  # noqa: E402
+from vtui.ui.view import HEADER, ViewState  # noqa: E402
 
 WIDTH, HEIGHT = 200, 60
 
@@ -31,6 +31,8 @@ WIDTH, HEIGHT = 200, 60
 def repaint(view: ViewState, width: int, height: int) -> int:
     cells = 0
     for row in view.rows[:height]:
+        if row.lane == HEADER:  # a process header: nothing to draw but its name
+            continue
         if row.lane >= 0:
             segs = lane_segments(view.store, row.track, row.lane, view.t0, view.t1, width, view.selected)
         elif view.store.tracks[row.track].kind == "counter":

@@ -1,9 +1,7 @@
-"""Shared helpers: where fixtures and the shared traces live, and a stdlib reader."""
+"""Fixtures for every test folder (plain functions and paths are in helpers.py)."""
 
 from __future__ import annotations
 
-import gzip
-import json
 import os
 import shutil
 import tempfile
@@ -11,35 +9,9 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = ROOT / "fixtures"
-# VTUI_TESTS_WITHOUT_SHARED=1 runs the suite as CI does, where ../shared is absent.
-SHARED_TRACES = (ROOT / "no-shared-traces" if os.environ.get("VTUI_TESTS_WITHOUT_SHARED")
-                 else ROOT.parent / "shared" / "traces")
-
-
-def read_raw(path: Path) -> dict | list:
-    """The independent path: stdlib gzip + json, Chrome's repair for a cut array."""
-    data = path.read_bytes()
-    if data[:2] == b"\x1f\x8b":
-        data = gzip.decompress(data)
-    text = data.decode("utf-8", "replace")
-    try:
-        return json.loads(text)
-    except ValueError:
-        return json.loads(text.rstrip().rstrip(",") + "]")
-
-
-def raw_events(path: Path) -> list[dict]:
-    doc = read_raw(path)
-    return doc["traceEvents"] if isinstance(doc, dict) else doc
-
-
-def norm(value):
-    """Same pid/tid normalisation rule as documented: digit strings are numbers."""
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        return int(value)
-    return value
+from tests.helpers import QWEN, SHARED_TRACES
+from vtui.demo import demo_trace_path
+from vtui.load.trace import load_trace
 
 
 @pytest.fixture(scope="session")
@@ -71,3 +43,14 @@ def pytest_unconfigure(config) -> None:
 def _private_cache(tmp_path_factory, monkeypatch):
     """Never write the index cache into the real ~/.cache: each test gets its own folder."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
+
+
+# One load per test module (as each module had its own before): the app tests share these stores.
+@pytest.fixture(scope="module")
+def demo_store():
+    return load_trace(demo_trace_path())
+
+
+@pytest.fixture(scope="module")
+def qwen_store():
+    return load_trace(QWEN)

@@ -2,7 +2,7 @@
 
 Each case says what a correct load gives: the slices/instants/tracks kept and one substring
 per expected warning (a load must give exactly those warnings), or the substring of the one
-line that says why nothing could be loaded. tests/test_hostile.py runs every case through
+line that says why nothing could be loaded. tests/cli/test_hostile.py runs every case through
 the loader, the CLI and the app.
 """
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from vtui.analysis.basics import Stats, pct
 from vtui.analysis.trends import Trend, analyse_trend
-from vtui.store.devices import device_work_kinds, on_device_track, python_mask, string_mask, whole_run_mask
+from vtui.store.devices import device_work_kinds, on_thread_track, python_mask, string_mask, whole_run_mask
 from vtui.store.store import TraceStore
 
 KNOWN_STEP_PATTERNS: list[tuple[str, str]] = [
@@ -92,8 +92,9 @@ class StepReport:
 
 
 def _cpu_candidates(store: TraceStore) -> np.ndarray:
-    """Per slice: may be a step (on a CPU track, not device work, not the profiler's whole-run span)."""
-    return ~on_device_track(store) & (device_work_kinds(store) == 0) & ~whole_run_mask(store)
+    """Per slice: may be a step (on a CPU thread, not device work, not the profiler's whole-run
+    span; async spans overlap freely and belong to no thread, so they are not steps)."""
+    return on_thread_track(store) & (device_work_kinds(store) == 0) & ~whole_run_mask(store)
 
 
 def _outermost(store: TraceStore, mask: np.ndarray) -> np.ndarray:

@@ -9,12 +9,14 @@ from __future__ import annotations
 import math
 import operator
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
 
 from vtui.io.events import Event, phase_code
+from vtui.io.exactts import NO_NS, chunk_ts_ns, exact_from_doubles, integral_only, needs_exact
 
 
 def _as_float(value: Any) -> float:
@@ -86,6 +88,10 @@ class Columns:
     ids: list[Any]  # the ids that are not plain integers (strings, id2, scoped), interned
     args_blob: bytes  # empty when the args went to an args file (offsets are into that file)
     by_phase: dict[str, int]
+    # Absolute int64 ns of ts read from its text (NO_NS: none; use ``ts``), only for chunks whose
+    # ts a double cannot hold to the ns (large, or with sub-ns digits: see vtui.io.exactts);
+    # None when no chunk needed it.
+    ts_ns: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.ph)
@@ -121,10 +127,30 @@ class ColumnSink:
     _kind_table: _KindTable = field(default_factory=lambda: _KindTable())
     _labels: dict[str, int] = field(default_factory=dict)  # ph as written -> small id, for by_phase
     _label_counts: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    _exact_ts: list[tuple[int, np.ndarray]] = field(default_factory=list)  # (first row, ns) per chunk that needed it
 
     @property
     def rows(self) -> int:
         return self._rows
+
+    def keep_exact_ts(self, events: list[Event], chunk: Callable[[], bytes]) -> None:
+        """After ``add(events)``: when they hold timestamps a double cannot keep to the ns, read
+        those again from ``chunk()`` (the same events' JSON) as exact ns."""
+        parts = self._parts.get("ts")
+        if not parts or not needs_exact(parts[-1]):
+            return
+        ts = parts[-1]
+        exact = exact_from_doubles(ts) if integral_only(events) else chunk_ts_ns(chunk(), len(ts))
+        if exact is not None:
+            self._exact_ts.append((self._rows - len(ts), exact))
+
+    def _exact_column(self) -> np.ndarray | None:
+        if not self._exact_ts:
+            return None
+        out = np.full(self._rows, NO_NS, dtype=np.int64)
+        for first, values in self._exact_ts:
+            out[first : first + len(values)] = values
+        return out
 
     def _kinds_of(self, events: list[Event]) -> np.ndarray:
         keys = list(map(_KIND, events))
@@ -261,6 +287,8 @@ class ColumnSink:
         # bind ids are normalised already; rows move by what this sink held before.
         self._flow_v2.extend((row + self._rows, key, fin, fout) for row, key, fin, fout in cols.flow_v2)
         self._by_phase.update(cols.by_phase)
+        if cols.ts_ns is not None:
+            self._exact_ts.append((self._rows, cols.ts_ns))
         self._rows += n
 
     def _put(self, name: str, arr: np.ndarray) -> None:
@@ -297,6 +325,7 @@ class ColumnSink:
             ids=list(self._ids),
             args_blob=b"".join(self._blob),
             by_phase=self._phase_counts(),
+            ts_ns=self._exact_column(),
         )
 
 

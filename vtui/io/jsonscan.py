@@ -175,6 +175,8 @@ class _ArrayScan:
                 else:
                     events, end = got
                     self.sink.add(events)
+                    if not self.raw:
+                        self.sink.keep_exact_ts(events, lambda a=self.pos, b=end: data[a:b])
                     del events
                     self.released = release_pages(data, self.released, end)
                     self.pos = end
@@ -216,6 +218,7 @@ class _ArrayScan:
             whole = pos + window >= n
             i = 0
             events: list[Event | msgspec.Raw | None] = []
+            pieces: list[str] = []  # each kept event's source text (for exact timestamps)
             outcome = None
             while True:
                 lenient_before = self.lenient
@@ -244,7 +247,7 @@ class _ArrayScan:
                         break
                     kept = [e for e in events if e is not None]
                     self.skipped_non_objects += len(events) - len(kept)
-                    self.sink.add(kept)
+                    self._add_walked(kept, pieces)
                     return "more", skip_to
                 if not isinstance(obj, dict):
                     events.append(None)
@@ -255,6 +258,7 @@ class _ArrayScan:
                     events.append(msgspec.Raw(piece.encode("utf-8", "surrogateescape")))
                 else:
                     events.append(_to_event(obj))
+                    pieces.append(text[i:j])
                 i = j
                 if pos + i >= limit and not whole:
                     outcome = "more"
@@ -263,13 +267,18 @@ class _ArrayScan:
             self.skipped_non_objects += len(events) - len(kept)
             if outcome is None:  # widen and redo this window
                 if events:
-                    self.sink.add(kept)
+                    self._add_walked(kept, pieces)
                     pos += _nbytes(text[:i])
                 window *= 4
                 continue
-            self.sink.add(kept)
+            self._add_walked(kept, pieces)
             end = pos + _nbytes(text[:i])
             return outcome, end
+
+    def _add_walked(self, events: list, pieces: list[str]) -> None:
+        self.sink.add(events)
+        if not self.raw:
+            self.sink.keep_exact_ts(events, lambda: ",".join(pieces).encode("utf-8", "surrogateescape"))
 
     def _skip_corrupt(self, at: int) -> int | None:
         """Jump over an event that does not decode; None when nothing follows (a cut tail).
@@ -473,6 +482,7 @@ def decode_range(data, start: int, end: int, sink: ColumnSink,
             return pos
         events, chunk_end = got
         sink.add(events)
+        sink.keep_exact_ts(events, lambda a=pos, b=chunk_end: data[a:b])
         del events
         released = release_pages(data, released, chunk_end)
         pos = chunk_end

@@ -9,6 +9,7 @@ import msgspec
 import numpy as np
 
 from vtui.io.events import PH_CODE, UNKNOWN_PH
+from vtui.io.exactts import LARGE_US, NO_NS
 from vtui.store.containment import nesting_tolerance_ns
 from vtui.store.flows import FlowEvents, build_flows
 from vtui.store.grouping import group_key
@@ -66,6 +67,7 @@ def build_store(parts: list[SourcePart], args_blob=None, progress: Callable[[flo
         warnings.append(f"{bad_ts + far_ts:,} events without a usable ts were skipped{far}")
     ph = m.ph
     trace_end = int(max((ts_ns + dur_ns)[valid].max(initial=0), ts_ns[valid].max(initial=0)))
+    tolerance = _nesting_tolerance(m, valid, origin_us, trace_end)
 
     tracks = TrackSet(m)
     tracks.labels = [p.label for p in parts]
@@ -152,7 +154,7 @@ def build_store(parts: list[SourcePart], args_blob=None, progress: Callable[[flo
     nest_key = sl.get("nest", np.int64)[order]
     bounds = np.searchsorted(slice_track, np.arange(len(tracks.tracks) + 1))
     report(0.4)
-    nested = nest(start, end, bounds, nesting_tolerance_ns(origin_us, trace_end), slice_track, nest_key)
+    nested = nest(start, end, bounds, tolerance, slice_track, nest_key)
     report(0.65)
     final = order_by(slice_track, nested.lane)
     inverse = np.empty_like(final)
@@ -214,7 +216,7 @@ def build_store(parts: list[SourcePart], args_blob=None, progress: Callable[[flo
         sources=sources,
         strings=m.strings, tracks=tracks.tracks, slices=slices, instants=instants, counters=counters, flows=flows,
         args_blob=m.args_blob, origin_us=origin_us, span_ns=trace_end, warnings=warnings,
-        metadata_events=meta_events, extra_end_args=extra, metadata_refs=meta_refs,
+        metadata_events=meta_events, extra_end_args=extra, metadata_refs=meta_refs, nesting_tolerance_ns=tolerance,
     )
     store.__dict__["index"] = index  # already built; skip the lazy build
     return store
@@ -254,7 +256,44 @@ def _times(m: Merged) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, int, i
         dur_ns = np.where(good, np.rint(d), 0).astype(np.int64)
     n_far = int(far.sum())
     bad_ts = int((not_meta & ~valid).sum()) - n_far
+    if m.ts_ns is not None:
+        _exact_relative(m, valid, origin, ts_ns)
     return ts_ns, dur_ns, valid, origin, bad_ts, n_far
+
+
+def _exact_relative(m: Merged, valid: np.ndarray, origin: float, ts_ns: np.ndarray) -> None:
+    """Replace, in ``ts_ns``, the times of the events whose ts was read exactly (see
+    vtui.io.exactts) by exact differences to the origin event's exact time.
+
+    Rounding a decimal to the nearest double keeps order, so the smallest exact time is among
+    the events whose double equals the origin."""
+    has = valid & (m.ts_ns != NO_NS)
+    at_origin = has & (m.ts == origin)
+    if at_origin.any():
+        origin_ns = m.ts_ns[at_origin].min()
+    elif abs(origin) < LARGE_US:
+        origin_ns = np.int64(np.rint(origin * 1000.0))  # a double holds this one's ns
+    else:
+        return  # the origin itself was not read exactly: keep every time on the double scale
+    ts_ns[has] = m.ts_ns[has] - origin_ns
+    # The others (a double holds their ns) round on the same absolute ns grid, not relative to an
+    # origin that may have sub-ns digits.
+    with np.errstate(invalid="ignore"):
+        rest = valid & ~has & (np.abs(m.ts) < LARGE_US)
+    if rest.any():
+        ts_ns[rest] = np.rint(m.ts[rest] * 1000.0).astype(np.int64) - origin_ns
+
+
+def _nesting_tolerance(m: Merged, valid: np.ndarray, origin_us: float, span_ns: int) -> int:
+    """The nesting tolerance (see ``nesting_tolerance_ns``), 0 when every large timestamp was read
+    exactly: only doubles need it."""
+    with np.errstate(invalid="ignore"):
+        large = valid & (np.abs(m.ts) >= LARGE_US)
+    if m.ts_ns is not None:
+        large &= m.ts_ns == NO_NS
+    if not large.any():
+        return 0
+    return nesting_tolerance_ns(origin_us, span_ns)
 
 
 def _counters(m: Merged, rows: np.ndarray, ts_ns: np.ndarray, tracks: TrackSet, warnings: list[str]) -> CounterTable:

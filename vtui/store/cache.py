@@ -35,7 +35,7 @@ from vtui.store.tables import CounterTable, FlowTable, InstantTable, SliceTable
 from vtui.store.tracks import Track
 from vtui.tempfiles import TempStats, disk_bytes, sweep, system_temp, temp_prefix, temps_in
 
-FORMAT = 7  # bump whenever what is stored changes: older entries are then rebuilt
+FORMAT = 8  # bump whenever what is stored changes: older entries are then rebuilt
 _EDGE = 64 << 10  # bytes hashed at each end of a file
 _TABLES = {"slices": SliceTable, "instants": InstantTable, "counters": CounterTable, "flows": FlowTable}
 DEFAULT_LIMIT = 4_000_000_000  # bytes (see cache_limit): a 1 GB trace's entry is ~0.4 GB
@@ -43,7 +43,8 @@ _KEY = re.compile(r"^[0-9a-f]{32}$")  # an entry's folder name; anything else in
 # Every TraceStore field the cache writes and reads back (a test checks this is all of them,
 # so a new field cannot silently go missing from reopened stores).
 STORED_FIELDS = frozenset({"sources", "strings", "tracks", "slices", "instants", "counters", "flows", "args_blob",
-                           "origin_us", "span_ns", "warnings", "metadata_events", "extra_end_args", "metadata_refs"})
+                           "origin_us", "span_ns", "warnings", "metadata_events", "extra_end_args", "metadata_refs",
+                           "nesting_tolerance_ns"})
 
 
 def cache_root() -> Path:
@@ -142,6 +143,7 @@ def save_entry(key: str, store: TraceStore) -> bool:
             "strings": store.strings,
             "tracks": [dataclasses.asdict(t) for t in store.tracks],
             "origin_us": store.origin_us, "span_ns": store.span_ns, "warnings": store.warnings,
+            "nesting_tolerance_ns": store.nesting_tolerance_ns,
             "metadata_events": store.metadata_events,
             "metadata_refs": store.metadata_refs,
             "extra_end_args": [[row, off, ln] for row, (off, ln) in store.extra_end_args.items()],
@@ -226,6 +228,7 @@ def _open(folder: Path, key: str, meta_path: Path) -> TraceStore:
         metadata_events=meta["metadata_events"],
         extra_end_args={int(r): (int(o), int(n)) for r, o, n in meta["extra_end_args"]},
         metadata_refs=[(int(src), int(ordinal), pid) for src, ordinal, pid in meta["metadata_refs"]],
+        nesting_tolerance_ns=int(meta["nesting_tolerance_ns"]),
     )
     return store
 

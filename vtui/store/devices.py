@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from vtui.store.tracks import GPU
+from vtui.store.tracks import GPU, THREAD
 
 if TYPE_CHECKING:
     from vtui.store.store import TraceStore
@@ -36,6 +36,13 @@ PROFILER_CATS = frozenset({"trace"})  # the profiler's own whole-run span ("PyTo
 NOT_WORK_CATS = ANNOTATION_CATS | PYTHON_CATS | PROFILER_CATS | frozenset({"cuda_sync", "cpu_op"})
 
 STEP_ANNOTATION = re.compile(r"^ProfilerStep#\d+$")
+# PyTorch's own record_function labels (ProfilerStep#N, Optimizer.step#SGD.step,
+# enumerate(DataLoader)#…__next__) and users' ("## forward ##") hold a '#', which no ATen op or
+# autograd node name does. The 2021 Kineto schema files them under "Operator" with the operators
+# (torch-tb-profiler leaves the DataLoader and Optimizer ones out of its operator table too);
+# later schemas say user_annotation.
+RECORD_FUNCTION_NAME = re.compile("#")
+HOST_OP_CATS = frozenset({"cpu_op", "operator"})
 WHOLE_RUN_SPAN = re.compile(r"^PyTorch Profiler \(\d+\)$")
 # Sync points: CUDA/HIP names anywhere (traces without categories too), and in a runtime category
 # any call that synchronises (MTIA's synchronizeStream, aclrtSynchronizeStream, ...).
@@ -127,10 +134,11 @@ def sync_mask(store: TraceStore) -> np.ndarray:
 
 
 def annotation_mask(store: TraceStore) -> np.ndarray:
-    """Per slice: an annotation, not an operator: user / GPU annotations, ProfilerStep#N and the
-    profiler's whole-run span."""
+    """Per slice: an annotation, not an operator: user / GPU annotations, ProfilerStep#N, the
+    profiler's whole-run span, and record_function labels filed as operators (a '#' in the name)."""
     return (cat_mask(store, ANNOTATION_CATS | PROFILER_CATS) | name_mask(store, STEP_ANNOTATION)
-            | name_mask(store, WHOLE_RUN_SPAN))
+            | name_mask(store, WHOLE_RUN_SPAN)
+            | (cat_mask(store, HOST_OP_CATS) & name_mask(store, RECORD_FUNCTION_NAME)))
 
 
 def whole_run_mask(store: TraceStore) -> np.ndarray:
@@ -142,8 +150,15 @@ def python_mask(store: TraceStore) -> np.ndarray:
     return cat_mask(store, PYTHON_CATS)
 
 
+def on_thread_track(store: TraceStore) -> np.ndarray:
+    """Per slice: it lies on a CPU thread's track (not a device, async or other track)."""
+    thread = np.array([t.kind == THREAD for t in store.tracks], dtype=bool)
+    return thread[store.slices.track] if len(store.slices) else np.zeros(0, dtype=bool)
+
+
 def cpu_op_mask(store: TraceStore) -> np.ndarray:
-    """Per slice: a CPU operator (host side; not device work, not a Python frame, not an annotation)."""
+    """Per slice: a CPU operator: a call on a CPU thread (async spans are not calls: they overlap
+    freely and belong to no thread), not device work, not a Python frame, not an annotation."""
     if not len(store.slices):
         return np.zeros(0, dtype=bool)
-    return ~on_device_track(store) & (device_work_kinds(store) == 0) & ~python_mask(store) & ~annotation_mask(store)
+    return on_thread_track(store) & (device_work_kinds(store) == 0) & ~python_mask(store) & ~annotation_mask(store)

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from vtui.io.exactts import NO_NS
 from vtui.store.parts import SourcePart
 from vtui.store.tracks import normalise_pid
 
@@ -34,6 +35,7 @@ class Merged:
     thread_keys: list[tuple[int, Any, Any]]  # (source, pid, tid), normalised
     args_blob: bytes
     by_phase: dict[str, int]
+    ts_ns: np.ndarray | None = None  # exact absolute ns where a source had them (NO_NS: none), shifted like ts
 
 
 def text_of(value: Any) -> str:
@@ -71,6 +73,7 @@ def merge_sources(parts: list[SourcePart], args_blob=None) -> Merged:
     row_base = 0
     by_phase: dict[str, int] = {}
     shifts = _clock_shifts(parts)
+    exact = _exact_times(parts)
 
     for src, (part, shift) in enumerate(zip(parts, shifts)):
         c = part.columns
@@ -117,6 +120,7 @@ def merge_sources(parts: list[SourcePart], args_blob=None) -> Merged:
         return np.concatenate(arrays) if arrays else np.zeros(0, dtype=dtype)
 
     string_list = list(strings) or [""]
+    ts_ns = None if exact is None else (exact[0] if len(exact) == 1 else np.concatenate(exact))
     return Merged(
         ph=cat("ph", np.int8), ts=cat("ts", np.float64), dur=cat("dur", np.float64),
         name=cat("name", np.int32), cat=cat("cat", np.int32), thread=cat("thread", np.int32),
@@ -124,7 +128,7 @@ def merge_sources(parts: list[SourcePart], args_blob=None) -> Merged:
         id_kind=cat("id_kind", np.int8), id_val=cat("id_val", np.int64), scope=cat("scope", np.int8), bp_enclosing=cat("bp", bool),
         ordinal=cat("ordinal", np.int32), source=cat("source", np.int16), flow_v2=flow_v2,
         ids=id_list, strings=string_list, named=np.array([bool(s) for s in string_list], dtype=bool),
-        thread_keys=list(threads), by_phase=by_phase,
+        thread_keys=list(threads), by_phase=by_phase, ts_ns=ts_ns,
         args_blob=args_blob if args_blob is not None else blobs[0] if len(blobs) == 1 else b"".join(blobs),
     )
 
@@ -134,6 +138,28 @@ def _remap(new_of: np.ndarray, ids: np.ndarray) -> np.ndarray:
     if not len(ids) or np.array_equal(new_of, np.arange(len(new_of))):
         return ids
     return new_of[ids]
+
+
+def _exact_times(parts: list[SourcePart]) -> list[np.ndarray] | None:
+    """Per source, its exact ns column shifted onto the common clock (NO_NS where it has none);
+    None when no source has one. Read before the merge lets the per-source columns go."""
+    if not any(p.columns.ts_ns is not None for p in parts):
+        return None
+    out = []
+    for part, shift_ns in zip(parts, _clock_shifts_ns(parts)):
+        col = part.columns.ts_ns
+        if col is None:
+            out.append(np.full(len(part.columns), NO_NS, dtype=np.int64))
+        else:
+            out.append(np.where(col != NO_NS, col + shift_ns, NO_NS) if shift_ns else col)
+    return out
+
+
+def _clock_shifts_ns(parts: list[SourcePart]) -> list[int]:
+    bases = [p.metadata.get("baseTimeNanoseconds") for p in parts]
+    if len(parts) < 2 or not all(isinstance(b, int) for b in bases):
+        return [0] * len(parts)
+    return [b - min(bases) for b in bases]
 
 
 def _clock_shifts(parts: list[SourcePart]) -> list[float]:

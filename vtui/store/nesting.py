@@ -38,7 +38,7 @@ def nest(starts: np.ndarray, ends: np.ndarray, bounds: np.ndarray, tolerance: in
     ``subgroup`` (with ``track``, per row; -1: none) splits a track's tree: slices of one async id
     nest only among themselves, though the track draws them all.
 
-    Lanes: same result as the plain stack loop (the reference in tests/test_nesting.py), faster: a track is cut into
+    Lanes: same result as the plain stack loop (the reference in tests/core/test_nesting.py), faster: a track is cut into
     regions at the points where every earlier slice has ended (the loop's stack is empty
     there, so regions are independent); a numpy pass nests every region at once, and only the
     regions where it finds a partial overlap are redone by the stack loop. Overlapping slices

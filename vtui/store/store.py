@@ -9,7 +9,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from vtui.store.containment import nesting_tolerance_ns, self_time
+from vtui.store.containment import self_time
 from vtui.store.index import IntervalIndex
 from vtui.store.tables import CounterTable, FlowTable, InstantTable, SliceTable
 from vtui.store.tracks import Track
@@ -51,6 +51,9 @@ class TraceStore:
     metadata_events: list[dict[str, Any]]  # M events other than names / sort indices
     extra_end_args: dict[int, tuple[int, int]] = field(default_factory=dict)  # slice row -> E args
     metadata_refs: list[tuple[int, int, Any]] = field(default_factory=list)  # every M event: (source, ordinal, pid)
+    # How far a child may pass its parent's end and still nest: one double step of the timestamps
+    # where some were too large to read exactly, else 0 (see vtui.store.containment).
+    nesting_tolerance_ns: int = 0
 
     @cached_property
     def index(self) -> IntervalIndex:
@@ -100,11 +103,6 @@ class TraceStore:
         except (msgspec.DecodeError, ValueError, RecursionError):  # args nested too deep
             return {"<undecodable args>": raw.decode("utf-8", "replace")}
         return value if isinstance(value, dict) else {"<args>": value}
-
-    @property
-    def nesting_tolerance_ns(self) -> int:
-        """How far a child may pass its parent's end and still nest (timestamp precision)."""
-        return nesting_tolerance_ns(self.origin_us, int(self.span_ns))
 
     @cached_property
     def self_ns(self) -> np.ndarray:

@@ -22,6 +22,7 @@ from vtui.fmt import format_duration, parse_time
 from vtui.load.background import LoadControl, load_in_background
 from vtui.store.store import TraceStore
 from vtui.ui.keys import EVERYWHERE, HelpSection, binding_rows, keys_glyphs
+from vtui.ui.render import honour_no_color
 from vtui.ui.safe import plain, visible
 from vtui.ui.screens import HelpScreen, PromptScreen, WarningsScreen
 from vtui.ui.search_job import SEARCH_LIMIT_S, SearchStopped, run_guarded
@@ -114,6 +115,8 @@ class VtuiApp(App[int]):
            tooltip="Show or hide the track list (hidden by itself below 110 columns)"),
         _b("c", "collapse", "Fold/unfold the selected track's rows", "tracks.collapse",
            tooltip=f"Deep stacks show {LANE_CAP} rows and '+N rows' until unfolded"),
+        _b("z", "time_origin", "Relative times: from the range / selected slice (again: trace start)", "view.origin",
+           tooltip="Relative time axis: zero at the range's start, else at the selected slice's start"),
         _b("pageup", "rows_up", "Scroll rows up", "view.rows_up"),
         _b("pagedown", "rows_down", "Scroll rows down", "view.rows_down"),
         _b("i", "insights", "Insights", "view.insights", tooltip="Steps, operators, GPU, memory: findings with hints"),
@@ -124,6 +127,7 @@ class VtuiApp(App[int]):
     ]
 
     def __init__(self, path: Path | str, store: TraceStore | None = None, cache: bool = True) -> None:
+        honour_no_color()  # before Textual reads NO_COLOR
         super().__init__()
         self.path = Path(path)
         self.cache = cache  # use the index cache (vtui --no-cache turns it off)
@@ -194,8 +198,10 @@ class VtuiApp(App[int]):
         self.store = store
         self.view = ViewState(store)
         self.query_one("#loading").remove()
-        main = Horizontal(TrackList(self.view, id="tracks"), Vertical(Timeline(self.view, id="timeline"),
-                          BottomPanes(self.view)), id="main")
+        # The track list beside the timeline alone: the same height, so line i sits next to row i.
+        timeline = Timeline(self.view, id="timeline")
+        main = Vertical(Horizontal(TrackList(self.view, timeline, id="tracks"), timeline, id="rows"),
+                        BottomPanes(self.view), id="main")
         self.mount(main, after=self.query_one("#title"))
         self.query_one("#title", Static).update(plain(
             f"vtui · {self.path.name} · {store.event_count:,} events · {len(store.tracks)} tracks · "
@@ -253,16 +259,19 @@ class VtuiApp(App[int]):
         v = self.view
         self._refresh_panes()
         warnings = len(v.store.warnings)
-        parts = [f"window {window_text(v.t0, v.t1)}",
+        zero = v.origin_ns  # the relative axis (z) shifts every time shown here
+        parts = [f"window {window_text(v.t0 - zero, v.t1 - zero)}",
                  f"zoom ×{max(v.store.span_ns, 1) / max(v.span, 1):,.1f}", f"{len(v.rows)} rows"]
         if v.range:
-            parts.append(f"range {format_duration(v.range[0])} – {format_duration(v.range[1])}"
+            parts.append(f"range {format_duration(v.range[0] - zero)} – {format_duration(v.range[1] - zero)}"
                          f" ({format_duration(v.range[1] - v.range[0])})")
         if self.searching is not None:
             parts.append(f"searching /{self.searching}/… (esc stops)")
         elif v.found is not None:
             at = f"{v.match + 1}/" if v.match >= 0 else ""
             parts.append(f"/{v.found.pattern}/ {at}{v.found.count:,} matches, {format_duration(v.found.total_ns)}")
+        if v.origin is not None:
+            parts.append(f"times from {v.origin[1]} (z)")
         if v.mark_a >= 0:
             parts.append("A marked (m for B)")
         if v.filter_text:
@@ -335,6 +344,9 @@ class VtuiApp(App[int]):
     def action_flow_in(self) -> None:
         self._act(lambda: self.view.follow_flow(False) or self.notify("No incoming flow into this slice", timeout=2))
 
+    def action_time_origin(self) -> None:
+        self._act(lambda: self.view.toggle_origin() or self.notify("Select a slice or a range first", timeout=2))
+
     def action_rows_up(self) -> None:
         if self.view is not None:
             self.query_one(Timeline).scroll_rows(-10)
@@ -390,6 +402,9 @@ class VtuiApp(App[int]):
     def action_tab(self, pane: str) -> None:
         """1/2/3: show a bottom pane and give it the keys (the table's b/o/O need its focus)."""
         if self.view is not None:
+            # Off the pane being hidden first: its widgets' late hide events would otherwise pass
+            # the focus around and drop it after the new pane took it.
+            self.query_one(Timeline).focus(scroll_visible=False)
             self.query_one("#bottom", TabbedContent).active = pane
             self._update()
             # After the switch shows the pane: focus on a still-hidden widget would be moved off it.
@@ -597,7 +612,8 @@ class VtuiApp(App[int]):
         return [
             ("Timeline", binding_rows(self.BINDINGS)),
             ("Track list (shift+tab to reach it)", binding_rows(TrackList.BINDINGS) + [
-                ("↑ ↓", "Move between tracks"), ("enter", "Fold or unfold a process")]),
+                ("↑ ↓", "Move between processes and tracks"),
+                ("enter", "Fold or unfold a process, or a deep track's rows")]),
             ("Aggregation table (2)", binding_rows(AggregationPane.BINDINGS) + [
                 ("↑ ↓", "Highlight the row's slices in the timeline"),
                 ("enter", "Jump to the row's longest slice"), ("click header", "Sort by that column")]),

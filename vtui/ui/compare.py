@@ -33,6 +33,7 @@ from vtui.present.tabular import Table
 from vtui.store.store import TraceStore
 from vtui.ui.app import PALETTE_WORDS
 from vtui.ui.keys import EVERYWHERE, binding_rows, keys_glyphs
+from vtui.ui.render import honour_no_color
 from vtui.ui.safe import plain, visible
 from vtui.ui.screens import HelpScreen, PromptScreen
 from vtui.ui.search_job import SearchStopped, run_guarded
@@ -189,6 +190,7 @@ class CompareApp(App[int]):
 
     def __init__(self, path_a: Path | str, path_b: Path | str,
                  stores: tuple[TraceStore, TraceStore] | None = None, cache: bool = True) -> None:
+        honour_no_color()  # before Textual reads NO_COLOR
         super().__init__()
         self.paths = (Path(path_a), Path(path_b))
         self.stores = stores

@@ -8,7 +8,9 @@ loop runs only over runs of equal cells.
 
 from __future__ import annotations
 
+import os
 import zlib
+from collections.abc import MutableMapping
 from functools import lru_cache
 
 import numpy as np
@@ -18,6 +20,7 @@ from rich.style import Style
 from vtui.fmt import format_duration
 from vtui.present.bars import EIGHTHS, SPARK
 from vtui.store.store import TraceStore
+from vtui.store.tracks import GPU
 from vtui.ui.safe import visible
 
 PALETTE = [
@@ -63,6 +66,43 @@ def _style(colour: str, selected: bool) -> Style:
     return Style(bgcolor=colour, color=ink_for(colour))
 
 
+# NO_COLOR (no-color.org): no colours at all, so neighbours differ by attributes and glyphs.
+# Slices alternate between a solid reverse-video block and a shaded fill; GPU blocks are underlined;
+# the selection is reverse + bold with ▶ ◀ at its ends; slices outside a highlight are dim, dotted or light-shaded.
+MONO_SOLID, MONO_SHADE = Style(reverse=True), Style(bold=True)
+MONO_GPU_SOLID, MONO_GPU_SHADE = Style(reverse=True, underline=True), Style(bold=True, underline=True)
+MONO_SELECTED = Style(reverse=True, bold=True)
+MONO_DIMMED = Style(dim=True)
+SHADE, LIGHT, DOTS = "▒", "░", "·"
+
+
+def honour_no_color(environ: MutableMapping[str, str] = os.environ) -> None:
+    """no-color.org: only a non-empty NO_COLOR turns colour off; Textual reacts to an empty one too."""
+    if environ.get("NO_COLOR") == "":
+        del environ["NO_COLOR"]
+
+
+def _mono_look(shade: bool, gpu: bool, selected: bool, dim: bool) -> tuple[Style, str]:
+    """(style, fill glyph) of a slice in NO_COLOR mode; the fill surrounds the label."""
+    if selected:
+        return MONO_SELECTED, " "
+    if dim:
+        return MONO_DIMMED, LIGHT if shade else DOTS
+    if shade:
+        return (MONO_GPU_SHADE if gpu else MONO_SHADE), SHADE
+    return (MONO_GPU_SOLID if gpu else MONO_SOLID), " "
+
+
+def _fill(text: str, glyph: str) -> str:
+    """A centred label's padding drawn with ``glyph``, one space kept either side of the words."""
+    words = text.strip()
+    if not words:
+        return glyph * len(text)
+    left = len(text) - len(text.lstrip())
+    right = len(text) - left - len(words)
+    return (glyph * (left - 1) + " " if left else "") + words + (" " + glyph * (right - 1) if right else "")
+
+
 def cell_slices(start: np.ndarray, end: np.ndarray, t0: float, dt: float, width: int) -> np.ndarray:
     """For each cell, the index (into start/end) of the slice drawn there, or -1.
 
@@ -81,17 +121,19 @@ def cell_slices(start: np.ndarray, end: np.ndarray, t0: float, dt: float, width:
 
 def lane_segments(
     store: TraceStore, track: int, lane: int, t0: int, t1: int, width: int, selected: int = -1,
-    highlight: np.ndarray | None = None,
+    highlight: np.ndarray | None = None, mono: bool = False,
 ) -> list[Segment]:
     """Segments of one lane of slices over [t0, t1] in ``width`` cells.
 
     ``highlight`` (a bool per slice) keeps the highlighted slices in colour and dims the rest.
+    ``mono`` (NO_COLOR): styles without any colour, see ``_mono_look``.
     """
     if width <= 0:
         return []
+    empty = Style() if mono else EMPTY
     lo, hi = store.index.lane_window(track, lane, t0, t1)
     if hi <= lo:
-        return [Segment(" " * width, EMPTY)]
+        return [Segment(" " * width, empty)]
     s = store.slices
     start = s.start_ns[lo:hi]
     end = s.end_ns[lo:hi]
@@ -107,17 +149,31 @@ def lane_segments(
     bounds = [0, *change.tolist(), width]
     names = s.name_id
     strings = store.strings
+    gpu = store.tracks[track].kind == GPU
+    last_shade, last_end = None, -1  # the previous block's look, and where it ended (mono)
     for a, b in zip(bounds[:-1], bounds[1:]):
         k = int(cells[a])
         if k < 0:
-            out.append(Segment(" " * (b - a), EMPTY))
+            out.append(Segment(" " * (b - a), empty))
             continue
         row = lo + k
         name = visible(strings[names[row]])  # trace text: no control characters reach the terminal
         dim = highlight is not None and not highlight[row]
-        style = _style(DIMMED if dim else colour_of(name), row == selected)
         n = b - a
         text = _label(name, int(end[k] - start[k]), n)
+        if mono:
+            # Alternate by slice (stable while panning); flip where a hidden slice between two
+            # drawn ones would give touching neighbours the same look.
+            shade = row % 2 == 1
+            if last_end == a and shade == last_shade:
+                shade = not shade
+            last_shade, last_end = shade, b
+            style, glyph = _mono_look(shade, gpu, row == selected, dim)
+            if row == selected:
+                text = "▶" if n == 1 else "▶" + text[1:-1] + "◀"
+            out.append(Segment(_fill(text, glyph), style))
+            continue
+        style = _style(DIMMED if dim else colour_of(name), row == selected)
         # Sub-cell right edge: a partly covered last cell gets an eighth block.
         frac = (float(end[k]) - (t0 + dt * (b - 1))) / dt if dt > 0 else 1.0
         if n >= 2 and 0 < frac < 1 and b < width and cells[b] != k:
@@ -140,7 +196,7 @@ def _label(name: str, dur: int, cells: int) -> str:
     return text.center(cells)[:cells]
 
 
-def instant_segments(store: TraceStore, track: int, t0: int, t1: int, width: int) -> list[Segment]:
+def instant_segments(store: TraceStore, track: int, t0: int, t1: int, width: int, mono: bool = False) -> list[Segment]:
     inst = store.instants
     lo = int(np.searchsorted(inst.track, track, side="left"))
     hi = int(np.searchsorted(inst.track, track, side="right"))
@@ -150,16 +206,16 @@ def instant_segments(store: TraceStore, track: int, t0: int, t1: int, width: int
     if b > a and t1 > t0:
         idx = ((ts[a:b] - t0) * width // max(t1 - t0, 1)).clip(0, width - 1)
         cells[idx] = True
-    return _runs(cells, "◆", Style(color="#ffd166", bgcolor=EMPTY.bgcolor))
+    return _runs(cells, "◆", Style() if mono else Style(color="#ffd166", bgcolor=EMPTY.bgcolor))
 
 
-def counter_segments(store: TraceStore, track: int, t0: int, t1: int, width: int) -> list[Segment]:
+def counter_segments(store: TraceStore, track: int, t0: int, t1: int, width: int, mono: bool = False) -> list[Segment]:
     c = store.counters
     lo = int(np.searchsorted(c.track, track, side="left"))
     hi = int(np.searchsorted(c.track, track, side="right"))
     ts, val = c.ts_ns[lo:hi], c.value[lo:hi]
     if not len(ts) or t1 <= t0:
-        return [Segment(" " * width, EMPTY)]
+        return [Segment(" " * width, Style() if mono else EMPTY)]
     centres = t0 + (np.arange(width) + 0.5) * (t1 - t0) / width
     k = np.searchsorted(ts, centres, side="right") - 1  # step function: last sample at or before
     vmin, vmax = float(val.min()), float(val.max())
@@ -167,7 +223,7 @@ def counter_segments(store: TraceStore, track: int, t0: int, t1: int, width: int
     level = np.where(k >= 0, ((val[np.maximum(k, 0)] - vmin) / span * 7).round().astype(int) + 1, 0)
     levels = " " + SPARK  # level 0: no sample yet
     text = "".join(levels[v] for v in level.tolist())
-    return [Segment(text, Style(color="#76b7b2", bgcolor=EMPTY.bgcolor))]
+    return [Segment(text, Style() if mono else Style(color="#76b7b2", bgcolor=EMPTY.bgcolor))]
 
 
 def _runs(mask: np.ndarray, glyph: str, style: Style) -> list[Segment]:

@@ -18,6 +18,8 @@ from vtui.store.tracks import COUNTER, Track
 
 MIN_SPAN_NS = 100  # deepest zoom: 100 ns across the timeline
 LANE_CAP = 12  # rows a deep (Python-stack) track gets until expanded: the GPU streams stay in sight
+HEADER = -2  # Row.lane of a group's header row (a process, or the pinned tracks)
+PINNED = ("pinned",)  # the group key of the pinned tracks
 
 
 def smart_case(query: str) -> str:
@@ -35,6 +37,7 @@ class Row:
     lane: int  # -1: the track's instants / counter row
     first: bool  # first row of its track (where the label goes)
     more: int = 0  # on a collapsed track's last row: how many lanes are folded away
+    group: tuple = ()  # a header row: the key of the group it heads (what folding keys on)
 
 
 @dataclass
@@ -51,6 +54,9 @@ class ViewState:
     cells: int = 100  # plot width in cells (the timeline sets it): what "narrower than a cell" means
     expanded: set[int] = field(default_factory=set)  # tracks shown with every lane
     rows: list[Row] = field(default_factory=list)
+    top: int = 0  # first row on screen: the timeline and the track list both draw from it
+    folded: set[tuple] = field(default_factory=set)  # group keys shown as their header row alone
+    origin: tuple[int, str] | None = None  # relative time axis: (zero in ns from the trace start, what it is)
     range: tuple[int, int] | None = None  # selected time range (ns from the trace start)
     highlight: np.ndarray | None = None  # bool per slice: search matches or an aggregation row's slices
     highlight_version: int = 0  # bumped on every highlight change (the row cache's key)
@@ -132,17 +138,51 @@ class ViewState:
         pinned.sort(key=lambda t: self.pinned.index(t.id))
         return pinned + [t for t in tracks if t.id not in self.pinned]
 
+    def groups(self) -> list[tuple[tuple, list[Track]]]:
+        """Visible tracks by group: the pinned ones first, then each process in track order."""
+        out: dict[tuple, list[Track]] = {}
+        for t in self.visible_tracks():
+            out.setdefault(self.group_of(t.id), []).append(t)
+        return list(out.items())
+
+    def group_of(self, track: int) -> tuple:
+        t = self.store.tracks[track]
+        return PINNED if track in self.pinned else ("process", t.source, t.process_title)
+
+    def group_title(self, key: tuple) -> str:
+        """A group's header text (trace text: escape before drawing)."""
+        return "pinned" if key == PINNED else key[2]
+
+    def hidden_tracks(self) -> list[Track]:
+        """Hidden tracks the filter lets through: the track list offers them below the rows."""
+        return [self.store.tracks[i] for i in sorted(self.hidden) if self.matches(self.store.tracks[i])]
+
+    def line_count(self) -> int:
+        """Rows, then (with hidden tracks) a "hidden" heading and one line per hidden track."""
+        hidden = len(self.hidden_tracks()) if self.hidden else 0
+        return len(self.rows) + (hidden + 1 if hidden else 0)
+
+    def toggle_folded(self, key: tuple) -> None:
+        self.folded.symmetric_difference_update({key})
+        self.rebuild_rows()
+
     def rebuild_rows(self) -> None:
         rows: list[Row] = []
-        for t in self.visible_tracks():
-            n = 0
-            shown = t.lanes if t.id in self.expanded or t.lanes <= self.lane_cap + 1 else self.lane_cap
-            for lane in range(shown):
-                rows.append(Row(t.id, lane, n == 0, t.lanes - shown if lane == shown - 1 else 0))
-                n += 1
-            if t.instant_count or t.kind == COUNTER:
-                rows.append(Row(t.id, -1, n == 0))
+        for key, tracks in self.groups():
+            rows.append(Row(tracks[0].id, HEADER, False, group=key))
+            if key not in self.folded:
+                for t in tracks:
+                    rows.extend(self._track_rows(t))
         self.rows = rows
+
+    def _track_rows(self, t: Track) -> list[Row]:
+        rows: list[Row] = []
+        shown = t.lanes if t.id in self.expanded or t.lanes <= self.lane_cap + 1 else self.lane_cap
+        for lane in range(shown):
+            rows.append(Row(t.id, lane, lane == 0, t.lanes - shown if lane == shown - 1 else 0))
+        if t.instant_count or t.kind == COUNTER:
+            rows.append(Row(t.id, -1, shown == 0))
+        return rows
 
     def toggle_hidden(self, track: int) -> None:
         self.hidden.symmetric_difference_update({track})
@@ -178,6 +218,8 @@ class ViewState:
         if row >= 0:
             s = self.store.slices
             track = int(s.track[row])
+            if self.group_of(track) in self.folded:  # a slice in a folded process unfolds it
+                self.toggle_folded(self.group_of(track))
             if s.lane[row] >= self.lane_cap and self.is_collapsed(track):  # a slice in folded lanes unfolds them
                 self.toggle_expanded(track)
             a, b = int(s.start_ns[row]), int(s.end_ns[row])
@@ -328,6 +370,25 @@ class ViewState:
 
     def visible_track_ids(self) -> np.ndarray:
         return np.array(sorted(t.id for t in self.visible_tracks()), dtype=np.int64)
+
+    # ---- time axis ----------------------------------------------------------------------
+    def toggle_origin(self) -> bool:
+        """Times relative to the range's start, else the selected slice's start; again: from the
+        trace start. False when there is nothing to count from."""
+        if self.origin is not None:
+            self.origin = None
+        elif self.range is not None:
+            self.origin = (self.range[0], "range start")
+        elif self.selected >= 0:
+            self.origin = (int(self.store.slices.start_ns[self.selected]), self.store.name(self.selected))
+        else:
+            return False
+        return True
+
+    @property
+    def origin_ns(self) -> int:
+        """What shown times subtract: 0 on the absolute axis."""
+        return self.origin[0] if self.origin is not None else 0
 
     # ---- highlight and search ------------------------------------------------------------
     def set_highlight(self, rows: np.ndarray | None) -> None:

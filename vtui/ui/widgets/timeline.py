@@ -18,7 +18,7 @@ from vtui.store.tracks import COUNTER
 from vtui.ui.render import EMPTY, counter_segments, instant_segments, lane_segments
 from vtui.ui.safe import visible
 from vtui.ui.timefmt import tick_labels, tick_times
-from vtui.ui.view import ViewState
+from vtui.ui.view import HEADER, ViewState
 
 LABEL_WIDTH = 22
 RULER_ROWS = 1
@@ -28,6 +28,11 @@ RULER_STYLE = Style(color="#a0a4b0", bgcolor="#16181d")
 RANGE_STYLE = Style(color="#101216", bgcolor="#7fb3d5")  # the selected range on the ruler
 MARK_STYLE = Style(color="#101216", bgcolor="#ffd166", bold=True)  # measure mark A
 FOCUS_STYLE = Style(color="#101216", bgcolor="#61afef", bold=True)  # the ruler's head while the keys come here
+HEADER_STYLE = Style(color="#e0e0e0", bgcolor="#2b3040", bold=True)  # a process's header row
+# NO_COLOR: the same distinctions by attributes alone (Textual greys or drops every colour).
+MONO = {LABEL_STYLE: Style(), LABEL_DIM: Style(dim=True), RULER_STYLE: Style(), RANGE_STYLE: Style(reverse=True),
+        MARK_STYLE: Style(reverse=True, bold=True), FOCUS_STYLE: Style(reverse=True, bold=True),
+        HEADER_STYLE: Style(bold=True), EMPTY: Style()}
 
 
 class Timeline(Widget, can_focus=True):
@@ -58,10 +63,11 @@ class Timeline(Widget, can_focus=True):
     def __init__(self, view: ViewState, **kwargs) -> None:
         super().__init__(**kwargs)
         self.view = view
-        self.top = 0  # first data row shown
+        self.followers: list[Widget] = []  # widgets drawn from the same rows (the track list): repainted with it
         self._cache: LRUCache[tuple, Strip] = LRUCache(1024)
         self._selected_lane: tuple[int, int] | None = None
         self._drag_from: int | None = None  # x where a mouse drag started
+        self._revealed: tuple = ()  # (selection, window) last scrolled to: scroll again only when either moves
 
     # ---- state -------------------------------------------------------------------------
     def refresh_view(self) -> None:
@@ -70,26 +76,66 @@ class Timeline(Widget, can_focus=True):
         sel = self.view.selected
         self._selected_lane = (int(s.track[sel]), int(s.lane[sel])) if sel >= 0 else None
         self._keep_selection_visible()
+        self.repaint()
+
+    @property
+    def top(self) -> int:
+        """First data row shown (kept in the view, so the track list draws the same rows)."""
+        return self.view.top
+
+    @top.setter
+    def top(self, value: int) -> None:
+        self.view.top = value
+
+    @property
+    def mono(self) -> bool:
+        """NO_COLOR is set: slices told apart by attributes and glyphs, not colours."""
+        return self.app.no_color
+
+    def _s(self, style: Style) -> Style:
+        return MONO.get(style, style) if self.mono else style
+
+    def repaint(self) -> None:
         self.refresh()
+        for widget in self.followers:
+            widget.refresh()
 
     def _keep_selection_visible(self) -> None:
-        row = self.view.row_of_selection()
-        height = max(self.size.height - RULER_ROWS, 1)
+        # A new selection or window (f, zoom, a jump) scrolls to the selection; rows scrolled away
+        # from it by PgDn or the track list (hide, pin, fold) stay put.
+        v = self.view
+        now = (v.selected, v.t0, v.t1)
+        row = v.row_of_selection() if now != self._revealed else -1
+        self._revealed = now
+        height = self.rows_height
         if row >= 0:
             if row < self.top:
                 self.top = row
             elif row >= self.top + height:
                 self.top = row - height + 1
-        self.top = max(0, min(self.top, max(len(self.view.rows) - height, 0)))
+        self._keep_top_in_range()
 
     def scroll_rows(self, delta: int) -> None:
         self.top += delta
         self._keep_top_in_range()
-        self.refresh()
+        self.repaint()
+
+    def show_line(self, index: int) -> None:
+        """Scroll the least that brings line ``index`` (a row, or a line the track list adds below) into view."""
+        height = self.rows_height
+        if index < self.top:
+            self.top = index
+        elif index >= self.top + height:
+            self.top = index - height + 1
+        self._keep_top_in_range()
+        self.repaint()
+
+    @property
+    def rows_height(self) -> int:
+        return max(self.size.height - RULER_ROWS, 1)
 
     def _keep_top_in_range(self) -> None:
-        height = max(self.size.height - RULER_ROWS, 1)
-        self.top = max(0, min(self.top, max(len(self.view.rows) - height, 0)))
+        self.top = max(0, min(self.top, max(self.view.line_count() - self.rows_height, 0)))
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
@@ -118,13 +164,13 @@ class Timeline(Widget, can_focus=True):
             return self._ruler(width)
         index = self.top + y - RULER_ROWS
         if index >= len(self.view.rows):
-            return Strip.blank(width, EMPTY)
+            return Strip.blank(width, self._s(EMPTY))
         row = self.view.rows[index]
         v = self.view
         # A row's pixels depend on the row, the window, the width, and the selection only when
         # the selection lies on it: moving the selection redraws two rows, not the screen.
         selected = v.selected if (row.track, row.lane) == self._selected_lane else -1
-        key = (row, v.t0, v.t1, width, selected, v.highlight_version)
+        key = (row, v.t0, v.t1, width, selected, v.highlight_version, row.group in v.folded)
         cached = self._cache.get(key)
         if cached is not None:
             return cached
@@ -134,7 +180,10 @@ class Timeline(Widget, can_focus=True):
 
     def _label(self, row) -> list[Segment]:
         track = self.view.store.tracks[row.track]
-        if row.first:
+        if row.lane == HEADER:
+            folded = row.group in self.view.folded
+            text, style = ("▶ " if folded else "▼ ") + visible(self.view.group_title(row.group)), HEADER_STYLE
+        elif row.first:
             text = visible(f"{track.process_title} › {track.title}" if track.kind != COUNTER else f"{track.title}")
             text = text if len(text) <= self.label_width else "…" + text[-(self.label_width - 1):]
             style = LABEL_STYLE
@@ -142,46 +191,52 @@ class Timeline(Widget, can_focus=True):
             text, style = f"  +{row.more} rows (c)", LABEL_DIM
         else:
             text, style = "", LABEL_DIM
-        return [Segment(text.ljust(self.label_width)[:self.label_width], style), Segment("│", LABEL_DIM)]
+        return [Segment(text.ljust(self.label_width)[:self.label_width], self._s(style)),
+                Segment("│", self._s(LABEL_DIM))]
 
     def _plot(self, row) -> list[Segment]:
         v = self.view
         w = self.plot_width
         track = v.store.tracks[row.track]
+        if row.lane == HEADER:
+            return [Segment(" " * w, self._s(EMPTY))]
         if row.lane >= 0:
-            return lane_segments(v.store, row.track, row.lane, v.t0, v.t1, w, v.selected, v.highlight)
+            return lane_segments(v.store, row.track, row.lane, v.t0, v.t1, w, v.selected, v.highlight, mono=self.mono)
         if track.kind == COUNTER:
-            return counter_segments(v.store, row.track, v.t0, v.t1, w)
-        return instant_segments(v.store, row.track, v.t0, v.t1, w)
+            return counter_segments(v.store, row.track, v.t0, v.t1, w, mono=self.mono)
+        return instant_segments(v.store, row.track, v.t0, v.t1, w, mono=self.mono)
 
     def _ruler(self, width: int) -> Strip:
         v = self.view
         w = self.plot_width
         step = nice_step(v.span / max(w / 14, 1))
         cells = [" "] * w
-        ticks = tick_times(v.t0, v.t1, step)
+        zero = v.origin_ns  # ticks fall on round times from the origin and read from it
+        ticks = tick_times(v.t0 - zero, v.t1 - zero, step)
         anchor, labels = tick_labels(ticks, step)
         for t, text in zip(ticks, labels):
-            x = self._x_of(t)
+            x = self._x_of(t + zero)
             for i, ch in enumerate("┼" + text):
                 if 0 <= x + i < w:
                     cells[x + i] = ch
         # Deep in a long trace the ticks differ only in far digits: the head then holds the
         # anchor time the "+offset" ticks count from.
         head = f" @{anchor}" if anchor else f" {format_duration(v.span, 2)} shown"
+        if v.origin is not None:  # say what the times count from
+            head = f" Δ{anchor} from {visible(v.origin[1])}" if anchor else f" Δ from {visible(v.origin[1])}"
         head = head.ljust(self.label_width)[:self.label_width]
-        styles = [RULER_STYLE] * w
+        styles = [self._s(RULER_STYLE)] * w
         if v.range is not None:  # the range as a band on the ruler
             a, b = (self._x_of(t) for t in v.range)
             for x in range(max(a, 0), min(max(b, a + 1), w)):
-                styles[x] = RANGE_STYLE
+                styles[x] = self._s(RANGE_STYLE)
         if v.mark_a >= 0:
             x = self._x_of(int(v.store.slices.start_ns[v.mark_a]))
             if 0 <= x < w:
-                cells[x], styles[x] = "A", MARK_STYLE
+                cells[x], styles[x] = "A", self._s(MARK_STYLE)
         plot = [Segment(ch, st) for ch, st in zip(cells, styles)]
-        head_style = FOCUS_STYLE if self.has_focus else LABEL_STYLE
-        return Strip([Segment(head, head_style), Segment("│", LABEL_DIM), *plot], width).simplify()
+        head_style = self._s(FOCUS_STYLE if self.has_focus else LABEL_STYLE)
+        return Strip([Segment(head, head_style), Segment("│", self._s(LABEL_DIM)), *plot], width).simplify()
 
     def _x_of(self, t: int) -> int:
         v = self.view

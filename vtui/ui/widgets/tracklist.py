@@ -1,75 +1,221 @@
-"""The track list: processes with their tracks beneath, filterable; hide and pin tracks."""
+"""The track list: one line beside each timeline row, drawn from the same rows and scroll position.
+
+Line y names what the timeline draws at y: a process's header, a track's first row, a blank guide
+for a track's further rows. Below the last row come the hidden tracks, so they can be shown again.
+"""
 
 from __future__ import annotations
 
-from rich.text import Text
+from rich.segment import Segment
+from rich.style import Style
+from textual import events
 from textual.binding import Binding
 from textual.message import Message
-from textual.widgets import Tree
+from textual.strip import Strip
+from textual.widget import Widget
 
-from vtui.store.tracks import Track
-from vtui.ui.safe import plain, visible
-from vtui.ui.view import ViewState
+from vtui.ui.safe import visible
+from vtui.ui.view import HEADER, Row, ViewState
+from vtui.ui.widgets.timeline import RULER_ROWS, Timeline
 
 KIND_ICON = {"thread": "", "gpu": "GPU ", "async": "async ", "counter": "ctr ", "process": "", "global": ""}
 
+BACK = "#20232a"
+HEAD = Style(color="#a0a4b0", bgcolor="#16181d")  # beside the ruler
+GROUP = Style(color="#e0e0e0", bgcolor="#2b3040", bold=True)  # as the timeline's header rows
+NAME = Style(color="#c8c8c8", bgcolor=BACK)
+DIM = Style(color="#6c7080", bgcolor=BACK)
+CURSOR = Style(color="#101216", bgcolor="#61afef", bold=True)
+MONO = {HEAD: Style(), GROUP: Style(bold=True), NAME: Style(), DIM: Style(dim=True),
+        CURSOR: Style(reverse=True, bold=True)}
 
-class TrackList(Tree[int]):
-    DEFAULT_CSS = """
-    TrackList { width: 34; border-right: solid #3a3f4b; background: #20232a; }
+Key = tuple  # ("group", group key) | ("track", track id) | ("hidden", track id): what the cursor is on
+
+
+class TrackList(Widget, can_focus=True):
+    DEFAULT_CSS = f"""
+    TrackList {{ width: 34; height: 1fr; border-right: solid #3a3f4b; background: {BACK}; }}
     """
     BINDINGS = [
         Binding("space", "toggle_track", "Show/hide", id="tracks.toggle", tooltip="Show or hide the track"),
         Binding("p", "pin_track", "Pin", id="tracks.pin", tooltip="Pin the track to the top of the timeline"),
+        Binding("enter", "fold", "", show=False),  # the app's help describes enter, up and down here
+        Binding("up,k", "move(-1)", "", show=False),
+        Binding("down,j", "move(1)", "", show=False),
     ]
 
     class Changed(Message):
-        """Visibility or pinning changed."""
+        """Visibility, pinning or folding changed."""
 
-    def __init__(self, view: ViewState, **kwargs) -> None:
-        super().__init__("tracks", **kwargs)
+    def __init__(self, view: ViewState, timeline: Timeline, **kwargs) -> None:
+        super().__init__(**kwargs)
         self.view = view
-        self.show_root = False
-        self.guide_depth = 2
-
-    def on_mount(self) -> None:
-        self.rebuild()
+        self.timeline = timeline
+        timeline.followers.append(self)  # every scroll or redraw of the rows redraws this list too
+        self.cursor: Key | None = None
+        self._cursor_at: tuple = (None, None, -1)  # (rows list, cursor, its line): one search per change, not per line
 
     def rebuild(self) -> None:
-        self.clear()
-        groups: dict[tuple, object] = {}
-        for t in self.view.store.tracks:
-            if not self.view.matches(t):
-                continue
-            key = (t.source, t.process_title)
-            node = groups.get(key)
-            if node is None:
-                node = self.root.add(plain(t.process_title), expand=True)  # Text: names are data, not markup
-                groups[key] = node
-            node.add_leaf(self._label(t), data=t.id)
-        self.root.expand()
+        """The rows live in the view: only the drawing is stale."""
+        self.refresh()
 
-    def _label(self, t: Track) -> Text:
-        count = t.slice_count or t.instant_count or t.counter_count
-        return Text.assemble(
-            "📌" if t.id in self.view.pinned else "", ("(hidden) " if t.id in self.view.hidden else "", "dim"),
-            KIND_ICON.get(t.kind, "") + visible(t.title) + " ", (_short(count), "dim"),
-        )
+    # ---- what line i is ---------------------------------------------------------------------
+    def row_at(self, y: int) -> Row | None:
+        """The timeline row beside line ``y`` (None for the heading and the hidden tracks)."""
+        index = self.view.top + y - RULER_ROWS
+        return self.view.rows[index] if y >= RULER_ROWS and 0 <= index < len(self.view.rows) else None
+
+    def _key_of(self, index: int) -> Key | None:
+        """The cursor key of line ``index`` (0 = the first row), None where the cursor does not stop."""
+        rows = self.view.rows
+        if index < len(rows):
+            row = rows[index]
+            if row.lane == HEADER:
+                return ("group", row.group)
+            return ("track", row.track) if row.first else None
+        hidden = self.view.hidden_tracks()
+        k = index - len(rows) - 1  # after the "hidden" heading
+        return ("hidden", hidden[k].id) if 0 <= k < len(hidden) else None
+
+    def _stops(self) -> list[tuple[int, Key]]:
+        out = [(i, k) for i in range(len(self.view.rows)) if (k := self._key_of(i)) is not None]
+        if self.view.hidden:
+            start = len(self.view.rows) + 1
+            out += [(start + j, ("hidden", t.id)) for j, t in enumerate(self.view.hidden_tracks())]
+        return out
+
+    def cursor_index(self) -> int:
+        """The line the cursor is on (a track that became hidden is found among the hidden), else -1."""
+        if self.cursor is None:
+            return -1
+        rows, cursor, index = self._cursor_at
+        if rows is self.view.rows and cursor == self.cursor:  # rows are rebuilt (a new list) on every change
+            return index
+        kind, value = self.cursor
+        index = next((i for i, key in self._stops()
+                      if key == self.cursor or (kind != "group" and key[0] != "group" and key[1] == value)), -1)
+        self._cursor_at = (self.view.rows, self.cursor, index)
+        return index
+
+    @property
+    def cursor_track(self) -> int | None:
+        return self.cursor[1] if self.cursor is not None and self.cursor[0] != "group" else None
+
+    # ---- drawing ------------------------------------------------------------------------------
+    def _s(self, style: Style) -> Style:
+        return MONO.get(style, style) if self.app.no_color else style
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        if y < RULER_ROWS:
+            return Strip([Segment(" Tracks · enter fold · space hide".ljust(width)[:width], self._s(HEAD))])
+        index = self.view.top + y - RULER_ROWS
+        parts = self._line(index)
+        if self.has_focus and self.cursor is not None and index == self.cursor_index():
+            parts = [(text, CURSOR) for text, _ in parts]
+        segments = [Segment(text, self._s(style)) for text, style in parts]
+        return Strip(segments).adjust_cell_length(width, self._s(NAME)).crop(0, width)
+
+    def _line(self, index: int) -> list[tuple[str, Style]]:
+        v = self.view
+        if index < len(v.rows):
+            row = v.rows[index]
+            track = v.store.tracks[row.track]
+            if row.lane == HEADER:
+                folded = row.group in v.folded
+                count = len(dict(v.groups()).get(row.group, [])) if folded else 0
+                return [(("▶ " if folded else "▼ ") + visible(v.group_title(row.group)), GROUP),
+                        (f" ({count} track{'s' if count != 1 else ''})" if folded else "", GROUP)]
+            if row.first:
+                fold = ("▸ " if v.is_collapsed(track.id) else "▾ ") if track.lanes > v.lane_cap + 1 else "  "
+                return [(" " + fold + KIND_ICON.get(track.kind, "") + visible(track.title) + " ", NAME),
+                        (_short(track.slice_count or track.instant_count or track.counter_count), DIM)]
+            if row.more:
+                return [(f"   ⋯ +{row.more} rows (enter)", DIM)]
+            return [("   │", DIM)]
+        k = index - len(v.rows)
+        hidden = v.hidden_tracks() if v.hidden else []
+        if k == 0 and hidden:
+            return [("hidden tracks (space shows)", DIM)]
+        if 0 < k <= len(hidden):
+            t = hidden[k - 1]
+            return [("   " + visible(f"{t.process_title} › {t.title}"), DIM)]
+        return []
+
+    # ---- keys and mouse --------------------------------------------------------------------------
+    def action_move(self, step: int) -> None:
+        stops = self._stops()
+        if not stops:
+            return
+        here = self.cursor_index()
+        ahead = [stop for stop in stops if (stop[0] > here if step > 0 else stop[0] < here)]
+        if here < 0:  # the first move starts on screen, where the eye is
+            ahead = [stop for stop in stops if stop[0] >= self.view.top][:1] or stops[:1]
+        if ahead:
+            index, key = ahead[0] if step > 0 else ahead[-1]
+            self._go(key, index)
+
+    def _go(self, key: Key, index: int) -> None:
+        self.cursor = key
+        self.timeline.show_line(index)
 
     def action_toggle_track(self) -> None:
-        self._change_current(self.view.toggle_hidden)
+        track = self.cursor_track
+        if track is None:
+            self.app.notify("space shows or hides a track; enter folds a process", timeout=2)
+            return
+        self.view.toggle_hidden(track)
+        self.cursor = ("hidden" if track in self.view.hidden else "track", track)
+        self._changed()
 
     def action_pin_track(self) -> None:
-        self._change_current(self.view.toggle_pinned)
-
-    def _change_current(self, change) -> None:
-        """Apply ``change(track_id)`` to the track under the cursor and redraw its label."""
-        node = self.cursor_node
-        if node is None or node.data is None:
+        track = self.cursor_track
+        if track is None or track in self.view.hidden:
             return
-        change(node.data)
-        node.set_label(self._label(self.view.store.tracks[node.data]))
+        self.view.toggle_pinned(track)
+        self._changed()
+
+    def action_fold(self) -> None:
+        if self.cursor is None:
+            return
+        kind, value = self.cursor
+        if kind == "group":
+            self.view.toggle_folded(value)
+        elif kind == "track" and self.view.store.tracks[value].lanes > self.view.lane_cap + 1:
+            self.view.toggle_expanded(value)
+        else:
+            return
+        self._changed()
+
+    def _changed(self) -> None:
+        self.timeline.refresh_view()
+        index = self.cursor_index()
+        if index >= 0:
+            self.timeline.show_line(index)
         self.post_message(self.Changed())
+
+    def on_click(self, event: events.Click) -> None:
+        index = self.view.top + event.y - RULER_ROWS
+        key = self._key_of(index) if event.y >= RULER_ROWS else None
+        if key is None:
+            return
+        self._go(key, index)
+        if key[0] == "group":  # a click on a process folds or unfolds it, as in a tree
+            self.action_fold()
+
+    def on_mouse_scroll_down(self, event: events.MouseScrollDown) -> None:
+        event.stop()
+        self.timeline.scroll_rows(3)
+
+    def on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
+        event.stop()
+        self.timeline.scroll_rows(-3)
+
+    def on_focus(self) -> None:
+        self.refresh()
+
+    def on_blur(self) -> None:
+        self.refresh()
 
 
 def _short(n: int) -> str:
