@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from benchmarks.nsys_synth import write_nsys_export
-from tests.test_nsys import check_figures
+from tests.core.test_nsys import check_figures
 from vtui.io import sqlbulk
 from vtui.io.nsys_parts import distinct_rows, factorize
 from vtui.load.trace import load_trace
