@@ -5,8 +5,14 @@ same events are exported by vtui as Chrome-trace JSON; each is then loaded by vt
 process, cold (no cache) and warm (reopened from the index cache), medians of N interleaved
 runs. The nsys reader alone (SQLite → columns, no store build) is timed apart.
 
+An export packs ~7x more events per byte than JSON, so the cold loads are compared both ways:
+MB/s and events/s (wall), and CPU-s (self + children) per MB and per million events. For a big
+export whose JSON would be too big to write, ``--json-launches`` makes the JSON from a smaller
+export (rates, not totals, are compared).
+
     python benchmarks/bench_nsys.py                       # 100k launches, 3 runs
     python benchmarks/bench_nsys.py --launches 400000 --schema 2024 --runs 5
+    python benchmarks/bench_nsys.py --launches 11000000 --json-launches 300000 --runs 1 --no-warm
 """
 
 from __future__ import annotations
@@ -24,9 +30,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 LOAD = r"""
-import json, os, sys, time
+import json, os, resource, sys, time
 sys.path.insert(0, sys.argv[2])
 mode = sys.argv[3]
+def cpu():
+    a, b = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
+c = cpu()
 t = time.perf_counter()
 if mode == "reader":
     from vtui.io.nsys import read_nsys
@@ -34,10 +44,10 @@ if mode == "reader":
 else:
     from vtui.load.trace import load_trace
     n = load_trace(sys.argv[1], cache=(mode == "warm")).event_count  # all cores, as the CLI loads
-dt = time.perf_counter() - t
+dt, dc = time.perf_counter() - t, cpu() - c
 # VmHWM, not ru_maxrss: the latter keeps the parent's peak across fork + exec
 hwm = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM"))
-print(json.dumps({"seconds": dt, "events": n, "peak_rss_mb": hwm / 1024}))
+print(json.dumps({"seconds": dt, "cpu_s": dc, "events": n, "peak_rss_mb": hwm / 1024}))
 """
 
 
@@ -47,19 +57,23 @@ def _run(path: Path, mode: str, env: dict) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def bench(launches: int, schema: str, runs: int, folder: Path) -> dict:
+def bench(launches: int, schema: str, runs: int, folder: Path, json_launches: int | None = None,
+          warm: bool = True) -> dict:
     sys.path.insert(0, str(ROOT))
     from benchmarks.nsys_synth import write_nsys_export
     from vtui.cli import main as vtui_main
 
-    export = folder / f"synthetic_{launches}_{schema}.sqlite"
-    as_json = export.with_suffix(".json")
-    if not export.exists():
-        write_nsys_export(export, launches, schema)
+    def export_of(n: int) -> Path:
+        path = folder / f"synthetic_{n}_{schema}.sqlite"
+        if not path.exists():
+            write_nsys_export(path, n, schema)
+        return path
+
+    export = export_of(launches)
+    as_json = export_of(json_launches or launches).with_suffix(".json")
     if not as_json.exists():
-        vtui_main(["export", str(export), "-o", str(as_json), "--no-cache"])
-    med = lambda rows: round(statistics.median(r["seconds"] for r in rows), 3)  # noqa: E731
-    peak = lambda rows: round(statistics.median(r["peak_rss_mb"] for r in rows))  # noqa: E731
+        vtui_main(["export", str(as_json.with_suffix(".sqlite")), "-o", str(as_json), "--no-cache"])
+    med = lambda rows, key="seconds": round(statistics.median(r[key] for r in rows), 3)  # noqa: E731
     got: dict[str, list[dict]] = {k: [] for k in ("reader", "nsys_cold", "json_cold", "nsys_warm", "json_warm")}
     with tempfile.TemporaryDirectory(prefix="vtui-bench-cache-") as cache_home:
         env = {**os.environ, "XDG_CACHE_HOME": cache_home}
@@ -68,18 +82,30 @@ def bench(launches: int, schema: str, runs: int, folder: Path) -> dict:
             got["nsys_cold"].append(_run(export, "cold", env))
             got["json_cold"].append(_run(as_json, "cold", env))
             shutil.rmtree(Path(cache_home) / "vtui", ignore_errors=True)
-            for path, key in ((export, "nsys_warm"), (as_json, "json_warm")):
+            for path, key in ((export, "nsys_warm"), (as_json, "json_warm")) if warm else ():
                 _run(path, "warm", env)  # writes the entry
                 got[key].append(_run(path, "warm", env))
     result: dict = {"launches": launches, "schema": schema, "runs": runs, "events": got["nsys_cold"][0]["events"],
-                    "sqlite_mb": round(export.stat().st_size / 1e6, 1), "json_mb": round(as_json.stat().st_size / 1e6, 1)}
+                    "json_events": got["json_cold"][0]["events"],
+                    "sqlite_mb": round(export.stat().st_size / 1e6, 1), "json_mb": round(as_json.stat().st_size / 1e6, 1),
+                    "load_average": os.getloadavg()[0]}
     for key, rows in got.items():
-        result[f"{key}_s"] = med(rows)
-        result[f"{key}_all_s"] = [round(r["seconds"], 3) for r in rows]
-        result[f"{key}_peak_rss_mb"] = peak(rows)
-    result["cold_nsys_over_json"] = round(result["nsys_cold_s"] / result["json_cold_s"], 2)
-    result["nsys_mb_per_s"] = round(result["sqlite_mb"] / result["nsys_cold_s"], 1)
-    result["json_mb_per_s"] = round(result["json_mb"] / result["json_cold_s"], 1)
+        if rows:
+            result[f"{key}_s"] = med(rows)
+            result[f"{key}_cpu_s"] = med(rows, "cpu_s")
+            result[f"{key}_all_s"] = [round(r["seconds"], 3) for r in rows]
+            result[f"{key}_peak_rss_mb"] = round(med(rows, "peak_rss_mb"))
+    # Per byte and per event, wall and CPU; ratios > 1: the export loads faster than the JSON.
+    for kind, mb, events in (("nsys", result["sqlite_mb"], result["events"]), ("json", result["json_mb"], result["json_events"])):
+        wall, cpu = result[f"{kind}_cold_s"], result[f"{kind}_cold_cpu_s"]
+        result[f"{kind}_mb_per_s"] = round(mb / wall, 1)
+        result[f"{kind}_mevents_per_s"] = round(events / 1e6 / wall, 2)
+        result[f"{kind}_cpu_s_per_100mb"] = round(cpu / mb * 100, 2)
+        result[f"{kind}_cpu_s_per_mevent"] = round(cpu / events * 1e6, 3)
+    result["per_byte_nsys_over_json"] = round(result["nsys_mb_per_s"] / result["json_mb_per_s"], 2)
+    result["per_event_nsys_over_json"] = round(result["nsys_mevents_per_s"] / result["json_mevents_per_s"], 2)
+    result["per_byte_cpu_nsys_over_json"] = round(result["json_cpu_s_per_100mb"] / result["nsys_cpu_s_per_100mb"], 2)
+    result["per_event_cpu_nsys_over_json"] = round(result["json_cpu_s_per_mevent"] / result["nsys_cpu_s_per_mevent"], 2)
     return result
 
 
@@ -88,10 +114,13 @@ def main() -> None:
     parser.add_argument("--launches", type=int, default=100_000)
     parser.add_argument("--schema", choices=["2022", "2024", "old"], default="2024")
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--json-launches", type=int, help="make the JSON from an export this size (default: --launches)")
+    parser.add_argument("--no-warm", action="store_true", help="cold loads only (no index cache runs)")
     parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "vtui-bench")
     opts = parser.parse_args()
     opts.cache.mkdir(parents=True, exist_ok=True)
-    print(json.dumps(bench(opts.launches, opts.schema, opts.runs, opts.cache)), flush=True)
+    print(json.dumps(bench(opts.launches, opts.schema, opts.runs, opts.cache, opts.json_launches, not opts.no_warm)),
+          flush=True)
 
 
 if __name__ == "__main__":

@@ -12,9 +12,11 @@ from vtui.io import sqlbulk
 from vtui.io.sqlbulk import NULL, Connections, fetch_ints, int_sql, json_objects
 
 
-@pytest.mark.parametrize("block", [7, 100_000])
-def test_json_objects_equal_json_dumps(monkeypatch, block):
-    monkeypatch.setattr(sqlbulk, "_ROWS", block)
+@pytest.mark.parametrize(("block", "span"), [(7, 4096), (100_000, 4096), (7, 0)])
+def test_json_objects_equal_json_dumps(monkeypatch, block, span):
+    monkeypatch.setattr(sqlbulk, "_MIN_BLOCK_ROWS", block)
+    monkeypatch.setattr(sqlbulk, "_BLOCK_BYTES", 0)
+    monkeypatch.setattr(sqlbulk, "_TABLE_SPAN", span)  # 0: every column written digit by digit
     rng = np.random.default_rng(0)
     n = 3000
     big = rng.integers(-10**18, 10**18, size=n)
@@ -22,14 +24,15 @@ def test_json_objects_equal_json_dumps(monkeypatch, block):
     grid = rng.integers(0, 1000, size=(n, 3))
     grid[5, 1] = NULL
     small = rng.integers(-5, 5, size=n)
-    blob, lens = json_objects([("x", big), ("grid", grid), ("registers per thread", small)], n)
+    pieces, lens = json_objects([("x", big), ("grid", grid), ("registers per thread", small)], n)
+    blob = b"".join(pieces)
     offs = np.concatenate([[0], np.cumsum(lens)[:-1]])
     assert offs[-1] + lens[-1] == len(blob)
     for i in range(n):
         expected = {"x": None if big[i] == NULL else int(big[i]),
                     "grid": [None if v == NULL else int(v) for v in grid[i]], "registers per thread": int(small[i])}
         assert json.loads(blob[offs[i] : offs[i] + lens[i]]) == expected
-    assert json_objects([], 3)[0] == b"" and json_objects([], 3)[1].tolist() == [0, 0, 0]
+    assert json_objects([], 3)[0] == [] and json_objects([], 3)[1].tolist() == [0, 0, 0]
 
 
 @pytest.mark.parametrize(("chunk", "jobs"), [(2, 1), (2, 3), (1000, 1)])

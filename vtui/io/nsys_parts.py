@@ -51,11 +51,48 @@ class Group:
     name: np.ndarray  # int32 local string id
     cat: np.ndarray
     thread: np.ndarray  # int32 into thread keys
-    args_blob: bytes
+    args_blob: bytes | list[np.ndarray]  # the args objects back to back, or uint8 pieces of them
     args_len: np.ndarray
     id_kind: np.ndarray | None = None
     id_val: np.ndarray | None = None
     bp: np.ndarray | None = None
+    args_off: np.ndarray | None = None  # set once the args are placed (``ArgsOut.place``)
+
+
+class ArgsOut:
+    """Where the reader's args bytes go: the load's args file as each table is read (so they
+    never sit in memory all at once), or memory."""
+
+    def __init__(self, writer: ArgsWriter | None) -> None:
+        self.writer = writer
+        self.parts: list[bytes | np.ndarray] = []
+        self.size = 0
+
+    def put(self, data: bytes | np.ndarray) -> int:
+        if self.writer is not None:
+            return self.writer.put(memoryview(data))  # type: ignore[arg-type]  # any buffer: no copy
+        self.parts.append(data)
+        self.size += len(data)
+        return self.size - len(data)
+
+    def place(self, group: Group) -> None:
+        """Write the group's args; its rows' offsets (the pieces hold whole rows, in order)."""
+        lens = np.asarray(group.args_len, dtype=np.int64)
+        local = np.zeros(len(lens), dtype=np.int64)
+        if len(lens) > 1:
+            np.cumsum(lens[:-1], out=local[1:])
+        pieces = [group.args_blob] if isinstance(group.args_blob, bytes) else group.args_blob or [b""]
+        sizes = np.array([len(p) for p in pieces], dtype=np.int64)
+        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+        shift = np.array([self.put(p) for p in pieces], dtype=np.int64) - starts
+        if (shift == shift[0]).all():  # pieces written back to back
+            group.args_off = local + shift[0]
+        else:
+            group.args_off = local + shift[np.searchsorted(starts, local, side="right") - 1]
+        group.args_blob = b""
+
+    def blob(self) -> bytes:
+        return b"".join(self.parts)
 
 
 class ExportReader(Protocol):
@@ -97,9 +134,9 @@ class Strings:
 
     def lookup(self, ids: np.ndarray, clean: Callable[[str], str] | None = None) -> np.ndarray:
         """Local ids for StringIds ids (-1 or unknown: the empty name, counted)."""
-        uniq, inverse = np.unique(ids, return_inverse=True)
+        uniq, inverse = factorize(ids)
         values = self.values_of(uniq[uniq >= 0].tolist())
-        counts = np.bincount(inverse.reshape(-1), minlength=len(uniq))
+        counts = np.bincount(inverse, minlength=len(uniq))
         local = np.empty(len(uniq), dtype=np.int32)
         for k, sid in enumerate(uniq.tolist()):
             text = values.get(sid)
@@ -107,7 +144,7 @@ class Strings:
                 self.missing_ids += int(counts[k]) if sid >= 0 else 0
                 text = ""
             local[k] = self.one(clean(text) if clean else text)
-        return local[inverse.reshape(-1)] if len(ids) else np.zeros(0, dtype=np.int32)
+        return local[inverse] if len(ids) else np.zeros(0, dtype=np.int32)
 
     def values_of(self, ids: list[int]) -> dict[int, str]:
         if not ids or not self.has_ids:
@@ -130,10 +167,39 @@ def as_text(value: Any) -> str:
     return "" if value is None else str(value)
 
 
+def factorize(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted distinct values of an integer array and each value's index into them. Values in a
+    narrow range (ids, devices, streams) are counted in a table, in linear time; others sorted."""
+    if not len(values):
+        return values[:0], np.zeros(0, dtype=np.int64)
+    lo, hi = int(values.min()), int(values.max())
+    if hi - lo >= max(1 << 16, 2 * len(values)):
+        uniq, inverse = np.unique(values, return_inverse=True)
+        return uniq, inverse.reshape(-1)
+    offset = values - lo
+    seen = np.zeros(hi - lo + 1, dtype=bool)
+    seen[offset] = True
+    rank = np.cumsum(seen) - 1
+    return np.flatnonzero(seen) + lo, rank[offset]
+
+
 def distinct_rows(*columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct rows of parallel integer columns (as an (k, ncols) array) and each row's index
-    into them. One lexsort: ``np.unique(axis=0)`` sorts a void view and is ~10x slower."""
+    """Distinct rows of parallel integer columns (as an (k, ncols) array, in lexicographic order)
+    and each row's index into them. Each column is factorized, and the codes combined into one
+    key where they fit 62 bits; else one lexsort (``np.unique(axis=0)`` sorts a void view and is
+    ~10x slower)."""
     n = len(columns[0])
+    codes = [factorize(c) for c in columns]
+    if n and np.prod([float(len(u)) for u, _ in codes]) < 2.0**62:
+        key = np.zeros(n, dtype=np.int64)
+        for uniq, code in codes:
+            key = key * len(uniq) + code
+        ukey, inverse = factorize(key)
+        digits = []
+        for uniq, _ in reversed(codes):
+            digits.append(uniq[ukey % len(uniq)])
+            ukey = ukey // len(uniq)
+        return np.stack(digits[::-1], axis=1), inverse
     order = np.lexsort(columns[::-1])
     stacked = np.stack([c[order] for c in columns], axis=1)
     new = np.ones(n, dtype=bool)
@@ -157,8 +223,8 @@ def memcpy_name(codes: tuple) -> str:
     return f"Memcpy {direction} ({MEM_KIND.get(src, 'Unknown')} -> {MEM_KIND.get(dst, 'Unknown')})"
 
 
-def to_columns(groups: list[Group], strings: Strings, thread_keys: dict, args: ArgsWriter | None) -> Columns:
-    """The groups, in order, as the columns the JSON decoder fills; args go to ``args`` (a file) if given."""
+def to_columns(groups: list[Group], strings: Strings, thread_keys: dict, out: ArgsOut) -> Columns:
+    """The groups, in order, as the columns the JSON decoder fills (args placed in ``out``)."""
     def cat(get, dtype) -> np.ndarray:
         parts = [np.asarray(get(g), dtype=dtype) for g in groups]
         return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
@@ -166,14 +232,11 @@ def to_columns(groups: list[Group], strings: Strings, thread_keys: dict, args: A
     def fill(attr: str, value, dtype):
         return lambda g: getattr(g, attr) if getattr(g, attr) is not None else np.full(len(g.ts), value, dtype=dtype)
 
+    for g in groups:
+        if g.args_off is None:
+            out.place(g)
     lens = cat(lambda g: g.args_len, np.int64)
-    offs = np.zeros(len(lens), dtype=np.int64)
-    if len(lens) > 1:
-        np.cumsum(lens[:-1], out=offs[1:])
-    blob = b"".join(g.args_blob for g in groups)
-    if args is not None:
-        offs += args.put(blob)
-        blob = b""
+    offs = cat(lambda g: g.args_off, np.int64)
     ph = cat(lambda g: g.ph, np.int8)
     by_phase: dict[str, int] = {}
     for p, code in (("X", PH_X), ("B", PH_B), ("i", PH_I), ("M", PH_M), ("s", PH_S), ("f", PH_F)):
@@ -187,6 +250,6 @@ def to_columns(groups: list[Group], strings: Strings, thread_keys: dict, args: A
         thread=cat(lambda g: g.thread, np.int32), args_off=offs, args_len=lens.astype(np.int32),
         id_kind=cat(fill("id_kind", 0, np.int8), np.int8), id_val=cat(fill("id_val", 0, np.int64), np.int64),
         scope=np.zeros(n, dtype=np.int8), bp_enclosing=cat(fill("bp", False, bool), bool), flow_v2=[],
-        strings=list(strings.index), thread_keys=list(thread_keys), ids=[], args_blob=blob,
+        strings=list(strings.index), thread_keys=list(thread_keys), ids=[], args_blob=out.blob(),
         by_phase=by_phase,
     )

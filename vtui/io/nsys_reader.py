@@ -32,18 +32,22 @@ from vtui.io.nsys_parts import (
     PH_X,
     SYNC_TYPE,
     VERSION_SUFFIX,
+    ArgsOut,
     Group,
     Strings,
     as_text,
     distinct_rows,
+    factorize,
     memcpy_name,
     memset_name,
     quote_ident,
     to_columns,
 )
-from vtui.io.sqlbulk import NULL, Connections, fetch_ints, int_sql, json_objects
+from vtui.io.sqlbulk import NULL, Connections, fetch_ints_later, int_sql, json_objects
 
 Progress = Callable[[float], None]
+Fetch = Callable[[], "dict[str, Any] | None"]  # a table's queued read: waits and gives its columns
+Step = tuple[Fetch, Callable[[dict[str, Any]], Any]]  # the read, and what makes events of it
 
 
 @dataclass
@@ -74,6 +78,7 @@ class Reader:
     gpu_pid: bool = True  # every GPU table has globalPid
     domains: dict[int, str] = field(default_factory=dict)  # NVTX domain id -> name
     nvtx_thread_names: dict[int, str] = field(default_factory=dict)  # globalTid -> name (nvtxNameOsThread)
+    out: ArgsOut = field(init=False)
 
     # ---- schema ----------------------------------------------------------------------
     def _load_schema(self) -> None:
@@ -99,11 +104,12 @@ class Reader:
     def _gpid(self, table: str) -> str:
         return self.int_col(table, "globalPid") if self.gpu_pid else "-1"
 
-    def _fetch(self, table: str, exprs: dict[str, str], args: Sequence[tuple[str, list[str]]] = (),
-               raw_args: Sequence[tuple[str, str]] = ()) -> dict[str, Any] | None:
+    def _query(self, table: str, exprs: dict[str, str], args: Sequence[tuple[str, list[str]]] = (),
+               raw_args: Sequence[tuple[str, str]] = ()) -> Callable[[], dict[str, Any] | None]:
         """Integer columns of every row, in bulk (``exprs``: name -> SQL, never NULL), plus the
-        args fields (JSON key, columns; several columns make an array), kept NULL-aware.
-        Rows without a start or end are dropped, counted. None for an empty table."""
+        args fields (JSON key, columns; several columns make an array), kept NULL-aware. Queued
+        now (read ahead on the threads); the returned function waits and gives the columns, None
+        for an empty table. Rows without a start or end are dropped, counted."""
         sql = list(exprs.values())
         fields: list[tuple[str, int, int]] = []  # key, first column, column count
         for key, columns in args:
@@ -114,17 +120,34 @@ class Reader:
         for key, expr in raw_args:
             fields.append((key, len(sql), 0))
             sql.append(expr)
-        values = fetch_ints(self.cons, quote_ident(table), sql)
-        if not len(values):
-            return None
-        ok = (values[:, 0] >= 0) & (values[:, 1] >= 0)  # start, end
-        if not ok.all():
-            self.notes.append(f"{int((~ok).sum()):,} {table} rows without a start or end (skipped)")
-        data: dict[str, Any] = {k: values[ok, i] for i, k in enumerate(exprs)}
-        data["args"] = [(key, values[ok, at] if width == 0 else values[ok, at : at + width])
-                        for key, at, width in fields]
-        data["keep"] = ok
-        return data
+        fetch = fetch_ints_later(self.cons, quote_ident(table), sql)
+
+        def result() -> dict[str, Any] | None:
+            parts = fetch()
+            if not parts:
+                return None
+
+            def column(i: int) -> np.ndarray:  # one copy out of the row pieces
+                return np.concatenate([p[:, i] for p in parts])
+
+            every = {k: column(i) for i, k in enumerate(exprs)}  # every row, the dropped too
+            ok = (every["start"] >= 0) & (every["end"] >= 0)
+            keep = None if ok.all() else ok
+            if keep is not None:
+                self.notes.append(f"{int((~ok).sum()):,} {table} rows without a start or end (skipped)")
+            kept: Callable[[np.ndarray], np.ndarray] = (lambda a: a) if keep is None else (lambda a: a[keep])
+            data: dict[str, Any] = {k: kept(v) for k, v in every.items()}
+            data["args"] = []
+            for key, at, width in fields:
+                if width == 0:
+                    every[key] = column(at)
+                    data["args"].append((key, kept(every[key])))
+                else:
+                    data["args"].append((key, np.stack([kept(column(at + j)) for j in range(width)], axis=1)))
+            data["keep"], data["every"] = ok, every
+            return data
+
+        return result
 
     def _rows(self, sql: str) -> list[tuple]:
         rows = self.con.execute(sql).fetchall()
@@ -133,6 +156,7 @@ class Reader:
     # ---- output ----------------------------------------------------------------------
     def _add(self, group: Group) -> None:
         if len(group.ts):
+            self.out.place(group)  # to the args file now: a table's args are not kept in memory
             self.groups.append(group)
 
     def thread_id(self, key: tuple[Any, Any]) -> int:
@@ -140,29 +164,22 @@ class Reader:
 
     def _cpu_threads(self, gtids: np.ndarray) -> np.ndarray:
         """Thread ids for globalTids: pid and tid unpacked, per distinct value."""
-        uniq, inverse = np.unique(gtids, return_inverse=True)
+        uniq, inverse = factorize(gtids)
         local = np.empty(len(uniq), dtype=np.int32)
         for k, g in enumerate(uniq.tolist()):
             pid, tid = (g >> 24) & MASK24, g & MASK24
             self.cpu_threads[g] = (pid, tid)
             self.cpu_pids.add(pid)
             local[k] = self.thread_id((pid, tid))
-        return local[inverse.reshape(-1)] if len(gtids) else np.zeros(0, dtype=np.int32)
+        return local[inverse] if len(gtids) else np.zeros(0, dtype=np.int32)
 
-    def _plan_gpu_tracks(self) -> None:
+    def _plan_gpu_tracks(self, tables: list[dict[str, Any]]) -> None:
         """A track per (device, stream); a stream number used by several processes or contexts
         on one device gets one track per owner (stream ids are per context). Decided over all
-        GPU tables at once, so a kernel and a memcpy on one stream share its track."""
-        present = [t for t in GPU_TABLES if t in self.cols]
-        # Old exports have no globalPid on GPU rows: then no table's is used (tracks and launch
-        # joins by device, stream and correlation id alone), so all tables agree.
-        self.gpu_pid = all(self.has(t, "globalPid") for t in present)
+        GPU tables' rows at once, so a kernel and a memcpy on one stream share its track."""
         combos: set[tuple[int, int, int, int]] = set()
-        for table in present:
-            if table in self.cols:
-                sql = (f"SELECT DISTINCT {self.int_col(table, 'deviceId')}, {self._gpid(table)}, "
-                       f"{self.int_col(table, 'contextId')}, {self.int_col(table, 'streamId')} FROM {quote_ident(table)}")
-                combos.update(self.con.execute(sql).fetchall())
+        for data in tables:
+            combos.update(map(tuple, data["combos"].tolist()))
         owners: dict[tuple[int, int], int] = {}
         for d, _p, _c, s in combos:
             owners[(d, s)] = owners.get((d, s), 0) + 1
@@ -174,23 +191,37 @@ class Reader:
                 tid = s if owners[(d, s)] == 1 else f"stream {s} ({who})"
             self.gpu_tracks[(d, p, c, s)] = (f"GPU {d}", tid)
 
-    def _gpu_threads(self, dev: np.ndarray, gpid: np.ndarray, ctx: np.ndarray, stream: np.ndarray) -> np.ndarray:
-        if not len(dev):
-            return np.zeros(0, dtype=np.int32)
-        uniq, inverse = distinct_rows(dev, gpid, ctx, stream)
-        local = np.array([self.thread_id(self.gpu_tracks.get(tuple(k)) or (f"GPU {k[0]}", k[3]))
-                          for k in uniq.tolist()], dtype=np.int32)
+    def _gpu_threads(self, data: dict[str, Any]) -> np.ndarray:
+        """Thread ids of the rows' (device, process, context, stream) tracks, given in the order
+        of those combinations (only the ones kept rows use)."""
+        combos, inverse = data["combos"], data["combo"]
+        used = np.flatnonzero(np.bincount(inverse, minlength=len(combos)))
+        local = np.zeros(len(combos), dtype=np.int32)
+        for k, key in zip(used.tolist(), combos[used].tolist()):
+            local[k] = self.thread_id(self.gpu_tracks.get(tuple(key)) or (f"GPU {key[0]}", key[3]))
         return local[inverse]
 
     # ---- reading ---------------------------------------------------------------------
     def read(self) -> NsysResult:
         self._load_schema()
         self.strings = Strings(self.con, "StringIds" in self.cols)
+        self.out = ArgsOut(self.args)
         missing = [t for t in EVENT_TABLES if t not in self.cols]
-        self._plan_gpu_tracks()
-        steps = [self._kernels, self._memcpys, self._memsets, self._syncs, self._runtime, self._nvtx, self._osrt]
-        for k, step in enumerate(steps):
-            step()
+        # Old exports have no globalPid on GPU rows: then no table's is used (tracks and launch
+        # joins by device, stream and correlation id alone), so all tables agree.
+        self.gpu_pid = all(self.has(t, "globalPid") for t in GPU_TABLES if t in self.cols)
+        # Every table's query is queued at once: SQLite reads ahead on the threads while the
+        # tables before are turned into events here.
+        gpu = [self._kernels(), self._memcpys(), self._memsets(), self._syncs()]
+        cpu = [*self._runtime(), (lambda: {}, lambda _: self._nvtx()), self._osrt()]  # NVTX: read here
+        # The GPU tables are waited for together: their tracks are planned over all of them.
+        gpu_data = [fetch() for fetch, _ in gpu]
+        self._plan_gpu_tracks([d for d in gpu_data if d is not None])
+        steps: list[Step] = [(lambda d=d: d, make) for d, (_, make) in zip(gpu_data, gpu)] + cpu
+        for k, (fetch, make) in enumerate(steps):
+            data = fetch()
+            if data is not None:
+                make(data)
             if self.progress:
                 self.progress((k + 1) / (len(steps) + 2))
         self._flows()
@@ -200,7 +231,7 @@ class Reader:
                               + ", ".join(missing))
         if self.strings.missing_ids:
             self.notes.append(f"{self.strings.missing_ids:,} names pointed at no StringIds entry (shown empty)")
-        columns = to_columns([meta_group, *self.groups], self.strings, self.thread_keys, self.args)
+        columns = to_columns([meta_group, *self.groups], self.strings, self.thread_keys, self.out)
         if self.progress:
             self.progress(1.0)
         return NsysResult(columns, export_metadata(self), self.notes)
@@ -209,18 +240,28 @@ class Reader:
                  ("correlation", ["correlationId"])]
 
     def _select_gpu(self, table: str, extra: dict[str, str], args: list[tuple[str, list[str]]],
-                    raw_args: Sequence[tuple[str, str]] = ()) -> dict[str, Any] | None:
+                    raw_args: Sequence[tuple[str, str]] = ()) -> Fetch:
         if table not in self.cols:
-            return None
+            return lambda: None
         exprs = {"start": self.int_col(table, "start"), "end": self.int_col(table, "end"), "gpid": self._gpid(table), **extra}
-        data = self._fetch(table, exprs, [*self._GPU_ARGS, *args], raw_args)
-        if data is not None:  # the ids in the args, NULL there, -1 here
-            fields = dict(data["args"])
+        fetch = self._query(table, exprs, [*self._GPU_ARGS, *args], raw_args)
+
+        def result() -> dict[str, Any] | None:
+            data = fetch()
+            if data is None:
+                return None
+            every, keep = data["every"], data["keep"]
+            ids = {}  # the ids in the args, NULL there, -1 here
             for key, arg in (("dev", "device"), ("ctx", "context"), ("stream", "stream"), ("corr", "correlation")):
-                values = fields.get(arg)
-                data[key] = np.full(len(data["start"]), -1, dtype=np.int64) if values is None else \
-                    np.where(values == NULL, -1, values)
-        return data
+                values = every.get(arg)
+                ids[key] = np.full(len(keep), -1, dtype=np.int64) if values is None else np.where(values == NULL, -1, values)
+                data[key] = ids[key] if keep.all() else ids[key][keep]
+            # Distinct (device, process, context, stream) over every row, as the tracks are planned
+            data["combos"], combo = distinct_rows(ids["dev"], every["gpid"], ids["ctx"], ids["stream"])
+            data["combo"] = combo if keep.all() else combo[keep]
+            return data
+
+        return result
 
     def _slices(self, data: dict[str, Any], names: np.ndarray, threads: np.ndarray, cat: str) -> None:
         n = len(names)
@@ -231,42 +272,44 @@ class Reader:
                          args_blob=blob, args_len=lens))
 
     def _gpu_group(self, data: dict[str, Any], names: np.ndarray, cat: str, work: bool) -> None:
-        threads = self._gpu_threads(data["dev"], data["gpid"], data["ctx"], data["stream"])
+        threads = self._gpu_threads(data)
         self._slices(data, names, threads, cat)
         if work:  # the flow's f end binds where the activity starts, on its stream
             self.gpu_work.append((data["gpid"], data["corr"], data["start"], threads))
 
-    def _kernels(self) -> None:
+    def _kernels(self) -> Step:
         t = "CUPTI_ACTIVITY_KIND_KERNEL"
         extra = {"name": self.int_col(t, "demangledName", "shortName", "mangledName")}
         shared = [c for c in ("staticSharedMemory", "dynamicSharedMemory") if self.has(t, c)]
         # Kineto's "shared memory" is static + dynamic
         raw = [("shared memory", " + ".join(f"coalesce(CAST({quote_ident(c)} AS INTEGER), 0)" for c in shared))] if shared else []
-        data = self._select_gpu(t, extra, [("grid", ["gridX", "gridY", "gridZ"]), ("block", ["blockX", "blockY", "blockZ"]),
-                                           ("registers per thread", ["registersPerThread"])], raw)
-        if data is not None:
-            self._gpu_group(data, self.strings.lookup(data["name"]), "kernel", True)
+        fetch = self._select_gpu(t, extra, [("grid", ["gridX", "gridY", "gridZ"]), ("block", ["blockX", "blockY", "blockZ"]),
+                                            ("registers per thread", ["registersPerThread"])], raw)
+        return fetch, lambda data: self._gpu_group(data, self.strings.lookup(data["name"]), "kernel", True)
 
-    def _memcpys(self) -> None:
+    def _memcpys(self) -> Step:
         t = "CUPTI_ACTIVITY_KIND_MEMCPY"
         extra = {"kind": self.int_col(t, "copyKind"), "src": self.int_col(t, "srcKind"), "dst": self.int_col(t, "dstKind")}
-        data = self._select_gpu(t, extra, [("bytes", ["bytes"])])
-        if data is not None:
+
+        def make(data: dict[str, Any]) -> None:
             names = self._coded_names(np.stack([data["kind"], data["src"], data["dst"]], axis=1), memcpy_name)
             self._gpu_group(data, names, "gpu_memcpy", True)
 
-    def _memsets(self) -> None:
-        t = "CUPTI_ACTIVITY_KIND_MEMSET"
-        data = self._select_gpu(t, {"mem": self.int_col(t, "memKind", "memoryKind")}, [("bytes", ["bytes"]), ("value", ["value"])])
-        if data is not None:
-            self._gpu_group(data, self._coded_names(data["mem"][:, None], memset_name), "gpu_memset", True)
+        return self._select_gpu(t, extra, [("bytes", ["bytes"])]), make
 
-    def _syncs(self) -> None:
+    def _memsets(self) -> Step:
+        t = "CUPTI_ACTIVITY_KIND_MEMSET"
+        fetch = self._select_gpu(t, {"mem": self.int_col(t, "memKind", "memoryKind")}, [("bytes", ["bytes"]), ("value", ["value"])])
+        return fetch, lambda data: self._gpu_group(data, self._coded_names(data["mem"][:, None], memset_name), "gpu_memset", True)
+
+    def _syncs(self) -> Step:
         t = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"
-        data = self._select_gpu(t, {"type": self.int_col(t, "syncType")}, [("event", ["eventId"])])
-        if data is not None:
+
+        def make(data: dict[str, Any]) -> None:
             names = self._coded_names(data["type"][:, None], lambda k: SYNC_TYPE.get(k[0], "Synchronization"))
             self._gpu_group(data, names, "cuda_sync", False)
+
+        return self._select_gpu(t, {"type": self.int_col(t, "syncType")}, [("event", ["eventId"])]), make
 
     def _coded_names(self, codes: np.ndarray, name_of: Callable[[tuple], str]) -> np.ndarray:
         """Names made from a few enum columns: one string per distinct combination."""
@@ -276,19 +319,24 @@ class Reader:
         local = np.array([self.strings.one(name_of(tuple(u))) for u in uniq.tolist()], dtype=np.int32)
         return local[inverse]
 
-    def _runtime(self) -> None:
+    def _runtime(self) -> list[Step]:
+        steps = []
         for table, cat in (("CUPTI_ACTIVITY_KIND_RUNTIME", "cuda_runtime"), ("CUPTI_ACTIVITY_KIND_DRIVER", "cuda_driver")):
-            if table not in self.cols:
-                continue
-            data = self._cpu_table(table, {"corr": self.int_col(table, "correlationId")},
-                                   [("correlation", ["correlationId"]), ("return value", ["returnValue"])],
-                                   clean=lambda s: VERSION_SUFFIX.sub("", s), cat=cat)
-            if data is not None:
-                self.launches.append((data["gtid"], data["corr"], data["start"], data["thread"]))
+            if table in self.cols:
+                fetch, make = self._cpu_table(table, [("correlation", ["correlationId"]), ("return value", ["returnValue"])],
+                                              clean=lambda s: VERSION_SUFFIX.sub("", s), cat=cat)
+                steps.append((fetch, lambda data, make=make: self._launches(make(data))))
+        return steps
 
-    def _osrt(self) -> None:
+    def _launches(self, data: dict[str, Any]) -> None:
+        corr = dict(data["args"]).get("correlation")  # NULL there, -1 here
+        corr = np.full(len(data["start"]), -1, dtype=np.int64) if corr is None else np.where(corr == NULL, -1, corr)
+        self.launches.append((data["gtid"], corr, data["start"], data["thread"]))
+
+    def _osrt(self) -> Step:
         if "OSRT_API" in self.cols:
-            self._cpu_table("OSRT_API", {}, [("return value", ["returnValue"])], cat="osrt")
+            return self._cpu_table("OSRT_API", [("return value", ["returnValue"])], cat="osrt")
+        return lambda: None, lambda data: None
 
     def name_exprs(self, table: str, id_columns: Sequence[str], text_columns: Sequence[str]) -> tuple[str, str]:
         """(id SQL, text SQL) for a name that is a StringIds id in some versions and text in
@@ -313,24 +361,25 @@ class Reader:
                 local[inline] = self.strings.texts(values)
         return local
 
-    def _cpu_table(self, table: str, extra: dict[str, str], args: list[tuple[str, list[str]]],
-                   clean: Callable[[str], str] | None = None, cat: str = "cuda_runtime") -> dict[str, Any] | None:
-        """Calls on CPU threads (runtime, driver, OS runtime) as slices; returns their columns."""
+    def _cpu_table(self, table: str, args: list[tuple[str, list[str]]], clean: Callable[[str], str] | None = None,
+                   cat: str = "cuda_runtime") -> tuple[Fetch, Callable[[dict[str, Any]], dict[str, Any]]]:
+        """Calls on CPU threads (runtime, driver, OS runtime) as slices; ``make`` returns their columns."""
         id_sql, text_sql = self.name_exprs(table, ["nameId"], ["name"])
         exprs = {"start": self.int_col(table, "start"), "end": self.int_col(table, "end"),
-                 "gtid": self.int_col(table, "globalTid"), "name": id_sql, **extra}
-        data = self._fetch(table, exprs, args)
-        if data is None:
-            return None
-        texts = None
-        if text_sql != "NULL" and self.con.execute(f"SELECT 1 FROM {quote_ident(table)} WHERE {text_sql} IS NOT NULL "
-                                                   "LIMIT 1").fetchone():
-            # Names written as text (some versions): fetched row by row, in the same rowid order.
-            texts = [r[0] for r in self.con.execute(f"SELECT {text_sql} FROM {quote_ident(table)} ORDER BY rowid")]
-            texts = [t for t, k in zip(texts, data["keep"].tolist()) if k]
-        data["thread"] = self._cpu_threads(data["gtid"])
-        self._slices(data, self.resolve_names(data["name"], texts, clean), data["thread"], cat)
-        return data
+                 "gtid": self.int_col(table, "globalTid"), "name": id_sql}
+
+        def make(data: dict[str, Any]) -> dict[str, Any]:
+            texts = None
+            if text_sql != "NULL" and self.con.execute(f"SELECT 1 FROM {quote_ident(table)} WHERE {text_sql} IS NOT NULL "
+                                                       "LIMIT 1").fetchone():
+                # Names written as text (some versions): fetched row by row, in the same rowid order.
+                texts = [r[0] for r in self.con.execute(f"SELECT {text_sql} FROM {quote_ident(table)} ORDER BY rowid")]
+                texts = [t for t, k in zip(texts, data["keep"].tolist()) if k]
+            data["thread"] = self._cpu_threads(data["gtid"])
+            self._slices(data, self.resolve_names(data["name"], texts, clean), data["thread"], cat)
+            return data
+
+        return self._query(table, exprs, args), make
 
     def _nvtx(self) -> None:
         t = "NVTX_EVENTS"
@@ -396,7 +445,9 @@ class Reader:
         valid = np.flatnonzero(r_corr >= 0)
         # Some exports hold a call twice under one correlation id (a wrapper record around the
         # CUPTI one, on the same thread): the launch is the innermost, the one starting last.
-        order = np.lexsort((r_start[valid], r_key[valid]))
+        keys = r_key[valid]
+        # Calls come in correlation order in an export: no sort needed when the keys only grow.
+        order = np.arange(len(valid)) if (keys[1:] > keys[:-1]).all() else np.lexsort((r_start[valid], keys))
         sorted_keys, sorted_rows = r_key[valid][order], valid[order]
         pos = np.searchsorted(sorted_keys, g_key, side="right") - 1
         hit = (pos >= 0) & (g_corr >= 0)

@@ -12,6 +12,7 @@ import sqlite3
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import numpy as np
 
@@ -48,17 +49,18 @@ class Connections:
                 self._opened.append(con)
         return con
 
-    def map(self, fn: Callable, items: list) -> list:
-        """``fn`` over ``items`` on the threads (in order), or here when one job or one item."""
-        if self.jobs == 1 or len(items) < 2:
-            return [fn(item) for item in items]
+    def later(self, fn: Callable[..., Any], *args: Any) -> Callable[[], Any]:
+        """``fn(*args)`` queued on the threads now; the returned function waits for its result.
+        With one job nothing runs ahead: ``fn`` runs when its result is asked for."""
+        if self.jobs == 1:
+            return lambda: fn(*args)
         if self._pool is None:
             self._pool = ThreadPoolExecutor(self.jobs, thread_name_prefix="vtui-sqlite")
-        return list(self._pool.map(fn, items))
+        return self._pool.submit(fn, *args).result
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown()
+        if self._pool is not None:  # after an error, queued reads are dropped, not run
+            self._pool.shutdown(cancel_futures=True)
             self._pool = None
         for con in self._opened:  # opened with check_same_thread=False: closed from here
             con.close()
@@ -68,24 +70,19 @@ class Connections:
 def fetch_ints(cons: Connections, table_sql: str, exprs: Sequence[str]) -> np.ndarray:
     """All rows of ``exprs`` (integer SQL expressions, never NULL) as an (n, len(exprs)) int64
     array, in rowid order; rowid ranges are read on ``cons.jobs`` threads."""
+    parts = fetch_ints_later(cons, table_sql, exprs)()
+    return np.concatenate(parts) if parts else np.zeros((0, len(exprs)), dtype=np.int64)
+
+
+def fetch_ints_later(cons: Connections, table_sql: str, exprs: Sequence[str]) -> Callable[[], list[np.ndarray]]:
+    """``fetch_ints`` queued now on the threads (so SQLite reads ahead while the caller works on
+    earlier tables); the returned function waits for the rows, as (rows, len(exprs)) pieces in
+    order (the caller copies out the columns it needs: no copy of the whole)."""
     k = len(exprs)
     row = "printf('" + ",".join(["%d"] * k) + "', " + ", ".join(exprs) + ")"
-    try:
-        lo, hi, count = cons.get().execute(f"SELECT min(rowid), max(rowid), count(*) FROM {table_sql}").fetchone()
-    except sqlite3.OperationalError:  # a WITHOUT ROWID table
-        lo = hi = count = None
-    # Chunks by rowid where rowids are dense (an export's are); sparse ones would make many empty queries.
-    if isinstance(lo, int) and isinstance(hi, int) and hi - lo < 4 * count + _CHUNK:
-        pieces = max(1, min(cons.jobs * 2, count // _MIN_CHUNK))
-        step = max(1, min(_CHUNK, -(-(hi - lo + 1) // pieces)))
-        ranges: list[tuple[int, int] | None] = [(a, min(a + step - 1, hi)) for a in range(lo, hi + 1, step)]
-        query = f"SELECT group_concat(r, ',') FROM (SELECT {row} AS r FROM {table_sql} " \
-                f"WHERE rowid BETWEEN ? AND ? ORDER BY rowid)"
-    else:  # empty, a view, or no rowid: one query
-        ranges, query = [None], f"SELECT group_concat(r, ',') FROM (SELECT {row} AS r FROM {table_sql})"
 
-    def read(bounds: tuple[int, int] | None) -> np.ndarray | None:
-        text = cons.get().execute(query, bounds or ()).fetchone()[0]
+    def read(query: str, bounds: tuple[int, ...]) -> np.ndarray | None:
+        text = cons.get().execute(query, bounds).fetchone()[0]
         if not text:
             return None
         values = np.fromstring(text, dtype=np.int64, sep=",")  # C parse, exact for int64
@@ -93,55 +90,97 @@ def fetch_ints(cons: Connections, table_sql: str, exprs: Sequence[str]) -> np.nd
             raise sqlite3.DatabaseError(f"unexpected values in {table_sql}")
         return values.reshape(-1, k)
 
-    parts = [g for g in cons.map(read, ranges) if g is not None]
-    return np.concatenate(parts) if parts else np.zeros((0, k), dtype=np.int64)
+    def plan() -> list[Callable[[], np.ndarray | None]]:
+        try:
+            lo, hi, count = cons.get().execute(f"SELECT min(rowid), max(rowid), count(*) FROM {table_sql}").fetchone()
+        except sqlite3.OperationalError:  # a WITHOUT ROWID table
+            lo = hi = count = None
+        # Chunks by rowid where rowids are dense (an export's are); sparse ones would make many empty queries.
+        if isinstance(lo, int) and isinstance(hi, int) and hi - lo < 4 * count + _CHUNK:
+            pieces = max(1, min(cons.jobs * 2, count // _MIN_CHUNK))
+            step = max(1, min(_CHUNK, -(-(hi - lo + 1) // pieces)))
+            query = f"SELECT group_concat(r, ',') FROM (SELECT {row} AS r FROM {table_sql} " \
+                    f"WHERE rowid BETWEEN ? AND ? ORDER BY rowid)"
+            return [cons.later(read, query, (a, min(a + step - 1, hi))) for a in range(lo, hi + 1, step)]
+        # empty, a view, or no rowid: one query
+        return [cons.later(read, f"SELECT group_concat(r, ',') FROM (SELECT {row} AS r FROM {table_sql})", ())]
+
+    planned = cons.later(plan)  # on a thread too: count(*) walks the whole table
+
+    def result() -> list[np.ndarray]:
+        return [g for g in (part() for part in planned()) if g is not None]
+
+    return result
 
 
-_ROWS = 100_000  # rows per block of the args matrix (bounds its memory: rows x widest object)
+_BLOCK_BYTES = 1 << 21  # rows per block of the args matrix: ~2 MB, so its writes stay in cache
+_MIN_BLOCK_ROWS = 1024
+_TABLE_SPAN = 4096  # a column spanning fewer values is written from a table of their texts
 
 
-def json_objects(fields: Sequence[tuple[str, np.ndarray]], n: int) -> tuple[bytes, np.ndarray]:
-    """Row i's args object of integer fields, for all rows at once: (concatenated bytes, length
-    per row). A field's values are (n,) for a number or (n, m) for an array of m numbers.
+def json_objects(fields: Sequence[tuple[str, np.ndarray]], n: int) -> tuple[list[np.ndarray], np.ndarray]:
+    """Row i's args object of integer fields, for all rows at once: (the objects back to back, in
+    uint8 pieces to join, and the length per row). A field's values are (n,) for a number or (n, m) for an array of m numbers.
 
     Each row is laid out in a fixed-width byte matrix (fixed text in fixed columns, numbers right-
     aligned in slots as wide as the field's widest value, padded with zero bytes); dropping the
-    zero bytes of the flattened matrix leaves the objects back to back. Only whole-column writes."""
+    zero bytes of the flattened matrix leaves the objects back to back. Only whole-column writes:
+    a column of few distinct values (grid sizes, devices) is copied from a table of their texts,
+    others are written digit by digit."""
     if not fields:
-        return b"", np.zeros(n, dtype=np.int32)
-    pieces: list[bytes | np.ndarray] = []  # fixed text and number columns, in order
-    text = b"{"
+        return [], np.zeros(n, dtype=np.int32)
+    template = bytearray(b"{")  # the fixed text of a row, zeros where numbers go
+    slots: list[tuple[int, _Slot]] = []  # (first column, slot)
     for i, (key, values) in enumerate(fields):
-        text += (b"," if i else b"") + b'"' + key.encode() + b'":'
+        template += (b"," if i else b"") + b'"' + key.encode() + b'":'
         cols = [values] if values.ndim == 1 else [values[:, j] for j in range(values.shape[1])]
-        text += b"[" if values.ndim > 1 else b""
+        template += b"[" if values.ndim > 1 else b""
         for j, col in enumerate(cols):
-            pieces.extend([text + (b"," if j else b""), np.asarray(col, dtype=np.int64)])
-            text = b""
-        text += b"]" if values.ndim > 1 else b""
-    pieces.append(text + b"}")
-    blobs: list[bytes] = []
-    lens: list[np.ndarray] = []
-    for lo in range(0, n, _ROWS):
-        block = [p if isinstance(p, bytes) else p[lo : lo + _ROWS] for p in pieces]
-        blob, ln = _objects_block(block, min(_ROWS, n - lo))
-        blobs.append(blob)
-        lens.append(ln)
-    return b"".join(blobs), (np.concatenate(lens) if lens else np.zeros(0, dtype=np.int64)).astype(np.int32)
+            template += b"," if j else b""
+            slot = _Slot(np.asarray(col, dtype=np.int64))
+            slots.append((len(template), slot))
+            template += bytes(slot.width)
+        template += b"]" if values.ndim > 1 else b""
+    template += b"}"
+    row = np.frombuffer(bytes(template), dtype=np.uint8)
+    step = max(_MIN_BLOCK_ROWS, _BLOCK_BYTES // len(row))
+    blobs: list[np.ndarray] = []
+    lens = np.zeros(n, dtype=np.int32)
+    for lo in range(0, n, step):
+        hi = min(n, lo + step)
+        mat = np.empty((hi - lo, len(row)), dtype=np.uint8)
+        mat[:] = row
+        for at, slot in slots:
+            mat[:, at : at + slot.width] = slot.text(lo, hi)
+        kept = mat != 0
+        blobs.append(mat[kept])
+        lens[lo:hi] = kept.view(np.uint8).sum(axis=1, dtype=np.int32)
+    return blobs, lens
 
 
-def _objects_block(pieces: list, n: int) -> tuple[bytes, np.ndarray]:
-    widths = [len(p) if isinstance(p, bytes) else int(_width(p).max(initial=1)) for p in pieces]
-    mat = np.zeros((n, sum(widths)), dtype=np.uint8)
-    at = 0
-    for piece, width in zip(pieces, widths):
-        if isinstance(piece, bytes):
-            mat[:, at : at + width] = np.frombuffer(piece, dtype=np.uint8)
-        else:
-            _write_numbers(mat, at + width - 1, width, piece)
-        at += width
-    kept = mat != 0
-    return mat[kept].tobytes(), kept.sum(axis=1)
+class _Slot:
+    """One number column as right-aligned text, zero-padded on the left to ``width`` bytes."""
+
+    def __init__(self, values: np.ndarray) -> None:
+        self.values = values
+        hi = int(values.max(initial=0))
+        null = bool(len(values)) and int(values.min()) == NULL
+        lo = int(np.where(values == NULL, hi, values).min(initial=hi)) if null else int(values.min(initial=0))
+        # Characters grow with |v| on either side of zero: the extremes are the widest.
+        self.width = max(len(str(lo)), len(str(hi)), 4 if null else 1)
+        self.table: np.ndarray | None = None
+        if hi - lo < _TABLE_SPAN:
+            texts = [b"null" if null else b"", *(str(v).encode() for v in range(lo, hi + 1))]
+            # One fixed-size item per text: a gather of them copies whole slots at once.
+            self.table = np.array([t.rjust(self.width, b"\0") for t in texts], dtype=f"V{self.width}")
+            self.index = np.where(values == NULL, 0, values - (lo - 1)) if null else values - (lo - 1)
+
+    def text(self, lo: int, hi: int) -> np.ndarray:
+        if self.table is not None:
+            return self.table.take(self.index[lo:hi]).view(np.uint8).reshape(hi - lo, self.width)
+        out = np.zeros((hi - lo, self.width), dtype=np.uint8)
+        _write_numbers(out, self.width - 1, self.width, self.values[lo:hi])
+        return out
 
 
 def _width(values: np.ndarray) -> np.ndarray:
