@@ -182,14 +182,15 @@ def test_a_range_just_after_the_trace_start_leaves_out_a_zero_length_slice_at_it
 
 
 def test_self_times_of_rows_without_their_parents(tmp_path: Path):
-    # Only the second level and below: each keeps its own children's time off, and a row whose
-    # parent is not among the rows is nobody's child.
+    # Only the second level and below, zero-length slices left out: each keeps its own children's
+    # time off, and a row whose parent is not among the rows is nobody's child.
     path, slices = _random_trace(tmp_path, 6)
     store = load_trace(path, cache=False)
     names = _name_of(store)
     parent = _brute_parent(slices)
     by_name = {s[0]: s for s in slices}
-    rows = np.array([r for r in range(len(names)) if parent[names[r]] is not None], dtype=np.int64)
+    rows = np.array([r for r in range(len(names)) if parent[names[r]] is not None
+                     and by_name[names[r]][3] > by_name[names[r]][2]], dtype=np.int64)
     assert len(rows) > 10
     start, end = store.slices.start_ns[rows], store.slices.end_ns[rows]
     kept = {names[r] for r in rows.tolist()}
