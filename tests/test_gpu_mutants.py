@@ -64,7 +64,7 @@ def _trace(tmp_path: Path, seed: int) -> tuple[Path, list[dict]]:
         args: dict = {"correlation": corr} if how == "corr" else {}
         nbytes = None
         if kind == "gpu_memcpy" and rng.random() < 0.7:
-            nbytes = int(rng.integers(0, 10_000))
+            nbytes = 0 if rng.random() < 0.2 else int(rng.integers(1, 10_000))
             args["bytes"] = nbytes
         if how != "none":
             events.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": t, "dur": call_dur,
@@ -79,6 +79,16 @@ def _trace(tmp_path: Path, seed: int) -> tuple[Path, list[dict]]:
                     "e": (gpu_ts + dur) * 1000, "bytes": nbytes,
                     "launch": None if how == "none" else (t * 1000, (t + call_dur) * 1000)})
         t += call_dur + int(rng.integers(1, 12))
+    # Flows that are not launches: op to op on the GPU, and host to host (forward to backward).
+    # They must not pair anything; the ops keep their launch (or its absence).
+    for a, b in zip(ops[::7], ops[3::7]):
+        events += [{"ph": "s", "cat": "gpu_dep", "name": "dep", "id": 9000 + a["s"], "ts": a["s"] // 1000,
+                    "pid": a["dev"], "tid": a["stream"]},
+                   {"ph": "f", "bp": "e", "cat": "gpu_dep", "name": "dep", "id": 9000 + a["s"], "ts": b["s"] // 1000,
+                    "pid": b["dev"], "tid": b["stream"]}]
+    events += [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 0, "dur": 1, "pid": 100, "tid": 2},
+               {"ph": "s", "cat": "fwdbwd", "name": "fwdbwd", "id": 777_777, "ts": 0, "pid": 100, "tid": 1},
+               {"ph": "f", "bp": "e", "cat": "fwdbwd", "name": "fwdbwd", "id": 777_777, "ts": 0, "pid": 100, "tid": 2}]
     path = tmp_path / f"g{seed}.json"
     path.write_text(json.dumps({"traceEvents": events}))
     return path, ops
