@@ -35,7 +35,7 @@ def _trace(tmp_path: Path, seed: int) -> tuple[Path, list[dict]]:
             name, cat = (f"ProfilerStep#{len(events)}", "user_annotation") if rng.random() < 0.5 else ("fwd", "user_annotation")
         elif r < 0.3:
             name, cat = "model.py(7): forward", "python_function"
-        elif r < 0.45 and depth > 0:
+        elif r < 0.45:  # sync calls at the top level too ("(top level)" caller)
             cat, name = SYNCS[int(rng.integers(0, len(SYNCS)))]
         else:
             name, cat = str(rng.choice(OPS)), "cpu_op"
