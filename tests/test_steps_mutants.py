@@ -190,3 +190,25 @@ def test_more_engine_steps_inside_one_profiler_step_win(tmp_path: Path):
     path.write_text(json.dumps({"traceEvents": events}))
     label, source, rows = find_step_rows(load_trace(path, cache=False))
     assert (label, source, len(rows)) == ("engine_step", "known", 5)
+
+
+def test_the_generic_guess_weighs_each_thread_on_its_own_top_level(tmp_path: Path):
+    # Thread 1: one long "work"; thread 2: four short decodes and nothing else at its top level.
+    # The decodes cover all of thread 2's top level, though little of the trace's.
+    events = [_x("work", 0, 10_000), _x("serve", 0, 10, tid=3)]
+    events += [_x("decode", 100 * k, 10, tid=2) for k in range(4)]
+    events += [_x("inner", 2000 * k + 10, 1000) for k in range(5)]  # nested in "work": not top level
+    events += [_x("model.py(3): loop", 50 * k, 40, tid=3, cat="python_function") for k in range(6)]
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    store = load_trace(path, cache=False)
+    label, source, rows = find_step_rows(store)
+    assert (label, source) == ("repeated: decode", "generic")
+    assert store.slices.start_ns[rows].tolist() == [0, 100_000, 200_000, 300_000]
+    # Only nested repeats and Python frames at the top level: no step.
+    nested = tmp_path / "n.json"
+    nested.write_text(json.dumps({"traceEvents": [_x("work", 0, 10_000)] + [_x("inner", 2000 * k + 10, 1000)
+                                                                          for k in range(5)]
+                                  + [_x("model.py(3): loop", 50 * k, 40, tid=3, cat="python_function")
+                                     for k in range(6)]}))
+    assert find_step_rows(load_trace(nested, cache=False))[:2] == ("", "")
