@@ -108,7 +108,9 @@ def launch_pairs(store: TraceStore, rows: np.ndarray) -> np.ndarray:
     if len(f):
         ok = (f.src_slice >= 0) & (f.dst_slice >= 0)
         src, dst = f.src_slice[ok].astype(np.int64), f.dst_slice[ok].astype(np.int64)
-        is_gpu = np.zeros(len(store.slices), dtype=bool)
+        # Device work anywhere in the trace, not only ``rows``: a flow from a device op outside the
+        # range is a dependency, not a launch.
+        is_gpu = gpu_work_kinds(store) > 0
         is_gpu[rows] = True
         use = is_gpu[dst] & ~is_gpu[src]
         launch[dst[use]] = src[use]
