@@ -42,3 +42,11 @@ async def test_colours_come_from_the_theme(demo_store):
         app.theme = "textual-light"  # another theme recolours the panes
         await pilot.pause()
         assert title.styles.background != Color.parse(palette.PANEL)
+
+
+def test_colours_are_named_in_the_palette_only():
+    # One place for every colour: widgets and renderers name palette constants, never a hex code.
+    ui = Path(vtui.ui.__file__).parent
+    for py in ui.rglob("*.py"):
+        if py.name != "palette.py":
+            assert not re.search(r"#[0-9a-fA-F]{6}\b", py.read_text()), py

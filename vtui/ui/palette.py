@@ -2,7 +2,8 @@
 ($background, $panel, $primary, $error, $vtui-rule…), and the same colours as Rich styles for what
 the widgets draw themselves (flame graph, Insights text, the differential tree).
 
-The slice colours of the timeline (a palette hashed by name) are in ``render.py``.
+The timeline's and track list's drawing colours are here too; ``render.py`` picks a slice's colour
+from ``SLICES`` by a hash of its name.
 """
 
 from __future__ import annotations
@@ -25,6 +26,18 @@ SUCCESS = "#98c379"
 MATCH = "#ffd166"  # search matches, mark A
 FIRST_STEP = "#6fa8dc"  # the first (prefill) step in the step bars
 DIMMED_INK = "#9a9ea8"  # names on dimmed flame-graph cells
+# Drawn by the timeline and the track list (Rich styles, not CSS).
+SLICES = (
+    "#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#76b7b2", "#edc948", "#ff9da7", "#9c755f",
+    "#2f6690", "#c05746", "#5c946e", "#7f58af", "#3a7d8c", "#b8860b", "#c4607b", "#6b8e23",
+)
+SELECTED_BG, SELECTED_INK = "#ffffff", "#000000"
+DIMMED_SLICE = "#3a3d46"  # slices outside an active highlight (search matches, an aggregation row)
+DARK_INK, LIGHT_INK = "#101216", "#f0f0f0"  # labels on light / dark blocks
+COUNTER = "#76b7b2"
+LABEL_INK = "#c8c8c8"  # track names
+RULER_INK, RULER_BG = "#a0a4b0", "#16181d"
+RANGE_BG = "#7fb3d5"  # the selected range on the ruler
 HEADING = f"bold {FOREGROUND}"  # headings drawn as Rich text (Insights)
 SLOWER, FASTER = "#e06c75", "#98c379"  # B took more / less than A (the timeline's red / green)
 SEVERITY = {"high": f"bold {ERROR}", "warning": WARNING, "info": NOTE}  # Insights findings

@@ -21,15 +21,13 @@ from vtui.fmt import format_duration
 from vtui.present.bars import EIGHTHS, SPARK
 from vtui.store.store import TraceStore
 from vtui.store.tracks import GPU
+from vtui.ui import palette
 from vtui.ui.safe import visible
 
-PALETTE = [
-    "#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#76b7b2", "#edc948", "#ff9da7", "#9c755f",
-    "#2f6690", "#c05746", "#5c946e", "#7f58af", "#3a7d8c", "#b8860b", "#c4607b", "#6b8e23",
-]
-EMPTY = Style(bgcolor="#1b1d23")
-SELECTED = Style(bgcolor="#ffffff", color="#000000", bold=True)
-DIMMED = "#3a3d46"  # slices outside an active highlight (search matches, an aggregation row)
+PALETTE = list(palette.SLICES)
+EMPTY = Style(bgcolor=palette.BACKGROUND)
+SELECTED = Style(bgcolor=palette.SELECTED_BG, color=palette.SELECTED_INK, bold=True)
+DIMMED = palette.DIMMED_SLICE
 
 
 @lru_cache(maxsize=4096)
@@ -38,7 +36,7 @@ def colour_of(name: str) -> str:
     return PALETTE[zlib.crc32(name.encode("utf-8", "replace")) % len(PALETTE)]
 
 
-DARK_INK, LIGHT_INK = "#101216", "#f0f0f0"
+DARK_INK, LIGHT_INK = palette.DARK_INK, palette.LIGHT_INK
 
 
 def luminance(colour: str) -> float:
@@ -206,7 +204,7 @@ def instant_segments(store: TraceStore, track: int, t0: int, t1: int, width: int
     if b > a and t1 > t0:
         idx = ((ts[a:b] - t0) * width // max(t1 - t0, 1)).clip(0, width - 1)
         cells[idx] = True
-    return _runs(cells, "◆", Style() if mono else Style(color="#ffd166", bgcolor=EMPTY.bgcolor))
+    return _runs(cells, "◆", Style() if mono else Style(color=palette.MATCH, bgcolor=EMPTY.bgcolor))
 
 
 def counter_segments(store: TraceStore, track: int, t0: int, t1: int, width: int, mono: bool = False) -> list[Segment]:
@@ -223,7 +221,7 @@ def counter_segments(store: TraceStore, track: int, t0: int, t1: int, width: int
     level = np.where(k >= 0, ((val[np.maximum(k, 0)] - vmin) / span * 7).round().astype(int) + 1, 0)
     levels = " " + SPARK  # level 0: no sample yet
     text = "".join(levels[v] for v in level.tolist())
-    return [Segment(text, Style() if mono else Style(color="#76b7b2", bgcolor=EMPTY.bgcolor))]
+    return [Segment(text, Style() if mono else Style(color=palette.COUNTER, bgcolor=EMPTY.bgcolor))]
 
 
 def _runs(mask: np.ndarray, glyph: str, style: Style) -> list[Segment]:

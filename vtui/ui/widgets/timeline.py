@@ -15,6 +15,7 @@ from textual.widget import Widget
 
 from vtui.fmt import format_duration
 from vtui.store.tracks import COUNTER
+from vtui.ui import palette
 from vtui.ui.render import EMPTY, counter_segments, instant_segments, lane_segments
 from vtui.ui.safe import visible
 from vtui.ui.timefmt import tick_labels, tick_times
@@ -22,13 +23,13 @@ from vtui.ui.view import HEADER, ViewState
 
 LABEL_WIDTH = 22
 RULER_ROWS = 1
-LABEL_STYLE = Style(color="#c8c8c8", bgcolor="#262a33")
-LABEL_DIM = Style(color="#6c7080", bgcolor="#262a33")
-RULER_STYLE = Style(color="#a0a4b0", bgcolor="#16181d")
-RANGE_STYLE = Style(color="#101216", bgcolor="#7fb3d5")  # the selected range on the ruler
-MARK_STYLE = Style(color="#101216", bgcolor="#ffd166", bold=True)  # measure mark A
-FOCUS_STYLE = Style(color="#101216", bgcolor="#61afef", bold=True)  # the ruler's head while the keys come here
-HEADER_STYLE = Style(color="#e0e0e0", bgcolor="#2b3040", bold=True)  # a process's header row
+LABEL_STYLE = Style(color=palette.LABEL_INK, bgcolor=palette.BAR)
+LABEL_DIM = Style(color=palette.MUTED, bgcolor=palette.BAR)
+RULER_STYLE = Style(color=palette.RULER_INK, bgcolor=palette.RULER_BG)
+RANGE_STYLE = Style(color=palette.DARK_INK, bgcolor=palette.RANGE_BG)  # the selected range on the ruler
+MARK_STYLE = Style(color=palette.DARK_INK, bgcolor=palette.MATCH, bold=True)  # measure mark A
+FOCUS_STYLE = Style(color=palette.DARK_INK, bgcolor=palette.PRIMARY, bold=True)  # the ruler's head while the keys come here
+HEADER_STYLE = Style(color=palette.FOREGROUND, bgcolor=palette.PANEL, bold=True)  # a process's header row
 # NO_COLOR: the same distinctions by attributes alone (Textual greys or drops every colour).
 MONO = {LABEL_STYLE: Style(), LABEL_DIM: Style(dim=True), RULER_STYLE: Style(), RANGE_STYLE: Style(reverse=True),
         MARK_STYLE: Style(reverse=True, bold=True), FOCUS_STYLE: Style(reverse=True, bold=True),

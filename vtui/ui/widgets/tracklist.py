@@ -13,6 +13,7 @@ from textual.message import Message
 from textual.strip import Strip
 from textual.widget import Widget
 
+from vtui.ui import palette
 from vtui.ui.keys import bindings
 from vtui.ui.safe import visible
 from vtui.ui.view import HEADER, Row, ViewState
@@ -20,12 +21,12 @@ from vtui.ui.widgets.timeline import RULER_ROWS, Timeline
 
 KIND_ICON = {"thread": "", "gpu": "GPU ", "async": "async ", "counter": "ctr ", "process": "", "global": ""}
 
-BACK = "#20232a"
-HEAD = Style(color="#a0a4b0", bgcolor="#16181d")  # beside the ruler
-GROUP = Style(color="#e0e0e0", bgcolor="#2b3040", bold=True)  # as the timeline's header rows
-NAME = Style(color="#c8c8c8", bgcolor=BACK)
-DIM = Style(color="#6c7080", bgcolor=BACK)
-CURSOR = Style(color="#101216", bgcolor="#61afef", bold=True)
+BACK = palette.SURFACE
+HEAD = Style(color=palette.RULER_INK, bgcolor=palette.RULER_BG)  # beside the ruler
+GROUP = Style(color=palette.FOREGROUND, bgcolor=palette.PANEL, bold=True)  # as the timeline's header rows
+NAME = Style(color=palette.LABEL_INK, bgcolor=BACK)
+DIM = Style(color=palette.MUTED, bgcolor=BACK)
+CURSOR = Style(color=palette.DARK_INK, bgcolor=palette.PRIMARY, bold=True)
 MONO = {HEAD: Style(), GROUP: Style(bold=True), NAME: Style(), DIM: Style(dim=True),
         CURSOR: Style(reverse=True, bold=True)}
 
