@@ -17,7 +17,7 @@ import pytest
 
 from benchmarks.nsys_synth import write_nsys_export
 from tests.helpers import FIXTURES, ROOT, SHARED_TRACES, raw_events, union_length
-from vtui.analysis.gpu import analyse_gpu, gpu_rows, launch_pairs
+from vtui.analysis.gpu import analyse_gpu, gpu_work_kinds, launch_pairs
 from vtui.cli import main
 from vtui.errors import TraceLoadError
 from vtui.load.trace import load_trace
@@ -83,7 +83,7 @@ class SqlFigures:
 
 def _memcpy_bytes(store) -> dict[str, int]:
     out: dict[str, int] = defaultdict(int)
-    for r in gpu_rows(store).tolist():
+    for r in np.flatnonzero(gpu_work_kinds(store) > 0).tolist():
         if store.strings[int(store.slices.cat_id[r])] == "gpu_memcpy":
             out[store.name(r).split()[1]] += store.slice_args(r)["bytes"]
     return out
@@ -103,7 +103,7 @@ def check_figures(path: Path) -> None:
     # Launch pairs, in the file's own ns clock.
     origin = round(store.origin_us * 1000)
     assert origin == sql.first_start
-    rows = gpu_rows(store)
+    rows = np.flatnonzero(gpu_work_kinds(store) > 0)
     launch = launch_pairs(store, rows)
     assert len(rows) == sql.gpu_ops
     ok = launch >= 0

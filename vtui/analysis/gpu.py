@@ -97,10 +97,6 @@ class GpuReport:
 gpu_work_kinds = device_work_kinds  # per slice: 0, KERNEL, MEMCPY or MEMSET
 
 
-def gpu_rows(store: TraceStore) -> np.ndarray:
-    return np.flatnonzero(gpu_work_kinds(store) > 0)
-
-
 def launch_pairs(store: TraceStore, rows: np.ndarray) -> np.ndarray:
     """CPU launch slice row per GPU row (-1 where unknown): flows first, then correlation ids."""
     launch = np.full(len(store.slices), -1, dtype=np.int64)
