@@ -68,9 +68,11 @@ def raw_span_ns(origin: float, e: dict) -> tuple[int, int]:
 
 
 def union_length(intervals: list[tuple[int, int]]) -> int:
-    """Length covered by the intervals, overlaps counted once (a plain sweep)."""
+    """Length covered by the intervals, overlaps counted once (a plain sweep); empty ones add nothing."""
     total, reach = 0, None
     for start, end in sorted(intervals):
+        if end <= start:
+            continue
         if reach is None or start > reach:
             total += end - start
             reach = end

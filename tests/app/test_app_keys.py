@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 
 import numpy as np
 import pytest
@@ -12,7 +11,6 @@ from textual.widgets import DataTable, Input
 
 from tests.helpers import QWEN, STACK, answer_prompt
 from vtui.demo import demo_trace_path
-from vtui.load import background as loading
 from vtui.load.trace import load_trace
 from vtui.ui.app import VtuiApp
 from vtui.ui.view import LANE_CAP
@@ -282,25 +280,3 @@ async def test_runaway_regex_does_not_freeze_the_app(tmp_path):
         await pilot.pause()
         assert app.view.found is None and app.searching is None
         assert any("stopped after" in n.message for n in app._notifications)
-
-
-def stuck_loader(path: str, out, cache: bool = True) -> None:
-    """A loader process that never finishes (the spawned child imports it from this module)."""
-    out.put(("progress", 0.1))
-    threading.Event().wait()
-
-
-async def test_q_while_loading_quits_at_once_and_stops_the_loader(monkeypatch):
-    monkeypatch.setattr(loading, "PROCESS_THRESHOLD", 0)  # the process path, for a small file
-    monkeypatch.setattr(loading, "_child", stuck_loader)
-    app = VtuiApp(demo_trace_path())
-    async with app.run_test(size=(100, 30)) as pilot:
-        for _ in range(2000):  # until the loader process has started
-            if app._load_control.process is not None:
-                break
-            await pilot.pause()
-        proc = app._load_control.process
-        assert proc is not None and proc.is_alive()
-        await pilot.press("q")
-    proc.join(timeout=5)
-    assert not proc.is_alive() and app.return_code == 0

@@ -1,18 +1,31 @@
-"""The loading shell both apps share: compare mode stops its loader on q as the main app does,
-and shows a load failure as one message."""
+"""The loading shell both apps share: q stops a loader at once in either app, and a load failure
+is one message."""
 
 from __future__ import annotations
 
-from tests.app.test_app_keys import stuck_loader
+import threading
+
+import pytest
+
 from vtui.demo import demo_trace_path
 from vtui.load import background as loading
+from vtui.ui.app import VtuiApp
 from vtui.ui.compare import CompareApp
 
 
-async def test_compare_q_while_loading_quits_at_once_and_stops_the_loader(monkeypatch):
+def stuck_loader(path: str, out, cache: bool = True) -> None:
+    """A loader process that never finishes (the spawned child imports it from this module)."""
+    out.put(("progress", 0.1))
+    threading.Event().wait()
+
+
+@pytest.mark.parametrize("make_app", [lambda: VtuiApp(demo_trace_path()),
+                                      lambda: CompareApp(demo_trace_path(), demo_trace_path())],
+                         ids=["main", "compare"])
+async def test_q_while_loading_quits_at_once_and_stops_the_loader(monkeypatch, make_app):
     monkeypatch.setattr(loading, "PROCESS_THRESHOLD", 0)  # the process path, for a small file
     monkeypatch.setattr(loading, "_child", stuck_loader)
-    app = CompareApp(demo_trace_path(), demo_trace_path())
+    app = make_app()
     async with app.run_test(size=(100, 30)) as pilot:
         for _ in range(2000):  # until the loader process has started
             if app._load_control.process is not None:

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.helpers import union_length
 from vtui.analysis.aggregate import SORT_KEYS, aggregate, check_grouping, sort_rows
 from vtui.errors import UsageError
 from vtui.load.trace import load_trace
@@ -56,18 +57,6 @@ def _random_trace(tmp_path: Path, seed: int) -> tuple[Path, list[dict]]:
     return path, events
 
 
-def _union(intervals: list[tuple[int, int]]) -> int:
-    total, reach = 0, None
-    for a, b in sorted(intervals):
-        if b <= a:
-            continue
-        if reach is None or a >= reach:
-            total, reach = total + b - a, b
-        elif b > reach:
-            total, reach = total + b - reach, b
-    return total
-
-
 def _selected(events: list[dict], t0: int, t1: int) -> dict[int, tuple[int, int, int]]:
     """Event id -> (clipped start, clipped end, self time) for the events the range selects."""
     inside = {e["_id"]: e for e in events
@@ -84,7 +73,7 @@ def _selected(events: list[dict], t0: int, t1: int) -> dict[int, tuple[int, int,
             if p is not None and p["_id"] in cut and e["_id"] in cut:
                 lo, hi = cut[p["_id"]]
                 kids[p["_id"]].append((max(cut[e["_id"]][0], lo), min(cut[e["_id"]][1], hi)))
-    return {i: (a, b, b - a - _union(kids[i])) for i, (a, b) in cut.items()}
+    return {i: (a, b, b - a - union_length(kids[i])) for i, (a, b) in cut.items()}
 
 
 def _key(store, e: dict, by: str) -> str:

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.helpers import union_length
 from vtui.analysis.gpu import analyse_gpu, precision_of
 from vtui.load.trace import load_trace
 
@@ -104,10 +105,6 @@ def _union(intervals: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return [(a, b) for a, b in merged]
 
 
-def _length(intervals: list[tuple[int, int]]) -> int:
-    return sum(b - a for a, b in _union(intervals))
-
-
 def _pct(a: float, b: float) -> float:
     return 100.0 * a / b if b > 0 else 0.0
 
@@ -134,13 +131,13 @@ def _expected(ops: list[dict], t0: int, t1: int) -> dict:
     if not sel:
         return out
     iv = [(o["cs"], o["ce"]) for o in sel]
-    out["busy_ns"] = _length(iv)
+    out["busy_ns"] = union_length(iv)
     out["any_busy_pct"] = _pct(out["busy_ns"], t1 - t0)
     out["active_ns"] = max(b for _, b in iv) - min(a for a, _ in iv)
-    out["kernel_busy_pct"] = _pct(_length([(o["cs"], o["ce"]) for o in sel if o["kind"] == "kernel"]), t1 - t0)
+    out["kernel_busy_pct"] = _pct(union_length([(o["cs"], o["ce"]) for o in sel if o["kind"] == "kernel"]), t1 - t0)
 
     def busy(group: list[dict]) -> tuple:
-        b = _length([(o["cs"], o["ce"]) for o in group])
+        b = union_length([(o["cs"], o["ce"]) for o in group])
         active = max(o["ce"] for o in group) - min(o["cs"] for o in group)
         kernel = sum(o["ce"] - o["cs"] for o in group if o["kind"] == "kernel")
         return b, _pct(b, t1 - t0), kernel, active, _pct(b, active)

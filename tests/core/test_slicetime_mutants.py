@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.helpers import union_length
 from vtui.load.trace import load_trace
 from vtui.store import slicetime
 from vtui.store.slicetime import clipped_durations, range_rows, range_slices, rows_by_index, rows_by_scan, self_times
@@ -66,18 +67,6 @@ def _brute_parent(slices: list[Slice]) -> dict[str, str | None]:
     return out
 
 
-def _union(intervals: list[tuple[int, int]]) -> int:
-    total, reach = 0, None
-    for a, b in sorted(intervals):
-        if b <= a:
-            continue
-        if reach is None or a >= reach:
-            total, reach = total + b - a, b
-        elif b > reach:
-            total, reach = total + b - reach, b
-    return total
-
-
 def _ranges(slices: list[Slice], span: int, rng: np.random.Generator) -> list[tuple[int, int]]:
     """Narrow and wide ranges, with ends on slice edges (where the rule's < and <= differ)."""
     edges = sorted({x for s in slices for x in s[2:]})
@@ -126,7 +115,7 @@ def test_rows_bounds_and_self_time_equal_the_brute_force(tmp_path: Path, seed: i
             for r in rs.rows.tolist():
                 lo, hi = cut[names[r]]
                 kids = [(max(cut[k][0], lo), min(cut[k][1], hi)) for k in cut if parent[k] == names[r]]
-                expected_self.append(hi - lo - _union(kids))
+                expected_self.append(hi - lo - union_length(kids))
             assert rs.self_ns.tolist() == expected_self, (t0, t1, tids)
 
 
@@ -198,5 +187,5 @@ def test_self_times_of_rows_without_their_parents(tmp_path: Path):
     for r in rows.tolist():
         _, _, lo, hi = by_name[names[r]]
         kids = [(max(s[2], lo), min(s[3], hi)) for s in slices if s[0] in kept and parent[s[0]] == names[r]]
-        want.append(hi - lo - _union(kids))
+        want.append(hi - lo - union_length(kids))
     assert self_times(store, rows, start, end).tolist() == want
