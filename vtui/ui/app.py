@@ -17,7 +17,6 @@ from vtui.fmt import format_duration, parse_time
 from vtui.load.background import load_in_background
 from vtui.store.store import TraceStore
 from vtui.ui.keys import MAIN_HELP, actions, bindings
-from vtui.ui.render import honour_no_color
 from vtui.ui.safe import plain, visible
 from vtui.ui.screens import HelpScreen, PromptScreen, WarningsScreen
 from vtui.ui.search_job import SEARCH_LIMIT_S, SearchStopped, run_guarded
@@ -56,7 +55,6 @@ class VtuiApp(AppShell, App[int]):
     HELP_SCOPES = MAIN_HELP
 
     def __init__(self, path: Path | str, store: TraceStore | None = None, cache: bool = True) -> None:
-        honour_no_color()  # before Textual reads NO_COLOR
         super().__init__()
         self.path = Path(path)
         self.cache = cache  # use the index cache (vtui --no-cache turns it off)

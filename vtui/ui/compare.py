@@ -28,7 +28,6 @@ from vtui.present.compare_text import format_pct, format_value, metrics_table, o
 from vtui.present.tabular import Table
 from vtui.store.store import TraceStore
 from vtui.ui.keys import COMPARE_HELP, actions, bindings
-from vtui.ui.render import honour_no_color
 from vtui.ui.safe import plain, visible
 from vtui.ui.screens import HelpScreen, PromptScreen
 from vtui.ui.search_job import SearchStopped, run_guarded
@@ -143,7 +142,6 @@ class CompareApp(AppShell, App[int]):
 
     def __init__(self, path_a: Path | str, path_b: Path | str,
                  stores: tuple[TraceStore, TraceStore] | None = None, cache: bool = True) -> None:
-        honour_no_color()  # before Textual reads NO_COLOR
         super().__init__()
         self.paths = (Path(path_a), Path(path_b))
         self.stores = stores

@@ -24,6 +24,7 @@ from vtui.termination import exit_on_signals
 from vtui.ui.keymap import apply_user_keymap
 from vtui.ui.keys import HelpSection, help_sections, palette_entries
 from vtui.ui.palette import THEME, VARIABLES
+from vtui.ui.render import honour_no_color
 from vtui.ui.safe import plain, visible
 from vtui.ui.widgets.footer import Footer
 
@@ -62,6 +63,7 @@ class AppShell:
     load_error: str | None = None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        honour_no_color()  # before Textual reads NO_COLOR
         super().__init__(*args, **kwargs)
         app: Any = self
         app.register_theme(THEME)
