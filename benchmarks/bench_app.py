@@ -4,7 +4,8 @@ Insights on the loaded trace (the analysis the ``i`` screen runs, and the ``vtui
 Each measurement is a fresh process started the way ``vtui TRACE`` starts (interpreter, imports,
 the app headless), timed from before the process starts until the timeline has been drawn with
 the trace; CPU-seconds are that process's and its children's (loader, decoders), user + system.
-Medians of N runs; the cache goes to a temp folder.
+Medians of N runs; the cache goes to a temp folder; vtui's bytecode is compiled first, as an
+installed vtui has it (see ``bytecode.py``).
 
     python benchmarks/bench_app.py TRACE [--runs 3]
 """
@@ -23,6 +24,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from benchmarks.bytecode import compiled_env  # noqa: E402
 
 APP = r"""
 import json, resource, sys, time
@@ -85,8 +88,8 @@ def _cli_insights(path: Path, env: dict) -> dict:
 def bench(path: Path, runs: int) -> dict:
     med = lambda rows, k: round(statistics.median(r[k] for r in rows), 3)  # noqa: E731
     load_before = os.getloadavg()[0]
-    with tempfile.TemporaryDirectory(prefix="vtui-bench-cache-") as cache_home:
-        env = {**os.environ, "XDG_CACHE_HOME": cache_home, "PYTHONPATH": str(ROOT)}
+    with tempfile.TemporaryDirectory(prefix="vtui-bench-cache-") as cache_home, compiled_env() as env:
+        env = {**env, "XDG_CACHE_HOME": cache_home, "PYTHONPATH": str(ROOT)}
         cold, warm = [], []
         for _ in range(runs):
             shutil.rmtree(Path(cache_home) / "vtui", ignore_errors=True)

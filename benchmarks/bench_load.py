@@ -6,7 +6,8 @@ vtui is measured cold with 1 and 2 decoder processes (no cache), cold with the i
 being written (what a first open costs), warm (reopen from the cache), and as the app opens a
 trace for the first time (``app``: loader process, decoders, cache write, entry mapped). Each measurement
 runs in a fresh process, so peak RSS is its own; decoder processes' peak is reported apart
-(``child_peak``). The cache goes to a temp folder, never ~/.cache.
+(``child_peak``). The cache goes to a temp folder, never ~/.cache. vtui's bytecode is compiled
+first, as an installed vtui has it (see ``bytecode.py``).
 
 Each process also reports its CPU-seconds (user + system, its own and its finished children's:
 decoders, the app's loader), and ``*_cpu_over_floor`` divides their median by the floor's. On a
@@ -30,6 +31,9 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from benchmarks.bytecode import compiled_env  # noqa: E402
+
 SHARED_BIG = ROOT.parent / "shared" / "traces" / "generated" / "hf_llama_big.json.gz"
 
 FLOOR = r"""
@@ -108,8 +112,8 @@ def _run(code: str, path: Path, *extra: str, env: dict | None = None) -> dict:
 def bench(path: Path, runs: int) -> dict:
     med = lambda rows, k: statistics.median(r[k] for r in rows)  # noqa: E731
     raw_mb = _raw_size(path) / 1e6
-    with tempfile.TemporaryDirectory(prefix="vtui-bench-cache-") as cache_home:
-        env = {**os.environ, "XDG_CACHE_HOME": cache_home}
+    with tempfile.TemporaryDirectory(prefix="vtui-bench-cache-") as cache_home, compiled_env() as env:
+        env = {**env, "XDG_CACHE_HOME": cache_home}
         load_before = os.getloadavg()[0]
         floor: list[dict] = []
         got: dict[str, list[dict]] = {m: [] for m in MODES}

@@ -23,7 +23,7 @@ from pathlib import Path
 from vtui.errors import TraceLoadError
 from vtui.io.argsfile import MappedBlob
 from vtui.io.reader import decoded_size
-from vtui.load.trace import load_trace, trace_files
+from vtui.load.trace import load_trace, open_cached, trace_files
 from vtui.store import cache as trace_cache
 from vtui.store.store import TraceStore
 from vtui.tempfiles import temp_prefix
@@ -152,6 +152,11 @@ def load_in_background(path: Path, progress: Callable[[float], None], cache: boo
     """Blocking; call from a worker thread. Raises TraceLoadError (also when ``control`` cancels)."""
     control = control or LoadControl()
     progress = _coarse(progress)
+    if cache:  # a reopen maps the cache entry here: no loader process to start (~0.5 s of imports)
+        store = open_cached(path)
+        if store is not None:
+            progress(1.0)
+            return store
     try:
         big = _total_size(path) >= PROCESS_THRESHOLD
     except OSError as exc:

@@ -75,10 +75,8 @@ def load_trace(path: str | os.PathLike, progress: Progress | None = None, cache:
     files = trace_files(Path(path))
     key = trace_cache.entry_key(files) if cache else None
     if key is not None:
-        store = trace_cache.open_entry(key)
+        store = _open_entry(key, files)
         if store is not None:
-            for src, f in zip(store.sources, files):
-                src.path = str(f)  # as given this time (the key is the resolved path)
             if progress:
                 progress(1.0)
             return store
@@ -112,6 +110,22 @@ def load_trace(path: str | os.PathLike, progress: Progress | None = None, cache:
     give_back_free_memory()
     if progress:
         progress(1.0)
+    return store
+
+
+def open_cached(path: str | os.PathLike) -> TraceStore | None:
+    """The trace's index-cache entry, mapped (milliseconds); None when it has none. Raises
+    TraceLoadError for a path that is not a trace file or folder."""
+    files = trace_files(Path(path))
+    key = trace_cache.entry_key(files)
+    return _open_entry(key, files) if key is not None else None
+
+
+def _open_entry(key: str, files: list[Path]) -> TraceStore | None:
+    store = trace_cache.open_entry(key)
+    if store is not None:
+        for src, f in zip(store.sources, files):
+            src.path = str(f)  # as given this time (the key is the resolved path)
     return store
 
 
