@@ -100,6 +100,10 @@ def self_times(store: TraceStore, rows: np.ndarray, start: np.ndarray, end: np.n
     rows = np.asarray(rows, dtype=np.int64)
     if not len(rows):
         return np.zeros(0, dtype=np.int64)
+    n = len(store.slices)
+    if len(rows) == n and rows[0] == 0 and rows[-1] == n - 1 and (rows[1:] > rows[:-1]).all():
+        # Every slice in order (the whole-trace range): positions are the rows, no mapping needed.
+        return self_time(store.slices.parent, np.asarray(start, dtype=np.int64), np.asarray(end, dtype=np.int64))
     position = np.full(len(store.slices), -1, dtype=np.int64)  # slice row -> index in rows
     position[rows] = np.arange(len(rows))
     parent = store.slices.parent[rows].astype(np.int64)
@@ -131,8 +135,14 @@ class RangeSlices:
         return np.flatnonzero(per_slice[self.rows])
 
 
-def range_slices(store: TraceStore, t0: int, t1: int, tracks: np.ndarray | None = None) -> RangeSlices:
-    """Everything a range selects, with clipped durations; self time on first use."""
+def range_slices(store: TraceStore, t0: int, t1: int, tracks: np.ndarray | None = None,
+                 shared: RangeSlices | None = None) -> RangeSlices:
+    """Everything a range selects, with clipped durations; self time on first use.
+
+    ``shared``: one the caller already has for [t0, t1] on every track, handed back as it is (the
+    analyses of one Insights pass share one, so self time is computed once)."""
+    if shared is not None and tracks is None and (shared.t0, shared.t1) == (t0, t1) and shared._store is store:
+        return shared
     rows = range_rows(store, t0, t1, tracks)
     start, end = clipped_bounds(store, rows, t0, t1)
     return RangeSlices(t0, t1, rows, start, end, store)
