@@ -99,7 +99,7 @@ _BATCH = msgspec.json.Decoder(list[_MemoryArgs])
 # reads ABSENT (so the type bars INT64_MIN itself); any other value (string, float, bool, null, a
 # huge number) fails validation and the events take the general path above.
 ABSENT = -(1 << 63)
-_Int = Annotated[int, msgspec.Meta(ge=ABSENT + 1)]
+_Int = Annotated[int, msgspec.Meta(ge=ABSENT + 1, le=(1 << 63) - 1)]
 
 
 class _IntMemoryArgs(msgspec.Struct, gc=False):
