@@ -174,7 +174,7 @@ def _memory_args(store: TraceStore, rows: np.ndarray, batch: bytes | np.ndarray 
 
 
 def _int_columns(batch: bytes | np.ndarray, n: int) -> list[tuple[np.ndarray, np.ndarray]] | None:
-    """(values, present) per field, absent values 0, when every value decodes as an int64; else None."""
+    """(values, present) per field when every value decodes as an int64; else None."""
     try:
         args = _INT_BATCH.decode(batch)
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
@@ -184,9 +184,7 @@ def _int_columns(batch: bytes | np.ndarray, n: int) -> list[tuple[np.ndarray, np
     cols = []
     for name in _FIELDS:
         values = np.fromiter(map(attrgetter(name), args), dtype=np.int64, count=n)
-        present = values != ABSENT
-        values[~present] = 0
-        cols.append((values, present))
+        cols.append((values, values != ABSENT))  # an absent value is never read
     return cols
 
 
