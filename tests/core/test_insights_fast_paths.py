@@ -75,7 +75,7 @@ def test_memory_int_path_equals_event_by_event_on_real_traces(path: Path):
     store = load_trace(path, cache=False)
     rows = _memory_rows(store)
     times = store.instants.ts_ns[rows]
-    cols = _int_columns(_args_json(store, rows), len(rows))
+    cols = _int_columns(store, rows)
     assert cols is not None  # real traces write plain integers: the fast path runs
     assert _series(_by_device_columns(times, cols)) == _series(_by_device(times, _one_by_one(store, rows)))
 
@@ -95,7 +95,7 @@ def _check_against_one_by_one(path: Path, cache: bool) -> tuple[object, list]:
     times = store.instants.ts_ns[rows]
     plain = _one_by_one(store, rows)
     assert list(map(_values, _memory_args(store, rows))) == list(map(_values, plain))  # the batch, any values
-    cols = _int_columns(_args_json(store, rows), len(rows))
+    cols = _int_columns(store, rows)
     want = _series(_by_device(times, plain))
     if cols is not None:
         assert _series(_by_device_columns(times, cols)) == want
