@@ -80,6 +80,19 @@ def test_memory_int_path_equals_event_by_event_on_real_traces(path: Path):
     assert _series(_by_device_columns(times, cols)) == _series(_by_device(times, _one_by_one(store, rows)))
 
 
+def test_memory_int_path_in_small_chunks_equals_event_by_event(monkeypatch):
+    from vtui.analysis import memory
+
+    store = load_trace(FIXTURES / "hf_llama_stack.json.gz", cache=False)
+    rows = _memory_rows(store)
+    times = store.instants.ts_ns[rows]
+    want = _series(_by_device(times, _one_by_one(store, rows)))
+    for chunk in (7, len(rows) - 1, len(rows)):  # a short last chunk, one event, none
+        monkeypatch.setattr(memory, "_CHUNK", chunk)
+        cols = _int_columns(store, rows)
+        assert cols is not None and _series(_by_device_columns(times, cols)) == want
+
+
 def _memory_event(ts: int, args) -> dict:
     event = {"ph": "i", "name": "[memory]", "pid": 1, "tid": 1, "ts": ts, "s": "t"}
     if args is not None:
