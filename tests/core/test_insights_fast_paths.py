@@ -29,7 +29,7 @@ from vtui.analysis.memory import (
 from vtui.analysis.ops import analyse_ops
 from vtui.load.trace import load_trace
 from vtui.store import devices
-from vtui.store.slicetime import range_slices
+from vtui.store.slicetime import clipped_bounds, range_slices, self_times
 
 
 def _memory_rows(store) -> np.ndarray:
@@ -239,6 +239,23 @@ def test_insights_with_a_fresh_store_per_analysis_equal_one_pass(name: str):
          "total_pct": r.total_pct, "hint": (mod.hint_for(r.name) or (None, None))[1]} for r in fresh["ops"].by_self]
     assert one_pass["python"]["python_self_ns"] == fresh["python"].python_self_ns
     assert one_pass["caches"]["events"] == fresh["caches"].events
+
+
+def test_all_rows_out_of_order_are_not_taken_for_the_whole_trace():
+    """The whole-trace shortcuts (no gather, no row mapping) need every row in order; the same
+    number of rows in another order or with repeats goes the general way."""
+    store = load_trace(FIXTURES / "hf_llama_stack.json.gz", cache=False)
+    n, span = len(store.slices), int(store.span_ns)
+    t0, t1 = span // 5, span // 2
+    every = np.arange(n)
+    start, end = clipped_bounds(store, every, t0, t1)
+    for rows in (every[::-1], np.concatenate([[1], every[1:]]), np.concatenate([every[:-1], [n - 2]])):
+        got_start, got_end = clipped_bounds(store, rows, t0, t1)
+        assert got_start.tolist() == start[rows].tolist() and got_end.tolist() == end[rows].tolist()
+    # Self time of every row given in reverse order: the same figures, reversed.
+    whole = range_slices(store, 0, span)
+    backwards = self_times(store, every[::-1], whole.start[::-1], whole.end[::-1])
+    assert backwards.tolist() == whole.self_ns[::-1].tolist()
 
 
 # ---- interval unions: in order already, or sorted first ----------------------------------------
