@@ -133,11 +133,11 @@ def _device_key(store: TraceStore, track: int) -> tuple:
 
 
 def _idle_split(store: TraceStore, st: np.ndarray, en: np.ndarray, launch: np.ndarray, t0: int,
-                t1: int) -> tuple[int, int, int, int]:
-    """Idle time inside the range on one device (work clipped to [st, en]), by cause:
-    (cpu wait, between, unknown, edges)."""
+                t1: int, busy: tuple[np.ndarray, np.ndarray]) -> tuple[int, int, int, int]:
+    """Idle time inside the range on one device (work clipped to [st, en]; ``busy``: the union
+    of those intervals), by cause: (cpu wait, between, unknown, edges)."""
     s = store.slices
-    a, b = merge_intervals(st, en)
+    a, b = busy
     if not len(a):
         return 0, 0, 0, t1 - t0
     edges = int(a[0] - t0) + int(t1 - b[-1])
@@ -183,18 +183,24 @@ def analyse_gpu(store: TraceStore, t0: int = 0, t1: int | None = None, top: int 
         nbytes = store.slice_args(r).get("bytes")  # Kineto and nsys both write it; a whole copy counts once
         if isinstance(nbytes, int) and not isinstance(nbytes, bool) and nbytes >= 0:
             out.memcpy_bytes_by_direction[key] = out.memcpy_bytes_by_direction.get(key, 0) + nbytes
-    a, b = merge_intervals(st, en)
+    union_all = merge_intervals(st, en)
+
+    def union(sel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Busy intervals of the selected work; one device, stream or kind is often all of it."""
+        return union_all if sel.all() else merge_intervals(st[sel], en[sel])
+
+    a, b = union_all
     out.busy_ns = int((b - a).sum())
     out.any_busy_pct = pct(out.busy_ns, t1 - t0)
     out.active_ns = int(en.max() - st.min())
-    ka, kb = merge_intervals(st[kernel], en[kernel])
+    ka, kb = union(kernel)
     out.kernel_busy_pct = pct(int((kb - ka).sum()), t1 - t0)
 
     tracks = s.track[rows]
     track_ids = np.flatnonzero(np.bincount(tracks, minlength=len(store.tracks))).tolist()  # np.unique, by counting
     for t in track_ids:
         sel = tracks == t
-        a, b = merge_intervals(st[sel], en[sel])
+        a, b = union(sel)
         label = store.tracks[t].label
         busy, active = int((b - a).sum()), int(en[sel].max() - st[sel].min())
         out.streams.append(Busy(label, busy, pct(busy, t1 - t0), int(clip[sel & kernel].sum()),
@@ -208,12 +214,12 @@ def analyse_gpu(store: TraceStore, t0: int = 0, t1: int | None = None, top: int 
     dev_of = track_dev[tracks]
     for k in range(len(keys)):
         sel = dev_of == k
-        a, b = merge_intervals(st[sel], en[sel])
+        a, b = union(sel)
         first = store.tracks[int(tracks[sel][0])]
         busy, active = int((b - a).sum()), int(en[sel].max() - st[sel].min())
         out.devices.append(Busy(first.process_title, busy, pct(busy, t1 - t0), int(clip[sel & kernel].sum()),
                                 active, pct(busy, active) if active > 0 else 0.0))
-        cpu, between, unknown, edges = _idle_split(store, st[sel], en[sel], launch[sel], t0, t1)
+        cpu, between, unknown, edges = _idle_split(store, st[sel], en[sel], launch[sel], t0, t1, (a, b))
         out.idle_cpu_wait_ns += cpu
         out.idle_between_ns += between
         out.idle_unknown_ns += unknown
