@@ -82,7 +82,7 @@ def range_rows(store: TraceStore, t0: int, t1: int, tracks: np.ndarray | None = 
 
 def every_row(store: TraceStore, rows: np.ndarray) -> bool:
     """``rows`` is every slice, in order (the whole trace selected): no gather or mapping needed."""
-    n = len(store.slices)
+    n, rows = len(store.slices), np.asarray(rows)
     return bool(len(rows) == n and n and rows[0] == 0 and rows[-1] == n - 1 and (rows[1:] > rows[:-1]).all())
 
 
