@@ -70,7 +70,7 @@ def _text(path: Path) -> bytes:
 
 
 # ---- [memory]: the int grid against event by event ---------------------------------------------
-@pytest.mark.parametrize("path", _traces_with_memory(), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", _traces_with_memory(), ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_memory_int_path_equals_event_by_event_on_real_traces(path: Path):
     store = load_trace(path, cache=False)
     rows = _memory_rows(store)
