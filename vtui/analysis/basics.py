@@ -13,15 +13,28 @@ def merge_intervals(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, n
     """The union of [start, end) intervals as sorted, disjoint intervals."""
     if not len(starts):
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    order = np.argsort(starts, kind="stable")
-    st = np.asarray(starts, dtype=np.int64)[order]
-    en = np.maximum.accumulate(np.asarray(ends, dtype=np.int64)[order])
+    st, en = np.asarray(starts, dtype=np.int64), np.asarray(ends, dtype=np.int64)
+    if not (st[1:] >= st[:-1]).all():  # often in order already (one track's rows): no sort then
+        order = np.argsort(st, kind="stable")
+        st, en = st[order], en[order]
+    en = np.maximum.accumulate(en)
     # A new run starts where the start lies after every earlier end.
     new = np.ones(len(st), dtype=bool)
     new[1:] = st[1:] > en[:-1]
     first = np.flatnonzero(new)
     last = np.append(first[1:] - 1, len(st) - 1)
     return st[first], en[last]
+
+
+def dense_unique(keys: np.ndarray, space: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(keys, return_inverse=True)``; by counting instead of sorting when the key space is small."""
+    if space <= 4 * len(keys):
+        present = np.zeros(space, dtype=bool)
+        present[keys] = True
+        ids = np.cumsum(present) - 1
+        return np.flatnonzero(present), ids[keys]
+    uniq, inv = np.unique(keys, return_inverse=True)
+    return uniq, inv.reshape(-1)
 
 
 def union_ns(starts: np.ndarray, ends: np.ndarray) -> int:

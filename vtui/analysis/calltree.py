@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from vtui.analysis.basics import dense_unique
 from vtui.analysis.gpu import launch_pairs
 from vtui.safe_text import escape_controls
 from vtui.store.containment import depths, self_time
@@ -266,7 +267,7 @@ def build_tree(store: TraceStore, t0: int = 0, t1: int | None = None, tracks: np
         if not len(idx):
             continue
         pn = row_node[lp[idx]] if lv else np.full(len(idx), -1, dtype=np.int64)
-        keys, inv = _dense_unique((pn + 1) * n_names + name[idx], (int(pn.max()) + 2) * n_names)
+        keys, inv = dense_unique((pn + 1) * n_names + name[idx], (int(pn.max()) + 2) * n_names)
         row_node[idx] = base + inv
         node_parent.append(keys // n_names - 1)
         node_name.append(keys % n_names)
@@ -287,17 +288,6 @@ def build_tree(store: TraceStore, t0: int = 0, t1: int | None = None, tracks: np
     names = [display[i] for i in names_id.tolist()]
     return CallTree(t0, t1, False, names, parent, depth, count, total, self_ns, gpu_incl, gpu_self, share, k,
                     rows=rows, row_node=row_node, row_clip=clip)
-
-
-def _dense_unique(keys: np.ndarray, space: int) -> tuple[np.ndarray, np.ndarray]:
-    """``np.unique(keys, return_inverse=True)``; by counting instead of sorting when the key space is small."""
-    if space <= 4 * len(keys):
-        present = np.zeros(space, dtype=bool)
-        present[keys] = True
-        ids = np.cumsum(present) - 1
-        return np.flatnonzero(present), ids[keys]
-    uniq, inv = np.unique(keys, return_inverse=True)
-    return uniq, inv.reshape(-1)
 
 
 def _sum_by(groups: np.ndarray, values: np.ndarray, size: int) -> np.ndarray:

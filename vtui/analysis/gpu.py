@@ -19,7 +19,7 @@ import numpy as np
 
 from vtui.analysis.basics import Stats, merge_intervals, pct
 from vtui.store.devices import KERNEL, MEMCPY, MEMSET, device_work_kinds, runtime_mask
-from vtui.store.slicetime import range_slices
+from vtui.store.slicetime import RangeSlices, range_slices
 from vtui.store.store import TraceStore
 
 _DIRECTION = re.compile(r"\b(HtoD|DtoH|DtoD|HtoH|PtoP|DtoA|AtoD|AtoH|HtoA)\b")
@@ -133,16 +133,19 @@ def _device_key(store: TraceStore, track: int) -> tuple:
 
 
 def _idle_split(store: TraceStore, st: np.ndarray, en: np.ndarray, launch: np.ndarray, t0: int,
-                t1: int) -> tuple[int, int, int, int]:
-    """Idle time inside the range on one device (work clipped to [st, en]), by cause:
-    (cpu wait, between, unknown, edges)."""
+                t1: int, busy: tuple[np.ndarray, np.ndarray]) -> tuple[int, int, int, int]:
+    """Idle time inside the range on one device (work clipped to [st, en]; ``busy``: the union
+    of those intervals), by cause: (cpu wait, between, unknown, edges)."""
     s = store.slices
-    a, b = merge_intervals(st, en)
+    a, b = busy
     if not len(a):
         return 0, 0, 0, t1 - t0
     edges = int(a[0] - t0) + int(t1 - b[-1])
-    order = np.argsort(st, kind="stable")
-    st_sorted, rows_launch = st[order], launch[order]
+    if (st[1:] >= st[:-1]).all():  # in order already (one stream's rows): no sort
+        st_sorted, rows_launch = st, launch
+    else:
+        order = np.argsort(st, kind="stable")
+        st_sorted, rows_launch = st[order], launch[order]
     # Each gap ends where the next busy interval starts: the first op starting there says why.
     gap_start, nxt = b[:-1], a[1:]
     lrow = rows_launch[np.searchsorted(st_sorted, nxt, side="left")]
@@ -153,14 +156,16 @@ def _idle_split(store: TraceStore, st: np.ndarray, en: np.ndarray, launch: np.nd
     return cpu, int(gap.sum()) - cpu - unknown, unknown, edges
 
 
-def analyse_gpu(store: TraceStore, t0: int = 0, t1: int | None = None, top: int = 10) -> GpuReport:
-    """GPU work selected by [t0, t1] (whole trace when t1 is None); ``top`` kernels by time."""
+def analyse_gpu(store: TraceStore, t0: int = 0, t1: int | None = None, top: int = 10,
+                rs: RangeSlices | None = None) -> GpuReport:
+    """GPU work selected by [t0, t1] (whole trace when t1 is None); ``top`` kernels by time;
+    ``rs``: the range's slices, if the caller has them."""
     t1 = int(store.span_ns) if t1 is None else t1
     kinds = gpu_work_kinds(store)
     if not kinds.any():
         return GpuReport(False, range_ns=t1 - t0)
     s = store.slices
-    rs = range_slices(store, t0, t1)
+    rs = range_slices(store, t0, t1, shared=rs)
     is_work = rs.mask(kinds > 0)
     rows, st, en = rs.rows[is_work], rs.start[is_work], rs.end[is_work]
     out = GpuReport(True, range_ns=t1 - t0, gpu_ops_in_range=len(rows))
@@ -178,36 +183,43 @@ def analyse_gpu(store: TraceStore, t0: int = 0, t1: int | None = None, top: int 
         nbytes = store.slice_args(r).get("bytes")  # Kineto and nsys both write it; a whole copy counts once
         if isinstance(nbytes, int) and not isinstance(nbytes, bool) and nbytes >= 0:
             out.memcpy_bytes_by_direction[key] = out.memcpy_bytes_by_direction.get(key, 0) + nbytes
-    a, b = merge_intervals(st, en)
+    union_all = merge_intervals(st, en)
+
+    def union(sel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Busy intervals of the selected work; one device, stream or kind is often all of it."""
+        return union_all if sel.all() else merge_intervals(st[sel], en[sel])
+
+    a, b = union_all
     out.busy_ns = int((b - a).sum())
     out.any_busy_pct = pct(out.busy_ns, t1 - t0)
     out.active_ns = int(en.max() - st.min())
-    ka, kb = merge_intervals(st[kernel], en[kernel])
+    ka, kb = union(kernel)
     out.kernel_busy_pct = pct(int((kb - ka).sum()), t1 - t0)
 
     tracks = s.track[rows]
-    for t in np.unique(tracks).tolist():
+    track_ids = np.flatnonzero(np.bincount(tracks, minlength=len(store.tracks))).tolist()  # np.unique, by counting
+    for t in track_ids:
         sel = tracks == t
-        a, b = merge_intervals(st[sel], en[sel])
+        a, b = union(sel)
         label = store.tracks[t].label
         busy, active = int((b - a).sum()), int(en[sel].max() - st[sel].min())
         out.streams.append(Busy(label, busy, pct(busy, t1 - t0), int(clip[sel & kernel].sum()),
                                 active, pct(busy, active) if active > 0 else 0.0))
 
     launch = launch_pairs(store, rows)
-    keys = sorted({_device_key(store, t) for t in np.unique(tracks).tolist()}, key=str)
+    keys = sorted({_device_key(store, t) for t in track_ids}, key=str)
     track_dev = np.full(len(store.tracks), -1, dtype=np.int64)
-    for t in np.unique(tracks).tolist():
+    for t in track_ids:
         track_dev[t] = keys.index(_device_key(store, t))
     dev_of = track_dev[tracks]
     for k in range(len(keys)):
         sel = dev_of == k
-        a, b = merge_intervals(st[sel], en[sel])
+        a, b = union(sel)
         first = store.tracks[int(tracks[sel][0])]
         busy, active = int((b - a).sum()), int(en[sel].max() - st[sel].min())
         out.devices.append(Busy(first.process_title, busy, pct(busy, t1 - t0), int(clip[sel & kernel].sum()),
                                 active, pct(busy, active) if active > 0 else 0.0))
-        cpu, between, unknown, edges = _idle_split(store, st[sel], en[sel], launch[sel], t0, t1)
+        cpu, between, unknown, edges = _idle_split(store, st[sel], en[sel], launch[sel], t0, t1, (a, b))
         out.idle_cpu_wait_ns += cpu
         out.idle_between_ns += between
         out.idle_unknown_ns += unknown
@@ -226,11 +238,14 @@ def analyse_gpu(store: TraceStore, t0: int = 0, t1: int | None = None, top: int 
 
     k_rows, k_clip = rows[kernel], clip[kernel]
     names = s.name_id[k_rows]
+    # Per kernel name in one pass each (not one pass per name): int64 sums, exact.
+    counts = np.bincount(names, minlength=len(store.strings))
+    totals = np.zeros(len(store.strings), dtype=np.int64)
+    np.add.at(totals, names, k_clip)
     per_class: dict[str, list[int]] = {}
     tops = []
-    for nid in np.unique(names).tolist():
-        sel = names == nid
-        total, count = int(k_clip[sel].sum()), int(sel.sum())
+    for nid in np.flatnonzero(counts).tolist():
+        total, count = int(totals[nid]), int(counts[nid])
         cls = precision_of(store.strings[nid])
         acc = per_class.setdefault(cls, [0, 0])
         acc[0] += total

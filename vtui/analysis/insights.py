@@ -21,6 +21,7 @@ from vtui.analysis.memory import MemoryReport, analyse_memory
 from vtui.analysis.ops import OpsReport, analyse_ops, hint_for
 from vtui.analysis.python_overhead import PythonReport, analyse_python
 from vtui.analysis.steps import StepReport, analyse_steps
+from vtui.store.slicetime import range_slices
 from vtui.store.store import TraceStore
 
 
@@ -40,9 +41,10 @@ class Insights:
 def compute_insights(store: TraceStore, t0: int = 0, t1: int | None = None, step_regex: str | None = None,
                      top: int = 15) -> Insights:
     t1 = int(store.span_ns) if t1 is None else int(t1)
-    ins = Insights(t0, t1, analyse_steps(store, t0, t1, step_regex), analyse_ops(store, t0, t1, top),
-                   analyse_gpu(store, t0, t1, top), analyse_memory(store, t0, t1), analyse_caches(store, t0, t1),
-                   analyse_python(store, t0, t1))
+    rs = range_slices(store, t0, t1)  # one selection (and one self-time pass) for every analysis
+    ins = Insights(t0, t1, analyse_steps(store, t0, t1, step_regex), analyse_ops(store, t0, t1, top, rs),
+                   analyse_gpu(store, t0, t1, top, rs), analyse_memory(store, t0, t1),
+                   analyse_caches(store, t0, t1, rs), analyse_python(store, t0, t1, rs=rs))
     ins.findings = (step_findings(ins.steps) + op_findings(ins.ops) + gpu_findings(ins.gpu)
                     + memory_findings(ins.memory) + python_findings(ins.python) + cache_findings(ins.caches))
     return ins
@@ -51,10 +53,11 @@ def compute_insights(store: TraceStore, t0: int = 0, t1: int | None = None, step
 def summary_metrics(store: TraceStore, t0: int = 0, t1: int | None = None, step_regex: str | None = None) -> dict[str, Any]:
     """Headline numbers of one range, flat, for comparing two traces (None where not present)."""
     t1 = int(store.span_ns) if t1 is None else int(t1)
+    rs = range_slices(store, t0, t1)
     st = analyse_steps(store, t0, t1, step_regex)
-    g = analyse_gpu(store, t0, t1)
+    g = analyse_gpu(store, t0, t1, rs=rs)
     mem = analyse_memory(store, t0, t1)
-    ops = analyse_ops(store, t0, t1, top=1)
+    ops = analyse_ops(store, t0, t1, top=1, rs=rs)
     rest, main = st.rest, mem.main
     return {
         "span_ns": t1 - t0,

@@ -80,22 +80,26 @@ class OpsReport:
 
 def _by_name(store: TraceStore, rs: RangeSlices, pos: np.ndarray, denom: int) -> tuple[list[OpRow], np.ndarray]:
     """One OpRow per name over the range positions ``pos``, in name-id order, and the self sums."""
+    # Sums per name id straight off the ids (names are few next to slices: no sort needed).
     names = store.slices.name_id[rs.rows[pos]]
-    uniq, inv = np.unique(names, return_inverse=True)
-    self_sum = np.rint(np.bincount(inv, weights=rs.self_ns[pos], minlength=len(uniq))).astype(np.int64)
-    tot_sum = np.rint(np.bincount(inv, weights=rs.clip[pos], minlength=len(uniq))).astype(np.int64)
-    counts = np.bincount(inv, minlength=len(uniq))
-    rows = [OpRow(store.strings[int(uniq[k])], int(self_sum[k]), int(tot_sum[k]), int(counts[k]),
-                  pct(int(self_sum[k]), denom), pct(int(tot_sum[k]), denom)) for k in range(len(uniq))]
+    n = len(store.strings)
+    counts = np.bincount(names, minlength=n)
+    present = np.flatnonzero(counts)
+    self_sum = np.rint(np.bincount(names, weights=rs.self_ns[pos], minlength=n)[present]).astype(np.int64)
+    tot_sum = np.rint(np.bincount(names, weights=rs.clip[pos], minlength=n)[present]).astype(np.int64)
+    rows = [OpRow(store.strings[nid], int(self_sum[k]), int(tot_sum[k]), int(counts[nid]),
+                  pct(int(self_sum[k]), denom), pct(int(tot_sum[k]), denom)) for k, nid in enumerate(present.tolist())]
     return rows, self_sum
 
 
-def analyse_ops(store: TraceStore, t0: int = 0, t1: int | None = None, top: int = 15) -> OpsReport:
-    """Operators in [t0, t1] (whole trace when t1 is None), ``top`` by self and by total time."""
+def analyse_ops(store: TraceStore, t0: int = 0, t1: int | None = None, top: int = 15,
+                rs: RangeSlices | None = None) -> OpsReport:
+    """Operators in [t0, t1] (whole trace when t1 is None), ``top`` by self and by total time;
+    ``rs``: the range's slices, if the caller has them."""
     t1 = int(store.span_ns) if t1 is None else t1
-    rs = range_slices(store, t0, t1)
+    rs = range_slices(store, t0, t1, shared=rs)
     ops = rs.mask(cpu_op_mask(store))
-    threads = len(np.unique(store.slices.track[rs.rows[ops]]))
+    threads = int(np.count_nonzero(np.bincount(store.slices.track[rs.rows[ops]], minlength=len(store.tracks))))
     out = OpsReport(t1 - t0, [], [], _sync(store, rs), 0, threads)
     rows, self_sum = _by_name(store, rs, ops, out.denominator_ns)
     out.cpu_self_ns = int(self_sum.sum())

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from vtui.analysis.basics import Stats, pct
+from vtui.analysis.basics import Stats, dense_unique, pct
 from vtui.analysis.trends import Trend, analyse_trend
 from vtui.store.devices import device_work_kinds, on_thread_track, python_mask, string_mask, whole_run_mask
 from vtui.store.store import TraceStore
@@ -132,7 +132,8 @@ def _generic(store: TraceStore, allowed: np.ndarray) -> tuple[str, np.ndarray]:
         return "", np.zeros(0, dtype=np.int64)
     rows = np.flatnonzero(top)
     keys = s.track[rows].astype(np.int64) * (len(store.strings) + 1) + s.name_id[rows]
-    uniq, inverse, counts = np.unique(keys, return_inverse=True, return_counts=True)
+    uniq, inverse = dense_unique(keys, len(store.tracks) * (len(store.strings) + 1))
+    counts = np.bincount(inverse, minlength=len(uniq))
     totals = np.bincount(inverse, weights=s.dur_ns[rows], minlength=len(uniq))
     track_top = np.bincount(s.track[rows], weights=s.dur_ns[rows], minlength=len(store.tracks))
     best, best_total = -1, 0.0

@@ -126,46 +126,66 @@ def self_time(parent: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.nd
 
     ``parent`` indexes rows of the same arrays (-1: none). Works on clipped intervals too (a row
     outside a range has end == start); children may come in any order.
+
+    The arithmetic goes in place where it can: on millions of rows each temporary is tens of MB,
+    and fresh memory (zeroed by the kernel on first touch) costs more than the arithmetic.
     """
-    dur = np.maximum(ends - starts, 0).astype(np.int64)
+    dur = np.subtract(ends, starts, dtype=np.int64)
+    np.maximum(dur, 0, out=dur)
     kids = np.flatnonzero(parent >= 0)
     if not len(kids):
         return dur
     # Children in (parent, start) order. Rows usually come start-ordered within a parent, so one
     # stable sort by parent (long sorted runs: cheap) is enough; else sort by both keys.
     order = kids[np.argsort(parent[kids], kind="stable")]
-    same = parent[order[1:]] == parent[order[:-1]]
-    if (same & (starts[order[1:]] < starts[order[:-1]])).any():
-        order = kids[np.lexsort((starts[kids], parent[kids]))]
     p = parent[order].astype(np.int64)
+    s = starts[order].astype(np.int64)
+    if ((p[1:] == p[:-1]) & (s[1:] < s[:-1])).any():
+        order = kids[np.lexsort((starts[kids], parent[kids]))]
+        p = parent[order].astype(np.int64)
+        s = starts[order].astype(np.int64)
+    del kids
     # Cut to the parent: a child may pass its parent's end by the nesting tolerance.
-    s = np.maximum(starts[order].astype(np.int64), starts[p])
-    e = np.minimum(np.maximum(ends[order].astype(np.int64), s), np.maximum(ends[p], s))
-    first = np.empty(len(order), dtype=bool)
+    np.maximum(s, starts[p], out=s)
+    e = ends[order].astype(np.int64)
+    del order
+    np.maximum(e, s, out=e)
+    parent_end = ends[p].astype(np.int64)
+    np.maximum(parent_end, s, out=parent_end)
+    np.minimum(e, parent_end, out=e)
+    del parent_end
+    first = np.empty(len(p), dtype=bool)
     first[0] = True
-    first[1:] = p[1:] != p[:-1]
-    reach = _running_max_by_group(e, s, first)  # furthest end among the siblings up to here
-    prev_reach = np.empty_like(reach)
-    prev_reach[1:] = reach[:-1]
-    prev_reach[first] = np.iinfo(np.int64).min
-    covered = np.maximum(e - np.maximum(s, prev_reach), 0)
+    np.not_equal(p[1:], p[:-1], out=first[1:])
+    covered = _running_max_by_group(e, s, first)  # furthest end among the siblings up to here
+    # The reach of the siblings before each child (none for a parent's first), then what the
+    # child adds to the union: its end beyond max(its start, that reach).
+    covered[1:] = covered[:-1]  # numpy buffers overlapping copies
+    covered[first] = np.iinfo(np.int64).min
+    np.maximum(covered, s, out=covered)
+    np.subtract(e, covered, out=covered)
+    np.maximum(covered, 0, out=covered)
     starts_at = np.flatnonzero(first)
     union = np.add.reduceat(covered, starts_at)
-    out = dur.copy()
     owners = p[starts_at]
-    out[owners] = np.clip(dur[owners] - union, 0, dur[owners])
-    return out
+    dur[owners] = np.clip(dur[owners] - union, 0, dur[owners])
+    return dur
 
 
 def _running_max_by_group(values: np.ndarray, floor: np.ndarray, first: np.ndarray) -> np.ndarray:
     """Running maximum of ``values`` that restarts at each ``first``; values >= floor's group start."""
-    group = np.cumsum(first) - 1
+    group = np.cumsum(first)
+    group -= 1
     base = floor[first][group]  # the group's first start: values - base >= 0 within the group
     local = values - base
     span = int(local.max()) + 1
     if int(group[-1]) < (1 << 62) // span:
-        key = group * span + local  # later groups sort above every earlier key
-        return np.maximum.accumulate(key) - group * span + base
+        group *= span  # later groups sort above every earlier key
+        key = np.add(group, local, out=local)
+        np.maximum.accumulate(key, out=key)
+        key -= group
+        key += base
+        return key
     uniq, rank = np.unique(values, return_inverse=True)  # huge spans: dense ranks keep keys small
     key = group * (len(uniq) + 1) + rank.reshape(-1)
     return uniq[np.maximum.accumulate(key) - group * (len(uniq) + 1)]

@@ -51,6 +51,8 @@ RUNTIME_SYNC_NAME = re.compile(r"(?i)synchroni[sz]e")
 DEVICE_LABELS = ("GPU", "MTIA")  # process labels Kineto gives device processes
 
 KERNEL, MEMCPY, MEMSET = 1, 2, 3
+_KIND_OF_CAT = {cat: kind for cats, kind in ((KERNEL_CATS, KERNEL), (MEMCPY_CATS, MEMCPY), (MEMSET_CATS, MEMSET))
+                for cat in cats}
 _MEMCPY_NAME = re.compile(r"(?i)^memcpy|\bmemcpy\b")
 _MEMSET_NAME = re.compile(r"(?i)^memset|\bmemset\b")
 
@@ -79,24 +81,32 @@ def string_mask(store: TraceStore, pred: Callable[[str], object]) -> np.ndarray:
     return np.fromiter((bool(pred(s)) for s in store.strings), dtype=bool, count=len(store.strings))
 
 
+# The masks below are memoised per store (``TraceStore.memo``, read-only arrays): one Insights
+# pass asks for the same ones ~20 times, and each is a gather over every slice.
+
+
 def cat_mask(store: TraceStore, cats: frozenset[str] | set[str]) -> np.ndarray:
     """Per slice: its category (lower case) is one of ``cats``."""
     if not len(store.slices):
         return np.zeros(0, dtype=bool)
-    return string_mask(store, lambda s: s.lower() in cats)[store.slices.cat_id]
+    cats = frozenset(cats)
+    return store.memo(("cat", cats), lambda: string_mask(store, lambda s: s.lower() in cats)[store.slices.cat_id])
 
 
 def name_mask(store: TraceStore, regex: re.Pattern[str]) -> np.ndarray:
     """Per slice: ``regex.search(name)``."""
     if not len(store.slices):
         return np.zeros(0, dtype=bool)
-    return string_mask(store, regex.search)[store.slices.name_id]
+    return store.memo(("name", regex.pattern, regex.flags),
+                      lambda: string_mask(store, regex.search)[store.slices.name_id])
 
 
 def on_device_track(store: TraceStore) -> np.ndarray:
     """Per slice: it lies on a device (GPU, MTIA, ...) track."""
+    if not len(store.slices):
+        return np.zeros(0, dtype=bool)
     device = np.array([t.kind == GPU for t in store.tracks], dtype=bool)
-    return device[store.slices.track] if len(store.slices) else np.zeros(0, dtype=bool)
+    return store.memo("on_device_track", lambda: device[store.slices.track])
 
 
 def device_work_kinds(store: TraceStore) -> np.ndarray:
@@ -106,11 +116,15 @@ def device_work_kinds(store: TraceStore) -> np.ndarray:
     slices on device tracks, typed by name (Memcpy… / Memset…, the rest kernels); leaves only, so
     an annotation wrapping kernels is not counted twice.
     """
+    return store.memo("device_work_kinds", lambda: _device_work_kinds(store))
+
+
+def _device_work_kinds(store: TraceStore) -> np.ndarray:
     s = store.slices
-    kinds = np.zeros(len(s), dtype=np.int8)
-    kinds[cat_mask(store, KERNEL_CATS)] = KERNEL
-    kinds[cat_mask(store, MEMCPY_CATS)] = MEMCPY
-    kinds[cat_mask(store, MEMSET_CATS)] = MEMSET
+    # The kind per category string, then one gather over the slices.
+    by_cat = np.fromiter((_KIND_OF_CAT.get(c.lower(), 0) for c in store.strings), dtype=np.int8,
+                         count=len(store.strings))
+    kinds = by_cat[s.cat_id] if len(s) else np.zeros(0, dtype=np.int8)
     if kinds.any() or not len(s):
         return kinds
     has_child = np.bincount(s.parent[s.parent >= 0], minlength=len(s)) > 0
@@ -152,8 +166,10 @@ def python_mask(store: TraceStore) -> np.ndarray:
 
 def on_thread_track(store: TraceStore) -> np.ndarray:
     """Per slice: it lies on a CPU thread's track (not a device, async or other track)."""
+    if not len(store.slices):
+        return np.zeros(0, dtype=bool)
     thread = np.array([t.kind == THREAD for t in store.tracks], dtype=bool)
-    return thread[store.slices.track] if len(store.slices) else np.zeros(0, dtype=bool)
+    return store.memo("on_thread_track", lambda: thread[store.slices.track])
 
 
 def cpu_op_mask(store: TraceStore) -> np.ndarray:

@@ -64,6 +64,8 @@ def rows_by_scan(store: TraceStore, t0: int, t1: int, tracks: np.ndarray | None 
     """The same rows by one vectorised pass over every slice: faster for wide ranges."""
     s = store.slices
     if t0 <= 0 and t1 >= store.span_ns:
+        if tracks is None:
+            return np.arange(len(s), dtype=np.int64)
         keep = np.ones(len(s), dtype=bool)
     else:
         keep = in_range(s.start_ns, s.end_ns, t0, t1)
@@ -78,11 +80,20 @@ def range_rows(store: TraceStore, t0: int, t1: int, tracks: np.ndarray | None = 
     return rows_by_scan(store, t0, t1, tracks) if wide else rows_by_index(store, t0, t1, tracks)
 
 
+def every_row(store: TraceStore, rows: np.ndarray) -> bool:
+    """``rows`` is every slice, in order (the whole trace selected): no gather or mapping needed."""
+    n, rows = len(store.slices), np.asarray(rows)
+    return bool(len(rows) == n and n and rows[0] == 0 and rows[-1] == n - 1 and (rows[1:] > rows[:-1]).all())
+
+
 def clipped_bounds(store: TraceStore, rows: np.ndarray, t0: int, t1: int) -> tuple[np.ndarray, np.ndarray]:
     """(start, end) of ``rows`` cut to [t0, t1]; end >= start."""
-    start = np.maximum(store.slices.start_ns[rows], t0)
-    end = np.maximum(np.minimum(store.slices.end_ns[rows], t1), start)
-    return start, end
+    s = store.slices
+    every = every_row(store, rows)
+    start = np.maximum(s.start_ns if every else s.start_ns[rows], t0)
+    end = np.minimum(s.end_ns if every else s.end_ns[rows], t1)
+    np.maximum(end, start, out=end)
+    return np.asarray(start), np.asarray(end)
 
 
 def clipped_durations(store: TraceStore, rows: np.ndarray, t0: int, t1: int) -> np.ndarray:
@@ -100,6 +111,8 @@ def self_times(store: TraceStore, rows: np.ndarray, start: np.ndarray, end: np.n
     rows = np.asarray(rows, dtype=np.int64)
     if not len(rows):
         return np.zeros(0, dtype=np.int64)
+    if every_row(store, rows):  # positions are the rows: no mapping needed
+        return self_time(store.slices.parent, np.asarray(start, dtype=np.int64), np.asarray(end, dtype=np.int64))
     position = np.full(len(store.slices), -1, dtype=np.int64)  # slice row -> index in rows
     position[rows] = np.arange(len(rows))
     parent = store.slices.parent[rows].astype(np.int64)
@@ -131,8 +144,14 @@ class RangeSlices:
         return np.flatnonzero(per_slice[self.rows])
 
 
-def range_slices(store: TraceStore, t0: int, t1: int, tracks: np.ndarray | None = None) -> RangeSlices:
-    """Everything a range selects, with clipped durations; self time on first use."""
+def range_slices(store: TraceStore, t0: int, t1: int, tracks: np.ndarray | None = None,
+                 shared: RangeSlices | None = None) -> RangeSlices:
+    """Everything a range selects, with clipped durations; self time on first use.
+
+    ``shared``: one the caller already has for [t0, t1] on every track, handed back as it is (the
+    analyses of one Insights pass share one, so self time is computed once)."""
+    if shared is not None and tracks is None and (shared.t0, shared.t1) == (t0, t1) and shared._store is store:
+        return shared
     rows = range_rows(store, t0, t1, tracks)
     start, end = clipped_bounds(store, rows, t0, t1)
     return RangeSlices(t0, t1, rows, start, end, store)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -58,6 +59,21 @@ class TraceStore:
     @cached_property
     def index(self) -> IntervalIndex:
         return IntervalIndex(self.slices, len(self.tracks))
+
+    @cached_property
+    def derived(self) -> dict[Any, Any]:
+        """Memo for arrays derived from the columns (per-slice masks by category or name): the
+        store never changes once built, so each is computed once per store (see ``memo``)."""
+        return {}
+
+    def memo(self, key: Any, compute: Callable[[], np.ndarray]) -> np.ndarray:
+        """``compute()`` once per ``key``; the array comes back read-only, as every caller shares it."""
+        got = self.derived.get(key)
+        if got is None:
+            got = compute()
+            got.flags.writeable = False
+            self.derived[key] = got
+        return got
 
     # ---- counts -------------------------------------------------------------------
     @property
