@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -50,14 +52,16 @@ if __name__ == "__main__":
 
 
 def bench(path: Path, runs: int, calls: int) -> dict:
-    subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[2]);"
-                    "from vtui.load.trace import load_trace; load_trace(sys.argv[1])", str(path), str(ROOT)],
-                   check=True)  # the cache entry, if it is not there yet
-    got = []
-    for _ in range(runs):
-        out = subprocess.run([sys.executable, "-c", CHILD, str(path), str(ROOT), str(calls), json.dumps(ANALYSES)],
-                             capture_output=True, text=True, check=True)
-        got.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    with tempfile.TemporaryDirectory(prefix="vtui-bench-cache-") as cache_home:  # never the user's ~/.cache
+        env = {**os.environ, "XDG_CACHE_HOME": cache_home}
+        subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[2]);"
+                        "from vtui.load.trace import load_trace; load_trace(sys.argv[1])", str(path), str(ROOT)],
+                       check=True, env=env)  # the cache entry
+        got = []
+        for _ in range(runs):
+            out = subprocess.run([sys.executable, "-c", CHILD, str(path), str(ROOT), str(calls), json.dumps(ANALYSES)],
+                                 capture_output=True, text=True, check=True, env=env)
+            got.append(json.loads(out.stdout.strip().splitlines()[-1]))
     med = statistics.median
     later = [med(g["calls"][1:]) for g in got] if calls > 1 else []
     return {
