@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import msgspec
 import numpy as np
@@ -11,11 +13,11 @@ import numpy as np
 from vtui.io.events import PH_CODE, UNKNOWN_PH
 from vtui.io.exactts import LARGE_US, NO_NS
 from vtui.store.containment import nesting_tolerance_ns
-from vtui.store.flows import FlowEvents, build_flows
+from vtui.store.flows import FlowChains, FlowEvents, build_flows, flow_chains
 from vtui.store.grouping import group_key
 from vtui.store.index import IntervalIndex
 from vtui.store.merge import Merged, merge_sources
-from vtui.store.nesting import nest
+from vtui.store.nesting import THREAD_MIN, nest
 from vtui.store.pairing import pair
 from vtui.store.parts import SourcePart
 from vtui.store.sorting import order_by
@@ -30,6 +32,7 @@ INSTANT = [PH_CODE[p] for p in "iIR"]
 KEPT_POINTS = [PH_CODE[p] for p in "PNODVvc()"]  # kept as points, not interpreted
 COUNTER, META = PH_CODE["C"], PH_CODE["M"]
 FLOW = {PH_CODE["s"]: 0, PH_CODE["t"]: 1, PH_CODE["f"]: 2}
+T = TypeVar("T")
 
 
 @dataclass
@@ -144,6 +147,9 @@ def build_store(parts: list[SourcePart], args_blob=None, progress: Callable[[flo
 
     # Tracks get their display order now, before slices are sorted by track.
     remap = tracks.finish()
+    # The flow events and their chains need neither the slices nor the tracks' stats: on a big
+    # trace a thread finds them while the slices are sorted and nested (numpy releases the GIL).
+    pending_flows = _soon(_flow_chains, len(m.ph) >= THREAD_MIN, m, ts_ns, valid, tracks, remap)
     slice_row = sl.get("row", np.int64)
     end_row = sl.get("end_row", np.int64)
     slice_track = remap[sl.get("track", np.int32)] if len(slice_row) else np.zeros(0, dtype=np.int32)
@@ -193,8 +199,8 @@ def build_store(parts: list[SourcePart], args_blob=None, progress: Callable[[flo
 
     index = IntervalIndex(slices, len(tracks.tracks))
     report(0.8)
-    flows, flow_stats = build_flows(slices, index, _flow_events(m, ts_ns, valid, tracks, remap),
-                                    _flow_v2(m, slice_row, ts_ns), m.args_blob)
+    flow_events, chains = pending_flows()
+    flows, flow_stats = build_flows(slices, index, flow_events, _flow_v2(m, slice_row, ts_ns), m.args_blob, chains)
     # build_flows gives the merged rows of the s/t/f events; the store keeps their file ordinals.
     for column in (flows.src_event, flows.dst_event):
         column[:] = np.where(column >= 0, m.ordinal[np.maximum(column, 0)], -1)
@@ -343,6 +349,24 @@ def _flow_events(m: Merged, ts_ns: np.ndarray, valid: np.ndarray, tracks: TrackS
         enclosing=(kind != 2) | m.bp_enclosing[rows], order=rows.astype(np.int64), source=m.source[rows],
         name_id=m.name[rows], cat_id=m.cat[rows],
     )
+
+
+def _flow_chains(m: Merged, ts_ns: np.ndarray, valid: np.ndarray, tracks: TrackSet, remap: np.ndarray
+                 ) -> tuple[FlowEvents, FlowChains | None]:
+    events = _flow_events(m, ts_ns, valid, tracks, remap)
+    return events, flow_chains(events) if len(events.ts_ns) else None
+
+
+def _soon(fn: Callable[..., T], in_thread: bool, *args) -> Callable[[], T]:
+    """``fn(*args)``, started in a thread when ``in_thread`` (else run now); returns a function that
+    gives its result (and raises what it raised)."""
+    if not in_thread:
+        result = fn(*args)
+        return lambda: result
+    pool = ThreadPoolExecutor(1)
+    future = pool.submit(fn, *args)
+    pool.shutdown(wait=False)  # the thread ends with its one task
+    return future.result
 
 
 def _flow_v2(m: Merged, slice_row: np.ndarray, ts_ns: np.ndarray) -> list[tuple[int, int, int, bool, bool, int]]:
