@@ -7,6 +7,7 @@ the other store fields are compared (arrays by dtype and bytes).
 
     python scripts/check_build_identical.py                   # fixtures, shared traces
     python scripts/check_build_identical.py --ref main PATH...  # these traces / folders
+    python scripts/check_build_identical.py --threads           # big-trace threads on every trace
 """
 
 from __future__ import annotations
@@ -128,8 +129,14 @@ def default_traces() -> list[Path]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--ref", default="main", help="git ref of the reference vtui/store (default: main)")
+    ap.add_argument("--threads", action="store_true", help="use the big-trace threads on every trace")
     ap.add_argument("paths", nargs="*", type=Path)
     args = ap.parse_args()
+    if args.threads:
+        import vtui.store.build
+        import vtui.store.nesting
+
+        vtui.store.build.THREAD_MIN = vtui.store.nesting.THREAD_MIN = 0
     with tempfile.TemporaryDirectory() as tmp:
         old = old_package(args.ref, Path(tmp))
         failed = 0
