@@ -45,8 +45,12 @@ class _Slices:
         for k, v in cols.items():
             self.parts.setdefault(k, []).append(np.asarray(v))
 
-    def get(self, key: str, dtype) -> np.ndarray:
-        parts = self.parts.get(key)
+    def pop(self, key: str, dtype) -> np.ndarray:
+        """One column, concatenated; its parts are dropped (the nesting after is the build's
+        memory peak: each page of it is faulted in fresh)."""
+        parts = [p for p in self.parts.pop(key, []) if len(p)]
+        if len(parts) == 1:  # one kind of slices (a Kineto trace: all X): no copy
+            return parts[0].astype(dtype, copy=False)
         return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype=dtype)
 
 
@@ -90,6 +94,7 @@ def build_store(parts: list[SourcePart], args_blob=None, progress: Callable[[flo
         warnings.append(f"{int(bad_dur.sum()):,} X events had a missing, negative or huge dur (shown as 0)")
     sl.add(nest=np.full(len(rows), -1), row=rows, end_row=np.full(len(rows), -1), start=ts_ns[rows], end=ts_ns[rows] + dur_ns[rows],
            track=tracks.thread_tracks(m.thread[rows]))
+    del dur_ns  # X slices only: let the nesting reuse its memory
 
     # B/E: paired per thread.
     rows = np.flatnonzero(((ph == B) | (ph == E)) & valid)
@@ -150,14 +155,15 @@ def build_store(parts: list[SourcePart], args_blob=None, progress: Callable[[flo
     # The flow events and their chains need neither the slices nor the tracks' stats: on a big
     # trace a thread finds them while the slices are sorted and nested (numpy releases the GIL).
     pending_flows = _soon(_flow_chains, len(m.ph) >= THREAD_MIN, m, ts_ns, valid, tracks, remap)
-    slice_row = sl.get("row", np.int64)
-    end_row = sl.get("end_row", np.int64)
-    slice_track = remap[sl.get("track", np.int32)] if len(slice_row) else np.zeros(0, dtype=np.int32)
-    start, end = sl.get("start", np.int64), sl.get("end", np.int64)
+    slice_row = sl.pop("row", np.int64)
+    end_row = sl.pop("end_row", np.int64)
+    slice_track = remap[sl.pop("track", np.int32)] if len(slice_row) else np.zeros(0, dtype=np.int32)
+    start, end = sl.pop("start", np.int64), sl.pop("end", np.int64)
     order = order_by(slice_track, start, (start - end, slice_row))
     slice_row, slice_track, start, end = slice_row[order], slice_track[order], start[order], end[order]
     end_row = end_row[order]
-    nest_key = sl.get("nest", np.int64)[order]
+    nest_key = sl.pop("nest", np.int64)[order]
+    del order
     bounds = np.searchsorted(slice_track, np.arange(len(tracks.tracks) + 1))
     report(0.4)
     nested = nest(start, end, bounds, tolerance, slice_track, nest_key)
