@@ -125,3 +125,13 @@ def test_a_thread_started_during_a_load_uses_the_main_heap() -> None:
     """Its own arena would be fresh pages to fault in (the build's threads cost more than they saved)."""
     out = subprocess.run([sys.executable, "-c", _ARENAS], capture_output=True, text=True, check=True).stdout
     assert int(out) == 0
+
+
+def test_distinct_ids_are_the_unique_values() -> None:
+    from vtui.store.grouping import distinct_ids
+
+    rng = np.random.default_rng(5)
+    for n in (0, 1, 50, 3000):
+        ids = rng.integers(-1, 40, n).astype(np.int32)
+        assert distinct_ids(ids) == [int(v) for v in np.unique(ids) if v >= 0]
+    assert distinct_ids(np.full(4, -1)) == []
