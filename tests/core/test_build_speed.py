@@ -25,11 +25,10 @@ def test_group_ends_is_the_searchsorted_of_the_runs() -> None:
 
 
 @pytest.mark.parametrize("top", [0, 5, 70_000])  # 70 000: past 16 bits, the plain sort
-def test_depth_keys_are_the_sorted_keys(top: int) -> None:
+def test_by_depth_is_the_stable_argsort(top: int) -> None:
     rng = np.random.default_rng(top)
     depth = rng.integers(0, top + 1, 3000).astype(np.int64)
-    n = len(depth)
-    assert np.array_equal(nesting._depth_keys(depth), np.sort(depth * n + np.arange(n)))
+    assert np.array_equal(nesting._by_depth(depth), np.argsort(depth, kind="stable"))
 
 
 def _tracks(rng: np.random.Generator) -> tuple[np.ndarray, ...]:

@@ -186,10 +186,14 @@ def _nest_proper(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.n
     bad = depth < 0
     depth = np.maximum(depth, 0)
     parent = np.full(n, -1, dtype=np.int64)
-    has = np.flatnonzero(depth > 0)
-    if len(has):
-        keys = _depth_keys(depth)  # sorted depth * n + idx
-        up = depth[has] - 1
+    if depth.any():
+        order = _by_depth(depth)
+        level = depth[order]
+        keys = level * n + order  # ascending: depth * n + idx, sorted
+        first = int(np.searchsorted(level, 1))
+        # The rows with a parent, taken in that order: their search keys ascend too, and a
+        # search for ascending keys runs faster (its probes stay close).
+        has, up = order[first:], level[first:] - 1
         pos = np.searchsorted(keys, up * n + has) - 1
         par = keys[np.maximum(pos, 0)] - up * n
         wrong = (pos < 0) | (par < 0) | (par >= has)
@@ -208,11 +212,9 @@ def _group_ends(values: np.ndarray) -> np.ndarray:
     return np.repeat(run_end, np.diff(run_end, prepend=0))
 
 
-def _depth_keys(depth: np.ndarray) -> np.ndarray:
-    """``np.sort(depth * n + arange(n))`` for depths >= 0: the rows grouped by depth, in order
-    within a depth. A stable argsort of 16-bit depths is a radix sort: 0.006 s for 1.8M rows,
-    the 64-bit key sort 0.1 s."""
-    n = len(depth)
+def _by_depth(depth: np.ndarray) -> np.ndarray:
+    """``np.argsort(depth, kind="stable")`` for depths >= 0: the rows grouped by depth, in order
+    within a depth. On 16-bit depths numpy's stable sort is a radix sort: 0.006 s for 1.8M rows,
+    where sorting the 64-bit keys depth * n + idx took 0.1 s."""
     small = depth.astype(np.uint16) if int(depth.max(initial=0)) < 1 << 16 else depth
-    order = np.argsort(small, kind="stable")
-    return depth[order].astype(np.int64) * n + order
+    return np.argsort(small, kind="stable")
