@@ -154,7 +154,9 @@ def build_store(parts: list[SourcePart], args_blob=None, progress: Callable[[flo
     # Tracks get their display order now, before slices are sorted by track.
     remap = tracks.finish()
     # The flow events and their chains need neither the slices nor the tracks' stats: on a big
-    # trace a thread finds them while the slices are sorted and nested (numpy releases the GIL).
+    # trace (events past nesting.THREAD_MIN) a thread finds them while the slices are sorted and
+    # nested (numpy releases the GIL). With the tree thread of nest(), 1 GB trace on 2 cores: build
+    # 1.31 -> 1.08 s wall for +0.12 s CPU.
     pending_flows = _soon(_flow_chains, len(m.ph) >= THREAD_MIN, m, ts_ns, valid, tracks, remap)
     slice_row = sl.pop("row", np.int64)
     end_row = sl.pop("end_row", np.int64)
@@ -367,6 +369,7 @@ def _flow_events(m: Merged, ts_ns: np.ndarray, valid: np.ndarray, tracks: TrackS
 
 def _flow_chains(m: Merged, ts_ns: np.ndarray, valid: np.ndarray, tracks: TrackSet, remap: np.ndarray
                  ) -> tuple[FlowEvents, FlowChains | None]:
+    """The v1 flow events and their chains' edges (None: no events)."""
     events = _flow_events(m, ts_ns, valid, tracks, remap)
     return events, flow_chains(events) if len(events.ts_ns) else None
 
@@ -379,8 +382,15 @@ def _soon(fn: Callable[..., T], in_thread: bool, *args) -> Callable[[], T]:
         return lambda: result
     pool = ThreadPoolExecutor(1)
     future = pool.submit(fn, *args)
-    pool.shutdown(wait=False)  # the thread ends with its one task
-    return future.result
+    pool.shutdown(wait=False)  # the thread ends with its one task, also when no one asks for it
+
+    def result() -> T:
+        try:
+            return future.result()
+        finally:
+            pool.shutdown()  # joined: no thread outlives the build (a fork after it stays safe)
+
+    return result
 
 
 def _flow_v2(m: Merged, slice_row: np.ndarray, ts_ns: np.ndarray) -> list[tuple[int, int, int, bool, bool, int]]:

@@ -30,7 +30,9 @@ class Nesting:
 
 
 VECTOR_MIN = 512  # slices in a track: from here on the numpy pass is tried first
-THREAD_MIN = 200_000  # slices: from here on the tree is built in a thread (a thread costs ~0.1 ms)
+# Slices: from here on the tree is built in a thread (2.6M slices, 2 cores: nest 0.37 -> 0.27 s
+# wall for +0.01 s CPU; small traces nest in milliseconds, where a thread is not worth it).
+THREAD_MIN = 200_000
 
 
 def nest(starts: np.ndarray, ends: np.ndarray, bounds: np.ndarray, tolerance: int = 0,
