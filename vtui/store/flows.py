@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from vtui.store.correlate import reconcile
+from vtui.store.grouping import distinct_ids
 from vtui.store.index import IntervalIndex
 from vtui.store.tables import FlowTable, SliceTable
 
@@ -27,6 +28,24 @@ class FlowEvents:
     cat_id: np.ndarray  # int32
 
 
+@dataclass
+class FlowChains:
+    """The edges of the v1 flow chains (see ``chain_edges``), as positions in the events. They
+    depend on the events only, so a big build finds them while it nests the slices."""
+
+    at: np.ndarray  # int64 event at each edge's end
+    before: np.ndarray  # int64 event at its start
+    starts_without_end: int
+    ends_without_start: int
+
+
+def flow_chains(events: FlowEvents) -> FlowChains:
+    """Sort the events by (group, id, ts, file order) and find the chains' edges."""
+    order = np.lexsort((events.order, events.ts_ns, events.id_val, events.group))
+    edge, prev, counts = chain_edges(events.group[order], events.id_val[order], events.kind[order])
+    return FlowChains(at=order[edge], before=order[prev], starts_without_end=counts[0], ends_without_start=counts[1])
+
+
 def enclosing_slices(slices: SliceTable, index: IntervalIndex, track: np.ndarray, ts: np.ndarray
                      ) -> tuple[np.ndarray, np.ndarray]:
     """The slice a point binds to on ``track``: of the slices with start <= ts <= end, the one that
@@ -38,9 +57,7 @@ def enclosing_slices(slices: SliceTable, index: IntervalIndex, track: np.ndarray
     Also returns, per point, how many lanes hold a slice starting exactly there (1: a sure bind)."""
     out = np.full(len(ts), -1, dtype=np.int64)
     exact = np.zeros(len(ts), dtype=np.int64)
-    for t in np.unique(track).tolist():
-        if t < 0:
-            continue
+    for t in distinct_ids(track):
         sel = np.flatnonzero(track == t)
         pts = ts[sel]
         found = np.full(len(sel), -1, dtype=np.int64)
@@ -71,9 +88,7 @@ def enclosing_slices(slices: SliceTable, index: IntervalIndex, track: np.ndarray
 def next_slices(slices: SliceTable, index: IntervalIndex, track: np.ndarray, ts: np.ndarray) -> np.ndarray:
     """First slice on ``track`` starting at or after ts (outermost on ties); -1 where none."""
     out = np.full(len(ts), -1, dtype=np.int64)
-    for t in np.unique(track).tolist():
-        if t < 0:
-            continue
+    for t in distinct_ids(track):
         sel = np.flatnonzero(track == t)
         pts = ts[sel]
         best = np.full(len(sel), -1, dtype=np.int64)
@@ -138,6 +153,7 @@ def build_flows(
     events: FlowEvents,
     v2: list[tuple[int, int, int, bool, bool, int]],
     args_blob=b"",
+    chains: FlowChains | None = None,
 ) -> tuple[FlowTable, dict[str, int]]:
     """Edges from v1 chains (s → t… → f) and from v2 bindings.
 
@@ -145,7 +161,8 @@ def build_flows(
     v1 edges with an end not surely bound (not exactly at the start of the one slice starting
     there) whose slices both carry a ``correlation`` arg are checked against it (see
     ``correlate``; ``args_blob`` holds the slices' args). Returns the table and counts for the
-    warnings (one-sided flows, ends moved or kept by correlation).
+    warnings (one-sided flows, ends moved or kept by correlation). ``chains``: ``flow_chains(events)``
+    if already found.
     """
     stats = {"flow_starts_without_end": 0, "flow_ends_without_start": 0, "flow_ends_unbound": 0,
              "flows_rebound_by_correlation": 0, "flows_correlation_disagree": 0}
@@ -160,11 +177,10 @@ def build_flows(
         sure = (bound >= 0) & events.enclosing & (exact == 1)
         sure &= slices.start_ns[np.maximum(bound, 0)] == events.ts_ns if len(slices) else False
         stats["flow_ends_unbound"] = int((bound < 0).sum())
-        order = np.lexsort((events.order, events.ts_ns, events.id_val, events.group))
-        edge, prev, counts = chain_edges(events.group[order], events.id_val[order], events.kind[order])
-        stats["flow_starts_without_end"] += counts[0]
-        stats["flow_ends_without_start"] += counts[1]
-        at, before = order[edge], order[prev]
+        chains = chains or flow_chains(events)
+        stats["flow_starts_without_end"] += chains.starts_without_end
+        stats["flow_ends_without_start"] += chains.ends_without_start
+        at, before = chains.at, chains.before
         src, dst, checked = reconcile(slices, index, args_blob, bound[before], bound[at],
                                       (events.track[before], events.ts_ns[before]), (events.track[at], events.ts_ns[at]),
                                       ~(sure[before] & sure[at]))

