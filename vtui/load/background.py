@@ -31,6 +31,7 @@ from vtui.termination import Terminated, signals_as_exceptions
 
 PROCESS_THRESHOLD = 24 << 20  # bytes to decode
 STOP_WAIT_S = 10.0  # a stopped loader's cleanup: its decoders finish the range they hold (~1 s)
+_LAST_WORD_S = 2.0  # to read what an exited loader sent last (its queue is flushed before it exits)
 _TRACKER_LOCK = threading.Lock()
 
 
@@ -179,9 +180,12 @@ def load_in_background(path: Path, progress: Callable[[float], None], cache: boo
             except queue.Empty:
                 if control.cancelled.is_set():
                     raise TraceLoadError(f"{path}: load cancelled") from None
-                if not proc.is_alive():
+                if proc.is_alive():
+                    continue
+                try:  # its result may have been sent just before it exited, after the wait above ended
+                    kind, value = out.get(timeout=_LAST_WORD_S)
+                except queue.Empty:
                     raise TraceLoadError(f"{path}: the loader process died (out of memory?)") from None
-                continue
             if kind == "progress":
                 progress(value)
             elif kind == "done":
