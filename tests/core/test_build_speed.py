@@ -75,10 +75,10 @@ def _columns(store) -> dict[str, np.ndarray]:
 
 @pytest.mark.parametrize("trace", [QWEN, FIXTURES / "kineto__worker0_first_step.json.gz"])
 def test_a_build_with_its_threads_is_the_build_without(monkeypatch, trace) -> None:
-    monkeypatch.setattr(build, "THREAD_MIN", 10**12)
+    monkeypatch.setattr(build, "FLOW_THREAD_MIN", 10**12)
     monkeypatch.setattr(nesting, "THREAD_MIN", 10**12)
     plain = load_trace(trace, cache=False, jobs=1)
-    monkeypatch.setattr(build, "THREAD_MIN", 0)
+    monkeypatch.setattr(build, "FLOW_THREAD_MIN", 0)
     monkeypatch.setattr(nesting, "THREAD_MIN", 0)
     threaded = load_trace(trace, cache=False, jobs=1)
     assert len(plain.flows) > 0

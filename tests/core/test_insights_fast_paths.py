@@ -270,3 +270,13 @@ def test_merge_intervals_in_order_or_not_equal_a_plain_sweep(seed: int):
         assert int((b - a).sum()) == union_length(pairs)
         assert (a[1:] > b[:-1]).all() and (b >= a).all()
         assert all(any(x <= s and e <= y for x, y in zip(a.tolist(), b.tolist())) for s, e in pairs)
+
+
+def test_args_json_of_no_rows_is_an_empty_array():
+    import numpy as np
+
+    from tests.helpers import STACK
+    from vtui.analysis.memory import _args_json
+    from vtui.load.trace import load_trace
+
+    assert bytes(_args_json(load_trace(STACK, cache=False), np.zeros(0, dtype=np.int64))) == b"[]"

@@ -56,3 +56,10 @@ def test_open_cached_without_an_entry(tmp_path):
     assert open_cached(path) is not None
     with pytest.raises(TraceLoadError):
         open_cached(tmp_path / "missing.json")
+
+
+def test_a_path_the_system_refuses_is_a_one_line_error(tmp_path):
+    """open_cached runs before the loader's own checks: its OSError (a name too long here) is the
+    same one-line TraceLoadError, not an exception the app reports as an internal error."""
+    with pytest.raises(TraceLoadError, match="too long"):
+        loading.load_in_background(tmp_path / ("a" * 300 + ".json"), lambda _: None, cache=True)

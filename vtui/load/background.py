@@ -154,7 +154,10 @@ def load_in_background(path: Path, progress: Callable[[float], None], cache: boo
     control = control or LoadControl()
     progress = _coarse(progress)
     if cache:  # a reopen maps the cache entry here: no loader process to start (~0.5 s of imports)
-        store = open_cached(path)
+        try:
+            store = open_cached(path)
+        except OSError as exc:  # a name too long, a folder without permission...
+            raise TraceLoadError(f"{path}: {exc.strerror or exc}") from None
         if store is not None:
             progress(1.0)
             return store

@@ -12,13 +12,15 @@ memory goes back to the OS once (``give_back_free_memory``).
 Threads started during a load share that one heap: glibc gives a new thread its own arena, so
 the build's helper thread (the nesting tree) faulted in ~200 MB of fresh pages of its own and
 cost more than it saved (1 GB trace: +55k page faults, +0.3 s CPU, slower); with one arena its
-arrays reuse the heap like the main thread's.
+arrays reuse the heap like the main thread's. glibc reads that limit once, when a thread first
+needs an arena of its own, so once the build has started a thread it holds for the rest of the
+process (setting it back does nothing). That costs little: Python threads allocate under the GIL,
+and loads of big traces run in the loader or CLI process, which ends after them.
 """
 
 from __future__ import annotations
 
 import ctypes
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
@@ -27,8 +29,6 @@ import numpy as np
 
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD, _M_ARENA_MAX = -1, -3, -8  # mallopt parameters (malloc.h)
 _DURING_LOAD = 1 << 30
-# glibc's default arena limit on 64-bit (8 per core); 0, "no limit set", cannot be set again.
-_AFTER_ARENAS = 8 * (os.cpu_count() or 1)
 # After the load: glibc's own defaults can't be restored (setting them turns off its dynamic
 # tuning), so its upper limits: arrays up to 32 MiB reuse heap memory, bigger ones are mapped.
 _AFTER_MMAP, _AFTER_TRIM = 32 << 20, 64 << 20
@@ -65,7 +65,6 @@ def load_memory_settings() -> Iterator[None]:
         if libc:
             libc.mallopt(_M_MMAP_THRESHOLD, _AFTER_MMAP)
             libc.mallopt(_M_TRIM_THRESHOLD, _AFTER_TRIM)
-            libc.mallopt(_M_ARENA_MAX, _AFTER_ARENAS)
         if hugepages:
             hugepages(before)
 

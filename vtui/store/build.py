@@ -17,7 +17,7 @@ from vtui.store.flows import FlowChains, FlowEvents, build_flows, flow_chains
 from vtui.store.grouping import group_key
 from vtui.store.index import IntervalIndex
 from vtui.store.merge import Merged, merge_sources
-from vtui.store.nesting import THREAD_MIN, nest
+from vtui.store.nesting import nest
 from vtui.store.pairing import pair
 from vtui.store.parts import SourcePart
 from vtui.store.sorting import order_by
@@ -154,10 +154,10 @@ def build_store(parts: list[SourcePart], args_blob=None, progress: Callable[[flo
     # Tracks get their display order now, before slices are sorted by track.
     remap = tracks.finish()
     # The flow events and their chains need neither the slices nor the tracks' stats: on a big
-    # trace (events past nesting.THREAD_MIN) a thread finds them while the slices are sorted and
+    # trace (FLOW_THREAD_MIN events) a thread finds them while the slices are sorted and
     # nested (numpy releases the GIL). With the tree thread of nest(), 1 GB trace on 2 cores: build
     # 1.31 -> 1.08 s wall for +0.12 s CPU.
-    pending_flows = _soon(_flow_chains, len(m.ph) >= THREAD_MIN, m, ts_ns, valid, tracks, remap)
+    pending_flows = _soon(_flow_chains, len(m.ph) >= FLOW_THREAD_MIN, m, ts_ns, valid, tracks, remap)
     slice_row = sl.pop("row", np.int64)
     end_row = sl.pop("end_row", np.int64)
     slice_track = remap[sl.pop("track", np.int32)] if len(slice_row) else np.zeros(0, dtype=np.int32)
@@ -374,9 +374,13 @@ def _flow_chains(m: Merged, ts_ns: np.ndarray, valid: np.ndarray, tracks: TrackS
     return events, flow_chains(events) if len(events.ts_ns) else None
 
 
-def _soon(fn: Callable[..., T], in_thread: bool, *args) -> Callable[[], T]:
+FLOW_THREAD_MIN = 200_000  # events: below this a thread for the flow chains costs about what it saves
+
+
+def _soon(fn: Callable[..., T], in_thread: bool, *args: object) -> Callable[[], T]:
     """``fn(*args)``, started in a thread when ``in_thread`` (else run now); returns a function that
-    gives its result (and raises what it raised)."""
+    gives its result (and raises what it raised). If the build fails before asking, the thread
+    still ends with its one task (it only reads the build's arrays) and its result is dropped."""
     if not in_thread:
         result = fn(*args)
         return lambda: result

@@ -101,12 +101,16 @@ def name_mask(store: TraceStore, regex: re.Pattern[str]) -> np.ndarray:
                       lambda: string_mask(store, regex.search)[store.slices.name_id])
 
 
+def _track_kind_is(store: TraceStore, kind: str) -> np.ndarray:
+    """Per track: it is of this kind."""
+    return np.array([t.kind == kind for t in store.tracks], dtype=bool)
+
+
 def on_device_track(store: TraceStore) -> np.ndarray:
     """Per slice: it lies on a device (GPU, MTIA, ...) track."""
     if not len(store.slices):
         return np.zeros(0, dtype=bool)
-    device = np.array([t.kind == GPU for t in store.tracks], dtype=bool)
-    return store.memo("on_device_track", lambda: device[store.slices.track])
+    return store.memo("on_device_track", lambda: _track_kind_is(store, GPU)[store.slices.track])
 
 
 def device_work_kinds(store: TraceStore) -> np.ndarray:
@@ -168,8 +172,7 @@ def on_thread_track(store: TraceStore) -> np.ndarray:
     """Per slice: it lies on a CPU thread's track (not a device, async or other track)."""
     if not len(store.slices):
         return np.zeros(0, dtype=bool)
-    thread = np.array([t.kind == THREAD for t in store.tracks], dtype=bool)
-    return store.memo("on_thread_track", lambda: thread[store.slices.track])
+    return store.memo("on_thread_track", lambda: _track_kind_is(store, THREAD)[store.slices.track])
 
 
 def cpu_op_mask(store: TraceStore) -> np.ndarray:

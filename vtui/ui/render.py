@@ -155,7 +155,6 @@ def lane_segments(
     name_ids = s.name_id[lo + at].tolist()
     durs = (end[at] - start[at]).tolist()
     ends = end[at].tolist()
-    after = np.append(cells, -1)[np.append(firsts[1:], width)].tolist()  # the cell right of each block
     lit = highlight[lo + at].tolist() if highlight is not None else None
     strings = store.strings
     gpu = store.tracks[track].kind == GPU
@@ -185,7 +184,7 @@ def lane_segments(
         style = _style(DIMMED if dim else colour_of(name), row == selected)
         # Sub-cell right edge: a partly covered last cell gets an eighth block.
         frac = (float(ends[i]) - (t0 + dt * (b - 1))) / dt if dt > 0 else 1.0
-        if n >= 2 and 0 < frac < 1 and b < width and after[i] != k:
+        if n >= 2 and 0 < frac < 1 and b < width:  # (the next cell is another block's)
             out.append(Segment(text[: n - 1], style))
             out.append(Segment(EIGHTHS[max(1, int(frac * 8))], _edge_style(style)))
         else:
