@@ -9,6 +9,7 @@ from __future__ import annotations
 import array
 import math
 import operator
+import os
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -19,6 +20,15 @@ import numpy as np
 
 from vtui.io.events import Event, phase_code
 from vtui.io.exactts import NO_NS, chunk_ts_ns, exact_from_doubles, integral_only, needs_exact
+
+# The optional C helper (vtui/io/_fastcols.c) does add()'s per-event reads; the Python path below is
+# the reference and the fallback (no compiler at install, a chunk it declines, VTUI_PURE_PYTHON=1).
+try:
+    from vtui.io._fastcols import extract as _extract
+except ImportError:  # pragma: no cover - depends on the install
+    _extract = None
+if os.environ.get("VTUI_PURE_PYTHON") == "1":
+    _extract = None
 
 
 def _as_float(value: Any) -> float:
@@ -165,10 +175,14 @@ class ColumnSink:
             keys = [_slow_kind_key(_KIND(e)) for e in events]
             ids = [get(k, -1) for k in keys]
         kind = np.fromiter(ids, dtype=np.int32, count=len(ids))  # np.array() costs ~4x: it inspects each item
-        if -1 in ids:  # new kinds, interned in event order (so chunking never changes ids)
-            for i in np.flatnonzero(kind < 0).tolist():
-                kind[i] = self._new_kind(keys[i] if keys is not None else _KIND(events[i]))
+        if -1 in ids:
+            self._new_kinds(events, kind, keys)
         return kind
+
+    def _new_kinds(self, events: list[Event], kind: np.ndarray, keys: list[tuple] | None = None) -> None:
+        """The -1 entries of ``kind``: new kinds, interned in event order (so chunking never changes ids)."""
+        for i in np.flatnonzero(kind < 0).tolist():
+            kind[i] = self._new_kind(keys[i] if keys is not None else _KIND(events[i]))
 
     def _new_kind(self, key: tuple) -> int:
         kid = self._kinds.get(key)
@@ -191,23 +205,36 @@ class ColumnSink:
         n = len(events)
         if not n:
             return
-        kind = self._kinds_of(events)
+        # The C helper's per-event reads, or None: this chunk takes the Python path (same result).
+        fast = _extract(events, self._kinds) if _extract is not None else None
+        if fast is not None:
+            kind_b, ts_b, dur_b, lens_b, chunk_blob, flags_b = fast
+            kind = np.frombuffer(kind_b, dtype=np.int32)  # a bytearray: writable, for the new kinds
+            if (kind < 0).any():
+                self._new_kinds(events, kind)
+            ts, dur = np.frombuffer(ts_b, dtype=np.float64), np.frombuffer(dur_b, dtype=np.float64)
+            lens = np.frombuffer(lens_b, dtype=np.int64)
+            flagged: Any = flags_b
+        else:
+            kind = self._kinds_of(events)
+            ts, dur = _floats([e.ts for e in events]), _floats([e.dur for e in events])
+            raws = [e.args for e in events]
+            lens = np.fromiter(map(len, raws), dtype=np.int64, count=n)
+            chunk_blob = b"".join(raws)
+            del raws
+            flagged = None
         table = self._kind_table
         self._put("ph", table.ph[kind])
         self._put("name", table.name[kind])
         self._put("cat", table.cat[kind])
         self._put("thread", table.thread[kind])
         self._label_counts += np.bincount(table.label[kind], minlength=len(self._label_counts))
-        self._put("ts", _floats([e.ts for e in events]))
-        self._put("dur", _floats([e.dur for e in events]))
+        self._put("ts", ts)
+        self._put("dur", dur)
 
-        raws = [e.args for e in events]
-        lens = np.fromiter(map(len, raws), dtype=np.int64, count=n)
         offs = np.empty(n, dtype=np.int64)
         offs[0] = 0
         np.cumsum(lens[:-1], out=offs[1:])
-        chunk_blob = b"".join(raws)
-        del raws
         if self.args is not None:
             offs += self.args.put(chunk_blob)
         else:
@@ -217,21 +244,27 @@ class ColumnSink:
         self._put("args_off", offs)
         self._put("args_len", lens.astype(np.int32))
 
-        self._ids_of(events, n)
+        self._ids_of(events, n, flagged)
         self._rows += n
 
-    def _ids_of(self, events: list[Event], n: int) -> None:
-        """The id, scope, bp and bind_id columns: column-wise over the few events that have any."""
+    def _ids_of(self, events: list[Event], n: int, flags: bytes | None = None) -> None:
+        """The id, scope, bp and bind_id columns: column-wise over the few events that have any.
+        ``flags``: the C helper's flag per event (a byte 0/1), else computed here."""
         id_kind = np.zeros(n, dtype=np.int8)
         id_val = np.zeros(n, dtype=np.int64)
         scope = np.zeros(n, dtype=np.int8)
         bp = np.zeros(n, dtype=bool)
         # A flag per event (no int objects made, unlike enumerate), then the flagged events in C.
-        flagged = [
-            e.id is not None or e.id2 is not None or e.s is not None or e.bp is not None or e.bind_id is not None
-            for e in events
-        ]
-        if True in flagged:
+        if flags is not None:
+            flagged: Any = flags
+            any_flagged = 1 in flags
+        else:
+            flagged = [
+                e.id is not None or e.id2 is not None or e.s is not None or e.bp is not None or e.bind_id is not None
+                for e in events
+            ]
+            any_flagged = True in flagged
+        if any_flagged:
             rows = np.flatnonzero(_bools(flagged))
             sub = list(compress(events, flagged))
             m = len(sub)
@@ -415,6 +448,6 @@ def _floats(values: list[Any]) -> np.ndarray:
         return np.fromiter(map(_as_float, values), dtype=np.float64, count=len(values))
 
 
-def _bools(flags: list[bool]) -> np.ndarray:
-    """A list of bools as a numpy mask (via bytes: ~2x faster than fromiter or np.array)."""
+def _bools(flags: list[bool] | bytes) -> np.ndarray:
+    """A list of bools (or bytes of 0/1) as a numpy mask (via bytes: ~2x faster than fromiter or np.array)."""
     return np.frombuffer(bytes(flags), dtype=bool)

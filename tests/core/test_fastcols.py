@@ -1,0 +1,233 @@
+"""The optional C helper (vtui.io._fastcols) gives the column sink exactly what its pure-Python
+path gives: every array, string, thread key, id, phase count and args byte, on every fixture and
+on generated chunks of odd events. Where the helper cannot match Python exactly it declines the
+chunk (returns None) and the Python path runs."""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+
+import msgspec
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.helpers import FIXTURES, ROOT
+from vtui.io import columns
+from vtui.io.columns import Columns, ColumnSink
+from vtui.io.events import Event
+from vtui.io.jsonscan import scan_trace
+
+try:
+    from vtui.io._fastcols import extract
+except ImportError:
+    extract = None
+
+needs_c = pytest.mark.skipif(
+    extract is None, reason="vtui.io._fastcols is not built (no C compiler at install): only the Python path exists")
+
+
+def _has_compiler() -> bool:
+    cc = (sysconfig.get_config_var("CC") or "gcc").split()[0]
+    return bool(shutil.which(cc) or shutil.which("gcc"))
+
+
+@pytest.mark.skipif(not _has_compiler(), reason="no C compiler: the helper is optional and not built")
+def test_the_helper_is_built_where_a_compiler_exists():
+    # An install on a machine with a compiler (CI) must build it; a silent build failure would
+    # otherwise only show as a slower load.
+    assert importlib.util.find_spec("vtui.io._fastcols") is not None
+    assert extract is not None
+
+
+def _assert_same(a: Columns, b: Columns) -> None:
+    for f in dataclasses.fields(Columns):
+        x, y = getattr(a, f.name), getattr(b, f.name)
+        if isinstance(x, np.ndarray) or isinstance(y, np.ndarray):
+            assert isinstance(x, np.ndarray) and isinstance(y, np.ndarray), f.name
+            assert x.dtype == y.dtype and x.shape == y.shape, f.name
+            assert x.tobytes() == y.tobytes(), f.name  # bit for bit, NaNs included
+        else:
+            assert type(x) is type(y), f.name
+            assert x == y, f.name
+            if isinstance(x, list):  # True == 1 and 1.0 == 1: the kinds of the values count too
+                assert [type(v) for v in x] == [type(v) for v in y], f.name
+
+
+def _sink_columns(use_c: bool, chunks: list[list[Event]]) -> Columns:
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(columns, "_extract", extract if use_c else None)
+        sink = ColumnSink()
+        for chunk in chunks:
+            sink.add(chunk)
+        return sink.finish()
+
+
+def _fixture_paths():
+    return sorted(p for p in FIXTURES.rglob("*") if p.is_file() and ".json" in p.name)
+
+
+@needs_c
+@pytest.mark.parametrize("path", _fixture_paths(), ids=lambda p: p.name)
+def test_both_paths_give_the_same_columns_on_every_fixture(path, monkeypatch):
+    data = path.read_bytes()
+    if data[:2] == b"\x1f\x8b":
+        data = gzip.decompress(data)
+    out = []
+    for use_c in (False, True):
+        with monkeypatch.context() as m:
+            m.setattr(columns, "_extract", extract if use_c else None)
+            sink = ColumnSink()
+            scan_trace(data, sink)
+            out.append(sink.finish())
+    assert len(out[0]) > 0
+    _assert_same(out[0], out[1])
+
+
+# Field values of every kind a JSON decode can give, and a few it cannot (Python code building Events).
+_SCALARS = st.one_of(
+    st.none(), st.booleans(), st.integers(-(2**40), 2**40), st.integers(-(2**1100), 2**1100),
+    st.floats(allow_nan=False), st.sampled_from(["X", "B", "E", "i", "s", "f", "", "0x1f", "1.5", "name"]),
+)
+_VALUES = st.one_of(_SCALARS, st.lists(st.integers(0, 3), max_size=2), st.just({"k": 1}))
+_NUMBERS = st.one_of(
+    st.none(), st.booleans(), st.floats(), st.integers(-(2**60), 2**60), st.integers(2**1024, 2**1030),
+    st.sampled_from(["1.5", "x", float("inf")]),
+)
+_RAWS = st.one_of(st.just(b""), st.binary(max_size=12)).map(msgspec.Raw)
+
+
+@st.composite
+def _events(draw, odd: bool) -> Event:
+    common = st.sampled_from(["X", "a", 1, None])  # repeats, so kinds are shared
+    value = st.one_of(common, _VALUES) if odd else common
+    fields = {
+        "ph": draw(st.one_of(st.sampled_from(["X", "B", "i", "s", "f"]), value) if odd else st.sampled_from("XBi")),
+        "name": draw(value), "cat": draw(value), "pid": draw(value), "tid": draw(value),
+        "ts": draw(_NUMBERS if odd else st.one_of(st.none(), st.floats(), st.integers(-(2**60), 2**60))),
+        "dur": draw(_NUMBERS if odd else st.one_of(st.none(), st.floats(width=32))),
+        "id": draw(st.one_of(st.none(), st.none(), _VALUES)),
+        "id2": draw(st.one_of(st.none(), st.none(), st.fixed_dictionaries({"local": st.integers(0, 3)}))),
+        "scope": draw(st.one_of(st.none(), st.none(), st.sampled_from(["s1", 2]))),
+        "s": draw(st.one_of(st.none(), st.none(), st.sampled_from(["t", "p", "g", 3]))),
+        "bp": draw(st.one_of(st.none(), st.none(), st.sampled_from(["e", "x"]))),
+        "bind_id": draw(st.one_of(st.none(), st.none(), st.integers(0, 5), st.just("0x5"))),
+        "flow_in": draw(st.one_of(st.none(), st.booleans())),
+        "flow_out": draw(st.one_of(st.none(), st.booleans())),
+        "args": draw(_RAWS),
+    }
+    present = draw(st.sets(st.sampled_from(list(fields))))  # missing fields keep their defaults
+    return Event(**{k: v for k, v in fields.items() if k in present})
+
+
+def _cut(events: list[Event], cuts: list[int]) -> list[list[Event]]:
+    bounds = sorted({0, len(events), *(c % (len(events) + 1) for c in cuts)})
+    return [events[a:b] for a, b in zip(bounds, bounds[1:]) if b > a]
+
+
+@needs_c
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_events(odd=True), max_size=30), st.lists(st.integers(0, 30), max_size=4))
+def test_both_paths_give_the_same_columns_on_odd_events(events, cuts):
+    chunks = _cut(events, cuts)
+    _assert_same(_sink_columns(False, chunks), _sink_columns(True, chunks))
+
+
+@needs_c
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_events(odd=False), min_size=1, max_size=30), st.lists(st.integers(0, 30), max_size=4))
+def test_the_helper_takes_plain_chunks_and_matches(events, cuts):
+    """Chunks of plain values (what msgspec decodes from real traces) go through the helper."""
+    taken = []
+
+    def counting(evs, kinds):
+        out = extract(evs, kinds)
+        taken.append(out is not None)
+        return out
+
+    chunks = _cut(events, cuts)
+    expected = _sink_columns(False, chunks)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(columns, "_extract", counting)
+        sink = ColumnSink()
+        for chunk in chunks:
+            sink.add(chunk)
+        got = sink.finish()
+    assert taken and all(taken)
+    _assert_same(expected, got)
+
+
+def _plain(**kw) -> Event:
+    base = {"ph": "X", "name": "k", "cat": "c", "ts": 1.5, "dur": 2, "pid": 1, "tid": 2,
+            "args": msgspec.Raw(b'{"a":1}')}
+    return Event(**{**base, **kw})
+
+
+@needs_c
+def test_extract_reads_each_field_as_the_python_path_does():
+    events = [_plain(), _plain(ts=None, dur=True, args=msgspec.Raw(b""), id=7), _plain(name="new", bp="e"),
+              _plain(ts=-(2**60), dur=False, s="g"), _plain(bind_id=0)]
+    kinds = {("X", "k", "c", 1, 2): 5}
+    kind, ts, dur, lens, blob, flags = extract(events, kinds)
+    assert np.frombuffer(kind, dtype=np.int32).tolist() == [5, 5, -1, 5, 5]
+    assert np.frombuffer(ts, dtype=np.float64).tobytes() == columns._floats([e.ts for e in events]).tobytes()
+    assert np.frombuffer(dur, dtype=np.float64).tolist() == [2.0, 1.0, 2.0, 0.0, 2.0]
+    assert np.frombuffer(lens, dtype=np.int64).tolist() == [7, 0, 7, 7, 7]
+    assert blob == b'{"a":1}' * 4
+    assert list(flags) == [0, 1, 1, 1, 1]
+    assert extract([], kinds) is None  # nothing to do: add() never calls it so
+
+
+@needs_c
+@pytest.mark.parametrize("odd", [
+    {"name": ["a", "list"]},  # unhashable: Python interns its text
+    {"pid": {"a": 1}},
+    {"ts": "1.5"},  # numeric strings: numpy parses them
+    {"dur": "x"},
+    {"ts": 2**1024},  # too big for a double: NaN via Python's rules
+    {"dur": [1]},
+    {"args": "not a buffer"},
+], ids=repr)
+def test_extract_declines_what_only_python_handles(odd):
+    events = [_plain(), _plain(**odd)]
+    assert extract(events, {}) is None
+    assert extract(events[:1], {}) is not None
+
+
+@needs_c
+def test_extract_declines_objects_that_are_not_the_first_ones_type():
+    class Other(msgspec.Struct):
+        ph: object = None
+
+    assert extract([_plain(), Other()], {}) is None
+    assert extract([Other()], {}) is None  # no such fields as slots: not read blindly
+    assert extract([object()], {}) is None
+    with pytest.raises(TypeError):
+        extract((_plain(),), {})
+
+
+@needs_c
+def test_int_subclasses_are_not_read_as_ints():
+    class Weird(int):
+        def __float__(self) -> float:
+            return 0.25
+
+    assert extract([_plain(ts=Weird(3))], {}) is None
+
+
+@pytest.mark.parametrize("env, expect", [("1", "None"), ("0", "helper" if extract else "None")])
+def test_pure_python_switch_disables_the_helper(env, expect):
+    # In a fresh process: reloading vtui.io.columns here would leave other modules with old classes.
+    code = ("import vtui.io.columns as c; "
+            "print('None' if c._extract is None else 'helper' if c._extract.__module__ == 'vtui.io._fastcols' else '?')")
+    out = subprocess.run([sys.executable, "-c", code], env={**os.environ, "VTUI_PURE_PYTHON": env},
+                         capture_output=True, text=True, check=True, cwd=ROOT)
+    assert out.stdout.strip() == expect

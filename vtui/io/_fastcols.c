@@ -1,0 +1,256 @@
+/* Optional helper for vtui.io.columns.ColumnSink.add: the per-event part of a chunk in C.
+ *
+ * It reads only Python objects (decoded Event structs), never trace bytes. Anything it does not
+ * handle exactly as the Python path does (an unhashable kind field, a ts that is not a float, an
+ * int or None, an int too big for a double, an object of another type...) makes it return None,
+ * and the caller runs the pure-Python path on that chunk instead: results are identical either way.
+ *
+ * Fields are read straight from the struct's slots (offsets taken from the type's member
+ * descriptors, checked once per call), which is what PyObject_GetAttr would end up doing, minus
+ * the attribute lookup. Every object used is held (INCREF) while it is used.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+enum { F_PH, F_NAME, F_CAT, F_PID, F_TID, F_TS, F_DUR, F_ARGS, F_ID, F_ID2, F_S, F_BP, F_BIND, NFIELDS };
+static const char *FIELD_NAMES[NFIELDS] = {
+    "ph", "name", "cat", "pid", "tid", "ts", "dur", "args", "id", "id2", "s", "bp", "bind_id",
+};
+static PyObject *field_str[NFIELDS];  /* interned names */
+
+/* Offsets of the fields in instances of ``tp``; 0 when the type is not a plain slotted struct. */
+static int
+field_offsets(PyTypeObject *tp, Py_ssize_t *offs)
+{
+    for (int f = 0; f < NFIELDS; f++) {
+        /* On a type, a slot's name gives its member descriptor (``Event.ph``). */
+        PyObject *descr = PyObject_GetAttr((PyObject *)tp, field_str[f]);
+        if (descr == NULL) {
+            PyErr_Clear();
+            return 0;
+        }
+        int ok = Py_IS_TYPE(descr, &PyMemberDescr_Type)
+                 && PyType_IsSubtype(tp, ((PyDescrObject *)descr)->d_type);
+        if (ok) {
+            PyMemberDef *m = ((PyMemberDescrObject *)descr)->d_member;
+            ok = (m->type == T_OBJECT_EX || m->type == T_OBJECT) && m->offset > 0
+                 && (size_t)m->offset + sizeof(PyObject *) <= (size_t)tp->tp_basicsize;
+            offs[f] = m->offset;
+        }
+        Py_DECREF(descr);  /* the type holds it */
+        if (!ok)
+            return 0;
+    }
+    return 1;
+}
+
+/* float64 of a ts/dur exactly as vtui.io.columns._floats gives it; -1: not handled here. */
+static int
+as_double(PyObject *v, double *out)
+{
+    if (PyFloat_CheckExact(v)) {
+        *out = PyFloat_AS_DOUBLE(v);
+        return 0;
+    }
+    if (v == Py_None) {
+        *out = Py_NAN;
+        return 0;
+    }
+    if (PyLong_CheckExact(v) || PyBool_Check(v)) {
+        double d = PyLong_AsDouble(v);
+        if (d == -1.0 && PyErr_Occurred()) {
+            PyErr_Clear();  /* too big for a double: Python's path decides */
+            return -1;
+        }
+        *out = d;
+        return 0;
+    }
+    return -1;
+}
+
+PyDoc_STRVAR(extract_doc,
+"extract(events: list, kinds: dict) -> tuple | None\n\n"
+"Per event: kind id (kinds.get((ph, name, cat, pid, tid), -1)) as int32 bytearray, ts and dur as\n"
+"float64 bytes, args lengths as int64 bytes, the args joined as bytes, and a uint8 flag (any of id,\n"
+"id2, s, bp, bind_id not None) as bytes. None when the chunk needs the Python path.");
+
+static PyObject *
+extract(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2 || !PyList_CheckExact(args[0]) || !PyDict_CheckExact(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "extract(events: list, kinds: dict)");
+        return NULL;
+    }
+    PyObject *events = args[0], *kinds = args[1];
+    Py_ssize_t n = PyList_GET_SIZE(events);
+    if (n == 0)
+        Py_RETURN_NONE;
+
+    PyObject *first = PyList_GET_ITEM(events, 0);
+    PyTypeObject *tp = Py_TYPE(first);
+    Py_ssize_t offs[NFIELDS];
+    if (!field_offsets(tp, offs))
+        Py_RETURN_NONE;
+    Py_INCREF(tp);  /* the offsets stay valid while the type lives */
+    Py_INCREF(kinds);
+
+    PyObject *kind_b = PyByteArray_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int32_t));
+    PyObject *ts_b = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(double));
+    PyObject *dur_b = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(double));
+    PyObject *len_b = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
+    PyObject *flag_b = PyBytes_FromStringAndSize(NULL, n);
+    PyObject *blob = NULL, *result = NULL;
+    char *bbuf = NULL;
+    Py_ssize_t bcap = 0, bsize = 0;
+    if (!kind_b || !ts_b || !dur_b || !len_b || !flag_b)
+        goto error;
+    int32_t *kind = (int32_t *)PyByteArray_AS_STRING(kind_b);
+    double *ts = (double *)PyBytes_AS_STRING(ts_b);
+    double *dur = (double *)PyBytes_AS_STRING(dur_b);
+    int64_t *lens = (int64_t *)PyBytes_AS_STRING(len_b);
+    char *flags = PyBytes_AS_STRING(flag_b);
+
+    for (Py_ssize_t i = 0; i < n; i++) {
+        /* Hashing and comparing can run Python code for odd field types: re-check the list. */
+        if (PyList_GET_SIZE(events) != n)
+            goto fallback;
+        PyObject *ev = PyList_GET_ITEM(events, i);
+        if (!Py_IS_TYPE(ev, tp))
+            goto fallback;
+        Py_INCREF(ev);
+        PyObject *fv[NFIELDS];
+        int missing = 0;
+        for (int f = 0; f < NFIELDS; f++) {
+            fv[f] = *(PyObject **)((char *)ev + offs[f]);
+            if (fv[f] == NULL)
+                missing = 1;
+        }
+        if (missing) {
+            Py_DECREF(ev);
+            goto fallback;
+        }
+        flags[i] = (fv[F_ID] != Py_None || fv[F_ID2] != Py_None || fv[F_S] != Py_None
+                    || fv[F_BP] != Py_None || fv[F_BIND] != Py_None);
+        if (as_double(fv[F_TS], &ts[i]) < 0 || as_double(fv[F_DUR], &dur[i]) < 0) {
+            Py_DECREF(ev);
+            goto fallback;
+        }
+        /* args: any buffer (msgspec.Raw is one), appended to the chunk's blob. */
+        PyObject *raw = fv[F_ARGS];
+        Py_INCREF(raw);
+        Py_buffer view;
+        if (PyObject_GetBuffer(raw, &view, PyBUF_SIMPLE) < 0) {
+            PyErr_Clear();
+            Py_DECREF(raw);
+            Py_DECREF(ev);
+            goto fallback;
+        }
+        if (bsize + view.len > bcap) {
+            Py_ssize_t want = bcap ? bcap : 4096;
+            while (want < bsize + view.len) {
+                if (want > PY_SSIZE_T_MAX / 2) {
+                    PyBuffer_Release(&view);
+                    Py_DECREF(raw);
+                    Py_DECREF(ev);
+                    PyErr_NoMemory();
+                    goto error;
+                }
+                want *= 2;
+            }
+            char *grown = PyMem_Realloc(bbuf, (size_t)want);
+            if (grown == NULL) {
+                PyBuffer_Release(&view);
+                Py_DECREF(raw);
+                Py_DECREF(ev);
+                PyErr_NoMemory();
+                goto error;
+            }
+            bbuf = grown;
+            bcap = want;
+        }
+        if (view.len)
+            memcpy(bbuf + bsize, view.buf, (size_t)view.len);
+        bsize += view.len;
+        lens[i] = (int64_t)view.len;
+        PyBuffer_Release(&view);
+        Py_DECREF(raw);
+
+        /* The kind: a new (ph, name, cat, pid, tid) tuple looked up as Python's dict.get would. */
+        PyObject *key = PyTuple_New(5);
+        if (key == NULL) {
+            Py_DECREF(ev);
+            goto error;
+        }
+        for (int f = 0; f < 5; f++) {  /* F_PH..F_TID are 0..4, in key order */
+            Py_INCREF(fv[f]);
+            PyTuple_SET_ITEM(key, f, fv[f]);
+        }
+        Py_DECREF(ev);  /* the key holds what is still needed */
+        PyObject *hit = PyDict_GetItemWithError(kinds, key);  /* borrowed */
+        if (hit == NULL) {
+            Py_DECREF(key);
+            if (PyErr_Occurred()) {  /* unhashable field (a list...): Python's path uses its text */
+                PyErr_Clear();
+                goto fallback;
+            }
+            kind[i] = -1;
+            continue;
+        }
+        Py_DECREF(key);
+        if (!PyLong_CheckExact(hit))
+            goto fallback;
+        long id = PyLong_AsLong(hit);
+        if ((id == -1 && PyErr_Occurred()) || id < INT32_MIN || id > INT32_MAX) {
+            PyErr_Clear();
+            goto fallback;
+        }
+        kind[i] = (int32_t)id;
+    }
+
+    blob = PyBytes_FromStringAndSize(bbuf, bsize);
+    if (blob == NULL)
+        goto error;
+    result = PyTuple_Pack(6, kind_b, ts_b, dur_b, len_b, blob, flag_b);
+    goto done;
+
+fallback:
+    result = Py_NewRef(Py_None);
+    goto done;
+error:
+    result = NULL;
+done:
+    PyMem_Free(bbuf);
+    Py_XDECREF(blob);
+    Py_XDECREF(kind_b);
+    Py_XDECREF(ts_b);
+    Py_XDECREF(dur_b);
+    Py_XDECREF(len_b);
+    Py_XDECREF(flag_b);
+    Py_DECREF(kinds);
+    Py_DECREF(tp);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"extract", (PyCFunction)(void (*)(void))extract, METH_FASTCALL, extract_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "vtui.io._fastcols",
+    "Optional C helper for vtui.io.columns (the pure-Python path is the reference).", -1, methods,
+};
+
+PyMODINIT_FUNC
+PyInit__fastcols(void)
+{
+    for (int f = 0; f < NFIELDS; f++) {
+        if (field_str[f] == NULL && (field_str[f] = PyUnicode_InternFromString(FIELD_NAMES[f])) == NULL)
+            return NULL;
+    }
+    return PyModule_Create(&module);
+}
