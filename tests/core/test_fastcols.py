@@ -165,6 +165,37 @@ def test_the_helper_takes_plain_chunks_and_matches(events, cuts):
     _assert_same(expected, got)
 
 
+@needs_c
+@pytest.mark.parametrize("odd", [
+    {"id": True}, {"id": "0x1f"}, {"id": 1.0}, {"id": 2**63}, {"id": -(2**63) - 1}, {"id2": {"local": 1}},
+    {"scope": "x", "id": 5}, {"bind_id": 3}, {"s": ("t",)}, {"bp": b"e"},
+], ids=repr)
+def test_extract_leaves_the_id_columns_to_python_outside_its_case(odd):
+    events = [_plain(id=2**63 - 1, s="p", bp="e"), _plain(**odd)]
+    assert extract(events[:1], {})[6] is not None
+    out = extract(events, {})
+    assert out is not None and out[6] is None
+
+
+_INT_IDS = st.one_of(st.none(), st.integers(-(2**63), 2**63 - 1), st.integers(-(2**64), 2**64))
+_FLOW_EVENTS = st.builds(
+    Event, ph=st.sampled_from(["s", "f", "t", "X", "b", "e"]), name=st.just("n"), cat=st.just("c"),
+    pid=st.just(1), tid=st.just(2), ts=st.floats(0, 1e9), id=_INT_IDS,
+    s=st.one_of(st.none(), st.sampled_from(["t", "p", "g", "G", "", 1, True, 2.5, ["t"]])),
+    bp=st.one_of(st.none(), st.sampled_from(["e", "E", "", "ee", 0, None, {"e": 1}])),
+    scope=st.one_of(st.none(), st.none(), st.none(), st.just("sc")),
+)
+
+
+@needs_c
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_FLOW_EVENTS, min_size=1, max_size=30), st.lists(st.integers(0, 30), max_size=3))
+def test_both_paths_give_the_same_id_columns(events, cuts):
+    """Integer ids, scopes and bp values of every JSON kind: the helper's id columns or Python's."""
+    chunks = _cut(events, cuts)
+    _assert_same(_sink_columns(False, chunks), _sink_columns(True, chunks))
+
+
 def _plain(**kw) -> Event:
     base = {"ph": "X", "name": "k", "cat": "c", "ts": 1.5, "dur": 2, "pid": 1, "tid": 2,
             "args": msgspec.Raw(b'{"a":1}')}
@@ -176,13 +207,17 @@ def test_extract_reads_each_field_as_the_python_path_does():
     events = [_plain(), _plain(ts=None, dur=True, args=msgspec.Raw(b""), id=7), _plain(name="new", bp="e"),
               _plain(ts=-(2**60), dur=False, s="g"), _plain(bind_id=0)]
     kinds = {("X", "k", "c", 1, 2): 5}
-    kind, ts, dur, lens, blob, flags = extract(events, kinds)
+    kind, ts, dur, lens, blob, flags, ids = extract(events, kinds)
     assert np.frombuffer(kind, dtype=np.int32).tolist() == [5, 5, -1, 5, 5]
     assert np.frombuffer(ts, dtype=np.float64).tobytes() == columns._floats([e.ts for e in events]).tobytes()
     assert np.frombuffer(dur, dtype=np.float64).tolist() == [2.0, 1.0, 2.0, 0.0, 2.0]
     assert np.frombuffer(lens, dtype=np.int64).tolist() == [7, 0, 7, 7, 7]
     assert blob == b'{"a":1}' * 4
     assert list(flags) == [0, 1, 1, 1, 1]
+    assert ids is None  # a bind_id: flow v2, Python's path makes the id columns
+    id_kind, id_val, scope, bp = extract(events[:4], kinds)[6]
+    assert list(id_kind) == [0, 1, 0, 0] and np.frombuffer(id_val, dtype=np.int64).tolist() == [0, 7, 0, 0]
+    assert list(scope) == [0, 0, 0, 2] and list(bp) == [0, 0, 1, 0]
     assert extract([], kinds) is None  # nothing to do: add() never calls it so
 
 

@@ -16,9 +16,9 @@
 #include <stdint.h>
 #include <string.h>
 
-enum { F_PH, F_NAME, F_CAT, F_PID, F_TID, F_TS, F_DUR, F_ARGS, F_ID, F_ID2, F_S, F_BP, F_BIND, NFIELDS };
+enum { F_PH, F_NAME, F_CAT, F_PID, F_TID, F_TS, F_DUR, F_ARGS, F_ID, F_ID2, F_S, F_BP, F_BIND, F_SCOPE, NFIELDS };
 static const char *FIELD_NAMES[NFIELDS] = {
-    "ph", "name", "cat", "pid", "tid", "ts", "dur", "args", "id", "id2", "s", "bp", "bind_id",
+    "ph", "name", "cat", "pid", "tid", "ts", "dur", "args", "id", "id2", "s", "bp", "bind_id", "scope",
 };
 static PyObject *field_str[NFIELDS];  /* interned names */
 
@@ -72,11 +72,56 @@ as_double(PyObject *v, double *out)
     return -1;
 }
 
+/* Types whose == with a str and whose isinstance(v, str) run no Python code. */
+static int
+plain_json(PyObject *v)
+{
+    return v == Py_None || PyUnicode_CheckExact(v) || PyLong_CheckExact(v) || PyBool_Check(v)
+           || PyFloat_CheckExact(v) || PyList_CheckExact(v) || PyDict_CheckExact(v);
+}
+
+/* One character string equal to ``c``? (``v`` an exact str) */
+static int
+is_char(PyObject *v, Py_UCS4 c)
+{
+    return PyUnicode_GET_LENGTH(v) == 1 && PyUnicode_READ_CHAR(v, 0) == c;
+}
+
+/* The id, scope and bp columns of a flagged event, as ColumnSink._ids_of sets them in its common
+ * case (no id2, scope or bind_id; the id None or an int64). 0: not that case. */
+static int
+ids_of(PyObject **fv, int8_t *id_kind, int64_t *id_val, int8_t *scope, char *bp)
+{
+    if (fv[F_ID2] != Py_None || fv[F_SCOPE] != Py_None || fv[F_BIND] != Py_None)
+        return 0;  /* rare: namespaced ids and flow v2, Python's path */
+    PyObject *id = fv[F_ID];
+    if (id != Py_None) {
+        if (!PyLong_CheckExact(id))  /* bools, strings, floats: normalised in Python */
+            return 0;
+        int overflow = 0;
+        long long v = PyLong_AsLongLongAndOverflow(id, &overflow);
+        if (overflow || (v == -1 && PyErr_Occurred())) {  /* beyond int64: interned, in Python */
+            PyErr_Clear();
+            return 0;
+        }
+        *id_kind = 1;
+        *id_val = (int64_t)v;
+    }
+    PyObject *s = fv[F_S], *b = fv[F_BP];
+    if (!plain_json(s) || !plain_json(b))
+        return 0;
+    if (PyUnicode_CheckExact(s))  /* _SCOPE.get(s, 0) */
+        *scope = is_char(s, 't') ? 0 : is_char(s, 'p') ? 1 : is_char(s, 'g') ? 2 : 0;
+    *bp = PyUnicode_CheckExact(b) && is_char(b, 'e');  /* bp == "e" */
+    return 1;
+}
+
 PyDoc_STRVAR(extract_doc,
 "extract(events: list, kinds: dict) -> tuple | None\n\n"
 "Per event: kind id (kinds.get((ph, name, cat, pid, tid), -1)) as int32 bytearray, ts and dur as\n"
 "float64 bytes, args lengths as int64 bytes, the args joined as bytes, and a uint8 flag (any of id,\n"
-"id2, s, bp, bind_id not None) as bytes. None when the chunk needs the Python path.");
+"id2, s, bp, bind_id not None) as bytes, and the (id_kind int8, id_val int64, scope int8, bp bool)\n"
+"columns as bytes, or None where Python must make them. None when the chunk needs the Python path.");
 
 static PyObject *
 extract(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
@@ -103,11 +148,24 @@ extract(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     PyObject *dur_b = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(double));
     PyObject *len_b = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
     PyObject *flag_b = PyBytes_FromStringAndSize(NULL, n);
+    PyObject *idk_b = PyBytes_FromStringAndSize(NULL, n);
+    PyObject *idv_b = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
+    PyObject *scope_b = PyBytes_FromStringAndSize(NULL, n);
+    PyObject *bp_b = PyBytes_FromStringAndSize(NULL, n);
     PyObject *blob = NULL, *result = NULL;
+    int ids_ok = 1;
     char *bbuf = NULL;
     Py_ssize_t bcap = 0, bsize = 0;
-    if (!kind_b || !ts_b || !dur_b || !len_b || !flag_b)
+    if (!kind_b || !ts_b || !dur_b || !len_b || !flag_b || !idk_b || !idv_b || !scope_b || !bp_b)
         goto error;
+    int8_t *id_kind = (int8_t *)PyBytes_AS_STRING(idk_b);
+    int64_t *id_val = (int64_t *)PyBytes_AS_STRING(idv_b);
+    int8_t *scope = (int8_t *)PyBytes_AS_STRING(scope_b);
+    char *bp = PyBytes_AS_STRING(bp_b);
+    memset(id_kind, 0, (size_t)n);
+    memset(id_val, 0, (size_t)n * sizeof(int64_t));
+    memset(scope, 0, (size_t)n);
+    memset(bp, 0, (size_t)n);
     int32_t *kind = (int32_t *)PyByteArray_AS_STRING(kind_b);
     double *ts = (double *)PyBytes_AS_STRING(ts_b);
     double *dur = (double *)PyBytes_AS_STRING(dur_b);
@@ -135,6 +193,8 @@ extract(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         }
         flags[i] = (fv[F_ID] != Py_None || fv[F_ID2] != Py_None || fv[F_S] != Py_None
                     || fv[F_BP] != Py_None || fv[F_BIND] != Py_None);
+        if (flags[i] && ids_ok)
+            ids_ok = ids_of(fv, &id_kind[i], &id_val[i], &scope[i], &bp[i]);
         if (as_double(fv[F_TS], &ts[i]) < 0 || as_double(fv[F_DUR], &dur[i]) < 0) {
             Py_DECREF(ev);
             goto fallback;
@@ -214,7 +274,16 @@ extract(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     blob = PyBytes_FromStringAndSize(bbuf, bsize);
     if (blob == NULL)
         goto error;
-    result = PyTuple_Pack(6, kind_b, ts_b, dur_b, len_b, blob, flag_b);
+    if (ids_ok) {
+        PyObject *ids = PyTuple_Pack(4, idk_b, idv_b, scope_b, bp_b);
+        if (ids == NULL)
+            goto error;
+        result = PyTuple_Pack(7, kind_b, ts_b, dur_b, len_b, blob, flag_b, ids);
+        Py_DECREF(ids);
+    }
+    else {
+        result = PyTuple_Pack(7, kind_b, ts_b, dur_b, len_b, blob, flag_b, Py_None);
+    }
     goto done;
 
 fallback:
@@ -230,6 +299,10 @@ done:
     Py_XDECREF(dur_b);
     Py_XDECREF(len_b);
     Py_XDECREF(flag_b);
+    Py_XDECREF(idk_b);
+    Py_XDECREF(idv_b);
+    Py_XDECREF(scope_b);
+    Py_XDECREF(bp_b);
     Py_DECREF(kinds);
     Py_DECREF(tp);
     return result;

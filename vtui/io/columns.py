@@ -208,7 +208,7 @@ class ColumnSink:
         # The C helper's per-event reads, or None: this chunk takes the Python path (same result).
         fast = _extract(events, self._kinds) if _extract is not None else None
         if fast is not None:
-            kind_b, ts_b, dur_b, lens_b, chunk_blob, flags_b = fast
+            kind_b, ts_b, dur_b, lens_b, chunk_blob, flags_b, id_cols = fast
             kind = np.frombuffer(kind_b, dtype=np.int32)  # a bytearray: writable, for the new kinds
             if (kind < 0).any():
                 self._new_kinds(events, kind)
@@ -222,7 +222,7 @@ class ColumnSink:
             lens = np.fromiter(map(len, raws), dtype=np.int64, count=n)
             chunk_blob = b"".join(raws)
             del raws
-            flagged = None
+            flagged = id_cols = None
         table = self._kind_table
         self._put("ph", table.ph[kind])
         self._put("name", table.name[kind])
@@ -244,7 +244,11 @@ class ColumnSink:
         self._put("args_off", offs)
         self._put("args_len", lens.astype(np.int32))
 
-        self._ids_of(events, n, flagged)
+        if id_cols is not None:  # the helper's id columns: its common case (no id2, scope, bind_id; int64 ids)
+            for name, data, dtype in zip(("id_kind", "id_val", "scope", "bp"), id_cols, _ID_DTYPES):
+                self._put(name, np.frombuffer(data, dtype=dtype))
+        else:
+            self._ids_of(events, n, flagged)
         self._rows += n
 
     def _ids_of(self, events: list[Event], n: int, flags: bytes | None = None) -> None:
@@ -403,6 +407,7 @@ class ColumnSink:
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1  # integer ids outside this are interned like strings
 _KIND = operator.attrgetter("ph", "name", "cat", "pid", "tid")
 _INT_OR_NONE = {int, type(None)}
+_ID_DTYPES = (np.int8, np.int64, np.int8, np.bool_)
 
 
 class _KindTable:
