@@ -230,6 +230,8 @@ def test_extract_reads_each_field_as_the_python_path_does():
     {"ts": 2**1024},  # too big for a double: NaN via Python's rules
     {"dur": [1]},
     {"args": "not a buffer"},
+    {"args": memoryview(b"ab").cast("H")},  # a buffer whose len() is not its size in bytes
+    {"args": bytearray(b"{}")},
 ], ids=repr)
 def test_extract_declines_what_only_python_handles(odd):
     events = [_plain(), _plain(**odd)]
@@ -242,6 +244,10 @@ def test_extract_declines_objects_that_are_not_the_first_ones_type():
     class Other(msgspec.Struct):
         ph: object = None
 
+    class Sub(Event):  # the same layout, but only the first object's exact type is read by offset
+        pass
+
+    assert extract([_plain(), Sub(ph="X", args=msgspec.Raw(b""))], {}) is None
     assert extract([_plain(), Other()], {}) is None
     assert extract([Other()], {}) is None  # no such fields as slots: not read blindly
     assert extract([object()], {}) is None

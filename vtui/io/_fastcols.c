@@ -21,6 +21,7 @@ static const char *FIELD_NAMES[NFIELDS] = {
     "ph", "name", "cat", "pid", "tid", "ts", "dur", "args", "id", "id2", "s", "bp", "bind_id", "scope",
 };
 static PyObject *field_str[NFIELDS];  /* interned names */
+static PyObject *raw_type;  /* msgspec.Raw */
 
 /* Offsets of the fields in instances of ``tp``; 0 when the type is not a plain slotted struct. */
 static int
@@ -199,8 +200,12 @@ extract(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
             Py_DECREF(ev);
             goto fallback;
         }
-        /* args: any buffer (msgspec.Raw is one), appended to the chunk's blob. */
+        /* args: a msgspec.Raw (or bytes), whose buffer's length is its len(), appended to the blob. */
         PyObject *raw = fv[F_ARGS];
+        if (!Py_IS_TYPE(raw, (PyTypeObject *)raw_type) && !PyBytes_CheckExact(raw)) {
+            Py_DECREF(ev);
+            goto fallback;
+        }
         Py_INCREF(raw);
         Py_buffer view;
         if (PyObject_GetBuffer(raw, &view, PyBUF_SIMPLE) < 0) {
@@ -324,6 +329,20 @@ PyInit__fastcols(void)
     for (int f = 0; f < NFIELDS; f++) {
         if (field_str[f] == NULL && (field_str[f] = PyUnicode_InternFromString(FIELD_NAMES[f])) == NULL)
             return NULL;
+    }
+    if (raw_type == NULL) {
+        PyObject *msgspec = PyImport_ImportModule("msgspec");
+        if (msgspec == NULL)
+            return NULL;
+        raw_type = PyObject_GetAttrString(msgspec, "Raw");
+        Py_DECREF(msgspec);
+        if (raw_type == NULL)
+            return NULL;
+        if (!PyType_Check(raw_type)) {
+            Py_CLEAR(raw_type);
+            PyErr_SetString(PyExc_ImportError, "msgspec.Raw is not a type");
+            return NULL;
+        }
     }
     return PyModule_Create(&module);
 }
