@@ -3,5 +3,6 @@
 from setuptools import Extension, setup
 
 # optional=True: where it cannot be compiled (no compiler, no headers), vtui installs without it
-# and vtui.io.columns uses its pure-Python path.
-setup(ext_modules=[Extension("vtui.io._fastcols", ["vtui/io/_fastcols.c"], optional=True)])
+# and vtui.io.columns uses its pure-Python path. A top-level module, so that tests run from a checkout
+# (whose vtui package is the source tree) still find the one pip built.
+setup(ext_modules=[Extension("_vtui_fastcols", ["vtui/io/_fastcols.c"], optional=True)])

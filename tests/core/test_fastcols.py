@@ -1,4 +1,4 @@
-"""The optional C helper (vtui.io._fastcols) gives the column sink exactly what its pure-Python
+"""The optional C helper (the module _vtui_fastcols, from vtui/io/_fastcols.c) gives the column sink exactly what its pure-Python
 path gives: every array, string, thread key, id, phase count and args byte, on every fixture and
 on generated chunks of odd events. Where the helper cannot match Python exactly it declines the
 chunk (returns None) and the Python path runs."""
@@ -27,12 +27,12 @@ from vtui.io.events import Event
 from vtui.io.jsonscan import scan_trace
 
 try:
-    from vtui.io._fastcols import extract
+    from _vtui_fastcols import extract
 except ImportError:
     extract = None
 
 needs_c = pytest.mark.skipif(
-    extract is None, reason="vtui.io._fastcols is not built (no C compiler at install): only the Python path exists")
+    extract is None, reason="_vtui_fastcols is not built (no C compiler at install): only the Python path exists")
 
 
 def _has_compiler() -> bool:
@@ -44,7 +44,7 @@ def _has_compiler() -> bool:
 def test_the_helper_is_built_where_a_compiler_exists():
     # An install on a machine with a compiler (CI) must build it; a silent build failure would
     # otherwise only show as a slower load.
-    assert importlib.util.find_spec("vtui.io._fastcols") is not None
+    assert importlib.util.find_spec("_vtui_fastcols") is not None
     assert extract is not None
 
 
@@ -268,7 +268,7 @@ def test_int_subclasses_are_not_read_as_ints():
 def test_pure_python_switch_disables_the_helper(env, expect):
     # In a fresh process: reloading vtui.io.columns here would leave other modules with old classes.
     code = ("import vtui.io.columns as c; "
-            "print('None' if c._extract is None else 'helper' if c._extract.__module__ == 'vtui.io._fastcols' else '?')")
+            "print('None' if c._extract is None else 'helper' if c._extract.__module__ == '_vtui_fastcols' else '?')")
     out = subprocess.run([sys.executable, "-c", code], env={**os.environ, "VTUI_PURE_PYTHON": env},
                          capture_output=True, text=True, check=True, cwd=ROOT)
     assert out.stdout.strip() == expect

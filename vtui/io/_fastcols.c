@@ -1,5 +1,9 @@
 /* Optional helper for vtui.io.columns.ColumnSink.add: the per-event part of a chunk in C.
  *
+ * Built as the top-level module _vtui_fastcols (not vtui.io._fastcols): tests run from a checkout
+ * import vtui from the source tree, which never holds the compiled file, while a top-level module
+ * is found where pip installed it.
+ *
  * It reads only Python objects (decoded Event structs), never trace bytes. Anything it does not
  * handle exactly as the Python path does (an unhashable kind field, a ts that is not a float, an
  * int or None, an int too big for a double, an object of another type...) makes it return None,
@@ -319,12 +323,12 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "vtui.io._fastcols",
+    PyModuleDef_HEAD_INIT, "_vtui_fastcols",
     "Optional C helper for vtui.io.columns (the pure-Python path is the reference).", -1, methods,
 };
 
 PyMODINIT_FUNC
-PyInit__fastcols(void)
+PyInit__vtui_fastcols(void)
 {
     for (int f = 0; f < NFIELDS; f++) {
         if (field_str[f] == NULL && (field_str[f] = PyUnicode_InternFromString(FIELD_NAMES[f])) == NULL)
