@@ -22,7 +22,8 @@ from vtui.io.events import Event, phase_code
 from vtui.io.exactts import NO_NS, chunk_ts_ns, exact_from_doubles, integral_only, needs_exact
 
 # The optional C helper (_vtui_fastcols, from vtui/io/_fastcols.c) does add()'s per-event reads; the
-# Python path below is the reference and the fallback (no compiler at install, a chunk it declines, VTUI_PURE_PYTHON=1).
+# Python path below is the reference and the fallback (no compiler at install, a chunk it declines,
+# VTUI_PURE_PYTHON=1).
 try:
     from _vtui_fastcols import extract as _extract
 except ImportError:  # pragma: no cover - depends on the install
