@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TypeVar
 
 import msgspec
 import numpy as np
@@ -20,6 +18,7 @@ from vtui.store.merge import Merged, merge_sources
 from vtui.store.nesting import nest
 from vtui.store.pairing import pair
 from vtui.store.parts import SourcePart
+from vtui.store.soon import soon
 from vtui.store.sorting import order_by
 from vtui.store.store import SourceInfo, TraceStore
 from vtui.store.tables import CounterTable, InstantTable, SliceTable
@@ -32,7 +31,6 @@ INSTANT = [PH_CODE[p] for p in "iIR"]
 KEPT_POINTS = [PH_CODE[p] for p in "PNODVvc()"]  # kept as points, not interpreted
 COUNTER, META = PH_CODE["C"], PH_CODE["M"]
 FLOW = {PH_CODE["s"]: 0, PH_CODE["t"]: 1, PH_CODE["f"]: 2}
-T = TypeVar("T")
 
 
 @dataclass
@@ -157,7 +155,7 @@ def build_store(parts: list[SourcePart], args_blob=None, progress: Callable[[flo
     # trace (FLOW_THREAD_MIN events) a thread finds them while the slices are sorted and
     # nested (numpy releases the GIL). With the tree thread of nest(), 1 GB trace on 2 cores: build
     # 1.31 -> 1.08 s wall for +0.12 s CPU.
-    pending_flows = _soon(_flow_chains, len(m.ph) >= FLOW_THREAD_MIN, m, ts_ns, valid, tracks, remap)
+    pending_flows = soon(_flow_chains, len(m.ph) >= FLOW_THREAD_MIN, m, ts_ns, valid, tracks, remap)
     slice_row = sl.pop("row", np.int64)
     end_row = sl.pop("end_row", np.int64)
     slice_track = remap[sl.pop("track", np.int32)] if len(slice_row) else np.zeros(0, dtype=np.int32)
@@ -375,26 +373,6 @@ def _flow_chains(m: Merged, ts_ns: np.ndarray, valid: np.ndarray, tracks: TrackS
 
 
 FLOW_THREAD_MIN = 200_000  # events: below this a thread for the flow chains costs about what it saves
-
-
-def _soon(fn: Callable[..., T], in_thread: bool, *args: object) -> Callable[[], T]:
-    """``fn(*args)``, started in a thread when ``in_thread`` (else run now); returns a function that
-    gives its result (and raises what it raised). If the build fails before asking, the thread
-    still ends with its one task (it only reads the build's arrays) and its result is dropped."""
-    if not in_thread:
-        result = fn(*args)
-        return lambda: result
-    pool = ThreadPoolExecutor(1)
-    future = pool.submit(fn, *args)
-    pool.shutdown(wait=False)  # the thread ends with its one task, also when no one asks for it
-
-    def result() -> T:
-        try:
-            return future.result()
-        finally:
-            pool.shutdown()  # joined: no thread outlives the build (a fork after it stays safe)
-
-    return result
 
 
 def _flow_v2(m: Merged, slice_row: np.ndarray, ts_ns: np.ndarray) -> list[tuple[int, int, int, bool, bool, int]]:

@@ -12,12 +12,12 @@ lane differs from its depth.
 from __future__ import annotations
 
 import heapq
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 
 from vtui.store.containment import containment_parents, depths
+from vtui.store.soon import soon
 
 
 @dataclass
@@ -51,14 +51,9 @@ def nest(starts: np.ndarray, ends: np.ndarray, bounds: np.ndarray, tolerance: in
     n = len(starts)
     # The tree (containment parents) does not depend on the lanes: on a big trace it is built in
     # a thread meanwhile (numpy releases the GIL in its passes; the lanes' stack loops hold it).
-    if n < THREAD_MIN:
-        lane, overlap, nested_lanes = _lanes(starts, ends, bounds)
-        parent, depth = _tree_depth(starts, ends, bounds, tolerance, track, subgroup)
-    else:
-        with ThreadPoolExecutor(1) as pool:
-            tree = pool.submit(_tree_depth, starts, ends, bounds, tolerance, track, subgroup)
-            lane, overlap, nested_lanes = _lanes(starts, ends, bounds)
-            parent, depth = tree.result()
+    tree = soon(_tree_depth, n >= THREAD_MIN, starts, ends, bounds, tolerance, track, subgroup)
+    lane, overlap, nested_lanes = _lanes(starts, ends, bounds)
+    parent, depth = tree()
     return Nesting(depth=depth, parent=parent, lane=lane, overlapping=overlap, nested_lanes=nested_lanes)
 
 
