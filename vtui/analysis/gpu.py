@@ -19,6 +19,7 @@ import numpy as np
 
 from vtui.analysis.basics import Stats, merge_intervals, pct
 from vtui.store.devices import KERNEL, MEMCPY, MEMSET, device_work_kinds, runtime_mask
+from vtui.store.grouping import distinct_ids
 from vtui.store.slicetime import RangeSlices, range_slices
 from vtui.store.store import TraceStore
 
@@ -197,7 +198,7 @@ def analyse_gpu(store: TraceStore, t0: int = 0, t1: int | None = None, top: int 
     out.kernel_busy_pct = pct(int((kb - ka).sum()), t1 - t0)
 
     tracks = s.track[rows]
-    track_ids = np.flatnonzero(np.bincount(tracks, minlength=len(store.tracks))).tolist()  # np.unique, by counting
+    track_ids = distinct_ids(tracks)
     for t in track_ids:
         sel = tracks == t
         a, b = union(sel)

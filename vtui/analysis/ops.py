@@ -17,6 +17,7 @@ import numpy as np
 
 from vtui.analysis.basics import pct
 from vtui.store.devices import SYNC_NAME, annotation_mask, cpu_op_mask, sync_mask
+from vtui.store.grouping import distinct_ids
 from vtui.store.slicetime import RangeSlices, range_slices
 from vtui.store.store import TraceStore
 
@@ -99,7 +100,7 @@ def analyse_ops(store: TraceStore, t0: int = 0, t1: int | None = None, top: int 
     t1 = int(store.span_ns) if t1 is None else t1
     rs = range_slices(store, t0, t1, shared=rs)
     ops = rs.mask(cpu_op_mask(store))
-    threads = int(np.count_nonzero(np.bincount(store.slices.track[rs.rows[ops]], minlength=len(store.tracks))))
+    threads = len(distinct_ids(store.slices.track[rs.rows[ops]]))
     out = OpsReport(t1 - t0, [], [], _sync(store, rs), 0, threads)
     rows, self_sum = _by_name(store, rs, ops, out.denominator_ns)
     out.cpu_self_ns = int(self_sum.sum())
