@@ -25,6 +25,7 @@ from vtui.analysis.memory import (
     _memory_args,
     _MemoryArgs,
     analyse_memory,
+    memory_args_one_by_one,
 )
 from vtui.analysis.ops import analyse_ops
 from vtui.load.trace import load_trace
@@ -39,14 +40,7 @@ def _memory_rows(store) -> np.ndarray:
     return rows[np.argsort(inst.ts_ns[rows], kind="stable")]
 
 
-def _one_by_one(store, rows: np.ndarray) -> list[_MemoryArgs]:
-    """The plain path: each event's args decoded on its own."""
-    out = []
-    for r in rows.tolist():
-        a = store.instant_args(r)
-        out.append(_MemoryArgs(a.get("Bytes"), a.get("Total Allocated"), a.get("Total Reserved"),
-                               a.get("Device Type"), a.get("Device Id")))
-    return out
+_one_by_one = memory_args_one_by_one  # the plain path: each event's args decoded on its own
 
 
 def _values(a: _MemoryArgs) -> tuple:

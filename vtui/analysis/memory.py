@@ -166,6 +166,12 @@ def _memory_args(store: TraceStore, rows: np.ndarray) -> list[_MemoryArgs]:
             return args
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         pass
+    return memory_args_one_by_one(store, rows)
+
+
+def memory_args_one_by_one(store: TraceStore, rows: np.ndarray) -> list[_MemoryArgs]:
+    """The plain path (and the reference the batch paths are tested against): each event's args
+    decoded on its own."""
     out = []
     for r in rows.tolist():
         a = store.instant_args(r)
