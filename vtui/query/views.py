@@ -1,0 +1,91 @@
+"""vtui's own tables next to Perfetto's: ``kernel``, ``launch``, ``step`` and ``finding``.
+
+Each is what the analyses already compute (the same device rule, launch pairing and step
+detection as Insights), handed to DuckDB as columns: ``kernel`` is device work (kernels, memcpy,
+memset), ``launch`` joins each device op to the runtime call that launched it with the launch
+delay, ``step`` is the detected steps, ``finding`` Insights' findings over the whole trace.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from vtui.query import arrowcols as ac
+from vtui.query.tables import _with_rank, memo, words
+from vtui.store.devices import KERNEL, MEMCPY, MEMSET, device_work_kinds
+from vtui.store.store import TraceStore
+
+KIND_NAMES = {KERNEL: "kernel", MEMCPY: "memcpy", MEMSET: "memset"}
+
+
+def _device_rows(store: TraceStore) -> np.ndarray:
+    return memo(store, "device_rows", lambda: np.flatnonzero(device_work_kinds(store) > 0))
+
+
+def kernel_table(store: TraceStore) -> Any:
+    s = store.slices
+    rows = _device_rows(store)
+    kinds = device_work_kinds(store)[rows]
+    kind_words = ac.strings(["", *(KIND_NAMES[k] for k in (KERNEL, MEMCPY, MEMSET))])
+    return ac.table(_with_rank(store, {
+        "id": ac.column(rows.astype(np.int64)),
+        "ts": ac.column(s.start_ns[rows]),
+        "dur": ac.column(s.end_ns[rows] - s.start_ns[rows]),
+        "name": ac.dictionary(s.name_id[rows], words(store)),
+        "category": ac.dictionary(s.cat_id[rows], words(store)),
+        "kind": ac.dictionary(kinds.astype(np.int32), kind_words),
+        "track_id": ac.column(s.track[rows]),
+    }, s.source[rows]))
+
+
+def launch_table(store: TraceStore) -> Any:
+    """One row per device op with a known launch: flows first, else the ``correlation`` arg."""
+    from vtui.analysis.gpu import launch_pairs
+
+    s = store.slices
+    rows = _device_rows(store)
+    launch = launch_pairs(store, rows) if len(rows) else np.zeros(0, dtype=np.int64)
+    ok = launch >= 0
+    g, c = rows[ok].astype(np.int64), launch[ok].astype(np.int64)
+    return ac.table(_with_rank(store, {
+        "slice_id": ac.column(c),  # the runtime call (cudaLaunchKernel, …)
+        "kernel_id": ac.column(g),
+        "name": ac.dictionary(s.name_id[c], words(store)),
+        "kernel_name": ac.dictionary(s.name_id[g], words(store)),
+        "ts": ac.column(s.start_ns[c]),
+        "kernel_ts": ac.column(s.start_ns[g]),
+        "kernel_dur": ac.column(s.end_ns[g] - s.start_ns[g]),
+        "delay": ac.column(s.start_ns[g] - s.start_ns[c]),  # GPU start − launch call start (Insights)
+        "delay_from_end": ac.column(s.start_ns[g] - s.end_ns[c]),  # from the call's return (HTA)
+    }, s.source[g]))
+
+
+def step_table(store: TraceStore) -> Any:
+    from vtui.analysis.steps import find_step_rows
+
+    s = store.slices
+    pattern, _source, rows = find_step_rows(store)
+    rows = rows.astype(np.int64)
+    pa = ac.pyarrow()
+    return ac.table(_with_rank(store, {
+        "step": ac.column(np.arange(len(rows), dtype=np.int64)),
+        "id": ac.column(rows),
+        "ts": ac.column(s.start_ns[rows]),
+        "dur": ac.column(s.end_ns[rows] - s.start_ns[rows]),
+        "name": ac.dictionary(s.name_id[rows], words(store)),
+        "pattern": pa.array([pattern] * len(rows), type=pa.string()),
+    }, s.source[rows]))
+
+
+def finding_table(store: TraceStore) -> Any:
+    from vtui.analysis.insights import compute_insights
+
+    pa = ac.pyarrow()
+    found = compute_insights(store).findings
+    return pa.table({name: pa.array([getattr(f, name) for f in found], type=pa.string())
+                     for name in ("kind", "severity", "message", "hint")})
+
+
+VIEWS = {"kernel": kernel_table, "launch": launch_table, "step": step_table, "finding": finding_table}
