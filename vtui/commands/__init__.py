@@ -23,6 +23,7 @@ COMMANDS: dict[str, str] = {
     "tree": "vtui.commands.tree",
     "cache": "vtui.commands.cache",
     "query": "vtui.commands.query",
+    "mcp": "vtui.mcp",
 }
 
 
@@ -51,11 +52,17 @@ def apply_inflate_argument(opts: argparse.Namespace) -> None:
         os.environ[INFLATE_ENV] = repr(ratio)
 
 
+# Set by `vtui mcp` (vtui/mcp.py): its LRU of stores, so tool calls on one trace load it once.
+STORE_LOADER: Callable[[str, bool], TraceStore] | None = None
+
+
 def load_store(opts: argparse.Namespace, path: str | None = None,
                progress: Callable[[float], None] | None = None) -> TraceStore:
     """Load ``path`` (default ``opts.trace``) honouring ``add_load_arguments``' options."""
     from vtui.load.trace import load_trace
 
     apply_inflate_argument(opts)
-    return load_trace(opts.trace if path is None else path, progress=progress,
-                      cache=not getattr(opts, "no_cache", False))
+    target, cache = opts.trace if path is None else path, not getattr(opts, "no_cache", False)
+    if STORE_LOADER is not None:
+        return STORE_LOADER(str(target), cache)
+    return load_trace(target, progress=progress, cache=cache)
