@@ -212,3 +212,18 @@ def test_result_is_a_struct_and_cli_json_is_its_fields(capsys):
     assert doc == {"columns": ["n"], "types": ["BIGINT"], "rows": [[len(load_trace(path).slices)]], "row_count": 1,
                    "truncated": False}
     assert set(QueryResult.__struct_fields__) == set(doc)
+
+
+def test_a_missing_extra_is_one_line(monkeypatch, capsys):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "duckdb", None)  # import duckdb now raises ImportError
+    assert main(["query", str(FIXTURES / "kineto__before_fix_trace.json"), "SELECT 1"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "pip install 'vtui[sql]'" in err
+    monkeypatch.setitem(sys.modules, "mcp", None)
+    monkeypatch.setitem(sys.modules, "mcp.server.mcpserver", None)
+    monkeypatch.setitem(sys.modules, "mcp.server.fastmcp", None)
+    assert main(["mcp"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "pip install 'vtui[mcp]'" in err
