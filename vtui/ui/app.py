@@ -369,6 +369,20 @@ class VtuiApp(AppShell, App[int]):
 
         self.push_screen(ResultsScreen(self.view.store, self.view.found), jump)
 
+    def action_query(self) -> None:
+        """``:``: the SQL pane (vtui/ui/query.py); enter on a row jumps to its slice or time."""
+        if self.view is None:
+            return
+        from vtui.ui.query import QueryScreen  # noqa: PLC0415
+
+        def jump(target: tuple[str, int] | None) -> None:
+            if target is not None:
+                kind, value = target
+                self._act(lambda: (self.view.unhide_track_of(value), self.view.reveal(value)) if kind == "slice"
+                          else self.view.go_to(value))
+
+        self.push_screen(QueryScreen(self.view.store), jump)
+
     def action_match_next(self) -> None:
         self._act(lambda: self.view.next_match(True) or self.notify("No search (press /)", timeout=2))
 
