@@ -227,3 +227,49 @@ def test_a_missing_extra_is_one_line(monkeypatch, capsys):
     assert main(["mcp"]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "pip install 'vtui[mcp]'" in err
+
+
+# ---- a folder of vtui's Parquet export: the same tables, the same figures ----------------------------
+@pytest.fixture(scope="module")
+def parquet_folders(tmp_path_factory, stores):
+    """The ranks fixture exported at once, and each rank exported alone into one folder."""
+    from vtui.export.parquet import write_parquet
+
+    together = tmp_path_factory.mktemp("pq-together")
+    write_parquet(stores["ranks"], together)
+    apart = tmp_path_factory.mktemp("pq-apart")
+    for f in sorted((FIXTURES / "ranks").glob("*.json.gz")):
+        write_parquet(load_trace(f, cache=False), apart)
+    return together, apart
+
+
+def test_parquet_folder_gives_the_stores_figures(parquet_folders, stores):
+    from vtui.query.parquet import ParquetSource
+
+    store = stores["ranks"]
+    by_rank = "SELECT rank, name, COUNT(*), SUM(dur) FROM slice GROUP BY ALL ORDER BY ALL"
+    want = run_query(store, by_rank, max_rows=None).rows
+    for folder in parquet_folders:
+        pq = ParquetSource(folder)
+        assert run_query(pq, by_rank, max_rows=None).rows == want
+        assert run_query(pq, PYTHON_THREADS).rows == run_query(store, PYTHON_THREADS).rows
+        assert run_query(pq, "SELECT COUNT(DISTINCT id), COUNT(*) FROM slice").rows == [[len(store.slices)] * 2]
+        bad = "SELECT COUNT(*) FROM slice s JOIN slice p ON s.parent_id = p.id WHERE s.rank <> p.rank OR s.track_id <> p.track_id"
+        assert run_query(pq, bad).rows == [[0]]
+        assert run_query(pq, "SELECT COUNT(parent_id) FROM slice").rows == [[int((store.slices.parent >= 0).sum())]]
+        kinds = "SELECT rank, kind, COUNT(*), SUM(dur) FROM kernel GROUP BY ALL ORDER BY ALL"
+        assert run_query(pq, kinds).rows == run_query(store, kinds).rows
+        for table in ("slice", "thread_track", "thread", "process", "track", "counter", "counter_track", "flow",
+                      "instant", "kernel", "args"):
+            extra = [] if table == "args" else ["rank"]
+            assert run_query(pq, f"SELECT * FROM {table} LIMIT 0").columns == SCHEMA[table] + extra, table
+        with pytest.raises(UsageError, match="needs the trace itself"):
+            run_query(pq, "SELECT * FROM step")
+
+
+def test_cli_reads_a_parquet_folder(parquet_folders, capsys):
+    together, _ = parquet_folders
+    doc = cli_json(capsys, "query", together, "SELECT rank, COUNT(*) n FROM slice GROUP BY rank ORDER BY rank",
+                   "--format", "json")
+    per_file = [len([e for e in raw_events(f) if e.get("ph") == "X"]) for f in sorted((FIXTURES / "ranks").glob("*.json.gz"))]
+    assert doc["rows"] == [[0, per_file[0]], [1, per_file[1]]]  # the rank files hold X events only

@@ -45,8 +45,13 @@ def run(opts: argparse.Namespace) -> int:
     from vtui.query.arrowcols import pyarrow
 
     pyarrow()
-    store = load_store(opts)
-    result = run_query(store, opts.sql, time_limit=opts.time_limit, max_rows=opts.max_rows or None)
+    from pathlib import Path
+
+    from vtui.query.parquet import ParquetSource, rank_folders
+
+    path = Path(opts.trace)
+    source = ParquetSource(path) if rank_folders(path) else load_store(opts)
+    result = run_query(source, opts.sql, time_limit=opts.time_limit, max_rows=opts.max_rows or None)
     say(render(result, opts.format), lossless=opts.format in ("csv", "json"))
     if opts.format == "table":
         more = " (more rows left out: add a LIMIT or raise --max-rows)" if result.truncated else ""

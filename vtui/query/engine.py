@@ -79,25 +79,31 @@ def database():
         return _DATABASE[0]
 
 
-def connect(store: TraceStore, sql: str = "", every_table: bool = False):
+def connect(source: Any, sql: str = "", every_table: bool = False):
     """A cursor (its own connection) with the tables ``sql`` names (all with ``every_table``)
-    registered over ``store``; registrations are private to the cursor."""
-    from vtui.query.args import args_table
-
+    registered over ``source`` (a store, or a ``ParquetSource``); registrations are private to
+    the cursor."""
+    names = [*table_names(), "args"]
     con = database().cursor()
-    builders = table_names()
-    wanted = [*builders, "args"] if every_table else referenced(sql, [*builders, "args"])
-    for name in wanted:
-        if name == "args":
-            con.register("args", args_table(store, con))
-        else:
-            con.register(name, builders[name](store))
+    for name in names if every_table else referenced(sql, names):
+        con.register(name, table_of(source, name, con))
     return con
 
 
-def run_query(store: TraceStore, sql: str, time_limit: float = TIME_LIMIT_S, max_rows: int | None = MAX_ROWS,
+def table_of(source: Any, name: str, con) -> Any:
+    from vtui.query.args import args_table
+    from vtui.query.parquet import ParquetSource
+
+    if isinstance(source, ParquetSource):
+        return source.table(name)
+    if name == "args":
+        return args_table(source, con)
+    return table_names()[name](source)
+
+
+def run_query(store: TraceStore | Any, sql: str, time_limit: float = TIME_LIMIT_S, max_rows: int | None = MAX_ROWS,
               con=None) -> QueryResult:
-    """``sql`` over ``store``: at most ``max_rows`` rows (None: all), stopped after ``time_limit``
+    """``sql`` over ``store`` (or a ``ParquetSource``): at most ``max_rows`` rows (None: all), stopped after ``time_limit``
     seconds (0: no limit). Bad SQL or a stopped query is a UsageError with DuckDB's message."""
     duckdb = duckdb_module()
     if not sql.strip():
