@@ -279,16 +279,18 @@ def build_server(loader: Callable[[str, bool], Any] | None = None):
     return server
 
 
-def _safe(fn: Callable[..., str], tool_error: type[Exception]) -> Callable[..., str]:
-    """A tool whose usage errors reach the agent as one escaped line (the SDK shows a ToolError's
-    text; any other exception only as "Error executing tool")."""
+def _safe(fn: Callable[..., str], tool_error: type[Exception]) -> Callable[..., Any]:
+    """The tool as the SDK calls it: a coroutine, so the command runs on the main thread (the
+    SDK would run a plain function in a worker thread, where `vtui search`'s timer signal cannot
+    stop a runaway regex), and usage errors reach the agent as one escaped line (the SDK shows a
+    ToolError's text; any other exception only as "Error executing tool")."""
     import functools
 
     from vtui.errors import TraceLoadError
     from vtui.safe_text import escape_controls
 
     @functools.wraps(fn)
-    def call(*args, **kwargs) -> str:
+    async def call(*args, **kwargs) -> str:
         try:
             return fn(*args, **kwargs)
         except (UsageError, TraceLoadError) as exc:

@@ -11,7 +11,7 @@ import threading
 
 import pytest
 
-from tests.helpers import FIXTURES, QWEN, ROOT, STACK, cli_json
+from tests.helpers import FIXTURES, QWEN, ROOT, STACK, X, cli_json, write_trace
 from vtui.commands import COMMANDS
 
 pytest.importorskip("mcp")
@@ -163,6 +163,12 @@ def test_errors_come_back_as_one_line(client):
     error, text = client.call("stats", trace=str(STACK), range="5")  # a bare number is a usage error
     assert error and "\n" not in text
     assert ok(client, "query", trace=str(STACK), sql="SELECT 1 AS one")["rows"] == [[1]]  # still serving
+
+
+def test_a_runaway_search_is_stopped(client, tmp_path):
+    path = write_trace(tmp_path, [X("a" * 40 + "!", 0, 10)])
+    error, text = client.call("search", trace=str(path), regex="(a+)+$", time_limit=0.5)
+    assert error and "ran past 0.5 s" in text  # the timer signal reaches the tool (main thread)
 
 
 # ---- in process: paging and the store cache ---------------------------------------------------------
