@@ -171,7 +171,7 @@ def test_cli_info_json(built, name: str):
 # trace again, for `diff A B`). A command not listed here runs as `vtui CMD TRACE`; a usage error
 # then still has to be one line. `cache` manages the index cache and takes no trace.
 COMMAND_ARGS = {"info": [], "stats": [], "search": ["."], "export": ["-o", "{out}"], "insights": [],
-                "diff": ["{trace}"]}
+                "diff": ["{trace}"], "query": ["SELECT name, category, COUNT(*), SUM(dur) FROM slice GROUP BY ALL"]}
 NOT_ON_A_TRACE = {"cache"}
 
 
