@@ -148,6 +148,16 @@ def test_args_table_flattens_like_perfetto(tmp_path):
                    ["a", "args.z", "args.z", None, None, None, "null"]]
 
 
+def test_extract_arg_and_arg_json_read_one_slices_args(tmp_path):
+    events = [X("a", 0, 10, n=3, s="x", nested={"k": [7, "y"]}), X("b", 20, 1, n=4)]
+    store = load_trace(write_trace(tmp_path, events), cache=False)
+    got = run_query(store, "SELECT name, extract_arg(arg_set_id, 'args.n')::BIGINT, extract_arg(arg_set_id, 'args.s'), "
+                           "extract_arg(arg_set_id, 'args.nested.k[1]') FROM slice ORDER BY ts").rows
+    assert got == [["a", 3, "x", "y"], ["b", 4, None, None]]
+    texts = run_query(store, "SELECT s.name, j.json FROM slice s JOIN arg_json j USING (arg_set_id) ORDER BY s.ts").rows
+    assert [(n, json.loads(t)) for n, t in texts] == [(e["name"], e["args"]) for e in events]
+
+
 def test_args_count_per_key_equals_the_raw_json():
     path = FIXTURES / "kineto__worker0_first_step.json.gz"
     store = load_trace(path, cache=False)
@@ -157,6 +167,8 @@ def test_args_count_per_key_equals_the_raw_json():
     assert got == {k: n for k in ("args.External id", "args.correlation")
                    if (n := sum(1 for e in raw if k[5:] in e.get("args", {})))}
     assert got["args.correlation"] > 100
+    same = run_query(store, "SELECT COUNT(extract_arg(arg_set_id, 'args.correlation')) FROM slice").rows[0][0]
+    assert same == got["args.correlation"]
 
 
 def test_kernel_launch_and_step_views_equal_insights():

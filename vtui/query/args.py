@@ -1,9 +1,11 @@
 """The ``args`` table (Perfetto's: ``arg_set_id, flat_key, key, int_value, string_value,
-real_value, value_type``), decoded only when a query names it.
+real_value, value_type``), decoded only when a query names it, and ``arg_json`` (``arg_set_id,
+json``: each slice's args as written, for DuckDB's ``json_extract`` on a few slices).
 
 The args stay encoded in the store (a blob of JSON texts with offsets); here the texts of the
-slices that have args are gathered with numpy into one Arrow string column and DuckDB's own JSON
-reader flattens them (``json_tree``), so no Python runs per slice. Keys read as Perfetto's JSON
+slices that have args are gathered with numpy into one Arrow string column (once per store) and
+DuckDB's own JSON reader flattens them (``json_tree``) in a view, so no Python runs per slice,
+the query's time limit covers the decoding, and a join that picks a few slices decodes a few. Keys read as Perfetto's JSON
 importer writes them: ``args.`` + the path, ``args.a.b`` for nested objects, ``args.a[0]`` for
 array items (``flat_key`` drops the indices). A slice's ``arg_set_id`` is its ``id``.
 """
@@ -48,7 +50,7 @@ FROM _vtui_args_json WHERE NOT json_valid(json)
 """
 
 
-def args_json(store: TraceStore) -> Any:
+def _args_json(store: TraceStore) -> Any:
     """(arg_set_id, json) for every slice with args: the texts gathered from the blob by numpy."""
     pa = ac.pyarrow()
     s = store.slices
@@ -76,7 +78,7 @@ def args_json(store: TraceStore) -> Any:
         texts = pa.array([store.args_blob[o:e].decode("utf-8", "replace") for o, e in zip(off.tolist(), ends.tolist())],
                          type=pa.large_string())
     ids = [plain]
-    parts = [texts]
+    parts = [texts.cast(pa.large_string())]
     if extra:  # B/E pairs: both events' args merged (the store's rule), a few rows
         merged = sorted(int(r) for r in extra)
         ids.append(np.array(merged, dtype=np.int64))
@@ -94,16 +96,31 @@ def _valid_utf8(texts: Any, pa) -> Any:
                         type=pa.large_string())
 
 
-def args_table(store: TraceStore, con) -> Any:
-    """The flattened args as an Arrow table, built once per store with ``con`` (a DuckDB connection)."""
+def args_json(store: TraceStore) -> Any:
+    return memo(store, "args_json", lambda: _args_json(store))
 
-    def build() -> Any:
-        con.register("_vtui_args_json", args_json(store))
-        try:
-            result = con.sql(FLATTEN_SQL)
-            fetch = getattr(result, "to_arrow_table", None) or result.arrow  # DuckDB 2 / 1
-            return fetch()
-        finally:
-            con.unregister("_vtui_args_json")
 
-    return memo(store, "args", build)
+# Perfetto's EXTRACT_ARG(arg_set_id, 'args.a.b[0]') as a macro: the key becomes a JSON pointer
+# (/a/b/0) into that one slice's text, so only the slices a query keeps are decoded. DuckDB has
+# no dynamic type: the value comes back as text (cast it: ``extract_arg(…)::BIGINT``).
+EXTRACT_ARG_SQL = r"""
+CREATE TEMP MACRO extract_arg(id, k) AS (
+  SELECT json_extract_string(j.json, '/' || replace(replace(replace(substr(k, 6), ']', ''), '[', '.'), '.', '/'))
+  FROM _vtui_args_json j WHERE j.arg_set_id = id)
+"""
+ARGS_NAMES = ("args", "arg_json", "extract_arg")
+
+
+def register_args(store: TraceStore, con, names: list[str]) -> None:
+    """``arg_json`` (arg_set_id, json: a slice's args as written), ``args`` (a view that
+    flattens them) and ``extract_arg`` on the cursor ``con``, those in ``names``. ``args`` is
+    computed by each query that names it, so the query's time limit covers the decoding (the
+    whole args of a 259k-slice trace, 4.1M values, take ~13 CPU-s); ``extract_arg`` and
+    ``json_extract`` on ``arg_json`` decode only the slices a query keeps."""
+    con.register("_vtui_args_json", args_json(store))
+    if "arg_json" in names:
+        con.register("arg_json", args_json(store))
+    if "args" in names:
+        con.execute("CREATE TEMP VIEW args AS " + FLATTEN_SQL)
+    if "extract_arg" in names:
+        con.execute(EXTRACT_ARG_SQL)

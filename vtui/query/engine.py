@@ -83,22 +83,20 @@ def connect(source: Any, sql: str = "", every_table: bool = False):
     """A cursor (its own connection) with the tables ``sql`` names (all with ``every_table``)
     registered over ``source`` (a store, or a ``ParquetSource``); registrations are private to
     the cursor."""
-    names = [*table_names(), "args"]
-    con = database().cursor()
-    for name in names if every_table else referenced(sql, names):
-        con.register(name, table_of(source, name, con))
-    return con
-
-
-def table_of(source: Any, name: str, con) -> Any:
-    from vtui.query.args import args_table
+    from vtui.query.args import ARGS_NAMES, register_args
     from vtui.query.parquet import ParquetSource
 
-    if isinstance(source, ParquetSource):
-        return source.table(name)
-    if name == "args":
-        return args_table(source, con)
-    return table_names()[name](source)
+    names = [*table_names(), *ARGS_NAMES]
+    wanted = names if every_table else referenced(sql, names)
+    con = database().cursor()
+    for name in wanted:
+        if isinstance(source, ParquetSource):
+            con.register(name, source.table(name))
+        elif name not in ARGS_NAMES:
+            con.register(name, table_names()[name](source))
+    if not isinstance(source, ParquetSource) and set(ARGS_NAMES) & set(wanted):
+        register_args(source, con, wanted)
+    return con
 
 
 def run_query(store: TraceStore | Any, sql: str, time_limit: float = TIME_LIMIT_S, max_rows: int | None = MAX_ROWS,

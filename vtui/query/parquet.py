@@ -47,7 +47,7 @@ class ParquetSource:
         if self._tables is None:
             self._tables = self._build()
         if name not in self._tables:
-            raise UsageError(f"table {name} needs the trace itself, not its Parquet export")
+            raise UsageError(f"{name} needs the trace itself, not its Parquet export")
         return self._tables[name]
 
     def names(self) -> list[str]:
