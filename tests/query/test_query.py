@@ -96,6 +96,8 @@ SCHEMA = {
     "launch": ["slice_id", "kernel_id", "name", "kernel_name", "ts", "kernel_ts", "kernel_dur", "delay", "delay_from_end"],
     "step": ["step", "id", "ts", "dur", "name", "pattern"],
     "finding": ["kind", "severity", "message", "hint"],
+    "op": ["name", "count", "self", "total", "self_pct", "total_pct"],
+    "gpu_busy": ["kind", "label", "busy", "busy_pct", "kernel", "active", "busy_pct_of_active"],
 }
 
 
@@ -106,7 +108,7 @@ def test_schema_columns(table, stores):
     assert run_query(store, f"SELECT * FROM {table} LIMIT 0").columns == SCHEMA[table]
     if table != "args":
         ranks = stores["ranks"]  # a folder of ranks: the same columns and a rank
-        extra = [] if table == "finding" else ["rank"]
+        extra = [] if table in ("finding", "op", "gpu_busy") else ["rank"]
         assert run_query(ranks, f"SELECT * FROM {table} LIMIT 0").columns == SCHEMA[table] + extra
 
 
@@ -183,6 +185,13 @@ def test_kernel_launch_and_step_views_equal_insights():
     assert kernel_ns == gpu.kernel_ns
     steps = analyse_steps(store)
     assert run_query(store, "SELECT COUNT(*) FROM step").rows[0][0] == steps.count
+    busy = run_query(store, "SELECT label, busy FROM gpu_busy WHERE kind = 'device'").rows
+    assert busy == [[d.label, d.busy_ns] for d in gpu.devices] and busy[0][1] > 0
+    from vtui.analysis.ops import analyse_ops
+
+    top = analyse_ops(store, top=5).by_self
+    assert run_query(store, "SELECT name, self, count FROM op ORDER BY self DESC, name LIMIT 5").rows == \
+        [[r.name, r.self_ns, r.count] for r in sorted(top, key=lambda r: (-r.self_ns, r.name))]
 
 
 def test_bad_sql_is_one_line_with_duckdbs_message(capsys):

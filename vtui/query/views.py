@@ -1,9 +1,11 @@
-"""vtui's own tables next to Perfetto's: ``kernel``, ``launch``, ``step`` and ``finding``.
+"""vtui's own tables next to Perfetto's: ``kernel``, ``launch``, ``step``, and Insights'
+``finding``, ``op`` and ``gpu_busy``.
 
 Each is what the analyses already compute (the same device rule, launch pairing and step
 detection as Insights), handed to DuckDB as columns: ``kernel`` is device work (kernels, memcpy,
 memset), ``launch`` joins each device op to the runtime call that launched it with the launch
-delay, ``step`` is the detected steps, ``finding`` Insights' findings over the whole trace.
+delay, ``step`` is the detected steps; ``finding``, ``op`` (CPU operators by self time) and
+``gpu_busy`` (per device and stream) are Insights' over the whole trace.
 """
 
 from __future__ import annotations
@@ -88,4 +90,35 @@ def finding_table(store: TraceStore) -> Any:
                      for name in ("kind", "severity", "message", "hint")})
 
 
-VIEWS = {"kernel": kernel_table, "launch": launch_table, "step": step_table, "finding": finding_table}
+def op_table(store: TraceStore) -> Any:
+    """Every CPU operator by name over the whole trace, as Insights ranks them (self, total, %)."""
+    from vtui.analysis.ops import analyse_ops
+
+    pa = ac.pyarrow()
+    rows = analyse_ops(store, top=max(len(store.strings), 1)).by_self
+    return pa.table({"name": pa.array([r.name for r in rows], type=pa.string()),
+                     "count": pa.array([r.count for r in rows], type=pa.int64()),
+                     "self": pa.array([r.self_ns for r in rows], type=pa.int64()),
+                     "total": pa.array([r.total_ns for r in rows], type=pa.int64()),
+                     "self_pct": pa.array([r.pct for r in rows], type=pa.float64()),
+                     "total_pct": pa.array([r.total_pct for r in rows], type=pa.float64())})
+
+
+def gpu_busy_table(store: TraceStore) -> Any:
+    """Insights' GPU busy time per device and per stream over the whole trace."""
+    from vtui.analysis.gpu import analyse_gpu
+
+    pa = ac.pyarrow()
+    g = analyse_gpu(store)
+    rows = [("device", b) for b in g.devices] + [("stream", b) for b in g.streams]
+    return pa.table({"kind": pa.array([k for k, _ in rows], type=pa.string()),
+                     "label": pa.array([b.label for _, b in rows], type=pa.string()),
+                     "busy": pa.array([b.busy_ns for _, b in rows], type=pa.int64()),
+                     "busy_pct": pa.array([b.busy_pct for _, b in rows], type=pa.float64()),
+                     "kernel": pa.array([b.kernel_ns for _, b in rows], type=pa.int64()),
+                     "active": pa.array([b.active_ns for _, b in rows], type=pa.int64()),
+                     "busy_pct_of_active": pa.array([b.busy_pct_of_active for _, b in rows], type=pa.float64())})
+
+
+VIEWS = {"kernel": kernel_table, "launch": launch_table, "step": step_table, "finding": finding_table,
+         "op": op_table, "gpu_busy": gpu_busy_table}
