@@ -212,8 +212,10 @@ def tool_specs(loader: Callable[[str, bool], Any]) -> list[ToolSpec]:
 
     def query(trace: Trace,
               sql: Annotated[str, Field(description="DuckDB SQL over Perfetto's tables: slice, thread_track, thread, "
-                                                    "process, track, counter, counter_track, flow, args; and vtui's "
-                                                    "instant, kernel, launch, step, finding. Times in ns from the trace start")],
+                                                    "process, track, counter, counter_track, flow, args (extract_arg(arg_set_id, "
+                                                    "'args.KEY')); and vtui's instant, kernel, launch, step, finding, "
+                                                    "op, gpu_busy. Times in ns from the trace start. A folder of ranks "
+                                                    "or of vtui's Parquet export adds a rank column")],
               time_limit: Annotated[float, Field(gt=0, le=300, description="seconds before the query is stopped")] = 30.0,
               offset: Offset = 0, limit: Limit = DEFAULT_LIMIT) -> str:
         doc = run_command("query", [trace, sql, "--format", "json", "--time-limit", str(time_limit),

@@ -1,7 +1,8 @@
 """`vtui query TRACE SQL [--format table|csv|json|md] [--time-limit S] [--max-rows N]`
 
 SQL (DuckDB) over the trace with Perfetto's table names: slice, thread_track, thread, process,
-track, counter, counter_track, flow, args; and vtui's: instant, kernel, launch, step, finding.
+track, counter, counter_track, flow, args (and extract_arg(arg_set_id, 'args.KEY')); and vtui's:
+instant, kernel, launch, step, and Insights' finding, op, gpu_busy.
 Times are ns from the trace start. A folder of ranks adds a rank column. Needs vtui[sql].
 Example: vtui query trace.json.gz "SELECT name, COUNT(*) n, SUM(dur) total FROM slice GROUP BY name ORDER BY total DESC LIMIT 10"
 """

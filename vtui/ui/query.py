@@ -67,7 +67,7 @@ class QueryScreen(ModalScreen[Jump | None]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static("SQL over slice, thread_track, thread, process, track, counter, flow, args, kernel, "
-                         "launch, step · enter runs · enter on a row jumps · esc closes", markup=False)
+                         "launch, step, op, gpu_busy · enter runs · enter on a row jumps · esc closes", markup=False)
             yield Input(value=self.sql, placeholder=EXAMPLE, id="query-input")
             yield Static("", id="query-status", markup=False)
             yield DataTable(id="query-table", zebra_stripes=True, cursor_type="row")
