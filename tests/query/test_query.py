@@ -319,3 +319,18 @@ def test_group_by_on_shared_traces(shared_traces, name):
     assert {n: (c, t) for n, c, t in got} == {r.key: (r.count, r.total_ns) for r in agg.rows}
     on_python = np.array([t.kind in ("thread", "gpu") and "python" in t.name for t in store.tracks])
     assert run_query(store, PYTHON_THREADS).rows[0][0] == int(on_python[store.slices.track].sum())
+
+
+def test_slice_columns_are_handed_over_without_a_copy(stores):
+    from vtui.query.tables import slice_table
+
+    store = stores["hf_llama_stack.json.gz"]
+    table = slice_table(store)
+    s = store.slices
+    for column, array in (("ts", s.start_ns), ("dur", s.dur_ns), ("depth", s.depth), ("parent_id", s.parent),
+                          ("track_id", s.track)):
+        chunk = table.column(column).chunks[0]
+        assert chunk.buffers()[1].address == array.ctypes.data, column  # the store's own memory
+    assert table.column("parent_id").null_count == int((s.parent < 0).sum()) > 0
+    names = table.column("name").chunks[0]
+    assert names.indices.buffers()[1].address == s.name_id.ctypes.data
