@@ -65,7 +65,8 @@ class StepPath:
     segments: list[Segment] = field(default_factory=list)  # step end first
 
     def path_rows(self) -> np.ndarray:
-        rows = [r for seg in self.segments for r in seg.rows]
+        """The slices on the path: the step, the device work, the blocking calls and the CPU operators."""
+        rows = [self.row] + [r for seg in self.segments for r in seg.rows]
         return np.unique(np.array(rows, dtype=np.int64)) if rows else np.zeros(0, dtype=np.int64)
 
 
@@ -256,6 +257,25 @@ def analyse_critical(store: TraceStore, step_rows: np.ndarray, t0: int = 0, t1: 
     return out
 
 
+def step_path(store: TraceStore, row: int) -> StepPath | None:
+    """The critical path of the step holding slice ``row`` (the step itself, or a slice or GPU work
+    inside its time); None when the trace has no steps or none holds it."""
+    from vtui.analysis.steps import find_step_rows  # steps are found as Insights finds them
+
+    s = store.slices
+    _label, _source, steps = find_step_rows(store)
+    if not len(steps) or row < 0:
+        return None
+    at = int(s.start_ns[row])
+    hit = steps[(s.start_ns[steps] <= at) & (s.end_ns[steps] >= at)]
+    if int(row) in steps.tolist():
+        hit = np.array([row])
+    if not len(hit):
+        return None
+    report = analyse_critical(store, hit[:1])
+    return report.steps[0] if report.steps else None
+
+
 def _outer_ops(store: TraceStore) -> np.ndarray:
     """Per slice: an operator with no operator above it (what CPU time on the path is named after)."""
     def compute() -> np.ndarray:
@@ -295,6 +315,7 @@ def _summarise(store: TraceStore, outer: np.ndarray, index: int, row: int, lo: i
         elif seg.kind == "cpu" and length > 0:
             q = store.index.query(seg.track, seg.start, seg.end)
             q = q[outer[q]] if len(q) else q
+            seg.rows = tuple(q.tolist())
             named = 0
             if len(q):
                 d = np.maximum(np.minimum(s.end_ns[q], seg.end) - np.maximum(s.start_ns[q], seg.start), 0)

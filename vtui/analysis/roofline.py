@@ -20,21 +20,10 @@ import numpy as np
 
 from vtui.analysis.flops import Cost, family, op_cost
 from vtui.analysis.peaks import DeviceMatch, trace_device
+from vtui.analysis.shapes import decode_shapes, raw_value
 from vtui.store.devices import cpu_op_mask, device_work_kinds
 from vtui.store.grouping import distinct_ids
 from vtui.store.store import TraceStore
-
-_NULL = msgspec.Raw(b"null")
-
-
-class _Shapes(msgspec.Struct):
-    dims: msgspec.Raw = msgspec.field(name="Input Dims", default=_NULL)
-    types: msgspec.Raw = msgspec.field(name="Input type", default=_NULL)
-    concrete: msgspec.Raw = msgspec.field(name="Concrete Inputs", default=_NULL)
-
-
-_BATCH = msgspec.json.Decoder(list[_Shapes])
-_ONE = msgspec.json.Decoder(_Shapes)
 
 
 @dataclass
@@ -112,33 +101,6 @@ def _outermost(store: TraceStore, rows: np.ndarray, mask: np.ndarray) -> np.ndar
     return rows[keep]
 
 
-def _decode(store: TraceStore, rows: np.ndarray) -> list[_Shapes]:
-    s, blob = store.slices, store.args_blob
-    view = blob.buffer() if hasattr(blob, "buffer") else memoryview(blob)
-    try:
-        parts = [view[o : o + n] if n > 0 else b"{}" for o, n in zip(s.args_off[rows].tolist(), s.args_len[rows].tolist())]
-        try:
-            return _BATCH.decode(b"[" + b",".join(parts) + b"]")
-        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
-            return [_one(p) for p in parts]  # some args are not an object or not JSON: one by one
-    finally:
-        del view
-
-
-def _one(raw) -> _Shapes:
-    try:
-        return _ONE.decode(raw)
-    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
-        return _Shapes()
-
-
-def _value(raw: msgspec.Raw):
-    try:
-        return msgspec.json.decode(raw)
-    except (msgspec.DecodeError, RecursionError):
-        return None
-
-
 def _shape_label(dims, types) -> str:
     parts = []
     for d, t in zip(dims if isinstance(dims, list) else [], types if isinstance(types, list) else []):
@@ -171,7 +133,17 @@ def _gpu_time(store: TraceStore, ops: np.ndarray) -> np.ndarray:
 
 
 def analyse_roofline(store: TraceStore, t0: int = 0, t1: int | None = None) -> RooflineReport:
+    """The roofline of the ops starting in [t0, t1); once per store and range (the report is shared:
+    callers do not change it)."""
     t1 = int(store.span_ns) if t1 is None else int(t1)
+    key = ("roofline_report", int(t0), t1)
+    got = store.derived.get(key)
+    if got is None:
+        got = store.derived[key] = _analyse(store, int(t0), t1)
+    return got
+
+
+def _analyse(store: TraceStore, t0: int, t1: int) -> RooflineReport:
     device = trace_device(store)
     s = store.slices
     report = RooflineReport(False, device, why=device.why)
@@ -191,19 +163,21 @@ def analyse_roofline(store: TraceStore, t0: int = 0, t1: int | None = None) -> R
     gpu = _gpu_time(store, rows)
     cpu = (s.end_ns[rows] - s.start_ns[rows]).astype(np.int64)
     names = s.name_id[rows].tolist()
+    # Concrete inputs matter to attention (is_causal) and _scaled_mm (out_dtype) only.
+    needs = {nid for nid in set(names) if fam[nid] == 2 or store.strings[nid] == "aten::_scaled_mm"}
     groups: dict[tuple, int] = {}
-    key_of = np.empty(len(rows), dtype=np.int64)
-    for i, (nid, sh) in enumerate(zip(names, _decode(store, rows))):
-        key = (nid, bytes(sh.dims), bytes(sh.types), bytes(sh.concrete) if fam[nid] != 3 else b"")
-        key_of[i] = groups.setdefault(key, len(groups))
+    put = groups.setdefault
+    key_of = np.fromiter((put((nid, bytes(sh.dims), bytes(sh.types), bytes(sh.concrete) if nid in needs else b""),
+                              len(groups)) for nid, sh in zip(names, decode_shapes(store, rows))),
+                         dtype=np.int64, count=len(rows))
     n = len(groups)
     count = np.bincount(key_of, minlength=n)
     gpu_sum = np.bincount(key_of, weights=gpu, minlength=n)
     cpu_sum = np.bincount(key_of, weights=cpu, minlength=n)
     for (nid, dims_raw, types_raw, conc_raw), g in groups.items():
         name = store.strings[nid]
-        dims, types = _value(msgspec.Raw(dims_raw)), _value(msgspec.Raw(types_raw))
-        cost = op_cost(name, dims, types, _value(msgspec.Raw(conc_raw)) if conc_raw else None)
+        dims, types = raw_value(msgspec.Raw(dims_raw)), raw_value(msgspec.Raw(types_raw))
+        cost = op_cost(name, dims, types, raw_value(msgspec.Raw(conc_raw)) if conc_raw else None)
         if cost is None:
             report.without_shapes += int(count[g])
             continue
@@ -250,7 +224,7 @@ def roofline_hint(op: OpRoofline, device: DeviceMatch) -> str | None:
         if op.dtype == "float" and device.peaks is not None and "bf16" in device.peaks.tflops:
             return "fp32 GEMM: in bf16/fp16 it would run on the tensor cores (autocast, or the model's dtype)"
         if op.m and op.m <= 16:
-            return f"M = {op.m} (decode): a GEMM this thin is memory bound; batch more tokens per step"
+            return f"M = {op.m} rows (tokens, as in decode): a GEMM this thin is memory bound; batch more tokens per step"
         align = 16 if "Float8" in op.dtype else 8
         odd = [d for d in op.dims if d % align]
         if odd:
@@ -260,6 +234,12 @@ def roofline_hint(op: OpRoofline, device: DeviceMatch) -> str | None:
     if op.bound == "memory" and op.pct_of_roofline is not None and op.pct_of_roofline < 30 and op.family == "bytes":
         return "memory bound and far from the bandwidth: small tensors (launch-bound) or a strided layout; fuse it"
     return None
+
+
+def worst_first(r: RooflineReport) -> list[OpRoofline]:
+    """The ops by GPU time above their roofline, most first (all the time where no roofline is known)."""
+    key = (lambda o: o.lost_ns) if r.time_basis == "gpu" else (lambda o: float(o.cpu_ns))
+    return sorted(r.ops, key=lambda o: (-key(o), o.name, o.shape))
 
 
 # ---- JSON --------------------------------------------------------------------------------------
