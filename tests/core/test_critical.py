@@ -145,3 +145,33 @@ def test_shared_hta_traces_are_sane(shared_traces, name):
     assert report.present and len(report.steps) == steps.count
     for st in report.steps:
         assert st.cpu_ns + st.gpu_ns + st.comm_ns + st.wait_ns == st.end - st.start
+
+
+def test_many_steps_are_sampled_and_said(tmp_path, monkeypatch):
+    import vtui.analysis.critical as critical
+
+    b = Builder()
+    for i in range(10):
+        b.cpu(f"ProfilerStep#{i}", 100 * i, 90, cat="user_annotation")
+        b.launch(100 * i + 5, "k", 100 * i + 10, 20)
+    store = b.load(tmp_path)
+    steps = analyse_steps(store)
+    monkeypatch.setattr(critical, "MAX_STEPS", 4)
+    report = critical.analyse_critical(store, steps.rows)
+    assert report.steps_total == 10 and [st.index for st in report.steps] == [0, 3, 6, 9]
+    assert critical_json(report).steps_total == 10
+
+
+def test_a_stream_wait_event_leads_the_path_to_the_other_stream(tmp_path):
+    """B (stream 9) waits on an event recorded after A (stream 7): A is on the path, not a wait."""
+    b = Builder()
+    b.step(0, 620)
+    b.launch(5, "kernel_a", 10, 495, stream=7)
+    b.cpu("cudaEventRecord", 12, 2, cat="cuda_runtime")
+    b.cpu("cudaStreamWaitEvent", 15, 2, cat="cuda_runtime")
+    b.launch(20, "kernel_b", 506, 100, stream=9)
+    b.cpu("cudaStreamSynchronize", 30, 580, cat="cuda_runtime")
+    _report, st = verdict(b.load(tmp_path))
+    assert st.bound == "gpu" and st.gpu_ns == 595_000
+    assert [n for _k, n, _v in st.top[:2]] == ["kernel_a", "kernel_b"]
+    assert st.wait_ns < 20_000

@@ -140,7 +140,7 @@ def _by_shape(store: TraceStore, rows: np.ndarray) -> tuple[np.ndarray, Callable
     out = np.empty(len(rows), dtype=np.int64)
     for i, (nid, sh) in enumerate(zip(names, decode_shapes(store, rows) if len(rows) else [])):
         out[i] = keys.setdefault((nid, bytes(sh.dims), bytes(sh.types)), len(keys))
-    labels = []
+    labels: list[str] = []
     for nid, dims, types in keys:
         d, t = raw_value(msgspec.Raw(dims)), raw_value(msgspec.Raw(types))
         if d is None:
@@ -149,4 +149,7 @@ def _by_shape(store: TraceStore, rows: np.ndarray) -> tuple[np.ndarray, Callable
         shown = json.dumps(d, separators=(",", ":"))
         kinds = ",".join(x for x in (t if isinstance(t, list) else []) if isinstance(x, str) and x and x != "Scalar")
         labels.append(f"{store.strings[nid]} {shown}" + (f" ({kinds})" if kinds else ""))
-    return out, labels.__getitem__
+    # Keys that read the same (types differing only in their scalar arguments) are one group.
+    ids: dict[str, int] = {}
+    remap = np.array([ids.setdefault(label, len(ids)) for label in labels], dtype=np.int64)
+    return (remap[out] if len(out) else out), list(ids).__getitem__

@@ -36,6 +36,7 @@ COLLECTIVE = re.compile(r"(?i)nccl|rccl|all_?reduce|all_?gather|reduce_?scatter|
 SYNC_SHARE = 0.25  # blocking calls that cost this share of the step make it sync-bound
 MAX_HOPS = 4096  # CPU <-> device switches walked per step (each is O(log n)); past it the rest is "wait"
 TOP = 5
+MAX_STEPS = 2000  # steps walked per call (~0.1 ms each); more are sampled evenly, and the report says so
 
 
 @dataclass
@@ -76,6 +77,7 @@ class CriticalReport:
     bound: str = ""  # the verdict covering most step time
     steps: list[StepPath] = field(default_factory=list)
     by_bound_ns: dict[str, int] = field(default_factory=dict)
+    steps_total: int = 0  # steps given; ``steps`` holds an even sample of MAX_STEPS when there are more
 
 
 class _Device:
@@ -96,9 +98,22 @@ class _Device:
         prev_end[1:] = np.where(same[1:], self.end[:-1], prev_end[1:])
         has_launch = self.launch >= 0
         ready = np.where(has_launch, np.minimum(s.end_ns[np.maximum(self.launch, 0)], self.start), prev_end)
-        self.ready = ready  # when the launch let it go (unknown launch: the previous work's end)
+        self.launch_track = np.where(has_launch, s.track[np.maximum(self.launch, 0)], -1)
+        # Positions by their launch call's start: the work a step launched is one range of them.
+        l_start = np.where(has_launch, s.start_ns[np.maximum(self.launch, 0)], np.iinfo(np.int64).max)
+        self.by_launch = np.argsort(l_start, kind="stable")
+        self.launch_start_sorted = l_start[self.by_launch]
+        # A wait on another stream's event: the work after the wait depends on the work before the record.
+        self.event_src = _event_edges(store, self, l_start)
+        ev = self.event_src >= 0
+        ev_end = np.where(ev, self.end[np.maximum(self.event_src, 0)], np.iinfo(np.int64).min // 2)
+        event_last = (ev & (ev_end <= self.start) & (ev_end > np.where(same, prev_end, ev_end - 1))
+                      & (~has_launch | (ev_end > ready)))
+        self.event_src = np.where(event_last, self.event_src, -1)
+        ready = np.where(event_last, np.minimum(ev_end, self.start), ready)
+        self.ready = ready  # when the last dependency let it go (unknown launch: the previous work's end)
         # The previous work on the stream arrived last: the walk stays on the stream.
-        from_prev = same & (~has_launch | (prev_end >= ready))
+        from_prev = same & (~has_launch | (prev_end >= ready)) & ~event_last
         self.head = np.maximum.accumulate(np.where(~from_prev, pos, 0)) if n else pos
         comm = name_mask(store, COLLECTIVE)[self.rows] if n else np.zeros(0, dtype=bool)
         dur = (self.end - self.start).astype(np.int64)
@@ -107,11 +122,6 @@ class _Device:
         self.cum_gpu = np.concatenate([[0], np.cumsum(np.where(comm, 0, dur))])
         self.cum_comm = np.concatenate([[0], np.cumsum(np.where(comm, dur, 0))])
         self.cum_gap = np.concatenate([[0], np.cumsum(gap)])
-        self.launch_track = np.where(has_launch, s.track[np.maximum(self.launch, 0)], -1)
-        # Positions by their launch call's start: the work a step launched is one range of them.
-        l_start = np.where(has_launch, s.start_ns[np.maximum(self.launch, 0)], np.iinfo(np.int64).max)
-        self.by_launch = np.argsort(l_start, kind="stable")
-        self.launch_start_sorted = l_start[self.by_launch]
         self.by_end = np.argsort(self.end, kind="stable")
         self.end_sorted = self.end[self.by_end]
 
@@ -122,6 +132,42 @@ class _Device:
             return -1
         cand = self.by_launch[a:b]
         return int(cand[int(np.argmax(self.end[cand]))])
+
+
+WAIT_EVENT = re.compile(r"^(cuda|hip)StreamWaitEvent$")
+RECORD_EVENT = re.compile(r"^(cuda|hip)EventRecord$")
+
+
+def _event_edges(store: TraceStore, dev: _Device, l_start: np.ndarray) -> np.ndarray:
+    """Per device work position: the work it waits for through an event (-1: none). Kineto writes
+    no event handles, so a ``StreamWaitEvent`` pairs with the last ``EventRecord`` before it on its
+    thread; the record marks the last work that thread launched before it, and the wait holds the
+    next work the thread launches, when that goes to another stream."""
+    s = store.slices
+    out = np.full(len(dev.rows), -1, dtype=np.int64)
+    if not len(dev.rows) or not len(s):
+        return out
+    waits, records = np.flatnonzero(name_mask(store, WAIT_EVENT)), np.flatnonzero(name_mask(store, RECORD_EVENT))
+    if not len(waits) or not len(records):
+        return out
+    for t in distinct_ids(s.track[waits]):
+        w = waits[s.track[waits] == t]
+        r = records[s.track[records] == t]
+        mine = np.flatnonzero(dev.launch_track == t)
+        if not len(r) or not len(mine):
+            continue
+        mine = mine[np.argsort(l_start[mine], kind="stable")]
+        ls = l_start[mine]
+        r_start = np.sort(s.start_ns[r])
+        w_start = s.start_ns[w]
+        k = np.searchsorted(r_start, w_start, side="right") - 1  # the record before each wait
+        before = np.searchsorted(ls, r_start[np.maximum(k, 0)], side="left") - 1  # last work launched before it
+        after = np.searchsorted(ls, w_start, side="right")  # first work launched after the wait
+        ok = (k >= 0) & (before >= 0) & (after < len(mine))
+        src, dst = mine[np.maximum(before, 0)], mine[np.minimum(after, len(mine) - 1)]
+        ok &= dev.track[src] != dev.track[dst]
+        out[dst[ok]] = src[ok]
+    return out
 
 
 class _Blocking:
@@ -221,6 +267,13 @@ def _walk(dev: _Device, blk: _Blocking, track: int, lo: int, hi: int) -> tuple[l
             segs.append(Segment("wait", t, start, x, gap))
         if pending:
             sync_ns += min(pending.pop(), gpu + comm)
+        ev = int(dev.event_src[h])
+        if ev >= 0 and dev.start[h] >= lo:  # it waited on another stream's event: over there
+            ready = int(dev.ready[h])
+            if ready < start:
+                segs.append(Segment("wait", t, max(ready, lo), start, start - max(ready, lo)))
+            pos, x = ev, ready
+            continue
         if dev.start[h] < lo or dev.launch[h] < 0:
             if start > lo:
                 segs.append(Segment("wait", t, lo, start, start - lo))
@@ -246,8 +299,11 @@ def analyse_critical(store: TraceStore, step_rows: np.ndarray, t0: int = 0, t1: 
     dev = _Device(store)
     blk = _Blocking(store, dev)
     outer = _outer_ops(store)
-    out = CriticalReport(True)
-    for i, row in enumerate(step_rows.tolist()):
+    out = CriticalReport(True, steps_total=len(step_rows))
+    picked = np.arange(len(step_rows))
+    if len(picked) > MAX_STEPS:
+        picked = np.unique(np.linspace(0, len(step_rows) - 1, MAX_STEPS).round().astype(np.int64))
+    for i, row in zip(picked.tolist(), step_rows[picked].tolist()):
         lo, hi, track = int(s.start_ns[row]), int(s.end_ns[row]), int(s.track[row])
         segs, sync_ns, end = _walk(dev, blk, track, lo, hi)
         out.steps.append(_summarise(store, outer, i, row, lo, end, segs, sync_ns, hi))
@@ -368,10 +424,11 @@ class CriticalJson(msgspec.Struct):
     present: bool
     bound: str | None
     by_bound_ns: dict[str, int]
+    steps_total: int  # steps in the range; ``steps`` lists an even sample when there are more than 2000
     steps: list[CriticalStep]
 
 
 def critical_json(r: CriticalReport) -> CriticalJson:
-    return CriticalJson(r.present, r.bound or None, dict(r.by_bound_ns), [
+    return CriticalJson(r.present, r.bound or None, dict(r.by_bound_ns), r.steps_total, [
         CriticalStep(st.index, st.start, st.step_end - st.start, st.end - st.start, st.bound, st.cpu_ns, st.gpu_ns + st.comm_ns, st.comm_ns,
                      st.wait_ns, st.sync_ns, [PathOp(n, k, v) for k, n, v in st.top]) for st in r.steps])

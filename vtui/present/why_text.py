@@ -62,7 +62,8 @@ def critical_lines(c: CriticalReport | None) -> list[str]:
         return ["Critical path: no steps in this range"]
     total = sum(c.by_bound_ns.values()) or 1
     split = " · ".join(f"{k} {100 * v / total:.0f}%" for k, v in sorted(c.by_bound_ns.items(), key=lambda kv: -kv[1]))
-    lines = [f"Critical path per step: {c.bound}-bound overall (share of step time: {split})"]
+    sample = f"; {len(c.steps):,} of {c.steps_total:,} steps, evenly sampled" if c.steps_total > len(c.steps) else ""
+    lines = [f"Critical path per step: {c.bound}-bound overall (share of step time: {split}{sample})"]
     for st in c.steps[:MAX_STEPS]:
         path = st.end - st.start
         longer = f" (step {fd(st.step_end - st.start)})" if st.end > st.step_end else ""
