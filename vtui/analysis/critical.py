@@ -298,7 +298,6 @@ def analyse_critical(store: TraceStore, step_rows: np.ndarray, t0: int = 0, t1: 
         return CriticalReport(False)
     dev = _Device(store)
     blk = _Blocking(store, dev)
-    outer = _outer_ops(store)
     out = CriticalReport(True, steps_total=len(step_rows))
     picked = np.arange(len(step_rows))
     if len(picked) > MAX_STEPS:
@@ -306,7 +305,7 @@ def analyse_critical(store: TraceStore, step_rows: np.ndarray, t0: int = 0, t1: 
     for i, row in zip(picked.tolist(), step_rows[picked].tolist()):
         lo, hi, track = int(s.start_ns[row]), int(s.end_ns[row]), int(s.track[row])
         segs, sync_ns, end = _walk(dev, blk, track, lo, hi)
-        out.steps.append(_summarise(store, outer, i, row, lo, end, segs, sync_ns, hi))
+        out.steps.append(_summarise(store, i, row, lo, end, segs, sync_ns, hi))
     for st in out.steps:
         out.by_bound_ns[st.bound] = out.by_bound_ns.get(st.bound, 0) + (st.step_end - st.start)
     out.bound = max(sorted(out.by_bound_ns), key=lambda k: out.by_bound_ns[k])
@@ -332,28 +331,24 @@ def step_path(store: TraceStore, row: int) -> StepPath | None:
     return report.steps[0] if report.steps else None
 
 
-def _outer_ops(store: TraceStore) -> np.ndarray:
-    """Per slice: an operator with no operator above it (what CPU time on the path is named after)."""
-    def compute() -> np.ndarray:
-        ops = cpu_op_mask(store)
-        parent = store.slices.parent
-        rows = np.flatnonzero(ops)
-        keep = np.ones(len(rows), dtype=bool)
-        anc = parent[rows].astype(np.int64)
-        for _ in range(512):
-            live = anc >= 0
-            if not live.any():
-                break
-            keep[live] &= ~ops[anc[live]]
-            anc[live] = parent[anc[live]]
-        out = np.zeros(len(ops), dtype=bool)
-        out[rows[keep]] = True
-        return out
-
-    return store.memo("critical_outer_ops", compute)
+def _outer_ops(store: TraceStore, rows: np.ndarray) -> np.ndarray:
+    """Of ``rows``, the operators with no operator above them (what CPU time on the path is named
+    after). Climbs from these rows only: a step's slices, not the whole trace."""
+    ops = cpu_op_mask(store)
+    rows = rows[ops[rows]]
+    parent = store.slices.parent
+    keep = np.ones(len(rows), dtype=bool)
+    anc = parent[rows].astype(np.int64)
+    for _ in range(512):
+        live = anc >= 0
+        if not live.any():
+            break
+        keep[live] &= ~ops[anc[live]]
+        anc[live] = parent[anc[live]]
+    return rows[keep]
 
 
-def _summarise(store: TraceStore, outer: np.ndarray, index: int, row: int, lo: int, hi: int,
+def _summarise(store: TraceStore, index: int, row: int, lo: int, hi: int,
                segs: list[Segment], sync_ns: int, step_end: int) -> StepPath:
     s = store.slices
     totals = {"cpu": 0, "gpu": 0, "comm": 0, "wait": 0}
@@ -370,7 +365,7 @@ def _summarise(store: TraceStore, outer: np.ndarray, index: int, row: int, lo: i
                 names[key] = names.get(key, 0) + ns
         elif seg.kind == "cpu" and length > 0:
             q = store.index.query(seg.track, seg.start, seg.end)
-            q = q[outer[q]] if len(q) else q
+            q = _outer_ops(store, q) if len(q) else q
             seg.rows = tuple(q.tolist())
             named = 0
             if len(q):
