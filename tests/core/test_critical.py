@@ -133,7 +133,7 @@ def test_real_traces_are_sane():
             assert all(st.gpu_ns == 0 and st.cpu_ns == st.step_end - st.start for st in report.steps)
         else:  # the Qwen prefill: 49 ms of GEMMs and elementwise kernels behind a 47 ms CPU step
             st = report.steps[0]
-            assert st.bound == "gpu" and st.gpu_ns > 0.8 * (st.end - st.start)
+            assert st.bound == "gpu" and st.gpu_ns + st.queue_ns > 0.8 * (st.end - st.start)
             assert any("gemm" in name for kind, name, _ in st.top if kind == "gpu")
 
 
@@ -175,3 +175,20 @@ def test_a_stream_wait_event_leads_the_path_to_the_other_stream(tmp_path):
     assert st.bound == "gpu" and st.gpu_ns == 595_000
     assert [n for _k, n, _v in st.top[:2]] == ["kernel_a", "kernel_b"]
     assert st.wait_ns < 20_000
+
+
+def test_work_queued_behind_earlier_steps_is_the_gpus(tmp_path):
+    """The GPU runs 400 µs behind: step 2's kernels wait behind step 1's, and the path says so in
+    queue time (a gpu verdict), without walking the older work."""
+    b = Builder()
+    b.cpu("ProfilerStep#1", 0, 50, cat="user_annotation")
+    b.launch(5, "old_kernel", 10, 500)  # launched in step 1, runs until 510
+    b.cpu("ProfilerStep#2", 60, 50, cat="user_annotation")
+    b.launch(65, "new_kernel", 510, 40)  # queued behind it
+    store = b.load(tmp_path)
+    report = analyse_critical(store, analyse_steps(store).rows)
+    st = report.steps[1]
+    assert st.bound == "gpu" and st.end == 550_000
+    assert st.queue_ns == 450_000 and st.gpu_ns == 40_000 and st.cpu_ns == 0
+    assert [n for _k, n, _v in st.top] == ["new_kernel"]
+    assert critical_json(report).steps[1].queue_ns == 450_000

@@ -41,7 +41,7 @@ MAX_STEPS = 2000  # steps walked per call (~0.1 ms each); more are sampled evenl
 
 @dataclass
 class Segment:
-    kind: str  # cpu / gpu / comm / wait
+    kind: str  # cpu / gpu / comm / wait / queue (waiting behind device work launched before the step)
     track: int
     start: int
     end: int
@@ -64,6 +64,7 @@ class StepPath:
     sync_ns: int  # what the blocking calls serialised (the sync test's figure)
     top: list[tuple[str, str, int]]  # (kind, name, ns), heaviest first
     segments: list[Segment] = field(default_factory=list)  # step end first
+    queue_ns: int = 0  # of wait_ns: the step's device work queued behind work launched before it
 
     def path_rows(self) -> np.ndarray:
         """The slices on the path: the step, the device work, the blocking calls and the CPU operators."""
@@ -103,6 +104,13 @@ class _Device:
         l_start = np.where(has_launch, s.start_ns[np.maximum(self.launch, 0)], np.iinfo(np.int64).max)
         self.by_launch = np.argsort(l_start, kind="stable")
         self.launch_start_sorted = l_start[self.by_launch]
+        # Along each stream work runs in launch order: the running max of the launch starts is
+        # sorted, so "the first work in a run launched inside the step" is one binary search.
+        known = np.where(has_launch, l_start, np.iinfo(np.int64).min)
+        self.l_acc = np.empty(n, dtype=np.int64)
+        for t in distinct_ids(self.track) if n else []:
+            sel = np.flatnonzero(self.track == t)  # contiguous: sorted by (stream, start)
+            self.l_acc[sel[0] : sel[-1] + 1] = np.maximum.accumulate(known[sel[0] : sel[-1] + 1])
         # A wait on another stream's event: the work after the wait depends on the work before the record.
         self.event_src = _event_edges(store, self, l_start)
         ev = self.event_src >= 0
@@ -244,14 +252,20 @@ def _walk(dev: _Device, blk: _Blocking, track: int, lo: int, hi: int) -> tuple[l
             continue
         # On a stream at work ``pos``: back along its run.
         h = int(dev.head[pos])
-        first = h
-        if dev.start[h] < lo:  # the run began before the step: only its part inside counts
+        t = int(dev.track[pos])
+        own = h + int(np.searchsorted(dev.l_acc[h : pos + 1], lo, side="left"))
+        if own > pos:  # all of it was launched before the step: the step waits behind that queue
+            segs.append(Segment("queue", t, lo, x, x - lo))
+            x = lo
+            break
+        queued = own > h  # older work ran just before the step's own on this stream
+        first = own if queued else h
+        if not queued and dev.start[h] < lo:  # the run began before the step: only its part inside counts
             first = h + int(np.searchsorted(dev.end[h : pos + 1], lo, side="right"))
             first = min(first, pos)
         gpu = int(dev.cum_gpu[pos + 1] - dev.cum_gpu[first])
         comm = int(dev.cum_comm[pos + 1] - dev.cum_comm[first])
         gap = int(dev.cum_gap[pos + 1] - dev.cum_gap[first + 1])
-        t = int(dev.track[pos])
         start = max(int(dev.start[first]), lo)
         clip = max(lo - int(dev.start[first]), 0)  # the part of the first work before the step
         if dev.comm[first]:
@@ -267,6 +281,11 @@ def _walk(dev: _Device, blk: _Blocking, track: int, lo: int, hi: int) -> tuple[l
             segs.append(Segment("wait", t, start, x, gap))
         if pending:
             sync_ns += min(pending.pop(), gpu + comm)
+        if queued:
+            if start > lo:
+                segs.append(Segment("queue", t, lo, start, start - lo))
+            x = lo
+            break
         ev = int(dev.event_src[h])
         if ev >= 0 and dev.start[h] >= lo:  # it waited on another stream's event: over there
             ready = int(dev.ready[h])
@@ -351,7 +370,7 @@ def _outer_ops(store: TraceStore, rows: np.ndarray) -> np.ndarray:
 def _summarise(store: TraceStore, index: int, row: int, lo: int, hi: int,
                segs: list[Segment], sync_ns: int, step_end: int) -> StepPath:
     s = store.slices
-    totals = {"cpu": 0, "gpu": 0, "comm": 0, "wait": 0}
+    totals = {"cpu": 0, "gpu": 0, "comm": 0, "wait": 0, "queue": 0}
     names: dict[tuple[str, str], int] = {}
     for seg in segs:
         length = seg.ns
@@ -377,15 +396,16 @@ def _summarise(store: TraceStore, index: int, row: int, lo: int, hi: int,
             if length > named:
                 key = ("cpu", "(CPU outside operators)")
                 names[key] = names.get(key, 0) + length - named
-    cpu, gpu, comm, wait = totals["cpu"], totals["gpu"], totals["comm"], totals["wait"]
-    if comm and comm >= max(cpu, gpu):
+    cpu, gpu, comm, queue = totals["cpu"], totals["gpu"], totals["comm"], totals["queue"]
+    wait = totals["wait"] + queue
+    if comm and comm >= max(cpu, gpu + queue):
         bound = "comm"
     elif sync_ns >= SYNC_SHARE * max(step_end - lo, 1):
         bound = "sync"
-    else:
-        bound = "cpu" if cpu >= gpu + comm else "gpu"
+    else:  # time queued behind earlier steps' device work is the GPU's
+        bound = "cpu" if cpu >= gpu + comm + queue else "gpu"
     top = sorted(((k, n, v) for (k, n), v in names.items() if v > 0), key=lambda x: (-x[2], x[1]))[:TOP]
-    return StepPath(index, row, lo, hi, step_end, bound, cpu, gpu, comm, wait, sync_ns, top, segs)
+    return StepPath(index, row, lo, hi, step_end, bound, cpu, gpu, comm, wait, sync_ns, top, segs, queue)
 
 
 def _sum_by(ids: np.ndarray, weights: np.ndarray) -> tuple[list[int], list[int]]:
@@ -410,7 +430,8 @@ class CriticalStep(msgspec.Struct):
     cpu_ns: int
     gpu_ns: int  # device work on the path, collectives included (comm_ns of it)
     comm_ns: int
-    wait_ns: int
+    wait_ns: int  # queue_ns included
+    queue_ns: int  # waiting behind device work launched before the step (counts for a gpu verdict)
     sync_serialised_ns: int
     top: list[PathOp]
 
@@ -426,4 +447,4 @@ class CriticalJson(msgspec.Struct):
 def critical_json(r: CriticalReport) -> CriticalJson:
     return CriticalJson(r.present, r.bound or None, dict(r.by_bound_ns), r.steps_total, [
         CriticalStep(st.index, st.start, st.step_end - st.start, st.end - st.start, st.bound, st.cpu_ns, st.gpu_ns + st.comm_ns, st.comm_ns,
-                     st.wait_ns, st.sync_ns, [PathOp(n, k, v) for k, n, v in st.top]) for st in r.steps])
+                     st.wait_ns, st.queue_ns, st.sync_ns, [PathOp(n, k, v) for k, n, v in st.top]) for st in r.steps])

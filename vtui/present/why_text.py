@@ -69,8 +69,9 @@ def critical_lines(c: CriticalReport | None) -> list[str]:
         longer = f" (step {fd(st.step_end - st.start)})" if st.end > st.step_end else ""
         comm = f" · comm {fd(st.comm_ns)}" if st.comm_ns else ""
         sync = f" · sync serialised {fd(st.sync_ns)}" if st.sync_ns else ""
+        queue = f" (queued behind earlier work {fd(st.queue_ns)})" if st.queue_ns else ""
         lines.append(f"  #{st.index:<3} {st.bound:<4} path {fd(path)}{longer}: CPU {fd(st.cpu_ns)} · GPU {fd(st.gpu_ns)}"
-                     f"{comm} · wait {fd(st.wait_ns)}{sync}")
+                     f"{comm} · wait {fd(st.wait_ns)}{queue}{sync}")
         if st.top:
             lines.append("       on it: " + ", ".join(f"{safe_field(n, 40)} {fd(v)}" for _k, n, v in st.top[:3]))
     if len(c.steps) > MAX_STEPS:
