@@ -34,3 +34,17 @@ def test_bad_grouping_names_shape(capsys):
 
     assert main(["stats", str(QWEN), "--by", "shapes"]) != 0
     assert "shape" in capsys.readouterr().err
+
+
+def test_insights_text_and_json_carry_the_roofline_and_the_critical_path(capsys):
+    from tests.helpers import MI250
+    from vtui.cli import main
+
+    assert main(["insights", str(MI250)]) == 0
+    out = capsys.readouterr().out
+    assert "Roofline: 7 calls" in out and "device: unknown — device 'AMD Radeon Graphics' is not in" in out
+    assert "Critical path per step:" in out
+    j = cli_json(capsys, "insights", QWEN, "--json")
+    assert j["roofline"]["device"]["name"] == "NVIDIA H100 SXM" and j["roofline"]["ops"][0]["name"] == "aten::linear"
+    st = j["critical_path"]["steps"][0]
+    assert st["cpu_ns"] + st["gpu_ns"] + st["wait_ns"] == st["path_ns"] and j["critical_path"]["bound"] == "gpu"

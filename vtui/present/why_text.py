@@ -37,7 +37,7 @@ def roofline_lines(r: RooflineReport | None, top: int = 12) -> list[str]:
     basis = "GPU time of the kernels each op launched" if r.time_basis == "gpu" else "the ops' CPU time"
     lines = [f"Roofline: {r.calls:,} calls in {len(r.ops)} (op, shape) groups · {_flops(r.flops)} · "
              f"{format_bytes(r.bytes)} moved · rates over {basis}"] + ["  " + ln for ln in device_lines(r)]
-    if r.why and r.device.peaks is not None:
+    if r.why and r.why != r.device.why:
         lines.append(f"  note: {safe_field(r.why, 200)}")
     lines.append(f"  {'op':<28} {'shape':<30} {'dtype':<8} {'calls':>6} {'time':>10} {'TFLOP/s':>8} {'TB/s':>6} "
                  f"{'% roof':>7} bound")
