@@ -12,7 +12,6 @@ correlation ids); roofline time = max(FLOPs / peak of its precision, bytes / ban
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 
 import msgspec
@@ -296,10 +295,3 @@ def roofline_json(r: RooflineReport, top: int | None = None) -> RooflineJson:
                         [RooflineOp(o.name, o.shape, o.dtype, o.family, o.count, o.flops, o.bytes, o.gpu_ns, o.cpu_ns,
                                     _r(o.tflops), _r(o.tbps), _r(o.roofline_ns, 1), _r(o.pct_of_roofline, 3), o.bound,
                                     o.hint) for o in ops])
-
-
-def shape_key_text(dims, types) -> str:
-    """The group label ``vtui stats --by shape`` uses: the tensor dims and types as compact JSON."""
-    return json.dumps([dims, types], separators=(",", ":"))
-
-
