@@ -20,7 +20,8 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-ANALYSES = ("analyse_steps", "analyse_ops", "analyse_gpu", "analyse_memory", "analyse_caches", "analyse_python")
+ANALYSES = ("analyse_steps", "analyse_ops", "analyse_gpu", "analyse_memory", "analyse_caches", "analyse_python",
+            "analyse_roofline", "analyse_critical")
 
 CHILD = r"""
 import json, resource, statistics, sys

@@ -10,13 +10,14 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+import msgspec
 import numpy as np
 
 from vtui.errors import UsageError
 from vtui.store.slicetime import range_slices
 from vtui.store.store import TraceStore
 
-GROUPINGS = ("name", "cat", "track")  # plus "arg:KEY"
+GROUPINGS = ("name", "cat", "track", "shape")  # plus "arg:KEY"
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,7 @@ SORT_KEYS = ("total", "self", "count", "avg", "min", "max", "name")
 def check_grouping(by: str) -> str:
     if by in GROUPINGS or (by.startswith("arg:") and len(by) > 4):
         return by
-    raise UsageError(f"unknown grouping {by!r} (use name, cat, track or arg:KEY)")
+    raise UsageError(f"unknown grouping {by!r} (use name, cat, track, shape or arg:KEY)")
 
 
 def aggregate(store: TraceStore, t0: int, t1: int, tracks: np.ndarray | None = None, by: str = "name",
@@ -116,6 +117,8 @@ def _group(store: TraceStore, rows: np.ndarray, by: str) -> tuple[np.ndarray, Ca
         return store.slices.cat_id[rows].astype(np.int64), store.strings.__getitem__
     if by == "track":
         return store.slices.track[rows].astype(np.int64), lambda t: store.tracks[t].label
+    if by == "shape":
+        return _by_shape(store, rows)
     key = by[4:]
     texts: dict[str, int] = {}
     out = np.empty(len(rows), dtype=np.int64)
@@ -125,3 +128,28 @@ def _group(store: TraceStore, rows: np.ndarray, by: str) -> tuple[np.ndarray, Ca
         out[i] = texts.setdefault(text, len(texts))
     labels = list(texts)
     return out, labels.__getitem__
+
+
+def _by_shape(store: TraceStore, rows: np.ndarray) -> tuple[np.ndarray, Callable[[int], str]]:
+    """An op by its recorded shapes: name, ``Input Dims`` and the tensor types (``record_shapes``);
+    a slice without them is grouped by its name alone. Only the selected rows' args are decoded."""
+    from vtui.analysis.shapes import decode_shapes, raw_value
+
+    names = store.slices.name_id[rows].tolist()
+    keys: dict[tuple[int, bytes, bytes], int] = {}
+    out = np.empty(len(rows), dtype=np.int64)
+    for i, (nid, sh) in enumerate(zip(names, decode_shapes(store, rows) if len(rows) else [])):
+        out[i] = keys.setdefault((nid, bytes(sh.dims), bytes(sh.types)), len(keys))
+    labels: list[str] = []
+    for nid, dims, types in keys:
+        d, t = raw_value(msgspec.Raw(dims)), raw_value(msgspec.Raw(types))
+        if d is None:
+            labels.append(store.strings[nid])
+            continue
+        shown = json.dumps(d, separators=(",", ":"))
+        kinds = ",".join(x for x in (t if isinstance(t, list) else []) if isinstance(x, str) and x and x != "Scalar")
+        labels.append(f"{store.strings[nid]} {shown}" + (f" ({kinds})" if kinds else ""))
+    # Keys that read the same (types differing only in their scalar arguments) are one group.
+    ids: dict[str, int] = {}
+    remap = np.array([ids.setdefault(label, len(ids)) for label in labels], dtype=np.int64)
+    return (remap[out] if len(out) else out), list(ids).__getitem__

@@ -99,7 +99,21 @@ gpu_work_kinds = device_work_kinds  # per slice: 0, KERNEL, MEMCPY or MEMSET
 
 
 def launch_pairs(store: TraceStore, rows: np.ndarray) -> np.ndarray:
-    """CPU launch slice row per GPU row (-1 where unknown): flows first, then correlation ids."""
+    """CPU launch slice row per GPU row (-1 where unknown): flows first, then correlation ids.
+
+    Device work rows are answered from one pairing of all the store's device work, made once per
+    store (Insights, the call tree, the roofline and the critical path all ask; a row's launch
+    does not depend on which other rows are asked about)."""
+    rows = np.asarray(rows, dtype=np.int64)
+    kinds = gpu_work_kinds(store)
+    if len(rows) and bool((kinds[rows] > 0).all()):
+        every = np.flatnonzero(kinds > 0)
+        full = store.memo("launch_pairs", lambda: _launch_pairs(store, every))
+        return full[np.searchsorted(every, rows)]
+    return _launch_pairs(store, rows)
+
+
+def _launch_pairs(store: TraceStore, rows: np.ndarray) -> np.ndarray:
     launch = np.full(len(store.slices), -1, dtype=np.int64)
     f = store.flows
     if len(f):

@@ -6,7 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
+
 from vtui.analysis.caches import CacheReport, analyse_caches
+from vtui.analysis.critical import CriticalReport, analyse_critical, critical_json
 from vtui.analysis.findings import (
     Finding,
     cache_findings,
@@ -20,6 +23,7 @@ from vtui.analysis.gpu import GpuReport, analyse_gpu
 from vtui.analysis.memory import MemoryReport, analyse_memory
 from vtui.analysis.ops import OpsReport, analyse_ops, hint_for
 from vtui.analysis.python_overhead import PythonReport, analyse_python
+from vtui.analysis.roofline import RooflineReport, analyse_roofline, roofline_json
 from vtui.analysis.steps import StepReport, analyse_steps
 from vtui.store.slicetime import range_slices
 from vtui.store.store import TraceStore
@@ -36,6 +40,24 @@ class Insights:
     caches: CacheReport
     python: PythonReport
     findings: list[Finding] = field(default_factory=list)
+    roofline: RooflineReport | None = None  # see add_why (roofline per op, critical path per step)
+    critical: CriticalReport | None = None
+
+
+def add_why(ins: Insights, store: TraceStore) -> None:
+    """Why ops and steps take their time: the roofline per op and the critical path per step."""
+    ins.roofline = analyse_roofline(store, ins.t0, ins.t1)
+    ins.critical = analyse_critical(store, ins.steps.rows, ins.t0, ins.t1)
+
+
+def why_dict(ins: Insights, top: int | None = 100) -> dict[str, Any]:
+    """The ``roofline`` and ``critical_path`` parts of the JSON (msgspec Structs, as builtins)."""
+    out: dict[str, Any] = {}
+    if ins.roofline is not None:
+        out["roofline"] = msgspec.to_builtins(roofline_json(ins.roofline, top))
+    if ins.critical is not None:
+        out["critical_path"] = msgspec.to_builtins(critical_json(ins.critical))
+    return out
 
 
 def compute_insights(store: TraceStore, t0: int = 0, t1: int | None = None, step_regex: str | None = None,
@@ -47,6 +69,7 @@ def compute_insights(store: TraceStore, t0: int = 0, t1: int | None = None, step
                    analyse_caches(store, t0, t1, rs), analyse_python(store, t0, t1, rs=rs))
     ins.findings = (step_findings(ins.steps) + op_findings(ins.ops) + gpu_findings(ins.gpu)
                     + memory_findings(ins.memory) + python_findings(ins.python) + cache_findings(ins.caches))
+    add_why(ins, store)
     return ins
 
 
@@ -183,5 +206,6 @@ def insights_dict(ins: Insights) -> dict[str, Any]:
                    "python_self_ns": p.python_self_ns, "op_self_ns": p.op_self_ns, "python_pct": p.python_pct,
                    "hottest": [{"name": n, "self_ns": t, "count": k} for n, t, k in p.hottest]},
         "findings": [f.to_dict() for f in ins.findings],
+        **why_dict(ins),
     }
 

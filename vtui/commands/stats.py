@@ -1,4 +1,4 @@
-"""`vtui stats TRACE [--range A:B] [--track REGEX] [--by name|cat|track|arg:KEY] [--top N] [--format …]`
+"""`vtui stats TRACE [--range A:B] [--track REGEX] [--by name|cat|track|shape|arg:KEY] [--top N] [--format …]`
 
 The slice aggregation table: count, total and self time clipped to the range, avg/min/max,
 and % of range × tracks. Example: vtui stats trace.json.gz --range 10ms:25ms --by cat --top 10
@@ -16,7 +16,7 @@ HELP = "the slice aggregation table over a range"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_trace_arguments(parser)
-    parser.add_argument("--by", default="name", help="group by name, cat, track or arg:KEY (default name)")
+    parser.add_argument("--by", default="name", help="group by name, cat, track, shape (name + Input Dims) or arg:KEY (default name)")
     parser.add_argument("--sort", default="total", help="total, self, count, avg, min, max or name (default total)")
     parser.add_argument("--top", type=int, default=None, metavar="N", help="only the first N rows")
     parser.add_argument("--format", choices=FORMATS, default="table", help="output format (default table)")

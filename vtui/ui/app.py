@@ -485,6 +485,21 @@ class VtuiApp(AppShell, App[int]):
             self.push_screen(InsightsScreen(self.view.store, t0, t1, self.path.name, on_step=jump,
                                             on_window=jump_window))
 
+    def action_critical_path(self) -> None:
+        """Highlight the selected step's critical path (vtui.analysis.critical), dim the rest."""
+        if self.view is None:
+            return
+        from vtui.analysis.critical import step_path  # noqa: PLC0415
+
+        path = step_path(self.view.store, self.view.selected)
+        if path is None:
+            self.notify("Select a step, or a slice inside one, to see its critical path", timeout=3)
+            return
+        self._act(lambda: self.view.set_highlight(path.path_rows()))
+        fd = format_duration
+        self.notify(visible(f"critical path: {path.bound}-bound · CPU {fd(path.cpu_ns)} · GPU "
+                            f"{fd(path.gpu_ns + path.comm_ns)} · wait {fd(path.wait_ns)}"), markup=False, timeout=6)
+
     def action_call_tree(self) -> None:
         if self.view is not None:
             from vtui.ui.tree import CallTreeScreen  # noqa: PLC0415

@@ -18,6 +18,7 @@ from vtui.analysis.lists import OUTLIER_FACTOR, Gap, Outlier, gpu_idle_gaps, ker
 from vtui.fmt import format_duration as fd
 from vtui.present.bars import step_bars
 from vtui.present.insights_text import gpu_lines, memory_lines, misc_lines, ops_lines, steps_lines
+from vtui.present.why_text import critical_lines, roofline_lines
 from vtui.store.store import TraceStore
 from vtui.ui import palette
 from vtui.ui.keys import bindings
@@ -129,6 +130,7 @@ class InsightsScreen(Screen[None]):
             widgets.append(OptionList(*step_plot_rows(ins), id="ins-plot"))
         widgets += [Static(_section("Operators", ops_lines(ins)), id="ins-ops"),
                     Static(_section("GPU", gpu_lines(ins)), id="ins-gpu")]
+        widgets += self._why(ins)
         widgets += self._lists()
         widgets += [
                     Static(_section("Memory", memory_lines(ins)), id="ins-memory"),
@@ -136,6 +138,12 @@ class InsightsScreen(Screen[None]):
         await body.mount(*widgets)
         if ins.steps.present:
             self.query_one("#ins-plot", OptionList).focus(scroll_visible=False)  # findings stay on top
+
+    def _why(self, ins: Insights) -> list:
+        """Roofline per op (worst % of roofline by GPU time first, with hints) and the critical path per step."""
+        return [Static(_section("Roofline (GPU time above the roofline, most first)", roofline_lines(ins.roofline, 15)),
+                       id="ins-roofline"),
+                Static(_section("Critical path per step", critical_lines(ins.critical)), id="ins-critical")]
 
     def _lists(self) -> list:
         """GPU idle gaps and kernel outliers as lists to jump from (not only totals)."""

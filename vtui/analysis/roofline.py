@@ -1,0 +1,297 @@
+"""Roofline per operator: FLOPs and bytes from the recorded shapes (``vtui.analysis.flops``), the GPU
+time of the kernels each call launched, the device's peaks (``vtui.analysis.peaks``).
+
+Candidates are CPU operators whose name has a rule (GEMM, attention, bytes-only) and that start in
+the range; a candidate inside another candidate (``aten::addmm`` under ``aten::linear``) is left
+to its outermost one, so no work is counted twice. Only the candidates' args are decoded, three
+keys of them kept as raw JSON, and the cost is worked out once per distinct (name, shapes).
+An op's GPU time is the device work launched by runtime calls inside it (flows, else
+correlation ids); roofline time = max(FLOPs / peak of its precision, bytes / bandwidth);
+``pct_of_roofline`` = roofline time / GPU time × 100.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import msgspec
+import numpy as np
+
+from vtui.analysis.flops import Cost, family, op_cost
+from vtui.analysis.peaks import DeviceMatch, trace_device
+from vtui.analysis.shapes import decode_shapes, raw_value
+from vtui.store.devices import cpu_op_mask, device_work_kinds
+from vtui.store.grouping import distinct_ids
+from vtui.store.store import TraceStore
+
+
+@dataclass
+class OpRoofline:
+    name: str
+    shape: str  # the tensor arguments' dims, e.g. "8944x1024 · 1024x1024"
+    dtype: str
+    family: str  # gemm / attention / bytes
+    count: int
+    flops: int  # all calls together
+    bytes: int
+    gpu_ns: int  # device work the calls launched
+    cpu_ns: int  # the calls' own durations (the time basis of a trace without device work)
+    tflops: float | None  # achieved, on the time basis
+    tbps: float | None
+    roofline_ns: float | None  # max(FLOPs / peak, bytes / bandwidth); None: device or precision unknown
+    pct_of_roofline: float | None
+    bound: str | None  # compute / memory (None without peaks)
+    hint: str | None = None
+    m: int = 0
+    dims: tuple[int, ...] = ()
+
+    @property
+    def lost_ns(self) -> float:
+        """GPU time above the roofline: what the Insights screen ranks by."""
+        if self.roofline_ns is None:
+            return float(self.gpu_ns)
+        return max(self.gpu_ns - self.roofline_ns, 0.0)
+
+
+@dataclass
+class RooflineReport:
+    present: bool  # the range has operators with shapes that a rule covers
+    device: DeviceMatch
+    time_basis: str = "gpu"  # "gpu": launched device work; "cpu": no device work in the trace
+    ops: list[OpRoofline] = field(default_factory=list)  # every (name, shape) group, most GPU time first
+    calls: int = 0  # candidate calls counted
+    without_shapes: int = 0  # candidate calls whose shapes did not say (no args, malformed)
+    flops: int = 0
+    bytes: int = 0
+    why: str = ""  # why there is no percentage (device unknown), or why nothing at all
+
+
+def _family_codes(store: TraceStore) -> np.ndarray:
+    """Per string id: 0 no rule, 1 GEMM, 2 attention, 3 bytes-only."""
+    codes = {"gemm": 1, "attention": 2, "bytes": 3}
+    return store.memo("roofline_family", lambda: np.fromiter(
+        (codes.get(family(s) or "", 0) for s in store.strings), dtype=np.int8, count=len(store.strings)))
+
+
+def launched_by(store: TraceStore) -> tuple[np.ndarray, np.ndarray]:
+    """Device work rows (sorted) and the CPU runtime call that launched each (-1 unknown), once per store."""
+    def compute() -> np.ndarray:
+        from vtui.analysis.gpu import launch_pairs  # the one pairing rule: flows, then correlation ids
+
+        rows = np.flatnonzero(device_work_kinds(store) > 0)
+        launch = launch_pairs(store, rows) if len(rows) else np.zeros(0, dtype=np.int64)
+        return np.stack([rows.astype(np.int64), launch.astype(np.int64)])
+
+    both = store.memo("launched_by", compute)
+    return both[0], both[1]
+
+
+def _outermost(store: TraceStore, rows: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Of ``rows`` (all in ``mask``), those with no ancestor in ``mask``."""
+    parent = store.slices.parent
+    keep = np.ones(len(rows), dtype=bool)
+    anc = parent[rows].astype(np.int64)
+    for _ in range(512):  # one level per pass over the candidates only; nesting depth bounds it
+        live = anc >= 0
+        if not live.any():
+            break
+        keep[live] &= ~mask[anc[live]]
+        anc[live] = parent[anc[live]]
+    return rows[keep]
+
+
+def _shape_label(dims, types) -> str:
+    parts = []
+    for d, t in zip(dims if isinstance(dims, list) else [], types if isinstance(types, list) else []):
+        if isinstance(d, list) and d and all(isinstance(x, int) for x in d) and isinstance(t, str) and t not in ("Scalar", ""):
+            parts.append("x".join(map(str, d)))
+    return " · ".join(parts)
+
+
+def _gpu_time(store: TraceStore, ops: np.ndarray) -> np.ndarray:
+    """Per op row (outermost candidates): the device time launched from inside it."""
+    out = np.zeros(len(ops), dtype=np.int64)
+    g_rows, launch = launched_by(store)
+    ok = launch >= 0
+    if not ok.any() or not len(ops):
+        return out
+    s = store.slices
+    g_rows, launch = g_rows[ok], launch[ok]
+    l_track, l_start, l_end = s.track[launch], s.start_ns[launch], s.end_ns[launch]
+    g_dur = s.end_ns[g_rows] - s.start_ns[g_rows]
+    o_track = s.track[ops]
+    for t in distinct_ids(o_track):
+        mine = np.flatnonzero(o_track == t)
+        mine = mine[np.argsort(s.start_ns[ops[mine]], kind="stable")]
+        starts, ends = s.start_ns[ops[mine]], s.end_ns[ops[mine]]
+        sel = np.flatnonzero(l_track == t)
+        k = np.searchsorted(starts, l_start[sel], side="right") - 1
+        hit = (k >= 0) & (ends[np.maximum(k, 0)] >= l_end[sel])
+        np.add.at(out, mine[k[hit]], g_dur[sel[hit]])
+    return out
+
+
+def analyse_roofline(store: TraceStore, t0: int = 0, t1: int | None = None) -> RooflineReport:
+    """The roofline of the ops starting in [t0, t1); once per store and range (the report is shared:
+    callers do not change it)."""
+    t1 = int(store.span_ns) if t1 is None else int(t1)
+    key = ("roofline_report", int(t0), t1)
+    got = store.derived.get(key)
+    if got is None:
+        got = store.derived[key] = _analyse(store, int(t0), t1)
+    return got
+
+
+def _analyse(store: TraceStore, t0: int, t1: int) -> RooflineReport:
+    device = trace_device(store)
+    s = store.slices
+    report = RooflineReport(False, device, why=device.why)
+    if not len(s):
+        return report
+    fam = _family_codes(store)
+    if not fam.any():
+        return report
+    mask = store.memo("roofline_candidates", lambda: cpu_op_mask(store) & (fam[s.name_id] > 0) & (s.args_len > 0))
+    rows = np.flatnonzero(mask)
+    rows = rows[(s.start_ns[rows] >= t0) & (s.start_ns[rows] < t1)]
+    rows = _outermost(store, rows, mask)
+    if not len(rows):
+        return report
+    has_device_work = bool(len(launched_by(store)[0]))
+    report.time_basis = "gpu" if has_device_work else "cpu"
+    gpu = _gpu_time(store, rows)
+    cpu = (s.end_ns[rows] - s.start_ns[rows]).astype(np.int64)
+    names = s.name_id[rows].tolist()
+    # Concrete inputs matter to attention (is_causal) and _scaled_mm (out_dtype) only.
+    needs = {nid for nid in set(names) if fam[nid] == 2 or store.strings[nid] == "aten::_scaled_mm"}
+    groups: dict[tuple, int] = {}
+    put = groups.setdefault
+    key_of = np.fromiter((put((nid, bytes(sh.dims), bytes(sh.types), bytes(sh.concrete) if nid in needs else b""),
+                              len(groups)) for nid, sh in zip(names, decode_shapes(store, rows))),
+                         dtype=np.int64, count=len(rows))
+    n = len(groups)
+    count = np.bincount(key_of, minlength=n)
+    gpu_sum = np.bincount(key_of, weights=gpu, minlength=n)
+    cpu_sum = np.bincount(key_of, weights=cpu, minlength=n)
+    for (nid, dims_raw, types_raw, conc_raw), g in groups.items():
+        name = store.strings[nid]
+        dims, types = raw_value(msgspec.Raw(dims_raw)), raw_value(msgspec.Raw(types_raw))
+        cost = op_cost(name, dims, types, raw_value(msgspec.Raw(conc_raw)) if conc_raw else None)
+        if cost is None:
+            report.without_shapes += int(count[g])
+            continue
+        report.ops.append(_row(name, _shape_label(dims, types), cost, int(count[g]), int(gpu_sum[g]), int(cpu_sum[g]),
+                               device, report.time_basis))
+    basis = (lambda o: o.gpu_ns) if report.time_basis == "gpu" else (lambda o: o.cpu_ns)
+    report.ops.sort(key=lambda o: (-basis(o), -o.flops, -o.bytes, o.name, o.shape))
+    report.calls = int(sum(o.count for o in report.ops))
+    report.flops = int(sum(o.flops for o in report.ops))
+    report.bytes = int(sum(o.bytes for o in report.ops))
+    report.present = bool(report.ops)
+    if report.present and not has_device_work:
+        report.why = "the trace has no GPU work: rates are over the operators' CPU time, with no peak to compare"
+    return report
+
+
+def _row(name: str, shape: str, cost: Cost, count: int, gpu_ns: int, cpu_ns: int, device: DeviceMatch,
+         basis: str) -> OpRoofline:
+    flops, nbytes = cost.flops * count, cost.bytes * count
+    t = gpu_ns if basis == "gpu" else cpu_ns
+    tflops = flops / t / 1e3 if t > 0 and flops else None  # FLOP per ns = GFLOP/s; bytes-only ops: none
+    tbps = nbytes / t / 1e3 if t > 0 else None
+    roof = pct = bound = None
+    peaks = device.peaks
+    if peaks is not None and basis == "gpu":
+        peak = peaks.tflops.get(cost.precision) if cost.precision else None
+        mem_ns = nbytes / (peaks.tbps * 1e3)
+        if flops == 0:
+            roof, bound = mem_ns, "memory"
+        elif peak:
+            compute_ns = flops / (peak * 1e3)
+            roof, bound = max(compute_ns, mem_ns), "compute" if compute_ns >= mem_ns else "memory"
+        if roof is not None and gpu_ns > 0:
+            pct = 100.0 * roof / gpu_ns
+    op = OpRoofline(name, shape, cost.dtype, family(name) or "", count, flops, nbytes, gpu_ns, cpu_ns, tflops, tbps,
+                    roof, pct, bound, m=cost.m, dims=cost.dims)
+    op.hint = roofline_hint(op, device)
+    return op
+
+
+def roofline_hint(op: OpRoofline, device: DeviceMatch) -> str | None:
+    """One line on why an op sits below its roofline, from its shape and type."""
+    if op.family == "gemm" and op.dims:
+        if op.dtype == "float" and device.peaks is not None and "bf16" in device.peaks.tflops:
+            return "fp32 GEMM: in bf16/fp16 it would run on the tensor cores (autocast, or the model's dtype)"
+        if op.m and op.m <= 16:
+            return f"M = {op.m} rows (tokens, as in decode): a GEMM this thin is memory bound; batch more tokens per step"
+        align = 16 if "Float8" in op.dtype else 8
+        odd = [d for d in op.dims if d % align]
+        if odd:
+            return f"dims {', '.join(map(str, odd))} are not a multiple of {align}: pad them for the tensor-core kernels"
+    if op.family == "attention" and op.dims and op.dims[2] % 8:
+        return f"head dim {op.dims[2]} is not a multiple of 8: the flash kernels need it"
+    if op.bound == "memory" and op.pct_of_roofline is not None and op.pct_of_roofline < 30 and op.family == "bytes":
+        return "memory bound and far from the bandwidth: small tensors (launch-bound) or a strided layout; fuse it"
+    return None
+
+
+def worst_first(r: RooflineReport) -> list[OpRoofline]:
+    """The ops by GPU time above their roofline, most first (all the time where no roofline is known)."""
+    key = (lambda o: o.lost_ns) if r.time_basis == "gpu" else (lambda o: float(o.cpu_ns))
+    return sorted(r.ops, key=lambda o: (-key(o), o.name, o.shape))
+
+
+# ---- JSON --------------------------------------------------------------------------------------
+class RooflineDevice(msgspec.Struct):
+    name: str  # the table's name for the device ("" when unknown)
+    trace_name: str  # as deviceProperties writes it
+    peak_tflops: float | None  # bf16 (else fp16, fp32) dense
+    peak_tbps: float | None
+    peaks_tflops: dict[str, float]
+    source: str | None
+
+
+class RooflineOp(msgspec.Struct):
+    name: str
+    shape: str
+    dtype: str
+    family: str
+    count: int
+    flops: int
+    bytes: int
+    gpu_ns: int
+    cpu_ns: int
+    tflops: float | None
+    tbps: float | None
+    roofline_ns: float | None
+    pct_of_roofline: float | None
+    bound: str | None
+    hint: str | None
+
+
+class RooflineJson(msgspec.Struct):
+    present: bool
+    device: RooflineDevice
+    time_basis: str
+    calls: int
+    calls_without_shapes: int
+    flops: int
+    bytes: int
+    why: str | None
+    groups: int  # (name, shape) groups in all; ``ops`` holds the first of them
+    ops: list[RooflineOp]
+
+
+def _r(v: float | None, nd: int = 4) -> float | None:
+    return None if v is None else round(float(v), nd)
+
+
+def roofline_json(r: RooflineReport, top: int | None = None) -> RooflineJson:
+    p = r.device.peaks
+    dev = RooflineDevice(p.name if p else "", r.device.trace_name, p.headline_tflops if p else None,
+                         p.tbps if p else None, dict(p.tflops) if p else {}, p.source if p else None)
+    ops = r.ops if top is None else r.ops[:top]
+    return RooflineJson(r.present, dev, r.time_basis, r.calls, r.without_shapes, r.flops, r.bytes, r.why or None, len(r.ops),
+                        [RooflineOp(o.name, o.shape, o.dtype, o.family, o.count, o.flops, o.bytes, o.gpu_ns, o.cpu_ns,
+                                    _r(o.tflops), _r(o.tbps), _r(o.roofline_ns, 1), _r(o.pct_of_roofline, 3), o.bound,
+                                    o.hint) for o in ops])

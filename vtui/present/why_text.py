@@ -1,0 +1,83 @@
+"""The roofline per op and the critical path per step as text (``vtui insights`` and the app)."""
+
+from __future__ import annotations
+
+from vtui.analysis.critical import CriticalReport
+from vtui.analysis.roofline import RooflineReport, worst_first
+from vtui.fmt import format_bytes
+from vtui.fmt import format_duration as fd
+from vtui.safe_text import safe_field
+
+MAX_STEPS = 12  # steps listed one per line; the rest are counted by verdict
+
+
+def _num(v: float | None, fmt: str = "{:.1f}") -> str:
+    return "—" if v is None else fmt.format(v)
+
+
+def _flops(n: float) -> str:
+    for unit, scale in (("PFLOP", 1e15), ("TFLOP", 1e12), ("GFLOP", 1e9), ("MFLOP", 1e6)):
+        if n >= scale:
+            return f"{n / scale:.2f} {unit}"
+    return f"{int(n)} FLOP"
+
+
+def device_lines(r: RooflineReport) -> list[str]:
+    p = r.device.peaks
+    if p is None:
+        return [f"device: unknown — {safe_field(r.device.why or r.why, 200)}; FLOPs and rates only, no % of roofline"]
+    peaks = ", ".join(f"{k} {v:g}" for k, v in p.tflops.items())
+    return [f"device: {safe_field(p.name, 60)} (trace: {safe_field(r.device.trace_name or '—', 60)}) · peaks TFLOP/s "
+            f"{peaks} · {p.tbps:g} TB/s", f"source: {safe_field(p.source, 300)}"]
+
+
+def roofline_lines(r: RooflineReport | None, top: int = 12) -> list[str]:
+    if r is None or not r.present:
+        return ["Roofline: no operator with recorded shapes in this range (profile with record_shapes=True)"]
+    basis = "GPU time of the kernels each op launched" if r.time_basis == "gpu" else "the ops' CPU time"
+    lines = [f"Roofline: {r.calls:,} calls in {len(r.ops)} (op, shape) groups · {_flops(r.flops)} · "
+             f"{format_bytes(r.bytes)} moved · rates over {basis}"] + ["  " + ln for ln in device_lines(r)]
+    if r.why and r.why != r.device.why:
+        lines.append(f"  note: {safe_field(r.why, 200)}")
+    lines.append(f"  {'op':<28} {'shape':<30} {'dtype':<8} {'calls':>6} {'time':>10} {'TFLOP/s':>8} {'TB/s':>6} "
+                 f"{'% roof':>7} bound")
+    for o in worst_first(r)[:top]:
+        t = o.gpu_ns if r.time_basis == "gpu" else o.cpu_ns
+        lines.append(f"  {safe_field(o.name, 28):<28} {safe_field(o.shape, 30):<30} {safe_field(_dtype(o.dtype), 8):<8} "
+                     f"{o.count:>6,} {fd(t):>10} {_num(o.tflops, '{:.3g}'):>8} {_num(o.tbps, '{:.3g}'):>6} "
+                     f"{_num(o.pct_of_roofline):>7} {o.bound or '—'}")
+        if o.hint:
+            lines.append(f"      → {o.hint}")
+    if len(r.ops) > top:
+        lines.append(f"  … {len(r.ops) - top} more groups (vtui insights --json lists them)")
+    return lines
+
+
+def _dtype(name: str) -> str:
+    return {"c10::BFloat16": "bf16", "c10::Half": "fp16", "float": "fp32", "double": "fp64"}.get(name, name.replace("c10::", ""))
+
+
+def critical_lines(c: CriticalReport | None) -> list[str]:
+    if c is None or not c.present:
+        return ["Critical path: no steps in this range"]
+    total = sum(c.by_bound_ns.values()) or 1
+    split = " · ".join(f"{k} {100 * v / total:.0f}%" for k, v in sorted(c.by_bound_ns.items(), key=lambda kv: -kv[1]))
+    sample = f"; {len(c.steps):,} of {c.steps_total:,} steps, evenly sampled" if c.steps_total > len(c.steps) else ""
+    lines = [f"Critical path per step: {c.bound}-bound overall (share of step time: {split}{sample})"]
+    for st in c.steps[:MAX_STEPS]:
+        path = st.end - st.start
+        longer = f" (step {fd(st.step_end - st.start)})" if st.end > st.step_end else ""
+        comm = f" · comm {fd(st.comm_ns)}" if st.comm_ns else ""
+        sync = f" · sync serialised {fd(st.sync_ns)}" if st.sync_ns else ""
+        queue = f" (queued behind earlier work {fd(st.queue_ns)})" if st.queue_ns else ""
+        lines.append(f"  #{st.index:<3} {st.bound:<4} path {fd(path)}{longer}: CPU {fd(st.cpu_ns)} · GPU {fd(st.gpu_ns)}"
+                     f"{comm} · wait {fd(st.wait_ns)}{queue}{sync}")
+        if st.top:
+            lines.append("       on it: " + ", ".join(f"{safe_field(n, 40)} {fd(v)}" for _k, n, v in st.top[:3]))
+    if len(c.steps) > MAX_STEPS:
+        rest: dict[str, int] = {}
+        for st in c.steps[MAX_STEPS:]:
+            rest[st.bound] = rest.get(st.bound, 0) + 1
+        lines.append(f"  … {len(c.steps) - MAX_STEPS} more steps: "
+                     + ", ".join(f"{n} {k}" for k, n in sorted(rest.items(), key=lambda kv: -kv[1])))
+    return lines
