@@ -18,7 +18,6 @@ All numpy: node ids are made level by level (one ``np.unique`` per depth), never
 from __future__ import annotations
 
 import re
-import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -153,16 +152,11 @@ class CallTree:
         return int(rows[0]) if len(rows) else -1
 
 
-# ---- per-store caches (range-independent work) ------------------------------------------------
-_CACHE: dict[int, dict] = {}
-
-
+# ---- per-store cache (range-independent work) -------------------------------------------------
 def _cached(store: TraceStore) -> dict:
-    key = id(store)
-    if key not in _CACHE:
-        _CACHE[key] = {}
-        weakref.finalize(store, _CACHE.pop, key, None)
-    return _CACHE[key]
+    """The call tree's part of the store's own memo (``TraceStore.derived``): it lives and goes
+    with the store, like every other per-store array, instead of a module dict keyed by id()."""
+    return store.derived.setdefault("calltree", {})
 
 
 def _canonical_names(store: TraceStore, merge: bool) -> tuple[np.ndarray, list[str]]:
