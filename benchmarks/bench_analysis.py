@@ -1,4 +1,4 @@
-"""Issue 4 speed: aggregation (whole trace and a 1 % range), search over all names, range export;
+"""Speed after the load: aggregation (whole trace and a 1 % range), search over all names, range export;
 the call tree (whole trace, 1 % range, inverted) and a 200×60 flame graph repaint.
 
 Loads each trace once, then times each operation N times in this process and reports the

@@ -44,11 +44,12 @@ if __name__ == "__main__":
             return out
         setattr(insights, name, timed)
     calls = []
+    events = store.event_count
     for _ in range(int(sys.argv[3])):
         c = cpu_s()
         insights.compute_insights(store, 0, None, None)
         calls.append(cpu_s() - c)
-    print(json.dumps({"calls": calls, "shares": shares}))
+    print(json.dumps({"calls": calls, "shares": shares, "events": events}))
 """
 
 
@@ -65,9 +66,13 @@ def bench(path: Path, runs: int, calls: int) -> dict:
             got.append(json.loads(out.stdout.strip().splitlines()[-1]))
     med = statistics.median
     later = [med(g["calls"][1:]) for g in got] if calls > 1 else []
+    events = got[0]["events"]
+    first = med(g["calls"][0] for g in got)
     return {
-        "file": path.name, "runs": runs, "calls": calls,
-        "first_cpu_s": round(med(g["calls"][0] for g in got), 3),
+        "file": path.name, "runs": runs, "calls": calls, "events": events,
+        "load_avg_1_5_min": [round(x, 2) for x in os.getloadavg()[:2]],
+        "first_cpu_s": round(first, 3),
+        "first_us_per_event": round(1e6 * first / max(events, 1), 3),
         "first_all_cpu_s": [round(g["calls"][0], 3) for g in got],
         "later_cpu_s": round(med(later), 3) if later else None,
         "first_by_analysis_cpu_s": {n[8:]: round(med(g["shares"][n][0] for g in got), 3) for n in ANALYSES},

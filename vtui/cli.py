@@ -7,13 +7,16 @@ import importlib
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from vtui import __version__
-from vtui.commands import COMMANDS, add_inflate_argument, apply_inflate_argument
+from vtui.commands import COMMANDS, add_inflate_argument, load_options
 from vtui.errors import TraceLoadError, UsageError
 from vtui.safe_text import escape_controls
 from vtui.termination import Terminated, signals_as_exceptions
+
+if TYPE_CHECKING:
+    from vtui.options import LoadOptions
 
 HEADER = """\
 vtui — a terminal explorer for Chrome-trace / PyTorch-profiler traces.
@@ -69,9 +72,9 @@ def _run_app(args: list[str]) -> int:
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the index cache")
     add_inflate_argument(parser)
     opts = parser.parse_args(args)
-    apply_inflate_argument(opts)
+    options = load_options(opts)  # the environment is read here, once, and passed down
     if opts.other:
-        return _run_compare(Path(opts.trace), Path(opts.other), cache=not opts.no_cache)
+        return _run_compare(Path(opts.trace), Path(opts.other), options)
     from vtui.demo import demo_trace_path
 
     path = Path(opts.trace) if opts.trace else demo_trace_path()
@@ -79,18 +82,18 @@ def _run_app(args: list[str]) -> int:
         raise TraceLoadError(f"{path}: no such file or directory")
     from vtui.ui.app import VtuiApp
 
-    app = VtuiApp(path, cache=not opts.no_cache)
+    app = VtuiApp(path, options=options)
     app.run()
     return app.return_code or 0
 
 
-def _run_compare(a: Path, b: Path, cache: bool = True) -> int:
+def _run_compare(a: Path, b: Path, options: LoadOptions) -> int:
     for path in (a, b):
         if not path.exists():
             raise TraceLoadError(f"{path}: no such file or directory")
     from vtui.ui.compare import CompareApp
 
-    app = CompareApp(a, b, cache=cache)
+    app = CompareApp(a, b, options=options)
     app.run()
     return app.return_code or 0
 

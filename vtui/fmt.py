@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import re
 
-_UNITS = ((1_000_000_000, "s"), (1_000_000, "ms"), (1_000, "µs"), (1, "ns"))
+TIME_UNITS = ((1_000_000_000, "s"), (1_000_000, "ms"), (1_000, "µs"), (1, "ns"))  # largest first
 
 
 def format_duration(ns: float, digits: int = 3) -> str:
     """``1234567`` -> ``1.235 ms``; picks the largest unit that keeps the number ≥ 1."""
     value = abs(ns)
-    for scale, unit in _UNITS:
+    for scale, unit in TIME_UNITS:
         if value >= scale or scale == 1:
             text = f"{ns / scale:.{digits if scale > 1 else 0}f}"
             if "." in text:

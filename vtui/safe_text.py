@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+from collections.abc import Iterable
 from typing import Any, TextIO
 
 # C0 (incl. ESC, BEL, NUL, tab, newline), DEL and C1 (U+0080-U+009F: 8-bit CSI/OSC/ST).
@@ -48,9 +49,13 @@ def safe_field(text: Any, limit: int = MAX_FIELD) -> str:
     return escape_controls(clip(str(text), limit))
 
 
-def json_text(value: Any) -> str:
+def json_text(value: Any, indent: int | None = 2) -> str:
     """JSON for a terminal: lossless (the data round-trips), but no raw DEL/C1 byte in it."""
-    text = json.dumps(value, indent=2, ensure_ascii=False)
+    return json_safe(json.dumps(value, indent=indent, ensure_ascii=False))
+
+
+def json_safe(text: str) -> str:
+    """JSON text with DEL and C1 characters as ``\\uXXXX`` (json.dumps and msgspec write them raw)."""
     if _JSON_UNSAFE.search(text) is None:
         return text
     return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
@@ -74,6 +79,16 @@ def say(text: str, file: TextIO | None = None, lossless: bool = False) -> None:
     if not lossless or _isatty(out):
         text = escape_controls(text, keep_newlines=True)
     print(text, file=out)
+
+
+def say_parts(parts: Iterable[str], file: TextIO | None = None, lossless: bool = False) -> None:
+    """``say`` for an output made piece by piece (a long JSON): each piece written as it comes."""
+    out = sys.stdout if file is None else file
+    escape = not lossless or _isatty(out)
+    for part in parts:
+        out.write(escape_controls(part, keep_newlines=True) if escape else part)
+    out.write("\n")
+    out.flush()
 
 
 def _isatty(stream: TextIO) -> bool:

@@ -1,4 +1,4 @@
-"""Issue 4 in the app: range, aggregation pane, search, measure and export driven by keys."""
+"""In the app: range, aggregation pane, search, measure and export driven by keys."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ from textual.color import Color
 
 import vtui.ui
 from vtui.demo import demo_trace_path
-from vtui.ui import palette
+from vtui.ui import colours
 from vtui.ui.app import VtuiApp
 from vtui.ui.compare import CompareApp
 
@@ -38,15 +38,15 @@ async def test_colours_come_from_the_theme(demo_store):
         await pilot.pause()
         assert app.theme == "vtui"
         title = app.query_one("#title")
-        assert title.styles.background == Color.parse(palette.PANEL)
+        assert title.styles.background == Color.parse(colours.PANEL)
         app.theme = "textual-light"  # another theme recolours the panes
         await pilot.pause()
-        assert title.styles.background != Color.parse(palette.PANEL)
+        assert title.styles.background != Color.parse(colours.PANEL)
 
 
 def test_colours_are_named_in_the_palette_only():
     # One place for every colour: widgets and renderers name palette constants, never a hex code.
     ui = Path(vtui.ui.__file__).parent
     for py in ui.rglob("*.py"):
-        if py.name != "palette.py":
+        if py.name != "colours.py":
             assert not re.search(r"#[0-9a-fA-F]{6}\b", py.read_text()), py

@@ -208,4 +208,4 @@ def test_diff_table_picks_one_table_in_every_format(capsys):
     assert out[0].split()[:2] == ["name", "kind"] and len(out) == 2 + 3
     assert main(["diff", str(demo), str(STACK), "--format", "json", "--table", "steps"]) == 0
     only = json.loads(capsys.readouterr().out)
-    assert set(only) == {"a", "b", "steps"} and only["steps"] == d["steps"]
+    assert set(only) == {"schema_version", "a", "b", "steps"} and only["steps"] == d["steps"]

@@ -92,7 +92,7 @@ def test_a_build_with_its_threads_is_the_build_without(monkeypatch, trace) -> No
 _ARENAS = r"""
 import ctypes, os, tempfile, threading
 import numpy as np
-from vtui.load import memory
+from vtui.load import malloc
 
 libc = ctypes.CDLL("libc.so.6")
 libc.fopen.restype = ctypes.c_void_p
@@ -111,7 +111,7 @@ def heaps():
 
 kept = []
 before = heaps()
-with memory.load_memory_settings():
+with malloc.load_memory_settings():
     t = threading.Thread(target=lambda: kept.append(np.ones(1 << 20)))  # 8 MB, from a heap
     t.start()
     t.join()

@@ -1,4 +1,4 @@
-"""Export: the exported range re-opens with exactly the source's events; the CLI faces of issue 4."""
+"""Export: the exported range re-opens with exactly the source's events; and the CLI commands that export."""
 
 from __future__ import annotations
 
@@ -109,7 +109,7 @@ def test_export_refuses_input_and_existing(tmp_path):
 
 def test_cli_stats_json_rows(capsys):
     assert main(["stats", str(QWEN), "--format", "json", "--top", "3", "--range", "10ms:20ms"]) == 0
-    rows = json.loads(capsys.readouterr().out)
+    rows = json.loads(capsys.readouterr().out)["rows"]
     assert len(rows) == 3
     assert set(rows[0]) == {"name", "count", "total_ns", "self_ns", "avg_ns", "min_ns", "max_ns", "pct"}
     assert rows[0]["total_ns"] >= rows[1]["total_ns"] >= rows[2]["total_ns"]

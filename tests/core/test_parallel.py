@@ -331,14 +331,14 @@ def test_an_unreadable_rank_does_not_stop_the_app_sizing_a_folder(tmp_path, monk
 
 def test_load_memory_settings_are_put_back():
     """numpy's huge-page hint is off only during a load (the setting is process-wide)."""
-    from vtui.load import memory
+    from vtui.load import malloc
 
-    setter = memory._hugepage_setter()
+    setter = malloc._hugepage_setter()
     if setter is None:
         pytest.skip("this numpy has no huge-page switch")
     before = setter(True)
     try:
-        with memory.load_memory_settings():
+        with malloc.load_memory_settings():
             assert setter(False) is False  # off inside (the call returns the value it replaces)
         assert setter(True) is True  # back on after
     finally:

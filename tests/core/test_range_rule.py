@@ -64,7 +64,7 @@ def _zero_length_trace(tmp_path: Path) -> Path:
 
 def test_zero_length_kernels_count_in_stats_insights_diff_and_parquet(tmp_path: Path, capsys):
     path = _zero_length_trace(tmp_path)
-    stats = {r["name"]: r for r in cli_json(capsys, "stats", path, "--format", "json", "--no-cache")}
+    stats = {r["name"]: r for r in cli_json(capsys, "stats", path, "--format", "json", "--no-cache")["rows"]}
     ins = cli_json(capsys, "insights", path, "--json", "--no-cache")
     diff = cli_json(capsys, "diff", path, path, "--json", "--no-cache")
     assert stats["fill"]["count"] == 2 and stats["fill"]["total_ns"] == 0
@@ -111,7 +111,7 @@ def test_counts_agree_on_a_real_trace(capsys, span, path):
     zero = sum(1 for e, a, b in raw if a == b and e.get("cat", "").lower() == "kernel")
     assert zero > 0  # the point of this trace
 
-    stats = {r["name"]: r for r in cli_json(capsys, "stats", path, "--format", "json", *rng)}
+    stats = {r["name"]: r for r in cli_json(capsys, "stats", path, "--format", "json", *rng)["rows"]}
     ins = cli_json(capsys, "insights", path, "--json", "--top", "100000", *rng)
     rb = [] if span is None else ["--range-a", f"{t0}ns:{t1}ns", "--range-b", f"{t0}ns:{t1}ns"]
     diff = {(o["kind"], o["name"]): o for o in cli_json(capsys, "diff", path, path, "--json", *rb)["ops"]}

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from vtui.analysis.selection import instant_rows
-from vtui.store.slicetime import RangeSlices, range_slices
+from vtui.store.slicetime import RangeSlices, range_slices, window
 from vtui.store.store import TraceStore
 
 CACHE = re.compile(r"(?i)cache")
@@ -42,7 +42,7 @@ def _kind(text: str) -> str | None:
 def analyse_caches(store: TraceStore, t0: int = 0, t1: int | None = None,
                    rs: RangeSlices | None = None) -> CacheReport:
     """Cache events in [t0, t1]; ``rs``: the range's slices, if the caller has them."""
-    t1 = int(store.span_ns) if t1 is None else t1
+    t0, t1 = window(store, t0, t1)
     is_cache = np.fromiter((bool(CACHE.search(s)) for s in store.strings), dtype=bool, count=len(store.strings))
     s, inst = store.slices, store.instants
     rs = range_slices(store, t0, t1, shared=rs)  # the one range rule; time clipped to the range

@@ -18,7 +18,6 @@ All numpy: node ids are made level by level (one ``np.unique`` per depth), never
 from __future__ import annotations
 
 import re
-import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -28,7 +27,7 @@ from vtui.analysis.gpu import launch_pairs
 from vtui.safe_text import escape_controls
 from vtui.store.containment import depths, self_time
 from vtui.store.devices import device_work_kinds
-from vtui.store.slicetime import range_rows
+from vtui.store.slicetime import range_rows, window
 from vtui.store.store import TraceStore
 from vtui.store.tracks import GPU
 
@@ -90,11 +89,18 @@ class CallTree:
         return self.t1 - self.t0
 
     def weight(self, kind: str) -> np.ndarray:
-        """Per node: total, self or gpu (inclusive) time. Inverted, total and self both mean the
-        self time of the name through the node's caller chain (``total_ns``)."""
+        """Per node, what it is ranked and pruned by: total, self or gpu (inclusive) time.
+        Inverted, total and self both mean the self time of the name through the node's caller
+        chain (``total_ns``)."""
         if self.inverted and kind == "self":
             return self.total_ns
         return {"total": self.total_ns, "self": self.self_ns, "gpu": self.gpu_ns}[kind]
+
+    def width(self, kind: str) -> np.ndarray:
+        """Per node, the room it takes in a flame graph under weight ``kind``: the sum of that
+        weight over its subtree, so a parent holds its children. For ``self`` that sum is the
+        total time (self times add up to it), so only ``gpu`` differs from ``total_ns``."""
+        return self.gpu_ns if kind == "gpu" else self.total_ns
 
     def roots(self) -> np.ndarray:
         return self.children(-1)
@@ -146,16 +152,11 @@ class CallTree:
         return int(rows[0]) if len(rows) else -1
 
 
-# ---- per-store caches (range-independent work) ------------------------------------------------
-_CACHE: dict[int, dict] = {}
-
-
+# ---- per-store cache (range-independent work) -------------------------------------------------
 def _cached(store: TraceStore) -> dict:
-    key = id(store)
-    if key not in _CACHE:
-        _CACHE[key] = {}
-        weakref.finalize(store, _CACHE.pop, key, None)
-    return _CACHE[key]
+    """The call tree's part of the store's own memo (``TraceStore.derived``): it lives and goes
+    with the store, like every other per-store array, instead of a module dict keyed by id()."""
+    return store.derived.setdefault("calltree", {})
 
 
 def _canonical_names(store: TraceStore, merge: bool) -> tuple[np.ndarray, list[str]]:
@@ -234,7 +235,7 @@ def _with_ancestors(store: TraceStore, rows: np.ndarray) -> np.ndarray:
 def build_tree(store: TraceStore, t0: int = 0, t1: int | None = None, tracks: np.ndarray | None = None,
                merge_counters: bool = True) -> CallTree:
     """Top-down call tree of the slices in [t0, t1] on ``tracks`` (all when None)."""
-    t1 = int(store.span_ns) if t1 is None else int(t1)
+    t0, t1 = window(store, t0, t1)
     s = store.slices
     rows = tree_rows(store, t0, t1, tracks)
     pos = _Locator(rows, len(s))
@@ -464,7 +465,7 @@ def nested_dicts(children, roots: list[int], make, max_depth: int | None = None)
     gives a node's fields, ``children(node)`` its kept children in order."""
     limit = JSON_DEPTH if max_depth is None else min(max_depth, JSON_DEPTH)
     out: list[dict] = []
-    stack = [(r, out, [], 0) for r in reversed(roots)]
+    stack: list[tuple[int, list[dict], list[str], int]] = [(r, out, [], 0) for r in reversed(roots)]
     while stack:
         node, into, path, depth = stack.pop()
         d = make(node, path)

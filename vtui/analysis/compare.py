@@ -256,8 +256,8 @@ def compare(store_a: TraceStore, store_b: TraceStore, range_a: tuple[int, int] |
     """Compare A over ``range_a`` with B over ``range_b`` (whole traces when None)."""
     ra = range_a or (0, int(store_a.span_ns))
     rb = range_b or (0, int(store_b.span_ns))
-    ma, mb = summary_metrics(store_a, *ra, step_regex), summary_metrics(store_b, *rb, step_regex)
     sa, sb = analyse_steps(store_a, *ra, step_regex), analyse_steps(store_b, *rb, step_regex)
+    ma, mb = summary_metrics(store_a, *ra, steps=sa), summary_metrics(store_b, *rb, steps=sb)
     steps, phases = align_steps(sa.durations, sb.durations, step_phase_ns(store_a, sa), step_phase_ns(store_b, sb))
     return Comparison(
         a=Side(labels[0], *ra, sa.pattern if sa.present else None, sa.count, _first_start(sa)),

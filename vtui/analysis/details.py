@@ -37,7 +37,7 @@ class SliceDetails:
 
 def slice_details(store: TraceStore, row: int) -> SliceDetails:
     s = store.slices
-    chain = []
+    chain: list[str] = []
     p = int(s.parent[row])
     while p >= 0 and len(chain) < 64:
         chain.append(store.name(p))

@@ -49,7 +49,7 @@ def step_findings(st: StepReport) -> list[Finding]:
     tr, rest = st.trend, st.rest
     if tr.slow_first and rest and st.run_start:  # a prefill only when the range starts the run
         out.append(Finding("slow_first", INFO if tr.first_ratio < 10 else WARNING,
-                           f"first step {tr.first_ratio:.1f}× the median of the others ({fd(st.first_ns)} vs {fd(rest.median)})",
+                           f"first step {tr.first_ratio:.1f}× the median of the others ({fd(st.first_ns or 0)} vs {fd(rest.median)})",
                            "expected for a prefill (time to first token); if it is warm-up (compilation, autotuning, "
                            "allocator growth), run warm-up iterations before measuring"))
     if tr.trend in ("staircase", "decreasing"):
@@ -124,7 +124,7 @@ def gpu_findings(g: GpuReport) -> list[Finding]:
         out.append(Finding("memcpy", WARNING, f"memcpy {g.memcpy_pct:.1f}% and memset {g.memset_pct:.1f}% of GPU time ({dirs})",
                            "keep tensors on the GPU across steps; use pinned memory and non_blocking=True for copies "
                            "that must happen"))
-    if g.launch:
+    if g.launch and g.launch_after_return:  # both come from the same paired launches
         out.append(Finding("launch_delay", INFO,
                            f"kernel launch delay from call start: mean {fd(g.launch.mean)}, p90 {fd(g.launch.p90)}, "
                            f"worst {fd(g.launch.max)}; from call end (HTA): mean {fd(g.launch_after_return.mean)} "

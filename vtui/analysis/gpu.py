@@ -20,7 +20,7 @@ import numpy as np
 from vtui.analysis.basics import Stats, merge_intervals, pct
 from vtui.store.devices import KERNEL, MEMCPY, MEMSET, device_work_kinds, runtime_mask
 from vtui.store.grouping import distinct_ids
-from vtui.store.slicetime import RangeSlices, range_slices
+from vtui.store.slicetime import RangeSlices, range_slices, window
 from vtui.store.store import TraceStore
 
 _DIRECTION = re.compile(r"\b(HtoD|DtoH|DtoD|HtoH|PtoP|DtoA|AtoD|AtoH|HtoA)\b")
@@ -175,7 +175,7 @@ def analyse_gpu(store: TraceStore, t0: int = 0, t1: int | None = None, top: int 
                 rs: RangeSlices | None = None) -> GpuReport:
     """GPU work selected by [t0, t1] (whole trace when t1 is None); ``top`` kernels by time;
     ``rs``: the range's slices, if the caller has them."""
-    t1 = int(store.span_ns) if t1 is None else t1
+    t0, t1 = window(store, t0, t1)
     kinds = gpu_work_kinds(store)
     if not kinds.any():
         return GpuReport(False, range_ns=t1 - t0)

@@ -25,7 +25,8 @@ from vtui.analysis.ops import OpsReport, analyse_ops, hint_for
 from vtui.analysis.python_overhead import PythonReport, analyse_python
 from vtui.analysis.roofline import RooflineReport, analyse_roofline, roofline_json
 from vtui.analysis.steps import StepReport, analyse_steps
-from vtui.store.slicetime import range_slices
+from vtui.schema import struct_sections
+from vtui.store.slicetime import range_slices, window
 from vtui.store.store import TraceStore
 
 
@@ -62,7 +63,7 @@ def why_dict(ins: Insights, top: int | None = 100) -> dict[str, Any]:
 
 def compute_insights(store: TraceStore, t0: int = 0, t1: int | None = None, step_regex: str | None = None,
                      top: int = 15) -> Insights:
-    t1 = int(store.span_ns) if t1 is None else int(t1)
+    t0, t1 = window(store, t0, t1)
     rs = range_slices(store, t0, t1)  # one selection (and one self-time pass) for every analysis
     ins = Insights(t0, t1, analyse_steps(store, t0, t1, step_regex), analyse_ops(store, t0, t1, top, rs),
                    analyse_gpu(store, t0, t1, top, rs), analyse_memory(store, t0, t1),
@@ -73,17 +74,26 @@ def compute_insights(store: TraceStore, t0: int = 0, t1: int | None = None, step
     return ins
 
 
-def summary_metrics(store: TraceStore, t0: int = 0, t1: int | None = None, step_regex: str | None = None) -> dict[str, Any]:
-    """Headline numbers of one range, flat, for comparing two traces (None where not present)."""
-    t1 = int(store.span_ns) if t1 is None else int(t1)
+def summary_metrics(store: TraceStore, t0: int = 0, t1: int | None = None, step_regex: str | None = None,
+                    steps: StepReport | None = None) -> dict[str, Any]:
+    """Headline numbers of one range, flat, for comparing two traces (None where not present).
+    ``steps``: the range's steps when the caller has them (``insights_metrics``: all of it)."""
+    t0, t1 = window(store, t0, t1)
     rs = range_slices(store, t0, t1)
-    st = analyse_steps(store, t0, t1, step_regex)
-    g = analyse_gpu(store, t0, t1, rs=rs)
-    mem = analyse_memory(store, t0, t1)
-    ops = analyse_ops(store, t0, t1, top=1, rs=rs)
+    st = analyse_steps(store, t0, t1, step_regex) if steps is None else steps
+    return metrics_of(t1 - t0, st, analyse_gpu(store, t0, t1, rs=rs), analyse_memory(store, t0, t1),
+                      analyse_ops(store, t0, t1, top=1, rs=rs))
+
+
+def insights_metrics(ins: Insights) -> dict[str, Any]:
+    """``summary_metrics`` from what ``compute_insights`` already computed (nothing again)."""
+    return metrics_of(ins.t1 - ins.t0, ins.steps, ins.gpu, ins.memory, ins.ops)
+
+
+def metrics_of(span_ns: int, st: StepReport, g: GpuReport, mem: MemoryReport, ops: OpsReport) -> dict[str, Any]:
     rest, main = st.rest, mem.main
     return {
-        "span_ns": t1 - t0,
+        "span_ns": span_ns,
         "step_pattern": st.pattern if st.present else None,
         "step_count": st.count,
         "ttft_ns": st.ttft_ns,
@@ -145,6 +155,9 @@ def gpu_dict(g: GpuReport) -> dict[str, Any]:
         "memcpy_bytes_by_direction": dict(g.memcpy_bytes_by_direction),
         "launch_delay_from_call_start": g.launch.to_dict() if g.launch else None,
         "launch_delay_from_call_end": g.launch_after_return.to_dict() if g.launch_after_return else None,
+        # schema 1's names for the same two (renamed in 2; kept so scripts reading them still work)
+        "launch_delay": g.launch.to_dict() if g.launch else None,
+        "launch_delay_after_return": g.launch_after_return.to_dict() if g.launch_after_return else None,
         "launches_paired": g.launches_paired, "gpu_ops": g.gpu_ops_in_range,
         "worst_launch_kernel": g.worst_launch_kernel,
         "idle_ns": {"waiting_on_cpu": g.idle_cpu_wait_ns, "between_kernels": g.idle_between_ns,
@@ -183,7 +196,7 @@ def insights_dict(ins: Insights) -> dict[str, Any]:
                 "first_ns": ph.first_ns, "rest_mean_ns": ph.rest_mean_ns}
 
     c, p, sy = ins.caches, ins.python, ins.ops.sync
-    return {
+    return struct_sections("insights", ins, {
         "range": {"t0_ns": ins.t0, "t1_ns": ins.t1, "span_ns": ins.t1 - ins.t0},
         "steps": steps_dict(ins.steps),
         "phases": [phase(ph) for ph in ins.steps.phases],
@@ -207,5 +220,5 @@ def insights_dict(ins: Insights) -> dict[str, Any]:
                    "hottest": [{"name": n, "self_ns": t, "count": k} for n, t, k in p.hottest]},
         "findings": [f.to_dict() for f in ins.findings],
         **why_dict(ins),
-    }
+    })
 

@@ -16,6 +16,7 @@ import msgspec
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from vtui.store.slicetime import window
 from vtui.store.store import TraceStore
 
 MEMORY_EVENT = "[memory]"
@@ -161,7 +162,7 @@ def _memory_args(store: TraceStore, rows: np.ndarray) -> list[_MemoryArgs]:
     """The instants' args (any JSON values), decoded in one batch; event by event only when the
     batch does not decode (an args value that is not an object)."""
     try:
-        args = _BATCH.decode(_args_json(store, rows))
+        args = _BATCH.decode(_args_json(store, rows))  # type: ignore[arg-type]  # a uint8 ndarray is a buffer; numpy's stubs do not say so
         if len(args) == len(rows):
             return args
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
@@ -191,7 +192,7 @@ def _int_columns(store: TraceStore, rows: np.ndarray) -> list[tuple[np.ndarray, 
     for lo in range(0, len(rows), _CHUNK):
         part = rows[lo : lo + _CHUNK]
         try:
-            args = _INT_BATCH.decode(_args_json(store, part))
+            args = _INT_BATCH.decode(_args_json(store, part))  # type: ignore[arg-type]  # (as above)
         except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
             return None
         if len(args) != len(part):
@@ -282,7 +283,7 @@ def _by_device_columns(times: np.ndarray, cols: list[tuple[np.ndarray, np.ndarra
 
 
 def analyse_memory(store: TraceStore, t0: int = 0, t1: int | None = None) -> MemoryReport:
-    t1 = int(store.span_ns) if t1 is None else t1
+    t0, t1 = window(store, t0, t1)
     ids = [i for i, s in enumerate(store.strings) if s == MEMORY_EVENT]
     inst = store.instants
     rows = np.flatnonzero(np.isin(inst.name_id, ids)) if ids else np.zeros(0, dtype=np.int64)
@@ -300,7 +301,7 @@ def analyse_memory(store: TraceStore, t0: int = 0, t1: int | None = None) -> Mem
     out = MemoryReport(False, skipped=skipped)
     for dev, (ts, nbytes, totals, res) in sorted(per.items()):
         absolute = totals is not None
-        level = totals if absolute else np.cumsum(nbytes)
+        level = totals if totals is not None else np.cumsum(nbytes)
         inside = (ts >= t0) & (ts <= t1)
         if not inside.any():
             continue

@@ -18,7 +18,7 @@ import numpy as np
 from vtui.analysis.basics import pct
 from vtui.store.devices import SYNC_NAME, annotation_mask, cpu_op_mask, sync_mask
 from vtui.store.grouping import distinct_ids
-from vtui.store.slicetime import RangeSlices, range_slices
+from vtui.store.slicetime import RangeSlices, range_slices, window
 from vtui.store.store import TraceStore
 
 __all__ = ["OP_HINTS", "SYNC", "OpRow", "OpsReport", "SyncReport", "analyse_ops", "cpu_op_mask", "hint_for"]
@@ -97,7 +97,7 @@ def analyse_ops(store: TraceStore, t0: int = 0, t1: int | None = None, top: int 
                 rs: RangeSlices | None = None) -> OpsReport:
     """Operators in [t0, t1] (whole trace when t1 is None), ``top`` by self and by total time;
     ``rs``: the range's slices, if the caller has them."""
-    t1 = int(store.span_ns) if t1 is None else t1
+    t0, t1 = window(store, t0, t1)
     rs = range_slices(store, t0, t1, shared=rs)
     ops = rs.mask(cpu_op_mask(store))
     threads = len(distinct_ids(store.slices.track[rs.rows[ops]]))

@@ -10,7 +10,7 @@ import numpy as np
 
 from vtui.analysis.basics import pct
 from vtui.store.devices import cpu_op_mask, python_mask
-from vtui.store.slicetime import RangeSlices, range_slices
+from vtui.store.slicetime import RangeSlices, range_slices, window
 
 
 @dataclass
@@ -42,7 +42,7 @@ def python_depths(store, is_py: np.ndarray) -> np.ndarray:
 def analyse_python(store, t0: int = 0, t1: int | None = None, top: int = 10,
                    rs: RangeSlices | None = None) -> PythonReport:
     """Python frames in [t0, t1]; ``rs``: the range's slices, if the caller has them."""
-    t1 = int(store.span_ns) if t1 is None else t1
+    t0, t1 = window(store, t0, t1)
     is_py = python_mask(store)
     rs = range_slices(store, t0, t1, shared=rs)
     py = rs.mask(is_py)

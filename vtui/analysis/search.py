@@ -9,6 +9,7 @@ import numpy as np
 
 from vtui.analysis.ranges import compile_regex
 from vtui.analysis.selection import slice_rows
+from vtui.store.slicetime import window
 from vtui.store.store import TraceStore
 
 ARGS_PREFIX = "args:"  # "args:Input Dims.*256" searches the args' JSON text instead of names
@@ -36,8 +37,7 @@ def parse_query(text: str) -> tuple[re.Pattern[str], bool]:
 def search(store: TraceStore, query: str, t0: int | None = None, t1: int | None = None,
            tracks: np.ndarray | None = None) -> SearchResult:
     regex, in_args = parse_query(query)
-    t0 = 0 if t0 is None else t0
-    t1 = int(store.span_ns) if t1 is None else t1
+    t0, t1 = window(store, t0, t1)
     whole = t0 <= 0 and t1 >= store.span_ns and tracks is None
     rows = np.arange(len(store.slices), dtype=np.int64) if whole else slice_rows(store, t0, t1, tracks)
     if in_args:

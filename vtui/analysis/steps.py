@@ -17,6 +17,7 @@ import numpy as np
 from vtui.analysis.basics import Stats, dense_unique, pct
 from vtui.analysis.trends import Trend, analyse_trend
 from vtui.store.devices import device_work_kinds, on_thread_track, python_mask, string_mask, whole_run_mask
+from vtui.store.slicetime import window
 from vtui.store.store import TraceStore
 
 KNOWN_STEP_PATTERNS: list[tuple[str, str]] = [
@@ -233,7 +234,7 @@ def phases_below_frames(store: TraceStore, rows: np.ndarray) -> tuple[list[Phase
 
 def analyse_steps(store: TraceStore, t0: int = 0, t1: int | None = None, regex: str | None = None) -> StepReport:
     """Steps that start inside [t0, t1), their phases and trends; ``present=False`` when none."""
-    t1 = int(store.span_ns) if t1 is None else t1
+    t0, t1 = window(store, t0, t1)
     label, source, rows = find_step_rows(store, regex)
     s = store.slices
     in_trace, all_rows = len(rows), rows

@@ -6,11 +6,11 @@
 from __future__ import annotations
 
 import argparse
-import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from vtui.options import LoadOptions
     from vtui.store.store import TraceStore
 
 COMMANDS: dict[str, str] = {
@@ -24,6 +24,7 @@ COMMANDS: dict[str, str] = {
     "cache": "vtui.commands.cache",
     "query": "vtui.commands.query",
     "mcp": "vtui.mcp",
+    "schema": "vtui.commands.schema",
 }
 
 
@@ -39,17 +40,22 @@ def add_inflate_argument(parser: argparse.ArgumentParser) -> None:
                         help="a .gz may inflate to RATIO x its size (default 200, at least 256 MiB; 0: no limit)")
 
 
-def apply_inflate_argument(opts: argparse.Namespace) -> None:
-    """``--max-inflate`` reaches the reader (and the app's loader process) through the environment."""
+def load_options(opts: argparse.Namespace) -> LoadOptions:
+    """The load's options: the environment's (read here, at the edge), then the command line's
+    ``--no-cache`` and ``--max-inflate``. Passed down; nothing below reads the environment."""
+    from vtui.options import LoadOptions
+
+    changes: dict = {}
     ratio = getattr(opts, "max_inflate", None)
     if ratio is not None:
         if ratio < 0:
             from vtui.errors import UsageError
 
             raise UsageError("--max-inflate must be 0 (no limit) or a positive ratio")
-        from vtui.io.reader import INFLATE_ENV
-
-        os.environ[INFLATE_ENV] = repr(ratio)
+        changes["max_inflate"] = float(ratio)
+    if getattr(opts, "no_cache", False):
+        changes["cache"] = False
+    return LoadOptions.from_environ(**changes)
 
 
 # Set by `vtui mcp` (vtui/mcp.py): its LRU of stores, so tool calls on one trace load it once.
@@ -61,8 +67,8 @@ def load_store(opts: argparse.Namespace, path: str | None = None,
     """Load ``path`` (default ``opts.trace``) honouring ``add_load_arguments``' options."""
     from vtui.load.trace import load_trace
 
-    apply_inflate_argument(opts)
-    target, cache = opts.trace if path is None else path, not getattr(opts, "no_cache", False)
+    options = load_options(opts)
+    target = opts.trace if path is None else path
     if STORE_LOADER is not None:
-        return STORE_LOADER(str(target), cache)
-    return load_trace(target, progress=progress, cache=cache)
+        return STORE_LOADER(str(target), options.cache)
+    return load_trace(target, progress=progress, options=options)

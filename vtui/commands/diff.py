@@ -47,7 +47,8 @@ def run(opts: argparse.Namespace) -> int:
     from vtui.analysis.ranges import compile_regex, resolve_range
     from vtui.errors import UsageError
     from vtui.present.compare_text import diff_tables, diff_text
-    from vtui.safe_text import json_text, say
+    from vtui.safe_text import say
+    from vtui.schema import dump
 
     if opts.json and opts.format not in ("table", "json"):
         raise UsageError(f"--json and --format {opts.format} ask for two different outputs: give one")
@@ -71,7 +72,7 @@ def run(opts: argparse.Namespace) -> int:
                 tolerance=opts.tolerance / 100)
     if fmt == "json":
         full = comparison_dict(c)
-        say(json_text({k: full[k] for k in ("a", "b", opts.table)} if opts.table else full), lossless=True)
+        say(dump("diff", {k: full[k] for k in ("a", "b", opts.table)} if opts.table else full), lossless=True)
     elif fmt in ("csv", "md"):
         say(diff_tables(c, fmt, opts.table, opts.top), lossless=fmt == "csv")
     else:
@@ -85,11 +86,12 @@ def _tree_diff(store_a, store_b, range_a: tuple[int, int], range_b: tuple[int, i
     from vtui.analysis.calltree import build_tree
     from vtui.analysis.calltree_diff import diff_dict, diff_trees
     from vtui.present.tree_text import diff_lines
-    from vtui.safe_text import json_text, say
+    from vtui.safe_text import say
+    from vtui.schema import dump
 
     d = diff_trees(build_tree(store_a, *range_a), build_tree(store_b, *range_b))
     if fmt == "json":
-        say(json_text(diff_dict(d)), lossless=True)
+        say(dump("tree-diff", diff_dict(d)), lossless=True)
     else:
         say("\n".join(diff_lines(d)))
     return 0

@@ -17,11 +17,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(opts: argparse.Namespace) -> int:
     from vtui.present.report import info_dict, info_text
-    from vtui.safe_text import json_text, say
+    from vtui.safe_text import say
+    from vtui.schema import dump
 
     store = load_store(opts)
     if opts.json:
-        say(json_text(info_dict(store)), lossless=True)
+        say(dump("info", info_dict(store)), lossless=True)
     else:
         say(info_text(store))
     return 0

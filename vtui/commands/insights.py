@@ -27,7 +27,8 @@ def run(opts: argparse.Namespace) -> int:
     from vtui.analysis.insights import compute_insights, insights_dict
     from vtui.analysis.ranges import compile_regex
     from vtui.present.insights_text import insights_text
-    from vtui.safe_text import json_text, say
+    from vtui.safe_text import say
+    from vtui.schema import dump
 
     if opts.step:
         compile_regex(opts.step)  # a bad regex is a usage error before the load
@@ -35,7 +36,7 @@ def run(opts: argparse.Namespace) -> int:
     store, t0, t1, _tracks = load(opts)
     ins = compute_insights(store, t0, t1, opts.step, top=opts.top)
     if opts.json:
-        say(json_text({"trace": str(opts.trace), **insights_dict(ins)}), lossless=True)
+        say(dump("insights", {"trace": str(opts.trace), **insights_dict(ins)}), lossless=True)
     else:
         say(insights_text(ins, Path(opts.trace).name))
     return 0

@@ -32,7 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(opts: argparse.Namespace) -> int:
     from vtui.analysis.search import parse_query, search
     from vtui.fmt import format_duration
-    from vtui.safe_text import json_text, safe_field, say
+    from vtui.safe_text import safe_field, say, say_parts
 
     if opts.time_limit < 0:
         raise UsageError("--time-limit must be 0 (no limit) or more seconds")
@@ -40,15 +40,16 @@ def run(opts: argparse.Namespace) -> int:
     store, t0, t1, tracks = load(opts)
     with time_limit(opts.time_limit):
         result = search(store, opts.regex, t0, t1, tracks)
+    if opts.json:
+        from vtui.present.search_json import search_json_parts
+
+        say_parts(search_json_parts(store, result), lossless=True)
+        return 0
     s = store.slices
-    rows = result.rows if opts.json else result.rows[:LIMIT]  # text lists LIMIT: build no more
+    rows = result.rows[:LIMIT]  # text lists LIMIT: build no more
     durs = s.durations(rows).tolist()
     matches = [{"name": store.name(r), "track": store.tracks[int(s.track[r])].label, "start_ns": int(s.start_ns[r]),
                 "dur_ns": d} for r, d in zip(rows.tolist(), durs)]
-    if opts.json:
-        say(json_text({"pattern": opts.regex, "in_args": result.in_args, "count": result.count,
-                       "total_ns": result.total_ns, "matches": matches}), lossless=True)
-        return 0
     lines = [f"{result.count:,} matches, total {format_duration(result.total_ns)}"]
     for m in matches:
         lines.append(f"  {format_duration(m['start_ns']):>12}  {format_duration(m['dur_ns']):>12}  "

@@ -13,7 +13,6 @@ Example: vtui tree trace.json.gz --range 100ms:200ms --weight gpu --min-pct 1
 from __future__ import annotations
 
 import argparse
-import json
 
 from vtui.analysis.calltree import WEIGHTS
 from vtui.commands.common import add_trace_arguments, load
@@ -43,6 +42,7 @@ def run(opts: argparse.Namespace) -> int:
     from vtui.analysis.calltree import build_tree, folded, invert, tree_dict
     from vtui.errors import UsageError
     from vtui.present.tree_text import handover_lines, summary_lines, tree_lines
+    from vtui.schema import dump
 
     if opts.min_pct is not None and not 0 <= opts.min_pct <= 100:
         raise UsageError("--min-pct must be a percentage from 0 to 100")
@@ -72,7 +72,7 @@ def run(opts: argparse.Namespace) -> int:
         doc = tree_dict(tree, opts.weight, min_pct, opts.depth)
         if report is not None:
             doc["handover"] = asdict(report)
-        lines = [json.dumps(doc, indent=1, ensure_ascii=False)]
+        lines = [dump("tree", doc, indent=1)]
     else:
         body = tree_lines(tree, opts.weight, min_pct, opts.depth)
         lines = [*body, "", *summary_lines(tree, opts.weight, len(body) - 2)]
@@ -87,6 +87,7 @@ def _diff(opts: argparse.Namespace, tree_a, min_pct: float) -> int:
     from vtui.analysis.calltree import build_tree, invert
     from vtui.analysis.calltree_diff import diff_dict, diff_trees
     from vtui.present.tree_text import diff_lines, summary_lines
+    from vtui.schema import dump
 
     other = argparse.Namespace(**{**vars(opts), "trace": opts.against})
     store_b, t0, t1, tracks = load(other)
@@ -95,7 +96,7 @@ def _diff(opts: argparse.Namespace, tree_a, min_pct: float) -> int:
         tree_b = invert(tree_b)
     d = diff_trees(tree_a, tree_b)
     if opts.format == "json":
-        print(json.dumps(diff_dict(d, min_pct, opts.depth), indent=1, ensure_ascii=False))
+        print(dump("tree-diff", diff_dict(d, min_pct, opts.depth), indent=1))
         return 0
     body = diff_lines(d, min_pct, opts.depth)
     print("\n".join([*body, "", *summary_lines(tree_a, "total", len(body) - 2, "A: "),

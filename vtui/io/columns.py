@@ -9,7 +9,6 @@ from __future__ import annotations
 import array
 import math
 import operator
-import os
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,12 +22,10 @@ from vtui.io.exactts import NO_NS, chunk_ts_ns, exact_from_doubles, integral_onl
 
 # The optional C helper (_vtui_fastcols, from vtui/io/_fastcols.c) does add()'s per-event reads; the
 # Python path below is the reference and the fallback (no compiler at install, a chunk it declines,
-# VTUI_PURE_PYTHON=1).
+# a sink made with pure_python=True: LoadOptions.pure_python, VTUI_PURE_PYTHON=1 at the edge).
 try:
     from _vtui_fastcols import extract as _extract
 except ImportError:  # pragma: no cover - depends on the install
-    _extract = None
-if os.environ.get("VTUI_PURE_PYTHON") == "1":
     _extract = None
 
 
@@ -125,6 +122,7 @@ class ColumnSink:
     """
 
     args: ArgsWriter | None = None
+    pure_python: bool = False  # never the C helper (the reference path; LoadOptions.pure_python)
     _parts: dict[str, list[np.ndarray]] = field(default_factory=dict)
     _strings: dict[Any, int] = field(default_factory=dict)
     _threads: dict[tuple[Any, Any], int] = field(default_factory=dict)
@@ -207,7 +205,7 @@ class ColumnSink:
         if not n:
             return
         # The C helper's per-event reads, or None: this chunk takes the Python path (same result).
-        fast = _extract(events, self._kinds) if _extract is not None else None
+        fast = _extract(events, self._kinds) if _extract is not None and not self.pure_python else None
         if fast is not None:
             kind_b, ts_b, dur_b, lens_b, chunk_blob, flags_b, id_cols = fast
             kind = np.frombuffer(kind_b, dtype=np.int32)  # a bytearray: writable, for the new kinds

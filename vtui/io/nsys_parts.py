@@ -70,7 +70,7 @@ class ArgsOut:
 
     def put(self, data: bytes | np.ndarray) -> int:
         if self.writer is not None:
-            return self.writer.put(memoryview(data))  # type: ignore[arg-type]  # any buffer: no copy
+            return self.writer.put(memoryview(data))  # any buffer: no copy
         self.parts.append(data)
         self.size += len(data)
         return self.size - len(data)

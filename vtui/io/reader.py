@@ -6,6 +6,7 @@ import hashlib
 import mmap
 import os
 import tempfile
+import types
 import zlib
 from collections.abc import Callable
 from pathlib import Path
@@ -13,6 +14,7 @@ from pathlib import Path
 from vtui.errors import DISK_FULL, TraceLoadError
 from vtui.tempfiles import temp_prefix
 
+_gzip_codec: types.ModuleType
 try:  # ISA-L inflates gzip ~2.8x faster than zlib (1 GB of JSON: 0.26 s vs 0.73 s, measured)
     from isal import isal_zlib as _gzip_codec
 
@@ -26,13 +28,16 @@ Progress = Callable[[float], None]
 
 GZIP_MAGIC = b"\x1f\x8b"
 _BLOCK = 8 << 20  # read/inflate in 8 MiB steps so progress moves on big files
+MAX_INFLATE_RATIO = 200.0  # real traces inflate 16-30x; deflate can reach ~1000x, and members repeat
 
 
-def read_trace_bytes(path: Path, progress: Progress | None = None) -> tuple[bytes, list[str]]:
+def read_trace_bytes(path: Path, progress: Progress | None = None,
+                     max_inflate: float = MAX_INFLATE_RATIO) -> tuple[bytes, list[str]]:
     """Return the (decompressed) bytes of ``path`` and warnings about damage found.
 
     A gzip stream that ends early keeps everything inflated so far; the JSON layer then
-    repairs the cut. Progress goes from 0 to 1 over the bytes read.
+    repairs the cut. Progress goes from 0 to 1 over the bytes read. ``max_inflate``: see
+    ``inflate_limit``.
     """
     try:
         size = os.path.getsize(path)
@@ -41,7 +46,7 @@ def read_trace_bytes(path: Path, progress: Progress | None = None) -> tuple[byte
             fh.seek(0)
             if head == GZIP_MAGIC:
                 try:
-                    return _gunzip(fh, size, progress)
+                    return _gunzip(fh, size, progress, max_inflate)
                 except TraceLoadError as exc:
                     raise TraceLoadError(f"{path}: {exc}") from None
             return _read_plain(fh, size, progress), []
@@ -66,8 +71,8 @@ def decoded_size(path: Path) -> int:
 SPILL_GZIP = 4 << 20  # compressed bytes: above this a gzip is inflated to a file, not into RAM
 
 
-def open_trace_data(path: Path, progress: Progress | None = None,
-                    spill_dir: str | None = None) -> tuple[bytes | mmap.mmap, list[str], str | None, bool]:
+def open_trace_data(path: Path, progress: Progress | None = None, spill_dir: str | None = None,
+                    max_inflate: float = MAX_INFLATE_RATIO) -> tuple[bytes | mmap.mmap, list[str], str | None, bool]:
     """Bytes of a trace for decoding, without holding a big file in RAM.
 
     Returns (data, warnings, data_path, spilled): a plain file is memory-mapped and
@@ -87,21 +92,21 @@ def open_trace_data(path: Path, progress: Progress | None = None,
                     return b"", [], None, False
                 return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ), [], str(path), False
             if size < SPILL_GZIP:
-                data, warnings = _gunzip(fh, size, progress)
+                data, warnings = _gunzip(fh, size, progress, max_inflate)
                 return data, warnings, None, False
             fd, spill = tempfile.mkstemp(prefix=temp_prefix("gunzip"), suffix=".json", dir=spill_dir)
             try:
                 with os.fdopen(fd, "wb") as out:
-                    warnings = _gunzip_to(fh, size, progress, out)
+                    warnings = _gunzip_to(fh, size, progress, out, max_inflate)
                 with open(spill, "rb") as inflated:
                     if os.fstat(inflated.fileno()).st_size == 0:
                         os.unlink(spill)
                         return b"", warnings, None, False
-                    data = mmap.mmap(inflated.fileno(), 0, access=mmap.ACCESS_READ)
+                    mapped = mmap.mmap(inflated.fileno(), 0, access=mmap.ACCESS_READ)
             except BaseException:
                 Path(spill).unlink(missing_ok=True)
                 raise
-            return data, warnings, spill, True
+            return mapped, warnings, spill, True
     except OSError as exc:
         if exc.errno in DISK_FULL:  # writing the spill, not reading the trace: the caller decides
             raise
@@ -134,34 +139,26 @@ def _read_plain(fh, size: int, progress: Progress | None) -> bytes:
     return b"".join(parts)
 
 
-def _gunzip(fh, size: int, progress: Progress | None) -> tuple[bytes, list[str]]:
+def _gunzip(fh, size: int, progress: Progress | None, max_inflate: float) -> tuple[bytes, list[str]]:
     out: list[bytes] = []
-    warnings = _inflate(fh, size, progress, out.append)
+    warnings = _inflate(fh, size, progress, out.append, max_inflate)
     return b"".join(out), warnings
 
 
-def _gunzip_to(fh, size: int, progress: Progress | None, sink) -> list[str]:
-    return _inflate(fh, size, progress, sink.write)
+def _gunzip_to(fh, size: int, progress: Progress | None, sink, max_inflate: float) -> list[str]:
+    return _inflate(fh, size, progress, sink.write, max_inflate)
 
 
-MAX_INFLATE_RATIO = 200  # real traces inflate 16-30x; deflate can reach ~1000x, and members repeat
 INFLATE_FLOOR = 256 << 20  # bytes any gzip may inflate to, whatever its ratio
-INFLATE_ENV = "VTUI_MAX_INFLATE"  # the ratio allowed (0: no limit); the CLI's --max-inflate sets it
 
 
-def inflate_limit(compressed: int) -> int | None:
-    """Bytes a gzip of ``compressed`` bytes may inflate to (None: no limit)."""
-    text = os.environ.get(INFLATE_ENV, "")
-    try:
-        ratio = float(text) if text else MAX_INFLATE_RATIO
-    except ValueError:
-        ratio = MAX_INFLATE_RATIO
-    if ratio <= 0:
-        return None
-    return max(int(ratio * compressed), INFLATE_FLOOR)
+def inflate_limit(compressed: int, ratio: float = MAX_INFLATE_RATIO) -> int | None:
+    """Bytes a gzip of ``compressed`` bytes may inflate to with ``ratio`` (the CLI's
+    ``--max-inflate``; 0: no limit), at least ``INFLATE_FLOOR``; None: no limit."""
+    return None if ratio <= 0 else max(int(ratio * compressed), INFLATE_FLOOR)
 
 
-def _inflate(fh, size: int, progress: Progress | None, emit) -> list[str]:
+def _inflate(fh, size: int, progress: Progress | None, emit, max_inflate: float) -> list[str]:
     """Inflate gzip member after member, handing each piece to ``emit``; returns warnings.
 
     Stops with an error past ``inflate_limit``: a few MB of crafted gzip would otherwise fill
@@ -169,7 +166,7 @@ def _inflate(fh, size: int, progress: Progress | None, emit) -> list[str]:
     """
     warnings: list[str] = []
     produced = 0
-    limit = inflate_limit(size)
+    limit = inflate_limit(size, max_inflate)
     inflater = _gzip_codec.decompressobj(_GZIP_WBITS)
     done = 0
     pending = b""
@@ -187,7 +184,7 @@ def _inflate(fh, size: int, progress: Progress | None, emit) -> list[str]:
                     raise TraceLoadError(
                         f"inflates to over {produced / size:,.0f}x its size ({produced >> 20:,} MiB from "
                         f"{size / (1 << 20):,.1f} MiB): a gzip bomb? If the trace is real, load it with "
-                        f"--max-inflate 0 (or a higher ratio; default {MAX_INFLATE_RATIO})")
+                        f"--max-inflate 0 (or a higher ratio; default {MAX_INFLATE_RATIO:g})")
                 emit(piece)
                 if inflater.eof or not inflater.unconsumed_tail:
                     break

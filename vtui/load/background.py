@@ -7,6 +7,7 @@ index cache the app maps the entry itself (instant); otherwise the store is sent
 
 from __future__ import annotations
 
+import dataclasses
 import multiprocessing as mp
 import os
 import queue
@@ -24,6 +25,7 @@ from vtui.errors import TraceLoadError
 from vtui.io.argsfile import MappedBlob
 from vtui.io.reader import decoded_size
 from vtui.load.trace import load_trace, open_cached, trace_files
+from vtui.options import LoadOptions
 from vtui.store import cache as trace_cache
 from vtui.store.store import TraceStore
 from vtui.tempfiles import temp_prefix
@@ -41,23 +43,23 @@ def _total_size(path: Path) -> int:
     return sum(decoded_size(p) for p in trace_files(path))
 
 
-def _child(path: str, out, cache: bool = True) -> None:
+def _child(path: str, out, options: LoadOptions) -> None:
     """The loader process. SIGTERM / SIGHUP (the app stopping it as it exits) become an
     exception, so the load's temp files (args, inflated gzip, ranges, cache entry) are removed."""
     with signals_as_exceptions():
         try:
-            _child_load(path, out, cache)
+            _child_load(path, out, options)
         except Terminated:
             pass  # stopped on purpose: the cleanups have run, nothing to report
 
 
-def _child_load(path: str, out, cache: bool) -> None:
+def _child_load(path: str, out, options: LoadOptions) -> None:
     private = None
     try:
-        if not cache:  # a throw-away cache folder: the store still reaches the app by mmap, not a pipe
+        if not options.cache:  # a throw-away cache folder: the store still reaches the app by mmap, not a pipe
             private = tempfile.mkdtemp(prefix=temp_prefix("load", os.getppid(), hidden=False))
-            os.environ["XDG_CACHE_HOME"] = private  # this process only does this load
-        store = load_trace(path, progress=_coarse(lambda f: out.put(("progress", f))), cache=True)
+            options = dataclasses.replace(options, cache=True, cache_dir=Path(private) / "vtui")
+        store = load_trace(path, progress=_coarse(lambda f: out.put(("progress", f))), options=options)
         blob = store.args_blob
         if isinstance(blob, MappedBlob) and blob.keep:
             out.put(("cached", private))  # saved: the parent maps the entry, no 100s of MB through a pipe
@@ -93,10 +95,10 @@ def _coarse(progress: Callable[[float], None]) -> Callable[[float], None]:
     return report
 
 
-def _open_cached(path: Path, private: str | None) -> TraceStore:
+def _open_cached(path: Path, private: str | None, options: LoadOptions) -> TraceStore:
     """The entry the loader process wrote: in the user's cache, or in its private folder."""
     if private is None:
-        return load_trace(path, cache=True)
+        return load_trace(path, options=options)
     try:
         files = trace_files(path)
         key = trace_cache.entry_key(files)
@@ -149,13 +151,17 @@ class LoadControl:
 
 
 def load_in_background(path: Path, progress: Callable[[float], None], cache: bool = True,
-                       control: LoadControl | None = None) -> TraceStore:
-    """Blocking; call from a worker thread. Raises TraceLoadError (also when ``control`` cancels)."""
+                       control: LoadControl | None = None, options: LoadOptions | None = None) -> TraceStore:
+    """Blocking; call from a worker thread. Raises TraceLoadError (also when ``control`` cancels).
+    ``options``: as ``load_trace`` takes them (the loader process gets them as an argument)."""
     control = control or LoadControl()
     progress = _coarse(progress)
-    if cache:  # a reopen maps the cache entry here: no loader process to start (~0.5 s of imports)
+    options = LoadOptions.from_environ() if options is None else options
+    if not cache:
+        options = dataclasses.replace(options, cache=False)
+    if options.cache:  # a reopen maps the cache entry here: no loader process to start (~0.5 s of imports)
         try:
-            store = open_cached(path)
+            store = open_cached(path, options.cache_root)
         except OSError as exc:  # a name too long, a folder without permission...
             raise TraceLoadError(f"{path}: {exc.strerror or exc}") from None
         if store is not None:
@@ -167,11 +173,11 @@ def load_in_background(path: Path, progress: Callable[[float], None], cache: boo
         raise TraceLoadError(f"{path}: {exc.strerror or exc}") from None
     _start_resource_tracker()  # before any process starts: the loader's or the decoders'
     if not big:
-        return load_trace(path, progress=progress, cache=cache)
+        return load_trace(path, progress=progress, options=options)
     ctx = mp.get_context("spawn")
     out = ctx.Queue()
     # Not a daemon: daemons may not start the decoder processes of a parallel load.
-    proc = ctx.Process(target=_child, args=(str(path), out, cache), daemon=False)
+    proc = ctx.Process(target=_child, args=(str(path), out, options), daemon=False)
     if control.cancelled.is_set():
         raise TraceLoadError(f"{path}: load cancelled")
     proc.start()
@@ -194,7 +200,7 @@ def load_in_background(path: Path, progress: Callable[[float], None], cache: boo
             elif kind == "done":
                 return value
             elif kind == "cached":
-                return _open_cached(path, value)
+                return _open_cached(path, value, options)
             else:
                 raise TraceLoadError(value)
     finally:

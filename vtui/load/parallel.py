@@ -21,6 +21,7 @@ import shutil
 import signal
 import tempfile
 from collections.abc import Callable
+from typing import Any
 
 import msgspec
 
@@ -28,7 +29,7 @@ from vtui.io.argsfile import ArgsFile, RangeWriter
 from vtui.io.columns import Columns, ColumnSink
 from vtui.io.events import Event
 from vtui.io.jsonscan import BOUNDARY, array_tail_end, decode_range
-from vtui.load.memory import load_memory_settings
+from vtui.load.malloc import load_memory_settings
 from vtui.tempfiles import temp_prefix
 
 _PROBE_DECODER = msgspec.json.Decoder(list[Event])
@@ -37,7 +38,9 @@ RANGES_PER_JOB = 8
 MAX_JOBS = 8
 
 # Shared with the workers (set in each by ``_init``): bytes decoded per range, range claims, their lock.
-_done = _claims = _lock = None
+_done: Any = None  # set in each worker by _init (shared arrays and a lock)
+_claims: Any = None
+_lock: Any = None
 
 
 def default_jobs() -> int:
@@ -143,8 +146,9 @@ class ParallelDecode:
     steal = True  # this process claims ranges too (tests turn it off so the workers do them)
 
     def __init__(self, data_path: str, args: ArgsFile, jobs: int, progress: Callable[[float], None] | None = None,
-                 min_range: int | None = None) -> None:
+                 min_range: int | None = None, pure_python: bool = False) -> None:
         self.data_path = data_path
+        self.pure_python = pure_python
         self.args = args
         self.jobs = jobs
         self.progress = progress
@@ -173,7 +177,7 @@ class ParallelDecode:
                 self.progress(min(1.0, (first + own[0] + done_here + sum(done)) / n))
 
         def here(k: int) -> tuple[Columns, int]:
-            got = _decode_here(data, ranges[k], self.args.path, bases[k], report)
+            got = _decode_here(data, ranges[k], self.args.path, bases[k], report, self.pure_python)
             own[0] += ranges[k][1] - ranges[k][0]
             return got
 
@@ -199,7 +203,7 @@ class ParallelDecode:
                 with _sigint_blocked():  # the workers start (on submit) with ctrl-c held off, see _init
                     for _ in range(workers):
                         futures.append(pool.submit(_decode_worker, self.data_path, ranges, self.args.path, bases,
-                                                   out_dir))
+                                                   out_dir, self.pure_python))
             except (OSError, RuntimeError, ValueError, cf.process.BrokenProcessPool):
                 pass  # no worker (ValueError: e.g. a stderr without a file descriptor): decode here
             results[0] = here(0)
@@ -291,10 +295,10 @@ def _init(done, claims, lock) -> None:
 
 
 def _decode_here(data, rng: tuple[int, int], args_path: str, base: tuple[int, int],
-                 report: Callable[[int], None]) -> tuple[Columns, int]:
+                 report: Callable[[int], None], pure_python: bool = False) -> tuple[Columns, int]:
     start, end = rng
     writer = RangeWriter(args_path, *base)
-    sink = ColumnSink(args=writer)
+    sink = ColumnSink(args=writer, pure_python=pure_python)
     def progress(pos: int) -> None:
         report(pos - start)
 
@@ -306,7 +310,7 @@ def _decode_here(data, rng: tuple[int, int], args_path: str, base: tuple[int, in
 
 
 def _decode_worker(data_path: str, ranges: list[tuple[int, int]], args_path: str,
-                   bases: list[tuple[int, int]], out_dir: str) -> None:
+                   bases: list[tuple[int, int]], out_dir: str, pure_python: bool = False) -> None:
     """In a worker process: claim ranges until none is left; each range's columns go to a file.
 
     Not through the result pipe: the parent reads a pipe 64 KiB per system call, and each call
@@ -321,10 +325,10 @@ def _decode_worker(data_path: str, ranges: list[tuple[int, int]], args_path: str
             def report(done: int, k=k) -> None:
                 _done[k] = done
 
-            result = _decode_here(data, ranges[k], args_path, bases[k], report)
+            result = _decode_here(data, ranges[k], args_path, bases[k], report, pure_python)
             path = os.path.join(out_dir, f"{k}.pickle")
-            with open(path + ".tmp", "wb") as fh:
-                pickle.dump(result, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            with open(path + ".tmp", "wb") as out:
+                pickle.dump(result, out, protocol=pickle.HIGHEST_PROTOCOL)
             os.replace(path + ".tmp", path)  # the parent takes a range once its file exists
 
 

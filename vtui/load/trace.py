@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import cast
 
 from vtui.errors import DISK_FULL, TraceLoadError
 from vtui.io.argsfile import ArgsFile
@@ -15,8 +17,9 @@ from vtui.io.jsonscan import scan_trace
 from vtui.io.nsys import FORM as NSYS_FORM
 from vtui.io.nsys import is_sqlite, read_nsys
 from vtui.io.reader import GZIP_MAGIC, file_fingerprint, open_trace_data, read_error
-from vtui.load.memory import give_back_free_memory, load_memory_settings
+from vtui.load.malloc import give_back_free_memory, load_memory_settings
 from vtui.load.parallel import ParallelDecode, can_fork_workers, check_not_bootstrapping, default_jobs
+from vtui.options import LoadOptions
 from vtui.store import cache as trace_cache
 from vtui.store.build import build_store
 from vtui.store.parts import SourcePart
@@ -65,30 +68,36 @@ def _natural_key(path: Path) -> list:
 
 
 def load_trace(path: str | os.PathLike, progress: Progress | None = None, cache: bool = True,
-               jobs: int | None = None) -> TraceStore:
+               jobs: int | None = None, options: LoadOptions | None = None) -> TraceStore:
     """Load a trace (file or folder). Raises TraceLoadError with a one-line message.
 
-    ``cache``: reopen from / save to the index cache (``vtui.store.cache``); ``jobs``: decoder
-    processes for a big file (default: all cores).
+    ``options``: how (the cache's folder and cap, the gzip inflate limit, the pure-Python path);
+    without them, the environment's defaults (``LoadOptions.from_environ``: this is an edge).
+    ``cache``: False skips the index cache (``vtui.store.cache``) whatever ``options`` say;
+    ``jobs``: decoder processes for a big file (default: all cores).
     """
     check_not_bootstrapping()
+    options = LoadOptions.from_environ() if options is None else options
+    if not cache and options.cache:
+        options = dataclasses.replace(options, cache=False)
+    root = options.cache_root
     files = trace_files(Path(path))
-    key = trace_cache.entry_key(files) if cache else None
+    key = trace_cache.entry_key(files) if options.cache else None
     if key is not None:
-        store = _open_entry(key, files)
+        store = _open_entry(key, files, root)
         if store is not None:
             if progress:
                 progress(1.0)
             return store
     jobs = default_jobs() if jobs is None else max(1, jobs)
-    work_dir = trace_cache.work_dir() if key is not None else None
+    work_dir = trace_cache.work_dir(root) if key is not None else None
     if work_dir is None:
         key = None  # no writable cache folder: load without one
     args = None
     try:
         args = ArgsFile(work_dir)
         with load_memory_settings():
-            store = _load_files(path, files, progress, args, jobs, work_dir)
+            store = _load_files(path, files, progress, args, jobs, work_dir, options)
     except OSError as exc:
         if args is not None:
             args.discard()
@@ -98,7 +107,7 @@ def load_trace(path: str | os.PathLike, progress: Progress | None = None, cache:
             raise TraceLoadError(f"{path}: no space left for the load's temp files in {tempfile.gettempdir()} "
                                  f"({exc.strerror}); free some or point TMPDIR elsewhere") from None
         # The cache folder's disk is full: the temp files go to the temp folder instead.
-        store = load_trace(path, progress, cache=False, jobs=jobs)
+        store = load_trace(path, progress, cache=False, jobs=jobs, options=options)
         store.warnings.insert(0, f"the cache folder {work_dir} is full ({exc.strerror}): loaded without the cache")
         return store
     except BaseException:
@@ -106,23 +115,24 @@ def load_trace(path: str | os.PathLike, progress: Progress | None = None, cache:
             args.discard()
         raise
     if key is not None:
-        trace_cache.save_entry(key, store)
+        trace_cache.save_entry(key, store, root, options.cache_max)
     give_back_free_memory()
     if progress:
         progress(1.0)
     return store
 
 
-def open_cached(path: str | os.PathLike) -> TraceStore | None:
-    """The trace's index-cache entry, mapped (milliseconds); None when it has none. Raises
-    TraceLoadError for a path that is not a trace file or folder."""
+def open_cached(path: str | os.PathLike, root: Path | None = None) -> TraceStore | None:
+    """The trace's index-cache entry (in ``root``, default the environment's cache folder),
+    mapped (milliseconds); None when it has none. Raises TraceLoadError for a path that is not a
+    trace file or folder."""
     files = trace_files(Path(path))
     key = trace_cache.entry_key(files)
-    return _open_entry(key, files) if key is not None else None
+    return _open_entry(key, files, root) if key is not None else None
 
 
-def _open_entry(key: str, files: list[Path]) -> TraceStore | None:
-    store = trace_cache.open_entry(key)
+def _open_entry(key: str, files: list[Path], root: Path | None) -> TraceStore | None:
+    store = trace_cache.open_entry(key, root)
     if store is not None:
         for src, f in zip(store.sources, files):
             src.path = str(f)  # as given this time (the key is the resolved path)
@@ -130,7 +140,7 @@ def _open_entry(key: str, files: list[Path]) -> TraceStore | None:
 
 
 def _load_files(path, files: list[Path], progress: Progress | None, args: ArgsFile, jobs: int,
-                work_dir: str | None) -> TraceStore:
+                work_dir: str | None, options: LoadOptions) -> TraceStore:
     sizes = [max(f.stat().st_size, 1) for f in files]
     total = sum(sizes)
     done = 0
@@ -147,7 +157,7 @@ def _load_files(path, files: list[Path], progress: Progress | None, args: ArgsFi
 
         try:
             parts.append(_load_part(f, lambda x: report(x, 0), lambda x: report(x, 1), len(files) > 1,
-                                    args, jobs, work_dir))
+                                    args, jobs, work_dir, options))
         except TraceLoadError as exc:
             if len(files) == 1:
                 raise
@@ -155,7 +165,7 @@ def _load_files(path, files: list[Path], progress: Progress | None, args: ArgsFi
         done += size
     if not parts:
         raise TraceLoadError(f"{path}: no trace could be loaded ({'; '.join(errors)})")
-    if not any(len(p.columns) for p in parts):
+    if not any(len(p.cols()) for p in parts):
         raise TraceLoadError(f"{path}: the trace holds no events" + (f" (skipped {'; '.join(errors)})" if errors else ""))
     blob = args.finish(keep=work_dir is not None)
     give_back_free_memory()  # before the build: it lowers the peak
@@ -174,7 +184,7 @@ def _is_gzip(path: Path) -> bool:
 
 
 def _load_part(path: Path, read_progress: Progress, decode_progress: Progress, many: bool, args: ArgsFile,
-               jobs: int, work_dir: str | None) -> SourcePart:
+               jobs: int, work_dir: str | None, options: LoadOptions) -> SourcePart:
     try:
         fingerprint = list(file_fingerprint(path))  # before reading: export checks the file is still this one
     except OSError as exc:
@@ -186,19 +196,19 @@ def _load_part(path: Path, read_progress: Progress, decode_progress: Progress, m
     if path.name.endswith((".nsys-rep", ".qdrep")):  # the report itself is a private format
         raise TraceLoadError(f"{path}: an Nsight Systems report; vtui reads its SQLite export: "
                              f"nsys export --type sqlite {path.name}")
-    data, read_warnings, data_path, spilled = open_trace_data(path, read_progress, work_dir)
-    sink = ColumnSink(args=args.writer())
+    data, read_warnings, data_path, spilled = open_trace_data(path, read_progress, work_dir, options.max_inflate)
+    sink = ColumnSink(args=args.writer(), pure_python=options.pure_python)
     fast = None
     if data_path and jobs > 1 and len(data) >= PARALLEL_MIN and can_fork_workers():
-        fast = ParallelDecode(data_path, args, jobs, decode_progress)
+        fast = ParallelDecode(data_path, args, jobs, decode_progress, pure_python=options.pure_python)
     try:
-        result = scan_trace(data, sink, decode_progress, fast)
+        result = scan_trace(cast(bytes, data), sink, decode_progress, fast)  # an mmap reads as bytes do
     except TraceLoadError as exc:  # with the reader's warnings: "empty" after a cut gzip says why
         raise TraceLoadError(f"{path}: {exc}" + "".join(f" ({w})" for w in read_warnings)) from None
     finally:
         if not isinstance(data, bytes):
             data.close()
-        if spilled:
+        if spilled and data_path:
             os.unlink(data_path)
     _check_unchanged(path, fingerprint)
     label = _label(path, result.metadata) if many else ""

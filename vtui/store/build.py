@@ -56,8 +56,8 @@ def build_store(parts: list[SourcePart], args_blob=None, progress: Callable[[flo
     """``args_blob``: the args file all parts wrote to (None: each part's in-memory blob).
     ``progress`` gets the fraction done at a few milestones (the build of a big trace takes seconds)."""
     report = progress or (lambda _fraction: None)
-    sources = [SourceInfo(path=p.path, label=p.label, form=p.form, repaired=p.repaired, events=len(p.columns),
-                          by_phase=p.columns.by_phase, metadata=p.metadata, warnings=p.warnings,
+    sources = [SourceInfo(path=p.path, label=p.label, form=p.form, repaired=p.repaired, events=len(p.cols()),
+                          by_phase=p.cols().by_phase, metadata=p.metadata, warnings=p.warnings,
                           fingerprint=p.fingerprint) for p in parts]
     m = merge_sources(parts, args_blob)
     warnings: list[str] = []

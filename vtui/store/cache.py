@@ -30,6 +30,7 @@ import numpy as np
 
 from vtui.atomic import atomic_write
 from vtui.io.argsfile import MappedBlob
+from vtui.options import DEFAULT_CACHE_MAX, LoadOptions, default_cache_dir
 from vtui.store.store import SourceInfo, TraceStore
 from vtui.store.tables import CounterTable, FlowTable, InstantTable, SliceTable
 from vtui.store.tracks import Track
@@ -38,7 +39,7 @@ from vtui.tempfiles import TempStats, disk_bytes, sweep, system_temp, temp_prefi
 FORMAT = 8  # bump whenever what is stored changes: older entries are then rebuilt
 _EDGE = 64 << 10  # bytes hashed at each end of a file
 _TABLES = {"slices": SliceTable, "instants": InstantTable, "counters": CounterTable, "flows": FlowTable}
-DEFAULT_LIMIT = 4_000_000_000  # bytes (see cache_limit): a 1 GB trace's entry is ~0.4 GB
+DEFAULT_LIMIT = DEFAULT_CACHE_MAX  # bytes on disk (see cache_limit): a 1 GB trace's entry is ~0.4 GB
 _KEY = re.compile(r"^[0-9a-f]{32}$")  # an entry's folder name; anything else in the folder is not ours
 # Every TraceStore field the cache writes and reads back (a test checks this is all of them,
 # so a new field cannot silently go missing from reopened stores).
@@ -48,17 +49,17 @@ STORED_FIELDS = frozenset({"sources", "strings", "tracks", "slices", "instants",
 
 
 def cache_root() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or ""
-    return (Path(base) if os.path.isabs(base) else Path.home() / ".cache") / "vtui"
+    """The default cache folder (``vtui.options.default_cache_dir``: the environment's)."""
+    return default_cache_dir()
 
 
-def work_dir() -> str | None:
+def work_dir(root: Path | None = None) -> str | None:
     """The cache folder, created if needed; None when it cannot be (then no caching).
 
     Creates at most ``vtui`` and the folder holding it (``~/.cache``): under a HOME (or an
     XDG_CACHE_HOME's parent) that does not exist, nothing is created and nothing cached.
     """
-    root = cache_root()
+    root = root or cache_root()
     try:
         if not root.parent.is_dir():
             root.parent.mkdir(exist_ok=True)  # no parents=True: never a whole missing home
@@ -78,16 +79,9 @@ _swept = False
 
 
 def cache_limit() -> int:
-    """Bytes the cache may hold: ``VTUI_CACHE_MAX`` (``8GB``, ``500MB``; ``0``: only the newest entry),
-    else ``DEFAULT_LIMIT``. The least recently used entries go first."""
-    text = os.environ.get("VTUI_CACHE_MAX", "").strip()
-    if not text:
-        return DEFAULT_LIMIT
-    m = re.fullmatch(r"(\d+(?:\.\d*)?)\s*([kmgt]?i?b?)?", text.lower())
-    if m is None:
-        return DEFAULT_LIMIT
-    unit = (m.group(2) or "b").rstrip("b").rstrip("i")
-    return int(float(m.group(1)) * {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}[unit])
+    """Bytes the cache may hold by default: ``VTUI_CACHE_MAX`` (``8GiB``, ``500MB``; ``0``: only the
+    newest entry; see ``vtui.options.parse_size``), else ``DEFAULT_LIMIT``."""
+    return LoadOptions.from_environ().cache_max
 
 
 def entry_key(files: list[Path]) -> str | None:
@@ -108,24 +102,25 @@ def entry_key(files: list[Path]) -> str | None:
 
 
 # ---- writing ----------------------------------------------------------------------------
-def save_entry(key: str, store: TraceStore) -> bool:
+def save_entry(key: str, store: TraceStore, root: Path | None = None, limit: int | None = None) -> bool:
     """Write ``store`` as the entry for ``key``; False (and nothing left behind) on any failure.
 
     The store's args must be a kept ``MappedBlob`` in the cache folder (``load_trace`` arranges
-    that): its file is moved into the entry, not copied.
+    that): its file is moved into the entry, not copied. ``root``, ``limit``: the cache folder
+    and its size cap (defaults: ``cache_root()``, ``cache_limit()``).
     """
-    root = cache_root()
+    root = root or cache_root()
     blob = store.args_blob
     tmp: str | None = None
     try:
-        tmp = tempfile.mkdtemp(prefix=temp_prefix("entry"), suffix=".tmp", dir=root)
+        tmp = folder = tempfile.mkdtemp(prefix=temp_prefix("entry"), suffix=".tmp", dir=root)
         arrays: dict[str, list] = {}
         columns = [(f"{table_name}.{f.name}.npy", np.ascontiguousarray(getattr(getattr(store, table_name), f.name)))
                    for table_name in _TABLES for f in dataclasses.fields(getattr(store, table_name))]
         # Two threads: copying ~250 MB into the page cache is most of a save, and numpy writes
         # without the GIL (1 GB trace: 0.37 s -> see the README's load table).
         with ThreadPoolExecutor(2) as pool:
-            list(pool.map(lambda item: np.save(os.path.join(tmp, item[0]), item[1], allow_pickle=False), columns))
+            list(pool.map(lambda item: np.save(os.path.join(folder, item[0]), item[1], allow_pickle=False), columns))
         for name, arr in columns:
             arrays[name] = [arr.dtype.str, len(arr), os.path.getsize(os.path.join(tmp, name))]
         args_size = len(blob)
@@ -154,9 +149,9 @@ def save_entry(key: str, store: TraceStore) -> bool:
             shutil.rmtree(final, ignore_errors=True)
         os.rename(tmp, final)
         tmp = None
-        if moved:
+        if isinstance(blob, MappedBlob) and moved:
             blob.path = str(final / "args.bin")  # the same open mapping, now under its final name
-        enforce_limit(keep=key)
+        enforce_limit(keep=key, limit=limit, root=root)
         return True
     except (OSError, ValueError, TypeError, msgspec.EncodeError):
         return False
@@ -274,9 +269,9 @@ def _entry_folders(root: Path) -> list[Path]:
         return []
 
 
-def list_entries() -> list[EntryInfo]:
+def list_entries(root: Path | None = None) -> list[EntryInfo]:
     out = []
-    for folder in _entry_folders(cache_root()):
+    for folder in _entry_folders(root or cache_root()):
         meta_path = folder / "meta.json"
         try:
             meta = msgspec.json.decode(meta_path.read_bytes())
@@ -311,10 +306,10 @@ def _remove_entry(folder: Path) -> int:
     return size
 
 
-def clear() -> tuple[int, int]:
+def clear(root: Path | None = None) -> tuple[int, int]:
     """Delete every entry and orphaned temp file; returns (entries, bytes) freed. Nothing else
     in the folder is touched (notes, a ``.git``, links and what they point to)."""
-    root = cache_root()
+    root = root or cache_root()
     entries = freed = 0
     for folder in _entry_folders(root):
         size = _remove_entry(folder)
@@ -324,26 +319,27 @@ def clear() -> tuple[int, int]:
     return entries, freed + swept.bytes
 
 
-def remove(paths: list[Path]) -> tuple[int, int]:
+def remove(paths: list[Path], root: Path | None = None) -> tuple[int, int]:
     """Delete the entries of a trace (its current version, and any older one of the same
     files); returns (entries, bytes) freed."""
     wanted = sorted(str(p.resolve()) for p in paths)
     key = entry_key(paths) if all(p.is_file() for p in paths) else None
+    root = root or cache_root()
     entries = freed = 0
-    for info in list_entries():
+    for info in list_entries(root):
         if info.key == key or sorted(info.trace) == wanted:
-            size = _remove_entry(cache_root() / info.key)
+            size = _remove_entry(root / info.key)
             entries += 1
             freed += size
     return entries, freed
 
 
-def enforce_limit(keep: str | None = None, limit: int | None = None) -> tuple[int, int]:
+def enforce_limit(keep: str | None = None, limit: int | None = None, root: Path | None = None) -> tuple[int, int]:
     """Evict least recently used entries until the cache fits ``limit`` (default
     ``cache_limit()``); never ``keep`` (the entry just written). Returns (entries, bytes)."""
     limit = cache_limit() if limit is None else limit
     # Sizes and last use only (no meta.json read: it holds every string of the trace).
-    found = sorted(((_used(f), disk_bytes(f), f) for f in _entry_folders(cache_root())), key=lambda e: e[0])
+    found = sorted(((_used(f), disk_bytes(f), f) for f in _entry_folders(root or cache_root())), key=lambda e: e[0])
     total = sum(size for _, size, _ in found)
     entries = freed = 0
     for _, size, folder in found:
@@ -357,10 +353,10 @@ def enforce_limit(keep: str | None = None, limit: int | None = None) -> tuple[in
     return entries, freed
 
 
-def temp_stats() -> TempStats:
+def temp_stats(root: Path | None = None) -> TempStats:
     """vtui temp files in the cache and temp folders (a running load's, or left by a killed one)."""
     out = TempStats()
-    for folder in (cache_root(), system_temp()):
+    for folder in (root or cache_root(), system_temp()):
         for path in temps_in(folder):
             out.count += 1
             out.bytes += disk_bytes(path)

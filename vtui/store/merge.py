@@ -76,7 +76,7 @@ def merge_sources(parts: list[SourcePart], args_blob=None) -> Merged:
     exact = _exact_times(parts)
 
     for src, (part, shift) in enumerate(zip(parts, shifts)):
-        c = part.columns
+        c = part.cols()
         n = len(c)
         s_map = np.array([strings.setdefault(text_of(v), len(strings)) for v in c.strings] or [0], dtype=np.int32)
         t_map = np.array(
@@ -143,20 +143,20 @@ def _remap(new_of: np.ndarray, ids: np.ndarray) -> np.ndarray:
 def _exact_times(parts: list[SourcePart]) -> list[np.ndarray] | None:
     """Per source, its exact ns column shifted onto the common clock (NO_NS where it has none);
     None when no source has one. Read before the merge lets the per-source columns go."""
-    if not any(p.columns.ts_ns is not None for p in parts):
+    if not any(p.cols().ts_ns is not None for p in parts):
         return None
     out = []
     for part, shift_ns in zip(parts, _clock_shifts_ns(parts)):
-        col = part.columns.ts_ns
+        col = part.cols().ts_ns
         if col is None:
-            out.append(np.full(len(part.columns), NO_NS, dtype=np.int64))
+            out.append(np.full(len(part.cols()), NO_NS, dtype=np.int64))
         else:
             out.append(np.where(col != NO_NS, col + shift_ns, NO_NS) if shift_ns else col)
     return out
 
 
 def _clock_shifts_ns(parts: list[SourcePart]) -> list[int]:
-    bases = [p.metadata.get("baseTimeNanoseconds") for p in parts]
+    bases: list[Any] = [p.metadata.get("baseTimeNanoseconds") for p in parts]
     if len(parts) < 2 or not all(isinstance(b, int) for b in bases):
         return [0] * len(parts)
     return [b - min(bases) for b in bases]
@@ -164,7 +164,7 @@ def _clock_shifts_ns(parts: list[SourcePart]) -> list[int]:
 
 def _clock_shifts(parts: list[SourcePart]) -> list[float]:
     """µs to add per source so ranks written against different Kineto base times line up."""
-    bases = [p.metadata.get("baseTimeNanoseconds") for p in parts]
+    bases: list[Any] = [p.metadata.get("baseTimeNanoseconds") for p in parts]
     if len(parts) < 2 or not all(isinstance(b, int) for b in bases):
         return [0.0] * len(parts)
     low = min(bases)

@@ -20,3 +20,9 @@ class SourcePart:
     warnings: list[str]
     columns: Columns | None  # None once merged into the store
     fingerprint: list[Any] = field(default_factory=list)  # see SourceInfo.fingerprint
+
+    def cols(self) -> Columns:
+        """The columns, before the merge takes them (after it, an error: a bug, not input)."""
+        if self.columns is None:
+            raise RuntimeError(f"{self.path}: the columns were already merged into the store")
+        return self.columns

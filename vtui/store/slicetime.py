@@ -96,6 +96,12 @@ def clipped_bounds(store: TraceStore, rows: np.ndarray, t0: int, t1: int) -> tup
     return np.asarray(start), np.asarray(end)
 
 
+def window(store: TraceStore, t0: int | None = None, t1: int | None = None) -> tuple[int, int]:
+    """The one rule for an open range: no start is the trace's start (0), no end its end
+    (``span_ns``); as ints. Analyses call this, never their own ``t1 = span if None``."""
+    return (0 if t0 is None else int(t0)), (int(store.span_ns) if t1 is None else int(t1))
+
+
 def clipped_durations(store: TraceStore, rows: np.ndarray, t0: int, t1: int) -> np.ndarray:
     """Durations of ``rows`` cut to [t0, t1] (0 for a zero-length slice or one outside)."""
     start, end = clipped_bounds(store, rows, t0, t1)

@@ -15,8 +15,8 @@ def soon(fn: Callable[..., T], in_thread: bool, *args: object) -> Callable[[], T
     arrays; if the caller fails before asking, the thread finishes its one task on its own (a
     daemon: it never holds up the interpreter's exit)."""
     if not in_thread:
-        result = fn(*args)
-        return lambda: result
+        value = fn(*args)
+        return lambda: value
     outcome: dict[str, Any] = {}
 
     def work() -> None:

@@ -10,6 +10,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
+from vtui.io.argsfile import MappedBlob
 from vtui.store.containment import self_time
 from vtui.store.index import IntervalIndex
 from vtui.store.tables import CounterTable, FlowTable, InstantTable, SliceTable
@@ -45,7 +46,7 @@ class TraceStore:
     instants: InstantTable
     counters: CounterTable
     flows: FlowTable
-    args_blob: bytes
+    args_blob: bytes | MappedBlob  # MappedBlob: the args file, mapped (a big load, a cache entry)
     origin_us: float  # smallest timestamp as written (µs), i.e. relative time 0
     span_ns: int
     warnings: list[str]
@@ -142,6 +143,7 @@ def merge_args(begin: dict[str, Any], end: dict[str, Any], depth: int = 0) -> di
     out = dict(begin)
     for key, value in end.items():
         old = out.get(key)
-        both = isinstance(old, dict) and isinstance(value, dict) and depth < 64
-        out[key] = merge_args(old, value, depth + 1) if both else value
+        if isinstance(old, dict) and isinstance(value, dict) and depth < 64:
+            value = merge_args(old, value, depth + 1)
+        out[key] = value
     return out

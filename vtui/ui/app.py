@@ -15,6 +15,7 @@ from vtui.analysis.search import SearchResult, search
 from vtui.errors import TraceLoadError, UsageError
 from vtui.fmt import format_duration, parse_time
 from vtui.load.background import load_in_background
+from vtui.options import LoadOptions
 from vtui.store.store import TraceStore
 from vtui.ui.keys import MAIN_HELP, actions, bindings
 from vtui.ui.safe import plain, visible
@@ -54,10 +55,12 @@ class VtuiApp(AppShell, App[int]):
     BINDINGS = bindings("timeline")
     HELP_SCOPES = MAIN_HELP
 
-    def __init__(self, path: Path | str, store: TraceStore | None = None, cache: bool = True) -> None:
+    def __init__(self, path: Path | str, store: TraceStore | None = None, cache: bool = True,
+                 options: LoadOptions | None = None) -> None:
         super().__init__()
         self.path = Path(path)
         self.cache = cache  # use the index cache (vtui --no-cache turns it off)
+        self.load_options = options  # None: the environment's (LoadOptions.from_environ)
         self.store = store
         self.view: ViewState | None = None
         self._agg_key: tuple | None = None  # inputs of the aggregation table now shown
@@ -77,7 +80,8 @@ class VtuiApp(AppShell, App[int]):
             self._show_store(self.store)
         else:
             self.start_load(LoadJob(
-                lambda progress, control: load_in_background(self.path, progress, cache=self.cache, control=control),
+                lambda progress, control: load_in_background(self.path, progress, cache=self.cache, control=control,
+                                                                options=self.load_options),
                 "load trace", f"vtui · {self.path.name} · failed to load", "Could not open the trace:",
                 lambda exc: f"{self.path}: could not load ({type(exc).__name__}: {exc})"))
 
@@ -272,7 +276,7 @@ class VtuiApp(AppShell, App[int]):
         self.view.rebuild_rows()
         self._update(rebuild_tracks=True)
 
-    # ---- range, search, measure, export (issue 4) ------------------------------------------
+    # ---- range, search, measure, export -----------------------------------------------------
     def action_range_selection(self) -> None:
         self._act(lambda: self.view.range_from_selection() or self.notify("Select a slice first", timeout=2))
 

@@ -23,6 +23,7 @@ from vtui.analysis.search import search
 from vtui.errors import UsageError
 from vtui.fmt import format_duration as fd
 from vtui.load.background import LoadControl, load_in_background
+from vtui.options import LoadOptions
 from vtui.present.bars import shared_sparklines
 from vtui.present.compare_text import format_pct, format_value, metrics_table, ops_table, steps_table
 from vtui.present.tabular import Table
@@ -141,11 +142,13 @@ class CompareApp(AppShell, App[int]):
     HELP_SCOPES = COMPARE_HELP
 
     def __init__(self, path_a: Path | str, path_b: Path | str,
-                 stores: tuple[TraceStore, TraceStore] | None = None, cache: bool = True) -> None:
+                 stores: tuple[TraceStore, TraceStore] | None = None, cache: bool = True,
+                 options: LoadOptions | None = None) -> None:
         super().__init__()
         self.paths = (Path(path_a), Path(path_b))
         self.stores = stores
         self.cache = cache  # read / write the index cache (``--no-cache`` turns it off)
+        self.load_options = options  # None: the environment's (LoadOptions.from_environ)
         self.comparison: Comparison | None = None
         self.lock_mode: str | None = None  # None, "steps" (first steps line up) or "starts"
         self._search_cancel = threading.Event()  # set on quit: a running search's process is killed
@@ -166,8 +169,10 @@ class CompareApp(AppShell, App[int]):
         if self.stores is not None:
             a, b = self.stores
         else:
-            a = load_in_background(self.paths[0], lambda f: progress(f / 2), cache=self.cache, control=control)
-            b = load_in_background(self.paths[1], lambda f: progress(0.5 + f / 2), cache=self.cache, control=control)
+            a = load_in_background(self.paths[0], lambda f: progress(f / 2), cache=self.cache, control=control,
+                                   options=self.load_options)
+            b = load_in_background(self.paths[1], lambda f: progress(0.5 + f / 2), cache=self.cache, control=control,
+                                   options=self.load_options)
         return a, b, compare(a, b, labels=(self.paths[0].name, self.paths[1].name))
 
     def loaded(self, result: tuple[TraceStore, TraceStore, Comparison]) -> None:

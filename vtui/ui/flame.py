@@ -13,19 +13,14 @@ from vtui.analysis.calltree import CallTree, by_level, printable
 from vtui.fmt import format_duration as fd
 from vtui.present.bars import fraction_bar
 from vtui.present.tree_text import indent
-from vtui.ui import palette
+from vtui.ui import colours
 from vtui.ui.render import DIMMED, EMPTY, LIGHT_INK, SELECTED, colour_of
 
-TEXT = Style(color=palette.TEXT, bgcolor=palette.BACKGROUND)
-MUTED = Style(color=palette.MUTED, bgcolor=palette.BACKGROUND)
-MATCH = Style(color=palette.MATCH, bgcolor=palette.BACKGROUND, bold=True)
+TEXT = Style(color=colours.TEXT, bgcolor=colours.BACKGROUND)
+MUTED = Style(color=colours.MUTED, bgcolor=colours.BACKGROUND)
+MATCH = Style(color=colours.MATCH, bgcolor=colours.BACKGROUND, bold=True)
 BAR_WIDTH = 14
 EXPAND_PCT = 2.0  # nodes with at least this share of the view open at first
-
-
-def inclusive(tree: CallTree, weight: str) -> np.ndarray:
-    """The width of a node: its GPU time for the GPU weight, else its total time."""
-    return tree.gpu_ns if weight == "gpu" else tree.total_ns
 
 
 @dataclass
@@ -37,7 +32,7 @@ class FlameLayout:
 
 def flame_layout(tree: CallTree, weight: str) -> FlameLayout:
     """Roots side by side, heaviest first; children from their parent's left edge, heaviest first."""
-    w = inclusive(tree, weight).astype(np.float64)
+    w = tree.width(weight).astype(np.float64)
     n = len(tree)
     x0 = np.zeros(n)
     x1 = np.zeros(n)
@@ -88,7 +83,7 @@ def flame_segments(tree: CallTree, layout: FlameLayout, depth: int, width: int, 
         if node == selected:
             style = SELECTED
         elif marked is not None and not marked[node]:
-            style = Style(bgcolor=DIMMED, color=palette.DIMMED_INK)
+            style = Style(bgcolor=DIMMED, color=colours.DIMMED_INK)
         else:
             style = Style(bgcolor=colour_of(tree.names[node]), color=LIGHT_INK)
         out.append(Segment(text.ljust(b - a), style))
@@ -111,7 +106,7 @@ def visible_rows(tree: CallTree, weight: str, expanded: set[int]) -> list[tuple[
 
 
 def initially_expanded(tree: CallTree, weight: str) -> set[int]:
-    w = inclusive(tree, weight)
+    w = tree.width(weight)
     total = max(int(w[tree.roots()].sum()), 1) if len(tree) else 1
     return set(np.flatnonzero(100.0 * w / total >= EXPAND_PCT).tolist())
 
@@ -138,7 +133,7 @@ def tree_row_segments(tree: CallTree, node: int, depth: int, weight: str, scale:
         segs = [Segment(fraction_bar(frac, BAR_WIDTH) + " " + cols + indent(depth) + marker + name, SELECTED)]
     else:
         hit = marked is not None and bool(marked[node])
-        segs = [Segment(fraction_bar(frac, BAR_WIDTH), Style(color=colour, bgcolor=palette.BACKGROUND)), Segment(" " + cols, TEXT),
-                Segment(indent(depth) + marker, MUTED), Segment(name, MATCH if hit else Style(color=colour, bgcolor=palette.BACKGROUND))]
+        segs = [Segment(fraction_bar(frac, BAR_WIDTH), Style(color=colour, bgcolor=colours.BACKGROUND)), Segment(" " + cols, TEXT),
+                Segment(indent(depth) + marker, MUTED), Segment(name, MATCH if hit else Style(color=colour, bgcolor=colours.BACKGROUND))]
     line = Segment.adjust_line_length(segs, width, EMPTY)
     return list(line)

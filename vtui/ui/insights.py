@@ -20,7 +20,7 @@ from vtui.present.bars import step_bars
 from vtui.present.insights_text import gpu_lines, memory_lines, misc_lines, ops_lines, steps_lines
 from vtui.present.why_text import critical_lines, roofline_lines
 from vtui.store.store import TraceStore
-from vtui.ui import palette
+from vtui.ui import colours
 from vtui.ui.keys import bindings
 from vtui.ui.safe import plain, visible
 from vtui.ui.screens import PromptScreen
@@ -37,15 +37,15 @@ def step_plot_rows(ins: Insights, width: int = 48) -> list[Text]:
     spikes = set(st.trend.spikes if st.trend else [])
     rows = []
     for i, (d, bar) in enumerate(zip(durs.tolist(), step_bars(durs, width))):
-        style = palette.FIRST_STEP if i == 0 else (palette.ERROR if i in spikes else palette.SUCCESS)
-        row = Text(f"#{i:<4}{fd(d):>11} ", style=palette.TEXT)
+        style = colours.FIRST_STEP if i == 0 else (colours.ERROR if i in spikes else colours.SUCCESS)
+        row = Text(f"#{i:<4}{fd(d):>11} ", style=colours.TEXT)
         row.append(bar, style=style)
         rows.append(row)
     return rows
 
 
 def _section(title: str, lines: list[str]) -> Text:
-    text = Text(title + "\n", style=palette.HEADING)
+    text = Text(title + "\n", style=colours.HEADING)
     text.append("\n".join(visible(line) for line in lines))  # lines quote names from the trace
     return text
 
@@ -109,7 +109,7 @@ class InsightsScreen(Screen[None]):
             return
         body = self.query_one("#ins-body")
         await body.remove_children()
-        await body.mount(Static(plain(message, style=palette.ERROR)))
+        await body.mount(Static(plain(message, style=colours.ERROR)))
 
     async def _show(self, generation: int, ins: Insights) -> None:
         if generation != self._generation:
@@ -117,16 +117,16 @@ class InsightsScreen(Screen[None]):
         self.insights = ins
         body = self.query_one("#ins-body")
         await body.remove_children()
-        findings = Text("Findings\n", style=palette.HEADING)
+        findings = Text("Findings\n", style=colours.HEADING)
         for f in ins.findings:
-            findings.append(f"[{f.severity}] ", style=palette.SEVERITY.get(f.severity, ""))
+            findings.append(f"[{f.severity}] ", style=colours.SEVERITY.get(f.severity, ""))
             findings.append(visible(f.message) + "\n")
-            findings.append(f"    → {visible(f.hint)}\n", style=palette.NOTE)
+            findings.append(f"    → {visible(f.hint)}\n", style=colours.NOTE)
         widgets = [Static(findings, id="ins-findings"), Static(self._steps_text(ins), id="ins-steps")]
         if ins.steps.present:
             more = ins.steps.count - MAX_PLOT_ROWS
             note = f" (first {MAX_PLOT_ROWS} of {ins.steps.count})" if more > 0 else ""
-            widgets.append(Static(Text(f"Step times{note} — enter jumps to a step in the timeline", style=palette.NOTE)))
+            widgets.append(Static(Text(f"Step times{note} — enter jumps to a step in the timeline", style=colours.NOTE)))
             widgets.append(OptionList(*step_plot_rows(ins), id="ins-plot"))
         widgets += [Static(_section("Operators", ops_lines(ins)), id="ins-ops"),
                     Static(_section("GPU", gpu_lines(ins)), id="ins-gpu")]
@@ -150,13 +150,13 @@ class InsightsScreen(Screen[None]):
         out: list = []
         if self.gaps:
             out.append(Static(Text("GPU idle gaps, longest first (and what the launching thread was doing) — "
-                                   "enter jumps", style=palette.HEADING)))
+                                   "enter jumps", style=colours.HEADING)))
             out.append(OptionList(*(plain(f"{fd(g.length):>11} at {fd(g.start):>11} · {g.device} · then "
                                           f"{self.store.name(g.next_row)[:40]} · CPU: {g.cpu}") for g in self.gaps),
                                   id="ins-gaps", classes="ins-list"))
         if self.outliers:
             out.append(Static(Text(f"Kernel outliers (≥{OUTLIER_FACTOR:g}× their median) — enter jumps",
-                                   style=palette.HEADING)))
+                                   style=colours.HEADING)))
             out.append(OptionList(*(plain(f"{fd(o.dur):>11} vs median {fd(o.median):>11} · "
                                           f"{self.store.name(o.row)[:60]}") for o in self.outliers),
                                   id="ins-outliers", classes="ins-list"))

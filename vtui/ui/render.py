@@ -21,13 +21,13 @@ from vtui.fmt import format_duration
 from vtui.present.bars import EIGHTHS, SPARK
 from vtui.store.store import TraceStore
 from vtui.store.tracks import GPU
-from vtui.ui import palette
+from vtui.ui import colours
 from vtui.ui.safe import visible
 
-PALETTE = list(palette.SLICES)
-EMPTY = Style(bgcolor=palette.BACKGROUND)
-SELECTED = Style(bgcolor=palette.SELECTED_BG, color=palette.SELECTED_INK, bold=True)
-DIMMED = palette.DIMMED_SLICE
+PALETTE = list(colours.SLICES)
+EMPTY = Style(bgcolor=colours.BACKGROUND)
+SELECTED = Style(bgcolor=colours.SELECTED_BG, color=colours.SELECTED_INK, bold=True)
+DIMMED = colours.DIMMED_SLICE
 
 
 @lru_cache(maxsize=4096)
@@ -36,7 +36,7 @@ def colour_of(name: str) -> str:
     return PALETTE[zlib.crc32(name.encode("utf-8", "replace")) % len(PALETTE)]
 
 
-DARK_INK, LIGHT_INK = palette.DARK_INK, palette.LIGHT_INK
+DARK_INK, LIGHT_INK = colours.DARK_INK, colours.LIGHT_INK
 
 
 def luminance(colour: str) -> float:
@@ -219,7 +219,7 @@ def instant_segments(store: TraceStore, track: int, t0: int, t1: int, width: int
     if b > a and t1 > t0:
         idx = ((ts[a:b] - t0) * width // max(t1 - t0, 1)).clip(0, width - 1)
         cells[idx] = True
-    return _runs(cells, "◆", Style() if mono else Style(color=palette.MATCH, bgcolor=EMPTY.bgcolor))
+    return _runs(cells, "◆", Style() if mono else Style(color=colours.MATCH, bgcolor=EMPTY.bgcolor))
 
 
 def counter_segments(store: TraceStore, track: int, t0: int, t1: int, width: int, mono: bool = False) -> list[Segment]:
@@ -236,7 +236,7 @@ def counter_segments(store: TraceStore, track: int, t0: int, t1: int, width: int
     level = np.where(k >= 0, ((val[np.maximum(k, 0)] - vmin) / span * 7).round().astype(int) + 1, 0)
     levels = " " + SPARK  # level 0: no sample yet
     text = "".join(levels[v] for v in level.tolist())
-    return [Segment(text, Style() if mono else Style(color=palette.COUNTER, bgcolor=EMPTY.bgcolor))]
+    return [Segment(text, Style() if mono else Style(color=colours.COUNTER, bgcolor=EMPTY.bgcolor))]
 
 
 def _runs(mask: np.ndarray, glyph: str, style: Style) -> list[Segment]:

@@ -8,8 +8,8 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
+from vtui.ui.colours import PRIMARY
 from vtui.ui.keys import bindings
-from vtui.ui.palette import PRIMARY
 from vtui.ui.safe import visible
 
 

@@ -9,10 +9,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
-from textual.app import ComposeResult, SystemCommand
+from textual.app import App, ComposeResult, SystemCommand
 from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import ProgressBar, Static
@@ -21,9 +21,9 @@ from textual.worker import Worker, WorkerState
 from vtui.errors import TraceLoadError
 from vtui.load.background import LoadControl
 from vtui.termination import exit_on_signals
+from vtui.ui.colours import THEME, VARIABLES
 from vtui.ui.keymap import apply_user_keymap
 from vtui.ui.keys import HelpSection, help_sections, palette_entries
-from vtui.ui.palette import THEME, VARIABLES
 from vtui.ui.render import honour_no_color
 from vtui.ui.safe import plain, visible
 from vtui.ui.widgets.footer import Footer
@@ -52,7 +52,13 @@ class _Failed:
     message: str
 
 
-class AppShell:
+if TYPE_CHECKING:
+    _Base = App  # what the shell is mixed into: type checkers see ``self`` as that App
+else:
+    _Base = object  # at run time a plain mixin (App comes after it in the bases)
+
+
+class AppShell(_Base):
     """Mixed into an ``App`` (listed before it): compose with ``loading_widgets``, start with
     ``start_load``, receive the result in ``loaded``. ``stop_work`` is the app's hook for its own
     workers to stop on quit (searches)."""
@@ -73,20 +79,20 @@ class AppShell:
         self.keymap: dict[str, str] = {}  # the user's keys (keys.toml), by binding id
 
     def use_user_keymap(self) -> None:
-        self.keymap = apply_user_keymap(self)  # type: ignore[arg-type]
+        self.keymap = apply_user_keymap(self)
 
     def help_sections(self, screen: Screen) -> list[HelpSection]:
         """The keys of ``screen`` as the user has them: the app's own screen in full, else that screen's."""
-        if screen is not self.screen_stack[0]:  # type: ignore[attr-defined]
+        if screen is not self.screen_stack[0]:
             scope = getattr(screen, "KEY_SCOPE", None)
             return help_sections((scope, "everywhere") if scope else ("everywhere",), self.keymap)
         return help_sections(self.HELP_SCOPES, self.keymap)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         """Every binding of the app is a palette command (with its key and id)."""
-        yield from super().get_system_commands(screen)  # type: ignore[misc]
+        yield from super().get_system_commands(screen)
         for title, help_line, action in palette_entries(self.KEY_SCOPE, self.keymap):
-            yield SystemCommand(title, help_line, partial(self.run_action, action))  # type: ignore[attr-defined]
+            yield SystemCommand(title, help_line, partial(self.run_action, action))
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return dict(VARIABLES)
@@ -122,7 +128,7 @@ class AppShell:
         raise NotImplementedError
 
     def _set_progress(self, fraction: float) -> None:
-        for bar in self.query("#progress"):  # type: ignore[attr-defined]
+        for bar in self.query("#progress").results(ProgressBar):
             bar.update(progress=fraction)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
@@ -141,8 +147,8 @@ class AppShell:
         job = self._load_job
         assert job is not None
         self.load_error = message
-        self.query_one("#title", Static).update(plain(job.failed_title))  # type: ignore[attr-defined]
-        loading = self.query_one("#loading")  # type: ignore[attr-defined]
+        self.query_one("#title", Static).update(plain(job.failed_title))
+        loading = self.query_one("#loading")
         loading.remove_children()
         loading.mount(Static(Text(f"{job.failed_head}\n{visible(message)}\n\nPress q to quit."), id="error",
                              markup=False))
@@ -150,10 +156,10 @@ class AppShell:
     def stop_work(self) -> None:
         """Stop the app's own background work on quit (a running search's process)."""
 
-    def action_quit(self) -> None:
+    def action_quit(self) -> None:  # type: ignore[override]  # App's is async; a sync action is allowed (Textual awaits either)
         self.stop_work()
         self._load_control.cancel()
-        self.exit(return_code=1 if self.load_error else 0)  # type: ignore[attr-defined]
+        self.exit(return_code=1 if self.load_error else 0)
 
     def exit_on_signals(self) -> None:
         """SIGTERM / SIGHUP stop the app as ``terminate`` says (call from on_mount)."""
@@ -163,4 +169,4 @@ class AppShell:
         """SIGTERM / SIGHUP: stop a load in progress (the loader removes its temp files) and exit."""
         self.stop_work()
         self._load_control.stop()
-        self.exit(return_code=128 + signum)  # type: ignore[attr-defined]
+        self.exit(return_code=128 + signum)

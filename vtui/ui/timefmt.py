@@ -5,15 +5,13 @@ from __future__ import annotations
 
 import math
 
-from vtui.fmt import format_duration
-
-_UNITS = ((1_000_000_000, "s"), (1_000_000, "ms"), (1_000, "µs"), (1, "ns"))
+from vtui.fmt import TIME_UNITS, format_duration
 
 
 def precise_time(t: float, resolution: float) -> str:
     """``t`` in its own unit with the decimals that tell apart times ``resolution`` ns apart."""
     value = abs(t)
-    scale, unit = next((s, u) for s, u in _UNITS if value >= s or s == 1)
+    scale, unit = next((s, u) for s, u in TIME_UNITS if value >= s or s == 1)
     decimals = max(0, math.ceil(math.log10(scale / max(resolution, 1)))) if scale > 1 else 0
     return f"{t / scale:.{decimals}f} {unit}"
 

@@ -22,12 +22,11 @@ from textual.widgets import Footer, Static
 from vtui.analysis.calltree import WEIGHTS, CallTree, build_tree, invert, printable, zoom
 from vtui.fmt import format_duration as fd
 from vtui.store.store import TraceStore
-from vtui.ui import palette
+from vtui.ui import colours
 from vtui.ui.flame import (
     FlameLayout,
     flame_layout,
     flame_segments,
-    inclusive,
     initially_expanded,
     tree_row_segments,
     visible_rows,
@@ -234,7 +233,7 @@ class CallTreeScreen(Screen[None]):
 
     def _show_error(self, message: str) -> None:
         self.error = message
-        self.query_one("#ct-status", Static).update(Text(message, style=palette.ERROR))
+        self.query_one("#ct-status", Static).update(Text(message, style=colours.ERROR))
 
     def _ready(self, tree: CallTree) -> None:
         self.base[False] = tree
@@ -373,7 +372,7 @@ class CallTreeScreen(Screen[None]):
             self.notify("No marked node (press / to find)", timeout=2)
             return
         hits = np.flatnonzero(marks)
-        heavy = hits[np.lexsort((hits, -inclusive(tree, self.weight)[hits]))]  # heaviest first, then the next
+        heavy = hits[np.lexsort((hits, -tree.width(self.weight)[hits]))]  # heaviest first, then the next
         at = np.flatnonzero(heavy == self.view.selected)
         self.view.select_node(int(heavy[(int(at[0]) + 1) % len(heavy)] if len(at) else heavy[0]))
         self._refresh_status()

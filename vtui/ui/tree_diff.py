@@ -12,8 +12,8 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from vtui.store.store import TraceStore
+from vtui.ui.colours import FASTER, SLOWER
 from vtui.ui.keys import bindings
-from vtui.ui.palette import FASTER, SLOWER
 from vtui.ui.safe import plain
 
 

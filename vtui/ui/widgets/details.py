@@ -10,7 +10,7 @@ from textual.widgets import Static
 from vtui.analysis.details import slice_details
 from vtui.fmt import format_duration
 from vtui.store.store import TraceStore
-from vtui.ui.palette import NOTE
+from vtui.ui.colours import NOTE
 from vtui.ui.safe import visible
 
 KEY_STYLE = NOTE

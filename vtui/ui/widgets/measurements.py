@@ -7,7 +7,7 @@ from textual.widgets import Static
 
 from vtui.analysis.measure import Measurement
 from vtui.fmt import format_duration
-from vtui.ui.palette import NOTE
+from vtui.ui.colours import NOTE
 from vtui.ui.safe import visible
 from vtui.ui.view import ViewState
 

@@ -15,7 +15,7 @@ from textual.widget import Widget
 
 from vtui.fmt import format_duration
 from vtui.store.tracks import COUNTER
-from vtui.ui import palette
+from vtui.ui import colours
 from vtui.ui.render import EMPTY, counter_segments, instant_segments, lane_segments
 from vtui.ui.safe import visible
 from vtui.ui.timefmt import tick_labels, tick_times
@@ -23,13 +23,13 @@ from vtui.ui.view import HEADER, ViewState
 
 LABEL_WIDTH = 22
 RULER_ROWS = 1
-LABEL_STYLE = Style(color=palette.LABEL_INK, bgcolor=palette.BAR)
-LABEL_DIM = Style(color=palette.MUTED, bgcolor=palette.BAR)
-RULER_STYLE = Style(color=palette.RULER_INK, bgcolor=palette.RULER_BG)
-RANGE_STYLE = Style(color=palette.DARK_INK, bgcolor=palette.RANGE_BG)  # the selected range on the ruler
-MARK_STYLE = Style(color=palette.DARK_INK, bgcolor=palette.MATCH, bold=True)  # measure mark A
-FOCUS_STYLE = Style(color=palette.DARK_INK, bgcolor=palette.PRIMARY, bold=True)  # the ruler's head while the keys come here
-HEADER_STYLE = Style(color=palette.FOREGROUND, bgcolor=palette.PANEL, bold=True)  # a process's header row
+LABEL_STYLE = Style(color=colours.LABEL_INK, bgcolor=colours.BAR)
+LABEL_DIM = Style(color=colours.MUTED, bgcolor=colours.BAR)
+RULER_STYLE = Style(color=colours.RULER_INK, bgcolor=colours.RULER_BG)
+RANGE_STYLE = Style(color=colours.DARK_INK, bgcolor=colours.RANGE_BG)  # the selected range on the ruler
+MARK_STYLE = Style(color=colours.DARK_INK, bgcolor=colours.MATCH, bold=True)  # measure mark A
+FOCUS_STYLE = Style(color=colours.DARK_INK, bgcolor=colours.PRIMARY, bold=True)  # the ruler's head while the keys come here
+HEADER_STYLE = Style(color=colours.FOREGROUND, bgcolor=colours.PANEL, bold=True)  # a process's header row
 # NO_COLOR: the same distinctions by attributes alone (Textual greys or drops every colour).
 MONO = {LABEL_STYLE: Style(), LABEL_DIM: Style(dim=True), RULER_STYLE: Style(), RANGE_STYLE: Style(reverse=True),
         MARK_STYLE: Style(reverse=True, bold=True), FOCUS_STYLE: Style(reverse=True, bold=True),

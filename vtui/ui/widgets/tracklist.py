@@ -13,7 +13,7 @@ from textual.message import Message
 from textual.strip import Strip
 from textual.widget import Widget
 
-from vtui.ui import palette
+from vtui.ui import colours
 from vtui.ui.keys import bindings
 from vtui.ui.safe import visible
 from vtui.ui.view import HEADER, Row, ViewState
@@ -21,12 +21,12 @@ from vtui.ui.widgets.timeline import RULER_ROWS, Timeline
 
 KIND_ICON = {"thread": "", "gpu": "GPU ", "async": "async ", "counter": "ctr ", "process": "", "global": ""}
 
-BACK = palette.SURFACE
-HEAD = Style(color=palette.RULER_INK, bgcolor=palette.RULER_BG)  # beside the ruler
-GROUP = Style(color=palette.FOREGROUND, bgcolor=palette.PANEL, bold=True)  # as the timeline's header rows
-NAME = Style(color=palette.LABEL_INK, bgcolor=BACK)
-DIM = Style(color=palette.MUTED, bgcolor=BACK)
-CURSOR = Style(color=palette.DARK_INK, bgcolor=palette.PRIMARY, bold=True)
+BACK = colours.SURFACE
+HEAD = Style(color=colours.RULER_INK, bgcolor=colours.RULER_BG)  # beside the ruler
+GROUP = Style(color=colours.FOREGROUND, bgcolor=colours.PANEL, bold=True)  # as the timeline's header rows
+NAME = Style(color=colours.LABEL_INK, bgcolor=BACK)
+DIM = Style(color=colours.MUTED, bgcolor=BACK)
+CURSOR = Style(color=colours.DARK_INK, bgcolor=colours.PRIMARY, bold=True)
 MONO = {HEAD: Style(), GROUP: Style(bold=True), NAME: Style(), DIM: Style(dim=True),
         CURSOR: Style(reverse=True, bold=True)}
 
