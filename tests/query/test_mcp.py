@@ -112,8 +112,8 @@ def test_tools_list_has_typed_schemas(client):
 
 
 def test_stats_equals_the_cli(client, capsys):
-    got = every_page(client, "stats", "items", trace=str(STACK))
-    assert got == cli_json(capsys, "stats", STACK, "--format", "json") and len(got) > 600
+    got = every_page(client, "stats", "rows", trace=str(STACK))
+    assert got == cli_json(capsys, "stats", STACK, "--format", "json")["rows"] and len(got) > 600
 
 
 def test_query_equals_the_cli(client, capsys):
@@ -191,7 +191,7 @@ def test_store_cache_loads_each_trace_once():
     cache = vmcp.StoreCache(size=1)
     a = vmcp.run_command("stats", [str(KINETO), "--format", "json"], cache)
     b = vmcp.run_command("query", [str(KINETO), "SELECT COUNT(*) FROM slice", "--format", "json"], cache)
-    assert cache.loads == 1 and b["rows"][0][0] == sum(r["count"] for r in a)
+    assert cache.loads == 1 and b["rows"][0][0] == sum(r["count"] for r in a["rows"])
     vmcp.run_command("info", [str(STACK), "--json"], cache)
     vmcp.run_command("info", [str(KINETO), "--json"], cache)  # size 1: KINETO was dropped for STACK
     assert cache.loads == 3

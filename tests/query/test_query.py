@@ -45,7 +45,7 @@ def test_group_by_name_equals_vtui_stats(path: Path, stores, capsys):
     store = stores[path.name]
     if path.name in CLI_TRACES:
         rows = cli_json(capsys, "stats", path, "--by", "name", "--format", "json", "--no-cache")
-        want = {r["name"]: (r["count"], r["total_ns"]) for r in rows}
+        want = {r["name"]: (r["count"], r["total_ns"]) for r in rows["rows"]}
     else:
         want = {r.key: (r.count, r.total_ns) for r in aggregate(store, 0, int(store.span_ns), by="name").rows}
     got = run_query(store, GROUP_BY, max_rows=None)
