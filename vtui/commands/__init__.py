@@ -22,6 +22,7 @@ COMMANDS: dict[str, str] = {
     "diff": "vtui.commands.diff",
     "tree": "vtui.commands.tree",
     "cache": "vtui.commands.cache",
+    "ranks": "vtui.commands.ranks",
 }
 
 
