@@ -33,9 +33,11 @@ async def test_ranks_screen_marks_the_straggler_and_jumps(tmp_path):
         await _settle(pilot)
         screen = app.screen
         assert isinstance(screen, RanksScreen) and screen.report is not None
-        rows = str(screen.query_one("#ranks-rows", Static).render()).splitlines()
+        title, *rows = str(screen.query_one("#ranks-rows", Static).render()).splitlines()
         assert len(rows) == 3 and "◀ straggler" in rows[1] and "straggler" not in rows[0] + rows[2]
-        assert rows[0].count("█") >= 2 * 5  # two step bars of (nearly) full width
+        # waits per step: rank 0 waits 537 µs per step (the full bar), rank 2 463 µs, the straggler none
+        assert "537 µs" in title
+        assert rows[0].count("█") == 2 * 6 and rows[1].count("█") == 0 and rows[2].count("█") == 2 * 5
         assert "straggler: rank 1" in str(screen.query_one("#ranks-summary", Static).render())
         options = screen.query_one("#ranks-collectives", OptionList)
         assert options.option_count == 2 and "last rank 1" in str(options.get_option_at_index(0).prompt)

@@ -153,7 +153,13 @@ def reference(folder: Path, align: str = "epoch") -> dict:
     for name in names:
         durs = [next((e - s for (s, e), n in r["steps"] if n == name), None) for r in ranks]
         have = [d for d in durs if d is not None]
-        steps.append(dict(name=name, durations_ns=durs, skew_ns=max(have) - min(have)))
+        # the step's collectives: those the lowest rank with the step started inside it
+        p0 = next(p for p, d in enumerate(durs) if d is not None)
+        s0, e0 = next(w for w, n in ranks[p0]["steps"] if n == name)
+        inside = [c for c in out_c if c["waits_ns"][p0] is not None and s0 + offsets[p0] <= next(
+            x["start"] for x in ranks[p0]["colls"] if (x["gkey"], x["seq"]) == c["_key"]) + offsets[p0] < e0 + offsets[p0]]
+        waits = [None if d is None else sum(c["waits_ns"][p] or 0 for c in inside) for p, d in enumerate(durs)]
+        steps.append(dict(name=name, durations_ns=durs, skew_ns=max(have) - min(have), waits_ns=waits))
     counts = {}
     for c in out_c:
         counts.setdefault(c["_last"], []).append(c["_lost"])
@@ -189,7 +195,7 @@ def check(folder: Path, align: str = "epoch") -> dict:
     assert [{k: c[k] for k in keys} for c in got["collectives"]] == [{k: c[k] for k in keys} for c in ref["collectives"]]
     assert [{k: e[k] for k in ("rank", "comm_ns", "overlapped_ns", "exposed_ns")} for e in got["exposed"]] == ref["exposed"]
     if got["steps_aligned_by"] == "annotation":
-        assert [{k: s[k] for k in ("name", "durations_ns", "skew_ns")} for s in got["steps"]] == ref["steps"]
+        assert [{k: s[k] for k in ("name", "durations_ns", "skew_ns", "waits_ns")} for s in got["steps"]] == ref["steps"]
     if ref["straggler"] is not None:
         s = got["straggler"]
         assert {k: s[k] for k in ("rank", "collectives_last", "lost_ns")} == ref["straggler"]
@@ -230,6 +236,7 @@ def test_a_rank_that_computes_longer_is_the_straggler(tmp_path):
     waits = [(574 - 37 * r) * 1000 if r != 2 else 0 for r in range(4)]
     assert [x["exposed_ns"] for x in got["exposed"]] == [3 * (w + 150_000) for w in waits]
     assert got["steps_aligned_by"] == "annotation" and [s["skew_ns"] for s in got["steps"]] == [30_000] * 3
+    assert all(s["waits_ns"] == waits for s in got["steps"])  # one all-reduce per step
 
 
 def test_clock_offsets_are_undone_by_collective_alignment(tmp_path):

@@ -51,6 +51,7 @@ class StepRow(msgspec.Struct):
     start_skew_ns: int  # latest − earliest start, on the aligned clocks
     slowest_rank: int
     last_rank: int | None  # the rank that arrived last at most of the step's collectives
+    waits_ns: list[int | None]  # per rank: its waits at the step's collectives, summed
 
 
 class Straggler(msgspec.Struct):
@@ -112,6 +113,7 @@ class Matched:
     row: np.ndarray  # the kernel's slice row in its store
     start: np.ndarray  # aligned epoch ns
     end: np.ndarray
+    wait: np.ndarray  # the rank's kernel time − the collective's latency
 
 
 def number_ranks(tables: list[RankTable]) -> list[str]:
@@ -292,7 +294,7 @@ def analyse_ranks(tables: list[RankTable], align: str = "epoch") -> tuple[RanksR
     row = np.concatenate([t.coll_row for t in tables]).astype(np.int64) if tables else np.zeros(0, np.int64)
     base = np.cumsum([0] + [len(t.coll_row) for t in tables])
     matched = Matched(coll=coll_id, rank_pos=pos, row=row[base[pos] + local] if len(pos) else pos,
-                      start=start, end=end)
+                      start=start, end=end, wait=wait)
     gkeys = [names_of_code[int(code[at])] for at in first.tolist()]
     order_c = sorted(range(len(collectives)), key=lambda i: (collectives[i].start_ns, gkeys[i], collectives[i].seq))
     remap = np.empty(len(collectives), dtype=np.int64)
@@ -321,10 +323,14 @@ def analyse_ranks(tables: list[RankTable], align: str = "epoch") -> tuple[RanksR
         slowest = max(range(n_ranks), key=lambda p: (durs[p] if durs[p] is not None else -1, -p))
         # The step's collectives: those the lowest present rank ran inside its step.
         late = None
+        step_waits: list[int | None] = [None if d is None else 0 for d in durs]
         if windows and len(matched.coll):
             p0, s0, e0 = windows[0]
             sel = (matched.rank_pos == p0) & (matched.start >= s0) & (matched.start < e0)
             ids = np.unique(matched.coll[sel])
+            inside = np.isin(matched.coll, ids)
+            per_rank = np.bincount(matched.rank_pos[inside], weights=matched.wait[inside], minlength=n_ranks)
+            step_waits = [None if d is None else int(per_rank[p]) for p, d in enumerate(durs)]
             if len(ids):
                 counts = np.bincount(last_rank_sorted[ids], minlength=n_ranks)
                 lost_by = np.bincount(last_rank_sorted[ids], weights=lost_sorted[ids], minlength=n_ranks)
@@ -333,7 +339,7 @@ def analyse_ranks(tables: list[RankTable], align: str = "epoch") -> tuple[RanksR
         name = next((tables[p].step_names[w] for p, w in enumerate(where) if w >= 0), key) if by == "index" else key
         steps.append(StepRow(i, name, durs, max(have) - min(have) if have else 0,
                              max(starts) - min(starts) if starts else 0, rank_ids[slowest],
-                             None if late is None else rank_ids[late]))
+                             None if late is None else rank_ids[late], step_waits))
 
     straggler = None
     if len(first):

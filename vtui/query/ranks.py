@@ -219,6 +219,9 @@ def _report(res: dict[str, list[tuple]], step_key: str, align: str, warnings: li
     late_rows: dict[Any, list[tuple[int, int, int]]] = {}
     for key, last, cnt, lost in res["step_last"]:
         late_rows.setdefault(key, []).append((at[int(last)], int(cnt), int(lost or 0)))
+    step_waits: dict[Any, dict[int, int]] = {}
+    for key, rank, wait in res["step_waits"]:
+        step_waits.setdefault(key, {})[at[int(rank)]] = int(wait)
     keys = sorted(per_step, key=_natural) if by == "annotation" else sorted(per_step)
     steps, step_late = [], []
     for i, key in enumerate(keys):
@@ -231,8 +234,10 @@ def _report(res: dict[str, list[tuple]], step_key: str, align: str, warnings: li
         slowest = max(range(n), key=lambda p: (durs[p] if durs[p] is not None else -1, -p))
         late = max(late_rows[key], key=lambda x: (x[1], x[2], -x[0]))[0] if key in late_rows else None
         step_late.append(late)
+        waits = step_waits.get(key, {})
         steps.append(StepRow(i, rows[0][1] if by == "index" else str(key), durs, max(have) - min(have),
-                             max(starts) - min(starts), ids[slowest], None if late is None else ids[late]))
+                             max(starts) - min(starts), ids[slowest], None if late is None else ids[late],
+                             [None if d is None else waits.get(p, 0) for p, d in enumerate(durs)]))
 
     straggler = None
     if collectives:

@@ -131,6 +131,22 @@ SELECT i.step_key, c.last_rank, count(*) AS n,
 FROM in_step i JOIN coll c ON c.gkey = i.gkey AND c.seq = i.seq
 GROUP BY i.step_key, c.last_rank ORDER BY i.step_key, c.last_rank;
 
+-- name: step_waits
+-- Per step and rank: its waits at the step's collectives (chosen as in step_last), summed.
+WITH first_rank AS (
+    SELECT s.{step_key} AS step_key, min(r.rank) AS rank FROM steps s JOIN ranked r ON r.pos = s.pos
+    GROUP BY s.{step_key}),
+window_ AS (
+    SELECT f.step_key, s.start_ns + o.offset_ns AS w0, s.end_ns + o.offset_ns AS w1, f.rank
+    FROM first_rank f JOIN ranked r ON r.rank = f.rank JOIN steps s ON s.pos = r.pos AND s.{step_key} = f.step_key
+    JOIN offsets o ON o.pos = r.pos),
+in_step AS (
+    SELECT DISTINCT w.step_key, m.gkey, m.seq FROM window_ w
+    JOIN member m ON m.rank = w.rank AND m.a_start >= w.w0 AND m.a_start < w.w1)
+SELECT i.step_key, m.rank, sum(m.dur - m.latency_ns) AS wait_ns
+FROM in_step i JOIN member m ON m.gkey = i.gkey AND m.seq = i.seq
+GROUP BY i.step_key, m.rank ORDER BY i.step_key, m.rank;
+
 -- view: comm_islands
 -- Exposed communication: unions of each rank's collective kernels and compute kernels per GPU
 -- (gaps and islands), then their overlap.

@@ -27,24 +27,32 @@ MAX_STEPS = 12  # steps drawn per rank row
 
 
 def rank_rows(report: RanksReport) -> list[Text]:
-    """One line per rank: rank, step bars (scaled to the longest step of any rank), exposed time."""
+    """One line per rank: per step, a bar of the time it waited in the step's collectives (scaled
+    to the longest wait of any rank and step; the straggler's stay empty), then its exposed time."""
     straggler = report.straggler.rank if report.straggler else None
     steps = report.steps[:MAX_STEPS]
-    longest = max((d for s in steps for d in s.durations_ns if d is not None), default=0)
+    longest = max((w for s in steps for w in s.waits_ns if w is not None), default=0)
     rows = []
     for p, (r, e) in enumerate(zip(report.ranks, report.exposed)):
         mark = straggler == r.rank
         row = Text(f"{'▶' if mark else ' '} rank {r.rank:<5}", style=palette.ERROR if mark else palette.TEXT)
         for s in steps:
-            d = s.durations_ns[p]
-            bar = step_bars(np.array([d or 0, longest]), STEP_BAR)[0] if longest else ""
-            row.append(bar.ljust(STEP_BAR) + " ", style=palette.ERROR if s.slowest_rank == r.rank and len(report.ranks) > 1
-                       else palette.SUCCESS)
-        row.append(f" exposed comm {fd(e.exposed_ns)} ({e.exposed_pct:.1f} %)", style=palette.TEXT)
+            w = s.waits_ns[p]
+            bar = step_bars(np.array([w or 0, longest]), STEP_BAR)[0] if longest else ""
+            row.append("│", style=palette.TEXT)
+            row.append(bar.ljust(STEP_BAR), style=palette.WARNING)
+        row.append(f"│ exposed comm {fd(e.exposed_ns)} ({e.exposed_pct:.1f} %)", style=palette.TEXT)
         if mark:
             row.append("  ◀ straggler", style=palette.ERROR)
         rows.append(row)
     return rows
+
+
+def bars_title(report: RanksReport) -> Text:
+    steps = report.steps[:MAX_STEPS]
+    longest = max((w for s in steps for w in s.waits_ns if w is not None), default=0)
+    return Text(f"wait in collectives per step (a full bar: {fd(longest)}), {len(steps)} of {len(report.steps)} steps",
+                style=palette.TEXT)
 
 
 def summary(report: RanksReport) -> Text:
@@ -95,7 +103,7 @@ class RanksScreen(Screen[None]):
     def show(self, report: RanksReport, matched: Matched) -> None:
         self.report, self.matched = report, matched
         self.query_one("#ranks-summary", Static).update(summary(report))
-        rows = Text("\n").join(rank_rows(report))
+        rows = Text("\n").join([bars_title(report), *rank_rows(report)])
         self.query_one("#ranks-rows", Static).update(rows)
         options = self.query_one("#ranks-collectives", OptionList)
         options.clear_options()
