@@ -164,6 +164,8 @@ def run_sql(folders: list[Path], align: str = "epoch") -> RanksReport:
             for key, value in subs.items():
                 text = text.replace("{" + key + "}", value)
             if kind == "view":
+                if name not in PARQUET:  # DuckDB recomputes a view at each use: keep the result instead
+                    text = text.replace("CREATE OR REPLACE TEMP VIEW", "CREATE OR REPLACE TEMP TABLE", 1)
                 con.execute(text)
             else:
                 results[name] = con.execute(text).fetchall()
