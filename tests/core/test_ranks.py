@@ -341,3 +341,15 @@ def test_duckdb_reuses_the_parquet_beside_the_cache(tmp_path):
     stamps = [p.stat().st_mtime_ns for p in written]
     assert msgspec.to_builtins(run_ranks(folder)) == first
     assert [p.stat().st_mtime_ns for p in written] == stamps  # read again, not rewritten
+
+
+def test_a_trace_without_steps_or_collectives(tmp_path):
+    got = check(FIXTURES / "kineto__before_fix_trace.json")
+    assert got["collectives"] == [] and got["straggler"] is None and got["exposed"][0]["comm_ns"] == 0
+
+
+def test_duckdb_engine_without_duckdb_is_one_line(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(__import__("sys").modules, "duckdb", None)  # import duckdb now raises ImportError
+    assert main(["ranks", str(FIXTURES / "ranks"), "--engine", "duckdb"]) != 0
+    err = capsys.readouterr().err
+    assert "pip install 'vtui[sql]'" in err and "Traceback" not in err
