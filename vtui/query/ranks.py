@@ -55,9 +55,10 @@ def sql_text() -> str:
 
 
 def statements(text: str) -> list[tuple[str, str, str]]:
-    """(kind, name, sql) for each ``-- view: X`` / ``-- name: X`` block, in file order."""
+    """(kind, name, sql) for each ``-- view: X`` / ``-- name: X`` block (``rank view`` / ``rank
+    name``: run once per rank), in file order."""
     out: list[tuple[str, str, str]] = []
-    for block in re.split(r"(?m)^-- (?=(?:view|name): )", text)[1:]:
+    for block in re.split(r"(?m)^-- (?=(?:rank )?(?:view|name): )", text)[1:]:
         head, _, body = block.partition("\n")
         kind, _, name = head.partition(": ")
         out.append((kind, name.strip(), body.strip().rstrip(";")))
@@ -156,19 +157,30 @@ def run_sql(folders: list[Path], align: str = "epoch") -> RanksReport:
             why = "some files name no rank" if names[2] < 0 else "two files name the same rank"
             warnings.append(f"{why}: ranks numbered by file order")
             subs["rank"] = "pos"
-        for kind, name, sql in stmts:
-            if name == "steps" and kind == "name":  # the step alignment is known once step_shape ran
-                repeated, shared, total = results["step_shape"][0]
-                subs["step_key"] = "name" if total and not repeated and shared else "idx"
+        def run(kind: str, name: str, sql: str, extra: dict[str, str]) -> None:
             text = sql
-            for key, value in subs.items():
+            for key, value in {**subs, **extra}.items():
                 text = text.replace("{" + key + "}", value)
-            if kind == "view":
+            if kind.endswith("view"):
                 if name not in PARQUET:  # DuckDB recomputes a view at each use: keep the result instead
                     text = text.replace("CREATE OR REPLACE TEMP VIEW", "CREATE OR REPLACE TEMP TABLE", 1)
                 con.execute(text)
             else:
-                results[name] = con.execute(text).fetchall()
+                results.setdefault(name, []).extend(con.execute(text).fetchall())
+
+        for kind, name, sql in stmts:
+            if name == "steps" and kind == "name":  # the step alignment is known once step_shape ran
+                repeated, shared, total = results["step_shape"][0]
+                subs["step_key"] = "name" if total and not repeated and shared else "idx"
+            if not kind.startswith("rank "):
+                run(kind, name, sql, {})
+        for pos, folder in enumerate(folders):  # rank by rank: one rank's kernels in memory at a time
+            extra = {"rank_colls": f"read_parquet({_list([folder / 'colls.parquet'])})",
+                     "rank_comp": f"read_parquet({_list([folder / 'comp.parquet'])})", "rank_filter": f"r.pos = {pos}"}
+            for kind, name, sql in stmts:
+                if kind.startswith("rank "):
+                    run(kind, name, sql, extra)
+        results["exposed"].sort(key=lambda row: row[0])
         return _report(results, subs["step_key"], align, warnings)
     finally:
         con.close()

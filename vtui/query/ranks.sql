@@ -8,7 +8,8 @@
 --   comp(pos, device, start_ns, end_ns)                compute kernels
 -- The runner (vtui/query/ranks.py) substitutes {meta_files}… (the lists of Parquet files), {rank} (named_rank,
 -- or pos where files name no distinct ranks), {align} ('epoch' or 'collective') and {step_key}
--- (name, or idx to align steps by index), then runs the views and each named query in turn.
+-- (name, or idx to align steps by index), then runs the views and each named query in turn; the
+-- "rank" blocks at the end once per rank.
 -- Only portable SQL (window functions, min_by/max_by, FILTER): Spark SQL runs it as written once
 -- the four tables are registered as views (see the README, "Many ranks").
 
@@ -147,38 +148,40 @@ SELECT i.step_key, m.rank, sum(m.dur - m.latency_ns) AS wait_ns
 FROM in_step i JOIN member m ON m.gkey = i.gkey AND m.seq = i.seq
 GROUP BY i.step_key, m.rank ORDER BY i.step_key, m.rank;
 
--- view: comm_islands
--- Exposed communication: unions of each rank's collective kernels and compute kernels per GPU
--- (gaps and islands), then their overlap.
+-- rank view: comm_islands
+-- Exposed communication, one rank at a time (so the memory is one rank's, whatever the ranks):
+-- unions of the rank's collective kernels and compute kernels per GPU (gaps and islands), then
+-- their overlap. {rank_colls} / {rank_comp}: that rank's tables; {rank_filter}: r.pos = that rank
+-- (or, run once over all ranks as on Spark: colls, comp and TRUE).
 CREATE OR REPLACE TEMP VIEW comm_islands AS
 WITH e AS (
     SELECT pos, device, start_ns, end_ns,
            max(end_ns) OVER (PARTITION BY pos, device ORDER BY start_ns, end_ns
                              ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS reach
-    FROM colls),
+    FROM {rank_colls}),
 g AS (
     SELECT *, sum(CASE WHEN reach IS NULL OR start_ns > reach THEN 1 ELSE 0 END)
               OVER (PARTITION BY pos, device ORDER BY start_ns, end_ns ROWS UNBOUNDED PRECEDING) AS island
     FROM e)
 SELECT pos, device, min(start_ns) AS s, max(end_ns) AS e FROM g GROUP BY pos, device, island;
 
--- view: comp_islands
+-- rank view: comp_islands
 CREATE OR REPLACE TEMP VIEW comp_islands AS
 WITH e AS (
     SELECT pos, device, start_ns, end_ns,
            max(end_ns) OVER (PARTITION BY pos, device ORDER BY start_ns, end_ns
                              ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS reach
-    FROM comp),
+    FROM {rank_comp}),
 g AS (
     SELECT *, sum(CASE WHEN reach IS NULL OR start_ns > reach THEN 1 ELSE 0 END)
               OVER (PARTITION BY pos, device ORDER BY start_ns, end_ns ROWS UNBOUNDED PRECEDING) AS island
     FROM e)
 SELECT pos, device, min(start_ns) AS s, max(end_ns) AS e FROM g GROUP BY pos, device, island;
 
--- name: exposed
+-- rank name: exposed
 SELECT r.rank,
        coalesce((SELECT sum(c.e - c.s) FROM comm_islands c WHERE c.pos = r.pos), 0) AS comm_ns,
        coalesce((SELECT sum(least(c.e, k.e) - greatest(c.s, k.s)) FROM comm_islands c JOIN comp_islands k
                  ON k.pos = c.pos AND k.device = c.device AND k.s < c.e AND k.e > c.s
                  WHERE c.pos = r.pos), 0) AS overlapped_ns
-FROM ranked r ORDER BY r.rank;
+FROM ranked r WHERE {rank_filter} ORDER BY r.rank;
