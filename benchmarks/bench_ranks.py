@@ -75,7 +75,11 @@ def main() -> None:
     print(f"{'ranks':>5} {'MB':>7} {'run':<12} {'wall s':>7} {'CPU s':>7} {'CPU/rank':>8} {'peak MiB':>9}")
     for n in opts.ranks:
         folder = Path(opts.dir) / f"r{n}-{opts.mb:g}mb"
-        make_folder(folder, n, opts.mb)
+        # In a child: the events of a rank are big Python lists, and a parent that grew would show
+        # in every measured child's peak RSS (a forked child starts with its parent's pages).
+        subprocess.run([sys.executable, "-c", f"from benchmarks.bench_ranks import make_folder; from pathlib import Path; "
+                        f"make_folder(Path({str(folder)!r}), {n}, {opts.mb})"], cwd=ROOT, check=True,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)})
         size = sum(f.stat().st_size for f in folder.iterdir()) / 1e6
         runs = {"read (floor)": [sys.executable, "-c", FLOOR, str(folder)],
                 "msgspec": [sys.executable, "-c", DECODE, str(folder)]}
