@@ -97,8 +97,35 @@ def shoot_tree_diff(a: Path, b: Path, name: str) -> None:
     console.save_svg(str(OUT / name), title="vtui tree --against")
 
 
+async def shoot_ranks(name: str) -> None:
+    """A folder of 4 synthetic ranks (benchmarks/ranks_synth.py), rank 2 computing longer before
+    every all-reduce: the ranks screen with the straggler marked."""
+    import tempfile
+
+    from benchmarks.ranks_synth import rank_events, slow_rank, write_rank
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "tp4-ranks"
+        folder.mkdir()
+        for r in range(4):
+            write_rank(folder, f"llama_dp0_pp0_tp{r}_rank{r}.pt.trace.json", rank_events(r, 4, 6, slow_rank(2)), r, 4)
+        app = VtuiApp(folder)
+        async with app.run_test(size=(160, 40)) as pilot:
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            await pilot.press("K")
+            for _ in range(2):  # the screen starts its worker once mounted
+                await app.workers.wait_for_complete()
+                await pilot.pause()
+            app.save_screenshot(str(OUT / name))
+
+
 async def main() -> None:
     OUT.mkdir(exist_ok=True)
+    if sys.argv[1:] == ["ranks"]:  # only the ranks screen
+        await shoot_ranks("ranks.svg")
+        return
+    await shoot_ranks("ranks.svg")
     await shoot(demo_trace_path(), "main.svg", [])
     await shoot(demo_trace_path(), "zoomed-details.svg", ["w", "w", "w", "down", "down", "down", "f"])
     await shoot(QWEN, "gpu-filtered-flow.svg", ["f", "right_square_bracket"], setup=select_flow)

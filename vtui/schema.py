@@ -20,6 +20,14 @@ from typing import Any
 import msgspec
 
 from vtui.analysis.critical import CriticalJson
+from vtui.analysis.ranks import (
+    Alignment,
+    CollectiveRow,
+    ExposedRow,
+    RankRow,
+    StepRow,
+    Straggler,
+)
 from vtui.analysis.roofline import RooflineJson
 from vtui.safe_text import json_text
 
@@ -507,6 +515,32 @@ class Diff(Out, omit_defaults=True):
 
 # ---- the registry ------------------------------------------------------------------------------
 
+# ---- vtui ranks --json (the report is analysis.ranks.RanksReport; its parts are Structs there) ----
+
+class Ranks(Out):
+    trace: str
+    engine: str
+    ranks: list[RankRow]
+    missing_ranks: list[int]
+    alignment: Alignment
+    steps_aligned_by: str
+    steps: list[StepRow]
+    straggler: Straggler | None
+    collectives: list[CollectiveRow]
+    exposed: list[ExposedRow]
+    warnings: list[str]
+
+
+# ---- vtui query --format json -------------------------------------------------------------------
+
+class Query(Out):
+    columns: list[str]
+    types: list[str]  # DuckDB's type of each column
+    rows: list[list[Any]]
+    row_count: int
+    truncated: bool
+
+
 OUTPUTS: dict[str, type[Out]] = {
     "info": Info,
     "insights": Insights,
@@ -515,6 +549,8 @@ OUTPUTS: dict[str, type[Out]] = {
     "tree": Tree,
     "tree-diff": TreeDiff,
     "diff": Diff,
+    "ranks": Ranks,
+    "query": Query,
 }
 # Bump an output's version whenever its schema changes in any way (a key added, renamed, removed
 # or retyped), and add its snapshot: scripts/schema_snapshots.py writes vtui/data/schema/NAME.vN.json.
@@ -526,6 +562,8 @@ VERSIONS: dict[str, int] = {
     "tree": 1,
     "tree-diff": 1,
     "diff": 1,
+    "ranks": 1,
+    "query": 1,
 }
 
 

@@ -25,6 +25,7 @@ COMMANDS: dict[str, str] = {
     "query": "vtui.commands.query",
     "mcp": "vtui.mcp",
     "schema": "vtui.commands.schema",
+    "ranks": "vtui.commands.ranks",
 }
 
 

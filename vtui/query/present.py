@@ -5,11 +5,8 @@ from __future__ import annotations
 
 import re
 
-import msgspec
-
 from vtui.present.tabular import Table
 from vtui.query.engine import QueryResult
-from vtui.safe_text import json_text
 
 NUMERIC = ("INT", "BIGINT", "HUGEINT", "DOUBLE", "FLOAT", "DECIMAL", "SMALLINT", "TINYINT", "UBIGINT", "UINTEGER",
            "INTEGER", "REAL", "USMALLINT", "UTINYINT", "UHUGEINT")
@@ -36,5 +33,7 @@ def result_table(result: QueryResult) -> Table:
 
 def render(result: QueryResult, fmt: str) -> str:
     if fmt == "json":
-        return json_text(msgspec.to_builtins(result))
+        from vtui.schema import dump
+
+        return dump("query", result)
     return result_table(result).render(fmt)

@@ -515,6 +515,19 @@ class VtuiApp(AppShell, App[int]):
             self.push_screen(CallTreeScreen(self.view.store, t0, t1, self.view.visible_track_ids(), self.path.name,
                                             on_jump=jump))
 
+    def action_ranks(self) -> None:
+        if self.view is not None:
+            from vtui.ui.ranks import RanksScreen  # noqa: PLC0415
+
+            def jump(rows) -> None:  # a collective: its kernel on every rank, highlighted and framed
+                s = self.view.store.slices
+                a, b = int(s.start_ns[rows].min()), int(s.end_ns[rows].max())
+                pad = max((b - a) // 4, 1_000)
+                self._act(lambda: ([self.view.unhide_track_of(int(r)) for r in rows], self.view.set_highlight(rows),
+                                   self.view.select(int(rows[0])), self.view.set_window(a - pad, b + pad)))
+
+            self.push_screen(RanksScreen(self.view.store, on_jump=jump))
+
     def action_help(self) -> None:
         self.push_screen(HelpScreen(self.help_sections(self.screen)))
 

@@ -1,0 +1,127 @@
+"""The ranks screen (key `K`): a row per rank with its per-step bars (the straggler marked), then
+the collectives; enter on a collective shows it on every rank's timeline."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, OptionList, Static
+
+from vtui.analysis.rank_tables import rank_tables
+from vtui.analysis.ranks import Matched, RanksReport, analyse_ranks
+from vtui.fmt import format_duration as fd
+from vtui.present.bars import step_bars
+from vtui.store.store import TraceStore
+from vtui.ui import palette
+from vtui.ui.keys import bindings
+from vtui.ui.safe import visible
+
+STEP_BAR = 6  # cells per step bar
+MAX_STEPS = 12  # steps drawn per rank row
+
+
+def rank_rows(report: RanksReport) -> list[Text]:
+    """One line per rank: per step, a bar of the time it waited in the step's collectives (scaled
+    to the longest wait of any rank and step; the straggler's stay empty), then its exposed time."""
+    straggler = report.straggler.rank if report.straggler else None
+    steps = report.steps[:MAX_STEPS]
+    longest = max((w for s in steps for w in s.waits_ns if w is not None), default=0)
+    rows = []
+    for p, (r, e) in enumerate(zip(report.ranks, report.exposed)):
+        mark = straggler == r.rank
+        row = Text(f"{'▶' if mark else ' '} rank {r.rank:<5}", style=palette.ERROR if mark else palette.TEXT)
+        for s in steps:
+            w = s.waits_ns[p]
+            bar = step_bars(np.array([w or 0, longest]), STEP_BAR)[0] if longest else ""
+            row.append("│", style=palette.TEXT)
+            row.append(bar.ljust(STEP_BAR), style=palette.WARNING)
+        row.append(f"│ exposed comm {fd(e.exposed_ns)} ({e.exposed_pct:.1f} %)", style=palette.TEXT)
+        if mark:
+            row.append("  ◀ straggler", style=palette.ERROR)
+        rows.append(row)
+    return rows
+
+
+def bars_title(report: RanksReport) -> Text:
+    steps = report.steps[:MAX_STEPS]
+    longest = max((w for s in steps for w in s.waits_ns if w is not None), default=0)
+    return Text(f"wait in collectives per step (a full bar: {fd(longest)}), {len(steps)} of {len(report.steps)} steps",
+                style=palette.TEXT)
+
+
+def summary(report: RanksReport) -> Text:
+    s = report.straggler
+    text = Text(f"{len(report.ranks)} ranks · {len(report.steps)} steps (aligned by {report.steps_aligned_by}) · "
+                f"{len(report.collectives)} collectives · clocks: {report.alignment.method}", style=palette.HEADING)
+    if s is not None:
+        text.append(f"\nstraggler: rank {s.rank}, last at {s.collectives_last} collectives in {s.steps_last} steps; "
+                    f"the others lose {fd(s.lost_ns)}", style=palette.ERROR)
+    if report.missing_ranks:
+        text.append(f"\nmissing ranks: {len(report.missing_ranks)}", style=palette.TEXT)
+    return text
+
+
+def collective_line(c) -> Text:
+    bw = "–" if c.busbw_gbps is None else f"{c.busbw_gbps:8.2f}"
+    return Text(visible(f"{c.name:<15} {c.group or '?':>6} #{c.seq:<4} latency {fd(c.latency_ns):>10}  "
+                        f"skew {fd(c.skew_ns):>10}  last rank {c.last_rank:<4} busbw {bw} GB/s"))
+
+
+class RanksScreen(Screen[None]):
+    KEY_SCOPE = "ranks"  # its section of the help
+    BINDINGS = bindings("ranks")
+
+    def __init__(self, store: TraceStore, on_jump: Callable[[np.ndarray], None] | None = None,
+                 align: str = "epoch") -> None:
+        """``on_jump(slice_rows)``: the chosen collective's kernel on every rank."""
+        super().__init__()
+        self.store, self.on_jump, self.align = store, on_jump, align
+        self.report: RanksReport | None = None
+        self.matched: Matched | None = None
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(Text("Ranks: computing…", style=palette.HEADING), id="ranks-summary")
+            yield Static("", id="ranks-rows")
+            yield OptionList(id="ranks-collectives")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.compute()
+
+    @work(thread=True, exclusive=True, group="ranks")
+    def compute(self) -> None:
+        report, matched = analyse_ranks(rank_tables(self.store), self.align)
+        self.app.call_from_thread(self.show, report, matched)
+
+    def show(self, report: RanksReport, matched: Matched) -> None:
+        self.report, self.matched = report, matched
+        self.query_one("#ranks-summary", Static).update(summary(report))
+        rows = Text("\n").join([bars_title(report), *rank_rows(report)])
+        self.query_one("#ranks-rows", Static).update(rows)
+        options = self.query_one("#ranks-collectives", OptionList)
+        options.clear_options()
+        options.add_options([collective_line(c) for c in report.collectives] or [Text("no NCCL/RCCL collectives")])
+        options.highlighted = 0
+        options.focus()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        if self.matched is None or not self.report or not self.report.collectives:
+            return
+        rows = self.matched.row[self.matched.coll == event.option_index]
+        if self.on_jump is not None and len(rows):
+            self.dismiss()
+            self.on_jump(rows)
+
+    def action_close(self) -> None:
+        self.dismiss()
+
+    def action_align(self) -> None:
+        self.align = "collective" if self.align == "epoch" else "epoch"
+        self.compute()
