@@ -243,9 +243,9 @@ def test_trace_text_is_escaped_in_text_and_kept_in_json(tmp_path, capsys):
 def test_result_is_a_struct_and_cli_json_is_its_fields(capsys):
     path = FIXTURES / "kineto__before_fix_trace.json"
     doc = cli_json(capsys, "query", path, "SELECT COUNT(*) AS n FROM slice", "--format", "json")
-    assert doc == {"columns": ["n"], "types": ["BIGINT"], "rows": [[len(load_trace(path).slices)]], "row_count": 1,
-                   "truncated": False}
-    assert set(QueryResult.__struct_fields__) == set(doc)
+    assert doc == {"schema_version": 1, "columns": ["n"], "types": ["BIGINT"], "rows": [[len(load_trace(path).slices)]],
+                   "row_count": 1, "truncated": False}
+    assert set(QueryResult.__struct_fields__) | {"schema_version"} == set(doc)
 
 
 def test_a_missing_extra_is_one_line(monkeypatch, capsys):

@@ -50,12 +50,6 @@ class QueryScreen(ModalScreen[Jump | None]):
     KEY_SCOPE = "query"  # its section of the help
     last_sql = ""  # the pane opens with the previous query of this session
     BINDINGS = bindings("query")
-    DEFAULT_CSS = """
-    QueryScreen { align: center middle; }
-    QueryScreen > Vertical { width: 96%; height: 90%; border: round $primary; background: $surface; padding: 0 1; }
-    QueryScreen #query-status { height: auto; max-height: 3; }
-    QueryScreen DataTable { height: 1fr; }
-    """
 
     def __init__(self, store: TraceStore, sql: str = "") -> None:
         super().__init__()

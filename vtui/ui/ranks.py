@@ -18,7 +18,7 @@ from vtui.analysis.ranks import Matched, RanksReport, analyse_ranks
 from vtui.fmt import format_duration as fd
 from vtui.present.bars import step_bars
 from vtui.store.store import TraceStore
-from vtui.ui import palette
+from vtui.ui import colours
 from vtui.ui.keys import bindings
 from vtui.ui.safe import visible
 
@@ -35,15 +35,15 @@ def rank_rows(report: RanksReport) -> list[Text]:
     rows = []
     for p, (r, e) in enumerate(zip(report.ranks, report.exposed)):
         mark = straggler == r.rank
-        row = Text(f"{'▶' if mark else ' '} rank {r.rank:<5}", style=palette.ERROR if mark else palette.TEXT)
+        row = Text(f"{'▶' if mark else ' '} rank {r.rank:<5}", style=colours.ERROR if mark else colours.TEXT)
         for s in steps:
             w = s.waits_ns[p]
             bar = step_bars(np.array([w or 0, longest]), STEP_BAR)[0] if longest else ""
-            row.append("│", style=palette.TEXT)
-            row.append(bar.ljust(STEP_BAR), style=palette.WARNING)
-        row.append(f"│ exposed comm {fd(e.exposed_ns)} ({e.exposed_pct:.1f} %)", style=palette.TEXT)
+            row.append("│", style=colours.TEXT)
+            row.append(bar.ljust(STEP_BAR), style=colours.WARNING)
+        row.append(f"│ exposed comm {fd(e.exposed_ns)} ({e.exposed_pct:.1f} %)", style=colours.TEXT)
         if mark:
-            row.append("  ◀ straggler", style=palette.ERROR)
+            row.append("  ◀ straggler", style=colours.ERROR)
         rows.append(row)
     return rows
 
@@ -52,18 +52,18 @@ def bars_title(report: RanksReport) -> Text:
     steps = report.steps[:MAX_STEPS]
     longest = max((w for s in steps for w in s.waits_ns if w is not None), default=0)
     return Text(f"wait in collectives per step (a full bar: {fd(longest)}), {len(steps)} of {len(report.steps)} steps",
-                style=palette.TEXT)
+                style=colours.TEXT)
 
 
 def summary(report: RanksReport) -> Text:
     s = report.straggler
     text = Text(f"{len(report.ranks)} ranks · {len(report.steps)} steps (aligned by {report.steps_aligned_by}) · "
-                f"{len(report.collectives)} collectives · clocks: {report.alignment.method}", style=palette.HEADING)
+                f"{len(report.collectives)} collectives · clocks: {report.alignment.method}", style=colours.HEADING)
     if s is not None:
         text.append(f"\nstraggler: rank {s.rank}, last at {s.collectives_last} collectives in {s.steps_last} steps; "
-                    f"the others lose {fd(s.lost_ns)}", style=palette.ERROR)
+                    f"the others lose {fd(s.lost_ns)}", style=colours.ERROR)
     if report.missing_ranks:
-        text.append(f"\nmissing ranks: {len(report.missing_ranks)}", style=palette.TEXT)
+        text.append(f"\nmissing ranks: {len(report.missing_ranks)}", style=colours.TEXT)
     return text
 
 
@@ -87,7 +87,7 @@ class RanksScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(Text("Ranks: computing…", style=palette.HEADING), id="ranks-summary")
+            yield Static(Text("Ranks: computing…", style=colours.HEADING), id="ranks-summary")
             yield Static("", id="ranks-rows")
             yield OptionList(id="ranks-collectives")
         yield Footer()
