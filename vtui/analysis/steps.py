@@ -1,7 +1,8 @@
 """Find the repeating unit of work (the step) and split each step into its direct child phases.
 
 Detection order: a user regex if given; else well-known step names (PyTorch's ProfilerStep#N,
-vLLM's execute_context_…_generation_…, engine_step / llm_engine_step); else a generic guess: a
+vLLM's execute_…context…_generation_… and SGLang's step[…] annotations, engine_step /
+llm_engine_step, transformers' forward passes under generate()); else a generic guess: a
 name that repeats at the top level of a CPU thread and covers much of that thread's time.
 Steps are taken on one CPU track (the one with the most matches), outermost matches only, so
 annotations mirrored onto GPU streams or nested re-entries are not counted twice.
@@ -15,14 +16,22 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from vtui.analysis.basics import Stats, dense_unique, pct
+from vtui.analysis.step_names import ANNOTATION_REGEX
 from vtui.analysis.trends import Trend, analyse_trend
 from vtui.store.devices import device_work_kinds, on_thread_track, python_mask, string_mask, whole_run_mask
 from vtui.store.store import TraceStore
 
+ENGINE_ANNOTATION = "engine step annotation"  # vLLM execute_…context…, SGLang step[…] (see step_names)
+TRANSFORMERS_FORWARD = "transformers forward"  # generate()'s forward passes: the first is the prefill
 KNOWN_STEP_PATTERNS: list[tuple[str, str]] = [
     ("ProfilerStep#N", r"^ProfilerStep#\d+$"),
-    ("vLLM execute_context_*_generation_*", r"^execute_context_\d+.*_generation_\d+"),
+    # One pattern for every engine form, so two annotations over one step (SGLang writes both) nest
+    # and count once.
+    (ENGINE_ANNOTATION, ANNOTATION_REGEX),
     ("engine_step", r"(?i)^(llm_?)?engine[._]?step\b|^LLMEngine\.step\b"),
+    # The model's top module (with_modules) or its forward frame (with_stack); outermost only.
+    (TRANSFORMERS_FORWARD, r"^nn\.Module: \w*(ForCausalLM|ForConditionalGeneration|LMHeadModel)\w*$"
+                           r"|^transformers/models/[\w/]+/modeling_\w+\.py\(\d+\): forward$"),
 ]
 GENERIC_MIN_COUNT = 3
 GENERIC_MIN_COVER = 0.3  # the repeated name covers >= 30% of its track's top-level time
@@ -124,6 +133,20 @@ def _best_track(store: TraceStore, rows: np.ndarray) -> np.ndarray:
     return rows[tracks == best]
 
 
+def _drop_overlapping(store: TraceStore, rows: np.ndarray) -> np.ndarray:
+    """Of annotations that partly overlap (two engines' names over one step, not nested), the first."""
+    s = store.slices
+    rows = rows[np.argsort(s.start_ns[rows], kind="stable")]
+    if len(rows) < 2 or bool((s.start_ns[rows[1:]] >= s.end_ns[rows[:-1]]).all()):
+        return rows
+    keep, reach = [], -1
+    for r in rows.tolist():  # only when some overlap: steps are few
+        if int(s.start_ns[r]) >= reach:
+            keep.append(r)
+            reach = int(s.end_ns[r])
+    return np.array(keep, dtype=np.int64)
+
+
 def _generic(store: TraceStore, allowed: np.ndarray) -> tuple[str, np.ndarray]:
     """A name repeated at the top level of a thread that covers much of its top-level time."""
     s = store.slices
@@ -164,6 +187,8 @@ def find_step_rows(store: TraceStore, regex: str | None = None) -> tuple[str, st
         mask = string_mask(store, compiled.search)[store.slices.name_id] & allowed
         if mask.any():
             rows = _best_track(store, _outermost(store, mask))
+            if label == ENGINE_ANNOTATION:
+                rows = _drop_overlapping(store, rows)
             if best is None or len(rows) > len(best[2]):
                 best = (label, source, rows[np.argsort(store.slices.start_ns[rows], kind="stable")])
     if best is not None:

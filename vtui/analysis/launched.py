@@ -1,0 +1,160 @@
+"""The device work a CPU slice *launched*: GPU rows paired with the runtime call that launched them,
+and, for any set of CPU slices, the work whose launch call lies inside each of them.
+
+Launches are paired by flow arrows (Kineto's ``ac2g``) first, then by the ``correlation`` arg that
+the runtime call and its GPU work share (a ``cudaGraphLaunch`` / ``hipGraphLaunch`` has one
+correlation for every kernel of the graph and often no flow). Attribution is by the call, never by
+time overlap: in replay traces the CPU runs 100+ ms ahead of the GPU, so a step's kernels run after
+the step has ended.
+
+Public API (h26's roofline may use it too):
+- ``launch_of(store)``: per slice row, the CPU launch-call row of that device work (-1 elsewhere).
+- ``launched_by(store, rows)``: (GPU rows, index into ``rows`` of the slice that launched each).
+- ``launched_gpu_ns(store, rows)``: per row of ``rows``, the union length of the work it launched.
+- ``launched_work(store, rows)``: that, with the count and the first start / last end of the work.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from vtui.analysis.basics import merge_intervals
+from vtui.store.correlate import correlation_ids
+from vtui.store.devices import device_work_kinds, runtime_mask
+from vtui.store.store import TraceStore
+
+
+def launch_of(store: TraceStore) -> np.ndarray:
+    """Per slice row: the runtime call that launched this device work; -1 for other rows and for
+    work with no known launch. Computed once per store."""
+    return store.memo("launched.launch_of", lambda: _pair_all(store))
+
+
+def _pair_all(store: TraceStore) -> np.ndarray:
+    s = store.slices
+    launch = np.full(len(s), -1, dtype=np.int64)
+    is_gpu = device_work_kinds(store) > 0
+    if not is_gpu.any():
+        return launch
+    f = store.flows
+    if len(f):
+        ok = (f.src_slice >= 0) & (f.dst_slice >= 0)
+        src, dst = f.src_slice[ok].astype(np.int64), f.dst_slice[ok].astype(np.int64)
+        use = is_gpu[dst] & ~is_gpu[src]  # a flow between two device ops is a dependency, not a launch
+        launch[dst[use]] = src[use]
+    missing = np.flatnonzero(is_gpu & (launch < 0))
+    if len(missing):
+        calls = np.flatnonzero(runtime_mask(store))
+        if len(calls):
+            _pair_by_correlation(store, missing, calls, launch)
+    return launch
+
+
+def _pair_by_correlation(store: TraceStore, gpu_rows: np.ndarray, calls: np.ndarray, launch: np.ndarray) -> None:
+    """Fill ``launch`` for ``gpu_rows`` from the calls carrying the same (source, correlation)."""
+    blob = store.args_blob
+    by_key: dict = {}
+    src = store.slices.source
+    for r, c in zip(calls.tolist(), correlation_ids(store.slices, blob, calls)):
+        if c is not None:
+            by_key[(int(src[r]), c)] = r
+    if not by_key:
+        return
+    for r, c in zip(gpu_rows.tolist(), correlation_ids(store.slices, blob, gpu_rows)):
+        hit = by_key.get((int(src[r]), c)) if c is not None else None
+        if hit is not None:
+            launch[r] = hit
+
+
+def owners(store: TraceStore, rows: np.ndarray, points: np.ndarray) -> np.ndarray:
+    """For each slice row in ``points``: the position in ``rows`` of the innermost slice of ``rows``
+    that is it or an ancestor of it (-1 where none).
+
+    Steps (non-overlapping, one track) take a binary search; other sets climb the parent chain
+    one level per pass (depth is small next to the number of points)."""
+    s = store.slices
+    rows = np.asarray(rows, dtype=np.int64)
+    points = np.asarray(points, dtype=np.int64)
+    out = np.full(len(points), -1, dtype=np.int64)
+    if not len(rows) or not len(points):
+        return out
+    order = np.argsort(s.start_ns[rows], kind="stable")
+    st, en = s.start_ns[rows][order], s.end_ns[rows][order]
+    one_track = bool((s.track[rows] == s.track[rows[0]]).all())
+    if one_track and bool((st[1:] >= en[:-1]).all()):
+        k = np.searchsorted(st, s.start_ns[points], side="right") - 1
+        kk = np.maximum(k, 0)
+        ok = (k >= 0) & (s.track[points] == s.track[rows[0]]) & (s.end_ns[points] <= en[kk])
+        ok &= s.start_ns[points] < np.maximum(en[kk], st[kk] + 1)  # a zero-length step owns its own start
+        out[ok] = order[kk[ok]]
+        return out
+    pos = np.full(len(s), -1, dtype=np.int64)
+    pos[rows] = np.arange(len(rows))
+    cur = points.copy()
+    live = np.ones(len(points), dtype=bool)
+    while live.any():
+        hit = live & (pos[np.maximum(cur, 0)] >= 0) & (cur >= 0)
+        out[hit] = pos[cur[hit]]
+        live &= ~hit & (cur >= 0)
+        cur = np.where(live, s.parent[np.maximum(cur, 0)], -1)
+        live &= cur >= 0
+    return out
+
+
+def launched_by(store: TraceStore, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(device-work rows, position in ``rows`` of the slice whose subtree holds their launch call)."""
+    launch = launch_of(store)
+    gpu = np.flatnonzero(launch >= 0)
+    own = owners(store, rows, launch[gpu])
+    keep = own >= 0
+    return gpu[keep], own[keep]
+
+
+def grouped_union_ns(groups: np.ndarray, starts: np.ndarray, ends: np.ndarray, n: int) -> np.ndarray:
+    """Per group 0..n-1: the length of the union of its [start, end) intervals (overlaps once)."""
+    out = np.zeros(n, dtype=np.int64)
+    if not len(groups):
+        return out
+    order = np.lexsort((starts, groups))
+    g, st, en = groups[order], starts[order].astype(np.int64), ends[order].astype(np.int64)
+    bounds = np.flatnonzero(np.diff(g)) + 1
+    for a, b in zip(np.r_[0, bounds].tolist(), np.r_[bounds, len(g)].tolist()):  # one pass per group
+        ua, ub = merge_intervals(st[a:b], en[a:b])
+        out[int(g[a])] = int((ub - ua).sum())
+    return out
+
+
+def launched_gpu_ns(store: TraceStore, rows: np.ndarray) -> np.ndarray:
+    """Per row of ``rows``: the union length of the device work launched from inside it."""
+    return launched_work(store, rows).busy_ns
+
+
+@dataclass
+class LaunchedWork:
+    """Per CPU slice of a set: the device work launched from inside it (-1 first/last: none)."""
+
+    busy_ns: np.ndarray  # int64 union length of that work (overlaps once)
+    count: np.ndarray  # int64 device ops
+    first_ns: np.ndarray  # int64 earliest start of that work
+    last_ns: np.ndarray  # int64 latest end
+
+    @property
+    def span_ns(self) -> np.ndarray:
+        """First start to last end: the slice's work as the GPU ran it (0 where none)."""
+        return np.where(self.count > 0, self.last_ns - self.first_ns, 0)
+
+
+def launched_work(store: TraceStore, rows: np.ndarray) -> LaunchedWork:
+    gpu, own = launched_by(store, rows)
+    s = store.slices
+    n = len(rows)
+    st, en = s.start_ns[gpu].astype(np.int64), s.end_ns[gpu].astype(np.int64)
+    first = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
+    last = np.full(n, -1, dtype=np.int64)
+    np.minimum.at(first, own, st)
+    np.maximum.at(last, own, en)
+    count = np.bincount(own, minlength=n).astype(np.int64)
+    first = np.where(count > 0, first, -1)
+    return LaunchedWork(grouped_union_ns(own, st, en, n), count, first, last)
