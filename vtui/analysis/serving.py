@@ -145,10 +145,10 @@ def steady_window(batch: np.ndarray, is_decode: np.ndarray, tol: float = STEADY_
     """(first, last) step positions of the longest run of consecutive decode steps whose batch stays
     within ±tol of the run's median (ties: the earlier run); None under STEADY_MIN_STEPS.
 
-    A sliding window over each run of decode steps: grow on the right, drop on the left until every
-    batch lies within the band around the window's median."""
-    from sortedcontainers import SortedList
-
+    Exact: from each start the window grows while its max/min ratio could still fit a band
+    ((1+tol)/(1−tol)); a start stops early when even the rest of its decode run is no longer than
+    the best. A steady plateau is then found in one pass; a run over EXACT_LIMIT steps falls back
+    to a sliding window (grow right, drop left), which can miss a longer window."""
     best: tuple[int, int] | None = None
     n = len(batch)
     i = 0
@@ -159,16 +159,48 @@ def steady_window(batch: np.ndarray, is_decode: np.ndarray, tol: float = STEADY_
         j = i
         while j + 1 < n and is_decode[j + 1]:
             j += 1
-        window: SortedList = SortedList()
-        left = i
-        for right in range(i, j + 1):
-            window.add(float(batch[right]))
-            while not _within(window, tol):
-                window.remove(float(batch[left]))
-                left += 1
-            if right - left + 1 >= STEADY_MIN_STEPS and (best is None or right - left > best[1] - best[0]):
-                best = (left, right)
+        found = (_exact if j - i + 1 <= EXACT_LIMIT else _sliding)(batch, i, j, tol)
+        if found is not None and (best is None or found[1] - found[0] > best[1] - best[0]):
+            best = found
         i = j + 1
+    return best
+
+
+EXACT_LIMIT = 5000
+
+
+def _exact(batch: np.ndarray, i: int, j: int, tol: float) -> tuple[int, int] | None:
+    from sortedcontainers import SortedList
+
+    best: tuple[int, int] | None = None
+    ratio = (1 + tol) / (1 - tol)
+    for left in range(i, j + 1):
+        if best is not None and j - left <= best[1] - best[0]:
+            break  # nothing from here on can be longer
+        window: SortedList = SortedList()
+        for right in range(left, j + 1):
+            window.add(float(batch[right]))
+            if window[-1] > ratio * window[0]:
+                break  # no median puts both ends in its band, now or later
+            if right - left + 1 >= STEADY_MIN_STEPS and _within(window, tol) and \
+                    (best is None or right - left > best[1] - best[0]):
+                best = (left, right)
+    return best
+
+
+def _sliding(batch: np.ndarray, i: int, j: int, tol: float) -> tuple[int, int] | None:
+    from sortedcontainers import SortedList
+
+    best: tuple[int, int] | None = None
+    window: SortedList = SortedList()
+    left = i
+    for right in range(i, j + 1):
+        window.add(float(batch[right]))
+        while not _within(window, tol):
+            window.remove(float(batch[left]))
+            left += 1
+        if right - left + 1 >= STEADY_MIN_STEPS and (best is None or right - left > best[1] - best[0]):
+            best = (left, right)
     return best
 
 

@@ -8,6 +8,7 @@ from vtui.analysis.ops import hint_for
 from vtui.fmt import format_bytes
 from vtui.fmt import format_duration as fd
 from vtui.present.bars import sparkline, step_bars
+from vtui.present.serving_text import graph_lines, serving_lines
 from vtui.safe_text import safe_field
 
 MAX_BAR_ROWS = 40  # more steps than this: a sparkline row instead of one bar per step
@@ -173,6 +174,6 @@ def findings_lines(ins: Insights) -> list[str]:
 
 def insights_text(ins: Insights, title: str = "") -> str:
     head = f"{safe_field(title, 200)} · " if title else ""
-    parts = [[f"{head}range {fd(ins.t0)} – {fd(ins.t1)} ({fd(ins.t1 - ins.t0)})"], steps_lines(ins), ops_lines(ins),
-             gpu_lines(ins), memory_lines(ins), misc_lines(ins), findings_lines(ins)]
+    parts = [[f"{head}range {fd(ins.t0)} – {fd(ins.t1)} ({fd(ins.t1 - ins.t0)})"], steps_lines(ins),
+             serving_lines(ins.serving), graph_lines(ins.graphs), ops_lines(ins), gpu_lines(ins), memory_lines(ins), misc_lines(ins), findings_lines(ins)]
     return "\n\n".join("\n".join(p) for p in parts)
