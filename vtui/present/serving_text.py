@@ -36,6 +36,9 @@ def serving_head(sv: ServingReport) -> str:
 def serving_lines(sv: ServingReport, bar_width: int = 40) -> list[str]:
     if not sv.present:
         return ["Serving: no steps (see Steps)"]
+    if not sv.kinds_known:
+        return [f"Serving: {len(sv.steps)} steps of unknown kind (no vLLM/SGLang step annotations, not "
+                "generate()'s forward passes): no TTFT/TPOT by kind"]
     lines = [serving_head(sv),
              f"  TTFT {_opt(sv.ttft_ns)} (end of the first prefill step − start of the first step) · "
              f"TPOT {_opt(sv.tpot_ns)} (median decode step) · decode {_rate(sv.decode_tokens_per_s)}"]
