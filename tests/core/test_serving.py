@@ -42,10 +42,12 @@ def _name(n, nt, m, mt, i):
     return f"execute_context_{n}({nt})_generation_{m}({mt})"
 
 
-def synthetic_loop():
-    """Events of the loop, and per step the kernels (start, end) it launched, as the oracle knows them."""
+def synthetic_loop(scale: float = 1.0):
+    """Events of the loop, and per step the kernels (start, end) it launched, as the oracle knows them.
+    ``scale``: every step but the prefill that much longer."""
     events, launched, t, corr = [], [], 1000.0, 100
     for i, (n, nt, m, mt, dur) in enumerate(LOOP):
+        dur = dur * scale if i else dur
         events.append(X(_name(n, nt, m, mt, i), t, dur, cat="user_annotation"))
         events.append(X("schedule", t + 1, dur * 0.2))
         mine = []
@@ -315,3 +317,23 @@ def test_generate_forward_passes_are_steps():
         assert s.dur_ns == round(f["dur"] * 1000)
         assert (s.prefill_tokens + s.decode_tokens, s.prefill_requests + s.decode_requests) == (b * q, b)
     assert sv.ttft_ns == sv.steps[0].dur_ns
+
+
+def test_diff_compares_serving_figures_side_by_side(tmp_path: Path, capsys):
+    """`vtui diff`: TTFT, TPOT and decode tokens/s of both traces, per kind, with the better side."""
+    from tests.helpers import cli_json, write_trace
+
+    a = write_trace(tmp_path, synthetic_loop()[0], "a.json")
+    b = write_trace(tmp_path, synthetic_loop(1.5)[0], "b.json")  # B: every step but the prefill 1.5× longer
+    d = cli_json(capsys, "diff", a, b, "--json")
+    m = {x["name"]: x for x in d["metrics"]}
+    decode = [round(dur * 1000) for n, _, g, _, dur in LOOP if g and not n]
+    assert m["tpot_ns"]["a"] == statistics.median(decode)
+    assert m["tpot_ns"]["b"] == pytest.approx(statistics.median(decode) * 1.5, abs=1) and m["tpot_ns"]["better"] == "A"
+    assert m["serving_ttft_ns"]["a"] == m["serving_ttft_ns"]["b"] == round(LOOP[0][4] * 1000)
+    tokens = sum(mt for *_, mt, _ in LOOP)
+    for side, k in (("a", 1.0), ("b", 1.5)):
+        t = 1000.0 + LOOP[0][4] + GAP_US + sum(dur * k + GAP_US for *_, dur in LOOP[1:-1])
+        span_ns = round((t - 1000.0) * 1000) + round(LOOP[-1][4] * k * 1000)
+        assert m["decode_tokens_per_s"][side] == pytest.approx(tokens * 1e9 / span_ns, abs=1e-3)  # JSON: 3 decimals
+    assert m["decode_tokens_per_s"]["better"] == "A" and m["mixed_median_ns"]["better"] == "A"
