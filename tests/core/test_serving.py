@@ -337,3 +337,30 @@ def test_diff_compares_serving_figures_side_by_side(tmp_path: Path, capsys):
         span_ns = round((t - 1000.0) * 1000) + round(LOOP[-1][4] * k * 1000)
         assert m["decode_tokens_per_s"][side] == pytest.approx(tokens * 1e9 / span_ns, abs=1e-3)  # JSON: 3 decimals
     assert m["decode_tokens_per_s"]["better"] == "A" and m["mixed_median_ns"]["better"] == "A"
+
+
+def test_call_tree_puts_graph_kernels_under_the_launch(loop):
+    from vtui.analysis.calltree import GRAPH_REPLAY, build_tree
+
+    store, _, _, _ = loop
+    tree = build_tree(store)
+    (node,) = [i for i, n in enumerate(tree.names) if n == GRAPH_REPLAY]
+    host = int(tree.parent[node])
+    assert tree.names[host] == "cudaGraphLaunch" and tree.path(node)[0].startswith("execute_")
+    assert tree.count[node] == 1 and tree.gpu_self_ns[node] == tree.gpu_ns[node] == 3 * 25_000
+    assert tree.gpu_self_ns[host] == 0 and tree.gpu_ns[host] == 3 * 25_000 and tree.total_ns[node] == 0
+    # every kernel's time is still counted once at the top
+    assert int(tree.gpu_ns[tree.roots()].sum()) == tree.gpu.attributed_ns
+
+
+def test_grouped_union_against_a_plain_sweep():
+    from vtui.analysis.launched import grouped_union_ns
+
+    rng = random.Random(3)
+    groups, starts, ends = [], [], []
+    for _ in range(400):
+        g, a = rng.randrange(7), rng.randrange(10_000)
+        groups.append(g), starts.append(a), ends.append(a + rng.randrange(0, 300))
+    got = grouped_union_ns(np.array(groups), np.array(starts), np.array(ends), 8)
+    for g in range(8):
+        assert got[g] == union_length([(a, b) for gg, a, b in zip(groups, starts, ends) if gg == g])

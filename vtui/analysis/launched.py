@@ -113,16 +113,28 @@ def launched_by(store: TraceStore, rows: np.ndarray) -> tuple[np.ndarray, np.nda
 
 
 def grouped_union_ns(groups: np.ndarray, starts: np.ndarray, ends: np.ndarray, n: int) -> np.ndarray:
-    """Per group 0..n-1: the length of the union of its [start, end) intervals (overlaps once)."""
+    """Per group 0..n-1: the length of the union of its [start, end) intervals (overlaps once).
+
+    One pass for all groups: each group is shifted by group × (span + 1), so a running maximum of
+    the ends never crosses from one group into the next."""
     out = np.zeros(n, dtype=np.int64)
     if not len(groups):
         return out
-    order = np.lexsort((starts, groups))
-    g, st, en = groups[order], starts[order].astype(np.int64), ends[order].astype(np.int64)
-    bounds = np.flatnonzero(np.diff(g)) + 1
-    for a, b in zip(np.r_[0, bounds].tolist(), np.r_[bounds, len(g)].tolist()):  # one pass per group
-        ua, ub = merge_intervals(st[a:b], en[a:b])
-        out[int(g[a])] = int((ub - ua).sum())
+    g = np.asarray(groups, dtype=np.int64)
+    st, en = np.asarray(starts, dtype=np.int64), np.asarray(ends, dtype=np.int64)
+    base = int(st.min())
+    width = int(en.max()) - base + 1
+    if width * (n + 1) >= 2**62:  # would overflow: one group at a time
+        order = np.lexsort((st, g))
+        g, st, en = g[order], st[order], en[order]
+        bounds = np.flatnonzero(np.diff(g)) + 1
+        for a, b in zip(np.r_[0, bounds].tolist(), np.r_[bounds, len(g)].tolist()):
+            ua, ub = merge_intervals(st[a:b], en[a:b])
+            out[int(g[a])] = int((ub - ua).sum())
+        return out
+    shift = g * width - base
+    ua, ub = merge_intervals(st + shift, en + shift)
+    np.add.at(out, ua // width, ub - ua)
     return out
 
 
