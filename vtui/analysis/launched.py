@@ -68,6 +68,25 @@ def _pair_by_correlation(store: TraceStore, gpu_rows: np.ndarray, calls: np.ndar
             launch[r] = hit
 
 
+def launch_table(store: TraceStore) -> np.ndarray:
+    """Every paired launch as one column of a 7-row int64 table, in launch-call start order: GPU
+    row, launch-call row, call start, call end, call track, GPU start, GPU end. Computed once per
+    store, in memory (the columns may be memory-mapped: random gathers from them cost more)."""
+    def build() -> np.ndarray:
+        s = store.slices
+        launch = launch_of(store)
+        gpu = np.flatnonzero(launch >= 0)
+        call = launch[gpu]
+        table = np.empty((7, len(gpu)), dtype=np.int64)
+        table[0], table[1] = gpu, call
+        table[2], table[3], table[4] = s.start_ns[call], s.end_ns[call], s.track[call]
+        table[5], table[6] = s.start_ns[gpu], s.end_ns[gpu]
+        if len(gpu) > 1 and not bool((table[2, 1:] >= table[2, :-1]).all()):  # kernels run in launch order: often sorted
+            table = table[:, np.argsort(table[2], kind="stable")]
+        return table
+    return store.memo("launched.table", build)
+
+
 def owners(store: TraceStore, rows: np.ndarray, points: np.ndarray) -> np.ndarray:
     """For each slice row in ``points``: the position in ``rows`` of the innermost slice of ``rows``
     that is it or an ancestor of it (-1 where none).
@@ -75,19 +94,26 @@ def owners(store: TraceStore, rows: np.ndarray, points: np.ndarray) -> np.ndarra
     Steps (non-overlapping, one track) take a binary search; other sets climb the parent chain
     one level per pass (depth is small next to the number of points)."""
     s = store.slices
-    rows = np.asarray(rows, dtype=np.int64)
     points = np.asarray(points, dtype=np.int64)
+    return _owners(store, rows, points, s.start_ns[points], s.end_ns[points], s.track[points])
+
+
+def _owners(store: TraceStore, rows: np.ndarray, points: np.ndarray, p_start: np.ndarray, p_end: np.ndarray,
+            p_track: np.ndarray) -> np.ndarray:
+    s = store.slices
+    rows = np.asarray(rows, dtype=np.int64)
     out = np.full(len(points), -1, dtype=np.int64)
     if not len(rows) or not len(points):
         return out
     order = np.argsort(s.start_ns[rows], kind="stable")
-    st, en = s.start_ns[rows][order], s.end_ns[rows][order]
-    one_track = bool((s.track[rows] == s.track[rows[0]]).all())
-    if one_track and bool((st[1:] >= en[:-1]).all()):
-        k = np.searchsorted(st, s.start_ns[points], side="right") - 1
+    st, en = s.start_ns[rows][order].astype(np.int64), s.end_ns[rows][order].astype(np.int64)
+    track = int(s.track[rows[0]])
+    if bool((s.track[rows] == track).all()) and bool((st[1:] >= en[:-1]).all()):
+        k = np.searchsorted(st, p_start, side="right") - 1
         kk = np.maximum(k, 0)
-        ok = (k >= 0) & (s.track[points] == s.track[rows[0]]) & (s.end_ns[points] <= en[kk])
-        ok &= s.start_ns[points] < np.maximum(en[kk], st[kk] + 1)  # a zero-length step owns its own start
+        e = en[kk]
+        # inside the step: a zero-length step owns only what starts and ends at its point
+        ok = (k >= 0) & (p_track == track) & (p_end <= e) & ((p_start < e) | (st[kk] == e))
         out[ok] = order[kk[ok]]
         return out
     pos = np.full(len(s), -1, dtype=np.int64)
@@ -103,13 +129,51 @@ def owners(store: TraceStore, rows: np.ndarray, points: np.ndarray) -> np.ndarra
     return out
 
 
+def _launched(store: TraceStore, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(GPU rows, owner position in ``rows``, GPU start, GPU end) of the work launched inside ``rows``."""
+    t = launch_table(store)
+    fast = _launched_in_steps(store, rows, t)
+    if fast is not None:
+        return fast
+    own = _owners(store, rows, t[1], t[2], t[3], t[4])
+    keep = own >= 0
+    return t[0][keep], own[keep], t[5][keep], t[6][keep]
+
+
+def _launched_in_steps(store: TraceStore, rows: np.ndarray, t: np.ndarray):
+    """Steps (time-ordered, non-overlapping, one track): the table is in call-start order, so each
+    step's calls are one slice of it, found by two binary searches per step (not one per call).
+    None when ``rows`` are not such a set."""
+    s = store.slices
+    rows = np.asarray(rows, dtype=np.int64)
+    if not len(rows) or not t.shape[1]:
+        return None
+    st, en = s.start_ns[rows].astype(np.int64), s.end_ns[rows].astype(np.int64)
+    track = int(s.track[rows[0]])
+    if not (bool((st[1:] >= en[:-1]).all()) and bool((s.track[rows] == track).all())):
+        return None
+    lo = np.searchsorted(t[2], st, side="left")
+    hi = np.searchsorted(t[2], en, side="left")
+    hi = np.where(en == st, np.searchsorted(t[2], en, side="right"), hi)  # a zero-length step owns its point
+    hi = np.maximum(hi, lo)
+    n = int((hi - lo).sum())
+    if not n:
+        z = np.zeros(0, dtype=np.int64)
+        return z, z, z, z
+    own = np.repeat(np.arange(len(rows), dtype=np.int64), hi - lo)
+    # positions lo..hi-1 of every step, concatenated: a running count restarted at each step's lo
+    starts_at = np.cumsum(hi - lo) - (hi - lo)
+    idx = np.arange(n, dtype=np.int64) - np.repeat(starts_at - lo, hi - lo)
+    keep = (t[4][idx] == track) & (t[3][idx] <= en[own])  # the call on the step's thread, inside it
+    if not keep.all():
+        idx, own = idx[keep], own[keep]
+    return t[0][idx], own, t[5][idx], t[6][idx]
+
+
 def launched_by(store: TraceStore, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(device-work rows, position in ``rows`` of the slice whose subtree holds their launch call)."""
-    launch = launch_of(store)
-    gpu = np.flatnonzero(launch >= 0)
-    own = owners(store, rows, launch[gpu])
-    keep = own >= 0
-    return gpu[keep], own[keep]
+    gpu, own, _, _ = _launched(store, rows)
+    return gpu, own
 
 
 def grouped_union_ns(groups: np.ndarray, starts: np.ndarray, ends: np.ndarray, n: int) -> np.ndarray:
@@ -122,6 +186,9 @@ def grouped_union_ns(groups: np.ndarray, starts: np.ndarray, ends: np.ndarray, n
         return out
     g = np.asarray(groups, dtype=np.int64)
     st, en = np.asarray(starts, dtype=np.int64), np.asarray(ends, dtype=np.int64)
+    if len(g) > 1 and bool((g[1:] >= g[:-1]).all()) and bool((st[1:] >= en[:-1]).all()):
+        # in order and no two intervals overlap (one stream, work in launch order): the union is the sum
+        return np.rint(np.bincount(g, weights=en - st, minlength=n)).astype(np.int64)
     base = int(st.min())
     width = int(en.max()) - base + 1
     if width * (n + 1) >= 2**62:  # would overflow: one group at a time
@@ -134,8 +201,8 @@ def grouped_union_ns(groups: np.ndarray, starts: np.ndarray, ends: np.ndarray, n
         return out
     shift = g * width - base
     ua, ub = merge_intervals(st + shift, en + shift)
-    np.add.at(out, ua // width, ub - ua)
-    return out
+    # float64 sums are exact up to 2^53 ns (104 days)
+    return np.rint(np.bincount(ua // width, weights=ub - ua, minlength=n)).astype(np.int64)
 
 
 def launched_gpu_ns(store: TraceStore, rows: np.ndarray) -> np.ndarray:
@@ -159,14 +226,17 @@ class LaunchedWork:
 
 
 def launched_work(store: TraceStore, rows: np.ndarray) -> LaunchedWork:
-    gpu, own = launched_by(store, rows)
-    s = store.slices
+    _, own, st, en = _launched(store, rows)
     n = len(rows)
-    st, en = s.start_ns[gpu].astype(np.int64), s.end_ns[gpu].astype(np.int64)
-    first = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
-    last = np.full(n, -1, dtype=np.int64)
-    np.minimum.at(first, own, st)
-    np.maximum.at(last, own, en)
     count = np.bincount(own, minlength=n).astype(np.int64)
-    first = np.where(count > 0, first, -1)
+    first = np.full(n, -1, dtype=np.int64)
+    last = np.full(n, -1, dtype=np.int64)
+    if not len(own):
+        return LaunchedWork(np.zeros(n, dtype=np.int64), count, first, last)
+    if len(own) > 1 and not bool((own[1:] >= own[:-1]).all()):  # steps in time order: usually sorted already
+        order = np.argsort(own, kind="stable")
+        own, st, en = own[order], st[order], en[order]
+    heads = np.concatenate(([0], np.flatnonzero(np.diff(own)) + 1))
+    first[own[heads]] = np.minimum.reduceat(st, heads)
+    last[own[heads]] = np.maximum.reduceat(en, heads)
     return LaunchedWork(grouped_union_ns(own, st, en, n), count, first, last)

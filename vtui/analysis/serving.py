@@ -26,7 +26,7 @@ import numpy as np
 from vtui.analysis.basics import Stats, pct
 from vtui.analysis.launched import launched_work, owners
 from vtui.analysis.step_names import DECODE, KINDS, MIXED, PREFILL, UNKNOWN, StepTokens, parse_step_name
-from vtui.analysis.steps import TRANSFORMERS_FORWARD, Phase, StepReport, phases_of
+from vtui.analysis.steps import TRANSFORMERS_FORWARD, Phase, StepReport, children_of, phases_from
 from vtui.analysis.trends import SLOW_FIRST_RATIO, Trend, analyse_series
 from vtui.store.store import TraceStore
 
@@ -170,16 +170,21 @@ EXACT_LIMIT = 5000
 
 
 def _exact(batch: np.ndarray, i: int, j: int, tol: float) -> tuple[int, int] | None:
-    from sortedcontainers import SortedList
+    from bisect import insort
 
+    run = batch[i:j + 1]
+    med = float(np.median(run))
+    if j - i + 1 >= STEADY_MIN_STEPS and run.min() >= (1 - tol) * med and run.max() <= (1 + tol) * med:
+        return i, j  # the whole run is steady (the common case): no search
     best: tuple[int, int] | None = None
     ratio = (1 + tol) / (1 - tol)
+    values = batch.tolist()
     for left in range(i, j + 1):
         if best is not None and j - left <= best[1] - best[0]:
             break  # nothing from here on can be longer
-        window: SortedList = SortedList()
+        window: list[float] = []
         for right in range(left, j + 1):
-            window.add(float(batch[right]))
+            insort(window, values[right])
             if window[-1] > ratio * window[0]:
                 break  # no median puts both ends in its band, now or later
             if right - left + 1 >= STEADY_MIN_STEPS and _within(window, tol) and \
@@ -239,35 +244,39 @@ def analyse_serving(store: TraceStore, st: StepReport) -> ServingReport:
     starts, ends = st.starts, st.ends
     work = launched_work(store, rows)
     gpu, gspan = work.busy_ns, work.span_ns
-    steps = [ServingStep(i, t.kind, t.prefill_requests, t.prefill_tokens, t.decode_requests, t.decode_tokens,
-                         int(starts[i]), int(ends[i] - starts[i]), int(gpu[i]), int(rows[i]))
-             for i, t in enumerate(tokens)]
+    durs = ends - starts
+    steps = [ServingStep(i, t.kind, t.prefill_requests, t.prefill_tokens, t.decode_requests, t.decode_tokens, a, d, g, r)
+             for i, (t, a, d, g, r) in enumerate(zip(tokens, starts.tolist(), durs.tolist(), gpu.tolist(), rows.tolist()))]
     out = ServingReport(True, source, steps)
     kinds = np.array([s.kind for s in steps])
-    durs = ends - starts
+    pre_tok = np.array([s.prefill_tokens for s in steps], dtype=np.int64)
+    dec_tok = np.array([s.decode_tokens for s in steps], dtype=np.int64)
     first_prefill = np.flatnonzero((kinds == PREFILL) | (kinds == MIXED))
     if st.run_start and len(first_prefill):
         out.ttft_ns = int(ends[first_prefill[0]] - starts[0])
     decode = kinds == DECODE
     if decode.any():
         out.tpot_ns = float(np.median(durs[decode]))
-    out.decode_tokens_per_s = _rate(out.tokens("decode_tokens"), int(ends.max() - starts[0]))
+    out.decode_tokens_per_s = _rate(int(dec_tok.sum()), int(ends.max() - starts[0]))
+    kids, k_step = children_of(store, rows)  # one pass over the slices for every kind's phases
     for kind in KINDS:
         sel = np.flatnonzero(kinds == kind)
         if not len(sel):
             continue
         trend = analyse_series(starts[sel], ends[sel])
-        phases, _ = phases_of(store, rows[sel])
+        pos = np.full(len(rows), -1, dtype=np.int64)
+        pos[sel] = np.arange(len(sel))
+        mine = pos[k_step] >= 0
+        phases, _ = phases_from(store, rows[sel], kids[mine], pos[k_step[mine]])
         out.kinds.append(KindStats(kind, len(sel), Stats.of(durs[sel]), _busy(gpu[sel], gspan[sel]),
-                                   sum(steps[i].prefill_tokens for i in sel.tolist()),
-                                   sum(steps[i].decode_tokens for i in sel.tolist()), phases, trend,
+                                   int(pre_tok[sel].sum()), int(dec_tok[sel].sum()), phases, trend,
                                    [int(sel[k]) for k in trend.spikes]))
     out.slow_prefills = _slow_prefills(steps)
     win = steady_window(np.array([s.decode_requests for s in steps], dtype=np.float64), decode)
     if win is not None:
         a, b = win
         sel = np.arange(a, b + 1)
-        dec_tokens = sum(steps[i].decode_tokens for i in sel.tolist())
+        dec_tokens = int(dec_tok[sel].sum())
         out.steady = Steady(a, b, len(sel), float(np.median([steps[i].decode_requests for i in sel.tolist()])),
                             Stats.of(durs[sel]), float(np.median(durs[sel])), dec_tokens,
                             _rate(dec_tokens, int(ends[b] - starts[a])), _busy(gpu[sel], gspan[sel]))

@@ -10,6 +10,7 @@ annotations mirrored onto GPU streams or nested re-entries are not counted twice
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, field
 
@@ -205,26 +206,56 @@ def _phases(store: TraceStore, rows: np.ndarray, kids: np.ndarray, k_step: np.nd
     """Phases by name from slices ``kids`` lying in step ``k_step``, with their share of step time."""
     s = store.slices
     total_steps = int(s.dur_ns[rows].sum())
-    k_dur = s.dur_ns[kids]
-    names = s.name_id[kids]
+    k_dur = np.asarray(s.dur_ns[kids], dtype=np.int64)
+    names = np.asarray(s.name_id[kids], dtype=np.int64)
+    # Per name id in one pass each (not one pass per name): bincount over the dense ids; float64
+    # sums are exact up to 2^53 ns.
+    n = len(store.strings)
+    counts = np.bincount(names, minlength=n)
+    totals = np.rint(np.bincount(names, weights=k_dur, minlength=n)).astype(np.int64)
+    in_first = k_step == 0
+    firsts = np.rint(np.bincount(names[in_first], weights=k_dur[in_first], minlength=n)).astype(np.int64)
     phases = []
-    for nid in np.unique(names).tolist():
-        sel = names == nid
-        total = int(k_dur[sel].sum())
-        first = int(k_dur[sel & (k_step == 0)].sum())
+    for nid in np.flatnonzero(counts).tolist():
+        k = nid
+        total, first = int(totals[k]), int(firsts[k])
         rest_mean = (total - first) / (len(rows) - 1) if len(rows) > 1 else 0.0
-        phases.append(Phase(store.strings[nid], total, int(sel.sum()), pct(total, total_steps), first, rest_mean))
+        phases.append(Phase(store.strings[nid], total, int(counts[k]), pct(total, total_steps), first, rest_mean))
     phases.sort(key=lambda p: -p.total_ns)
     return phases, total_steps - int(k_dur.sum())
 
 
 def _children(store: TraceStore, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(children of ``rows``, position in ``rows`` of each child's parent)."""
+    """(children of ``rows``, position in ``rows`` of each child's parent). Memoised per set of rows
+    (the steps' phases and the serving figures by kind both need them; a pass over every slice).
+    One slot: the last set asked for, so ranges chosen in the app do not pile up."""
+    key = hashlib.blake2b(np.ascontiguousarray(rows, dtype=np.int64).tobytes(), digest_size=16).digest()
+    last = store.derived.get("step_children_last")
+    if last is None or last[0] != key:
+        kids, pos = _children_now(store, rows)
+        kids.flags.writeable = pos.flags.writeable = False
+        last = (key, kids, pos)
+        store.derived["step_children_last"] = last
+    return last[1], last[2]
+
+
+def _children_now(store: TraceStore, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     s = store.slices
     index = np.full(len(s), -1, dtype=np.int64)
     index[rows] = np.arange(len(rows))
     kids = np.flatnonzero((s.parent >= 0) & (index[np.maximum(s.parent, 0)] >= 0))
     return kids, index[s.parent[kids]]
+
+
+# For callers that split one set of steps (by kind): the children found once, the phases per subset.
+def children_of(store: TraceStore, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(direct children of ``rows``, position in ``rows`` of each one's parent)."""
+    return _children(store, rows)
+
+
+def phases_from(store: TraceStore, rows: np.ndarray, kids: np.ndarray, k_step: np.ndarray) -> tuple[list[Phase], int]:
+    """``phases_of`` from children already found (``k_step``: positions in ``rows``)."""
+    return _phases(store, rows, kids, k_step)
 
 
 def phases_of(store: TraceStore, rows: np.ndarray) -> tuple[list[Phase], int]:
