@@ -26,8 +26,16 @@ import numpy as np
 from vtui.analysis.basics import Stats, pct
 from vtui.analysis.launched import launched_work, owners
 from vtui.analysis.step_names import DECODE, KINDS, MIXED, PREFILL, UNKNOWN, StepTokens, parse_step_name
-from vtui.analysis.steps import TRANSFORMERS_FORWARD, Phase, StepReport, children_of, phases_from
+from vtui.analysis.steps import (
+    TRANSFORMERS_FORWARD,
+    Phase,
+    StepReport,
+    children_of,
+    phases_below_frames,
+    phases_from,
+)
 from vtui.analysis.trends import SLOW_FIRST_RATIO, Trend, analyse_series
+from vtui.store.devices import python_mask
 from vtui.store.store import TraceStore
 
 STEADY_TOLERANCE = 0.10  # a steady batch stays within ±10 % of the window's median
@@ -259,6 +267,7 @@ def analyse_serving(store: TraceStore, st: StepReport) -> ServingReport:
         out.tpot_ns = float(np.median(durs[decode]))
     out.decode_tokens_per_s = _rate(int(dec_tok.sum()), int(ends.max() - starts[0]))
     kids, k_step = children_of(store, rows)  # one pass over the slices for every kind's phases
+    is_py = python_mask(store)
     for kind in KINDS:
         sel = np.flatnonzero(kinds == kind)
         if not len(sel):
@@ -267,7 +276,10 @@ def analyse_serving(store: TraceStore, st: StepReport) -> ServingReport:
         pos = np.full(len(rows), -1, dtype=np.int64)
         pos[sel] = np.arange(len(sel))
         mine = pos[k_step] >= 0
-        phases, _ = phases_from(store, rows[sel], kids[mine], pos[k_step[mine]])
+        if is_py[kids[mine]].any():  # vLLM with_stack: the direct children are frames; the ops lie below
+            phases, _ = phases_below_frames(store, rows[sel])
+        else:
+            phases, _ = phases_from(store, rows[sel], kids[mine], pos[k_step[mine]])
         out.kinds.append(KindStats(kind, len(sel), Stats.of(durs[sel]), _busy(gpu[sel], gspan[sel]),
                                    int(pre_tok[sel].sum()), int(dec_tok[sel].sum()), phases, trend,
                                    [int(sel[k]) for k in trend.spikes]))

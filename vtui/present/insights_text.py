@@ -26,6 +26,9 @@ def steps_lines(ins: Insights, bar_width: int = 40) -> list[str]:
     src = {"known": "known pattern", "user": "your regex", "generic": "guessed: most time among repeated top-level names"}
     first = ("  first step (prefill / time to first token)" if st.run_start
              else "  first step in the range (the run's first step is before it: not a TTFT)")
+    sv = ins.serving
+    if sv.present and sv.kinds_known and sv.steps and sv.steps[0].kind not in ("prefill", "mixed"):
+        first = f"  first step (a {sv.steps[0].kind} step, not a prefill: see Serving for TTFT)"
     lines = [f"Steps: {safe_field(st.pattern, 120)} ({src.get(st.source, st.source)}) · {st.count} steps",
              f"{first}  {fd(st.first_ns)}"]
     if rest:
