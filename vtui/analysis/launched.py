@@ -9,7 +9,8 @@ the step has ended.
 
 Public API (h26's roofline may use it too):
 - ``launch_of(store)``: per slice row, the CPU launch-call row of that device work (-1 elsewhere).
-- ``launched_by(store, rows)``: (GPU rows, index into ``rows`` of the slice that launched each).
+- ``launched_by(store, rows)``: (GPU rows, index into ``rows`` of the slice that launched each: the
+  innermost one holding the call; for steps, the one the call starts in).
 - ``launched_gpu_ns(store, rows)``: per row of ``rows``, the union length of the work it launched.
 - ``launched_work(store, rows)``: that, with the count and the first start / last end of the work.
 """
@@ -112,8 +113,9 @@ def _owners(store: TraceStore, rows: np.ndarray, points: np.ndarray, p_start: np
         k = np.searchsorted(st, p_start, side="right") - 1
         kk = np.maximum(k, 0)
         e = en[kk]
-        # inside the step: a zero-length step owns only what starts and ends at its point
-        ok = (k >= 0) & (p_track == track) & (p_end <= e) & ((p_start < e) | (st[kk] == e))
+        # the call starts inside the step (a call that ends a rounding step after it still counts);
+        # a zero-length step owns only what starts at its point
+        ok = (k >= 0) & (p_track == track) & ((p_start < e) | (st[kk] == e))
         out[ok] = order[kk[ok]]
         return out
     pos = np.full(len(s), -1, dtype=np.int64)
@@ -140,10 +142,11 @@ def _launched(store: TraceStore, rows: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return t[0][keep], own[keep], t[5][keep], t[6][keep]
 
 
-def _launched_in_steps(store: TraceStore, rows: np.ndarray, t: np.ndarray):
+def _step_segments(store: TraceStore, rows: np.ndarray, t: np.ndarray):
     """Steps (time-ordered, non-overlapping, one track): the table is in call-start order, so each
-    step's calls are one slice of it, found by two binary searches per step (not one per call).
-    None when ``rows`` are not such a set."""
+    step's calls are one slice [lo, hi) of it, found by two binary searches per step (not one per
+    call): the calls that *start* inside the step. (lo, hi, step ends, track), or None when
+    ``rows`` are not such a set."""
     s = store.slices
     rows = np.asarray(rows, dtype=np.int64)
     if not len(rows) or not t.shape[1]:
@@ -155,7 +158,15 @@ def _launched_in_steps(store: TraceStore, rows: np.ndarray, t: np.ndarray):
     lo = np.searchsorted(t[2], st, side="left")
     hi = np.searchsorted(t[2], en, side="left")
     hi = np.where(en == st, np.searchsorted(t[2], en, side="right"), hi)  # a zero-length step owns its point
-    hi = np.maximum(hi, lo)
+    return lo, np.maximum(hi, lo), en, track
+
+
+def _launched_in_steps(store: TraceStore, rows: np.ndarray, t: np.ndarray):
+    """``_launched`` for steps (see ``_step_segments``); None when ``rows`` are not steps."""
+    seg = _step_segments(store, rows, t)
+    if seg is None:
+        return None
+    lo, hi, en, track = seg
     n = int((hi - lo).sum())
     if not n:
         z = np.zeros(0, dtype=np.int64)
@@ -164,7 +175,7 @@ def _launched_in_steps(store: TraceStore, rows: np.ndarray, t: np.ndarray):
     # positions lo..hi-1 of every step, concatenated: a running count restarted at each step's lo
     starts_at = np.cumsum(hi - lo) - (hi - lo)
     idx = np.arange(n, dtype=np.int64) - np.repeat(starts_at - lo, hi - lo)
-    keep = (t[4][idx] == track) & (t[3][idx] <= en[own])  # the call on the step's thread, inside it
+    keep = t[4][idx] == track  # the call on the step's thread (it starts inside the step)
     if not keep.all():
         idx, own = idx[keep], own[keep]
     return t[0][idx], own, t[5][idx], t[6][idx]
@@ -225,7 +236,40 @@ class LaunchedWork:
         return np.where(self.count > 0, self.last_ns - self.first_ns, 0)
 
 
+def _work_of_clean_steps(store: TraceStore, rows: np.ndarray) -> LaunchedWork | None:
+    """The common case in one pass per figure over a view of the table: steps whose calls tile one
+    stretch of it (every call there on the steps' thread, inside its step) and whose work does not
+    overlap (one stream, in launch order). None otherwise."""
+    t = launch_table(store)
+    seg = _step_segments(store, rows, t)
+    if seg is None:
+        return None
+    lo, hi, en, track = seg
+    full = hi > lo
+    if not full.any():
+        return None
+    lo_f, hi_f = lo[full], hi[full]
+    if not bool((lo_f[1:] == hi_f[:-1]).all()):
+        return None  # calls between steps: the general path
+    a, b = int(lo_f[0]), int(hi_f[-1])
+    view = t[:, a:b]
+    if not (bool((view[4] == track).all()) and bool((view[5, 1:] >= view[6, :-1]).all())):
+        return None
+    n = len(rows)
+    heads = lo_f - a
+    sums = np.add.reduceat(view[6] - view[5], heads)
+    busy = np.zeros(n, dtype=np.int64)
+    first = np.full(n, -1, dtype=np.int64)
+    last = np.full(n, -1, dtype=np.int64)
+    busy[full], first[full], last[full] = sums, np.minimum.reduceat(view[5], heads), np.maximum.reduceat(view[6], heads)
+    return LaunchedWork(busy, (hi - lo).astype(np.int64), first, last)
+
+
 def launched_work(store: TraceStore, rows: np.ndarray) -> LaunchedWork:
+    """Per row of ``rows``: count, union, first start and last end of the device work it launched."""
+    clean = _work_of_clean_steps(store, rows)
+    if clean is not None:
+        return clean
     _, own, st, en = _launched(store, rows)
     n = len(rows)
     count = np.bincount(own, minlength=n).astype(np.int64)
