@@ -364,3 +364,39 @@ def test_grouped_union_against_a_plain_sweep():
     got = grouped_union_ns(np.array(groups), np.array(starts), np.array(ends), 8)
     for g in range(8):
         assert got[g] == union_length([(a, b) for gg, a, b in zip(groups, starts, ends) if gg == g])
+
+
+def test_clean_steps_fast_path_agrees_with_the_general_path(tmp_path: Path):
+    """One stream, work in launch order, every call inside a step: the reduceat path; a call
+    between steps sends the same figures through the general path. Both equal the plain sums."""
+    from vtui.analysis import launched as L
+
+    def build(between: bool):
+        ev, t, corr, want = [], 0.0, 1, []
+        for i in range(6):
+            ev.append(X(f"execute_context_0(0)_generation_{4 + i}({4 + i})", t, 100.0, cat="user_annotation"))
+            mine = []
+            for j in range(1 + i % 3):
+                ev.append(X("cudaLaunchKernel", t + 10 + 20 * j, 5.0, cat="cuda_runtime", correlation=corr))
+                k_ts = 1000.0 + t + 30 * j
+                ev.append(X("k", k_ts, 12.0, cat="kernel", pid=0, tid=7, correlation=corr))
+                mine.append((round(k_ts * 1000), round(k_ts * 1000) + 12_000))
+                corr += 1
+            want.append(mine)
+            if between:  # a launch outside any step
+                ev.append(X("cudaLaunchKernel", t + 105, 2.0, cat="cuda_runtime", correlation=corr))
+                ev.append(X("k", 1000.0 + t + 90, 5.0, cat="kernel", pid=0, tid=7, correlation=corr))
+                corr += 1
+            t += 110.0
+        return ev, want
+
+    for between in (False, True):
+        ev, want = build(between)
+        store = load_events(tmp_path, ev, f"clean_{between}.json")
+        rows = analyse_steps(store).rows
+        clean = L._work_of_clean_steps(store, rows)
+        assert (clean is None) == between
+        w = L.launched_work(store, rows)
+        assert w.count.tolist() == [len(m) for m in want]
+        assert w.busy_ns.tolist() == [union_length(m) for m in want]
+        assert w.first_ns.tolist() == [m[0][0] for m in want] and w.last_ns.tolist() == [m[-1][1] for m in want]

@@ -7,7 +7,7 @@ Definitions (README "Serving"):
   ``unknown`` = the step's name says neither (ProfilerStep, engine_step, a regex).
   transformers' generate() forward passes: the first is the prefill, the others decode; tokens
   from the first ``aten::embedding``'s input shape in the pass when recorded.
-- ``gpu_ns``: the union length of the device work whose launch call lies inside the step (by flow or
+- ``gpu_ns``: the union length of the device work whose launch call starts inside the step (by flow or
   correlation id, never by time overlap); a kind's GPU busy % is Σ gpu_ns ÷ Σ GPU span (first start
   to last end of each step's launched work: the step as the GPU ran it, often after the CPU step).
 - ``ttft_ns``: end of the first step with a prefill part − start of the first step (only when the
