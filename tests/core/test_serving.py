@@ -171,6 +171,9 @@ def test_annotation_forms():
     assert parse_step_name("step[MIXED bs=4 toks=300]").kind == "mixed"
     assert parse_step_name("step[IDLE]").kind == "unknown" and parse_step_name("ProfilerStep#3") is None
     assert parse_step_name("execute_context_0(0)_generation_0(0)").kind == "unknown"
+    # hostile: digits beyond int64 sums (and Python's int-parsing limit) are no numbers, never an error
+    assert parse_step_name("execute_context_" + "9" * 5000 + "(1)_generation_1(1)") is None
+    assert parse_step_name("step[DECODE bs=" + "9" * 9000 + "]").kind == "unknown"
 
 
 def test_sglang_names_and_two_annotations_count_once(tmp_path: Path):

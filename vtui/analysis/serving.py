@@ -174,7 +174,7 @@ def steady_window(batch: np.ndarray, is_decode: np.ndarray, tol: float = STEADY_
     return best
 
 
-EXACT_LIMIT = 5000
+EXACT_LIMIT = 600  # beyond, a slowly drifting batch would make the exact search quadratic
 
 
 def _exact(batch: np.ndarray, i: int, j: int, tol: float) -> tuple[int, int] | None:

@@ -24,11 +24,13 @@ KINDS = (PREFILL, DECODE, MIXED, UNKNOWN)
 # The step-finder's pattern for every form above (vtui.analysis.steps).
 ANNOTATION_REGEX = r"^execute_(?:\d+_)?context_\d+|^step\[[A-Za-z_]+\b"
 
-_VLLM = re.compile(r"^execute_(?:(\d+)_)?context_(\d+)\(([^)]*)\)(?:_generation_(\d+)\(([^)]*)\))?")
+# At most 15 digits: a hostile name cannot make an int beyond int64 sums (or Python's digit limit).
+_N = r"(\d{1,15})(?!\d)"
+_VLLM = re.compile(rf"^execute_(?:\d{{1,15}}_)?context_{_N}\(([^)]*)\)(?:_generation_{_N}\(([^)]*)\))?")
 _SGLANG = re.compile(r"^step\[([A-Za-z_]+)\b([^\]]*)\]")
-_FIELD = re.compile(r"\b(bs|toks|tokens)=(\d+)")
-_SQ = re.compile(r"^sq(\d+)")
-_LEAD = re.compile(r"^(\d+)")
+_FIELD = re.compile(rf"\b(bs|toks|tokens)={_N}")
+_SQ = re.compile(rf"^sq{_N}")
+_LEAD = re.compile(rf"^{_N}")
 
 
 @dataclass(frozen=True)
@@ -68,8 +70,8 @@ def parse_step_name(name: str) -> StepTokens | None:
     """Requests and tokens from a step annotation; None when the name is no known form."""
     m = _VLLM.match(name)
     if m:
-        n, m_req = int(m.group(2)), int(m.group(4) or 0)
-        return StepTokens(n, _tokens(m.group(3)), m_req, _tokens(m.group(5)), True)
+        n, m_req = int(m.group(1)), int(m.group(3) or 0)
+        return StepTokens(n, _tokens(m.group(2)), m_req, _tokens(m.group(4)), True)
     m = _SGLANG.match(name)
     if m:
         mode = m.group(1).upper()
