@@ -287,6 +287,18 @@ def test_vllm_full_graph_replay(shared_traces):
         prev = cur
     assert g.capture.captures == 1 and g.capture.matched == prev[-1] == 421
     assert g.capture.by_op[0][0] == "vllm::moe_forward" and sum(n for _, _, n, _ in g.capture.by_op) == 421
+    # a replayed kernel gets its captured stack and shapes: the replay's k-th kernel is the capture's
+    # launch at the aligned position (names equal), under the capture region
+    from vtui.analysis.graphs import replay_origin
+
+    row = int(g.kernel_rows[0])
+    stack, _shapes = replay_origin(g.capture, row)
+    call = next(e for e in calls if e["args"]["kernel"] == b[0])  # the first capture launch of that name
+    holders = [e for e in cap if e.get("ph") == "X" and e.get("tid") == call["tid"] and e is not call
+               and e["ts"] <= call["ts"] and e["ts"] + e["dur"] >= call["ts"] + call["dur"]]
+    innermost = max(holders, key=lambda e: (e["ts"], -e["dur"]))
+    assert stack[-1] == innermost["name"] and "capture_32_FULL" in stack
+    assert replay_origin(g.capture, -5) is None
 
 
 def test_sglang_prefill_step(shared_traces):

@@ -52,7 +52,11 @@ class CaptureMatch:
     replayed_kernels: int  # graph kernels in the replay trace (the range)
     matched: int  # of those, given a captured stack
     by_op: list[tuple[str, str, int, int]] = field(default_factory=list)  # (op, shapes, kernels, kernel_ns)
-    origin: dict[int, tuple[int, int]] = field(default_factory=dict)  # replay kernel row -> (capture, position)
+    # per matched replay kernel: its row, the capture and the position in it (see replay_origin)
+    origin_rows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64), repr=False)
+    origin_capture: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64), repr=False)
+    origin_pos: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64), repr=False)
+    caps: list[Capture] = field(default_factory=list, repr=False)
 
 
 @dataclass
@@ -106,21 +110,21 @@ def analyse_graphs(store: TraceStore, t0: int = 0, t1: int | None = None, step_r
     out = GraphReport(True, len(calls), len(k_rows), int(s.dur_ns[k_rows].sum()),
                       launch_rows=calls, kernel_rows=k_rows, kernel_launch=k_launch)
     if len(k_rows):
-        # k_rows are in start order: the first row per launch is its first kernel
-        first_of = {}
-        for r, lr in zip(k_rows.tolist(), k_launch.tolist()):
-            first_of.setdefault(lr, r)
-        delays = [int(s.start_ns[r]) - int(s.start_ns[lr]) for lr, r in first_of.items()]
-        out.launch_delay = Stats.of(delays)
+        # per launch: its first kernel (k_rows are in start order, so the first row of each launch)
+        order = np.argsort(k_launch, kind="stable")
+        kl = k_launch[order]
+        heads = order[np.concatenate(([0], np.flatnonzero(np.diff(kl)) + 1))]
+        out.launch_delay = Stats.of(s.start_ns[k_rows[heads]].astype(np.int64) - s.start_ns[k_launch[heads]].astype(np.int64))
     if step_rows is not None and len(step_rows):
         own_call = owners(store, step_rows, calls)
-        pos = {int(c): int(o) for c, o in zip(calls.tolist(), own_call.tolist())}
-        k_own = np.array([pos[int(lr)] for lr in k_launch.tolist()], dtype=np.int64) if len(k_launch) else k_launch
+        by_row = np.argsort(calls, kind="stable")  # a kernel's launch -> that call's position, by binary search
+        k_own = own_call[by_row[np.searchsorted(calls[by_row], k_launch)]] if len(k_launch) else k_launch
         n = len(step_rows)
         launches = np.bincount(own_call[own_call >= 0], minlength=n)
         kernels = np.bincount(k_own[k_own >= 0], minlength=n)
         k_ns = np.bincount(k_own[k_own >= 0], weights=s.dur_ns[k_rows][k_own >= 0], minlength=n)
-        out.per_step = [GraphStep(i, int(launches[i]), int(kernels[i]), int(round(k_ns[i]))) for i in range(n)]
+        out.per_step = [GraphStep(i, int(a), int(b), int(round(c)))
+                        for i, (a, b, c) in enumerate(zip(launches.tolist(), kernels.tolist(), k_ns.tolist()))]
     if capture is not None:
         out.capture = match_capture(store, out, captures_of(capture), capture_name)
     return out
@@ -173,37 +177,64 @@ def _norm(name: str) -> str:
 
 def match_capture(store: TraceStore, rep: GraphReport, caps: list[Capture], file: str = "") -> CaptureMatch:
     """Per graph launch: the capture whose kernel names best match its kernels in order (difflib's
-    longest matching blocks); replays with the same name sequence are matched once."""
+    longest matching blocks); replays with the same name sequence are matched once, and the
+    replayed time is summed per captured kernel with numpy (a long run has thousands of replays)."""
     s = store.slices
-    out = CaptureMatch(file, len(caps), len(rep.kernel_rows), 0)
+    out = CaptureMatch(file, len(caps), len(rep.kernel_rows), 0, caps=caps)
     if not caps or not len(rep.kernel_rows):
         return out
     cap_names = [[_norm(n) for n in c.kernel_names] for c in caps]
-    done: dict[tuple[int, ...], tuple[int, list[tuple[int, int]]]] = {}
-    by_op: dict[tuple[str, str], list[int]] = {}
-    for lr in rep.launch_rows.tolist():
-        rows = rep.kernel_rows[rep.kernel_launch == lr]
+    done: dict[tuple[int, ...], tuple[int, np.ndarray, np.ndarray]] = {}
+    per_ns = [np.zeros(len(c.kernel_names), dtype=np.int64) for c in caps]
+    per_n = [np.zeros(len(c.kernel_names), dtype=np.int64) for c in caps]
+    order = np.argsort(rep.kernel_launch, kind="stable")  # by launch; start order kept inside each
+    kl = rep.kernel_launch[order]
+    cuts = np.concatenate(([0], np.flatnonzero(np.diff(kl)) + 1, [len(kl)]))
+    o_rows, o_cap, o_pos = [], [], []
+    for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
+        rows = rep.kernel_rows[order[a:b]]
         key = tuple(s.name_id[rows].tolist())
         if key not in done:
             names = [_norm(store.strings[i]) for i in key]
             best: tuple[int, list[tuple[int, int]]] = (-1, [])
             for ci, cn in enumerate(cap_names):
                 sm = difflib.SequenceMatcher(None, cn, names, autojunk=False)
-                pairs = [(a + k, b + k) for a, b, size in sm.get_matching_blocks() for k in range(size)]
+                pairs = [(x + k, y + k) for x, y, size in sm.get_matching_blocks() for k in range(size)]
                 if len(pairs) > len(best[1]):
                     best = (ci, pairs)
-            done[key] = best
-        ci, pairs = done[key]
-        for cpos, rpos in pairs:
-            row = int(rows[rpos])
-            out.origin[row] = (ci, cpos)
-            c = caps[ci]
-            acc = by_op.setdefault((c.ops[cpos] or "(no operator)", _shape_text(c.shapes[cpos])), [0, 0])
-            acc[0] += 1
-            acc[1] += int(s.dur_ns[row])
-    out.matched = len(out.origin)
+            ci, pairs = best
+            done[key] = (ci, np.array([p[0] for p in pairs], dtype=np.int64), np.array([p[1] for p in pairs], dtype=np.int64))
+        ci, cpos, rpos = done[key]
+        if ci < 0 or not len(cpos):
+            continue
+        matched = rows[rpos]
+        np.add.at(per_ns[ci], cpos, s.dur_ns[matched].astype(np.int64))
+        np.add.at(per_n[ci], cpos, 1)
+        o_rows.append(matched)
+        o_cap.append(np.full(len(matched), ci, dtype=np.int64))
+        o_pos.append(cpos)
+    if o_rows:
+        out.origin_rows, out.origin_capture, out.origin_pos = (np.concatenate(o_rows), np.concatenate(o_cap),
+                                                               np.concatenate(o_pos))
+    out.matched = len(out.origin_rows)
+    by_op: dict[tuple[str, str], list[int]] = {}
+    for ci, c in enumerate(caps):
+        for k in np.flatnonzero(per_n[ci]).tolist():
+            acc = by_op.setdefault((c.ops[k] or "(no operator)", _shape_text(c.shapes[k])), [0, 0])
+            acc[0] += int(per_n[ci][k])
+            acc[1] += int(per_ns[ci][k])
     out.by_op = sorted(((op, sh, v[0], v[1]) for (op, sh), v in by_op.items()), key=lambda x: -x[3])
     return out
+
+
+def replay_origin(match: CaptureMatch, row: int) -> tuple[tuple[str, ...], object] | None:
+    """The captured call stack (outermost first) and shapes of a replayed kernel row; None when it
+    was not matched."""
+    hit = np.flatnonzero(match.origin_rows == row)
+    if not len(hit):
+        return None
+    c, pos = match.caps[int(match.origin_capture[hit[0]])], int(match.origin_pos[hit[0]])
+    return c.stacks[pos], c.shapes[pos]
 
 
 def _shape_text(shape: object) -> str:
