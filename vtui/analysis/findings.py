@@ -127,10 +127,12 @@ def graph_findings(g: GraphReport) -> list[Finding]:
     cap = ""
     if g.capture is not None:
         cap = f"; {g.capture.matched:,} of {g.capture.replayed_kernels:,} kernels matched to the capture"
+    hint = ("graph kernels belong to the launch call; pass --capture (vLLM's capture trace) to see the "
+            "operators and shapes they were captured from" if g.capture is None else
+            "the replayed time per captured operator is under CUDA/HIP graphs; unmatched kernels were not in "
+            "the capture (another batch size or mode)")
     return [Finding("cuda_graphs", INFO, f"{g.launches:,} graph launches replay {g.kernels:,} kernels "
-                    f"({fd(g.kernel_ns)}){delay}{cap}",
-                    "graph kernels belong to the launch call; pass --capture (vLLM's capture trace) to see "
-                    "the operators and shapes they were captured from")]
+                    f"({fd(g.kernel_ns)}){delay}{cap}", hint)]
 
 
 def op_findings(ops: OpsReport) -> list[Finding]:
