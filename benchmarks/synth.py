@@ -24,8 +24,10 @@ KERNELS = ["ampere_bf16_s16816gemm_relu_128x64", "void at::native::vectorized_el
            "sm90_xmma_gemm_bf16bf16_bf16f32", "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm>"]
 
 
-def write_synthetic(path: Path, target_bytes: int, seed: int = 1) -> int:
-    """Write about ``target_bytes`` of JSON; returns the number of events."""
+def write_synthetic(path: Path, target_bytes: int, seed: int = 1, step_every: int = 0) -> int:
+    """Write about ``target_bytes`` of JSON; returns the number of events. ``step_every`` > 0: a vLLM
+    step annotation (``execute_context_…_generation_…``) around every that many operators (the
+    serving benchmark); 0 writes the same bytes as before."""
     rng = random.Random(seed)
     events = 4
     ts = 1000.0
@@ -37,7 +39,17 @@ def write_synthetic(path: Path, target_bytes: int, seed: int = 1) -> int:
         out.write(META)
         written = len(HEADER) + len(META)
         parts: list[str] = []
+        step_start, step_ops, step_no = ts, 0, 0
         while written < target_bytes:
+            if step_every and step_ops == step_every:
+                ctx, gen = (4, 0) if step_no == 0 else (0, 32 + step_no % 3)
+                parts.append(
+                    f'{{"ph": "X", "cat": "user_annotation", "name": "execute_context_{ctx}({ctx * 128})_generation_{gen}({gen})", '
+                    f'"pid": 4242, "tid": 4242, "ts": {step_start - 0.2:.3f}, "dur": {ts - step_start:.3f}}},\n'
+                )
+                events += 1
+                step_start, step_ops, step_no = ts, 0, step_no + 1
+            step_ops += 1
             op = OPS[rng.randrange(len(OPS))]
             dur = round(rng.uniform(5, 60), 3)
             dims = f"[[{rng.choice((1, 2, 4, 8))}, {rng.choice((128, 256, 4096))}], [{rng.choice((256, 4096))}, 4096]]"
@@ -93,8 +105,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("out", type=Path)
     parser.add_argument("--mb", type=float, default=1024)
+    parser.add_argument("--step-every", type=int, default=0, help="a vLLM step annotation around every N operators")
     opts = parser.parse_args()
-    n = write_synthetic(opts.out, int(opts.mb * 1e6))
+    n = write_synthetic(opts.out, int(opts.mb * 1e6), step_every=opts.step_every)
     print(f"wrote {opts.out} ({n:,} events)")
 
 

@@ -29,6 +29,7 @@ from vtui.analysis.ranks import (
     Straggler,
 )
 from vtui.analysis.roofline import RooflineJson
+from vtui.analysis.serving_json import GraphsOut, ServingOut
 from vtui.safe_text import json_text
 
 Id = int | str | None  # pid / tid as written (numbers, strings or absent)
@@ -320,6 +321,8 @@ class Insights(Out):
     python: Python
     findings: list[FindingOut]
     # Sections whose analysis returns a msgspec Struct go here, one line each (see the module doc).
+    serving: ServingOut
+    graphs: GraphsOut
     roofline: RooflineJson | None = None
     critical_path: CriticalJson | None = None
 

@@ -285,8 +285,10 @@ def build_tree(store: TraceStore, t0: int = 0, t1: int | None = None, tracks: np
     self_ns = _sum_by(row_node, self_clip, m)
 
     share, gpu_self = _gpu_weights(store, t0, t1, pos, row_node, m)
-    gpu_incl = _inclusive(gpu_self, parent, depth)
     names = [display[i] for i in names_id.tolist()]
+    parent, depth, count, total, self_ns, gpu_self = _graph_replay_nodes(
+        store, t0, t1, rows, row_node, names, parent, depth, count, total, self_ns, gpu_self)
+    gpu_incl = _inclusive(gpu_self, parent, depth)
     return CallTree(t0, t1, False, names, parent, depth, count, total, self_ns, gpu_incl, gpu_self, share, k,
                     rows=rows, row_node=row_node, row_clip=clip)
 
@@ -328,6 +330,40 @@ def _gpu_weights(store: TraceStore, t0: int, t1: int, pos: _Locator, row_node: n
     share.attributed_ns = int(clip[mine].sum())
     gpu_self = _sum_by(row_node[local[mine]], clip[mine], m)
     return share, gpu_self
+
+
+GRAPH_REPLAY = "graph replay"
+
+
+def _graph_replay_nodes(store: TraceStore, t0: int, t1: int, rows: np.ndarray, row_node: np.ndarray,
+                        names: list[str], parent: np.ndarray, depth: np.ndarray, count: np.ndarray,
+                        total: np.ndarray, self_ns: np.ndarray, gpu_self: np.ndarray) -> tuple[np.ndarray, ...]:
+    """A ``graph replay`` child under each node whose slices launched CUDA/HIP graphs: the kernels
+    the graphs replayed (their GPU time in the range moves from the launch call to it; its count:
+    the launches). No CPU time of its own. Appended after the other nodes (parents stay first)."""
+    from vtui.analysis.graphs import graph_kernels  # here: calltree loads before graphs is needed
+
+    k_rows, k_launch = graph_kernels(store)
+    if not len(k_rows):
+        return parent, depth, count, total, self_ns, gpu_self
+    s = store.slices
+    clip = np.maximum(np.minimum(s.end_ns[k_rows], t1) - np.maximum(s.start_ns[k_rows], t0), 0)
+    at = np.searchsorted(rows, k_launch)
+    ok = (at < len(rows)) & (clip > 0)
+    ok[ok] &= rows[at[ok]] == k_launch[ok]
+    if not ok.any():
+        return parent, depth, count, total, self_ns, gpu_self
+    owner = row_node[at[ok]]
+    hosts, inv = np.unique(owner, return_inverse=True)
+    moved = np.bincount(inv, weights=clip[ok]).round().astype(np.int64)
+    launches = np.array([len(np.unique(k_launch[ok][inv == i])) for i in range(len(hosts))], dtype=np.int64)
+    gpu_self = gpu_self.copy()
+    gpu_self[hosts] -= moved
+    names.extend([GRAPH_REPLAY] * len(hosts))
+    zeros = np.zeros(len(hosts), dtype=np.int64)
+    return (np.concatenate([parent, hosts]), np.concatenate([depth, depth[hosts] + 1]),
+            np.concatenate([count, launches]), np.concatenate([total, zeros]), np.concatenate([self_ns, zeros]),
+            np.concatenate([gpu_self, moved]))
 
 
 def by_level(depth: np.ndarray) -> list[np.ndarray]:

@@ -50,6 +50,16 @@ METRICS: list[MetricSpec] = [
     MetricSpec("sync_count", "sync points", "count", "lower"),
     MetricSpec("sync_ns", "sync-point time", "ns", "lower"),
     MetricSpec("peak_allocated_bytes", "peak allocated memory", "bytes", "lower"),
+    # serving, by step kind (vtui.analysis.serving; absent where the steps' kinds are unknown)
+    MetricSpec("serving_ttft_ns", "TTFT (end of first prefill step)", "ns", "lower"),
+    MetricSpec("tpot_ns", "TPOT (median decode step)", "ns", "lower"),
+    MetricSpec("decode_tokens_per_s", "decode tokens per second", "rate", "higher"),
+    MetricSpec("prefill_median_ns", "prefill step median", "ns", "lower"),
+    MetricSpec("decode_median_ns", "decode step median", "ns", "lower"),
+    MetricSpec("decode_p90_ns", "decode step p90", "ns", "lower"),
+    MetricSpec("mixed_median_ns", "mixed step median", "ns", "lower"),
+    MetricSpec("steady_tpot_ns", "steady-state TPOT", "ns", "lower"),
+    MetricSpec("steady_decode_tokens_per_s", "steady-state decode tokens/s", "rate", "higher"),
 ]
 
 

@@ -8,10 +8,13 @@ from dataclasses import asdict, dataclass
 from vtui.analysis.basics import pct
 from vtui.analysis.caches import CacheReport
 from vtui.analysis.gpu import GpuReport, precision_of
+from vtui.analysis.graphs import GraphReport
 from vtui.analysis.memory import MemoryReport
 from vtui.analysis.ops import OpsReport, hint_for
 from vtui.analysis.python_overhead import PythonReport
+from vtui.analysis.serving import ServingReport
 from vtui.analysis.steps import StepReport
+from vtui.analysis.trends import SLOW_FIRST_RATIO
 from vtui.fmt import format_bytes
 from vtui.fmt import format_duration as fd
 
@@ -38,7 +41,9 @@ class Finding:
         return asdict(self)
 
 
-def step_findings(st: StepReport) -> list[Finding]:
+def step_findings(st: StepReport, serving: ServingReport | None = None) -> list[Finding]:
+    """Findings over all steps alike. When the steps' kinds are known (``serving``), the first-step
+    and spike verdicts are left to ``serving_findings``, which judges each kind on its own."""
     if not st.present or st.trend is None:
         if st.in_trace:
             return [Finding("steps", INFO, f"no {st.pattern} step starts in this range ({st.in_trace} in the trace)",
@@ -47,12 +52,13 @@ def step_findings(st: StepReport) -> list[Finding]:
                         "name the unit of work (record_function('engine_step')) or pass --step REGEX")]
     out: list[Finding] = []
     tr, rest = st.trend, st.rest
-    if tr.slow_first and rest and st.run_start:  # a prefill only when the range starts the run
+    by_kind = serving is not None and serving.present and serving.kinds_known
+    if tr.slow_first and rest and st.run_start and not by_kind:  # a prefill only when the range starts the run
         out.append(Finding("slow_first", INFO if tr.first_ratio < 10 else WARNING,
                            f"first step {tr.first_ratio:.1f}× the median of the others ({fd(st.first_ns or 0)} vs {fd(rest.median)})",
                            "expected for a prefill (time to first token); if it is warm-up (compilation, autotuning, "
                            "allocator growth), run warm-up iterations before measuring"))
-    if tr.trend in ("staircase", "decreasing"):
+    if tr.trend in ("staircase", "decreasing") and not by_kind:
         word = "rises" if tr.trend == "staircase" else "falls"
         out.append(Finding(tr.trend, WARNING if tr.trend == "staircase" else INFO,
                            f"step time {word} {fd(abs(tr.slope_ns_per_step))} per step ({tr.rise_pct:+.0f}% of the median "
@@ -60,7 +66,7 @@ def step_findings(st: StepReport) -> list[Finding]:
                            "per-step cost grows with context: check the KV cache is used (no recompute of past tokens) "
                            "and attention is a fused/paged kernel" if tr.trend == "staircase" else
                            "steps get cheaper over time: a warm-up or a shrinking batch"))
-    if tr.spikes:
+    if tr.spikes and not by_kind:
         shown = ", ".join(f"#{i} {fd(st.durations[i])}" for i in tr.spikes[:5])
         out.append(Finding("spikes", WARNING, f"{len(tr.spikes)} step(s) above {fd(tr.spike_threshold_ns)}: {shown}",
                            "compare a spike with a normal step: garbage collection, allocator growth (cudaMalloc), "
@@ -71,6 +77,62 @@ def step_findings(st: StepReport) -> list[Finding]:
                            "the host works outside the step (scheduling, tokenisation, Python): overlap it with the "
                            "GPU or move it off the critical path"))
     return out
+
+
+def serving_findings(sv: ServingReport) -> list[Finding]:
+    """Per kind: a mixed step among decode steps is not a spike, a long prefill is slow only for
+    its tokens."""
+    if not sv.present or not sv.kinds_known:
+        return []
+    out: list[Finding] = []
+    by_index = {s.index: s for s in sv.steps}
+    for k in sv.kinds:
+        if k.kind == "unknown" or k.trend is None:
+            continue
+        if k.spikes:
+            shown = ", ".join(f"#{i} {fd(by_index[i].dur_ns)}" for i in k.spikes[:5])
+            out.append(Finding(f"spikes:{k.kind}", WARNING,
+                               f"{len(k.spikes)} {k.kind} step(s) above {fd(k.trend.spike_threshold_ns)} "
+                               f"(median {fd(k.stats.median)}): {shown}",
+                               "compare a spike with a normal step of its kind: garbage collection, allocator growth, "
+                               "host syncs or a scheduler stall usually explain one-off slow steps"))
+        if k.kind == "decode" and k.trend.trend == "staircase":
+            out.append(Finding("staircase:decode", WARNING,
+                               f"decode step time rises {fd(abs(k.trend.slope_ns_per_step))} per step "
+                               f"({k.trend.rise_pct:+.0f}% of the median over {k.count} steps, r={k.trend.r:.2f})",
+                               "decode cost grows with context or batch: check the KV cache is used and attention "
+                               "is a paged/fused kernel; compare with the steady-state window"))
+    for i in sv.slow_prefills[:3]:
+        s = by_index[i]
+        out.append(Finding("slow_prefill", WARNING,
+                           f"prefill step #{i} took {fd(s.dur_ns)} for {s.prefill_tokens:,} tokens "
+                           f"({fd(s.dur_ns / s.prefill_tokens)} per token, ≥ {SLOW_FIRST_RATIO:.0f}× the other prefills)",
+                           "slow for its tokens: warm-up (compilation, autotuning) or allocator growth; run warm-up "
+                           "requests before measuring"))
+    st = sv.steady
+    if st is not None:
+        rate = f", {st.decode_tokens_per_s:,.0f} decode tokens/s" if st.decode_tokens_per_s else ""
+        out.append(Finding("steady_state", INFO,
+                           f"steady decode: steps #{st.first}–#{st.last} ({st.count} steps, batch ≈ {st.batch_median:g}): "
+                           f"TPOT {fd(st.tpot_ns)}{rate}",
+                           "judge decode cost on this window: ramp-up and ramp-down steps have smaller batches"))
+    return out
+
+
+def graph_findings(g: GraphReport) -> list[Finding]:
+    if not g.present or not g.launches:
+        return []
+    d = g.launch_delay
+    delay = f"; first kernel {fd(d.median)} after the launch call (median)" if d else ""
+    cap = ""
+    if g.capture is not None:
+        cap = f"; {g.capture.matched:,} of {g.capture.replayed_kernels:,} kernels matched to the capture"
+    hint = ("graph kernels belong to the launch call; pass --capture (vLLM's capture trace) to see the "
+            "operators and shapes they were captured from" if g.capture is None else
+            "the replayed time per captured operator is under CUDA/HIP graphs; unmatched kernels were not in "
+            "the capture (another batch size or mode)")
+    return [Finding("cuda_graphs", INFO, f"{g.launches:,} graph launches replay {g.kernels:,} kernels "
+                    f"({fd(g.kernel_ns)}){delay}{cap}", hint)]
 
 
 def op_findings(ops: OpsReport) -> list[Finding]:

@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from vtui.analysis.basics import Stats, merge_intervals, pct
-from vtui.store.devices import KERNEL, MEMCPY, MEMSET, device_work_kinds, runtime_mask
+from vtui.analysis.launched import launch_of
+from vtui.store.devices import KERNEL, MEMCPY, MEMSET, device_work_kinds
 from vtui.store.grouping import distinct_ids
 from vtui.store.slicetime import RangeSlices, range_slices, window
 from vtui.store.store import TraceStore
@@ -100,46 +101,9 @@ gpu_work_kinds = device_work_kinds  # per slice: 0, KERNEL, MEMCPY or MEMSET
 
 def launch_pairs(store: TraceStore, rows: np.ndarray) -> np.ndarray:
     """CPU launch slice row per GPU row (-1 where unknown): flows first, then correlation ids.
-
-    Device work rows are answered from one pairing of all the store's device work, made once per
-    store (Insights, the call tree, the roofline and the critical path all ask; a row's launch
-    does not depend on which other rows are asked about)."""
-    rows = np.asarray(rows, dtype=np.int64)
-    kinds = gpu_work_kinds(store)
-    if len(rows) and bool((kinds[rows] > 0).all()):
-        every = np.flatnonzero(kinds > 0)
-        full = store.memo("launch_pairs", lambda: _launch_pairs(store, every))
-        return full[np.searchsorted(every, rows)]
-    return _launch_pairs(store, rows)
-
-
-def _launch_pairs(store: TraceStore, rows: np.ndarray) -> np.ndarray:
-    launch = np.full(len(store.slices), -1, dtype=np.int64)
-    f = store.flows
-    if len(f):
-        ok = (f.src_slice >= 0) & (f.dst_slice >= 0)
-        src, dst = f.src_slice[ok].astype(np.int64), f.dst_slice[ok].astype(np.int64)
-        # Device work anywhere in the trace, not only ``rows``: a flow from a device op outside the
-        # range is a dependency, not a launch.
-        is_gpu = gpu_work_kinds(store) > 0
-        is_gpu[rows] = True
-        use = is_gpu[dst] & ~is_gpu[src]
-        launch[dst[use]] = src[use]
-    missing = rows[launch[rows] < 0]
-    if len(missing):
-        runtime = np.flatnonzero(runtime_mask(store))
-        by_corr: dict = {}
-        for r in runtime.tolist():
-            c = store.slice_args(r).get("correlation")
-            if c is not None:
-                by_corr[(int(store.slices.source[r]), c)] = r
-        if by_corr:
-            for r in missing.tolist():
-                c = store.slice_args(r).get("correlation")
-                hit = by_corr.get((int(store.slices.source[r]), c)) if c is not None else None
-                if hit is not None:
-                    launch[r] = hit
-    return launch[rows]
+    The pairing is made once per store for all device work (`vtui.analysis.launched`), so GPU
+    insights, the call tree, the lists and the serving figures share it."""
+    return launch_of(store)[np.asarray(rows, dtype=np.int64)]
 
 
 def _device_key(store: TraceStore, track: int) -> tuple:

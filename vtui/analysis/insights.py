@@ -14,16 +14,21 @@ from vtui.analysis.findings import (
     Finding,
     cache_findings,
     gpu_findings,
+    graph_findings,
     memory_findings,
     op_findings,
     python_findings,
+    serving_findings,
     step_findings,
 )
 from vtui.analysis.gpu import GpuReport, analyse_gpu
+from vtui.analysis.graphs import GraphReport, analyse_graphs
 from vtui.analysis.memory import MemoryReport, analyse_memory
 from vtui.analysis.ops import OpsReport, analyse_ops, hint_for
 from vtui.analysis.python_overhead import PythonReport, analyse_python
 from vtui.analysis.roofline import RooflineReport, analyse_roofline, roofline_json
+from vtui.analysis.serving import ServingReport, analyse_serving
+from vtui.analysis.serving_json import graphs_out, serving_out, to_plain
 from vtui.analysis.steps import StepReport, analyse_steps
 from vtui.schema import struct_sections
 from vtui.store.slicetime import range_slices, window
@@ -43,6 +48,8 @@ class Insights:
     findings: list[Finding] = field(default_factory=list)
     roofline: RooflineReport | None = None  # see add_why (roofline per op, critical path per step)
     critical: CriticalReport | None = None
+    serving: ServingReport = field(default_factory=lambda: ServingReport(False))
+    graphs: GraphReport = field(default_factory=lambda: GraphReport(False))
 
 
 def add_why(ins: Insights, store: TraceStore) -> None:
@@ -62,13 +69,18 @@ def why_dict(ins: Insights, top: int | None = 100) -> dict[str, Any]:
 
 
 def compute_insights(store: TraceStore, t0: int = 0, t1: int | None = None, step_regex: str | None = None,
-                     top: int = 15) -> Insights:
+                     top: int = 15, capture: TraceStore | None = None, capture_name: str = "") -> Insights:
+    """Every analysis over [t0, t1]; ``capture``: vLLM's graph-capture trace of the same run, to give
+    replayed graph kernels their captured stacks."""
     t0, t1 = window(store, t0, t1)
     rs = range_slices(store, t0, t1)  # one selection (and one self-time pass) for every analysis
     ins = Insights(t0, t1, analyse_steps(store, t0, t1, step_regex), analyse_ops(store, t0, t1, top, rs),
                    analyse_gpu(store, t0, t1, top, rs), analyse_memory(store, t0, t1),
                    analyse_caches(store, t0, t1, rs), analyse_python(store, t0, t1, rs=rs))
-    ins.findings = (step_findings(ins.steps) + op_findings(ins.ops) + gpu_findings(ins.gpu)
+    ins.serving = analyse_serving(store, ins.steps)
+    ins.graphs = analyse_graphs(store, t0, t1, ins.steps.rows if ins.steps.present else None, capture, capture_name)
+    ins.findings = (step_findings(ins.steps, ins.serving) + serving_findings(ins.serving) + graph_findings(ins.graphs)
+                    + op_findings(ins.ops) + gpu_findings(ins.gpu)
                     + memory_findings(ins.memory) + python_findings(ins.python) + cache_findings(ins.caches))
     add_why(ins, store)
     return ins
@@ -82,15 +94,16 @@ def summary_metrics(store: TraceStore, t0: int = 0, t1: int | None = None, step_
     rs = range_slices(store, t0, t1)
     st = analyse_steps(store, t0, t1, step_regex) if steps is None else steps
     return metrics_of(t1 - t0, st, analyse_gpu(store, t0, t1, rs=rs), analyse_memory(store, t0, t1),
-                      analyse_ops(store, t0, t1, top=1, rs=rs))
+                      analyse_ops(store, t0, t1, top=1, rs=rs), analyse_serving(store, st))
 
 
 def insights_metrics(ins: Insights) -> dict[str, Any]:
     """``summary_metrics`` from what ``compute_insights`` already computed (nothing again)."""
-    return metrics_of(ins.t1 - ins.t0, ins.steps, ins.gpu, ins.memory, ins.ops)
+    return metrics_of(ins.t1 - ins.t0, ins.steps, ins.gpu, ins.memory, ins.ops, ins.serving)
 
 
-def metrics_of(span_ns: int, st: StepReport, g: GpuReport, mem: MemoryReport, ops: OpsReport) -> dict[str, Any]:
+def metrics_of(span_ns: int, st: StepReport, g: GpuReport, mem: MemoryReport, ops: OpsReport,
+               sv: ServingReport) -> dict[str, Any]:
     rest, main = st.rest, mem.main
     return {
         "span_ns": span_ns,
@@ -112,6 +125,23 @@ def metrics_of(span_ns: int, st: StepReport, g: GpuReport, mem: MemoryReport, op
         "sync_ns": ops.sync.total_ns,
         "peak_allocated_bytes": main.peak_allocated if main else None,
         "memory_device": main.device if main else None,
+        **serving_metrics(sv),
+    }
+
+
+def serving_metrics(sv: ServingReport) -> dict[str, Any]:
+    """The serving figures a comparison puts side by side (None where absent)."""
+    def kind(name: str, what: str):
+        k = sv.kind(name)
+        return getattr(k.stats, what) if k else None
+
+    steady = sv.steady
+    return {
+        "serving_ttft_ns": sv.ttft_ns, "tpot_ns": sv.tpot_ns, "decode_tokens_per_s": sv.decode_tokens_per_s,
+        "prefill_median_ns": kind("prefill", "median"), "decode_median_ns": kind("decode", "median"),
+        "decode_p90_ns": kind("decode", "p90"), "mixed_median_ns": kind("mixed", "median"),
+        "steady_tpot_ns": steady.tpot_ns if steady else None,
+        "steady_decode_tokens_per_s": steady.decode_tokens_per_s if steady else None,
     }
 
 
@@ -219,6 +249,8 @@ def insights_dict(ins: Insights) -> dict[str, Any]:
                    "python_self_ns": p.python_self_ns, "op_self_ns": p.op_self_ns, "python_pct": p.python_pct,
                    "hottest": [{"name": n, "self_ns": t, "count": k} for n, t, k in p.hottest]},
         "findings": [f.to_dict() for f in ins.findings],
+        "serving": to_plain(serving_out(ins.serving)),
+        "graphs": to_plain(graphs_out(ins.graphs)),
         **why_dict(ins),
     })
 

@@ -1,7 +1,8 @@
 """Find the repeating unit of work (the step) and split each step into its direct child phases.
 
 Detection order: a user regex if given; else well-known step names (PyTorch's ProfilerStep#N,
-vLLM's execute_context_…_generation_…, engine_step / llm_engine_step); else a generic guess: a
+vLLM's execute_…context…_generation_… and SGLang's step[…] annotations, engine_step /
+llm_engine_step, transformers' forward passes under generate()); else a generic guess: a
 name that repeats at the top level of a CPU thread and covers much of that thread's time.
 Steps are taken on one CPU track (the one with the most matches), outermost matches only, so
 annotations mirrored onto GPU streams or nested re-entries are not counted twice.
@@ -9,21 +10,30 @@ annotations mirrored onto GPU streams or nested re-entries are not counted twice
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from vtui.analysis.basics import Stats, dense_unique, pct
+from vtui.analysis.step_names import ANNOTATION_REGEX
 from vtui.analysis.trends import Trend, analyse_trend
 from vtui.store.devices import device_work_kinds, on_thread_track, python_mask, string_mask, whole_run_mask
 from vtui.store.slicetime import window
 from vtui.store.store import TraceStore
 
+ENGINE_ANNOTATION = "engine step annotation"  # vLLM execute_…context…, SGLang step[…] (see step_names)
+TRANSFORMERS_FORWARD = "transformers forward"  # generate()'s forward passes: the first is the prefill
 KNOWN_STEP_PATTERNS: list[tuple[str, str]] = [
     ("ProfilerStep#N", r"^ProfilerStep#\d+$"),
-    ("vLLM execute_context_*_generation_*", r"^execute_context_\d+.*_generation_\d+"),
+    # One pattern for every engine form, so two annotations over one step (SGLang writes both) nest
+    # and count once.
+    (ENGINE_ANNOTATION, ANNOTATION_REGEX),
     ("engine_step", r"(?i)^(llm_?)?engine[._]?step\b|^LLMEngine\.step\b"),
+    # The model's top module (with_modules) or its forward frame (with_stack); outermost only.
+    (TRANSFORMERS_FORWARD, r"^nn\.Module: \w*(ForCausalLM|ForConditionalGeneration|LMHeadModel)\w*$"
+                           r"|^transformers/models/[\w/]+/modeling_\w+\.py\(\d+\): forward$"),
 ]
 GENERIC_MIN_COUNT = 3
 GENERIC_MIN_COVER = 0.3  # the repeated name covers >= 30% of its track's top-level time
@@ -125,6 +135,20 @@ def _best_track(store: TraceStore, rows: np.ndarray) -> np.ndarray:
     return rows[tracks == best]
 
 
+def _drop_overlapping(store: TraceStore, rows: np.ndarray) -> np.ndarray:
+    """Of annotations that partly overlap (two engines' names over one step, not nested), the first."""
+    s = store.slices
+    rows = rows[np.argsort(s.start_ns[rows], kind="stable")]
+    if len(rows) < 2 or bool((s.start_ns[rows[1:]] >= s.end_ns[rows[:-1]]).all()):
+        return rows
+    keep, reach = [], -1
+    for r in rows.tolist():  # only when some overlap: steps are few
+        if int(s.start_ns[r]) >= reach:
+            keep.append(r)
+            reach = int(s.end_ns[r])
+    return np.array(keep, dtype=np.int64)
+
+
 def _generic(store: TraceStore, allowed: np.ndarray) -> tuple[str, np.ndarray]:
     """A name repeated at the top level of a thread that covers much of its top-level time."""
     s = store.slices
@@ -165,6 +189,8 @@ def find_step_rows(store: TraceStore, regex: str | None = None) -> tuple[str, st
         mask = string_mask(store, compiled.search)[store.slices.name_id] & allowed
         if mask.any():
             rows = _best_track(store, _outermost(store, mask))
+            if label == ENGINE_ANNOTATION:
+                rows = _drop_overlapping(store, rows)
             if best is None or len(rows) > len(best[2]):
                 best = (label, source, rows[np.argsort(store.slices.start_ns[rows], kind="stable")])
     if best is not None:
@@ -181,26 +207,56 @@ def _phases(store: TraceStore, rows: np.ndarray, kids: np.ndarray, k_step: np.nd
     """Phases by name from slices ``kids`` lying in step ``k_step``, with their share of step time."""
     s = store.slices
     total_steps = int(s.dur_ns[rows].sum())
-    k_dur = s.dur_ns[kids]
-    names = s.name_id[kids]
+    k_dur = np.asarray(s.dur_ns[kids], dtype=np.int64)
+    names = np.asarray(s.name_id[kids], dtype=np.int64)
+    # Per name id in one pass each (not one pass per name): bincount over the dense ids; float64
+    # sums are exact up to 2^53 ns.
+    n = len(store.strings)
+    counts = np.bincount(names, minlength=n)
+    totals = np.rint(np.bincount(names, weights=k_dur, minlength=n)).astype(np.int64)
+    in_first = k_step == 0
+    firsts = np.rint(np.bincount(names[in_first], weights=k_dur[in_first], minlength=n)).astype(np.int64)
     phases = []
-    for nid in np.unique(names).tolist():
-        sel = names == nid
-        total = int(k_dur[sel].sum())
-        first = int(k_dur[sel & (k_step == 0)].sum())
+    for nid in np.flatnonzero(counts).tolist():
+        k = nid
+        total, first = int(totals[k]), int(firsts[k])
         rest_mean = (total - first) / (len(rows) - 1) if len(rows) > 1 else 0.0
-        phases.append(Phase(store.strings[nid], total, int(sel.sum()), pct(total, total_steps), first, rest_mean))
+        phases.append(Phase(store.strings[nid], total, int(counts[k]), pct(total, total_steps), first, rest_mean))
     phases.sort(key=lambda p: -p.total_ns)
     return phases, total_steps - int(k_dur.sum())
 
 
 def _children(store: TraceStore, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(children of ``rows``, position in ``rows`` of each child's parent)."""
+    """(children of ``rows``, position in ``rows`` of each child's parent). Memoised per set of rows
+    (the steps' phases and the serving figures by kind both need them; a pass over every slice).
+    One slot: the last set asked for, so ranges chosen in the app do not pile up."""
+    key = hashlib.blake2b(np.ascontiguousarray(rows, dtype=np.int64).tobytes(), digest_size=16).digest()
+    last = store.derived.get("step_children_last")
+    if last is None or last[0] != key:
+        kids, pos = _children_now(store, rows)
+        kids.flags.writeable = pos.flags.writeable = False
+        last = (key, kids, pos)
+        store.derived["step_children_last"] = last
+    return last[1], last[2]
+
+
+def _children_now(store: TraceStore, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     s = store.slices
     index = np.full(len(s), -1, dtype=np.int64)
     index[rows] = np.arange(len(rows))
     kids = np.flatnonzero((s.parent >= 0) & (index[np.maximum(s.parent, 0)] >= 0))
     return kids, index[s.parent[kids]]
+
+
+# For callers that split one set of steps (by kind): the children found once, the phases per subset.
+def children_of(store: TraceStore, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(direct children of ``rows``, position in ``rows`` of each one's parent)."""
+    return _children(store, rows)
+
+
+def phases_from(store: TraceStore, rows: np.ndarray, kids: np.ndarray, k_step: np.ndarray) -> tuple[list[Phase], int]:
+    """``phases_of`` from children already found (``k_step``: positions in ``rows``)."""
+    return _phases(store, rows, kids, k_step)
 
 
 def phases_of(store: TraceStore, rows: np.ndarray) -> tuple[list[Phase], int]:

@@ -86,3 +86,31 @@ def analyse_trend(starts: np.ndarray, ends: np.ndarray) -> Trend:
     else:
         out.trend = "flat"
     return out
+
+
+def analyse_series(starts: np.ndarray, ends: np.ndarray) -> Trend:
+    """Verdicts over steps of one kind (every step judged alike: no first step kept apart, since
+    the prefill is a kind of its own here); ``slow_first`` and ``first_ratio`` stay unset."""
+    starts, ends = np.asarray(starts), np.asarray(ends)
+    durs = (ends - starts).astype(np.float64)
+    out = Trend("n/a", 0.0, 0.0, 0.0)
+    if len(durs) >= 2:
+        gaps = np.maximum(starts[1:] - ends[:-1], 0)
+        envelope = int(ends.max() - starts.min())
+        out.gap_total_ns, out.gap_max_ns = int(gaps.sum()), int(gaps.max())
+        out.gap_pct = 100.0 * out.gap_total_ns / envelope if envelope > 0 else 0.0
+    if len(durs) < 3:
+        return out
+    med = float(np.median(durs))
+    out.slope_ns_per_step, out.r = fit_slope(durs)
+    rise = out.slope_ns_per_step * (len(durs) - 1)
+    out.rise_pct = 100.0 * rise / med if med > 0 else 0.0
+    out.spike_threshold_ns = spike_threshold(durs)
+    out.spikes = [int(i) for i in np.flatnonzero(durs > out.spike_threshold_ns)]
+    if rise >= STAIRCASE_RISE * med and out.r >= STAIRCASE_R:
+        out.trend = "staircase"
+    elif -rise >= STAIRCASE_RISE * med and out.r <= -STAIRCASE_R:
+        out.trend = "decreasing"
+    else:
+        out.trend = "spiky" if out.spikes else "flat"
+    return out

@@ -19,6 +19,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--step", metavar="REGEX", help="regex for the step slices (default: detected)")
     parser.add_argument("--top", type=int, default=15, help="operators and kernels listed (default 15)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--capture", metavar="FILE",
+                        help="vLLM's CUDA-graph capture trace of the same run: replayed graph kernels get the "
+                             "captured operators and shapes (default: capture_traces/ beside the trace, if any)")
 
 
 def run(opts: argparse.Namespace) -> int:
@@ -34,9 +37,27 @@ def run(opts: argparse.Namespace) -> int:
         compile_regex(opts.step)  # a bad regex is a usage error before the load
     check_top(opts.top)
     store, t0, t1, _tracks = load(opts)
-    ins = compute_insights(store, t0, t1, opts.step, top=opts.top)
+    capture, capture_name = load_capture(opts)
+    ins = compute_insights(store, t0, t1, opts.step, top=opts.top, capture=capture, capture_name=capture_name)
     if opts.json:
         say(dump("insights", {"trace": str(opts.trace), **insights_dict(ins)}), lossless=True)
     else:
         say(insights_text(ins, Path(opts.trace).name))
     return 0
+
+
+def load_capture(opts: argparse.Namespace):
+    """(capture store or None, its file name): ``--capture``, else the first trace in a
+    ``capture_traces/`` folder beside the trace (TraceLens's layout for vLLM)."""
+    from pathlib import Path
+
+    from vtui.analysis.graphs import find_capture_traces
+    from vtui.commands import load_store
+
+    path = getattr(opts, "capture", None)
+    if path is None:
+        found = find_capture_traces(Path(opts.trace))
+        if not found:
+            return None, ""
+        path = str(found[0])
+    return load_store(opts, path), Path(path).name

@@ -8,6 +8,7 @@ from vtui.analysis.ops import hint_for
 from vtui.fmt import format_bytes
 from vtui.fmt import format_duration as fd
 from vtui.present.bars import sparkline, step_bars
+from vtui.present.serving_text import graph_lines, serving_lines
 from vtui.present.why_text import critical_lines, roofline_lines
 from vtui.safe_text import safe_field
 
@@ -26,6 +27,9 @@ def steps_lines(ins: Insights, bar_width: int = 40) -> list[str]:
     src = {"known": "known pattern", "user": "your regex", "generic": "guessed: most time among repeated top-level names"}
     first = ("  first step (prefill / time to first token)" if st.run_start
              else "  first step in the range (the run's first step is before it: not a TTFT)")
+    sv = ins.serving
+    if sv.present and sv.kinds_known and sv.steps and sv.steps[0].kind not in ("prefill", "mixed"):
+        first = f"  first step (a {sv.steps[0].kind} step, not a prefill: see Serving for TTFT)"
     lines = [f"Steps: {safe_field(st.pattern, 120)} ({src.get(st.source, st.source)}) · {st.count} steps",
              f"{first}  {fd(st.first_ns)}"]
     if rest:
@@ -174,7 +178,8 @@ def findings_lines(ins: Insights) -> list[str]:
 
 def insights_text(ins: Insights, title: str = "") -> str:
     head = f"{safe_field(title, 200)} · " if title else ""
-    parts = [[f"{head}range {fd(ins.t0)} – {fd(ins.t1)} ({fd(ins.t1 - ins.t0)})"], steps_lines(ins), ops_lines(ins),
-             gpu_lines(ins), roofline_lines(ins.roofline), critical_lines(ins.critical), memory_lines(ins),
-             misc_lines(ins), findings_lines(ins)]
+    parts = [[f"{head}range {fd(ins.t0)} – {fd(ins.t1)} ({fd(ins.t1 - ins.t0)})"], steps_lines(ins),
+             serving_lines(ins.serving), graph_lines(ins.graphs), ops_lines(ins), gpu_lines(ins),
+             roofline_lines(ins.roofline), critical_lines(ins.critical), memory_lines(ins), misc_lines(ins),
+             findings_lines(ins)]
     return "\n\n".join("\n".join(p) for p in parts)

@@ -18,27 +18,40 @@ from vtui.analysis.lists import OUTLIER_FACTOR, Gap, Outlier, gpu_idle_gaps, ker
 from vtui.fmt import format_duration as fd
 from vtui.present.bars import step_bars
 from vtui.present.insights_text import gpu_lines, memory_lines, misc_lines, ops_lines, steps_lines
+from vtui.present.serving_text import KIND_MARK
 from vtui.present.why_text import critical_lines, roofline_lines
 from vtui.store.store import TraceStore
 from vtui.ui import colours
 from vtui.ui.keys import bindings
 from vtui.ui.safe import plain, visible
 from vtui.ui.screens import PromptScreen
+from vtui.ui.serving_view import kind_style, serving_widgets
 
 MAX_PLOT_ROWS = 200  # one bar per step up to here; longer runs are summarised
 
 
 def step_plot_rows(ins: Insights, width: int = 48) -> list[Text]:
-    """One bar per step: the first (prefill) in blue, spikes in red, the rest green."""
+    """One bar per step: the first (prefill) in blue, spikes in red, the rest green. When the steps'
+    kinds are known (serving annotations): coloured by kind, with the kind's spikes in red."""
     st = ins.steps
     if not st.present:
         return []
     durs = st.durations[:MAX_PLOT_ROWS]
-    spikes = set(st.trend.spikes if st.trend else [])
+    sv = ins.serving
+    by_kind = sv.present and sv.kinds_known and len(sv.steps) == st.count
+    if by_kind:
+        spikes = {i for k in sv.kinds for i in k.spikes}
+    else:
+        spikes = set(st.trend.spikes if st.trend else [])
     rows = []
     for i, (d, bar) in enumerate(zip(durs.tolist(), step_bars(durs, width))):
-        style = colours.FIRST_STEP if i == 0 else (colours.ERROR if i in spikes else colours.SUCCESS)
-        row = Text(f"#{i:<4}{fd(d):>11} ", style=colours.TEXT)
+        if by_kind:
+            kind = sv.steps[i].kind
+            style = colours.ERROR if i in spikes else kind_style(kind)
+            row = Text(f"#{i:<4}{KIND_MARK[kind]} {fd(d):>11} ", style=colours.TEXT)
+        else:
+            style = colours.FIRST_STEP if i == 0 else (colours.ERROR if i in spikes else colours.SUCCESS)
+            row = Text(f"#{i:<4}{fd(d):>11} ", style=colours.TEXT)
         row.append(bar, style=style)
         rows.append(row)
     return rows
@@ -128,6 +141,7 @@ class InsightsScreen(Screen[None]):
             note = f" (first {MAX_PLOT_ROWS} of {ins.steps.count})" if more > 0 else ""
             widgets.append(Static(Text(f"Step times{note} — enter jumps to a step in the timeline", style=colours.NOTE)))
             widgets.append(OptionList(*step_plot_rows(ins), id="ins-plot"))
+        widgets += serving_widgets(ins)
         widgets += [Static(_section("Operators", ops_lines(ins)), id="ins-ops"),
                     Static(_section("GPU", gpu_lines(ins)), id="ins-gpu")]
         widgets += self._why(ins)

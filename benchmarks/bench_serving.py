@@ -1,0 +1,95 @@
+"""What the serving and CUDA-graph figures add to ``compute_insights``: CPU-seconds of insights over
+the whole trace with them, and without them (``analyse_serving`` / ``analyse_graphs`` replaced by
+empty reports) as the floor, each in fresh processes on a store reopened from the cache, the two
+modes alternating. Medians over the runs; the first call (which pays the launch pairing, memoised
+per store) and the later ones apart.
+
+    python benchmarks/synth.py /tmp/serve.json --mb 1024 --step-every 200
+    python benchmarks/bench_serving.py /tmp/serve.json [--runs 3] [--calls 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+CHILD = r"""
+import json, resource, sys
+sys.path.insert(0, sys.argv[2])
+from vtui.load.trace import load_trace
+import vtui.analysis.insights as insights
+from vtui.analysis.graphs import GraphReport
+from vtui.analysis.serving import ServingReport
+
+def cpu_s():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+if __name__ == "__main__":
+    store = load_trace(sys.argv[1])
+    if sys.argv[4] == "without":
+        insights.analyse_serving = lambda *a, **k: ServingReport(False)
+        insights.analyse_graphs = lambda *a, **k: GraphReport(False)
+    calls, steps = [], 0
+    for _ in range(int(sys.argv[3])):
+        c = cpu_s()
+        ins = insights.compute_insights(store, 0, None, None)
+        calls.append(cpu_s() - c)
+        steps = len(ins.serving.steps)
+    print(json.dumps({"calls": calls, "steps": steps, "slices": len(store.slices)}))
+"""
+
+
+def bench(path: Path, runs: int, calls: int) -> dict:
+    with tempfile.TemporaryDirectory(prefix="vtui-bench-cache-") as cache_home:  # never the user's ~/.cache
+        env = {**os.environ, "XDG_CACHE_HOME": cache_home}
+        subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[2]);"
+                        "from vtui.load.trace import load_trace; load_trace(sys.argv[1])", str(path), str(ROOT)],
+                       check=True, env=env)  # the cache entry
+        got: dict[str, list[dict]] = {"with": [], "without": []}
+        for _ in range(runs):
+            for mode in ("without", "with"):  # alternating: load drifts hit both modes alike
+                out = subprocess.run([sys.executable, "-c", CHILD, str(path), str(ROOT), str(calls), mode],
+                                     capture_output=True, text=True, check=True, env=env)
+                got[mode].append(json.loads(out.stdout.strip().splitlines()[-1]))
+    med = statistics.median
+
+    def first(mode: str) -> float:
+        return med(g["calls"][0] for g in got[mode])
+
+    def later(mode: str) -> float | None:
+        return med(med(g["calls"][1:]) for g in got[mode]) if calls > 1 else None
+
+    f_with, f_without = first("with"), first("without")
+    out = {"file": path.name, "runs": runs, "calls": calls, "slices": got["with"][0]["slices"],
+           "steps": got["with"][0]["steps"],
+           "first_cpu_s": {"with": round(f_with, 3), "without": round(f_without, 3),
+                           "added_pct": round(100 * (f_with - f_without) / f_without, 1)},
+           "first_all_cpu_s": {m: [round(g["calls"][0], 3) for g in got[m]] for m in got}}
+    if calls > 1:
+        lw, lo = later("with"), later("without")
+        out["later_cpu_s"] = {"with": round(lw, 3), "without": round(lo, 3), "added_pct": round(100 * (lw - lo) / lo, 1)}
+    out["load_average"] = os.getloadavg()[0]
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("files", nargs="+", type=Path)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--calls", type=int, default=3)
+    opts = parser.parse_args()
+    for f in opts.files:
+        print(json.dumps(bench(f, opts.runs, opts.calls)), flush=True)
+
+
+if __name__ == "__main__":
+    main()
