@@ -11,7 +11,7 @@ from tests.core.test_serving import LOOP, synthetic_loop
 from tests.helpers import settle, write_trace
 from vtui.fmt import format_duration as fd
 from vtui.load.trace import load_trace
-from vtui.ui import palette
+from vtui.ui import colours
 from vtui.ui.app import VtuiApp
 from vtui.ui.insights import InsightsScreen
 from vtui.ui.serving_view import KIND_STYLE, step_chart
@@ -69,6 +69,6 @@ async def test_serving_section_chart_and_kind_colours(tmp_path):
         row = plot.get_option_at_index(mixed).prompt
         assert " M " in row.plain and str(row.spans[-1].style) == KIND_STYLE["mixed"]
         spike = screen.insights.serving.kind("decode").spikes[0]
-        assert str(plot.get_option_at_index(spike).prompt.spans[-1].style) == palette.ERROR
+        assert str(plot.get_option_at_index(spike).prompt.spans[-1].style) == colours.ERROR
         graphs = str(screen.query_one("#ins-graphs", Static).render())
         assert "1 launches · 3 kernels" in graphs

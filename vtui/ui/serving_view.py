@@ -12,18 +12,18 @@ from vtui.analysis.insights import Insights
 from vtui.analysis.serving import ServingReport
 from vtui.fmt import format_duration as fd
 from vtui.present.serving_text import graph_lines, serving_lines
-from vtui.ui import palette
+from vtui.ui import colours
 from vtui.ui.safe import visible
 
-KIND_STYLE = {"prefill": palette.FIRST_STEP, "decode": palette.SUCCESS, "mixed": palette.WARNING,
-              "unknown": palette.MUTED}
+KIND_STYLE = {"prefill": colours.FIRST_STEP, "decode": colours.SUCCESS, "mixed": colours.WARNING,
+              "unknown": colours.MUTED}
 BLOCKS = " ▁▂▃▄▅▆▇█"
 CHART_HEIGHT = 8
 CHART_WIDTH = 100  # columns at most: more steps share a column (its tallest step, and that step's kind)
 
 
 def kind_style(kind: str) -> str:
-    return KIND_STYLE.get(kind, palette.TEXT)
+    return KIND_STYLE.get(kind, colours.TEXT)
 
 
 def chart_columns(sv: ServingReport, width: int = CHART_WIDTH) -> tuple[np.ndarray, list[str]]:
@@ -52,27 +52,27 @@ def step_chart(sv: ServingReport, height: int = CHART_HEIGHT, width: int = CHART
     label_w = 11
     for row in range(height, 0, -1):
         label = fd(top) if row == height else (fd(0) if row == 1 else "")
-        out.append(f"{label:>{label_w}} ┤", style=palette.NOTE)
+        out.append(f"{label:>{label_w}} ┤", style=colours.NOTE)
         for v, kind in zip(eighths.tolist(), kinds):
             fill = min(max(v - (row - 1) * 8, 0), 8)
             out.append(BLOCKS[fill], style=kind_style(kind))
         out.append("\n")
-    out.append(" " * label_w + " └" + "─" * len(vals) + "\n", style=palette.NOTE)
+    out.append(" " * label_w + " └" + "─" * len(vals) + "\n", style=colours.NOTE)
     out.append(" " * (label_w + 2))
     for kind in ("prefill", "decode", "mixed", "unknown"):
         if kind in kinds:
             out.append("█ ", style=kind_style(kind))
-            out.append(f"{kind}  ", style=palette.TEXT)
+            out.append(f"{kind}  ", style=colours.TEXT)
     return out
 
 
 def _lines(title: str, lines: list[str], kinds: ServingReport | None = None) -> Text:
-    text = Text(title + "\n", style=palette.HEADING)
+    text = Text(title + "\n", style=colours.HEADING)
     for line in lines:
-        style = palette.TEXT
+        style = colours.TEXT
         if kinds is not None:
             word = line.strip().split(" ", 1)[0]
-            style = KIND_STYLE.get(word, palette.TEXT)
+            style = KIND_STYLE.get(word, colours.TEXT)
         text.append(visible(line) + "\n", style=style)  # lines quote names from the trace
     return text
 
@@ -86,7 +86,7 @@ def serving_widgets(ins: Insights) -> list[Static]:
         lines = [ln for ln in lines if not ln.startswith("  steps (") and not ln.startswith("  step time by kind")]
         out.append(Static(_lines("Serving (prefill / decode)", lines, sv), id="ins-serving"))
         if sv.kinds_known:
-            out.append(Static(Text("Step time by kind", style=palette.HEADING), classes="ins-chart-title"))
+            out.append(Static(Text("Step time by kind", style=colours.HEADING), classes="ins-chart-title"))
             out.append(Static(step_chart(sv), id="ins-serving-chart"))
     if ins.graphs.present:
         out.append(Static(_lines("CUDA/HIP graphs", graph_lines(ins.graphs)), id="ins-graphs"))
