@@ -78,7 +78,7 @@ def info_text(store: TraceStore) -> str:
     lines.append(f"{d['overlapping_slices']:,} slices partly overlap a neighbour (on extra lanes)")
     if d["nesting_tolerance_ns"]:
         lines.append(f"timestamps hold {format_duration(d['nesting_tolerance_ns'])} steps (µs values of 2^43 and more "
-                     "written as doubles, never to the ns): a child may pass its parent's end by one step and still nest")
+                     "written as doubles, to 0.1 µs at best): a child may pass its parent's end by one step and still nest")
     else:
         lines.append("timestamps exact to the ns (read from their decimal text)")
     chunks = d["decode_chunks"]

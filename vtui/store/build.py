@@ -280,16 +280,16 @@ def _times(m: Merged) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, int, i
 
 def _nesting_tolerance(m: Merged, valid: np.ndarray, origin_us: float, span_ns: int) -> int:
     """The nesting tolerance (see ``nesting_tolerance_ns``): only where the file's timestamps
-    are doubles coarser than 1 ns, as their text shows: values of 2**43 µs and more (a double's
-    step there exceeds 1 ns) written with a fraction, none of it to the ns (every one a whole
-    10 ns: "1712195495519695.8", a double printed shortest). Text to the ns (Kineto's 3 digits)
-    or whole µs is exact: no tolerance."""
+    are doubles coarser than 1 ns, as their values show: values of 2**43 µs and more (a double's
+    step there exceeds 1 ns) written with a fraction, but never one finer than 0.1 µs (every one
+    a whole 100 ns: "1712195495519695.8", a double near 1.7e15 printed shortest). Text to the ns
+    (Kineto's 3 decimals) or whole µs is exact: no tolerance."""
     large = valid & (np.abs(m.ts_ns) >= int(LARGE_US) * 1000)
     if not large.any():
         return 0
     ns = m.ts_ns[large]
     fraction = ns % 1000 != 0
-    if not fraction.any() or (ns[fraction] % 10 != 0).any():
+    if not fraction.any() or (ns[fraction] % 100 != 0).any():
         return 0
     return nesting_tolerance_ns(origin_us, span_ns)
 
