@@ -177,3 +177,15 @@ def test_stats_count_total_and_self_equal_a_decimal_computation(path, capsys):
             assert got[name]["self_ns"] == selfs[name], name
         checked += 1
     assert checked or not (x_names - other_names)
+
+
+def test_a_display_time_unit_of_ns_changes_no_time(tmp_path):
+    # displayTimeUnit only picks the display unit (Catapult; Perfetto ignores it): ts stays µs.
+    text = ('{"displayTimeUnit":"ns","traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":5188983415106.1455,'
+            '"dur":2.0015},{"ph":"X","name":"b","pid":1,"tid":1,"ts":5188983415106.146,"dur":1}]}')
+    path = tmp_path / "ns.json"
+    path.write_text(text)
+    store = load_trace(path, cache=False)
+    assert _vtui(store) == _oracle(_decimal_events(text))
+    spans = {store.name(r): (int(store.slices.start_ns[r]), int(store.slices.end_ns[r])) for r in range(len(store.slices))}
+    assert spans == {"a": (0, 2_002), "b": (0, 1_000)}  # .1455 → .146 (half to even), 2.0015 → 2002 ns
