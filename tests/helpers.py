@@ -51,7 +51,8 @@ def raw_events(path: Path) -> list[dict]:
 
 
 def norm(value):
-    """Same pid/tid normalisation rule as documented: digit strings are numbers."""
+    """The tid normalisation rule as documented: digit strings are numbers. (A digit-string *pid*
+    stays a string in the store; no trace these oracles read has one.)"""
     if isinstance(value, str) and value.strip().lstrip("-").isdigit():
         return int(value)
     return value
