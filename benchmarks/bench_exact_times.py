@@ -9,6 +9,10 @@ CPU-seconds (user + system) and wall, and the 1-minute load average before and a
 
     git worktree add /tmp/base main        # the tree to compare with (build its helper in place)
     python benchmarks/bench_exact_times.py --base /tmp/base --synthetic-mb 1024 --runs 3
+
+Measured 2026-12-01 (busy machine, load average 11.4 → 4.9), 1 GB synthetic, CPU-s medians of 3:
+floor 6.56, before 19.29, after 17.84 (0.93×); peak RSS 993 → 1035 MB. 300 MB with ``--pure``:
+before 5.23, after 5.03; without the helper 6.99 → 8.23 (README, Speed).
 """
 
 from __future__ import annotations
