@@ -150,7 +150,7 @@ def _oracle(events: list[dict], tol: int) -> list[tuple]:
     per_thread = defaultdict(list)
     for i, e in enumerate(events):
         if e.get("ph") == "X":
-            ts = round((e["ts"] - origin) * 1000)
+            ts = (round(e["ts"] * 1000) - round(origin * 1000))
             key = (repr(norm(e["pid"])), repr(norm(e["tid"])))
             per_thread[key].append((ts, -round(e.get("dur", 0) * 1000), i, e["name"]))
     out = []
