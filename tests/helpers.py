@@ -51,7 +51,8 @@ def raw_events(path: Path) -> list[dict]:
 
 
 def norm(value):
-    """Same pid/tid normalisation rule as documented: digit strings are numbers."""
+    """The tid normalisation rule as documented: digit strings are numbers. (A digit-string *pid*
+    stays a string in the store; no trace these oracles read has one.)"""
     if isinstance(value, str) and value.strip().lstrip("-").isdigit():
         return int(value)
     return value
@@ -63,8 +64,10 @@ def raw_origin(events: list[dict]) -> float:
 
 
 def raw_span_ns(origin: float, e: dict) -> tuple[int, int]:
-    """An event's start and end in ns from ``origin``, rounded as the store rounds."""
-    return round((e["ts"] - origin) * 1000), round((e["ts"] + e.get("dur", 0) - origin) * 1000)
+    """An event's start and end in ns from ``origin``, on the absolute ns grid as the store
+    reads them (exact for the 3 decimals below 2**43 µs that the traces these oracles read hold)."""
+    start = round(e["ts"] * 1000) - round(origin * 1000)
+    return start, start + round(e.get("dur", 0) * 1000)
 
 
 def union_length(intervals: list[tuple[int, int]]) -> int:

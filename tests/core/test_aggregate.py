@@ -24,7 +24,7 @@ def _raw_slices(path):
     out = []
     for e in events:
         if e.get("ph") == "X":
-            start = round((e["ts"] - origin) * 1000)
+            start = (round(e["ts"] * 1000) - round(origin * 1000))
             out.append((e["name"], (norm(e.get("pid")), norm(e.get("tid"))), start, start + round(e.get("dur", 0) * 1000)))
     return out
 

@@ -52,7 +52,7 @@ def _raw(path):
     out = []
     for i, e in enumerate(events):
         if e.get("ph") == "X":
-            start = round((e["ts"] - origin) * 1000)
+            start = (round(e["ts"] * 1000) - round(origin * 1000))
             out.append({"name": e["name"], "thread": (norm(e.get("pid")), norm(e.get("tid"))), "start": start,
                         "end": start + round(e.get("dur", 0) * 1000), "order": i, "cat": e.get("cat", ""),
                         "args": e.get("args") or {}})

@@ -4,6 +4,7 @@ whatever mix of ids, scopes, flow fields and odd values a chunk holds, and howev
 from __future__ import annotations
 
 import math
+from decimal import ROUND_HALF_EVEN, Decimal
 
 import numpy as np
 from hypothesis import given, settings
@@ -11,6 +12,7 @@ from hypothesis import strategies as st
 
 from vtui.io.columns import ColumnSink, normalise_id
 from vtui.io.events import Event, phase_code
+from vtui.io.exactts import NO_NS
 
 IDS = st.one_of(
     st.none(), st.integers(-(2**70), 2**70), st.booleans(), st.sampled_from(["0x1f", "31", "abc", " 0X10 "]),
@@ -71,12 +73,13 @@ def test_columns_match_the_per_event_rules_however_the_chunks_fall(events, cut):
     assert cols.ph.tolist() == [phase_code(e.ph) for e in events]
     assert [cols.strings[i] for i in cols.name] == [e.name for e in events]
     assert [cols.thread_keys[i] for i in cols.thread] == [(e.pid, e.tid) for e in events]
-    # ts: numbers (and numeric text) as floats, None as NaN; in a chunk with a non-number,
-    # booleans and text may read as NaN too, so only plain numbers and None are checked.
-    for got, e in zip(cols.ts.tolist(), events):
+    # ts: a Python number (an event built, not decoded) as the ns of its shortest text, half to
+    # even below the ns; µs is ns / 1000; None is no ns and NaN.
+    for ns, us, e in zip(cols.ts_ns.tolist(), cols.ts.tolist(), events):
         if e.ts is None:
-            assert math.isnan(got)
-        elif type(e.ts) in (int, float):
-            assert got == float(e.ts) or (math.isnan(got) and math.isnan(e.ts))
+            assert ns == NO_NS and math.isnan(us)
+        elif type(e.ts) in (int, float) and math.isfinite(e.ts) and abs(e.ts) < 1e15:
+            assert ns == int((Decimal(repr(e.ts)) * 1000).to_integral_value(ROUND_HALF_EVEN))
+            assert us == ns / 1000
     none_dur = np.array([e.dur is None for e in events], dtype=bool)
-    assert np.isnan(cols.dur[none_dur]).all()
+    assert np.isnan(cols.dur[none_dur]).all() and (cols.dur_ns[none_dur] == NO_NS).all()

@@ -150,7 +150,7 @@ def _oracle(events: list[dict], tol: int) -> list[tuple]:
     per_thread = defaultdict(list)
     for i, e in enumerate(events):
         if e.get("ph") == "X":
-            ts = round((e["ts"] - origin) * 1000)
+            ts = (round(e["ts"] * 1000) - round(origin * 1000))
             key = (repr(norm(e["pid"])), repr(norm(e["tid"])))
             per_thread[key].append((ts, -round(e.get("dur", 0) * 1000), i, e["name"]))
     out = []
@@ -267,16 +267,24 @@ def test_a_b_opened_inside_an_open_b_is_its_child(tmp_path: Path):
 def test_info_states_the_nesting_tolerance(tmp_path: Path, capsys):
     from vtui.cli import main
 
-    base = 1712195495505000
-    path = write_trace(tmp_path, [X("parent", base + 100.5, 482.5), X("child", base + 582.25, 0.75)])
-    assert main(["info", str(path), "--json"]) == 0  # epoch µs are read exactly from their text
-    assert json.loads(capsys.readouterr().out)["nesting_tolerance_ns"] == 0
-    # An event only Perfetto's tokenizer reads (a raw newline in a string) is read as doubles.
-    path.write_text(path.read_text().replace('"child"', '"chi\nld"'))
+    def trace(parent_ts: str, parent_dur: str, child_ts: str, child_dur: str) -> str:
+        x = '{{"ph":"X","name":"{}","pid":1,"tid":1,"ts":{},"dur":{}}}'
+        return "[" + x.format("parent", parent_ts, parent_dur) + "," + x.format("child", child_ts, child_dur) + "]"
+
+    # Epoch µs written as doubles print shortest ("…582.2" for …582.25, never to the ns): the
+    # file's own times hold 0.25 µs steps, so a child may pass its parent's end by one.
+    path = tmp_path / "t.json"
+    path.write_text(trace("1712195495505100.5", "482.5", "1712195495505582.2", "0.75"))
     assert main(["info", str(path), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["nesting_tolerance_ns"] == 250
     assert main(["info", str(path)]) == 0
     assert "250 ns steps" in capsys.readouterr().out
+    # Times written to the ns (Kineto's 3 decimals) are exact: no tolerance.
+    path.write_text(trace("1712195495505100.500", "482.500", "1712195495505582.250", "0.750"))
+    assert main(["info", str(path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["nesting_tolerance_ns"] == 0
+    assert main(["info", str(path)]) == 0
+    assert "timestamps exact to the ns" in capsys.readouterr().out
 
 
 def test_async_slices_nest_only_within_their_id(tmp_path: Path):

@@ -198,12 +198,16 @@ def _as_file_args(cols):
     return cols
 
 
-def test_relative_traces_do_not_read_timestamps_twice(tmp_path: Path):
-    path = tmp_path / "rel.json"
-    path.write_text('[{"ph":"X","name":"a","pid":1,"tid":1,"ts":5188983415106.145,"dur":1.5}]')
+def test_decoded_chunks_take_their_times_from_the_text_once():
+    from vtui.io.jsonscan import _DECODER
+
+    text = b'[{"ph":"X","name":"a","pid":1,"tid":1,"ts":5188983415106.1455,"dur":1.5005}]'
+    events = _DECODER.decode(text)
     sink = ColumnSink()
-    scan_trace(path.read_bytes(), sink)
-    assert sink.finish().ts_ns is None  # below 2**43 µs a double holds the ns: nothing extra
+    sink.add(events)
+    sink.keep_exact_ts(events, lambda: pytest.fail("the decoder kept the text: no second read"))
+    cols = sink.finish()
+    assert cols.ts_ns.tolist() == [5188983415106146] and cols.dur_ns.tolist() == [1500]  # half to even
 
 
 @pytest.mark.skipif(not HTA_EPOCH.is_file(), reason="shared traces not present (the synthetic tests cover this)")

@@ -28,7 +28,7 @@ def test_all_phases(tmp_path):
         {"ph": "M", "name": "thread_name", "pid": 1, "tid": 2, "args": {"name": "first"}},
         {"ph": "M", "name": "thread_name", "pid": 1, "tid": 2, "args": {"name": "main"}},
         {"ph": "X", "name": "outer", "pid": 1, "tid": 2, "ts": 0, "dur": 100},
-        {"ph": "B", "name": "be", "pid": "1", "tid": "2", "ts": 10, "args": {"a": 1}},
+        {"ph": "B", "name": "be", "pid": 1, "tid": "2", "ts": 10, "args": {"a": 1}},
         {"ph": "E", "pid": 1, "tid": 2, "ts": 20, "args": {"b": 2}},
         {"ph": "E", "pid": 1, "tid": 2, "ts": 30},  # no open B
         {"ph": "i", "name": "inst", "pid": 1, "tid": 2, "ts": 40, "s": "t"},
@@ -60,7 +60,8 @@ def test_all_phases(tmp_path):
     store = load_trace(_write(tmp_path, ev))
     assert store.event_count == len(ev)
     assert store.by_phase["Q"] == 1 and store.by_phase["X"] == 5
-    # B/E paired across "1"/1 ids; the stray E and the open B are warnings.
+    # B/E paired across "2"/2 tids (a string pid would be another process); the stray E and the
+    # open B are warnings.
     assert "be" in _names(store)
     w = " | ".join(store.warnings)
     assert "1 E events had no open B" in w and "1 B events were never closed" in w
@@ -188,9 +189,10 @@ def test_ids_of_every_kind_pair_up(tmp_path):
     assert {t.name for t in store.tracks} >= {"queue[42] depth", "mem[0xb0beed4c8c3041ab]"}
 
 
-def test_async_ids_are_global_unless_id2_local(tmp_path):
-    """A plain id (and id2.global) pairs a begin and an end written by two processes; an
-    id2.local id is per process, so the same pair stays open (TRACE-FORMAT 4.5, Catapult's key)."""
+def test_async_ids_are_per_process_even_plain_and_global_ones(tmp_path):
+    """Perfetto keys async slices per process (InternProcessTrackSet), whatever the id's kind:
+    a begin and an end written by two processes never pair (Catapult's global ids would; where
+    the two disagree vtui follows Perfetto, README's importer rules)."""
     events = [
         {"ph": "b", "cat": "net", "name": "request", "id": 7, "pid": 1, "tid": 1, "ts": 10},
         {"ph": "e", "cat": "net", "name": "request", "id": 7, "pid": 2, "tid": 5, "ts": 30},
@@ -198,11 +200,14 @@ def test_async_ids_are_global_unless_id2_local(tmp_path):
         {"ph": "e", "cat": "net", "name": "global", "id2": {"global": "0x8"}, "pid": 2, "tid": 5, "ts": 45},
         {"ph": "b", "cat": "net", "name": "local", "id2": {"local": 9}, "pid": 1, "tid": 1, "ts": 50},
         {"ph": "e", "cat": "net", "name": "local", "id2": {"local": 9}, "pid": 2, "tid": 5, "ts": 60},
+        {"ph": "b", "cat": "net", "name": "same", "id": 7, "pid": 1, "tid": 2, "ts": 70},
+        {"ph": "e", "cat": "net", "name": "same", "id": 7, "pid": 1, "tid": 3, "ts": 75},  # another thread, one process
         {"ph": "X", "name": "tail", "pid": 1, "tid": 1, "ts": 90, "dur": 10},
     ]
     store = load_trace(_write(tmp_path, events), cache=False)
     spans = {store.name(r): (int(store.slices.start_ns[r]), int(store.slices.end_ns[r]))
              for r in range(len(store.slices)) if store.name(r) != "tail"}
-    assert spans["request"] == (0, 20_000) and spans["global"] == (30_000, 35_000)
-    assert spans["local"] == (40_000, 90_000)  # never ended in its process: runs to the trace end
-    assert any("1 async b/e ends had no open begin" in w for w in store.warnings)
+    # never ended in their process: they run to the trace end
+    assert spans == {"request": (0, 90_000), "global": (30_000, 90_000), "local": (40_000, 90_000),
+                     "same": (60_000, 65_000)}
+    assert any("3 async b/e ends had no open begin" in w for w in store.warnings)

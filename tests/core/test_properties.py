@@ -145,7 +145,7 @@ def test_every_event_is_kept_and_the_slices_are_the_ones_written(trace_dir, g: G
     origin = _origin(g)
 
     def ns(us: float) -> int:
-        return round((us - origin) * 1000)
+        return (round(us * 1000) - round(origin * 1000))
 
     s = store.slices
     got_threads, got_async = Counter(), Counter()
@@ -222,8 +222,8 @@ def test_flows_join_the_slices_their_ends_lie_in(trace_dir, g: Generated):
     origin = _origin(g)
     want = Counter()
     for (pa, ta, a), (pb, tb, b) in g.flows:
-        src = _enclosing(store, pa, ta, round((a - origin) * 1000))
-        dst = _enclosing(store, pb, tb, round((b - origin) * 1000))
+        src = _enclosing(store, pa, ta, (round(a * 1000) - round(origin * 1000)))
+        dst = _enclosing(store, pb, tb, (round(b * 1000) - round(origin * 1000)))
         assert src >= 0 and dst >= 0  # each end sits at the start of an X slice
         want[(src, dst)] += 1
     assert Counter(zip(f.src_slice.tolist(), f.dst_slice.tolist())) == want
@@ -252,7 +252,7 @@ def test_aggregation_totals_equal_the_sum_over_slices(trace_dir, g: Generated, w
     origin = _origin(g)
 
     def ns(us: float) -> int:
-        return round((us - origin) * 1000)
+        return (round(us * 1000) - round(origin * 1000))
 
     intervals = [(n, ns(a), ns(b)) for _, _, n, a, b in g.thread_slices] + [(n, ns(a), ns(b)) for _, n, a, b in g.async_slices]
     want_count, want_total = Counter(), Counter()
@@ -283,7 +283,7 @@ def test_export_then_load_round_trips_the_selected_events(trace_dir, g: Generate
     origin = _origin(g)
 
     def ns(us: float) -> int:
-        return round((us - origin) * 1000)
+        return (round(us * 1000) - round(origin * 1000))
 
     # Range ends often on slice ends: the rule's edges (touching, zero-length at t0 or t1).
     ends = sorted({ns(a) for *_, a, _ in g.thread_slices + g.async_slices}

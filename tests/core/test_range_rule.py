@@ -36,8 +36,8 @@ def _raw_in_range(events: list[dict], t0: int, t1: int) -> list[tuple[dict, int,
     for e in events:
         if e.get("ph") != "X":
             continue
-        a = round((e["ts"] - origin) * 1000)
-        b = round((e["ts"] + e.get("dur", 0) - origin) * 1000)
+        a = (round(e["ts"] * 1000) - round(origin * 1000))
+        b = round(e["ts"] * 1000) - round(origin * 1000) + round(e.get("dur", 0) * 1000)
         inside = (a < t1 and b > t0) if b > a else (t0 <= a <= t1)
         if inside:
             out.append((e, a, b))

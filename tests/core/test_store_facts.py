@@ -31,7 +31,7 @@ def _independent_depths(events: list[dict]) -> dict:
     per_thread = defaultdict(list)
     for i, e in enumerate(events):
         if e.get("ph") == "X":
-            ts = round((e["ts"] - origin) * 1000)
+            ts = (round(e["ts"] * 1000) - round(origin * 1000))
             per_thread[(norm(e["pid"]), norm(e["tid"]))].append((ts, -round(e.get("dur", 0) * 1000), i))
     out = {}
     for key, items in per_thread.items():
@@ -80,8 +80,9 @@ def test_b_e_pairing_and_unclosed_b():
             per_thread[(norm(e["pid"]), norm(e["tid"]))].append((e["ts"], i, e))
     durations = []
     unclosed = 0
-    end_of_trace = max(e["ts"] + e.get("dur", 0) for e in events if "ts" in e and e.get("ph") != "M")
-    origin = min(e["ts"] for e in events if "ts" in e and e.get("ph") != "M")
+    # the latest end of any event, on the absolute ns grid (each ts and dur rounded to the ns)
+    end_of_trace = max(round(e["ts"] * 1000) + round(e.get("dur", 0) * 1000)
+                       for e in events if "ts" in e and e.get("ph") != "M")
     for items in per_thread.values():
         items.sort(key=lambda x: (x[0], x[1]))
         stack = []
@@ -91,7 +92,7 @@ def test_b_e_pairing_and_unclosed_b():
             elif stack:
                 durations.append(round((ts - stack.pop()) * 1000))
         unclosed += len(stack)
-        durations += [round((end_of_trace - origin) * 1000) - round((b - origin) * 1000) for b in stack]
+        durations += [end_of_trace - round(b * 1000) for b in stack]
     store = load_trace(UNCLOSED)
     assert unclosed == 4
     assert len(store.slices) == sum(1 for e in events if e.get("ph") == "B") == 1684
@@ -188,9 +189,9 @@ def test_times_are_int64_ns_relative_to_smallest_ts():
     assert store.slices.start_ns.dtype == np.int64
     assert store.slices.start_ns.min() >= 0
     xs = [e for e in events if e.get("ph") == "X"]
-    expected = sorted(round((e["ts"] - origin) * 1000) for e in xs)
+    expected = sorted((round(e["ts"] * 1000) - round(origin * 1000)) for e in xs)
     assert sorted(store.slices.start_ns.tolist()) == expected
-    ends = sorted(round((e["ts"] - origin) * 1000) + round(e["dur"] * 1000) for e in xs)
+    ends = sorted((round(e["ts"] * 1000) - round(origin * 1000)) + round(e["dur"] * 1000) for e in xs)
     assert sorted(store.slices.end_ns.tolist()) == ends
 
 

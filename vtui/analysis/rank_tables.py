@@ -254,8 +254,9 @@ def _epoch_ns(store: TraceStore, source: int) -> int:
     ``baseTimeNanoseconds`` (the merge already shifted each rank by its base minus the lowest)."""
     origin = round(Fraction(store.origin_us) * 1000)  # exact: epoch ns overflow a double's 53 bits
     bases = [src.metadata.get("baseTimeNanoseconds") for src in store.sources]
-    if all(isinstance(b, int) and not isinstance(b, bool) for b in bases):
-        return origin + (min(bases) if len(bases) > 1 else bases[source])
+    ints = [b for b in bases if isinstance(b, int) and not isinstance(b, bool)]
+    if len(ints) == len(bases):
+        return origin + (min(ints) if len(ints) > 1 else ints[source])
     return origin
 
 

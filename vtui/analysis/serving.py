@@ -280,7 +280,7 @@ def analyse_serving(store: TraceStore, st: StepReport) -> ServingReport:
             phases, _ = phases_below_frames(store, rows[sel])
         else:
             phases, _ = phases_from(store, rows[sel], kids[mine], pos[k_step[mine]])
-        out.kinds.append(KindStats(kind, len(sel), Stats.of(durs[sel]), _busy(gpu[sel], gspan[sel]),
+        out.kinds.append(KindStats(kind, len(sel), _stats(durs[sel]), _busy(gpu[sel], gspan[sel]),
                                    int(pre_tok[sel].sum()), int(dec_tok[sel].sum()), phases, trend,
                                    [int(sel[k]) for k in trend.spikes]))
     out.slow_prefills = _slow_prefills(steps)
@@ -290,7 +290,7 @@ def analyse_serving(store: TraceStore, st: StepReport) -> ServingReport:
         sel = np.arange(a, b + 1)
         dec_tokens = int(dec_tok[sel].sum())
         out.steady = Steady(a, b, len(sel), float(np.median([steps[i].decode_requests for i in sel.tolist()])),
-                            Stats.of(durs[sel]), float(np.median(durs[sel])), dec_tokens,
+                            _stats(durs[sel]), float(np.median(durs[sel])), dec_tokens,
                             _rate(dec_tokens, int(ends[b] - starts[a])), _busy(gpu[sel], gspan[sel]))
     return out
 
@@ -308,3 +308,11 @@ def _slow_prefills(steps: list[ServingStep]) -> list[int]:
         if per[k] >= SLOW_FIRST_RATIO * float(np.median(others)):
             out.append(s.index)
     return out
+
+
+def _stats(durations: np.ndarray) -> Stats:
+    """``Stats.of`` of a selection known to be non-empty (a kind's or the steady window's steps)."""
+    stats = Stats.of(durations)
+    if stats is None:
+        raise ValueError("no steps")
+    return stats

@@ -5,8 +5,8 @@
  * is found where pip installed it.
  *
  * It reads only Python objects (decoded Event structs), never trace bytes. Anything it does not
- * handle exactly as the Python path does (an unhashable kind field, a ts that is not a float, an
- * int or None, an int too big for a double, an object of another type...) makes it return None,
+ * handle exactly as the Python path does (an unhashable kind field, a ts whose text is not a plain
+ * decimal, an object of another type...) makes it return None,
  * and the caller runs the pure-Python path on that chunk instead: results are identical either way.
  *
  * Fields are read straight from the struct's slots (offsets taken from the type's member
@@ -53,28 +53,74 @@ field_offsets(PyTypeObject *tp, Py_ssize_t *offs)
     return 1;
 }
 
-/* float64 of a ts/dur exactly as vtui.io.columns._floats gives it; -1: not handled here. */
+/* ns of a JSON number's text ``-?digits[.digits]``: the integer part and 3 fraction digits, the
+ * digits below the ns rounded half to even, as vtui.io.exactts does. 0: done (an empty text,
+ * a missing field, is NO_NS); -1: anything else (an exponent, a string, true, out of range), which
+ * the Python path decides. */
 static int
-as_double(PyObject *v, double *out)
+parse_ns(const char *p, Py_ssize_t len, int64_t *out)
 {
-    if (PyFloat_CheckExact(v)) {
-        *out = PyFloat_AS_DOUBLE(v);
+    if (len == 0) {
+        *out = INT64_MIN;
         return 0;
     }
-    if (v == Py_None) {
-        *out = Py_NAN;
-        return 0;
-    }
-    if (PyLong_CheckExact(v) || PyBool_Check(v)) {
-        double d = PyLong_AsDouble(v);
-        if (d == -1.0 && PyErr_Occurred()) {
-            PyErr_Clear();  /* too big for a double: Python's path decides */
+    const char *end = p + len;
+    int negative = (*p == '-');
+    if (negative)
+        p++;
+    uint64_t whole = 0, frac = 0;
+    int digits = 0, frac_digits = 0, round_digit = -1, sticky = 0;
+    while (p < end && (unsigned)(*p - '0') < 10) {
+        if (++digits > 16)
             return -1;
+        whole = whole * 10 + (uint64_t)(*p++ - '0');
+    }
+    if (digits == 0)
+        return -1;
+    if (p < end && *p == '.') {
+        p++;
+        while (p < end && (unsigned)(*p - '0') < 10) {
+            int d = *p++ - '0';
+            if (frac_digits < 3)
+                frac = frac * 10 + (uint64_t)d;
+            else if (frac_digits == 3)
+                round_digit = d;
+            else if (d)
+                sticky = 1;
+            frac_digits++;
         }
-        *out = d;
+        if (frac_digits == 0)
+            return -1;
+    }
+    if (p != end || whole > (uint64_t)(INT64_MAX - 999) / 1000)
+        return -1;
+    for (int k = frac_digits; k < 3; k++)
+        frac *= 10;
+    uint64_t ns = whole * 1000 + frac;
+    if (round_digit > 5 || (round_digit == 5 && (sticky || (ns & 1))))
+        ns++;
+    *out = negative ? -(int64_t)ns : (int64_t)ns;
+    return 0;
+}
+
+/* int64 ns of a ts/dur slot: its source text (msgspec.Raw) or None; -1: not handled here. */
+static int
+as_ns(PyObject *v, int64_t *out)
+{
+    if (v == Py_None) {
+        *out = INT64_MIN;
         return 0;
     }
-    return -1;
+    if (!Py_IS_TYPE(v, (PyTypeObject *)raw_type))
+        return -1;
+    Py_buffer view;
+    if (PyObject_GetBuffer(v, &view, PyBUF_SIMPLE) < 0) {
+        PyErr_Clear();
+        return -1;
+    }
+    int rc = parse_ns((const char *)view.buf, view.len, out);
+    PyBuffer_Release(&view);
+    return rc;
 }
 
 /* Types whose == with a str and whose isinstance(v, str) run no Python code. */
@@ -124,7 +170,7 @@ ids_of(PyObject **fv, int8_t *id_kind, int64_t *id_val, int8_t *scope, char *bp)
 PyDoc_STRVAR(extract_doc,
 "extract(events: list, kinds: dict) -> tuple | None\n\n"
 "Per event: kind id (kinds.get((ph, name, cat, pid, tid), -1)) as int32 bytearray, ts and dur as\n"
-"float64 bytes, args lengths as int64 bytes, the args joined as bytes, and a uint8 flag (any of id,\n"
+"int64 ns bytes (INT64_MIN: none; read from their msgspec.Raw text), args lengths as int64 bytes, the args joined as bytes, and a uint8 flag (any of id,\n"
 "id2, s, bp, bind_id not None) as bytes, and the (id_kind int8, id_val int64, scope int8, bp bool)\n"
 "columns as bytes, or None where Python must make them. None when the chunk needs the Python path.");
 
@@ -149,8 +195,8 @@ extract(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     Py_INCREF(kinds);
 
     PyObject *kind_b = PyByteArray_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int32_t));
-    PyObject *ts_b = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(double));
-    PyObject *dur_b = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(double));
+    PyObject *ts_b = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
+    PyObject *dur_b = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
     PyObject *len_b = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
     PyObject *flag_b = PyBytes_FromStringAndSize(NULL, n);
     PyObject *idk_b = PyBytes_FromStringAndSize(NULL, n);
@@ -172,8 +218,8 @@ extract(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     memset(scope, 0, (size_t)n);
     memset(bp, 0, (size_t)n);
     int32_t *kind = (int32_t *)PyByteArray_AS_STRING(kind_b);
-    double *ts = (double *)PyBytes_AS_STRING(ts_b);
-    double *dur = (double *)PyBytes_AS_STRING(dur_b);
+    int64_t *ts = (int64_t *)PyBytes_AS_STRING(ts_b);
+    int64_t *dur = (int64_t *)PyBytes_AS_STRING(dur_b);
     int64_t *lens = (int64_t *)PyBytes_AS_STRING(len_b);
     char *flags = PyBytes_AS_STRING(flag_b);
 
@@ -200,7 +246,7 @@ extract(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
                     || fv[F_BP] != Py_None || fv[F_BIND] != Py_None);
         if (flags[i] && ids_ok)
             ids_ok = ids_of(fv, &id_kind[i], &id_val[i], &scope[i], &bp[i]);
-        if (as_double(fv[F_TS], &ts[i]) < 0 || as_double(fv[F_DUR], &dur[i]) < 0) {
+        if (as_ns(fv[F_TS], &ts[i]) < 0 || as_ns(fv[F_DUR], &dur[i]) < 0) {
             Py_DECREF(ev);
             goto fallback;
         }

@@ -6,8 +6,6 @@ object kept per event once a chunk is done (the garbage collector is the enemy h
 
 from __future__ import annotations
 
-import array
-import math
 import operator
 from collections import Counter
 from collections.abc import Callable
@@ -18,7 +16,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from vtui.io.events import Event, phase_code
-from vtui.io.exactts import NO_NS, chunk_ts_ns, exact_from_doubles, integral_only, needs_exact
+from vtui.io.exactts import NO_NS, chunk_times, times_of
 
 # The optional C helper (_vtui_fastcols, from vtui/io/_fastcols.c) does add()'s per-event reads; the
 # Python path below is the reference and the fallback (no compiler at install, a chunk it declines,
@@ -27,23 +25,6 @@ try:
     from _vtui_fastcols import extract as _extract
 except ImportError:  # pragma: no cover - depends on the install
     _extract = None
-
-
-def _as_float(value: Any) -> float:
-    """Best-effort number from a JSON value: numbers, numeric strings; NaN otherwise."""
-    if isinstance(value, bool):
-        return math.nan
-    if isinstance(value, (int, float)):
-        try:
-            return float(value)
-        except OverflowError:
-            return math.nan
-    if isinstance(value, str):
-        try:
-            return float(value)
-        except ValueError:
-            return math.nan
-    return math.nan
 
 
 def _hashable(value: Any) -> Any:
@@ -81,8 +62,8 @@ class Columns:
     """Events of one source, in file order, as columns. Row i is the i-th event object."""
 
     ph: np.ndarray  # int8 phase code
-    ts: np.ndarray  # float64 µs as written (NaN where missing / not a number)
-    dur: np.ndarray  # float64 µs (NaN where missing)
+    ts: np.ndarray  # float64 µs: ts_ns / 1000 (beyond int64 ns: the double; NaN: not a number)
+    dur: np.ndarray  # float64 µs, as ts
     name: np.ndarray  # int32 into ``strings``
     cat: np.ndarray  # int32 into ``strings``
     thread: np.ndarray  # int32 into ``thread_keys``
@@ -98,10 +79,12 @@ class Columns:
     ids: list[Any]  # the ids that are not plain integers (strings, id2, scoped), interned
     args_blob: bytes  # empty when the args went to an args file (offsets are into that file)
     by_phase: dict[str, int]
-    # Absolute int64 ns of ts read from its text (NO_NS: none; use ``ts``), only for chunks whose
-    # ts a double cannot hold to the ns (large, or with sub-ns digits: see vtui.io.exactts);
-    # None when no chunk needed it.
+    # Absolute int64 ns of ts and dur read from their text (see vtui.io.exactts; NO_NS: none).
+    # None: a source of another kind (nsys), whose doubles hold the ns (the merge rounds them).
     ts_ns: np.ndarray | None = None
+    dur_ns: np.ndarray | None = None
+    # (chunks, of them through the C helper) for `vtui info`
+    chunks: tuple[int, int] = (0, 0)
 
     def __len__(self) -> int:
         return len(self.ph)
@@ -138,30 +121,26 @@ class ColumnSink:
     _kind_table: _KindTable = field(default_factory=lambda: _KindTable())
     _labels: dict[str, int] = field(default_factory=dict)  # ph as written -> small id, for by_phase
     _label_counts: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    _exact_ts: list[tuple[int, np.ndarray]] = field(default_factory=list)  # (first row, ns) per chunk that needed it
+    _last_from_text: bool = True  # did the last add() read ts/dur from their text?
+    _chunks: int = 0
+    _fast_chunks: int = 0
 
     @property
     def rows(self) -> int:
         return self._rows
 
     def keep_exact_ts(self, events: list[Event], chunk: Callable[[], bytes]) -> None:
-        """After ``add(events)``: when they hold timestamps a double cannot keep to the ns, read
-        those again from ``chunk()`` (the same events' JSON) as exact ns."""
-        parts = self._parts.get("ts")
-        if not parts or not needs_exact(parts[-1]):
+        """After ``add(events)``: where they held Python values for ts/dur (events the walk
+        decoded one by one), read the times again from ``chunk()`` (the same events' JSON), so
+        they are exact from the text too. Decoded chunks hold the text already: nothing to do."""
+        if self._last_from_text or not events:
             return
-        ts = parts[-1]
-        exact = exact_from_doubles(ts) if integral_only(events) else chunk_ts_ns(chunk(), len(ts))
-        if exact is not None:
-            self._exact_ts.append((self._rows - len(ts), exact))
-
-    def _exact_column(self) -> np.ndarray | None:
-        if not self._exact_ts:
-            return None
-        out = np.full(self._rows, NO_NS, dtype=np.int64)
-        for first, values in self._exact_ts:
-            out[first : first + len(values)] = values
-        return out
+        got = chunk_times(chunk(), len(events))
+        if got is None:  # not JSON msgspec reads (leniently read events): keep the values' own ns
+            return
+        for key, (ns, us) in zip(("ts", "dur"), got):
+            self._parts[key][-1] = us
+            self._parts[key + "_ns"][-1] = ns
 
     def _kinds_of(self, events: list[Event]) -> np.ndarray:
         # One comprehension builds each key and looks it up (attribute loads in a comprehension
@@ -206,17 +185,23 @@ class ColumnSink:
             return
         # The C helper's per-event reads, or None: this chunk takes the Python path (same result).
         fast = _extract(events, self._kinds) if _extract is not None and not self.pure_python else None
+        self._chunks += 1
         if fast is not None:
+            self._fast_chunks += 1
             kind_b, ts_b, dur_b, lens_b, chunk_blob, flags_b, id_cols = fast
             kind = np.frombuffer(kind_b, dtype=np.int32)  # a bytearray: writable, for the new kinds
             if (kind < 0).any():
                 self._new_kinds(events, kind)
-            ts, dur = np.frombuffer(ts_b, dtype=np.float64), np.frombuffer(dur_b, dtype=np.float64)
+            ts_ns, dur_ns = np.frombuffer(ts_b, dtype=np.int64), np.frombuffer(dur_b, dtype=np.int64)
+            ts, dur = _micros(ts_ns), _micros(dur_ns)
+            self._last_from_text = True
             lens = np.frombuffer(lens_b, dtype=np.int64)
             flagged: Any = flags_b
         else:
             kind = self._kinds_of(events)
-            ts, dur = _floats([e.ts for e in events]), _floats([e.dur for e in events])
+            ts_ns, ts, ts_text = times_of([e.ts for e in events])
+            dur_ns, dur, dur_text = times_of([e.dur for e in events])
+            self._last_from_text = ts_text and dur_text
             raws = [e.args for e in events]
             lens = np.fromiter(map(len, raws), dtype=np.int64, count=n)
             chunk_blob = b"".join(raws)
@@ -230,6 +215,8 @@ class ColumnSink:
         self._label_counts += np.bincount(table.label[kind], minlength=len(self._label_counts))
         self._put("ts", ts)
         self._put("dur", dur)
+        self._put("ts_ns", ts_ns)
+        self._put("dur_ns", dur_ns)
 
         offs = np.empty(n, dtype=np.int64)
         offs[0] = 0
@@ -353,7 +340,8 @@ class ColumnSink:
             other = cols.id_kind == 2
             id_val = id_val.copy()
             id_val[other] = i_map[id_val[other]]
-        for name, arr in (("ph", cols.ph), ("ts", cols.ts), ("dur", cols.dur), ("name", s_map[cols.name]),
+        for name, arr in (("ph", cols.ph), ("ts", cols.ts), ("dur", cols.dur), ("ts_ns", _or_doubles(cols.ts_ns, cols.ts)),
+                          ("dur_ns", _or_doubles(cols.dur_ns, cols.dur)), ("name", s_map[cols.name]),
                           ("cat", s_map[cols.cat]), ("thread", t_map[cols.thread]), ("args_off", cols.args_off),
                           ("args_len", cols.args_len), ("id_kind", cols.id_kind), ("id_val", id_val), ("scope", cols.scope),
                           ("bp", cols.bp_enclosing)):
@@ -361,8 +349,8 @@ class ColumnSink:
         # bind ids are normalised already; rows move by what this sink held before.
         self._flow_v2.extend((row + self._rows, key, fin, fout) for row, key, fin, fout in cols.flow_v2)
         self._by_phase.update(cols.by_phase)
-        if cols.ts_ns is not None:
-            self._exact_ts.append((self._rows, cols.ts_ns))
+        self._chunks += cols.chunks[0]
+        self._fast_chunks += cols.chunks[1]
         self._rows += n
 
     def _put(self, name: str, arr: np.ndarray) -> None:
@@ -399,7 +387,9 @@ class ColumnSink:
             ids=list(self._ids),
             args_blob=b"".join(self._blob),
             by_phase=self._phase_counts(),
-            ts_ns=self._exact_column(),
+            ts_ns=cat("ts_ns", np.int64),
+            dur_ns=cat("dur_ns", np.int64),
+            chunks=(self._chunks, self._fast_chunks),
         )
 
 
@@ -439,17 +429,26 @@ def _slow_kind_key(key: tuple) -> tuple:
     return (ph if isinstance(ph, str) else "?", *(_hashable(v) for v in key[1:]))
 
 
-def _floats(values: list[Any]) -> np.ndarray:
-    """Numbers as float64 (None: NaN). ``fromiter`` converts a list of floats ~4x faster than
-    ``np.array``, which inspects each item's type and shape first."""
-    try:  # all numbers (most chunks): array.array converts ~1.5x faster still than fromiter
-        return np.frombuffer(array.array("d", values), dtype=np.float64)
-    except (TypeError, OverflowError):
-        pass
-    try:  # None (NaN), numeric strings
-        return np.fromiter(values, dtype=np.float64, count=len(values))
-    except (ValueError, TypeError, OverflowError):
-        return np.fromiter(map(_as_float, values), dtype=np.float64, count=len(values))
+def _micros(ns: np.ndarray) -> np.ndarray:
+    """µs as the Python path gives them (vtui.io.exactts.times_of) for ns the C helper read."""
+    us = ns.astype(np.float64)
+    us /= 1000.0
+    us[ns == NO_NS] = np.nan
+    return us
+
+
+def _or_doubles(ns: np.ndarray | None, us: np.ndarray) -> np.ndarray:
+    return ns if ns is not None else ns_from_doubles(us)
+
+
+def ns_from_doubles(us: np.ndarray) -> np.ndarray:
+    """int64 ns of µs doubles that hold them (nsys: integer ns / 1000), NO_NS where none."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        scaled = us * 1000.0
+        ok = np.isfinite(scaled) & (np.abs(scaled) < 9.2e18)
+    out = np.full(len(us), NO_NS, dtype=np.int64)
+    out[ok] = np.rint(scaled[ok]).astype(np.int64)
+    return out
 
 
 def _bools(flags: list[bool] | bytes) -> np.ndarray:

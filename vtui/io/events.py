@@ -13,14 +13,16 @@ class Event(msgspec.Struct, gc=False):
     """Only the fields vtui indexes; everything else stays in the source bytes.
 
     Every field is ``Any`` so a string ``ts`` or a list ``pid`` never fails a whole chunk;
-    ``args`` stays encoded (``Raw``) and is decoded only when someone asks.
+    ``args`` stays encoded (``Raw``) and is decoded only when someone asks. ``ts`` and ``dur`` stay
+    their source text (``Raw``), turned into exact ns by vtui.io.exactts (a double would round
+    them); an event built in Python (the event-by-event walk) may hold plain values there.
     """
 
     ph: Any = None
     name: Any = None
     cat: Any = None
-    ts: Any = None
-    dur: Any = None
+    ts: msgspec.Raw = EMPTY_RAW  # the walk (and tests) may put Python values here: no check on init
+    dur: msgspec.Raw = EMPTY_RAW
     pid: Any = None
     tid: Any = None
     id: Any = None

@@ -1,129 +1,220 @@
-"""Timestamps exact to the nanosecond where a float64 cannot hold them.
+"""Exact nanoseconds from the decimal text of ``ts`` and ``dur``.
 
-JSON traces write µs. Near 1.7e15 µs (epoch time, as Kineto writes for some runs) a double holds
-only 0.25 µs steps, so ``1712195495519695.8`` reads as ``…695.75``: durations and self times come
-out up to 0.25 µs wrong and a child may seem to end after its parent. Below 2**43 µs (~100 days
-after the clock's zero) a double's step is under 1 ns, so rounding ts × 1000 gives the exact ns
-for the 3 decimals profilers write; digits below the ns (Fuchsia writes 4) round by the double's
-noise, though. Only chunks holding larger values or such digits pay for this: their ``ts`` text is
-read again and turned, digit by digit, into absolute int64 ns (sub-ns digits rounded half to even).
+JSON traces write µs as decimals. Reading them as doubles and rounding later is not exact: near
+6.5e12 µs a double's step is ~1 ns, so ``round((ts - origin) * 1000)`` puts a third of the starts
+1 ns early; near 1.7e15 (epoch µs) a double holds only 0.25 µs steps. So the decoder keeps each
+``ts``/``dur`` as its source text (``msgspec.Raw``) and this module turns the text into int64 ns:
+the integer part and the first 3 fraction digits, the digits below the ns rounded half to even.
+
+Two paths give the same numbers (tests compare them): the optional C helper parses the digits
+as it reads the struct slots; here, ``times_of`` does it column-wise (plain numbers through
+``float`` where a double provably holds the ns, the rest digit by digit).
+
+Non-numbers follow Perfetto's ``CoerceToTs``: a string is read as ``strtoll`` reads the integer
+part (leading white space and a sign allowed, nothing after the digits) plus a fraction; so
+``"1000"`` is 1000 µs and ``"1_000"``, ``"12 "``, ``"0x10"``, ``"1e3"`` are not numbers (the event
+has no usable ts). ``true``/``false``/``null``, lists and objects are not numbers either.
 """
 
 from __future__ import annotations
 
+import array
 import json
+import math
+import re
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
+from itertools import compress
+from typing import Any
 
 import msgspec
 import numpy as np
 
 from vtui.io.events import EMPTY_RAW
 
-LARGE_US = float(2**43)  # |ts| from here on: a double's step exceeds 1 ns
-NO_NS = np.iinfo(np.int64).min  # "no exact value" (missing, not a number, out of range): use the double
-_MAX_INT_PART = (np.iinfo(np.int64).max - 999) // 1000  # µs whose ns still fit in int64
-_NOISE = 1000.0 * 2.0**-52 * 1.01
+LARGE_US = float(2**43)  # |µs| from here on: a double's step exceeds 1 ns
+NO_NS = np.iinfo(np.int64).min  # "no value" (missing, not a number, out of int64 ns)
+_MIN_NS, _MAX_NS = int(NO_NS) + 1, int(np.iinfo(np.int64).max)
 
 
-class _Ts(msgspec.Struct, gc=False):
+class _Times(msgspec.Struct, gc=False):
     ts: msgspec.Raw = EMPTY_RAW
+    dur: msgspec.Raw = EMPTY_RAW
 
 
-_TS_DECODER = msgspec.json.Decoder(list[_Ts])
+_TIMES_DECODER = msgspec.json.Decoder(list[_Times])
+
+# Bytes a plain JSON number ``-?digits[.digits]`` is made of (msgspec checked the grammar).
+_NOT_PLAIN = np.ones(256, dtype=bool)
+_NOT_PLAIN[list(b"0123456789.-")] = False
 
 
-def needs_exact(ts: np.ndarray) -> bool:
-    """Do these (double) timestamps need their text: values too large for a double to keep to the
-    ns, or digits below the ns (a double decides how those round only by its own rounding noise)?"""
-    with np.errstate(invalid="ignore", over="ignore"):
-        size = np.abs(ts)
-        if (size >= LARGE_US).any():
-            return True
-        scaled = ts * 1000.0
-        # Off a whole ns by more than parsing and scaling can move it (together under 1000 steps
-        # of a double at ts, each at most ts * 2**-52): there are sub-ns digits.
-        off = np.abs(scaled - np.rint(scaled))
-        return bool((off > size * _NOISE).any())
-
-
-def integral_only(events: list) -> bool:
-    """Were all these events' ts written as integers (or left out)? Then their doubles are exact."""
-    return set(map(type, (e.ts for e in events))) <= _INTEGRAL
-
-
-_INTEGRAL = {int, type(None)}
-_EXACT_DOUBLE = float(2**53)  # integers up to here are exact as doubles
-
-
-def exact_from_doubles(ts: np.ndarray) -> np.ndarray:
-    """Absolute int64 ns of timestamps written as integers (µs), NO_NS where there is none."""
-    with np.errstate(invalid="ignore"):
-        ok = np.isfinite(ts) & (np.abs(ts) < min(_EXACT_DOUBLE, _MAX_INT_PART))
-    return np.where(ok, np.where(ok, ts, 0).astype(np.int64) * 1000, NO_NS)
-
-
-def chunk_ts_ns(chunk: bytes, count: int) -> np.ndarray | None:
-    """Absolute int64 ns of each event's ``ts`` in ``chunk`` (events as in the array, no brackets),
-    NO_NS where there is none; None when the chunk does not hold exactly ``count`` events."""
+def times_of(values: list[Any]) -> tuple[np.ndarray, np.ndarray, bool]:
+    """(int64 ns, float64 µs, from_text) of each value: its source text (``msgspec.Raw``, from
+    the chunk decoder) or a Python value (the event-by-event walk, built events; from_text is
+    then False). ns is NO_NS where there is no number; µs is ns / 1000 where there is one (so
+    every path agrees), else the number's double (beyond int64 ns) or NaN."""
+    n = len(values)
     try:
-        items = _TS_DECODER.decode(b"[" + chunk + b"]")
+        lens = np.fromiter(map(len, values), dtype=np.int64, count=n)
+        buf = np.frombuffer(b"".join(values), dtype=np.uint8)
+    except TypeError:  # Python values (not all texts): one by one
+        ns = np.array([value_ns(v) for v in values], dtype=np.int64)
+        return ns, _micros(ns, values, np.flatnonzero(ns == NO_NS)), False
+    ends = np.cumsum(lens)
+    odd = np.zeros(n, dtype=bool)
+    odd[np.searchsorted(ends, np.flatnonzero(_NOT_PLAIN[buf]), side="right")] = True
+    plain = ~odd & (lens > 0)
+    frac = np.zeros(n, dtype=np.int64)  # fraction digits (a JSON number has at most one '.')
+    dots = np.flatnonzero(buf == 0x2E)
+    at = np.searchsorted(ends, dots, side="right")
+    frac[at] = ends[at] - dots - 1
+    ns = np.full(n, NO_NS, dtype=np.int64)
+    rows = np.flatnonzero(plain)
+    if len(rows):
+        sub = list(compress(values, plain))
+        us = np.frombuffer(array.array("d", map(float, sub)), dtype=np.float64)
+        # Below 2**43 µs with at most 3 decimals, the double is within half a ns of the text and
+        # ×1000 lands on the integer grid: its rounding is the exact ns.
+        easy = (frac[rows] <= 3) & (np.abs(us) < LARGE_US)
+        ns[rows[easy]] = np.rint(us[easy] * 1000.0).astype(np.int64)
+        hard = np.flatnonzero(~easy)
+        if len(hard):
+            ns[rows[hard]] = [_in_range(_plain_ns(bytes(sub[k]))) for k in hard.tolist()]
+    for k in np.flatnonzero(odd).tolist():
+        ns[k] = value_ns(values[k])
+    return ns, _micros(ns, values, np.flatnonzero((ns == NO_NS) & (lens > 0))), True
+
+
+def _micros(ns: np.ndarray, values: list[Any], missing: np.ndarray) -> np.ndarray:
+    """µs as ns / 1000; where there are no ns, the number's double (a ts beyond int64 ns is a
+    number still, far from the others) or NaN."""
+    us = ns.astype(np.float64)
+    us /= 1000.0
+    us[ns == NO_NS] = np.nan
+    for k in missing.tolist():
+        us[k] = number_us(values[k])
+    return us
+
+
+def number_us(value: Any) -> float:
+    """The double of a value that is a number (as ``value_ns`` reads numbers), else NaN."""
+    if isinstance(value, msgspec.Raw):
+        text = bytes(value)
+        try:
+            if text[:1] == b'"':
+                value = json.loads(text)
+            elif text[:1] and text[:1] in b"-0123456789":
+                return float(text)
+            else:
+                return math.nan
+        except ValueError:
+            return math.nan
+    if isinstance(value, str):
+        body = value.lstrip(_SPACE)
+        match = _STRING_TS.fullmatch(body)
+        if match is None or not (match.group(1) or match.group(2)):
+            return math.nan
+        return float(body if match.group(1) else body.replace(".", "0.", 1))
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return math.nan
+    try:
+        return float(value)
+    except OverflowError:
+        return math.nan
+
+
+def chunk_times(chunk: bytes, count: int) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]] | None:
+    """(ns, µs) of each event's ``ts`` and of its ``dur`` in ``chunk`` (events as in the array,
+    no brackets); None when the chunk does not decode to exactly ``count`` events."""
+    try:
+        items = _TIMES_DECODER.decode(b"[" + chunk + b"]")
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         return None
     if len(items) != count:
         return None
-    return texts_to_ns([t.ts for t in items])
+    return times_of([t.ts for t in items])[:2], times_of([t.dur for t in items])[:2]
 
 
 def texts_to_ns(texts: list) -> np.ndarray:
-    """int64 ns of JSON µs values given as their source bytes (rounded half to even below 1 ns).
+    """int64 ns of JSON µs values given as their source bytes (NO_NS: not a number)."""
+    return np.array([value_ns(msgspec.Raw(bytes(t))) for t in texts], dtype=np.int64)
 
-    Plain decimals (``-?digits[.digits]``, all that profilers write) take the integer parser;
-    anything else (exponents, numeric strings) goes through ``Decimal``. (Measured on an epoch
-    Kineto chunk: 0.6 µs a value, 3x faster than splitting the digits with numpy.)
-    """
-    out = []
-    for raw in texts:
-        text = bytes(raw)
+
+def value_ns(value: Any) -> int:
+    """ns of one value: a ``Raw`` text or a Python value; NO_NS where it is not a number."""
+    if isinstance(value, msgspec.Raw):
+        text = bytes(value)
+        if not text:
+            return int(NO_NS)
         try:
-            value = _plain_ns(text)
+            return _in_range(_plain_ns(text))
         except ValueError:
-            value = _slow_ns(text)
-        out.append(value if _MIN_NS <= value <= _MAX_NS else NO_NS)
-    return np.array(out, dtype=np.int64)
+            pass
+        if text[:1] == b'"':
+            try:
+                value = json.loads(text)
+            except ValueError:
+                return int(NO_NS)
+        else:  # an exponent, true/false/null, a list or an object
+            return _decimal_ns(text.decode("ascii", "replace")) if text[:1] in b"-0123456789" else int(NO_NS)
+    if isinstance(value, bool) or value is None:
+        return int(NO_NS)
+    if isinstance(value, int):
+        return _in_range(value * 1000)
+    if isinstance(value, float):
+        # A built event (not from a file's text): its double's shortest text, as Python prints it.
+        return _decimal_ns(repr(value)) if math.isfinite(value) else int(NO_NS)
+    if isinstance(value, str):
+        return _string_ns(value)
+    return int(NO_NS)
 
 
-_MIN_NS, _MAX_NS = int(NO_NS) + 1, int(np.iinfo(np.int64).max)
+_SPACE = " \t\n\v\f\r"  # what strtoll skips before the number
+_STRING_TS = re.compile(r"[+-]?(\d*)(?:\.(\d*))?")
+
+
+def _string_ns(text: str) -> int:
+    """A string ts as Perfetto's CoerceToTs reads it (strtoll on the integer part, the fraction
+    as a decimal): no underscores, no trailing characters, no exponent, no hex. Unlike
+    Perfetto's, the fraction of a negative value is subtracted (-1.5 is -1500 ns)."""
+    match = _STRING_TS.fullmatch(text.lstrip(_SPACE))
+    if match is None or not (match.group(1) or match.group(2)):
+        return int(NO_NS)
+    body = match.group(0)
+    if not match.group(1):  # ".5": strtoll found no digits, CoerceToTs takes 0 for them
+        body = body.replace(".", "0.", 1)
+    elif body.endswith("."):
+        body += "0"
+    return _decimal_ns(body.lstrip("+"))
 
 
 def _plain_ns(text: bytes) -> int:
-    """ns of ``-?digits[.digits]``; ValueError for anything else (a JSON number token has no
-    spaces, '+' or '_', which int() would accept)."""
+    """ns of ``-?digits[.digits]`` (sub-ns digits half to even); ValueError for anything else
+    (a JSON number token has no spaces, '+' or '_', which int() would accept)."""
     negative = text[:1] == b"-"
     whole, _, frac = (text[1:] if negative else text).partition(b".")
+    if not whole.isdigit() or (frac and not frac.isdigit()) or (_ and not frac):
+        raise ValueError(text)
     ns = int(whole) * 1000
     if frac:
         ns += int(frac[:3].ljust(3, b"0"))
         rest = frac[3:]
         if rest:
-            if not rest.isdigit():
-                raise ValueError(text)
             first = rest[0]  # the first digit below the ns: round half to even
             if first > 0x35 or (first == 0x35 and (rest[1:].strip(b"0") or ns % 2)):
                 ns += 1
     return -ns if negative else ns
 
 
-def _slow_ns(text: bytes) -> int:
-    if text[:1] == b'"':
-        try:
-            text = json.loads(text).strip().encode()
-        except (ValueError, AttributeError):
-            return int(NO_NS)
+def _decimal_ns(text: str) -> int:
     try:
-        value = Decimal(text.decode("ascii"))
-    except (InvalidOperation, UnicodeDecodeError):
+        value = Decimal(text)
+    except InvalidOperation:
         return int(NO_NS)
-    if not value.is_finite():
+    if not value.is_finite() or abs(value) > Decimal(10) ** 17:
         return int(NO_NS)
-    ns = int((value * 1000).to_integral_value(ROUND_HALF_EVEN))
-    return ns if NO_NS < ns <= np.iinfo(np.int64).max else int(NO_NS)
+    return _in_range(int((value * 1000).to_integral_value(ROUND_HALF_EVEN)))
+
+
+def _in_range(ns: int) -> int:
+    return ns if _MIN_NS <= ns <= _MAX_NS else int(NO_NS)

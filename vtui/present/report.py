@@ -4,10 +4,25 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from vtui.fmt import format_duration
 from vtui.safe_text import safe_field
 from vtui.store.store import TraceStore
 from vtui.store.tracks import show_id
+
+
+class DecodeChunks(msgspec.Struct):
+    """How the event chunks were read: ``compiled_helper`` of ``chunks`` by the optional C helper
+    (vtui/io/_fastcols.c), the rest by the pure-Python path (same columns)."""
+
+    chunks: int
+    compiled_helper: int
+
+
+def _decode_chunks(store: TraceStore) -> DecodeChunks:
+    got = [s.decode_chunks for s in store.sources if len(s.decode_chunks) == 2]
+    return DecodeChunks(chunks=sum(c[0] for c in got), compiled_helper=sum(c[1] for c in got))
 
 
 def info_dict(store: TraceStore) -> dict[str, Any]:
@@ -31,6 +46,7 @@ def info_dict(store: TraceStore) -> dict[str, Any]:
         "origin_us": store.origin_us,
         "overlapping_slices": store.overlapping_slices,
         "nesting_tolerance_ns": store.nesting_tolerance_ns,
+        "decode_chunks": msgspec.structs.asdict(_decode_chunks(store)),
         "warnings": list(store.warnings),
         "track_list": [
             {"id": t.id, "kind": t.kind, "pid": _jsonable(t.pid), "tid": _jsonable(t.tid), "process": t.process_title,
@@ -61,8 +77,15 @@ def info_text(store: TraceStore) -> str:
     )
     lines.append(f"{d['overlapping_slices']:,} slices partly overlap a neighbour (on extra lanes)")
     if d["nesting_tolerance_ns"]:
-        lines.append(f"timestamps hold {format_duration(d['nesting_tolerance_ns'])} steps (large µs values read as "
-                     "doubles): a child may pass its parent's end by one step and still nest")
+        lines.append(f"timestamps hold {format_duration(d['nesting_tolerance_ns'])} steps (µs values of 2^43 and more "
+                     "written as doubles, to 0.1 µs at best): a child may pass its parent's end by one step and still nest")
+    else:
+        lines.append("timestamps exact to the ns (read from their decimal text)")
+    chunks = d["decode_chunks"]
+    if chunks["chunks"]:
+        share = 100.0 * chunks["compiled_helper"] / chunks["chunks"]
+        lines.append(f"{chunks['chunks']:,} event chunks decoded, {chunks['compiled_helper']:,} ({share:.0f}%) "
+                     "through the compiled helper")
     lines.append(f"{d['tracks']} tracks:")
     width = max((len(safe_field(t.process_title, TITLE_WIDTH)) for t in store.tracks), default=0)
     for t in store.tracks:

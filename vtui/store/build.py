@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -58,7 +60,7 @@ def build_store(parts: list[SourcePart], args_blob=None, progress: Callable[[flo
     report = progress or (lambda _fraction: None)
     sources = [SourceInfo(path=p.path, label=p.label, form=p.form, repaired=p.repaired, events=len(p.cols()),
                           by_phase=p.cols().by_phase, metadata=p.metadata, warnings=p.warnings,
-                          fingerprint=p.fingerprint) for p in parts]
+                          fingerprint=p.fingerprint, decode_chunks=list(p.cols().chunks)) for p in parts]
     m = merge_sources(parts, args_blob)
     warnings: list[str] = []
     for part in parts:
@@ -87,8 +89,9 @@ def build_store(parts: list[SourcePart], args_blob=None, progress: Callable[[flo
 
     # X: complete slices.
     rows = np.flatnonzero((ph == X) & valid)
-    with np.errstate(invalid="ignore", over="ignore"):  # same test as _times: a dur past ~126 years is not usable
-        bad_dur = ~(np.isfinite(m.dur[rows]) & (m.dur[rows] >= 0) & (m.dur[rows] * 1000.0 < 4e18))
+    raw_dur = m.dur_ns[rows]  # same test as _times: missing, negative or past ~126 years is not usable
+    bad_dur = (raw_dur < 0) | (raw_dur >= _WINDOW_NS)
+    del raw_dur
     if bad_dur.any():
         warnings.append(f"{int(bad_dur.sum()):,} X events had a missing, negative or huge dur (shown as 0)")
     sl.add(nest=np.full(len(rows), -1), row=rows, end_row=np.full(len(rows), -1), start=ts_ns[rows], end=ts_ns[rows] + dur_ns[rows],
@@ -97,7 +100,8 @@ def build_store(parts: list[SourcePart], args_blob=None, progress: Callable[[flo
 
     # B/E: paired per thread.
     rows = np.flatnonzero(((ph == B) | (ph == E)) & valid)
-    p = pair(rows, m.thread[rows], ts_ns[rows], ph[rows] == B, ph[rows] == E, m.name[rows], m.named[m.name[rows]], trace_end)
+    p = pair(rows, m.thread[rows], ts_ns[rows], ph[rows] == B, ph[rows] == E, m.name[rows], m.named[m.name[rows]], trace_end,
+             cats=m.cat[rows], has_cat=m.named[m.cat[rows]])
     if p.unmatched_ends:
         warnings.append(f"{p.unmatched_ends:,} E events had no open B on their thread (ignored)")
     if p.unclosed_begins:
@@ -239,79 +243,53 @@ def _unknown_phase(ph: str) -> bool:
     return not (isinstance(ph, str) and ph and ph[0] in PH_CODE)
 
 
-_WINDOW_US = 4e15  # µs: ts_ns relative to the origin must stay below 4e18 (int64 with room for dur)
+_INT64_MAX = int(np.iinfo(np.int64).max)
+_WINDOW_NS = 4 * 10**18  # ts_ns relative to the origin must stay below this (int64 with room for dur)
 
 
 def _times(m: Merged) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, int, int]:
-    """int64 ns relative to the smallest usable timestamp; a validity mask for ts; counts of
-    events without a usable ts and of events too far from the rest.
+    """int64 ns relative to the smallest usable timestamp, from the exact ns of the text: the
+    origin is subtracted in integers, so every start sits on the file's absolute ns grid. Also a
+    validity mask for ts and counts of events without a usable ts and of events too far from the
+    rest.
 
     When the timestamps span more than int64 ns can hold (~126 years), the origin is the start of
     the ~126-year window that holds the most events, and the events outside it are rejected:
     one event at ts -1e300 or INT64_MIN must not push every other event out of range.
     """
     not_meta = (m.ph != META) & (m.ph != UNKNOWN_PH)
-    finite = np.isfinite(m.ts) & not_meta
-    origin = float(m.ts[finite].min()) if finite.any() else 0.0
-    far = np.zeros(len(m.ts), dtype=bool)
-    if finite.any() and float(m.ts[finite].max()) - origin >= _WINDOW_US:
-        ts = np.sort(m.ts[finite])
-        held = np.searchsorted(ts, ts + _WINDOW_US, side="left") - np.arange(len(ts))
-        origin = float(ts[int(np.argmax(held))])  # the first of the fullest windows
-        with np.errstate(invalid="ignore", over="ignore"):
-            far = finite & ~((m.ts >= origin) & (m.ts - origin < _WINDOW_US))
-    # In place: each temporary column of a big trace is 40 MB of fresh pages to fault in.
-    with np.errstate(invalid="ignore", over="ignore"):
-        rel = m.ts - origin
-        rel *= 1000.0
-        valid = finite & (np.abs(rel) < 4e18) & ~far
-        np.rint(rel, out=rel)
-        rel[~valid] = 0
-        ts_ns = rel.astype(np.int64)
-        del rel
-        d = m.dur * 1000.0
-        good = np.isfinite(d) & (d >= 0) & (d < 4e18)
-        np.rint(d, out=d)
-        d[~good] = 0
-        dur_ns = d.astype(np.int64)
+    finite = np.isfinite(m.ts) & not_meta  # a number (its ns may be beyond int64)
+    has_ns = m.ts_ns != NO_NS
+    far = finite & ~has_ns
+    usable = finite & has_ns
+    if usable.any() and int(m.ts_ns[usable].max()) - int(m.ts_ns[usable].min()) >= _WINDOW_NS:
+        ts = np.sort(m.ts_ns[usable])
+        reach = np.minimum(ts, _INT64_MAX - _WINDOW_NS) + _WINDOW_NS  # (a window from near the top ends at it)
+        held = np.searchsorted(ts, reach, side="left") - np.arange(len(ts))
+        low = int(ts[int(np.argmax(held))])  # the first of the fullest windows
+        far |= usable & ~((m.ts_ns >= low) & (m.ts_ns <= min(low + _WINDOW_NS - 1, _INT64_MAX)))
+        usable &= ~far
+    origin_ns = int(m.ts_ns[usable].min()) if usable.any() else 0
+    ts_ns = np.subtract(m.ts_ns, origin_ns, where=usable, out=np.zeros(len(m.ts_ns), dtype=np.int64))
+    dur_ns = m.dur_ns.copy()
+    dur_ns[(dur_ns < 0) | (dur_ns >= _WINDOW_NS)] = 0  # NO_NS too
     n_far = int(far.sum())
-    bad_ts = int((not_meta & ~valid).sum()) - n_far
-    if m.ts_ns is not None:
-        _exact_relative(m, valid, origin, ts_ns)
-    return ts_ns, dur_ns, valid, origin, bad_ts, n_far
-
-
-def _exact_relative(m: Merged, valid: np.ndarray, origin: float, ts_ns: np.ndarray) -> None:
-    """Replace, in ``ts_ns``, the times of the events whose ts was read exactly (see
-    vtui.io.exactts) by exact differences to the origin event's exact time.
-
-    Rounding a decimal to the nearest double keeps order, so the smallest exact time is among
-    the events whose double equals the origin."""
-    has = valid & (m.ts_ns != NO_NS)
-    at_origin = has & (m.ts == origin)
-    if at_origin.any():
-        origin_ns = m.ts_ns[at_origin].min()
-    elif abs(origin) < LARGE_US:
-        origin_ns = np.int64(np.rint(origin * 1000.0))  # a double holds this one's ns
-    else:
-        return  # the origin itself was not read exactly: keep every time on the double scale
-    ts_ns[has] = m.ts_ns[has] - origin_ns
-    # The others (a double holds their ns) round on the same absolute ns grid, not relative to an
-    # origin that may have sub-ns digits.
-    with np.errstate(invalid="ignore"):
-        rest = valid & ~has & (np.abs(m.ts) < LARGE_US)
-    if rest.any():
-        ts_ns[rest] = np.rint(m.ts[rest] * 1000.0).astype(np.int64) - origin_ns
+    bad_ts = int((not_meta & ~usable).sum()) - n_far
+    return ts_ns, dur_ns, usable, origin_ns / 1000.0, bad_ts, n_far
 
 
 def _nesting_tolerance(m: Merged, valid: np.ndarray, origin_us: float, span_ns: int) -> int:
-    """The nesting tolerance (see ``nesting_tolerance_ns``), 0 when every large timestamp was read
-    exactly: only doubles need it."""
-    with np.errstate(invalid="ignore"):
-        large = valid & (np.abs(m.ts) >= LARGE_US)
-    if m.ts_ns is not None:
-        large &= m.ts_ns == NO_NS
+    """The nesting tolerance (see ``nesting_tolerance_ns``): only where the file's timestamps
+    are doubles coarser than 1 ns, as their values show: values of 2**43 µs and more (a double's
+    step there exceeds 1 ns) written with a fraction, but never one finer than 0.1 µs (every one
+    a whole 100 ns: "1712195495519695.8", a double near 1.7e15 printed shortest). Text to the ns
+    (Kineto's 3 decimals) or whole µs is exact: no tolerance."""
+    large = valid & (np.abs(m.ts_ns) >= int(LARGE_US) * 1000)
     if not large.any():
+        return 0
+    ns = m.ts_ns[large]
+    fraction = ns % 1000 != 0
+    if not fraction.any() or (ns[fraction] % 100 != 0).any():
         return 0
     return nesting_tolerance_ns(origin_us, span_ns)
 
@@ -333,12 +311,10 @@ def _counters(m: Merged, rows: np.ndarray, ts_ns: np.ndarray, tracks: TrackSet, 
             skipped += 1
             continue
         for key, value in args.items():
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                try:
-                    value = float(value)
-                except (TypeError, ValueError):
-                    skipped += 1
-                    continue
+            value = counter_value(value)
+            if value is None:
+                skipped += 1
+                continue
             ts_l.append(int(ts_ns[r]))
             track_l.append(tracks.counter_track(int(m.thread[r]), int(m.name[r]), int(m.id_kind[r]), int(m.id_val[r]),
                                                 str(key)))
@@ -350,6 +326,33 @@ def _counters(m: Merged, rows: np.ndarray, ts_ns: np.ndarray, tracks: TrackSet, 
     return CounterTable(ts_ns=np.array(ts_l, dtype=np.int64), track=np.array(track_l, dtype=np.int32),
                         value=np.array(val_l, dtype=np.float64), ordinal=m.ordinal[event_rows].astype(np.int32),
                         source=m.source[event_rows].astype(np.int16))
+
+
+def counter_value(value: object) -> float | None:
+    """A counter series' value as Perfetto reads it: a JSON number, or a string ``strtod`` reads
+    whole (leading white space, decimal or hex "0x10", inf/nan); None for anything else
+    ("1_000", "12 ", true, null, lists)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        try:
+            return float(value)
+        except OverflowError:  # an int past a double's range: strtod would give inf
+            return math.inf if value > 0 else -math.inf
+    if not isinstance(value, str):
+        return None
+    text = value.lstrip(" \t\n\v\f\r")
+    if not text or "_" in text or text[-1].isspace() or not text.isascii():
+        return None
+    if _HEX.fullmatch(text):
+        return float.fromhex(text)
+    if _DECIMAL.fullmatch(text) is None:
+        return None
+    return float(text)
+
+
+_HEX = re.compile(r"[+-]?0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?\d+)?")
+_DECIMAL = re.compile(r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf|infinity|nan)", re.IGNORECASE)
 
 
 def _flow_events(m: Merged, ts_ns: np.ndarray, valid: np.ndarray, tracks: TrackSet, remap: np.ndarray) -> FlowEvents:

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from vtui.io.columns import ns_from_doubles
 from vtui.io.exactts import NO_NS
 from vtui.store.parts import SourcePart
 from vtui.store.tracks import normalise_pid
@@ -15,8 +16,7 @@ from vtui.store.tracks import normalise_pid
 @dataclass
 class Merged:
     ph: np.ndarray
-    ts: np.ndarray  # float64 µs, shifted onto a common clock across sources
-    dur: np.ndarray
+    ts: np.ndarray  # float64 µs, shifted onto a common clock across sources (only to tell numbers; see ts_ns)
     name: np.ndarray  # int32 into strings
     cat: np.ndarray
     thread: np.ndarray  # int32 into thread_keys
@@ -35,7 +35,8 @@ class Merged:
     thread_keys: list[tuple[int, Any, Any]]  # (source, pid, tid), normalised
     args_blob: bytes
     by_phase: dict[str, int]
-    ts_ns: np.ndarray | None = None  # exact absolute ns where a source had them (NO_NS: none), shifted like ts
+    ts_ns: np.ndarray  # int64 absolute ns from the text (NO_NS: none), shifted like ts: the times used
+    dur_ns: np.ndarray  # int64 ns (NO_NS: none)
 
 
 def text_of(value: Any) -> str:
@@ -59,6 +60,20 @@ def _text_id(value: Any) -> Any:
     return text_of(value) if isinstance(value, str) else value
 
 
+def thread_key(src: int, pid: Any, tid: Any) -> tuple[int, Any, Any]:
+    """The (source, pid, tid) an event's thread is keyed by, as Perfetto keys them: a string pid
+    stays a string ("7" and 7 are two processes); a missing tid is the process's main thread
+    (tid = pid: Perfetto's ``opt_tid.value_or(pid)``). tid 0 stays thread 0, as in Perfetto's
+    parser: on Kineto's GPU processes it is stream 0, which must not merge with stream <pid>.
+    A digit-only string tid is the int (old Kineto wrote its slices' tids as strings and its
+    flows' as ints: TRACE-FORMAT 5.4)."""
+    pid = normalise_pid(_text_id(pid), strings=False)
+    tid = normalise_pid(_text_id(tid))
+    if tid is None and pid is not None:
+        tid = pid
+    return (src, pid, tid)
+
+
 def merge_sources(parts: list[SourcePart], args_blob=None) -> Merged:
     """``args_blob``: the shared args file, when the parts' args offsets already point into it."""
     strings: dict[str, int] = {}
@@ -74,14 +89,14 @@ def merge_sources(parts: list[SourcePart], args_blob=None) -> Merged:
     by_phase: dict[str, int] = {}
     shifts = _clock_shifts(parts)
     exact = _exact_times(parts)
+    durs = [_ns_of(p.cols().dur_ns, p.cols().dur) for p in parts]
 
     for src, (part, shift) in enumerate(zip(parts, shifts)):
         c = part.cols()
         n = len(c)
         s_map = np.array([strings.setdefault(text_of(v), len(strings)) for v in c.strings] or [0], dtype=np.int32)
         t_map = np.array(
-            [threads.setdefault((src, normalise_pid(_text_id(p)), normalise_pid(_text_id(t))), len(threads))
-             for p, t in c.thread_keys] or [0],
+            [threads.setdefault(thread_key(src, p, t), len(threads)) for p, t in c.thread_keys] or [0],
             dtype=np.int32,
         )
         id_val = c.id_val
@@ -92,7 +107,6 @@ def merge_sources(parts: list[SourcePart], args_blob=None) -> Merged:
         add = cols.setdefault
         add("ph", []).append(c.ph)
         add("ts", []).append(c.ts + shift if shift else c.ts)
-        add("dur", []).append(c.dur)
         add("name", []).append(_remap(s_map, c.name))
         add("cat", []).append(_remap(s_map, c.cat))
         add("thread", []).append(_remap(t_map, c.thread))
@@ -120,15 +134,16 @@ def merge_sources(parts: list[SourcePart], args_blob=None) -> Merged:
         return np.concatenate(arrays) if arrays else np.zeros(0, dtype=dtype)
 
     string_list = list(strings) or [""]
-    ts_ns = None if exact is None else (exact[0] if len(exact) == 1 else np.concatenate(exact))
+    ts_ns = exact[0] if len(exact) == 1 else np.concatenate(exact)
+    dur_ns = durs[0] if len(durs) == 1 else np.concatenate(durs)
     return Merged(
-        ph=cat("ph", np.int8), ts=cat("ts", np.float64), dur=cat("dur", np.float64),
+        ph=cat("ph", np.int8), ts=cat("ts", np.float64),
         name=cat("name", np.int32), cat=cat("cat", np.int32), thread=cat("thread", np.int32),
         args_off=cat("args_off", np.int64), args_len=cat("args_len", np.int32),
         id_kind=cat("id_kind", np.int8), id_val=cat("id_val", np.int64), scope=cat("scope", np.int8), bp_enclosing=cat("bp", bool),
         ordinal=cat("ordinal", np.int32), source=cat("source", np.int16), flow_v2=flow_v2,
         ids=id_list, strings=string_list, named=np.array([bool(s) for s in string_list], dtype=bool),
-        thread_keys=list(threads), by_phase=by_phase, ts_ns=ts_ns,
+        thread_keys=list(threads), by_phase=by_phase, ts_ns=ts_ns, dur_ns=dur_ns,
         args_blob=args_blob if args_blob is not None else blobs[0] if len(blobs) == 1 else b"".join(blobs),
     )
 
@@ -140,18 +155,13 @@ def _remap(new_of: np.ndarray, ids: np.ndarray) -> np.ndarray:
     return new_of[ids]
 
 
-def _exact_times(parts: list[SourcePart]) -> list[np.ndarray] | None:
-    """Per source, its exact ns column shifted onto the common clock (NO_NS where it has none);
-    None when no source has one. Read before the merge lets the per-source columns go."""
-    if not any(p.cols().ts_ns is not None for p in parts):
-        return None
+def _exact_times(parts: list[SourcePart]) -> list[np.ndarray]:
+    """Per source, its ns column shifted onto the common clock (NO_NS where it has none). Read
+    before the merge lets the per-source columns go."""
     out = []
     for part, shift_ns in zip(parts, _clock_shifts_ns(parts)):
-        col = part.cols().ts_ns
-        if col is None:
-            out.append(np.full(len(part.cols()), NO_NS, dtype=np.int64))
-        else:
-            out.append(np.where(col != NO_NS, col + shift_ns, NO_NS) if shift_ns else col)
+        col = _ns_of(part.cols().ts_ns, part.cols().ts)
+        out.append(np.where(col != NO_NS, col + shift_ns, NO_NS) if shift_ns else col)
     return out
 
 
@@ -169,3 +179,8 @@ def _clock_shifts(parts: list[SourcePart]) -> list[float]:
         return [0.0] * len(parts)
     low = min(bases)
     return [(b - low) / 1000.0 for b in bases]
+
+
+def _ns_of(ns: np.ndarray | None, us: np.ndarray) -> np.ndarray:
+    """A source's ns column; one read from doubles (nsys) gets it from them."""
+    return ns if ns is not None else ns_from_doubles(us)

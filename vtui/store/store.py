@@ -30,6 +30,7 @@ class SourceInfo:
     metadata: dict[str, Any]  # top-level keys other than traceEvents
     warnings: list[str] = field(default_factory=list)
     fingerprint: list[Any] = field(default_factory=list)  # [size, mtime_ns, edge hash] when it was read
+    decode_chunks: list[int] = field(default_factory=list)  # [chunks decoded, of them by the C helper] ([] : none)
 
     @property
     def display_time_unit(self) -> str:

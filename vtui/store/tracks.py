@@ -16,8 +16,9 @@ GLOBAL = "global"  # global-scoped instants
 _DIGITS = re.compile(r"-?\d+")
 
 
-def normalise_pid(value: Any) -> Any:
-    """Digit-only strings become ints so "123" and 123 meet; other strings stay names."""
+def normalise_pid(value: Any, strings: bool = True) -> Any:
+    """Digit-only strings become ints so "123" and 123 meet (``strings=False``: they stay
+    strings, as pids do); other strings stay names."""
     if isinstance(value, bool):
         return int(value)
     if isinstance(value, int):
@@ -26,7 +27,7 @@ def normalise_pid(value: Any) -> Any:
         return int(value)
     if isinstance(value, str):
         text = value.strip()
-        return int(text) if _DIGITS.fullmatch(text) else value
+        return int(text) if strings and _DIGITS.fullmatch(text) else value
     if value is None:
         return None
     return str(value)

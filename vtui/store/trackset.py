@@ -92,15 +92,13 @@ class TrackSet:
         return self._thread_lookup[threads] if len(threads) else np.zeros(0, dtype=np.int64)
 
     def async_groups(self, rows: np.ndarray, family: int) -> np.ndarray:
-        """One group per (source, cat, id), and per process only for ``id2.local`` ids: a plain
-        ``id`` and ``id2.global`` are global (Catapult's key; TRACE-FORMAT 4.5), so a request's
-        begin and end may come from two processes."""
+        """One group per (source, process, cat, id): Perfetto keys async slices per process
+        (``InternProcessTrackSet``), so the same id in two processes is two slices (Catapult's
+        global ids would join them; where the two disagree vtui follows Perfetto)."""
         m = self.m
-        local_ids = np.array([isinstance(k, tuple) and len(k) == 2 and k[0] == "local" for k in m.ids] + [False])
-        kind, val = m.id_kind[rows], m.id_val[rows]
-        local = (kind == 2) & local_ids[np.where(kind == 2, val, len(m.ids))]
-        process = np.where(local, self._process_of_thread[m.thread[rows]] + 1, 0)
-        return group_key(m.source[rows], process, m.cat[rows], kind, val, np.full(len(rows), family, dtype=np.int64))
+        process = self._process_of_thread[m.thread[rows]] + 1
+        return group_key(m.source[rows], process, m.cat[rows], m.id_kind[rows], m.id_val[rows],
+                         np.full(len(rows), family, dtype=np.int64))
 
     def async_tracks(self, threads: np.ndarray, names: np.ndarray) -> np.ndarray:
         out = []
