@@ -138,6 +138,23 @@ _FLOWS = [X(ts=0, dur=10), ev("s", ts=1, id=[1], cat="f"), ev("f", ts=5, id=[1],
           ev("s", ts=2, id="0xzz", cat="f"), ev("t", ts=3, id=1.5, cat="f"), ev("f", ts=4, id={"a": 2}, cat="f"),
           X(ts=20, dur=1, bind_id=[7], flow_out=True), X(ts=30, dur=1, bind_id=[7], flow_in=True)]
 _BIG_VALUES = [X(ts=0, dur=1), X(ts=1e15, dur=1e15)]  # 31 years apart: still kept
+# Another array in place of the events: only the top-level traceEvents counts (issue 30).
+_REAL = [X(ts=i, name=f"real{i % 7}") for i in range(1000)]
+_FAKE = [X(ts=0, name="FAKE")]
+_EMBEDDED = {"otherData": {"embedded": {"traceEvents": _FAKE}, "note": '"traceEvents": [{"ph":"X"}]'},
+             "traceEvents": _REAL, "after": [{"traceEvents": _FAKE}]}
+_TWO_ARRAYS = ('{"schemaVersion": 1, "traceEvents": ' + json.dumps(_REAL[:10]) + ', "mid": {"traceEvents": []}, '
+               '"traceEvents": ' + json.dumps(_FAKE) + ', "tail": 3}')
+
+
+def _check_real_events(store) -> None:
+    names = {store.name(r) for r in range(len(store.slices))}
+    assert "FAKE" not in names and names == {f"real{i}" for i in range(7)}
+
+
+def _check_both_arrays(store) -> None:
+    names = sorted(store.name(r) for r in range(len(store.slices)))
+    assert names == sorted([e["name"] for e in _REAL[:10]] + ["FAKE"])  # Perfetto's reading: both, in file order
 
 
 def _check_odd_names(store) -> None:
@@ -308,6 +325,11 @@ def corpus() -> list[Case]:
              warnings=("ignored data after the closing ]",)),
         Case("object_cut", _file("obj_cut.json", '{"traceEvents": [' + json.dumps(X()) + ", " + json.dumps(X(ts=3))
                                  + ', {"ph": "X", "na'), slices=2, warnings=("event array is not closed",)),
+        Case("embedded_trace_events", _file("embedded.json", _EMBEDDED), slices=1000, tracks=1, check=_check_real_events),
+        Case("two_trace_events_keys", _file("two_arrays.json", _TWO_ARRAYS), slices=11, tracks=1,
+             warnings=("2 top-level traceEvents arrays",), check=_check_both_arrays),
+        Case("trace_events_only_nested", _file("nested_only.json", {"otherData": {"traceEvents": _FAKE}}),
+             error="no traceEvents array"),
         Case("bom", _file("bom.json", b"\xef\xbb\xbf \n" + json.dumps([X()]).encode()), slices=1),
         Case("ten_thousand_tracks", _file("tracks.json", [X(pid=i // 100, tid=i) for i in range(10_000)]),
              slices=10_000, tracks=10_000),
