@@ -74,12 +74,14 @@ def load_trace(path: str | os.PathLike, progress: Progress | None = None, cache:
     check_not_bootstrapping()
     files = trace_files(Path(path))
     key = trace_cache.entry_key(files) if cache else None
+    problem = ""
     if key is not None:
         store = _open_entry(key, files)
         if store is not None:
             if progress:
                 progress(1.0)
             return store
+        problem = trace_cache.last_problem
     jobs = default_jobs() if jobs is None else max(1, jobs)
     work_dir = trace_cache.work_dir() if key is not None else None
     if work_dir is None:
@@ -107,6 +109,8 @@ def load_trace(path: str | os.PathLike, progress: Progress | None = None, cache:
         raise
     if key is not None:
         trace_cache.save_entry(key, store)
+    if problem:  # after the save: the note is about this load, not part of the new entry
+        store.warnings.insert(0, f"the index cache entry was not used ({problem}): rebuilt from the trace")
     give_back_free_memory()
     if progress:
         progress(1.0)
