@@ -147,6 +147,24 @@ _TWO_ARRAYS = ('{"schemaVersion": 1, "traceEvents": ' + json.dumps(_REAL[:10]) +
                '"traceEvents": ' + json.dumps(_FAKE) + ', "tail": 3}')
 
 
+# Numbers past the float range: the one event (or value) is rejected and counted, the rest loads.
+_HUGE_NUMBERS = ("[" + ",".join(json.dumps(X(ts=i)) for i in range(5))
+                 + ',{"ph":"X","name":"far","pid":1,"tid":1,"ts":1e999999,"dur":1}'
+                 + ',{"ph":"C","name":"ctr","pid":1,"tid":1,"ts":3,"args":{"v":' + "9" * 400 + "}}"
+                 + ',{"ph":"X","name":"Memcpy HtoD","cat":"gpu_memcpy","pid":1,"tid":7,"ts":3,"dur":2,'
+                 '"args":{"bytes":' + "9" * 400 + "}}]")
+
+
+def _check_huge_numbers(store) -> None:
+    from vtui.analysis.insights import compute_insights
+    from vtui.present.insights_text import gpu_lines
+
+    assert sorted(store.name(r) for r in range(len(store.slices))) == ["Memcpy HtoD"] + ["n"] * 5
+    gpu = compute_insights(store).gpu
+    assert gpu.memcpy_bytes_by_direction == {}  # 10^400 bytes is no size
+    assert any("memcpy by direction" in line for line in gpu_lines(compute_insights(store)))
+
+
 def _check_real_events(store) -> None:
     names = {store.name(r) for r in range(len(store.slices))}
     assert "FAKE" not in names and names == {f"real{i}" for i in range(7)}
@@ -330,6 +348,8 @@ def corpus() -> list[Case]:
              warnings=("2 top-level traceEvents arrays",), check=_check_both_arrays),
         Case("trace_events_only_nested", _file("nested_only.json", {"otherData": {"traceEvents": _FAKE}}),
              error="no traceEvents array"),
+        Case("numbers_past_float_range", _file("huge_numbers.json", _HUGE_NUMBERS), slices=6, events=8,
+             warnings=("1 events without a usable ts", "1 counter values were not numbers"), check=_check_huge_numbers),
         Case("bom", _file("bom.json", b"\xef\xbb\xbf \n" + json.dumps([X()]).encode()), slices=1),
         Case("ten_thousand_tracks", _file("tracks.json", [X(pid=i // 100, tid=i) for i in range(10_000)]),
              slices=10_000, tracks=10_000),

@@ -123,7 +123,7 @@ def _slow_ns(text: bytes) -> int:
         value = Decimal(text.decode("ascii"))
     except (InvalidOperation, UnicodeDecodeError):
         return int(NO_NS)
-    if not value.is_finite():
+    if not value.is_finite() or value.adjusted() > 30:  # 1e999999: past int64 ns anyway (Decimal would overflow)
         return int(NO_NS)
     ns = int((value * 1000).to_integral_value(ROUND_HALF_EVEN))
     return ns if NO_NS < ns <= np.iinfo(np.int64).max else int(NO_NS)

@@ -333,19 +333,20 @@ def _counters(m: Merged, rows: np.ndarray, ts_ns: np.ndarray, tracks: TrackSet, 
             skipped += 1
             continue
         for key, value in args.items():
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                try:
+            try:  # a string, a list, or an integer of 400 digits (past the float range): that value is skipped
+                if isinstance(value, bool) or not isinstance(value, (int, float)):
                     value = float(value)
-                except (TypeError, ValueError):
-                    skipped += 1
-                    continue
+                value = float(value)
+            except (TypeError, ValueError, OverflowError):
+                skipped += 1
+                continue
             ts_l.append(int(ts_ns[r]))
             track_l.append(tracks.counter_track(int(m.thread[r]), int(m.name[r]), int(m.id_kind[r]), int(m.id_val[r]),
                                                 str(key)))
-            val_l.append(float(value))
+            val_l.append(value)
             row_l.append(r)
     if skipped:
-        warnings.append(f"{skipped:,} counter values were not numbers (skipped)")
+        warnings.append(f"{skipped:,} counter values were not numbers (or past the float range; skipped)")
     event_rows = np.array(row_l, dtype=np.int64)
     return CounterTable(ts_ns=np.array(ts_l, dtype=np.int64), track=np.array(track_l, dtype=np.int32),
                         value=np.array(val_l, dtype=np.float64), ordinal=m.ordinal[event_rows].astype(np.int32),
