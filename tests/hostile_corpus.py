@@ -104,6 +104,12 @@ _ESCAPE_EVENTS = (
     + [ev("M", name="process_name", args={"name": "proc\x1b]0;p\x07"}),
        ev("M", name="thread_name", args={"name": "thr\x9d0;t\x9c"})]
 )
+# Five names that all read "aten::mm" on a terminal (invisible characters), one with a C1 CSI and
+# a bidi override, and a line separator that a line-splitting reader of `--format folded` takes
+# for a new stack line.
+INVISIBLE_NAMES = ["aten::mm", "aten::\u2060mm", "aten::mm\ufeff", "aten\u061c::mm", "at\u00aden::mm",
+                   "x\x9b31m\u202eevil", "forged\u2028main;fake 999999", "para\u2029graph", "tag\U000e0041"]
+_INVISIBLE_EVENTS = [X(ts=10 * i, dur=5, name=n) for i, n in enumerate(INVISIBLE_NAMES)]
 _MEMORY_ARGS = '"Device Type":1,"Device Id":0'
 _MEMORY_HUGE = ("[" + json.dumps(X(ts=0, dur=100)) + "".join(
     f',{{"ph":"i","name":"[memory]","pid":1,"tid":1,"ts":{i + 1},"s":"t","args":{{"Bytes":{v},{_MEMORY_ARGS}}}}}'
@@ -350,6 +356,7 @@ def corpus() -> list[Case]:
              error="no traceEvents array"),
         Case("numbers_past_float_range", _file("huge_numbers.json", _HUGE_NUMBERS), slices=6, events=8,
              warnings=("1 events without a usable ts", "1 counter values were not numbers"), check=_check_huge_numbers),
+        Case("invisible_names", _file("invisible.json", _INVISIBLE_EVENTS), slices=len(INVISIBLE_NAMES), tracks=1),
         Case("bom", _file("bom.json", b"\xef\xbb\xbf \n" + json.dumps([X()]).encode()), slices=1),
         Case("ten_thousand_tracks", _file("tracks.json", [X(pid=i // 100, tid=i) for i in range(10_000)]),
              slices=10_000, tracks=10_000),
