@@ -62,10 +62,13 @@ def scan_trace(data: bytes, sink: ColumnSink, progress: Callable[[float], None] 
     ``Event``, in the same order and with the same events skipped — so the n-th raw event is
     the event whose ordinal is n (export uses this to copy events exactly as written).
     """
+    _check_encoding(data)
     start = _skip(data, 0, _WS + b"\xef\xbb\xbf")  # whitespace and a UTF-8 BOM
     if start >= len(data):
         raise TraceLoadError("file is empty")
     first = data[start : start + 1]
+    if first == b"/":
+        raise TraceLoadError("not a JSON trace: it starts with a comment (// or /* */), which JSON does not allow")
     if first == b"[":
         result = ScanResult(form="array")
         end = _ArrayScan(data, start + 1, sink, result, progress, fast, raw).run()
@@ -75,6 +78,25 @@ def scan_trace(data: bytes, sink: ColumnSink, progress: Callable[[float], None] 
     if first == b"{":
         return _scan_object(data, start, sink, progress, fast, raw)
     raise TraceLoadError(_describe_non_trace(data, start))
+
+
+_COMMENT_LINE = re.compile(rb"(?m)^[ \t]*//")
+
+
+def _check_encoding(data) -> None:
+    """UTF-16 / UTF-32 (a BOM, or NULs between the first characters): one line with the fix."""
+    head = bytes(data[:4])
+    wide = head[:2] in (b"\xff\xfe", b"\xfe\xff") or head == b"\x00\x00\xfe\xff" or head[:3] == b"\x00\x00\x00" or (
+        len(head) >= 2 and ((head[:1] in (b"[", b"{") and head[1] == 0) or (head[0] == 0 and head[1:2] in (b"[", b"{"))))
+    if wide:
+        raise TraceLoadError("not a JSON trace: the file looks UTF-16 or UTF-32 encoded; JSON traces are UTF-8 "
+                             "(convert it: iconv -f UTF-16 -t UTF-8)")
+
+
+def comment_hint(data) -> str:
+    """For a trace that gave no events: say so when it holds // comment lines (JSON has none)."""
+    return " (it has // comment lines, which JSON does not allow: remove them)" \
+        if _COMMENT_LINE.search(bytes(data[: 1 << 16])) else ""
 
 
 def _describe_non_trace(data: bytes, start: int) -> str:

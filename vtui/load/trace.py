@@ -11,7 +11,7 @@ from pathlib import Path
 from vtui.errors import DISK_FULL, TraceLoadError
 from vtui.io.argsfile import ArgsFile
 from vtui.io.columns import ColumnSink
-from vtui.io.jsonscan import scan_trace
+from vtui.io.jsonscan import comment_hint, scan_trace
 from vtui.io.nsys import FORM as NSYS_FORM
 from vtui.io.nsys import is_sqlite, read_nsys
 from vtui.io.reader import GZIP_MAGIC, file_fingerprint, open_trace_data, read_error
@@ -204,11 +204,17 @@ def _load_part(path: Path, read_progress: Progress, decode_progress: Progress, m
             data.close()
         if spilled:
             os.unlink(data_path)
+    columns = sink.finish()
+    if not len(columns):
+        with open(path, "rb") as fh:  # the head again: is it JSON with comments?
+            hint = comment_hint(fh.read(1 << 16)) if not _is_gzip(path) else ""
+        if hint:
+            raise TraceLoadError(f"{path}: the trace holds no events{hint}")
     _check_unchanged(path, fingerprint)
     label = _label(path, result.metadata) if many else ""
     return SourcePart(
         path=str(path), label=label, form=result.form, repaired=result.repaired or bool(read_warnings),
-        metadata=result.metadata, warnings=read_warnings + result.warnings, columns=sink.finish(),
+        metadata=result.metadata, warnings=read_warnings + result.warnings, columns=columns,
         fingerprint=fingerprint,
     )
 
