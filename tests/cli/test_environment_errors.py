@@ -87,3 +87,22 @@ def test_a_folder_of_ranks_exports_to_a_sibling_folder(tmp_path, capsys):
     assert sorted(p.suffix for p in (tmp_path / "out").iterdir()) == [".json"] * len(load_trace(ranks).sources)
     assert main(["export", str(ranks), "-o", str(ranks / "inner"), "--no-cache"]) == 1  # into the input: still refused
     _one_line(capsys.readouterr().err, "refusing to write into the folder of the input traces")
+
+
+def test_more_rank_files_than_a_source_id_holds_is_one_line_before_any_load(tmp_path, monkeypatch, capsys):
+    import vtui.load.trace as load_mod
+
+    for i in range(4):
+        (tmp_path / f"r{i}.json").write_text(json.dumps(EVENTS))
+    monkeypatch.setattr(load_mod, "MAX_FILES", 3)  # the real limit (32,767, int16) with a small folder
+    monkeypatch.setattr(load_mod, "_load_files", lambda *a, **k: pytest.fail("loaded before counting the files"))
+    assert main(["info", str(tmp_path), "--no-cache"]) == 1
+    _one_line(capsys.readouterr().err, "4 trace files; vtui opens at most 3 at once")
+    monkeypatch.undo()
+    assert load_mod.MAX_FILES == np_int16_max()  # the limit is what a source id holds
+
+
+def np_int16_max() -> int:
+    import numpy as np
+
+    return int(np.iinfo(np.int16).max)

@@ -30,6 +30,7 @@ _BUILD_SHARE = 0.3  # of the whole load, at the end (pairing, nesting, index, fl
 # of 3 on 2 cores, 1 vs 2 processes: 50 MB 0.25 / 0.29 s, 100 MB 0.48 / 0.47 s, 150 MB
 # hf_llama_big 0.58 / 0.56 s, 200 MB 0.99 / 0.78 s).
 PARALLEL_MIN = 128 << 20
+MAX_FILES = 32_767  # the store's `source` columns are int16
 
 
 def trace_files(path: Path) -> list[Path]:
@@ -48,6 +49,9 @@ def trace_files(path: Path) -> list[Path]:
         raise TraceLoadError(f"{path}: permission denied") from None
     if not found:
         raise TraceLoadError(f"{path}: folder holds no *.json, *.json.gz or *.sqlite trace files")
+    if len(found) > MAX_FILES:  # said before any is read, not after a minute of loading
+        raise TraceLoadError(f"{path}: {len(found):,} trace files; vtui opens at most {MAX_FILES:,} at once "
+                             "(each event keeps its file as a 16-bit id): open a subfolder")
     return sorted(found, key=_natural_key)
 
 
