@@ -64,8 +64,12 @@ def read_nsys(path: str | Path, args: ArgsWriter | None = None, progress: Progre
             try:
                 con = cons.get()
             except sqlite3.Error as exc:
-                raise TraceLoadError(f"{path}: cannot open the SQLite file ({exc})") from None
+                if not cons.stopped:
+                    raise TraceLoadError(f"{path}: cannot open the SQLite file ({exc})") from None
+                con = None
             try:
+                if con is None:  # the time limit (or a signal) came before the first query
+                    raise sqlite3.OperationalError("interrupted")
                 return Reader(con, cons, path, args, progress).read()
             except (sqlite3.Error, OverflowError) as exc:
                 if cons.stopped == "time":

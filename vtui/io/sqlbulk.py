@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -47,6 +48,7 @@ class Connections:
         self._pool: ThreadPoolExecutor | None = None
         self.stopped = ""  # why every query was stopped: "time" (``limit_s`` passed), "signal", "closed"
         self.limit_s = limit_s
+        self._deadline = time.monotonic() + limit_s if limit_s else None
         self._timer: threading.Timer | None = None
         if limit_s:
             self._timer = threading.Timer(limit_s, self.stop, ("time",))
@@ -56,6 +58,7 @@ class Connections:
     def get(self) -> sqlite3.Connection:
         con = getattr(self._local, "con", None)
         if con is None:
+            self._tick()
             if self.stopped:
                 raise sqlite3.OperationalError("interrupted")
             con = self._local.con = self.connect()
@@ -67,6 +70,8 @@ class Connections:
 
     def _tick(self) -> int:
         """SQLite's progress handler: non-zero aborts the running query ("interrupted")."""
+        if not self.stopped and self._deadline is not None and time.monotonic() > self._deadline:
+            self.stopped = "time"  # the timer may not have had its turn yet
         return 1 if self.stopped else 0
 
     def stop(self, reason: str) -> None:
