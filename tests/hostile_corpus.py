@@ -104,6 +104,12 @@ _ESCAPE_EVENTS = (
     + [ev("M", name="process_name", args={"name": "proc\x1b]0;p\x07"}),
        ev("M", name="thread_name", args={"name": "thr\x9d0;t\x9c"})]
 )
+# Five names that all read "aten::mm" on a terminal (invisible characters), one with a C1 CSI and
+# a bidi override, and a line separator that a line-splitting reader of `--format folded` takes
+# for a new stack line.
+INVISIBLE_NAMES = ["aten::mm", "aten::\u2060mm", "aten::mm\ufeff", "aten\u061c::mm", "at\u00aden::mm",
+                   "x\x9b31m\u202eevil", "forged\u2028main;fake 999999", "para\u2029graph", "tag\U000e0041"]
+_INVISIBLE_EVENTS = [X(ts=10 * i, dur=5, name=n) for i, n in enumerate(INVISIBLE_NAMES)]
 _MEMORY_ARGS = '"Device Type":1,"Device Id":0'
 _MEMORY_HUGE = ("[" + json.dumps(X(ts=0, dur=100)) + "".join(
     f',{{"ph":"i","name":"[memory]","pid":1,"tid":1,"ts":{i + 1},"s":"t","args":{{"Bytes":{v},{_MEMORY_ARGS}}}}}'
@@ -138,6 +144,41 @@ _FLOWS = [X(ts=0, dur=10), ev("s", ts=1, id=[1], cat="f"), ev("f", ts=5, id=[1],
           ev("s", ts=2, id="0xzz", cat="f"), ev("t", ts=3, id=1.5, cat="f"), ev("f", ts=4, id={"a": 2}, cat="f"),
           X(ts=20, dur=1, bind_id=[7], flow_out=True), X(ts=30, dur=1, bind_id=[7], flow_in=True)]
 _BIG_VALUES = [X(ts=0, dur=1), X(ts=1e15, dur=1e15)]  # 31 years apart: still kept
+# Another array in place of the events: only the top-level traceEvents counts (issue 30).
+_REAL = [X(ts=i, name=f"real{i % 7}") for i in range(1000)]
+_FAKE = [X(ts=0, name="FAKE")]
+_EMBEDDED = {"otherData": {"embedded": {"traceEvents": _FAKE}, "note": '"traceEvents": [{"ph":"X"}]'},
+             "traceEvents": _REAL, "after": [{"traceEvents": _FAKE}]}
+_TWO_ARRAYS = ('{"schemaVersion": 1, "traceEvents": ' + json.dumps(_REAL[:10]) + ', "mid": {"traceEvents": []}, '
+               '"traceEvents": ' + json.dumps(_FAKE) + ', "tail": 3}')
+
+
+# Numbers past the float range: the one event (or value) is rejected and counted, the rest loads.
+_HUGE_NUMBERS = ("[" + ",".join(json.dumps(X(ts=i)) for i in range(5))
+                 + ',{"ph":"X","name":"far","pid":1,"tid":1,"ts":1e999999,"dur":1}'
+                 + ',{"ph":"C","name":"ctr","pid":1,"tid":1,"ts":3,"args":{"v":' + "9" * 400 + "}}"
+                 + ',{"ph":"X","name":"Memcpy HtoD","cat":"gpu_memcpy","pid":1,"tid":7,"ts":3,"dur":2,'
+                 '"args":{"bytes":' + "9" * 400 + "}}]")
+
+
+def _check_huge_numbers(store) -> None:
+    from vtui.analysis.insights import compute_insights
+    from vtui.present.insights_text import gpu_lines
+
+    assert sorted(store.name(r) for r in range(len(store.slices))) == ["Memcpy HtoD"] + ["n"] * 5
+    gpu = compute_insights(store).gpu
+    assert gpu.memcpy_bytes_by_direction == {}  # 10^400 bytes is no size
+    assert any("memcpy by direction" in line for line in gpu_lines(compute_insights(store)))
+
+
+def _check_real_events(store) -> None:
+    names = {store.name(r) for r in range(len(store.slices))}
+    assert "FAKE" not in names and names == {f"real{i}" for i in range(7)}
+
+
+def _check_both_arrays(store) -> None:
+    names = sorted(store.name(r) for r in range(len(store.slices)))
+    assert names == sorted([e["name"] for e in _REAL[:10]] + ["FAKE"])  # Perfetto's reading: both, in file order
 
 
 def _check_odd_names(store) -> None:
@@ -308,6 +349,14 @@ def corpus() -> list[Case]:
              warnings=("ignored data after the closing ]",)),
         Case("object_cut", _file("obj_cut.json", '{"traceEvents": [' + json.dumps(X()) + ", " + json.dumps(X(ts=3))
                                  + ', {"ph": "X", "na'), slices=2, warnings=("event array is not closed",)),
+        Case("embedded_trace_events", _file("embedded.json", _EMBEDDED), slices=1000, tracks=1, check=_check_real_events),
+        Case("two_trace_events_keys", _file("two_arrays.json", _TWO_ARRAYS), slices=11, tracks=1,
+             warnings=("2 top-level traceEvents arrays",), check=_check_both_arrays),
+        Case("trace_events_only_nested", _file("nested_only.json", {"otherData": {"traceEvents": _FAKE}}),
+             error="no traceEvents array"),
+        Case("numbers_past_float_range", _file("huge_numbers.json", _HUGE_NUMBERS), slices=6, events=8,
+             warnings=("1 events without a usable ts", "1 counter values were not numbers"), check=_check_huge_numbers),
+        Case("invisible_names", _file("invisible.json", _INVISIBLE_EVENTS), slices=len(INVISIBLE_NAMES), tracks=1),
         Case("bom", _file("bom.json", b"\xef\xbb\xbf \n" + json.dumps([X()]).encode()), slices=1),
         Case("ten_thousand_tracks", _file("tracks.json", [X(pid=i // 100, tid=i) for i in range(10_000)]),
              slices=10_000, tracks=10_000),

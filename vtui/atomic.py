@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from vtui.errors import UsageError
-from vtui.tempfiles import sweep_outputs, temp_prefix
+from vtui.tempfiles import output_temp_lead, sweep_outputs, temp_prefix
 
 
 def check_output_path(out: str | os.PathLike[str], inputs: Iterable[str | os.PathLike[str]] = (),
@@ -38,7 +38,8 @@ def check_output_folder(out: str | os.PathLike[str], inputs: Iterable[str | os.P
     target = _resolve(path)
     for src in inputs:
         src_path = _resolve(Path(src))
-        folder = src_path.parent  # the ranks' folder: files added there would load as more ranks
+        # the ranks' folder (the input itself when it is one): files added there would load as more ranks
+        folder = src_path if src_path.is_dir() else src_path.parent
         if target == src_path or target in src_path.parents or folder == target or folder in target.parents:
             raise UsageError(f"{out}: refusing to write into the folder of the input traces")
     if path.exists() and not path.is_dir():
@@ -57,6 +58,10 @@ def _free_target(out: str | os.PathLike[str], path: Path, target: Path, overwrit
         raise UsageError(f"{out}: already exists (pass --force to overwrite)")
     if not target.parent.is_dir():
         raise UsageError(f"{out}: folder {target.parent} does not exist")
+    if not os.access(target.parent, os.W_OK | os.X_OK):  # found now, not after the whole load
+        raise UsageError(f"{out}: cannot write in folder {target.parent} (read-only or not yours)")
+    if len(os.fsencode(target.name)) > 255:
+        raise UsageError(f"{out}: a file name is at most 255 bytes long")
     return path
 
 
@@ -72,7 +77,7 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[BinaryIO], None]
     """Write ``path`` via a temp file in its folder and `os.replace`; the temp file is removed on any error."""
     target = Path(path)
     sweep_outputs(target)  # what a killed write of this output left
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.{temp_prefix('out', hidden=False)}", suffix=".tmp",
+    fd, tmp = tempfile.mkstemp(prefix=f"{output_temp_lead(target)}{temp_prefix('out', hidden=False)}", suffix=".tmp",
                                dir=target.parent)
     try:
         os.chmod(tmp, _mode_for(target))  # mkstemp makes 0600; keep the usual umask / the old file's mode

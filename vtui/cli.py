@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -42,7 +44,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args and args[0] in COMMANDS:
             with signals_as_exceptions():
-                return _run_subcommand(args)
+                code = _run_subcommand(args)
+                sys.stdout.flush()  # here, not at exit: a full disk or /dev/full is then one line
+                return code
         return _run_app(args)
     except (TraceLoadError, UsageError) as exc:
         _error(f"vtui: error: {exc}")
@@ -54,9 +58,35 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.code
     except BrokenPipeError:
         return 0
+    except OSError as exc:
+        if exc.errno not in ENVIRONMENT_ERRNOS:
+            _error(f"vtui: error: internal error ({type(exc).__name__}: {exc}); please report it")
+            return 1
+        where = f"{exc.filename}: " if exc.filename else ""
+        if not where:  # the output itself (stdout to a full disk, /dev/full): drop what is still buffered
+            where = "writing the output: "
+            _silence_stdout()
+        _error(f"vtui: error: {where}{exc.strerror or exc} (the system refused it; not a vtui bug)")
+        return 1
     except Exception as exc:
         _error(f"vtui: error: internal error ({type(exc).__name__}: {exc}); please report it")
         return 1
+
+
+# What the machine, not vtui, got wrong: a full disk, a read-only or foreign folder, a name too long.
+ENVIRONMENT_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.ENAMETOOLONG,
+                                errno.EIO, errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.EFBIG, errno.ENOENT,
+                                errno.ENOTDIR, errno.EISDIR, errno.EXDEV, errno.ELOOP})
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's flush at exit does not fail a second time."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def _error(line: str) -> None:

@@ -15,18 +15,31 @@ from collections.abc import Iterable
 from typing import Any, TextIO
 
 # C0 (incl. ESC, BEL, NUL, tab, newline), DEL and C1 (U+0080-U+009F: 8-bit CSI/OSC/ST).
-# Also the invisible and bidi-reordering characters (zero-width, LRE..RLO, LRI..PDI): they can
-# make a name read as another (Trojan Source).
-_BIDI = "\u200b-\u200f\u202a-\u202e\u2066-\u2069"
+# Also the bidi-reordering and invisible characters: they can make a name read as another
+# (Trojan Source; five different names all reading "aten::mm"): zero-width space/joiners and
+# marks, LRE..RLO, LRI..PDI, word joiner and invisible operators, the soft hyphen, the Arabic
+# letter mark, the byte-order mark, Hangul and Mongolian fillers, tag characters. And the line
+# and paragraph separators (U+2028/2029): a line-splitting reader would see a new line there.
+_BIDI = ("\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u2028-\u202e"
+         "\u2060-\u2064\u2066-\u206f\u3164\ufeff\uffa0\ufff9-\ufffb\U000e0000-\U000e007f")
 _CONTROLS = re.compile(f"[\x00-\x1f\x7f-\x9f{_BIDI}]")
 _CONTROLS_BUT_NEWLINE = re.compile(f"[\x00-\x09\x0b-\x1f\x7f-\x9f{_BIDI}]")
-_JSON_UNSAFE = re.compile("[\x7f-\x9f]")  # json.dumps escapes C0 itself, not DEL or C1
+_JSON_UNSAFE = re.compile(f"[\x7f-\x9f{_BIDI}]")  # json.dumps escapes C0 itself, not DEL, C1 or these
 MAX_FIELD = 200  # characters of one name / cell shown in text output
 
 
 def _visible(match: re.Match[str]) -> str:
     code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    """A JSON ``\\uXXXX`` escape (a surrogate pair above U+FFFF): decodes back to the same text."""
+    code = ord(match.group())
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
 
 
 def escape_controls(text: str, keep_newlines: bool = False) -> str:
@@ -50,15 +63,17 @@ def safe_field(text: Any, limit: int = MAX_FIELD) -> str:
 
 
 def json_text(value: Any, indent: int | None = 2) -> str:
-    """JSON for a terminal: lossless (the data round-trips), but no raw DEL/C1 byte in it."""
+    """JSON for a terminal: lossless (the data round-trips), but no raw DEL/C1 byte, bidi or
+    invisible character in it (each as a ``\\uXXXX`` escape)."""
     return json_safe(json.dumps(value, indent=indent, ensure_ascii=False))
 
 
 def json_safe(text: str) -> str:
-    """JSON text with DEL and C1 characters as ``\\uXXXX`` (json.dumps and msgspec write them raw)."""
+    """JSON text with DEL, C1, bidi and invisible characters as ``\\uXXXX`` (json.dumps and msgspec
+    write them raw)."""
     if _JSON_UNSAFE.search(text) is None:
         return text
-    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return _JSON_UNSAFE.sub(_json_escape, text)
 
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")

@@ -114,10 +114,25 @@ def system_temp() -> Path:
     return Path(tempfile.gettempdir())
 
 
+_NAME_MAX = 255  # bytes in one file name on the common file systems
+_TEMP_EXTRA = 48  # what an output's temp name adds: ".", "vtui-out-<host>-<pid>-", mkstemp's 8, ".tmp"
+
+
+def output_temp_lead(target: Path) -> str:
+    """``.<name>.`` in front of an output's temp name; for a long (legal) name, a shortened name
+    and a hash of the whole, so the temp name fits in 255 bytes too."""
+    name = target.name
+    if len(os.fsencode(name)) + _TEMP_EXTRA <= _NAME_MAX:
+        return f".{name}."
+    digest = hashlib.blake2b(os.fsencode(name), digest_size=4).hexdigest()
+    short = name[:40]  # 40 characters: at most 160 bytes of UTF-8
+    return f".{short}~{digest}."
+
+
 def sweep_outputs(target: Path) -> None:
     """Remove temp files of ``target`` (``.<name>.vtui-out-…``, see vtui.atomic) that a killed
     process left next to it: the next write of the same output cleans up after the last."""
-    lead = f".{target.name}."
+    lead = output_temp_lead(target)
     try:
         found = [p for p in target.parent.iterdir() if p.name.startswith(lead + "vtui-out-")]
     except OSError:

@@ -162,3 +162,75 @@ async def test_compare_mode_follows_the_same_ids(demo_store, tmp_path, monkeypat
         await pilot.press("question_mark")
         await pilot.pause()
         assert any(line.split()[:3] == ["v", "Zoom", "in"] for line in _help_lines(app))
+
+
+# ---- hostile keymap files (issue 30): each is one message and the default keys, at once ----------
+def _deep_toml(depth: int) -> str:
+    return '"view.zoom_in" = ' + "[" * depth + '"v"' + "]" * depth
+
+
+def _hostile_keymap(kind: str, path):
+    import os
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if kind == "nested":
+        path.write_text(_deep_toml(2000))
+    elif kind == "fifo":
+        os.mkfifo(path)  # reading it blocked forever: a blank screen, q ignored
+    elif kind == "dev_zero":
+        path.symlink_to("/dev/zero")  # endless zeros: MemoryError
+    elif kind == "huge":
+        path.write_text("# " + "x" * (1 << 20) + "\n")
+    elif kind == "folder":
+        path.mkdir()
+    return {"nested": "nested too deeply", "fifo": "not a regular file", "dev_zero": "not a regular file",
+            "huge": "larger than 64 KiB", "folder": "not a regular file"}[kind]
+
+
+@pytest.fixture
+def watchdog():
+    import faulthandler
+
+    faulthandler.dump_traceback_later(60, exit=True)  # a blocking read would hang the test run
+    yield
+    faulthandler.cancel_dump_traceback_later()
+
+
+@pytest.mark.parametrize("kind", ["nested", "fifo", "dev_zero", "huge", "folder"])
+def test_a_hostile_keymap_file_is_one_line(kind, tmp_path, watchdog):
+    import os
+
+    if kind == "fifo" and not hasattr(os, "mkfifo"):
+        pytest.skip("no FIFOs here")
+    path = tmp_path / "vtui" / "keys.toml"
+    says = _hostile_keymap(kind, path)
+    keymap, error = load_keymap(path)
+    assert keymap == {} and error is not None and says in error and "\n" not in error and len(error) <= 500
+
+
+def test_a_symlink_to_a_regular_keymap_still_works(tmp_path):
+    real = tmp_path / "dotfiles" / "keys.toml"
+    real.parent.mkdir()
+    real.write_text('"view.zoom_in" = "v"')
+    link = tmp_path / "vtui" / "keys.toml"
+    link.parent.mkdir()
+    link.symlink_to(real)
+    assert load_keymap(link) == ({"view.zoom_in": "v"}, None)
+
+
+async def test_a_fifo_keymap_gives_one_notification_and_the_app_answers(demo_store, tmp_path, monkeypatch, watchdog):
+    import os
+
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("no FIFOs here")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    _hostile_keymap("fifo", keymap_path())
+    app = VtuiApp(demo_trace_path(), store=demo_store)
+    notes = _record_notes(app)
+    async with app.run_test(size=(140, 50)) as pilot:
+        await pilot.pause()
+        assert [m for m, _ in notes if "keys.toml" in m and "not a regular file" in m] and len(notes) == 1
+        span = app.view.span
+        await pilot.press("w")
+        await pilot.pause()
+        assert app.view.span < span

@@ -110,7 +110,9 @@ def test_damaged_entry_is_rebuilt(tmp_path, damage):
         arr = np.load(f)
         arr[0] = 10**6
         np.save(f, arr)
-    again = load_trace(path)  # not trusted: parsed again, and the entry written anew
+    again = load_trace(path)  # not trusted: parsed again, and the entry written anew, with a one-line note
+    note = again.warnings.pop(0)
+    assert "rebuilt from the trace" in note and "\n" not in note
     _assert_same(fresh, again)
     assert (entry / "meta.json").is_file()
     _assert_same(fresh, load_trace(path))

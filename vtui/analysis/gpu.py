@@ -160,7 +160,7 @@ def analyse_gpu(store: TraceStore, t0: int = 0, t1: int | None = None, top: int 
         key = m.group(1) if m else "other"
         out.memcpy_by_direction[key] = out.memcpy_by_direction.get(key, 0) + int(d)
         nbytes = store.slice_args(r).get("bytes")  # Kineto and nsys both write it; a whole copy counts once
-        if isinstance(nbytes, int) and not isinstance(nbytes, bool) and nbytes >= 0:
+        if isinstance(nbytes, int) and not isinstance(nbytes, bool) and 0 <= nbytes < 1 << 63:  # 400 digits: not a size
             out.memcpy_bytes_by_direction[key] = out.memcpy_bytes_by_direction.get(key, 0) + nbytes
     union_all = merge_intervals(st, en)
 

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
 from vtui.errors import UsageError
 from vtui.fmt import format_duration, parse_range
+from vtui.regex_guard import UserRegex, compile_user
 from vtui.store.store import TraceStore
 
 
@@ -29,12 +28,9 @@ def resolve_range(store: TraceStore, text: str | None) -> tuple[int, int]:
     return max(t0, 0), min(t1, int(store.span_ns))
 
 
-def compile_regex(pattern: str) -> re.Pattern[str]:
-    """A user's regex, or a UsageError that says what is wrong with it."""
-    try:
-        return re.compile(pattern)
-    except re.error as exc:
-        raise UsageError(f"invalid regex {pattern!r}: {exc}") from None
+def compile_regex(pattern: str, ignore_case: bool = False) -> UserRegex:
+    """A user's regex in the guarded engine (vtui/regex_guard.py), or a one-line UsageError."""
+    return compile_user(pattern, ignore_case)
 
 
 def tracks_matching(store: TraceStore, pattern: str | None) -> np.ndarray:
@@ -42,7 +38,8 @@ def tracks_matching(store: TraceStore, pattern: str | None) -> np.ndarray:
     if not pattern:
         return np.arange(len(store.tracks), dtype=np.int64)
     regex = compile_regex(pattern)
-    ids = [t.id for t in store.tracks if regex.search(t.label)]
+    hit = regex.mask([t.label for t in store.tracks])
+    ids = [t.id for t, h in zip(store.tracks, hit.tolist()) if h]
     if not ids:
         raise UsageError(f"no track matches {pattern!r}")
     return np.asarray(ids, dtype=np.int64)

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import numpy as np
 
-from vtui.analysis.ranges import compile_regex
 from vtui.analysis.selection import slice_rows
+from vtui.regex_guard import Budget, UserRegex, compile_user
 from vtui.store.slicetime import window
 from vtui.store.store import TraceStore
 
@@ -27,24 +26,24 @@ class SearchResult:
         return len(self.rows)
 
 
-def parse_query(text: str) -> tuple[re.Pattern[str], bool]:
+def parse_query(text: str, ignore_case: bool = False) -> tuple[UserRegex, bool]:
     """``"aten::.*mm"`` -> names; ``"args:256"`` -> args. Raises UsageError on a bad regex."""
     if text.startswith(ARGS_PREFIX):
-        return compile_regex(text[len(ARGS_PREFIX):]), True
-    return compile_regex(text), False
+        return compile_user(text[len(ARGS_PREFIX):], ignore_case), True
+    return compile_user(text, ignore_case), False
 
 
 def search(store: TraceStore, query: str, t0: int | None = None, t1: int | None = None,
-           tracks: np.ndarray | None = None) -> SearchResult:
-    regex, in_args = parse_query(query)
+           tracks: np.ndarray | None = None, ignore_case: bool = False, budget: Budget | None = None) -> SearchResult:
+    """Slices whose name (or args) the guarded regex finds; RegexStopped past ``budget``'s limit or on cancel."""
+    regex, in_args = parse_query(query, ignore_case)
     t0, t1 = window(store, t0, t1)
     whole = t0 <= 0 and t1 >= store.span_ns and tracks is None
     rows = np.arange(len(store.slices), dtype=np.int64) if whole else slice_rows(store, t0, t1, tracks)
     if in_args:
-        hit = _args_match(store, regex, rows)
-    else:  # a trace has few distinct names: test each name once, then one isin over the rows
-        ids = [i for i, s in enumerate(store.strings) if regex.search(s)]
-        hit = np.isin(store.slices.name_id[rows], np.asarray(ids, dtype=np.int32))
+        hit = _args_match(store, regex, rows, budget)
+    else:  # a trace has few distinct names: test each name once, then one gather over the rows
+        hit = regex.mask(store.strings, budget)[store.slices.name_id[rows]]
     rows = rows[hit]
     order = np.lexsort((store.slices.track[rows], store.slices.start_ns[rows]))
     rows = rows[order]
@@ -52,14 +51,17 @@ def search(store: TraceStore, query: str, t0: int | None = None, t1: int | None 
     return SearchResult(pattern=query, in_args=in_args, rows=rows, total_ns=total)
 
 
-def _args_match(store: TraceStore, regex: re.Pattern[str], rows: np.ndarray) -> np.ndarray:
-    """Match the regex against each slice's args as written (JSON text), without decoding them."""
+def _args_match(store: TraceStore, regex: UserRegex, rows: np.ndarray, budget: Budget | None) -> np.ndarray:
+    """Match the regex against each slice's args as written (JSON text, UTF-8), without decoding them."""
     blob = store.args_blob
     off, length = store.slices.args_off[rows], store.slices.args_len[rows]
+    has = np.flatnonzero(length > 0)
     out = np.zeros(len(rows), dtype=bool)
-    for i, (a, n) in enumerate(zip(off.tolist(), length.tolist())):
-        if n > 0 and regex.search(blob[a : a + n].decode("utf-8", "replace")):
-            out[i] = True
+    step = 65_536  # bytes objects made a batch at a time: a million slices' args never sit in memory at once
+    for k in range(0, len(has), step):
+        part = has[k : k + step]
+        texts = [bytes(blob[a : a + n]) for a, n in zip(off[part].tolist(), length[part].tolist())]
+        out[part] = regex.mask_bytes(texts, budget)
     return out
 
 

@@ -19,6 +19,7 @@ import numpy as np
 from vtui.analysis.basics import Stats, dense_unique, pct
 from vtui.analysis.step_names import ANNOTATION_REGEX
 from vtui.analysis.trends import Trend, analyse_trend
+from vtui.regex_guard import compile_user
 from vtui.store.devices import device_work_kinds, on_thread_track, python_mask, string_mask, whole_run_mask
 from vtui.store.slicetime import window
 from vtui.store.store import TraceStore
@@ -185,8 +186,10 @@ def find_step_rows(store: TraceStore, regex: str | None = None) -> tuple[str, st
     candidates = [(regex, "user", regex)] if regex else [(label, "known", pat) for label, pat in KNOWN_STEP_PATTERNS]
     best: tuple[str, str, np.ndarray] | None = None
     for label, source, pat in candidates:
-        compiled = re.compile(pat)
-        mask = string_mask(store, compiled.search)[store.slices.name_id] & allowed
+        if source == "user":  # a user's pattern: the guarded engine (cannot backtrack without end)
+            mask = compile_user(pat).mask(store.strings)[store.slices.name_id] & allowed
+        else:
+            mask = string_mask(store, re.compile(pat).search)[store.slices.name_id] & allowed
         if mask.any():
             rows = _best_track(store, _outermost(store, mask))
             if label == ENGINE_ANNOTATION:

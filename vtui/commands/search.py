@@ -7,18 +7,13 @@ with their count and summed duration. Example: vtui search trace.json.gz 'aten::
 from __future__ import annotations
 
 import argparse
-import contextlib
-import signal
-import threading
-import time
-from collections.abc import Iterator
 
 from vtui.commands.common import add_trace_arguments, load
 from vtui.errors import UsageError
 
 HELP = "find slices by name (or args:REGEX) with count and total duration"
 LIMIT = 50  # matches listed in text output
-TIME_LIMIT_S = 30.0  # a regex like (a+)+$ can backtrack for hours on one long name
+TIME_LIMIT_S = 30.0  # RE2 cannot backtrack, but args of a huge trace are gigabytes of text
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -32,14 +27,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(opts: argparse.Namespace) -> int:
     from vtui.analysis.search import parse_query, search
     from vtui.fmt import format_duration
+    from vtui.regex_guard import Budget
     from vtui.safe_text import safe_field, say, say_parts
 
     if opts.time_limit < 0:
         raise UsageError("--time-limit must be 0 (no limit) or more seconds")
     parse_query(opts.regex)  # a bad regex fails before the load
     store, t0, t1, tracks = load(opts)
-    with time_limit(opts.time_limit):
-        result = search(store, opts.regex, t0, t1, tracks)
+    result = search(store, opts.regex, t0, t1, tracks, budget=Budget(opts.time_limit))
     if opts.json:
         from vtui.present.search_json import search_json_parts
 
@@ -58,34 +53,3 @@ def run(opts: argparse.Namespace) -> int:
         lines.append(f"  … {result.count - LIMIT:,} more (use --json for all)")
     say("\n".join(lines))
     return 0
-
-
-@contextlib.contextmanager
-def time_limit(seconds: float) -> Iterator[None]:
-    """Raise a UsageError when the block runs past ``seconds`` (0: no limit).
-
-    A timer signal interrupts even a regex stuck backtracking inside one name: Python's regex
-    engine checks for signals while it matches. Main thread only (where the CLI runs).
-    """
-    if not seconds or not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
-        yield  # (signals reach only the main thread: elsewhere no limit)
-        return
-
-    def on_alarm(signum, frame) -> None:
-        raise UsageError(f"the search ran past {seconds:g} s and was stopped (a regex that backtracks a lot, "
-                         "like (a+)+$? simplify it, narrow --range / --track, or raise --time-limit)")
-
-    outer_left = signal.getitimer(signal.ITIMER_REAL)[0]  # a caller's own timer (a test deadline) goes on after
-    if outer_left and outer_left <= seconds:
-        yield  # the caller's timer fires first anyway
-        return
-    old = signal.signal(signal.SIGALRM, on_alarm)
-    started = time.monotonic()
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
-        if outer_left:
-            signal.setitimer(signal.ITIMER_REAL, max(outer_left - (time.monotonic() - started), 1e-3))

@@ -42,6 +42,7 @@ def run(opts: argparse.Namespace) -> int:
     from vtui.analysis.calltree import build_tree, folded, invert, tree_dict
     from vtui.errors import UsageError
     from vtui.present.tree_text import handover_lines, summary_lines, tree_lines
+    from vtui.safe_text import say
     from vtui.schema import dump
 
     if opts.min_pct is not None and not 0 <= opts.min_pct <= 100:
@@ -72,14 +73,15 @@ def run(opts: argparse.Namespace) -> int:
         doc = tree_dict(tree, opts.weight, min_pct, opts.depth)
         if report is not None:
             doc["handover"] = asdict(report)
-        lines = [dump("tree", doc, indent=1)]
+        say(dump("tree", doc, indent=1), lossless=True)  # bidi / C1 / invisible characters escaped, lossless
+        return 0
     else:
         body = tree_lines(tree, opts.weight, min_pct, opts.depth)
         lines = [*body, "", *summary_lines(tree, opts.weight, len(body) - 2)]
         if report is not None:
             lines += ["", *handover_lines(report)]
     if lines:
-        print("\n".join(lines))
+        say("\n".join(lines))
     return 0
 
 
@@ -87,6 +89,7 @@ def _diff(opts: argparse.Namespace, tree_a, min_pct: float) -> int:
     from vtui.analysis.calltree import build_tree, invert
     from vtui.analysis.calltree_diff import diff_dict, diff_trees
     from vtui.present.tree_text import diff_lines, summary_lines
+    from vtui.safe_text import say
     from vtui.schema import dump
 
     other = argparse.Namespace(**{**vars(opts), "trace": opts.against})
@@ -96,9 +99,9 @@ def _diff(opts: argparse.Namespace, tree_a, min_pct: float) -> int:
         tree_b = invert(tree_b)
     d = diff_trees(tree_a, tree_b)
     if opts.format == "json":
-        print(dump("tree-diff", diff_dict(d, min_pct, opts.depth), indent=1))
+        say(dump("tree-diff", diff_dict(d, min_pct, opts.depth), indent=1), lossless=True)
         return 0
     body = diff_lines(d, min_pct, opts.depth)
-    print("\n".join([*body, "", *summary_lines(tree_a, "total", len(body) - 2, "A: "),
+    say("\n".join([*body, "", *summary_lines(tree_a, "total", len(body) - 2, "A: "),
                      *summary_lines(tree_b, "total", len(body) - 2, "B: ")]))
     return 0

@@ -159,7 +159,9 @@ def check_unchanged(source: SourceInfo) -> None:
         raise UsageError(f"{source.path}: cannot read the source again ({exc.strerror or exc}); "
                          "export copies events from it") from None
     if now != list(source.fingerprint):
-        what = "size" if now[0] != source.fingerprint[0] else "content" if now[2] != source.fingerprint[2] else "mtime"
+        old = list(source.fingerprint)
+        what = "size" if now[0] != old[0] else "content" if now[2] != old[2] else "mtime" if now[1] != old[1] else \
+            "written or replaced: its ctime or inode differ"
         raise UsageError(f"{source.path}: changed since it was loaded ({what}); export copies events from the file, "
                          "so load it again first")
 

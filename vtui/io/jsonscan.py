@@ -27,7 +27,11 @@ CHUNK = 512 << 10  # bytes per fast-path chunk: small enough that its objects st
 SMALL = 256 << 10  # below this a failing region is walked event by event
 
 BOUNDARY = re.compile(rb"\}\s*,\s*\{")
-_TRACE_EVENTS_KEY = re.compile(rb'"traceEvents"\s*:\s*')
+_TRACE_EVENTS_KEY = b'"traceEvents"'
+# A JSON string (escapes included) or a bracket: enough to follow the nesting depth of the top-level
+# object without decoding it. Possessive, so a long string is one step and never backtracks.
+_TOKEN = re.compile(rb'"(?:[^"\\]++|\\.)*+"|[{}\[\]]')
+_COLON = re.compile(rb"\s*:\s*")
 _WS = b" \t\r\n"
 _DECODER = msgspec.json.Decoder(list[Event])
 _RAW_DECODER = msgspec.json.Decoder(list[msgspec.Raw])
@@ -58,10 +62,13 @@ def scan_trace(data: bytes, sink: ColumnSink, progress: Callable[[float], None] 
     ``Event``, in the same order and with the same events skipped — so the n-th raw event is
     the event whose ordinal is n (export uses this to copy events exactly as written).
     """
+    _check_encoding(data)
     start = _skip(data, 0, _WS + b"\xef\xbb\xbf")  # whitespace and a UTF-8 BOM
     if start >= len(data):
         raise TraceLoadError("file is empty")
     first = data[start : start + 1]
+    if first == b"/":
+        raise TraceLoadError("not a JSON trace: it starts with a comment (// or /* */), which JSON does not allow")
     if first == b"[":
         result = ScanResult(form="array")
         end = _ArrayScan(data, start + 1, sink, result, progress, fast, raw).run()
@@ -73,6 +80,25 @@ def scan_trace(data: bytes, sink: ColumnSink, progress: Callable[[float], None] 
     raise TraceLoadError(_describe_non_trace(data, start))
 
 
+_COMMENT_LINE = re.compile(rb"(?m)^[ \t]*//")
+
+
+def _check_encoding(data) -> None:
+    """UTF-16 / UTF-32 (a BOM, or NULs between the first characters): one line with the fix."""
+    head = bytes(data[:4])
+    wide = head[:2] in (b"\xff\xfe", b"\xfe\xff") or head == b"\x00\x00\xfe\xff" or head[:3] == b"\x00\x00\x00" or (
+        len(head) >= 2 and ((head[:1] in (b"[", b"{") and head[1] == 0) or (head[0] == 0 and head[1:2] in (b"[", b"{"))))
+    if wide:
+        raise TraceLoadError("not a JSON trace: the file looks UTF-16 or UTF-32 encoded; JSON traces are UTF-8 "
+                             "(convert it: iconv -f UTF-16 -t UTF-8)")
+
+
+def comment_hint(data) -> str:
+    """For a trace that gave no events: say so when it holds // comment lines (JSON has none)."""
+    return " (it has // comment lines, which JSON does not allow: remove them)" \
+        if _COMMENT_LINE.search(bytes(data[: 1 << 16])) else ""
+
+
 def _describe_non_trace(data: bytes, start: int) -> str:
     try:
         value = msgspec.json.decode(data)
@@ -82,11 +108,32 @@ def _describe_non_trace(data: bytes, start: int) -> str:
     return f"not a trace: the JSON is {kind}, not an event array or object"
 
 
+def _top_level_key(data, pos: int, key: bytes = _TRACE_EVENTS_KEY) -> tuple[int, int] | None:
+    """(key start, value start) of the next ``key`` of the top-level object, from ``pos`` inside
+    it (depth 1); None at the object's end or the file's. Only the top level counts: a
+    ``traceEvents`` nested in ``otherData`` (or written inside a string) is data, not the events."""
+    depth = 1
+    for m in _TOKEN.finditer(data, pos):
+        c = data[m.start()]
+        if c == 0x22:  # a string: at depth 1 and followed by ':' it is a key
+            if depth == 1 and m.end() - m.start() == len(key) and data[m.start() : m.end()] == key:
+                colon = _COLON.match(data, m.end())
+                if colon is not None:
+                    return m.start(), colon.end()
+        elif c in (0x7B, 0x5B):  # { [
+            depth += 1
+        else:
+            depth -= 1
+            if depth == 0:
+                return None
+    return None
+
+
 def _scan_object(data: bytes, start: int, sink: ColumnSink, progress, fast: FastDecode | None,
                  raw: bool = False) -> ScanResult:
     result = ScanResult(form="object")
-    match = _TRACE_EVENTS_KEY.search(data, start)
-    if match is None:
+    found = _top_level_key(data, start + 1)
+    if found is None:
         try:
             whole = msgspec.json.decode(data)
         except (msgspec.DecodeError, ValueError, RecursionError):
@@ -94,23 +141,39 @@ def _scan_object(data: bytes, start: int, sink: ColumnSink, progress, fast: Fast
         if not isinstance(whole, dict):
             raise TraceLoadError("not a JSON trace")
         raise TraceLoadError("not a trace: the JSON object has no traceEvents array")
-    result.metadata.update(_decode_members(data[start : match.start()] + b'"":0}', result))
-    bracket = match.end()
-    if data[bracket : bracket + 1] != b"[":
-        if bracket >= len(data):
+    key_start, bracket = found
+    result.metadata.update(_decode_members(data[start:key_start] + b'"":0}', result))
+    arrays = 0
+    while True:
+        if data[bracket : bracket + 1] != b"[":
+            if bracket >= len(data):
+                result.repaired = True
+                result.warnings.append("file ends before the traceEvents array starts")
+                return result
+            if arrays == 0:
+                raise TraceLoadError("not a trace: traceEvents is not an array")
+            result.warnings.append("a second top-level traceEvents is not an array: it and the keys after it were ignored")
+            break
+        # Only the first array gets the parallel decoder: a second one (a duplicate key) is rare.
+        end = _ArrayScan(data, bracket + 1, sink, result, progress, fast if arrays == 0 else None, raw).run()
+        arrays += 1
+        if end is None:
+            break
+        again = _top_level_key(data, end + 1)
+        rest = data[end + 1 : again[0] if again else len(data)].strip(_WS)
+        if again is not None:  # the keys between two arrays: ', "a": 1, '
+            result.metadata.update(_decode_members(b"{" + rest[1:] + b'"":0}', result))
+            bracket = again[1]
+            continue
+        if rest.startswith(b","):
+            result.metadata.update(_decode_members(b"{" + rest[1:], result))
+        elif not rest.startswith(b"}"):
             result.repaired = True
-            result.warnings.append("file ends before the traceEvents array starts")
-            return result
-        raise TraceLoadError("not a trace: traceEvents is not an array")
-    end = _ArrayScan(data, bracket + 1, sink, result, progress, fast, raw).run()
-    if end is None:
-        return result
-    rest = data[end + 1 :].strip(_WS)
-    if rest.startswith(b","):
-        result.metadata.update(_decode_members(b"{" + rest[1:], result))
-    elif not rest.startswith(b"}"):
-        result.repaired = True
-        result.warnings.append("the trace object is not closed after traceEvents (file cut short)")
+            result.warnings.append("the trace object is not closed after traceEvents (file cut short)")
+        break
+    if arrays > 1:
+        result.warnings.append(f"the trace object has {arrays} top-level traceEvents arrays: read all of them, "
+                               "in file order, as Perfetto does (Python's json would keep only the last)")
     return result
 
 

@@ -82,7 +82,10 @@ class Reader:
 
     # ---- schema ----------------------------------------------------------------------
     def _load_schema(self) -> None:
-        names = [r[0] for r in self.con.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")]
+        # Real tables only: a view is a query the file chose (an endless recursive CTE, a cross join
+        # of everything), and a virtual table runs a module's code.
+        names = [r[0] for r in self.con.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
+                                                "AND coalesce(sql, '') NOT LIKE 'CREATE VIRTUAL%'")]
         for name in names:
             if isinstance(name, str):
                 self.cols[name] = [r[1] for r in self.con.execute(f"PRAGMA table_info({quote_ident(name)})")]

@@ -208,16 +208,26 @@ def _inflate(fh, size: int, progress: Progress | None, emit, max_inflate: float)
     return warnings
 
 
+_SAMPLES, _SAMPLE = 16, 4096  # blocks hashed between the two ends of a file
 _EDGE = 64 << 10  # bytes hashed at each end of a file for its fingerprint
 
 
-def file_fingerprint(path: str | Path) -> tuple[int, int, str]:
-    """(size, mtime_ns, hash of the first and last 64 KiB): what tells a file changed since it was read."""
+def file_fingerprint(path: str | Path) -> tuple[int, int, str, int, int]:
+    """(size, mtime_ns, content hash, ctime_ns, inode): what tells a file changed since it was read.
+
+    The hash covers the first and last 64 KiB and 16 blocks of 4 KiB spread over the rest; the
+    ctime catches any other edit, even one of the same size whose mtime was set back (``touch -d``
+    and ``os.utime`` set the ctime to now, and nothing short of the clock sets it back)."""
     st = os.stat(path)
     digest = hashlib.blake2b(digest_size=16)
     with open(path, "rb") as fh:
         digest.update(fh.read(_EDGE))
+        if st.st_size > 2 * _EDGE:
+            inner = st.st_size - 2 * _EDGE
+            for k in range(_SAMPLES):
+                fh.seek(_EDGE + inner * k // _SAMPLES)
+                digest.update(fh.read(_SAMPLE))
         if st.st_size > _EDGE:
             fh.seek(max(_EDGE, st.st_size - _EDGE))
             digest.update(fh.read(_EDGE))
-    return st.st_size, st.st_mtime_ns, digest.hexdigest()
+    return st.st_size, st.st_mtime_ns, digest.hexdigest(), st.st_ctime_ns, st.st_ino

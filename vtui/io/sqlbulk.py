@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -21,6 +22,11 @@ NULL_SQL = "(-9223372036854775807 - 1)"
 _CHUNK = 250_000  # rowids per query: bounds the text SQLite builds at once (~30 MB)
 _MIN_CHUNK = 20_000  # below this many rows per query, another thread is not worth starting
 _POW10 = 10 ** np.arange(1, 19, dtype=np.int64)
+# SQLite VM steps between two calls of the progress handler. On the main thread it is what lets
+# a signal's handler run during a query (SQLite runs without the GIL, Python handlers need
+# bytecode); on the reading threads it only has to notice a stop, so it comes rarely (GIL).
+_TICK_MAIN = 50_000
+_TICK_THREAD = 2_000_000
 
 
 def int_sql(column_sql: str) -> str:
@@ -33,21 +39,52 @@ class Connections:
     read on several threads use several cores. ``connect`` must allow closing from another
     thread (``check_same_thread=False``)."""
 
-    def __init__(self, connect: Callable[[], sqlite3.Connection], jobs: int = 1) -> None:
+    def __init__(self, connect: Callable[[], sqlite3.Connection], jobs: int = 1, limit_s: float | None = None) -> None:
         self.connect = connect
         self.jobs = max(1, jobs)
         self._local = threading.local()
         self._opened: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
         self._pool: ThreadPoolExecutor | None = None
+        self.stopped = ""  # why every query was stopped: "time" (``limit_s`` passed), "signal", "closed"
+        self.limit_s = limit_s
+        self._deadline = time.monotonic() + limit_s if limit_s else None
+        self._timer: threading.Timer | None = None
+        if limit_s:
+            self._timer = threading.Timer(limit_s, self.stop, ("time",))
+            self._timer.daemon = True
+            self._timer.start()
 
     def get(self) -> sqlite3.Connection:
         con = getattr(self._local, "con", None)
         if con is None:
+            self._tick()
+            if self.stopped:
+                raise sqlite3.OperationalError("interrupted")
             con = self._local.con = self.connect()
+            main = threading.current_thread() is threading.main_thread()
+            con.set_progress_handler(self._tick, _TICK_MAIN if main else _TICK_THREAD)
             with self._lock:
                 self._opened.append(con)
         return con
+
+    def _tick(self) -> int:
+        """SQLite's progress handler: non-zero aborts the running query ("interrupted")."""
+        if not self.stopped and self._deadline is not None and time.monotonic() > self._deadline:
+            self.stopped = "time"  # the timer may not have had its turn yet
+        return 1 if self.stopped else 0
+
+    def stop(self, reason: str) -> None:
+        """Abort every running query and refuse new ones (from any thread: a timer, a signal handler)."""
+        if not self.stopped:
+            self.stopped = reason
+        with self._lock:
+            opened = list(self._opened)
+        for con in opened:
+            try:
+                con.interrupt()  # thread-safe in SQLite; the progress handler catches what starts later
+            except sqlite3.ProgrammingError:  # closed meanwhile
+                pass
 
     def later(self, fn: Callable[..., Any], *args: Any) -> Callable[[], Any]:
         """``fn(*args)`` queued on the threads now; the returned function waits for its result.
@@ -59,6 +96,9 @@ class Connections:
         return self._pool.submit(fn, *args).result
 
     def close(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self.stop("closed")  # after an error, a query still running on a thread ends now
         if self._pool is not None:  # after an error, queued reads are dropped, not run
             self._pool.shutdown(cancel_futures=True)
             self._pool = None

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from vtui.errors import TraceLoadError
 from vtui.io.argsfile import MappedBlob
+from vtui.io.nsys import is_sqlite
 from vtui.io.reader import decoded_size
 from vtui.load.trace import load_trace, open_cached, trace_files
 from vtui.options import LoadOptions
@@ -168,7 +169,9 @@ def load_in_background(path: Path, progress: Callable[[float], None], cache: boo
             progress(1.0)
             return store
     try:
-        big = _total_size(path) >= PROCESS_THRESHOLD
+        # An export runs SQLite queries in C that a thread cannot stop: it is read in the loader
+        # process, which q kills at once, whatever its size.
+        big = _total_size(path) >= PROCESS_THRESHOLD or any(is_sqlite(p) for p in trace_files(path))
     except OSError as exc:
         raise TraceLoadError(f"{path}: {exc.strerror or exc}") from None
     _start_resource_tracker()  # before any process starts: the loader's or the decoders'

@@ -13,7 +13,7 @@ from typing import cast
 from vtui.errors import DISK_FULL, TraceLoadError
 from vtui.io.argsfile import ArgsFile
 from vtui.io.columns import ColumnSink
-from vtui.io.jsonscan import scan_trace
+from vtui.io.jsonscan import comment_hint, scan_trace
 from vtui.io.nsys import FORM as NSYS_FORM
 from vtui.io.nsys import is_sqlite, read_nsys
 from vtui.io.reader import GZIP_MAGIC, file_fingerprint, open_trace_data, read_error
@@ -33,6 +33,7 @@ _BUILD_SHARE = 0.3  # of the whole load, at the end (pairing, nesting, index, fl
 # of 3 on 2 cores, 1 vs 2 processes: 50 MB 0.25 / 0.29 s, 100 MB 0.48 / 0.47 s, 150 MB
 # hf_llama_big 0.58 / 0.56 s, 200 MB 0.99 / 0.78 s).
 PARALLEL_MIN = 128 << 20
+MAX_FILES = 32_767  # the store's `source` columns are int16
 
 
 def trace_files(path: Path) -> list[Path]:
@@ -51,6 +52,9 @@ def trace_files(path: Path) -> list[Path]:
         raise TraceLoadError(f"{path}: permission denied") from None
     if not found:
         raise TraceLoadError(f"{path}: folder holds no *.json, *.json.gz or *.sqlite trace files")
+    if len(found) > MAX_FILES:  # said before any is read, not after a minute of loading
+        raise TraceLoadError(f"{path}: {len(found):,} trace files; vtui opens at most {MAX_FILES:,} at once "
+                             "(each event keeps its file as a 16-bit id): open a subfolder")
     return sorted(found, key=_natural_key)
 
 
@@ -83,12 +87,14 @@ def load_trace(path: str | os.PathLike, progress: Progress | None = None, cache:
     root = options.cache_root
     files = trace_files(Path(path))
     key = trace_cache.entry_key(files) if options.cache else None
+    problem = ""
     if key is not None:
         store = _open_entry(key, files, root)
         if store is not None:
             if progress:
                 progress(1.0)
             return store
+        problem = trace_cache.last_problem
     jobs = default_jobs() if jobs is None else max(1, jobs)
     work_dir = trace_cache.work_dir(root) if key is not None else None
     if work_dir is None:
@@ -116,6 +122,8 @@ def load_trace(path: str | os.PathLike, progress: Progress | None = None, cache:
         raise
     if key is not None:
         trace_cache.save_entry(key, store, root, options.cache_max)
+    if problem:  # after the save: the note is about this load, not part of the new entry
+        store.warnings.insert(0, f"the index cache entry was not used ({problem}): rebuilt from the trace")
     give_back_free_memory()
     if progress:
         progress(1.0)
@@ -210,11 +218,17 @@ def _load_part(path: Path, read_progress: Progress, decode_progress: Progress, m
             data.close()
         if spilled and data_path:
             os.unlink(data_path)
+    columns = sink.finish()
+    if not len(columns):
+        with open(path, "rb") as fh:  # the head again: is it JSON with comments?
+            hint = comment_hint(fh.read(1 << 16)) if not _is_gzip(path) else ""
+        if hint:
+            raise TraceLoadError(f"{path}: the trace holds no events{hint}")
     _check_unchanged(path, fingerprint)
     label = _label(path, result.metadata) if many else ""
     return SourcePart(
         path=str(path), label=label, form=result.form, repaired=result.repaired or bool(read_warnings),
-        metadata=result.metadata, warnings=read_warnings + result.warnings, columns=sink.finish(),
+        metadata=result.metadata, warnings=read_warnings + result.warnings, columns=columns,
         fingerprint=fingerprint,
     )
 

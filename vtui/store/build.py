@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -318,10 +317,10 @@ def _counters(m: Merged, rows: np.ndarray, ts_ns: np.ndarray, tracks: TrackSet, 
             ts_l.append(int(ts_ns[r]))
             track_l.append(tracks.counter_track(int(m.thread[r]), int(m.name[r]), int(m.id_kind[r]), int(m.id_val[r]),
                                                 str(key)))
-            val_l.append(float(value))
+            val_l.append(value)
             row_l.append(r)
     if skipped:
-        warnings.append(f"{skipped:,} counter values were not numbers (skipped)")
+        warnings.append(f"{skipped:,} counter values were not numbers (or past the float range; skipped)")
     event_rows = np.array(row_l, dtype=np.int64)
     return CounterTable(ts_ns=np.array(ts_l, dtype=np.int64), track=np.array(track_l, dtype=np.int32),
                         value=np.array(val_l, dtype=np.float64), ordinal=m.ordinal[event_rows].astype(np.int32),
@@ -337,8 +336,8 @@ def counter_value(value: object) -> float | None:
     if isinstance(value, (int, float)):
         try:
             return float(value)
-        except OverflowError:  # an int past a double's range: strtod would give inf
-            return math.inf if value > 0 else -math.inf
+        except OverflowError:  # an int past a double's range (400 digits): that one value is rejected
+            return None
     if not isinstance(value, str):
         return None
     text = value.lstrip(" \t\n\v\f\r")

@@ -16,14 +16,14 @@ from vtui.errors import TraceLoadError, UsageError
 from vtui.fmt import format_duration, parse_time
 from vtui.load.background import load_in_background
 from vtui.options import LoadOptions
+from vtui.regex_guard import Budget
 from vtui.store.store import TraceStore
 from vtui.ui.keys import MAIN_HELP, actions, bindings
 from vtui.ui.safe import plain, visible
 from vtui.ui.screens import HelpScreen, PromptScreen, WarningsScreen
-from vtui.ui.search_job import SEARCH_LIMIT_S, SearchStopped, run_guarded
 from vtui.ui.shell import AppShell, LoadJob
 from vtui.ui.timefmt import window_text
-from vtui.ui.view import ViewState, smart_case
+from vtui.ui.view import SEARCH_LIMIT_S, ViewState, smart_case
 from vtui.ui.widgets.aggregation import AggregationPane
 from vtui.ui.widgets.details import DetailsPanel
 from vtui.ui.widgets.measurements import MeasurePane
@@ -325,11 +325,12 @@ class VtuiApp(AppShell, App[int]):
 
     @work(thread=True, group="search", description="search", exit_on_error=False)
     def _search_worker(self, text: str, tracks, cancel: threading.Event) -> None:
-        """Off the UI thread and in a killable process: a runaway regex cannot freeze the app."""
+        """Off the UI thread, in the guarded regex engine (linear time; esc and the time limit stop it)."""
         store = self.view.store
         try:
-            found = run_guarded(lambda: search(store, smart_case(text), tracks=tracks), cancel, self.search_limit_s)
-        except (UsageError, SearchStopped) as exc:
+            found = search(store, text, tracks=tracks, ignore_case=smart_case(text),
+                           budget=Budget(self.search_limit_s, cancel))
+        except UsageError as exc:
             self.call_from_thread(self._search_finished, text, cancel, None, str(exc))
             return
         except Exception as exc:  # noqa: BLE001 — a message, never a traceback

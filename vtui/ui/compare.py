@@ -27,14 +27,14 @@ from vtui.options import LoadOptions
 from vtui.present.bars import shared_sparklines
 from vtui.present.compare_text import format_pct, format_value, metrics_table, ops_table, steps_table
 from vtui.present.tabular import Table
+from vtui.regex_guard import Budget
 from vtui.store.store import TraceStore
 from vtui.ui.keys import COMPARE_HELP, actions, bindings
 from vtui.ui.safe import plain, visible
 from vtui.ui.screens import HelpScreen, PromptScreen
-from vtui.ui.search_job import SearchStopped, run_guarded
 from vtui.ui.shell import AppShell, LoadJob, Progress
 from vtui.ui.timefmt import window_text
-from vtui.ui.view import ViewState, smart_case
+from vtui.ui.view import SEARCH_LIMIT_S, ViewState, smart_case
 from vtui.ui.widgets.timeline import Timeline
 
 ZOOM_STEP = 0.6
@@ -279,10 +279,11 @@ class CompareApp(AppShell, App[int]):
 
     @work(thread=True, group="search", description="search", exit_on_error=False)
     def _search_worker(self, pane: TracePane, text: str, tracks) -> None:
-        """In a killable process with a time limit, as in the main view: a runaway regex cannot freeze the app."""
+        """Off the UI thread in the guarded regex engine, with a time limit, as in the main view."""
         try:
-            found = run_guarded(lambda: search(pane.store, smart_case(text), tracks=tracks), self._search_cancel)
-        except (UsageError, SearchStopped) as exc:
+            found = search(pane.store, text, tracks=tracks, ignore_case=smart_case(text),
+                           budget=Budget(SEARCH_LIMIT_S, self._search_cancel))
+        except UsageError as exc:
             self.call_from_thread(self.notify, visible(str(exc)), severity="error", markup=False)
             return
         self.call_from_thread(self._search_found, pane, replace(found, pattern=text))

@@ -3,7 +3,6 @@ memory, caches and Python overhead for the current window (or the whole trace)."
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
 from rich.text import Text
@@ -15,11 +14,13 @@ from textual.widgets import Footer, OptionList, Static
 
 from vtui.analysis.insights import Insights, compute_insights
 from vtui.analysis.lists import OUTLIER_FACTOR, Gap, Outlier, gpu_idle_gaps, kernel_outliers
+from vtui.errors import UsageError
 from vtui.fmt import format_duration as fd
 from vtui.present.bars import step_bars
 from vtui.present.insights_text import gpu_lines, memory_lines, misc_lines, ops_lines, steps_lines
 from vtui.present.serving_text import KIND_MARK
 from vtui.present.why_text import critical_lines, roofline_lines
+from vtui.regex_guard import compile_user
 from vtui.store.store import TraceStore
 from vtui.ui import colours
 from vtui.ui.keys import bindings
@@ -213,9 +214,10 @@ class InsightsScreen(Screen[None]):
         if text is None:
             return
         try:
-            re.compile(text)
-        except re.error as exc:
-            self.notify(visible(f"invalid regex: {exc}"), severity="error", markup=False)
+            if text.strip():
+                compile_user(text.strip())
+        except UsageError as exc:
+            self.notify(visible(str(exc)), severity="error", markup=False)
             return
         self.step_regex = text.strip() or None
         await self._restart()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import stat
 import tomllib
 from collections import defaultdict
 from pathlib import Path
@@ -94,15 +95,38 @@ def load_keymap(path: Path | None = None) -> tuple[dict[str, str], str | None]:
     """(keymap, None), or ({}, the one-line message) for a file that cannot be used; no file: ({}, None)."""
     path = path or keymap_path()
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_small_file(path, MAX_KEYMAP_BYTES).decode("utf-8")
     except FileNotFoundError:
         return {}, None
+    except KeymapError as exc:
+        return {}, safe_field(f"{path}: {exc}; default keys in use", 500)
     except (OSError, UnicodeDecodeError) as exc:
         return {}, safe_field(f"{path}: cannot read the keymap ({exc}); default keys in use", 500)
     try:
         return parse_keymap(text), None
     except KeymapError as exc:
         return {}, safe_field(f"{path}: {exc}; default keys in use", 500)
+    except RecursionError:  # tomllib recurses into nested arrays and tables
+        return {}, safe_field(f"{path}: nested too deeply to be a keymap; default keys in use", 500)
+
+
+MAX_KEYMAP_BYTES = 64 << 10  # a keymap is a few lines; more is not one
+
+
+def read_small_file(path: Path, limit: int) -> bytes:
+    """At most ``limit`` bytes of a regular file (a link to one is fine). A FIFO, a device
+    (``/dev/zero``) or a folder is refused without blocking (opened non-blocking, checked
+    before any read), and so is a file over ``limit``: KeymapError with the reason."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise KeymapError("not a regular file")
+        data = os.read(fd, limit + 1)
+    finally:
+        os.close(fd)
+    if len(data) > limit:
+        raise KeymapError(f"larger than {limit // 1024} KiB: not a keymap")
+    return data
 
 
 def apply_user_keymap(app: App) -> dict[str, str]:

@@ -5,7 +5,6 @@ the node's longest slice in the timeline."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
 import numpy as np
@@ -20,7 +19,9 @@ from textual.widget import Widget
 from textual.widgets import Footer, Static
 
 from vtui.analysis.calltree import WEIGHTS, CallTree, build_tree, invert, printable, zoom
+from vtui.errors import UsageError
 from vtui.fmt import format_duration as fd
+from vtui.regex_guard import UserRegex, compile_user
 from vtui.store.store import TraceStore
 from vtui.ui import colours
 from vtui.ui.flame import (
@@ -33,6 +34,7 @@ from vtui.ui.flame import (
 )
 from vtui.ui.keys import bindings
 from vtui.ui.render import EMPTY
+from vtui.ui.safe import visible
 from vtui.ui.screens import PromptScreen
 
 
@@ -206,7 +208,7 @@ class CallTreeScreen(Screen[None]):
         self.weight = "total"
         self.inverted = False
         self.flame = False
-        self.pattern: re.Pattern[str] | None = None
+        self.pattern: UserRegex | None = None
         self.base: dict[bool, CallTree] = {}  # top-down (False) and bottom-up (True)
         self.stack: list[CallTree] = []  # zoom levels: the first is the base tree
         self.error: str | None = None
@@ -253,7 +255,7 @@ class CallTreeScreen(Screen[None]):
     def _marks(self, tree: CallTree) -> np.ndarray | None:
         if self.pattern is None:
             return None
-        return np.fromiter((bool(self.pattern.search(n)) for n in tree.names), dtype=bool, count=len(tree))
+        return self.pattern.mask(tree.names)
 
     def _show(self) -> None:
         tree = self.current
@@ -353,9 +355,9 @@ class CallTreeScreen(Screen[None]):
         if text is None:
             return
         try:
-            self.pattern = re.compile(text) if text.strip() else None
-        except re.error as exc:
-            self.notify(f"invalid regex: {exc}", severity="error", markup=False)
+            self.pattern = compile_user(text) if text.strip() else None
+        except UsageError as exc:
+            self.notify(visible(str(exc)), severity="error", markup=False)
             return
         tree = self.current
         if tree is None:

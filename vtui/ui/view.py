@@ -5,7 +5,6 @@ Plain Python over the store, no Textual, so behaviour is testable without an app
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -13,22 +12,21 @@ from sortedcontainers import SortedKeyList
 
 from vtui.analysis.measure import Measurement, measure
 from vtui.analysis.search import ARGS_PREFIX, SearchResult, search, step
+from vtui.errors import UsageError
+from vtui.regex_guard import UserRegex, compile_user, smart_ignore_case
 from vtui.store.store import TraceStore
 from vtui.store.tracks import COUNTER, Track
 
+SEARCH_LIMIT_S = 10.0  # the app's search gives up after this (a trace's args can be gigabytes)
 MIN_SPAN_NS = 100  # deepest zoom: 100 ns across the timeline
 LANE_CAP = 12  # rows a deep (Python-stack) track gets until expanded: the GPU streams stay in sight
 HEADER = -2  # Row.lane of a group's header row (a process, or the pinned tracks)
 PINNED = ("pinned",)  # the group key of the pinned tracks
 
 
-def smart_case(query: str) -> str:
-    """Case-insensitive unless the pattern has a capital (``aten::mm`` finds ``ATen::MM``)."""
-    prefix = ARGS_PREFIX if query.startswith(ARGS_PREFIX) else ""
-    pattern = query[len(prefix):]
-    if pattern != pattern.lower() or pattern.startswith("(?"):
-        return query
-    return f"{prefix}(?i){pattern}"
+def smart_case(query: str) -> bool:
+    """Any case unless the pattern (after ``args:``) has a capital (``aten::mm`` finds ``ATen::MM``)."""
+    return smart_ignore_case(query[len(ARGS_PREFIX):] if query.startswith(ARGS_PREFIX) else query)
 
 
 @dataclass(frozen=True)
@@ -65,6 +63,7 @@ class ViewState:
     mark_a: int = -1  # slice row marked as A, waiting for B
     mark_names: dict = field(default_factory=dict)  # (a span, b span) -> the names of A and B
     measurements: SortedKeyList = field(default_factory=lambda: SortedKeyList(key=lambda m: (m.a, m.b)))
+    _filter_compiled: tuple = field(default=("", None), repr=False)  # (filter text, its guarded regex)
 
     def __post_init__(self) -> None:
         self.show_all()
@@ -123,14 +122,22 @@ class ViewState:
         return (self.t0 + self.t1) / 2
 
     # ---- tracks and rows ---------------------------------------------------------------
+    def _filter_regex(self) -> UserRegex | None:
+        """The track filter in the guarded engine (compiled once per filter text); None: not a valid regex."""
+        if self._filter_compiled[0] != self.filter_text:
+            try:
+                rx: UserRegex | None = compile_user(self.filter_text, ignore_case=True)
+            except UsageError:
+                rx = None
+            self._filter_compiled = (self.filter_text, rx)
+        return self._filter_compiled[1]
+
     def matches(self, track: Track) -> bool:
         if not self.filter_text:
             return True
         hay = f"{track.process_title} {track.title} {track.kind}"
-        try:
-            return re.search(self.filter_text, hay, re.IGNORECASE) is not None
-        except re.error:
-            return self.filter_text.lower() in hay.lower()
+        rx = self._filter_regex()
+        return rx.search(hay) if rx is not None else self.filter_text.lower() in hay.lower()
 
     def visible_tracks(self) -> list[Track]:
         tracks = [t for t in self.store.tracks if t.id not in self.hidden and self.matches(t)]
@@ -402,7 +409,7 @@ class ViewState:
 
     def run_search(self, query: str) -> SearchResult:
         """Search the visible tracks (names, or args with "args:"); highlights the matches. UsageError on a bad regex."""
-        found = search(self.store, smart_case(query), tracks=self.visible_track_ids())
+        found = search(self.store, query, tracks=self.visible_track_ids(), ignore_case=smart_case(query))
         self.set_found(replace(found, pattern=query))
         return found
 
