@@ -142,17 +142,30 @@ class Timeline(Widget, can_focus=True):
 
     # ---- drawing -----------------------------------------------------------------------
     @property
+    def labelled(self) -> bool:
+        """The timeline draws its own label column: only when no track list beside it names the rows."""
+        return not any(widget.display for widget in self.followers)
+
+    @property
     def label_width(self) -> int:
         """Narrow timelines give the label column less, so the plot keeps most of the width."""
+        if not self.labelled:
+            return 0
         return LABEL_WIDTH if self.size.width >= 100 else max(10, min(LABEL_WIDTH, self.size.width // 5))
 
     @property
+    def plot_x(self) -> int:
+        """The first column of the plot (after the label column and its rule, when drawn)."""
+        return self.label_width + 1 if self.labelled else 0
+
+    @property
     def plot_width(self) -> int:
-        return max(self.size.width - self.label_width - 1, 1)
+        """The plot's cells: the timeline's real width on screen, less the label column."""
+        return max(self.size.width - self.plot_x, 1)
 
     def time_at_x(self, x: int) -> float:
         v = self.view
-        return v.t0 + (x - self.label_width - 1) / self.plot_width * v.span
+        return v.t0 + (x - self.plot_x) / self.plot_width * v.span
 
     def render_line(self, y: int) -> Strip:
         width = self.size.width
@@ -166,11 +179,12 @@ class Timeline(Widget, can_focus=True):
         # A row's pixels depend on the row, the window, the width, and the selection only when
         # the selection lies on it: moving the selection redraws two rows, not the screen.
         selected = v.selected if (row.track, row.lane) == self._selected_lane else -1
-        key = (row, v.t0, v.t1, width, selected, v.highlight_version, row.group in v.folded)
+        key = (row, v.t0, v.t1, width, self.plot_x, selected, v.highlight_version, row.group in v.folded)
         cached = self._cache.get(key)
         if cached is not None:
             return cached
-        strip = Strip(self._label(row) + self._plot(row), width).crop(0, width)
+        label = self._label(row) if self.labelled else []
+        strip = Strip(label + self._plot(row), width).crop(0, width)
         self._cache[key] = strip
         return strip
 
@@ -215,12 +229,6 @@ class Timeline(Widget, can_focus=True):
             for i, ch in enumerate("┼" + text):
                 if 0 <= x + i < w:
                     cells[x + i] = ch
-        # Deep in a long trace the ticks differ only in far digits: the head then holds the
-        # anchor time the "+offset" ticks count from.
-        head = f" @{anchor}" if anchor else f" {format_duration(v.span, 2)} shown"
-        if v.origin is not None:  # say what the times count from
-            head = f" Δ{anchor} from {visible(v.origin[1])}" if anchor else f" Δ from {visible(v.origin[1])}"
-        head = head.ljust(self.label_width)[:self.label_width]
         styles = [self._s(RULER_STYLE)] * w
         if v.range is not None:  # the range as a band on the ruler
             a, b = (self._x_of(t) for t in v.range)
@@ -231,8 +239,24 @@ class Timeline(Widget, can_focus=True):
             if 0 <= x < w:
                 cells[x], styles[x] = "A", self._s(MARK_STYLE)
         plot = [Segment(ch, st) for ch, st in zip(cells, styles)]
+        if not self.labelled:  # the track list beside shows the head (ruler_head)
+            return Strip(plot, width).simplify()
+        head = self.ruler_head().ljust(self.label_width)[:self.label_width]
         head_style = self._s(FOCUS_STYLE if self.has_focus else LABEL_STYLE)
         return Strip([Segment(head, head_style), Segment("│", self._s(LABEL_DIM)), *plot], width).simplify()
+
+    def ruler_head(self) -> str:
+        """What the ruler's head says: the span shown, the anchor of "+offset" ticks, the origin."""
+        v = self.view
+        step = nice_step(v.span / max(self.plot_width / 14, 1))
+        zero = v.origin_ns
+        anchor, _ = tick_labels(tick_times(v.t0 - zero, v.t1 - zero, step), step)
+        # Deep in a long trace the ticks differ only in far digits: the head then holds the
+        # anchor time the "+offset" ticks count from.
+        head = f" @{anchor}" if anchor else f" {format_duration(v.span, 2)} shown"
+        if v.origin is not None:  # say what the times count from
+            head = f" Δ{anchor} from {visible(v.origin[1])}" if anchor else f" Δ from {visible(v.origin[1])}"
+        return head
 
     def _x_of(self, t: int) -> int:
         v = self.view
@@ -242,15 +266,15 @@ class Timeline(Widget, can_focus=True):
         self.view.cells = self.plot_width
 
     def on_focus(self) -> None:
-        self.refresh()  # the ruler's head shows the focus (rows come from the cache)
+        self.repaint()  # the ruler's head (here or in the track list) shows the focus; rows come from the cache
 
     def on_blur(self) -> None:
-        self.refresh()
+        self.repaint()
 
     # ---- mouse -------------------------------------------------------------------------
     def on_click(self, event: events.Click) -> None:
         index = self.top + event.y - RULER_ROWS
-        if event.y < RULER_ROWS or index >= len(self.view.rows) or event.x <= self.label_width:
+        if event.y < RULER_ROWS or index >= len(self.view.rows) or event.x < self.plot_x:
             return
         row = self.view.rows[index]
         if row.lane < 0:
@@ -262,7 +286,7 @@ class Timeline(Widget, can_focus=True):
             self.post_message(self.Clicked(lo))
 
     def on_mouse_down(self, event: events.MouseDown) -> None:
-        if event.x > self.label_width:
+        if event.x >= self.plot_x:
             self._drag_from = event.x
             self.capture_mouse()
 
