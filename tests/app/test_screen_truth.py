@@ -95,3 +95,51 @@ async def test_the_timeline_spans_the_window_with_and_without_the_track_list(ste
             if shown:  # the names once, in the track list: not again in a label column beside it
                 row = next(y for y in screen.find("loopthread"))
                 assert screen.text[row].count("loopthread") == 1
+
+
+def is_cut_of(shown: str, name: str) -> bool:
+    """``shown`` is ``name`` with parts replaced by ``…``: its pieces appear in order, the first at the
+    start and the last at the end."""
+    pieces = shown.split("…")
+    if not name.startswith(pieces[0]) or not name.endswith(pieces[-1]):
+        return False
+    at = len(pieces[0])
+    for piece in pieces[1:-1]:
+        at = name.find(piece, at)
+        if at < 0:
+            return False
+        at += len(piece)
+    return at <= len(name) - len(pieces[-1]) or len(pieces) == 1
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])
+async def test_aggregation_names_are_distinct_and_use_the_width(steps, size):
+    path, store = steps
+    app = VtuiApp(path, store=store)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        await pilot.press("2")
+        await settle(pilot, 2)
+        screen = read_screen(app)
+        shown = [line[line.index("void"):].split("  ")[0] for line in screen.text if "void" in line]
+        assert len(shown) == len(OPS)  # every row on screen (at 80×24 too)
+        assert len(set(shown)) == len(OPS)  # never two rows alike
+        for text in shown:  # each a cut of one real name
+            assert sum(is_cut_of(text, name) for name in OPS) == 1, text
+        if size[0] >= 160:  # the width there is: far more than the old 36 cells
+            assert min(len(t) for t in shown) >= 80
+
+
+async def test_call_tree_shows_names_at_80x24(steps):
+    path, store = steps
+    app = VtuiApp(path, store=store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("F")
+        await settle(pilot, 2)
+        screen = read_screen(app)
+        assert screen.find("engine_step")  # a short name whole
+        shown = [line[line.index("void"):].rstrip() for line in screen.text if "void" in line]
+        assert len(shown) == len(OPS) and len(set(shown)) == len(OPS)
+        for text in shown:
+            assert len(text) >= 24 and sum(is_cut_of(text, name) for name in OPS) == 1, text
