@@ -15,6 +15,8 @@ import warnings
 from collections.abc import Callable
 from typing import TypeVar
 
+from vtui.termination import as_child_process
+
 T = TypeVar("T")
 SEARCH_LIMIT_S = 10.0
 
@@ -24,6 +26,7 @@ class SearchStopped(Exception):
 
 
 def _child(fn: Callable[[], object], conn) -> None:
+    as_child_process()  # killable, and gone with the app (a fork inherits handlers that ignore SIGTERM)
     try:
         conn.send(("ok", fn()))
     except BaseException as exc:  # noqa: BLE001 — handed to the parent, which reports it
