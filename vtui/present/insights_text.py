@@ -5,7 +5,7 @@ from __future__ import annotations
 from vtui.analysis.insights import Insights
 from vtui.analysis.memory import sparkline_series
 from vtui.analysis.ops import hint_for
-from vtui.fmt import format_bytes
+from vtui.fmt import counted, format_bytes
 from vtui.fmt import format_duration as fd
 from vtui.present.bars import sparkline, step_bars
 from vtui.safe_text import safe_field
@@ -25,7 +25,7 @@ def steps_lines(ins: Insights, bar_width: int = 40) -> list[str]:
     src = {"known": "known pattern", "user": "your regex", "generic": "guessed: most time among repeated top-level names"}
     first = ("  first step (prefill / time to first token)" if st.run_start
              else "  first step in the range (the run's first step is before it: not a TTFT)")
-    lines = [f"Steps: {safe_field(st.pattern, 120)} ({src.get(st.source, st.source)}) · {st.count} steps",
+    lines = [f"Steps: {safe_field(st.pattern, 120)} ({src.get(st.source, st.source)}) · {counted(st.count, 'step')}",
              f"{first}  {fd(st.first_ns)}"]
     if rest:
         rate = f" · ≈{st.steps_per_s:,.1f} steps/s (tokens/s per sequence)" if st.steps_per_s else ""
@@ -56,7 +56,7 @@ def steps_lines(ins: Insights, bar_width: int = 40) -> list[str]:
         for i, (d, bar) in enumerate(zip(durs.tolist(), step_bars(durs, bar_width))):
             lines.append(f"    #{i:<3} {fd(d):>11} {bar}")
     else:
-        lines.append(f"  step times ({len(durs)} steps, min {fd(durs.min())} … max {fd(durs.max())}):")
+        lines.append(f"  step times ({counted(len(durs), 'step')}, min {fd(durs.min())} … max {fd(durs.max())}):")
         for k in range(0, len(durs), 100):
             lines.append("    " + sparkline(durs[k:k + 100]))
     return lines

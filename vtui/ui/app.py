@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import threading
-from dataclasses import replace
 from pathlib import Path
 
 from textual import work
@@ -11,7 +9,7 @@ from textual.app import App, ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Static, TabbedContent, TabPane
 
-from vtui.analysis.search import SearchResult, search
+from vtui.analysis.search import SearchResult
 from vtui.errors import TraceLoadError, UsageError
 from vtui.fmt import format_duration, parse_time
 from vtui.load.background import load_in_background
@@ -19,10 +17,11 @@ from vtui.store.store import TraceStore
 from vtui.ui.keys import MAIN_HELP, actions, bindings
 from vtui.ui.safe import plain, visible
 from vtui.ui.screens import HelpScreen, PromptScreen, WarningsScreen
-from vtui.ui.search_job import SEARCH_LIMIT_S, SearchStopped, run_guarded
+from vtui.ui.search_job import SEARCH_LIMIT_S
+from vtui.ui.searching import SearchJob
 from vtui.ui.shell import AppShell, LoadJob
 from vtui.ui.timefmt import window_text
-from vtui.ui.view import ViewState, smart_case
+from vtui.ui.view import ViewState
 from vtui.ui.widgets.aggregation import AggregationPane
 from vtui.ui.widgets.details import DetailsPanel
 from vtui.ui.widgets.measurements import MeasurePane
@@ -61,8 +60,7 @@ class VtuiApp(AppShell, App[int]):
         self.store = store
         self.view: ViewState | None = None
         self._agg_key: tuple | None = None  # inputs of the aggregation table now shown
-        self.searching: str | None = None  # the pattern of a search still running
-        self._search_cancel = threading.Event()
+        self.search = SearchJob()  # the view's search: runs, reports, stops (vtui.ui.searching)
         self.search_limit_s = SEARCH_LIMIT_S
         self.tracklist_wanted: bool | None = None  # None: shown from NARROW columns up; T decides
 
@@ -313,31 +311,18 @@ class VtuiApp(AppShell, App[int]):
     def _search_done(self, text: str | None) -> None:
         if not text or self.view is None:
             return
-        self._search_cancel.set()  # a search still running gives way to this one
-        self._search_cancel = threading.Event()
-        self.searching = text
+        self.search.limit_s = self.search_limit_s
+        self.search.start(self, self.view.store, text, self.view.visible_track_ids(), self._search_finished)
         self._update()
-        self._search_worker(text, self.view.visible_track_ids(), self._search_cancel)
 
-    @work(thread=True, group="search", description="search", exit_on_error=False)
-    def _search_worker(self, text: str, tracks, cancel: threading.Event) -> None:
-        """Off the UI thread and in a killable process: a runaway regex cannot freeze the app."""
-        store = self.view.store
-        try:
-            found = run_guarded(lambda: search(store, smart_case(text), tracks=tracks), cancel, self.search_limit_s)
-        except (UsageError, SearchStopped) as exc:
-            self.call_from_thread(self._search_finished, text, cancel, None, str(exc))
-            return
-        except Exception as exc:  # noqa: BLE001 — a message, never a traceback
-            self.call_from_thread(self._search_finished, text, cancel, None, f"search failed ({type(exc).__name__})")
-            return
-        self.call_from_thread(self._search_finished, text, cancel, replace(found, pattern=text), None)
+    @property
+    def searching(self) -> str | None:
+        """The pattern of a search still running."""
+        return self.search.pattern
 
-    def _search_finished(self, text: str, cancel: threading.Event, found: SearchResult | None,
-                         error: str | None) -> None:
-        if cancel is not self._search_cancel or self.view is None:
-            return  # a newer search, or a stopped one, owns the status now
-        self.searching = None
+    def _search_finished(self, found: SearchResult | None, error: str | None) -> None:
+        if self.view is None:
+            return
         if found is None:
             self.notify(visible(error or "search failed"), severity="error", markup=False)
         else:
@@ -345,14 +330,12 @@ class VtuiApp(AppShell, App[int]):
             if found.count:
                 self.view.next_match(True)
             else:
-                self.notify(visible(f"No slice matches {text!r}"), timeout=3, markup=False)
+                self.notify(visible(f"No slice matches {found.pattern!r}"), timeout=3, markup=False)
         self._update()
 
     def stop_search(self) -> bool:
-        if self.searching is None:
+        if not self.search.stop():
             return False
-        self._search_cancel.set()
-        self.searching = None
         self.notify("Search stopped", timeout=2)
         self._update()
         return True
@@ -490,7 +473,7 @@ class VtuiApp(AppShell, App[int]):
             self.push_screen(WarningsScreen(self.store.warnings))
 
     def stop_work(self) -> None:
-        self._search_cancel.set()
+        self.search.stop()
 
     def key_rows(self) -> list[tuple[str, str]]:
         return [row for _, rows in self.help_sections(self.screen_stack[0]) for row in rows]

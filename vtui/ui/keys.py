@@ -150,6 +150,7 @@ KEYS: tuple[Key, ...] = (
     _K("compare", "select.down", "down,j", "select('down', 0)", "Child, else track below"),
     _K("compare", "view.frame", "f", "frame", "Frame selection"),
     _K("compare", "search.find", "slash", "search", "Search the focused trace"),
+    _K("compare", "search.stop", "escape", "stop_search", "Stop a running search"),
     _K("compare", "search.next", "n", "match(True)", "Next match"),
     _K("compare", "search.prev", "N", "match(False)", "Previous match"),
     _K("compare", "view.insights", "i", "insights", "Insights of the focused trace", footer=True,

@@ -83,11 +83,14 @@ class ViewState:
     def show_all(self) -> None:
         self.t0, self.t1 = 0, self.total
 
-    def set_window(self, t0: float, t1: float) -> None:
-        """The window, kept inside the trace: never before 0, never past the end."""
+    def set_window(self, t0: float, t1: float, inside: bool = True) -> None:
+        """The window, kept inside the trace: never before 0, never past the end.
+
+        ``inside=False`` (compare mode's lock: the other trace follows at the same offsets) lets
+        it reach before the start or past the end, where nothing is drawn."""
         span = min(max(t1 - t0, MIN_SPAN_NS), self.total)
-        # Inside the trace itself; a window wider than the trace (compare mode's common scale) starts at 0.
-        t0 = min(max(t0, 0), max(int(self.store.span_ns) - span, 0))
+        if inside:  # a window wider than the trace (compare mode's common scale) starts at 0
+            t0 = min(max(t0, 0), max(int(self.store.span_ns) - span, 0))
         self.t0, self.t1 = int(round(t0)), int(round(t0 + span))
 
     def zoom(self, factor: float, centre: float | None = None) -> None:

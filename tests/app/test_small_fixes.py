@@ -1,0 +1,52 @@
+"""The small defects of issue 24, each read where the user reads it: the regex error in the
+user's own pattern, no "1 steps", nsys's "no stream" id not shown as a stream number."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+
+from tests.app.screen import read_screen
+from tests.helpers import X, answer_prompt, load_events, settle, write_trace
+from vtui.analysis.insights import compute_insights
+from vtui.load.trace import load_trace
+from vtui.present.insights_text import steps_lines
+from vtui.ui.app import VtuiApp
+
+
+async def test_a_bad_regex_is_reported_in_the_users_own_terms(tmp_path):
+    path = write_trace(tmp_path, [X("engine_step", 0, 10), X("aten::mm", 2, 3)])
+    app = VtuiApp(path, store=load_trace(path, cache=False))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("slash")
+        await answer_prompt(pilot, "(foo")
+        await settle(pilot)
+        messages = [n.message for n in app._notifications]
+        assert any(m.startswith("invalid regex '(foo'") and "position 0" in m for m in messages), messages
+        assert not any("(?i)" in m for m in messages)
+        assert "searching" not in "\n".join(read_screen(app).text)
+
+
+def test_one_step_is_one_step_not_one_steps(tmp_path):
+    store = load_events(tmp_path, [X("engine_step", i * 100, 90) for i in range(4)])
+    rows = sorted(int(store.slices.start_ns[r]) for r in range(len(store.slices)))
+    ins = compute_insights(store, rows[1], rows[1] + 95_000)  # a range holding one step start
+    text = "\n".join(steps_lines(ins))
+    assert "· 1 step\n" in text and not re.search(r"(?<![\d.,])1 steps", text), text
+
+
+def test_nsys_no_stream_id_is_not_shown_as_a_stream(tmp_path):
+    path = tmp_path / "nostream.sqlite"
+    con = sqlite3.connect(path)
+    con.executescript("""
+        CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT);
+        INSERT INTO StringIds VALUES (1, 'gemm');
+        CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INT, end INT, deviceId INT, streamId INT, demangledName INT);
+        INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (100, 200, 0, 7, 1), (300, 400, 0, 4294967295, 1);
+    """)
+    con.commit()
+    con.close()
+    store = load_trace(path, cache=False)
+    titles = [t.title for t in store.tracks if t.kind == "gpu"]
+    assert len(titles) == 2 and not any("4294967295" in t for t in titles), titles
