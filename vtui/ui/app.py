@@ -11,9 +11,10 @@ from textual.widgets import Static, TabbedContent, TabPane
 
 from vtui.analysis.search import SearchResult
 from vtui.errors import TraceLoadError, UsageError
-from vtui.fmt import format_duration, parse_time
+from vtui.fmt import format_duration
 from vtui.load.background import load_in_background
 from vtui.store.store import TraceStore
+from vtui.ui.goto import HINT, parse_target
 from vtui.ui.keys import MAIN_HELP, actions, bindings
 from vtui.ui.safe import plain, visible
 from vtui.ui.screens import HelpScreen, PromptScreen, WarningsScreen
@@ -245,18 +246,29 @@ class VtuiApp(AppShell, App[int]):
 
     def action_goto(self) -> None:
         if self.view is not None:
-            self.push_screen(PromptScreen("Go to time (from trace start), e.g. 12.5ms, 300us, 2s", "12.5ms"),
-                             self._goto_done)
+            self.push_screen(PromptScreen(f"Go to {HINT}; times from the trace start (u undoes a range change)",
+                                          "12ms:25.5ms"), self._goto_done)
 
     def _goto_done(self, text: str | None) -> None:
-        if not text:
+        if not text or self.view is None:
             return
         try:
-            t = parse_time(text)
+            target = parse_target(text, self.view.store)
         except ValueError as exc:
             self.notify(visible(str(exc)), severity="error", markup=False)
             return
-        self._act(lambda: self.view.go_to(t))
+        v = self.view
+        if target.range is not None:
+            a, b = target.range
+            pad = max((b - a) * 0.05, 1)
+            self._act(lambda: (v.set_range(a, b), v.set_window(a - pad, b + pad)))
+        else:
+            self._act(lambda: v.go_to(target.time))
+
+    def action_undo_range(self) -> None:
+        if self.view is not None and not self.view.undo_range():
+            self.notify("No range change to undo", timeout=2)
+        self._update()
 
     def action_filter(self) -> None:
         if self.view is not None:
@@ -284,8 +296,19 @@ class VtuiApp(AppShell, App[int]):
         self._act(lambda: self.view.range_from_window())
 
     def action_clear(self) -> None:
-        if not self.stop_search():
-            self._act(lambda: self.view.clear())
+        """esc: stop a search; from a pane or the track list, back to the timeline (never clearing
+        what was built there); on the timeline, clear the mark, highlight, then range (u undoes)."""
+        if self.stop_search() or self.view is None:
+            return
+        timeline = self.query_one(Timeline)
+        if not timeline.has_focus:
+            timeline.focus()
+            return
+        had_range = self.view.range is not None and self.view.mark_a < 0 and self.view.highlight is None \
+            and self.view.found is None
+        self._act(lambda: self.view.clear())
+        if had_range:
+            self.notify("Range cleared · u brings it back", timeout=3)
 
     def action_tab(self, pane: str) -> None:
         """1/2/3: show a bottom pane and give it the keys (the table's b/o/O need its focus)."""

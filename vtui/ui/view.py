@@ -20,6 +20,7 @@ MIN_SPAN_NS = 100  # deepest zoom: 100 ns across the timeline
 LANE_CAP = 12  # rows a deep (Python-stack) track gets until expanded: the GPU streams stay in sight
 HEADER = -2  # Row.lane of a group's header row (a process, or the pinned tracks)
 PINNED = ("pinned",)  # the group key of the pinned tracks
+RANGE_UNDO = 50  # range changes u can take back
 
 
 def smart_case(query: str) -> str:
@@ -58,6 +59,7 @@ class ViewState:
     folded: set[tuple] = field(default_factory=set)  # group keys shown as their header row alone
     origin: tuple[int, str] | None = None  # relative time axis: (zero in ns from the trace start, what it is)
     range: tuple[int, int] | None = None  # selected time range (ns from the trace start)
+    range_history: list = field(default_factory=list)  # the ranges before each change, for undo (u)
     highlight: np.ndarray | None = None  # bool per slice: search matches or an aggregation row's slices
     highlight_version: int = 0  # bumped on every highlight change (the row cache's key)
     found: SearchResult | None = None
@@ -343,7 +345,21 @@ class ViewState:
     def set_range(self, t0: float, t1: float) -> None:
         a, b = sorted((int(round(t0)), int(round(t1))))
         a, b = max(a, 0), min(b, int(self.store.span_ns))
-        self.range = (a, b) if b > a else None
+        self._change_range((a, b) if b > a else None)
+
+    def _change_range(self, new: tuple[int, int] | None) -> None:
+        """Every range change goes here: the one it replaces is kept for ``undo_range`` (u)."""
+        if new != self.range:
+            self.range_history.append(self.range)
+            del self.range_history[:-RANGE_UNDO]
+            self.range = new
+
+    def undo_range(self) -> bool:
+        """u: back to the range before the last change (a cleared one comes back). False when none."""
+        if not self.range_history:
+            return False
+        self.range = self.range_history.pop()
+        return True
 
     def range_from_selection(self) -> bool:
         span = self._selected_span()
@@ -436,7 +452,7 @@ class ViewState:
             self.found, self.match = None, -1
             self.set_highlight(None)
         elif self.range is not None:
-            self.range = None
+            self._change_range(None)  # u brings it back
         else:
             return False
         return True
