@@ -50,3 +50,21 @@ def test_nsys_no_stream_id_is_not_shown_as_a_stream(tmp_path):
     store = load_trace(path, cache=False)
     titles = [t.title for t in store.tracks if t.kind == "gpu"]
     assert len(titles) == 2 and not any("4294967295" in t for t in titles), titles
+
+
+async def test_the_footer_never_cuts_a_key_mid_word(tmp_path):
+    from vtui.ui.keys import keys_in
+
+    path = write_trace(tmp_path, [X("engine_step", 0, 10)])
+    app = VtuiApp(path, store=load_trace(path, cache=False))
+    words = [k.description for k in keys_in("timeline") if k.footer]
+    async with app.run_test(size=(80, 24)) as pilot:
+        for size in ((80, 24), (123, 30)):
+            await pilot.resize_terminal(*size)
+            await settle(pilot, 2)
+            line = read_screen(app).text[-1]
+            assert "palette" in line
+            shown = [w for w in words if w in line]
+            assert len(shown) >= 3, line
+            head = line.split("▏")[0].split("^p")[0].rstrip()  # what comes before the palette key
+            assert any(head.endswith(w) for w in words), line  # the last key shown is whole, not "Pa"
