@@ -64,3 +64,19 @@ async def test_compare_search_says_searching_stops_and_reports_errors(pair):
         await settle(pilot)
         assert not app.search.running and app.panes()[0].view.found is None
         assert "searching" not in "\n".join(read_screen(app).text)
+
+
+async def test_compare_metrics_keep_delta_pct_and_better_at_80x24(pair):
+    a, b, sa, sb = pair
+    app = CompareApp(a, b, stores=(sa, sb))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, 2)
+        await pilot.press("2")
+        await settle(pilot, 2)
+        text = read_screen(app).text
+        header = next(line for line in text if line.lstrip().startswith("metric"))
+        assert "Δ%" in header and "better" in header
+        wall = next(line for line in text if line.lstrip().startswith("wall time"))
+        # A 1.0 s, B 0.28 s: Δ% and the winner on the row, computed here from the event lists
+        span_a, span_b = A_FIRST_US + 29 * 30_000 + 25_000, B_FIRST_US + 5 * 30_000 + 25_000  # µs, the last step's end
+        assert f"{100 * (span_b - span_a) / span_a:.1f}%" in wall and wall.rstrip().endswith("B")

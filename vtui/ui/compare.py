@@ -23,6 +23,7 @@ from vtui.present.compare_text import format_pct, format_value, metrics_table, o
 from vtui.present.tabular import Table
 from vtui.store.store import TraceStore
 from vtui.ui.keys import COMPARE_HELP, actions, bindings
+from vtui.ui.names import distinct_cuts
 from vtui.ui.safe import plain, visible
 from vtui.ui.screens import HelpScreen, PromptScreen
 from vtui.ui.searching import SearchJob
@@ -91,12 +92,22 @@ class TracePane(Vertical):
                 app.move(self, lambda v: v.zoom(ZOOM_STEP if message.zoom_in else 1 / ZOOM_STEP, message.centre))
 
 
-def _data_table(table: Table, id: str) -> DataTable:
+def _data_table(table: Table, id: str, width: int = 0) -> DataTable:
+    """The table; given the ``width`` there is, its first column (names, metric labels) gives way,
+    cut in the middle and kept distinct, so the numbers to its right (Δ%, better) stay on screen."""
     dt: DataTable = DataTable(id=id, zebra_stripes=True, cursor_type="row")
-    for header, numeric in zip(table.headers, table.numeric_flags()):
-        dt.add_column(Text(header, justify="right" if numeric else "left"))
-    for row in table.display:
-        dt.add_row(*(Text(visible(c), justify="right" if n else "left") for c, n in zip(row, table.numeric_flags())))
+    flags = table.numeric_flags()
+    rows = [[visible(c) for c in row] for row in table.display]
+    cells = [max([len(h)] + [len(r[i]) for r in rows]) + 2 for i, h in enumerate(table.headers)]
+    first = cells[0] - 2
+    if width > 0 and sum(cells) + 2 > width:
+        first = max(12, width - 2 - sum(cells[1:]) - 2)
+    names = distinct_cuts([r[0] for r in rows], first) if rows else []
+    for i, (header, numeric) in enumerate(zip(table.headers, flags)):
+        dt.add_column(Text(header, justify="right" if numeric else "left"), width=first if i == 0 else None)
+    for name, row in zip(names, rows):
+        dt.add_row(*(Text(name if i == 0 else c, justify="right" if n else "left", no_wrap=True)
+                     for i, (c, n) in enumerate(zip(row, flags))))
     return dt
 
 
@@ -119,11 +130,11 @@ class CompareView(Vertical):
                 yield TracePane("A", self.paths[0], self.a, scale, id="pane-a")
                 yield TracePane("B", self.paths[1], self.b, scale, id="pane-b")
             with TabPane("2 Metrics", id=TABS[1]):
-                yield _data_table(metrics_table(c), "metrics-table")
+                yield _data_table(metrics_table(c), "metrics-table", self.app.size.width)
                 yield Static(f"same = within {100 * c.tolerance:g}% of A (times: or within 1 µs); better = lower"
                              " times, memory, memcpy share and syncs, higher GPU busy and steps/s", classes="note")
             with TabPane("3 Operators", id=TABS[2]):
-                yield _data_table(ops_table(c), "ops-table")
+                yield _data_table(ops_table(c), "ops-table", self.app.size.width)
             with TabPane("4 Steps", id=TABS[3]):
                 yield Static(steps_note, classes="note")
                 yield _data_table(steps_table(c, None), "steps-table")
