@@ -329,6 +329,25 @@ class ViewState:
         self.reveal(target)
         return True
 
+    def flow_links(self) -> list[tuple[int, int, int]]:
+        """The selected slice's flows (launch → kernel, and back) as (time ns, from row, to row) in
+        the rows shown: drawn as a connector at that time from one row to the other. Ends on
+        rows not shown (hidden, folded) are left out."""
+        if self.selected < 0:
+            return []
+        f, s = self.store.flows, self.store.slices
+        hits = np.flatnonzero(((f.src_slice == self.selected) | (f.dst_slice == self.selected))
+                              & (f.src_slice >= 0) & (f.dst_slice >= 0))
+        where = {(r.track, r.lane): i for i, r in enumerate(self.rows) if r.lane >= 0}
+        out = []
+        for k in hits[:16].tolist():  # a slice with many flows: the first few are enough to follow
+            a, b = int(f.src_slice[k]), int(f.dst_slice[k])
+            ra = where.get((int(s.track[a]), int(s.lane[a])))
+            rb = where.get((int(s.track[b]), int(s.lane[b])))
+            if ra is not None and rb is not None and ra != rb:
+                out.append((int(f.dst_ts_ns[k]), ra, rb))
+        return out
+
     def unhide_track_of(self, row: int) -> None:
         track = int(self.store.slices.track[row])
         if track in self.hidden:

@@ -30,10 +30,11 @@ RANGE_STYLE = Style(color=palette.DARK_INK, bgcolor=palette.RANGE_BG)  # the sel
 MARK_STYLE = Style(color=palette.DARK_INK, bgcolor=palette.MATCH, bold=True)  # measure mark A
 FOCUS_STYLE = Style(color=palette.DARK_INK, bgcolor=palette.PRIMARY, bold=True)  # the ruler's head while the keys come here
 HEADER_STYLE = Style(color=palette.FOREGROUND, bgcolor=palette.PANEL, bold=True)  # a process's header row
+LINK_STYLE = Style(color=palette.MATCH, bgcolor=palette.BACKGROUND, bold=True)  # the selection's flow connector
 # NO_COLOR: the same distinctions by attributes alone (Textual greys or drops every colour).
 MONO = {LABEL_STYLE: Style(), LABEL_DIM: Style(dim=True), RULER_STYLE: Style(), RANGE_STYLE: Style(reverse=True),
         MARK_STYLE: Style(reverse=True, bold=True), FOCUS_STYLE: Style(reverse=True, bold=True),
-        HEADER_STYLE: Style(bold=True), EMPTY: Style()}
+        HEADER_STYLE: Style(bold=True), EMPTY: Style(), LINK_STYLE: Style(bold=True)}
 
 
 class Timeline(Widget, can_focus=True):
@@ -64,6 +65,7 @@ class Timeline(Widget, can_focus=True):
         self._selected_lane: tuple[int, int] | None = None
         self._drag_from: int | None = None  # x where a mouse drag started
         self._revealed: tuple = ()  # (selection, window) last scrolled to: scroll again only when either moves
+        self._links: list[tuple[int, int, int]] = []  # the selection's flows: (time, row, row)
 
     # ---- state -------------------------------------------------------------------------
     def refresh_view(self) -> None:
@@ -71,6 +73,7 @@ class Timeline(Widget, can_focus=True):
         s = self.view.store.slices
         sel = self.view.selected
         self._selected_lane = (int(s.track[sel]), int(s.lane[sel])) if sel >= 0 else None
+        self._links = self.view.flow_links()
         self._keep_selection_visible()
         self.repaint()
 
@@ -179,14 +182,28 @@ class Timeline(Widget, can_focus=True):
         # A row's pixels depend on the row, the window, the width, and the selection only when
         # the selection lies on it: moving the selection redraws two rows, not the screen.
         selected = v.selected if (row.track, row.lane) == self._selected_lane else -1
-        key = (row, v.t0, v.t1, width, self.plot_x, selected, v.highlight_version, row.group in v.folded)
+        links = self._links_at(index)
+        key = (row, v.t0, v.t1, width, self.plot_x, selected, v.highlight_version, row.group in v.folded, links)
         cached = self._cache.get(key)
         if cached is not None:
             return cached
         label = self._label(row) if self.labelled else []
         strip = Strip(label + self._plot(row), width).crop(0, width)
+        for x, glyph in links:  # the flow's connector over the row (the slice's colour kept around it)
+            strip = _overlay(strip, self.plot_x + x, glyph, self._s(LINK_STYLE))
         self._cache[key] = strip
         return strip
+
+    def _links_at(self, index: int) -> tuple[tuple[int, str], ...]:
+        """(plot column, glyph) of the selection's flow connectors crossing row ``index``: ● at the
+        ends, │ between them."""
+        out = []
+        for t, a, b in self._links:
+            lo, hi = min(a, b), max(a, b)
+            x = self._x_of(t)
+            if lo <= index <= hi and 0 <= x < self.plot_width:
+                out.append((x, "●" if index in (a, b) else "│"))
+        return tuple(out)
 
     def _label(self, row) -> list[Segment]:
         track = self.view.store.tracks[row.track]
@@ -303,6 +320,14 @@ class Timeline(Widget, can_focus=True):
     def on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
         event.stop()
         self.post_message(self.Wheel(True, event.shift, self.time_at_x(event.x)))
+
+
+def _overlay(strip: Strip, x: int, glyph: str, style: Style) -> Strip:
+    """``strip`` with the cell at ``x`` replaced by ``glyph``."""
+    if not 0 <= x < strip.cell_length:
+        return strip
+    left, _, right = strip.divide([x, x + 1, strip.cell_length])
+    return Strip.join([left, Strip([Segment(glyph, style)], 1), right])
 
 
 def nice_step(raw: float) -> float:
