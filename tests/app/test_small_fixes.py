@@ -68,3 +68,17 @@ async def test_the_footer_never_cuts_a_key_mid_word(tmp_path):
             assert len(shown) >= 3, line
             head = line.split("▏")[0].split("^p")[0].rstrip()  # what comes before the palette key
             assert any(head.endswith(w) for w in words), line  # the last key shown is whole, not "Pa"
+
+
+def test_top_kernels_with_one_long_head_print_apart(tmp_path):
+    from vtui.present.insights_text import gpu_lines
+
+    head = "Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT32x32x256_MI16x16x1_SN_LDSB1_AFC1_AFEM1_"
+    names = [head + "NTA0_WG32_8_1", head + "NTA4_WG32_8_1"]
+    events = [X(n, 10 + 100 * i, 50 + i, cat="kernel", pid=0, tid=7) for i, n in enumerate(names)]
+    store = load_events(tmp_path, events)
+    text = gpu_lines(compute_insights(store))
+    rows = [line for line in text if line.strip().startswith("Cijk")]
+    assert len(rows) == 2
+    shown = [r.strip().split("  ")[0] for r in rows]
+    assert shown[0] != shown[1] and all(s.endswith("_WG32_8_1") for s in shown), shown

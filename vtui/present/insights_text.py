@@ -8,7 +8,8 @@ from vtui.analysis.ops import hint_for
 from vtui.fmt import counted, format_bytes
 from vtui.fmt import format_duration as fd
 from vtui.present.bars import sparkline, step_bars
-from vtui.safe_text import safe_field
+from vtui.present.names import distinct_cuts
+from vtui.safe_text import escape_controls, safe_field
 
 MAX_BAR_ROWS = 40  # more steps than this: a sparkline row instead of one bar per step
 NAME_WIDTH = 44  # trace names: clipped to this, control characters escaped (safe_field)
@@ -121,8 +122,12 @@ def gpu_lines(ins: Insights) -> list[str]:
                  f"unknown cause {fd(g.idle_unknown_ns)} · before/after the work {fd(g.idle_edges_ns)}")
     lines.append("  precision (share of kernel time): " + ", ".join(f"{safe_field(p.name, NAME_WIDTH)} {p.pct:.1f}%" for p in g.precision))
     lines.append("  top kernels:")
-    for k in g.top_kernels[:8]:
-        lines.append(f"    {safe_field(k.name, 60):<60} {fd(k.total_ns):>11} {k.pct:5.1f}% ×{k.count:,}")
+    top = g.top_kernels[:8]
+    # cut in the middle, distinct: templated kernels share long heads (Cijk_Alik_Bljk_…_MI…) and
+    # differ at the end
+    names = distinct_cuts([escape_controls(k.name) for k in top], 60)
+    for k, name in zip(top, names):
+        lines.append(f"    {name:<60} {fd(k.total_ns):>11} {k.pct:5.1f}% ×{k.count:,}")
     return lines
 
 

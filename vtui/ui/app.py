@@ -11,7 +11,7 @@ from textual.widgets import Static, TabbedContent, TabPane
 
 from vtui.analysis.search import SearchResult
 from vtui.errors import TraceLoadError, UsageError
-from vtui.fmt import format_duration
+from vtui.fmt import counted, format_duration
 from vtui.load.background import load_in_background
 from vtui.store.store import TraceStore
 from vtui.ui.goto import HINT, parse_target
@@ -166,7 +166,7 @@ class VtuiApp(AppShell, App[int]):
         if v.filter_text:
             parts.append(f"filter /{v.filter_text}/")
         if warnings:
-            parts.append(f"{warnings} load warnings (W)")
+            parts.append(f"{counted(warnings, 'load warning')} (W)")
         self.query_one("#status", Static).update(plain(" · ".join(parts)))
 
     def _refresh_panes(self) -> None:

@@ -20,10 +20,10 @@ from vtui.fmt import format_duration as fd
 from vtui.load.background import LoadControl, load_in_background
 from vtui.present.bars import shared_sparklines
 from vtui.present.compare_text import format_pct, format_value, metrics_table, ops_table, steps_table
+from vtui.present.names import distinct_cuts
 from vtui.present.tabular import Table
 from vtui.store.store import TraceStore
 from vtui.ui.keys import COMPARE_HELP, actions, bindings
-from vtui.ui.names import distinct_cuts
 from vtui.ui.safe import plain, visible
 from vtui.ui.screens import HelpScreen, PromptScreen
 from vtui.ui.searching import SearchJob

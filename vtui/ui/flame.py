@@ -13,9 +13,9 @@ from rich.style import Style
 from vtui.analysis.calltree import CallTree, by_level, printable
 from vtui.fmt import format_duration as fd
 from vtui.present.bars import fraction_bar
+from vtui.present.names import cut_middle
 from vtui.present.tree_text import indent
 from vtui.ui import palette
-from vtui.ui.names import cut_middle
 from vtui.ui.render import DIMMED, EMPTY, LIGHT_INK, SELECTED, colour_of
 
 TEXT = Style(color=palette.TEXT, bgcolor=palette.BACKGROUND)

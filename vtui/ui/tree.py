@@ -21,6 +21,7 @@ from textual.widgets import Footer, Static
 
 from vtui.analysis.calltree import WEIGHTS, CallTree, build_tree, invert, printable, zoom
 from vtui.fmt import format_duration as fd
+from vtui.present.names import cut_middle, distinct_cuts
 from vtui.store.store import TraceStore
 from vtui.ui import palette
 from vtui.ui.flame import (
@@ -34,7 +35,6 @@ from vtui.ui.flame import (
     visible_rows,
 )
 from vtui.ui.keys import bindings
-from vtui.ui.names import cut_middle, distinct_cuts
 from vtui.ui.render import EMPTY
 from vtui.ui.screens import PromptScreen
 

@@ -10,9 +10,9 @@ from textual.widgets import DataTable, Input, Static
 
 from vtui.analysis.aggregate import SORT_KEYS, Aggregation, AggRow, aggregate, sort_rows
 from vtui.fmt import format_duration
+from vtui.present.names import distinct_cuts
 from vtui.present.tables import aggregation_table
 from vtui.ui.keys import bindings
-from vtui.ui.names import distinct_cuts
 from vtui.ui.safe import visible
 from vtui.ui.view import ViewState
 
