@@ -72,6 +72,7 @@ class AppShell:
         self._load_job: LoadJob | None = None
         self.keymap: dict[str, str] = {}  # the user's keys (keys.toml), by binding id
         self._exit_timer: Any = None  # the hard exit armed by the first exit of a real run
+        self._signalled = False  # SIGTERM / SIGHUP asked for the exit
 
     def use_user_keymap(self) -> None:
         self.keymap = apply_user_keymap(self)  # type: ignore[arg-type]
@@ -173,8 +174,11 @@ class AppShell:
     def _sure_to_end(self) -> None:
         # A worker blocked on the stopped loop would keep the process alive for good (and deaf
         # to SIGTERM): end it, with its child processes, after a grace period.
-        if getattr(self, "_sure_exit", False) and self._exit_timer is None:
-            app: Any = self
+        # Only for a run in a terminal, or one ended by a signal: a headless run inside another
+        # program (pytest-textual-snapshot's) must never have its process ended for it.
+        app: Any = self
+        real = getattr(self, "_sure_exit", False) and (not app.is_headless or self._signalled)
+        if real and self._exit_timer is None:
             self._exit_timer = hard_exit_after(EXIT_GRACE_S, lambda: 1 if app.return_code is None else app.return_code)
 
     def exit_on_signals(self) -> None:
@@ -184,6 +188,7 @@ class AppShell:
     def terminate(self, signum: int) -> None:
         """SIGTERM / SIGHUP (the terminal closed): stop a load in progress (the loader removes its
         temp files), stop searches, and exit; the process ends within EXIT_GRACE_S whatever hangs."""
+        self._signalled = True
         self.stop_work()
         self._load_control.stop()
         self.exit(return_code=128 + signum)  # type: ignore[attr-defined]
