@@ -45,3 +45,26 @@ async def test_the_selected_launch_draws_its_flow_to_the_kernel(tmp_path):
         kernel_row = next(y for y in screen.find("stream 7") if y > ruler)
         assert sorted(ends) == sorted((launch_row, kernel_row))
         assert all(column[y] == "│" for y in range(min(ends) + 1, max(ends)))  # the rows between
+
+
+async def test_a_counter_track_shows_its_value_at_the_selection(tmp_path):
+    """A `C` counter drawn as a filled line, with its value where the selected slice starts."""
+    from tests.app.screen import read_screen as screen_of
+
+    values = [(0, 5.0), (300, 1234.5), (700, 42.0)]
+    events = [X("work", 100, 100), X("later", 750, 100)]
+    events += [{"ph": "C", "name": "gpu_mem_MB", "pid": 1, "tid": 1, "ts": ts, "args": {"MB": v}} for ts, v in values]
+    path = write_trace(tmp_path, events)
+    store = load_trace(path, cache=False)
+    app = VtuiApp(path, store=store)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        text = "\n".join(screen_of(app).text)
+        assert "▁" in text or "█" in text  # drawn as a filled line
+        for name, expect in (("work", "5"), ("later", "42")):  # the last sample at or before the start
+            row = next(r for r in range(len(store.slices)) if store.name(r) == name)
+            app.view.select(row)
+            app.query_one("Timeline").refresh_view()
+            await settle(pilot, 2)
+            line = next(line for line in screen_of(app).text if "█" in line or "▁" in line)
+            assert line.rstrip().endswith(f" {expect}"), line

@@ -183,7 +183,9 @@ class Timeline(Widget, can_focus=True):
         # the selection lies on it: moving the selection redraws two rows, not the screen.
         selected = v.selected if (row.track, row.lane) == self._selected_lane else -1
         links = self._links_at(index)
-        key = (row, v.t0, v.t1, width, self.plot_x, selected, v.highlight_version, row.group in v.folded, links)
+        cursor = self._cursor_time() if row.lane < 0 else None  # a counter row shows its value there
+        key = (row, v.t0, v.t1, width, self.plot_x, selected, v.highlight_version, row.group in v.folded, links,
+               cursor)
         cached = self._cache.get(key)
         if cached is not None:
             return cached
@@ -193,6 +195,11 @@ class Timeline(Widget, can_focus=True):
             strip = _overlay(strip, self.plot_x + x, glyph, self._s(LINK_STYLE))
         self._cache[key] = strip
         return strip
+
+    def _cursor_time(self) -> int | None:
+        """Where counters read their value: the selected slice's start, else none."""
+        sel = self.view.selected
+        return int(self.view.store.slices.start_ns[sel]) if sel >= 0 else None
 
     def _links_at(self, index: int) -> tuple[tuple[int, str], ...]:
         """(plot column, glyph) of the selection's flow connectors crossing row ``index``: ● at the
@@ -230,7 +237,7 @@ class Timeline(Widget, can_focus=True):
         if row.lane >= 0:
             return lane_segments(v.store, row.track, row.lane, v.t0, v.t1, w, v.selected, v.highlight, mono=self.mono)
         if track.kind == COUNTER:
-            return counter_segments(v.store, row.track, v.t0, v.t1, w, mono=self.mono)
+            return counter_segments(v.store, row.track, v.t0, v.t1, w, mono=self.mono, at=self._cursor_time())
         return instant_segments(v.store, row.track, v.t0, v.t1, w, mono=self.mono)
 
     def _ruler(self, width: int) -> Strip:
