@@ -19,6 +19,11 @@ def format_duration(ns: float, digits: int = 3) -> str:
     return f"{ns} ns"  # pragma: no cover
 
 
+def counted(n: int, word: str, plural: str | None = None) -> str:
+    """``1 step`` / ``3 steps`` / ``1,024 steps``."""
+    return f"{n:,} {word if n == 1 else plural or word + 's'}"
+
+
 def format_bytes(n: float) -> str:
     """``1536`` -> ``1.5 KiB`` (binary units, as memory is reported)."""
     for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):

@@ -2,14 +2,18 @@
 
 The CLI and the app's loader process turn the signals into an exception raised where the
 process is (``signals_as_exceptions``); the app, whose main thread runs an event loop, stops
-its loader and exits instead (``exit_on_signals``).
+its loader and exits instead (``exit_on_signals``), and makes sure it really ends
+(``hard_exit_after``). Child processes ask to die with the app (``as_child_process``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal
+import sys
+import threading
 from collections.abc import Callable, Iterator
 
 SIGNAL_NAMES = ("SIGTERM", "SIGHUP")
@@ -54,3 +58,51 @@ def exit_on_signals(callback: Callable[[int], None]) -> None:
             loop.add_signal_handler(signum, callback, signum)
         except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no such support
             return
+
+
+EXIT_GRACE_S = 5.0  # after an exit began: long enough for an orderly one, short enough that no one waits
+
+
+def hard_exit_after(seconds: float, code: Callable[[], int]) -> threading.Timer:
+    """Make sure the process ends: ``seconds`` from now, kill our child processes and ``os._exit``.
+
+    An orderly exit can hang for good: a worker thread blocked handing its result to an event
+    loop that no longer runs (``call_from_thread``) keeps the interpreter joining it, and the
+    loop's signal handlers (still installed) swallow SIGTERM. With the terminal gone, nobody
+    would ever see or end that process; this timer (a daemon thread) does."""
+    def fire() -> None:
+        kill_children()
+        os._exit(code())
+
+    timer = threading.Timer(seconds, fire)
+    timer.daemon = True
+    timer.start()
+    return timer
+
+
+def kill_children() -> None:
+    """SIGKILL every child process multiprocessing started here (the loader, a search)."""
+    import multiprocessing as mp  # noqa: PLC0415 — only on the way out
+
+    for child in mp.active_children():
+        with contextlib.suppress(Exception):
+            child.kill()
+
+
+def as_child_process(death_signal: int = signal.SIGKILL) -> None:
+    """First thing in a child process (forked or spawned from the app): the default response to
+    SIGTERM / SIGHUP / SIGINT (a fork inherits the event loop's handlers, which ignore them), and
+    ``death_signal`` from the kernel when the parent dies (Linux), so no child outlives vtui."""
+    with contextlib.suppress(ValueError, OSError):  # not the main thread / no wakeup fd
+        signal.set_wakeup_fd(-1)
+    for signum in (*_wanted(), signal.SIGINT):
+        with contextlib.suppress(ValueError, OSError):
+            signal.signal(signum, signal.SIG_DFL)
+    parent = os.getppid()
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(Exception):
+            import ctypes  # noqa: PLC0415
+
+            ctypes.CDLL(None, use_errno=True).prctl(1, int(death_signal))  # PR_SET_PDEATHSIG
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os._exit(1)

@@ -17,6 +17,7 @@ from vtui.ui.view import LANE_CAP
 from vtui.ui.widgets.aggregation import AggregationPane
 from vtui.ui.widgets.details import DetailsPanel
 from vtui.ui.widgets.timeline import FOCUS_STYLE, Timeline
+from vtui.ui.widgets.tracklist import CURSOR, TrackList
 
 
 async def test_number_keys_focus_the_pane_they_open(demo_store):
@@ -59,14 +60,21 @@ async def test_focus_is_clearly_visible(demo_store):
         await pilot.pause()
         timeline = app.query_one(Timeline)
         assert timeline.has_focus
-        head = timeline.render_line(0)
-        assert any(seg.style == FOCUS_STYLE for seg in head)
+        # The ruler's head shows it: in the track list beside the ruler (140 columns: the list is shown).
+        tracks = app.query_one(TrackList)
+        assert tracks.display and not timeline.labelled
+        assert any(seg.style == CURSOR for seg in tracks.render_line(0))
         bottom = app.query_one("BottomPanes")
         calm = bottom.styles.border_top
         await pilot.press("2")
         await pilot.pause()
-        assert not any(seg.style == FOCUS_STYLE for seg in timeline.render_line(0))
+        await pilot.pause()
+        assert not any(seg.style == CURSOR for seg in tracks.render_line(0))
         assert bottom.styles.border_top != calm
+        await pilot.press("T")  # the list hidden: the timeline's own head shows the focus
+        timeline.focus()
+        await pilot.pause()
+        assert timeline.labelled and any(seg.style == FOCUS_STYLE for seg in timeline.render_line(0))
 
 
 async def test_help_fits_80x24_scrolls_and_shows_glyphs(demo_store):
@@ -168,7 +176,8 @@ async def test_deep_stack_track_folds_to_a_few_rows(stack_store):
         timeline = app.query_one(Timeline)
         # Every track now starts within the first screen of rows (the GPU stream is not buried).
         assert all(v.rows.index(next(r for r in v.rows if r.track == t.id)) < timeline.size.height for t in gpu)
-        text = "".join(seg.text for y in range(timeline.size.height) for seg in timeline.render_line(y))
+        lister = app.query_one(TrackList)  # 160 columns: the track list names the rows
+        text = "".join(seg.text for y in range(timeline.size.height) for seg in lister.render_line(y))
         assert f"+{deep.lanes - LANE_CAP} rows" in text
         s = stack_store.slices
         deepest = int(np.flatnonzero((s.track == deep.id) & (s.lane > LANE_CAP) & (s.parent >= 0))[0])

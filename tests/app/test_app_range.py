@@ -32,7 +32,9 @@ async def test_range_keys_and_aggregation_follow_the_range(qwen_store):
         assert [r.key for r in pane.shown] == [r.key for r in expected.rows]
         assert "range" in str(app.query_one("#status").render())
         # shift+left / shift+right set the edges at the selected slice.
-        await pilot.press("escape")
+        await pilot.press("escape")  # from the pane: back to the timeline, the range kept
+        assert v.range is not None
+        await pilot.press("escape")  # on the timeline: cleared
         assert v.range is None
         await pilot.press("right")
         a = v.selected

@@ -8,10 +8,19 @@ from tests.helpers import QWEN
 from vtui.fmt import format_duration
 from vtui.ui.app import VtuiApp
 from vtui.ui.widgets.timeline import Timeline
+from vtui.ui.widgets.tracklist import TrackList
 
 
 def _ruler(app) -> str:
-    return "".join(seg.text for seg in app.query_one(Timeline).render_line(0))
+    """The ruler as on screen: its head (in the track list beside, when shown), then the plot's ruler."""
+    line = "".join(seg.text for seg in app.query_one(Timeline).render_line(0))
+    tracks = app.query_one(TrackList)
+    return ("".join(seg.text for seg in tracks.render_line(0)) + "│" + line) if tracks.display else line
+
+
+def _head_width(app) -> int:
+    tracks = app.query_one(TrackList)
+    return tracks.size.width if tracks.display else app.query_one(Timeline).label_width
 
 
 def _status(app) -> str:
@@ -39,10 +48,11 @@ async def test_time_axis_counts_from_the_slice_then_the_range(qwen_store):
         assert v.origin == (start, name)
         timeline = app.query_one(Timeline)
         ruler = _ruler(app)
-        assert ruler[: timeline.label_width].strip().startswith("Δ")
-        assert f"from {name}"[: timeline.label_width - 3] in ruler[: timeline.label_width]
+        head = _head_width(app)
+        assert ruler[:head].strip().startswith("Δ")
+        assert f"from {name}"[: head - 3] in ruler[:head]
         # A tick sits on the kernel's start and reads zero; the window's start reads negative.
-        x = timeline.label_width + 1 + timeline._x_of(start)
+        x = head + 1 + timeline._x_of(start)
         assert ruler[x:x + 4] == "┼0ns"
         status = _status(app)
         assert f"window {format_duration(v.t0 - start)}" in status and status.startswith("window -")

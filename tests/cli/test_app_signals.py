@@ -112,3 +112,59 @@ def test_load_progress_reaches_the_app_in_coarse_steps():
     assert seen[0] == 0.0 and seen[-1] == 1.0
     assert len(seen) <= 1 / PROGRESS_STEP + 2
     assert all(b - a >= PROGRESS_STEP for a, b in zip(seen, seen[1:-1]))
+
+
+STUCK = r'''
+import os, signal, sys, threading
+sys.path.insert(0, os.environ["VTUI_ROOT"])
+from vtui.ui.app import VtuiApp
+
+class Stuck(VtuiApp):
+    def loaded(self, result):
+        super().loaded(result)
+        # What a worker blocked on the stopped event loop does to an exit: a thread that never ends.
+        threading.Thread(target=threading.Event().wait, daemon=False).start()
+        os.kill(os.getpid(), signal.SIGHUP)  # the terminal closed
+
+app = Stuck(sys.argv[1], cache=False)
+app.run(headless=True)
+'''
+
+
+def test_the_app_ends_on_a_signal_even_with_a_thread_that_never_ends(tmp_path):
+    script = tmp_path / "stuck_app.py"
+    script.write_text(STUCK)
+    env = {**os.environ, "VTUI_ROOT": str(ROOT), "XDG_CACHE_HOME": str(tmp_path)}
+    proc = subprocess.Popen([sys.executable, str(script), str(TRACE)], env=env, cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        proc.communicate(timeout=120)  # before: waited on the thread for good (and ignored SIGTERM)
+        assert proc.returncode == 128 + signal.SIGHUP
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def _child_state() -> tuple[bool, int]:
+    """(SIGTERM at its default, the parent-death signal) as a child process sees them."""
+    import ctypes
+
+    death = ctypes.c_int(0)
+    ctypes.CDLL(None).prctl(2, ctypes.byref(death))  # PR_GET_PDEATHSIG
+    return signal.getsignal(signal.SIGTERM) == signal.SIG_DFL, death.value
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="prctl is Linux's")
+def test_a_search_process_can_be_killed_and_dies_with_the_app():
+    import threading
+
+    from vtui.ui.search_job import run_guarded
+
+    old = signal.signal(signal.SIGTERM, lambda *_: None)  # what the app's event loop installs: ignored
+    try:
+        default, death = run_guarded(_child_state, threading.Event())
+    finally:
+        signal.signal(signal.SIGTERM, old)
+    assert default  # a forked search no longer inherits a handler that swallows SIGTERM
+    assert death == signal.SIGKILL  # and the kernel kills it should vtui die first

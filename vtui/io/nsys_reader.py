@@ -50,6 +50,9 @@ Fetch = Callable[[], "dict[str, Any] | None"]  # a table's queued read: waits an
 Step = tuple[Fetch, Callable[[dict[str, Any]], Any]]  # the read, and what makes events of it
 
 
+NO_STREAM = 0xFFFFFFFF  # CUPTI's invalid stream id (e.g. a context-wide synchronisation)
+
+
 @dataclass
 class NsysResult:
     columns: Columns
@@ -188,7 +191,7 @@ class Reader:
             owners[(d, s)] = owners.get((d, s), 0) + 1
         for d, p, c, s in sorted(combos):
             who = f"pid {(p >> 24) & MASK24}, context {c}"
-            if s < 0:
+            if s < 0 or s == NO_STREAM:  # CUPTI writes "no stream" as -1 or as its uint32 form
                 tid: Any = "sync" if owners[(d, s)] == 1 else f"sync ({who})"
             else:
                 tid = s if owners[(d, s)] == 1 else f"stream {s} ({who})"

@@ -12,6 +12,7 @@ import multiprocessing as mp
 import os
 import queue
 import shutil
+import signal
 import sys
 import tempfile
 import threading
@@ -30,7 +31,7 @@ from vtui.options import LoadOptions
 from vtui.store import cache as trace_cache
 from vtui.store.store import TraceStore
 from vtui.tempfiles import temp_prefix
-from vtui.termination import Terminated, signals_as_exceptions
+from vtui.termination import Terminated, as_child_process, signals_as_exceptions
 
 PROCESS_THRESHOLD = 24 << 20  # bytes to decode
 STOP_WAIT_S = 10.0  # a stopped loader's cleanup: its decoders finish the range they hold (~1 s)
@@ -46,7 +47,9 @@ def _total_size(path: Path) -> int:
 
 def _child(path: str, out, options: LoadOptions) -> None:
     """The loader process. SIGTERM / SIGHUP (the app stopping it as it exits) become an
-    exception, so the load's temp files (args, inflated gzip, ranges, cache entry) are removed."""
+    exception, so the load's temp files (args, inflated gzip, ranges, cache entry) are removed.
+    The kernel sends SIGTERM too should the app die first: a loader never outlives it."""
+    as_child_process(signal.SIGTERM)
     with signals_as_exceptions():
         try:
             _child_load(path, out, options)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from vtui.analysis.compare import NOISE_NS, Comparison, MetricDiff, StepPair
-from vtui.fmt import format_bytes
+from vtui.fmt import counted, format_bytes
 from vtui.fmt import format_duration as fd
 from vtui.present.bars import scaled_bar, shared_sparklines
 from vtui.present.tabular import Table
@@ -93,7 +93,7 @@ def steps_table(c: Comparison, limit: int | None = STEP_ROWS) -> Table:
 
 
 def _side_line(tag: str, side) -> str:
-    steps = f"{side.step_count} steps ({safe_field(side.step_pattern)})" if side.step_pattern else "no steps found"
+    steps = f"{counted(side.step_count, 'step')} ({safe_field(side.step_pattern)})" if side.step_pattern else "no steps found"
     return f"{tag}: {safe_field(side.label)} · range {fd(side.t0)} – {fd(side.t1)} · {steps}"
 
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 from vtui.analysis.insights import Insights
 from vtui.analysis.memory import sparkline_series
 from vtui.analysis.ops import hint_for
-from vtui.fmt import format_bytes
+from vtui.fmt import counted, format_bytes
 from vtui.fmt import format_duration as fd
 from vtui.present.bars import sparkline, step_bars
+from vtui.present.names import distinct_cuts
 from vtui.present.serving_text import graph_lines, serving_lines
 from vtui.present.why_text import critical_lines, roofline_lines
-from vtui.safe_text import safe_field
+from vtui.safe_text import escape_controls, safe_field
 
 MAX_BAR_ROWS = 40  # more steps than this: a sparkline row instead of one bar per step
 NAME_WIDTH = 44  # trace names: clipped to this, control characters escaped (safe_field)
@@ -30,7 +31,7 @@ def steps_lines(ins: Insights, bar_width: int = 40) -> list[str]:
     sv = ins.serving
     if sv.present and sv.kinds_known and sv.steps and sv.steps[0].kind not in ("prefill", "mixed"):
         first = f"  first step (a {sv.steps[0].kind} step, not a prefill: see Serving for TTFT)"
-    lines = [f"Steps: {safe_field(st.pattern, 120)} ({src.get(st.source, st.source)}) · {st.count} steps",
+    lines = [f"Steps: {safe_field(st.pattern, 120)} ({src.get(st.source, st.source)}) · {counted(st.count, 'step')}",
              f"{first}  {fd(st.first_ns)}"]
     if rest:
         rate = f" · ≈{st.steps_per_s:,.1f} steps/s (tokens/s per sequence)" if st.steps_per_s else ""
@@ -61,7 +62,7 @@ def steps_lines(ins: Insights, bar_width: int = 40) -> list[str]:
         for i, (d, bar) in enumerate(zip(durs.tolist(), step_bars(durs, bar_width))):
             lines.append(f"    #{i:<3} {fd(d):>11} {bar}")
     else:
-        lines.append(f"  step times ({len(durs)} steps, min {fd(durs.min())} … max {fd(durs.max())}):")
+        lines.append(f"  step times ({counted(len(durs), 'step')}, min {fd(durs.min())} … max {fd(durs.max())}):")
         for k in range(0, len(durs), 100):
             lines.append("    " + sparkline(durs[k:k + 100]))
     return lines
@@ -126,8 +127,12 @@ def gpu_lines(ins: Insights) -> list[str]:
                  f"unknown cause {fd(g.idle_unknown_ns)} · before/after the work {fd(g.idle_edges_ns)}")
     lines.append("  precision (share of kernel time): " + ", ".join(f"{safe_field(p.name, NAME_WIDTH)} {p.pct:.1f}%" for p in g.precision))
     lines.append("  top kernels:")
-    for k in g.top_kernels[:8]:
-        lines.append(f"    {safe_field(k.name, 60):<60} {fd(k.total_ns):>11} {k.pct:5.1f}% ×{k.count:,}")
+    top = g.top_kernels[:8]
+    # cut in the middle, distinct: templated kernels share long heads (Cijk_Alik_Bljk_…_MI…) and
+    # differ at the end
+    names = distinct_cuts([escape_controls(k.name) for k in top], 60)
+    for k, name in zip(top, names):
+        lines.append(f"    {name:<60} {fd(k.total_ns):>11} {k.pct:5.1f}% ×{k.count:,}")
     return lines
 
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import threading
-from dataclasses import replace
 from pathlib import Path
 
 from textual import work
@@ -11,19 +9,20 @@ from textual.app import App, ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Static, TabbedContent, TabPane
 
-from vtui.analysis.search import SearchResult, search
+from vtui.analysis.search import SearchResult
 from vtui.errors import TraceLoadError, UsageError
-from vtui.fmt import format_duration, parse_time
+from vtui.fmt import counted, format_duration
 from vtui.load.background import load_in_background
 from vtui.options import LoadOptions
-from vtui.regex_guard import Budget
 from vtui.store.store import TraceStore
+from vtui.ui.goto import HINT, parse_target
 from vtui.ui.keys import MAIN_HELP, actions, bindings
 from vtui.ui.safe import plain, visible
 from vtui.ui.screens import HelpScreen, PromptScreen, WarningsScreen
+from vtui.ui.searching import SearchJob
 from vtui.ui.shell import AppShell, LoadJob
 from vtui.ui.timefmt import window_text
-from vtui.ui.view import SEARCH_LIMIT_S, ViewState, smart_case
+from vtui.ui.view import SEARCH_LIMIT_S, ViewState
 from vtui.ui.widgets.aggregation import AggregationPane
 from vtui.ui.widgets.details import DetailsPanel
 from vtui.ui.widgets.measurements import MeasurePane
@@ -64,8 +63,7 @@ class VtuiApp(AppShell, App[int]):
         self.store = store
         self.view: ViewState | None = None
         self._agg_key: tuple | None = None  # inputs of the aggregation table now shown
-        self.searching: str | None = None  # the pattern of a search still running
-        self._search_cancel = threading.Event()
+        self.search = SearchJob()  # the view's search: runs, reports, stops (vtui.ui.searching)
         self.search_limit_s = SEARCH_LIMIT_S
         self.tracklist_wanted: bool | None = None  # None: shown from NARROW columns up; T decides
 
@@ -171,7 +169,7 @@ class VtuiApp(AppShell, App[int]):
         if v.filter_text:
             parts.append(f"filter /{v.filter_text}/")
         if warnings:
-            parts.append(f"{warnings} load warnings (W)")
+            parts.append(f"{counted(warnings, 'load warning')} (W)")
         self.query_one("#status", Static).update(plain(" · ".join(parts)))
 
     def _refresh_panes(self) -> None:
@@ -251,18 +249,29 @@ class VtuiApp(AppShell, App[int]):
 
     def action_goto(self) -> None:
         if self.view is not None:
-            self.push_screen(PromptScreen("Go to time (from trace start), e.g. 12.5ms, 300us, 2s", "12.5ms"),
-                             self._goto_done)
+            self.push_screen(PromptScreen(f"Go to {HINT}; times from the trace start (u undoes a range change)",
+                                          "12ms:25.5ms"), self._goto_done)
 
     def _goto_done(self, text: str | None) -> None:
-        if not text:
+        if not text or self.view is None:
             return
         try:
-            t = parse_time(text)
+            target = parse_target(text, self.view.store)
         except ValueError as exc:
             self.notify(visible(str(exc)), severity="error", markup=False)
             return
-        self._act(lambda: self.view.go_to(t))
+        v = self.view
+        if target.range is not None:
+            a, b = target.range
+            pad = max((b - a) * 0.05, 1)
+            self._act(lambda: (v.set_range(a, b), v.set_window(a - pad, b + pad)))
+        else:
+            self._act(lambda: v.go_to(target.time))
+
+    def action_undo_range(self) -> None:
+        if self.view is not None and not self.view.undo_range():
+            self.notify("No range change to undo", timeout=2)
+        self._update()
 
     def action_filter(self) -> None:
         if self.view is not None:
@@ -290,8 +299,19 @@ class VtuiApp(AppShell, App[int]):
         self._act(lambda: self.view.range_from_window())
 
     def action_clear(self) -> None:
-        if not self.stop_search():
-            self._act(lambda: self.view.clear())
+        """esc: stop a search; from a pane or the track list, back to the timeline (never clearing
+        what was built there); on the timeline, clear the mark, highlight, then range (u undoes)."""
+        if self.stop_search() or self.view is None:
+            return
+        timeline = self.query_one(Timeline)
+        if not timeline.has_focus:
+            timeline.focus()
+            return
+        had_range = self.view.range is not None and self.view.mark_a < 0 and self.view.highlight is None \
+            and self.view.found is None
+        self._act(lambda: self.view.clear())
+        if had_range:
+            self.notify("Range cleared · u brings it back", timeout=3)
 
     def action_tab(self, pane: str) -> None:
         """1/2/3: show a bottom pane and give it the keys (the table's b/o/O need its focus)."""
@@ -317,32 +337,18 @@ class VtuiApp(AppShell, App[int]):
     def _search_done(self, text: str | None) -> None:
         if not text or self.view is None:
             return
-        self._search_cancel.set()  # a search still running gives way to this one
-        self._search_cancel = threading.Event()
-        self.searching = text
+        self.search.limit_s = self.search_limit_s
+        self.search.start(self, self.view.store, text, self.view.visible_track_ids(), self._search_finished)
         self._update()
-        self._search_worker(text, self.view.visible_track_ids(), self._search_cancel)
 
-    @work(thread=True, group="search", description="search", exit_on_error=False)
-    def _search_worker(self, text: str, tracks, cancel: threading.Event) -> None:
-        """Off the UI thread, in the guarded regex engine (linear time; esc and the time limit stop it)."""
-        store = self.view.store
-        try:
-            found = search(store, text, tracks=tracks, ignore_case=smart_case(text),
-                           budget=Budget(self.search_limit_s, cancel))
-        except UsageError as exc:
-            self.call_from_thread(self._search_finished, text, cancel, None, str(exc))
-            return
-        except Exception as exc:  # noqa: BLE001 — a message, never a traceback
-            self.call_from_thread(self._search_finished, text, cancel, None, f"search failed ({type(exc).__name__})")
-            return
-        self.call_from_thread(self._search_finished, text, cancel, replace(found, pattern=text), None)
+    @property
+    def searching(self) -> str | None:
+        """The pattern of a search still running."""
+        return self.search.pattern
 
-    def _search_finished(self, text: str, cancel: threading.Event, found: SearchResult | None,
-                         error: str | None) -> None:
-        if cancel is not self._search_cancel or self.view is None:
-            return  # a newer search, or a stopped one, owns the status now
-        self.searching = None
+    def _search_finished(self, found: SearchResult | None, error: str | None) -> None:
+        if self.view is None:
+            return
         if found is None:
             self.notify(visible(error or "search failed"), severity="error", markup=False)
         else:
@@ -350,14 +356,12 @@ class VtuiApp(AppShell, App[int]):
             if found.count:
                 self.view.next_match(True)
             else:
-                self.notify(visible(f"No slice matches {text!r}"), timeout=3, markup=False)
+                self.notify(visible(f"No slice matches {found.pattern!r}"), timeout=3, markup=False)
         self._update()
 
     def stop_search(self) -> bool:
-        if self.searching is None:
+        if not self.search.stop():
             return False
-        self._search_cancel.set()
-        self.searching = None
         self.notify("Search stopped", timeout=2)
         self._update()
         return True
@@ -537,7 +541,7 @@ class VtuiApp(AppShell, App[int]):
             self.push_screen(WarningsScreen(self.store.warnings))
 
     def stop_work(self) -> None:
-        self._search_cancel.set()
+        self.search.stop()
 
     def key_rows(self) -> list[tuple[str, str]]:
         return [row for _, rows in self.help_sections(self.screen_stack[0]) for row in rows]

@@ -7,34 +7,30 @@ steps; press `l` again to count from the trace starts, once more to unlock).
 
 from __future__ import annotations
 
-import threading
-from dataclasses import replace
 from pathlib import Path
 
 from rich.text import Text
-from textual import work
 from textual.app import App, ComposeResult
 from textual.containers import Vertical
 from textual.widgets import DataTable, Static, TabbedContent, TabPane
 
 from vtui.analysis.compare import Comparison, compare
 from vtui.analysis.details import slice_details
-from vtui.analysis.search import search
-from vtui.errors import UsageError
 from vtui.fmt import format_duration as fd
 from vtui.load.background import LoadControl, load_in_background
 from vtui.options import LoadOptions
 from vtui.present.bars import shared_sparklines
 from vtui.present.compare_text import format_pct, format_value, metrics_table, ops_table, steps_table
+from vtui.present.names import distinct_cuts
 from vtui.present.tabular import Table
-from vtui.regex_guard import Budget
 from vtui.store.store import TraceStore
 from vtui.ui.keys import COMPARE_HELP, actions, bindings
 from vtui.ui.safe import plain, visible
 from vtui.ui.screens import HelpScreen, PromptScreen
+from vtui.ui.searching import SearchJob
 from vtui.ui.shell import AppShell, LoadJob, Progress
 from vtui.ui.timefmt import window_text
-from vtui.ui.view import SEARCH_LIMIT_S, ViewState, smart_case
+from vtui.ui.view import ViewState
 from vtui.ui.widgets.timeline import Timeline
 
 ZOOM_STEP = 0.6
@@ -97,12 +93,22 @@ class TracePane(Vertical):
                 app.move(self, lambda v: v.zoom(ZOOM_STEP if message.zoom_in else 1 / ZOOM_STEP, message.centre))
 
 
-def _data_table(table: Table, id: str) -> DataTable:
+def _data_table(table: Table, id: str, width: int = 0) -> DataTable:
+    """The table; given the ``width`` there is, its first column (names, metric labels) gives way,
+    cut in the middle and kept distinct, so the numbers to its right (Δ%, better) stay on screen."""
     dt: DataTable = DataTable(id=id, zebra_stripes=True, cursor_type="row")
-    for header, numeric in zip(table.headers, table.numeric_flags()):
-        dt.add_column(Text(header, justify="right" if numeric else "left"))
-    for row in table.display:
-        dt.add_row(*(Text(visible(c), justify="right" if n else "left") for c, n in zip(row, table.numeric_flags())))
+    flags = table.numeric_flags()
+    rows = [[visible(c) for c in row] for row in table.display]
+    cells = [max([len(h)] + [len(r[i]) for r in rows]) + 2 for i, h in enumerate(table.headers)]
+    first = cells[0] - 2
+    if width > 0 and sum(cells) + 2 > width:
+        first = max(12, width - 2 - sum(cells[1:]) - 2)
+    names = distinct_cuts([r[0] for r in rows], first) if rows else []
+    for i, (header, numeric) in enumerate(zip(table.headers, flags)):
+        dt.add_column(Text(header, justify="right" if numeric else "left"), width=first if i == 0 else None)
+    for name, row in zip(names, rows):
+        dt.add_row(*(Text(name if i == 0 else c, justify="right" if n else "left", no_wrap=True)
+                     for i, (c, n) in enumerate(zip(row, flags))))
     return dt
 
 
@@ -125,11 +131,11 @@ class CompareView(Vertical):
                 yield TracePane("A", self.paths[0], self.a, scale, id="pane-a")
                 yield TracePane("B", self.paths[1], self.b, scale, id="pane-b")
             with TabPane("2 Metrics", id=TABS[1]):
-                yield _data_table(metrics_table(c), "metrics-table")
+                yield _data_table(metrics_table(c), "metrics-table", self.app.size.width)
                 yield Static(f"same = within {100 * c.tolerance:g}% of A (times: or within 1 µs); better = lower"
                              " times, memory, memcpy share and syncs, higher GPU busy and steps/s", classes="note")
             with TabPane("3 Operators", id=TABS[2]):
-                yield _data_table(ops_table(c), "ops-table")
+                yield _data_table(ops_table(c), "ops-table", self.app.size.width)
             with TabPane("4 Steps", id=TABS[3]):
                 yield Static(steps_note, classes="note")
                 yield _data_table(steps_table(c, None), "steps-table")
@@ -151,7 +157,8 @@ class CompareApp(AppShell, App[int]):
         self.load_options = options  # None: the environment's (LoadOptions.from_environ)
         self.comparison: Comparison | None = None
         self.lock_mode: str | None = None  # None, "steps" (first steps line up) or "starts"
-        self._search_cancel = threading.Event()  # set on quit: a running search's process is killed
+        self.search = SearchJob()  # one search at a time, in either trace (vtui.ui.searching)
+        self._search_tag = ""  # the trace it searches
 
     # ---- loading -------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -217,15 +224,30 @@ class CompareApp(AppShell, App[int]):
         c = self.comparison
         return c is not None and c.a.first_step_ns is not None and c.b.first_step_ns is not None
 
+    def _fit_both(self, pane: TracePane):
+        """On locking: slide ``pane``'s window (same width) the least that puts both windows inside
+        their traces at the lock's offsets, where the traces allow it; moves after that keep the
+        offsets exactly, even past the shorter trace's end."""
+        def fit(v: ViewState) -> None:
+            lo, hi = 0, int(pane.store.span_ns) - v.span
+            for other in self.panes():
+                if other is not pane:
+                    shift = self._anchor(other) - self._anchor(pane)
+                    lo, hi = max(lo, -shift), min(hi, int(other.store.span_ns) - v.span - shift)
+            if lo <= hi:
+                v.set_window(min(max(v.t0, lo), hi), min(max(v.t0, lo), hi) + v.span)
+        return fit
+
     def move(self, pane: TracePane, change) -> None:
         """Apply ``change(view)`` to ``pane``; when locked, give the other pane the same window
         (shifted so that the lock's anchors line up)."""
         change(pane.view)
         if self.locked:
             for other in self.panes():
-                if other is not pane:  # the same window, shifted to line up; kept inside the other trace
+                if other is not pane:  # the same window, shifted to line up: the same offsets from
+                    # the anchors, even where that reaches past the other trace's end (drawn empty)
                     shift = self._anchor(other) - self._anchor(pane)
-                    other.view.set_window(pane.view.t0 + shift, pane.view.t1 + shift)
+                    other.view.set_window(pane.view.t0 + shift, pane.view.t1 + shift, inside=False)
         self._update()
 
     def _update(self) -> None:
@@ -237,6 +259,12 @@ class CompareApp(AppShell, App[int]):
         lock = {None: "unlocked: keys move the focused timeline",
                 "steps": "locked at the first steps: same times from each trace's first step",
                 "starts": "locked at the starts: same times from each trace's start"}[self.lock_mode]
+        if self.search.running:
+            lock = f"searching /{self.search.pattern}/ in {self._search_tag}… (esc stops) · {lock}"
+        if self.locked:  # say where a locked window reaches past a trace (drawn empty there)
+            past = [p.tag for p in self.panes() if p.view.t1 > p.store.span_ns or p.view.t0 < 0]
+            if past:
+                lock += f" ({', '.join(past)} past {'its' if len(past) == 1 else 'their'} trace: empty there)"
         spans = " · ".join(f"{m.label}: A {format_value(m.a, m.unit)}, B {format_value(m.b, m.unit)} ({format_pct(m.pct)})"
                            for m in c.metrics if m.name in ("span_ns", "step_mean_ns"))
         self.query_one("#status", Static).update(plain(f"{lock} · {spans}"))
@@ -275,20 +303,22 @@ class CompareApp(AppShell, App[int]):
 
     def _search_done(self, pane: TracePane, text: str | None) -> None:
         if text:
-            self._search_worker(pane, text, pane.view.visible_track_ids())
+            self._search_tag = pane.tag
+            self.search.start(self, pane.store, text, pane.view.visible_track_ids(),
+                              lambda found, error: self._search_found(pane, found, error))
+            self._update()
 
-    @work(thread=True, group="search", description="search", exit_on_error=False)
-    def _search_worker(self, pane: TracePane, text: str, tracks) -> None:
-        """Off the UI thread in the guarded regex engine, with a time limit, as in the main view."""
-        try:
-            found = search(pane.store, text, tracks=tracks, ignore_case=smart_case(text),
-                           budget=Budget(SEARCH_LIMIT_S, self._search_cancel))
-        except UsageError as exc:
-            self.call_from_thread(self.notify, visible(str(exc)), severity="error", markup=False)
+    def action_stop_search(self) -> None:
+        """esc: stop a search still running."""
+        if self.search.stop():
+            self.notify("Search stopped", timeout=2)
+            self._update()
+
+    def _search_found(self, pane: TracePane, found, error: str | None) -> None:
+        if found is None:  # said, as in the main view: a bad regex, the time limit, a failure
+            self.notify(visible(f"{pane.tag}: {error or 'search failed'}"), severity="error", markup=False)
+            self._update()
             return
-        self.call_from_thread(self._search_found, pane, replace(found, pattern=text))
-
-    def _search_found(self, pane: TracePane, found) -> None:
         pane.view.set_found(found)
         if found.count:
             self.move(pane, lambda v: v.next_match(True))
@@ -343,7 +373,7 @@ class CompareApp(AppShell, App[int]):
         self.lock_mode = order[0] if current is None else order[order.index(current) + 1]
         pane = self.active_pane()
         if pane is not None:
-            self.move(pane, lambda v: None)  # the other pane takes this one's window
+            self.move(pane, self._fit_both(pane))  # the other pane takes this one's window
         self.notify({"steps": "Windows locked: first steps line up", "starts": "Windows locked at the trace starts",
                      None: "Windows unlocked"}[self.lock_mode], timeout=2)
 
@@ -355,7 +385,7 @@ class CompareApp(AppShell, App[int]):
                 target.first().focus()  # keys go to the shown view, not a hidden one
 
     def stop_work(self) -> None:
-        self._search_cancel.set()
+        self.search.stop()
 
 
 # Actions of the compare bindings (name without arguments): disabled under another screen.

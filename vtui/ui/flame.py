@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -12,6 +13,7 @@ from rich.style import Style
 from vtui.analysis.calltree import CallTree, by_level, printable
 from vtui.fmt import format_duration as fd
 from vtui.present.bars import fraction_bar
+from vtui.present.names import cut_middle
 from vtui.present.tree_text import indent
 from vtui.ui import colours
 from vtui.ui.render import DIMMED, EMPTY, LIGHT_INK, SELECTED, colour_of
@@ -111,29 +113,55 @@ def initially_expanded(tree: CallTree, weight: str) -> set[int]:
     return set(np.flatnonzero(100.0 * w / total >= EXPAND_PCT).tolist())
 
 
+NAME_ROOM = 32  # the name keeps this many cells (or its whole length) before any number column
+
+
+def name_cells(tree: CallTree, rows: list[tuple[int, int]]) -> int:
+    """The cells the widest (indent + marker + name, up to NAME_ROOM) of ``rows`` asks for."""
+    return max((len(indent(d)) + 2 + min(len(printable(tree.names[n])), NAME_ROOM) for n, d in rows), default=0)
+
+
 def tree_row_segments(tree: CallTree, node: int, depth: int, weight: str, scale: int, width: int,
-                      expanded: bool, selected: bool = False, marked: np.ndarray | None = None) -> list[Segment]:
+                      expanded: bool, selected: bool = False, marked: np.ndarray | None = None,
+                      cut: Callable[[str, int], str] = cut_middle, want: int | None = None) -> list[Segment]:
     """One line of the indented tree: a bar (weight / ``scale``, the heaviest node shown), the
-    weight and its % of the range, self, GPU, count, the name."""
+    weight and its % of the range, self, GPU, count, the name (``cut(name, cells)`` fits it: the
+    view passes one that keeps the names on screen distinct).  ``want``: the cells the names need
+    (the view passes one for all its rows, so that every row drops the same columns).
+
+    The name comes first: on a narrow screen the count, the bar, total, GPU and self drop (in that
+    order) until the name has NAME_ROOM cells, and a name still too long is cut in the middle."""
     w = int(tree.weight(weight)[node])
     frac = w / scale if scale > 0 else 0.0
     kids = len(tree.children(node))
     marker = ("▾ " if expanded else "▸ ") if kids else "  "
-    cols = f"{fd(w):>10} {100.0 * w / max(tree.range_ns, 1):6.1f}%"
+    parts = {"weight": f"{fd(w):>10} {100.0 * w / max(tree.range_ns, 1):6.1f}%"}
     if weight != "total":
-        cols += f"  {'self time' if tree.inverted else 'total'} {fd(int(tree.total_ns[node])):>10}"
+        parts["total"] = f"  {'self time' if tree.inverted else 'total'} {fd(int(tree.total_ns[node])):>10}"
     if weight != "self" and not tree.inverted:
-        cols += f"  self {fd(int(tree.self_ns[node])):>10}"
+        parts["self"] = f"  self {fd(int(tree.self_ns[node])):>10}"
     if tree.gpu.present and weight != "gpu":
-        cols += f"  GPU {fd(int(tree.gpu_ns[node])):>10}"
-    cols += f"  ×{int(tree.count[node]):<7,} "
+        parts["gpu"] = f"  GPU {fd(int(tree.gpu_ns[node])):>10}"
+    parts["count"] = f"  ×{int(tree.count[node]):<7,}"
     name = printable(tree.names[node])
+    lead = indent(depth) + marker
+    bar = fraction_bar(frac, BAR_WIDTH) + " "
+    want = len(lead) + min(len(name), NAME_ROOM) if want is None else want
+    for key in ("count", "bar", "total", "gpu", "self"):
+        if len(bar) + sum(len(p) for p in parts.values()) + 1 + want <= width:
+            break
+        if key == "bar":
+            bar = ""
+        else:
+            parts.pop(key, None)
+    cols = "".join(parts.values()) + " "
+    name = cut(name, max(width - len(bar) - len(cols) - len(lead), 1))
     colour = colour_of(tree.names[node])
     if selected:
-        segs = [Segment(fraction_bar(frac, BAR_WIDTH) + " " + cols + indent(depth) + marker + name, SELECTED)]
+        segs = [Segment(bar + cols + lead + name, SELECTED)]
     else:
         hit = marked is not None and bool(marked[node])
-        segs = [Segment(fraction_bar(frac, BAR_WIDTH), Style(color=colour, bgcolor=colours.BACKGROUND)), Segment(" " + cols, TEXT),
-                Segment(indent(depth) + marker, MUTED), Segment(name, MATCH if hit else Style(color=colour, bgcolor=colours.BACKGROUND))]
+        segs = [Segment(bar, Style(color=colour, bgcolor=colours.BACKGROUND)), Segment(cols, TEXT),
+                Segment(lead, MUTED), Segment(name, MATCH if hit else Style(color=colour, bgcolor=colours.BACKGROUND))]
     line = Segment.adjust_line_length(segs, width, EMPTY)
     return list(line)

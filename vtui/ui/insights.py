@@ -202,6 +202,20 @@ class InsightsScreen(Screen[None]):
     def action_close(self) -> None:
         self.dismiss(None)
 
+    def action_page(self, direction: int) -> None:
+        """PgUp / PgDn scroll the findings, whichever list has the focus (as the help says)."""
+        body = self.query_one("#ins-body", VerticalScroll)
+        (body.scroll_page_down if direction > 0 else body.scroll_page_up)(animate=False)
+
+    def action_section(self, direction: int) -> None:
+        """] / [: the next (previous) section's heading to the top of the screen."""
+        body = self.query_one("#ins-body", VerticalScroll)
+        tops = sorted({w.virtual_region.y for w in body.children if isinstance(w, Static)})
+        here = round(body.scroll_y)
+        ahead = [y for y in tops if y > here] if direction > 0 else [y for y in tops if y < here]
+        if ahead:
+            body.scroll_to(y=ahead[0] if direction > 0 else ahead[-1], animate=False)
+
     async def action_whole(self) -> None:
         self.t0, self.t1 = 0, int(self.store.span_ns)
         await self._restart()

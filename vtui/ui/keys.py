@@ -31,6 +31,7 @@ class Key:
     footer: bool = False  # shown in the footer
     tooltip: str = ""  # a longer description (footer tooltip, palette help line)
     words: str = ""  # what people type in the palette for an action whose own name says otherwise
+    priority: bool = False  # before the focused widget's own binding of the key (Insights' PgDn over a list's)
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,7 @@ SCOPES: dict[str, Scope] = {
     "compare.tables": Scope("Tables (2 3 4)", (("↑ ↓", "Move"), ("click header", "Sort by that column"))),
     "insights": Scope("Insights (i)", (
         ("↑ ↓ enter", "In a list (steps, GPU gaps, outliers): pick one and jump to it in the timeline"),
-        ("PgUp PgDn", "Scroll the findings"))),
+        ("tab", "Move between the lists"))),
     "tree": Scope("Call tree (F)"),
     "treediff": Scope("Differential call tree (F)", (("↑ ↓ PgUp PgDn", "Scroll"),
                                                      ("red / green", "B slower / faster than A on that path"))),
@@ -81,7 +82,7 @@ KEYS: tuple[Key, ...] = (
     _K("timeline", "view.pan_right", "d", "pan_right", "Pan right", footer=True),
     _K("timeline", "view.frame", "f", "frame", "Frame selection", footer=True),
     _K("timeline", "view.all", "0", "show_all", "Whole trace"),
-    _K("timeline", "view.goto", "g", "goto", "Go to time", words="jump to a time"),
+    _K("timeline", "view.goto", "g", "goto", "Go to a time, range or step", words="jump to a time, 12ms:25.5ms, #3"),
     _K("timeline", "select.lane_prev", "left,h", "lane_prev", "Previous slice on lane"),
     _K("timeline", "select.lane_next", "right,l", "lane_next", "Next slice on lane"),
     _K("timeline", "select.up", "up,k", "up", "Parent, else track above"),
@@ -94,7 +95,8 @@ KEYS: tuple[Key, ...] = (
     _K("timeline", "range.start", "shift+left", "range_start", "Range start at selected slice"),
     _K("timeline", "range.end", "shift+right", "range_end", "Range end at selected slice"),
     _K("timeline", "range.window", "R", "range_window", "Range = visible window"),
-    _K("timeline", "range.clear", "escape", "clear", "Clear mark / highlight / range"),
+    _K("timeline", "range.clear", "escape", "clear", "Clear mark / highlight / range (in a pane: back)"),
+    _K("timeline", "range.undo", "u", "undo_range", "Undo the last range change"),
     _K("timeline", "search.find", "slash", "search", "Search names (args:RE for args)", footer=True,
        words="find slices by name or args"),
     _K("timeline", "search.next", "n", "match_next", "Next match"),
@@ -160,6 +162,7 @@ KEYS: tuple[Key, ...] = (
     _K("compare", "select.down", "down,j", "select('down', 0)", "Child, else track below"),
     _K("compare", "view.frame", "f", "frame", "Frame selection"),
     _K("compare", "search.find", "slash", "search", "Search the focused trace"),
+    _K("compare", "search.stop", "escape", "stop_search", "Stop a running search"),
     _K("compare", "search.next", "n", "match(True)", "Next match"),
     _K("compare", "search.prev", "N", "match(False)", "Previous match"),
     _K("compare", "view.insights", "i", "insights", "Insights of the focused trace", footer=True,
@@ -178,6 +181,11 @@ KEYS: tuple[Key, ...] = (
     _K("insights", "insights.close", "escape,i,q", "close", "Back", footer=True, tooltip="Back to the timeline"),
     _K("insights", "insights.step", "r", "step_regex", "Step regex", footer=True, tooltip="Set the regex that finds steps"),
     _K("insights", "insights.whole", "0", "whole", "Whole trace", footer=True, tooltip="Insights over the whole trace"),
+    _K("insights", "insights.page_down", "pagedown", "page(1)", "Scroll the findings down", priority=True),
+    _K("insights", "insights.page_up", "pageup", "page(-1)", "Scroll the findings up", priority=True),
+    _K("insights", "insights.next_section", "right_square_bracket", "section(1)", "Next section", footer=True,
+       tooltip="Scroll to the next section (steps, operators, GPU, memory…)"),
+    _K("insights", "insights.prev_section", "left_square_bracket", "section(-1)", "Previous section"),
     _K("tree", "tree.back", "escape,backspace", "back", "Back", footer=True, tooltip="Zoom out one level (close at the top)"),
     _K("tree", "tree.close", "q", "close", "Close", footer=True),
     _K("tree", "tree.zoom", "enter", "zoom", "Zoom", footer=True, tooltip="Zoom into the selected node"),
@@ -223,7 +231,8 @@ def keys_in(scope: str) -> list[Key]:
 
 def bindings(scope: str) -> list[Binding]:
     """A widget's BINDINGS, from the table."""
-    return [Binding(k.keys, k.action, k.description, show=k.footer, id=k.id, tooltip=k.tooltip or k.description)
+    return [Binding(k.keys, k.action, k.description, show=k.footer, id=k.id, tooltip=k.tooltip or k.description,
+                    priority=k.priority)
             for k in keys_in(scope)]
 
 

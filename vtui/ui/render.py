@@ -222,7 +222,10 @@ def instant_segments(store: TraceStore, track: int, t0: int, t1: int, width: int
     return _runs(cells, "◆", Style() if mono else Style(color=colours.MATCH, bgcolor=EMPTY.bgcolor))
 
 
-def counter_segments(store: TraceStore, track: int, t0: int, t1: int, width: int, mono: bool = False) -> list[Segment]:
+def counter_segments(store: TraceStore, track: int, t0: int, t1: int, width: int, mono: bool = False,
+                     at: int | None = None) -> list[Segment]:
+    """A counter as a filled line (▁…█ per cell, the last sample at the cell's centre), and its
+    value at ``at`` (the cursor: the selected slice's start) written at the row's right end."""
     c = store.counters
     lo = int(np.searchsorted(c.track, track, side="left"))
     hi = int(np.searchsorted(c.track, track, side="right"))
@@ -236,7 +239,16 @@ def counter_segments(store: TraceStore, track: int, t0: int, t1: int, width: int
     level = np.where(k >= 0, ((val[np.maximum(k, 0)] - vmin) / span * 7).round().astype(int) + 1, 0)
     levels = " " + SPARK  # level 0: no sample yet
     text = "".join(levels[v] for v in level.tolist())
-    return [Segment(text, Style() if mono else Style(color=colours.COUNTER, bgcolor=EMPTY.bgcolor))]
+    style = Style() if mono else Style(color=colours.COUNTER, bgcolor=EMPTY.bgcolor)
+    if at is not None:
+        k_at = int(np.searchsorted(ts, at, side="right")) - 1
+        if k_at >= 0:
+            label = f" {float(val[k_at]):,.6g} "
+            if len(label) + 2 <= width:
+                return [Segment(text[: width - len(label)], style),
+                        Segment(label, Style(bold=True) if mono else Style(color=colours.DARK_INK,
+                                                                            bgcolor=colours.COUNTER))]
+    return [Segment(text, style)]
 
 
 def _runs(mask: np.ndarray, glyph: str, style: Style) -> list[Segment]:

@@ -20,7 +20,7 @@ from textual.worker import Worker, WorkerState
 
 from vtui.errors import TraceLoadError
 from vtui.load.background import LoadControl
-from vtui.termination import exit_on_signals
+from vtui.termination import EXIT_GRACE_S, exit_on_signals, hard_exit_after
 from vtui.ui.colours import THEME, VARIABLES
 from vtui.ui.keymap import apply_user_keymap
 from vtui.ui.keys import HelpSection, help_sections, palette_entries
@@ -77,6 +77,8 @@ class AppShell(_Base):
         self._load_control = LoadControl()  # q while loading stops the loader process
         self._load_job: LoadJob | None = None
         self.keymap: dict[str, str] = {}  # the user's keys (keys.toml), by binding id
+        self._exit_timer: Any = None  # the hard exit armed by the first exit of a real run
+        self._signalled = False  # SIGTERM / SIGHUP asked for the exit
 
     def use_user_keymap(self) -> None:
         self.keymap = apply_user_keymap(self)
@@ -161,12 +163,38 @@ class AppShell(_Base):
         self._load_control.cancel()
         self.exit(return_code=1 if self.load_error else 0)
 
+    def run(self, *args: Any, **kwargs: Any) -> Any:
+        """A real run (not ``run_test``): every exit from here on is sure to end the process."""
+        self._sure_exit = True
+        return super().run(*args, **kwargs)  # type: ignore[misc]
+
+    def exit(self, *args: Any, **kwargs: Any) -> None:
+        super().exit(*args, **kwargs)  # type: ignore[misc]
+        self._sure_to_end()
+
+    def panic(self, *renderables: Any) -> None:
+        """Textual's way out of an error (the input thread's, when the terminal is gone)."""
+        super().panic(*renderables)  # type: ignore[misc]
+        self._sure_to_end()
+
+    def _sure_to_end(self) -> None:
+        # A worker blocked on the stopped loop would keep the process alive for good (and deaf
+        # to SIGTERM): end it, with its child processes, after a grace period.
+        # Only for a run in a terminal, or one ended by a signal: a headless run inside another
+        # program (pytest-textual-snapshot's) must never have its process ended for it.
+        app: Any = self
+        real = getattr(self, "_sure_exit", False) and (not app.is_headless or self._signalled)
+        if real and self._exit_timer is None:
+            self._exit_timer = hard_exit_after(EXIT_GRACE_S, lambda: 1 if app.return_code is None else app.return_code)
+
     def exit_on_signals(self) -> None:
         """SIGTERM / SIGHUP stop the app as ``terminate`` says (call from on_mount)."""
         exit_on_signals(self.terminate)
 
     def terminate(self, signum: int) -> None:
-        """SIGTERM / SIGHUP: stop a load in progress (the loader removes its temp files) and exit."""
+        """SIGTERM / SIGHUP (the terminal closed): stop a load in progress (the loader removes its
+        temp files), stop searches, and exit; the process ends within EXIT_GRACE_S whatever hangs."""
+        self._signalled = True
         self.stop_work()
         self._load_control.stop()
         self.exit(return_code=128 + signum)

@@ -21,6 +21,7 @@ from textual.widgets import Footer, Static
 from vtui.analysis.calltree import WEIGHTS, CallTree, build_tree, invert, printable, zoom
 from vtui.errors import UsageError
 from vtui.fmt import format_duration as fd
+from vtui.present.names import cut_middle, distinct_cuts
 from vtui.regex_guard import UserRegex, compile_user
 from vtui.store.store import TraceStore
 from vtui.ui import colours
@@ -29,6 +30,7 @@ from vtui.ui.flame import (
     flame_layout,
     flame_segments,
     initially_expanded,
+    name_cells,
     tree_row_segments,
     visible_rows,
 )
@@ -52,6 +54,7 @@ class CallTreeView(Widget, can_focus=True):
         self.top = 0
         self._rows: list[tuple[int, int]] | None = None
         self._layout: FlameLayout | None = None
+        self._cuts: dict = {}  # cells -> {name: its cut, distinct}; "want" -> name_cells of the rows
 
     # ---- state -------------------------------------------------------------------------------
     def show_tree(self, tree: CallTree, weight: str, flame: bool, marked: np.ndarray | None = None) -> None:
@@ -64,12 +67,29 @@ class CallTreeView(Widget, can_focus=True):
 
     def _invalidate(self) -> None:
         self._rows = None
+        self._cuts = {}
         self._layout = None
         self._keep_visible()
         self.refresh()
 
+    def _cut(self, name: str, cells: int) -> str:
+        """``name`` cut to ``cells``, distinct from every other name of the tree's open rows."""
+        if len(name) <= cells:
+            return name
+        if cells not in self._cuts:
+            names = sorted({printable(self.calltree.names[n]) for n, _ in self.rows()})
+            self._cuts[cells] = dict(zip(names, distinct_cuts(names, cells)))
+        return self._cuts[cells].get(name) or cut_middle(name, cells)
+
+    def _want(self) -> int:
+        """The cells the open rows' names need: one answer for all rows, so their columns line up."""
+        if "want" not in self._cuts:
+            self._cuts["want"] = name_cells(self.calltree, self.rows())
+        return self._cuts["want"]
+
     def rows(self) -> list[tuple[int, int]]:
         if self._rows is None:
+            self._cuts = {}
             self._rows = visible_rows(self.calltree, self.weight, self.expanded) if self.calltree is not None else []
         return self._rows
 
@@ -190,7 +210,7 @@ class CallTreeView(Widget, can_focus=True):
         node, depth = rows[line]
         scale = int(t.weight(self.weight)[t.roots()].max())
         segs = tree_row_segments(t, node, depth, self.weight, scale, width, node in self.expanded,
-                                 node == self.selected, self.marked)
+                                 node == self.selected, self.marked, cut=self._cut, want=self._want())
         return Strip(segs, width)
 
 

@@ -22,6 +22,7 @@ MIN_SPAN_NS = 100  # deepest zoom: 100 ns across the timeline
 LANE_CAP = 12  # rows a deep (Python-stack) track gets until expanded: the GPU streams stay in sight
 HEADER = -2  # Row.lane of a group's header row (a process, or the pinned tracks)
 PINNED = ("pinned",)  # the group key of the pinned tracks
+RANGE_UNDO = 50  # range changes u can take back
 
 
 def smart_case(query: str) -> bool:
@@ -56,6 +57,7 @@ class ViewState:
     folded: set[tuple] = field(default_factory=set)  # group keys shown as their header row alone
     origin: tuple[int, str] | None = None  # relative time axis: (zero in ns from the trace start, what it is)
     range: tuple[int, int] | None = None  # selected time range (ns from the trace start)
+    range_history: list = field(default_factory=list)  # the ranges before each change, for undo (u)
     highlight: np.ndarray | None = None  # bool per slice: search matches or an aggregation row's slices
     highlight_version: int = 0  # bumped on every highlight change (the row cache's key)
     found: SearchResult | None = None
@@ -82,11 +84,14 @@ class ViewState:
     def show_all(self) -> None:
         self.t0, self.t1 = 0, self.total
 
-    def set_window(self, t0: float, t1: float) -> None:
-        """The window, kept inside the trace: never before 0, never past the end."""
+    def set_window(self, t0: float, t1: float, inside: bool = True) -> None:
+        """The window, kept inside the trace: never before 0, never past the end.
+
+        ``inside=False`` (compare mode's lock: the other trace follows at the same offsets) lets
+        it reach before the start or past the end, where nothing is drawn."""
         span = min(max(t1 - t0, MIN_SPAN_NS), self.total)
-        # Inside the trace itself; a window wider than the trace (compare mode's common scale) starts at 0.
-        t0 = min(max(t0, 0), max(int(self.store.span_ns) - span, 0))
+        if inside:  # a window wider than the trace (compare mode's common scale) starts at 0
+            t0 = min(max(t0, 0), max(int(self.store.span_ns) - span, 0))
         self.t0, self.t1 = int(round(t0)), int(round(t0 + span))
 
     def zoom(self, factor: float, centre: float | None = None) -> None:
@@ -331,6 +336,25 @@ class ViewState:
         self.reveal(target)
         return True
 
+    def flow_links(self) -> list[tuple[int, int, int]]:
+        """The selected slice's flows (launch → kernel, and back) as (time ns, from row, to row) in
+        the rows shown: drawn as a connector at that time from one row to the other. Ends on
+        rows not shown (hidden, folded) are left out."""
+        if self.selected < 0:
+            return []
+        f, s = self.store.flows, self.store.slices
+        hits = np.flatnonzero(((f.src_slice == self.selected) | (f.dst_slice == self.selected))
+                              & (f.src_slice >= 0) & (f.dst_slice >= 0))
+        where = {(r.track, r.lane): i for i, r in enumerate(self.rows) if r.lane >= 0}
+        out = []
+        for k in hits[:16].tolist():  # a slice with many flows: the first few are enough to follow
+            a, b = int(f.src_slice[k]), int(f.dst_slice[k])
+            ra = where.get((int(s.track[a]), int(s.lane[a])))
+            rb = where.get((int(s.track[b]), int(s.lane[b])))
+            if ra is not None and rb is not None and ra != rb:
+                out.append((int(f.dst_ts_ns[k]), ra, rb))
+        return out
+
     def unhide_track_of(self, row: int) -> None:
         track = int(self.store.slices.track[row])
         if track in self.hidden:
@@ -347,7 +371,21 @@ class ViewState:
     def set_range(self, t0: float, t1: float) -> None:
         a, b = sorted((int(round(t0)), int(round(t1))))
         a, b = max(a, 0), min(b, int(self.store.span_ns))
-        self.range = (a, b) if b > a else None
+        self._change_range((a, b) if b > a else None)
+
+    def _change_range(self, new: tuple[int, int] | None) -> None:
+        """Every range change goes here: the one it replaces is kept for ``undo_range`` (u)."""
+        if new != self.range:
+            self.range_history.append(self.range)
+            del self.range_history[:-RANGE_UNDO]
+            self.range = new
+
+    def undo_range(self) -> bool:
+        """u: back to the range before the last change (a cleared one comes back). False when none."""
+        if not self.range_history:
+            return False
+        self.range = self.range_history.pop()
+        return True
 
     def range_from_selection(self) -> bool:
         span = self._selected_span()
@@ -440,7 +478,7 @@ class ViewState:
             self.found, self.match = None, -1
             self.set_highlight(None)
         elif self.range is not None:
-            self.range = None
+            self._change_range(None)  # u brings it back
         else:
             return False
         return True

@@ -10,14 +10,19 @@ from textual.widgets import DataTable, Input, Static
 
 from vtui.analysis.aggregate import SORT_KEYS, Aggregation, AggRow, aggregate, sort_rows
 from vtui.fmt import format_duration
+from vtui.present.names import distinct_cuts
 from vtui.present.tables import aggregation_table
 from vtui.ui.keys import bindings
 from vtui.ui.safe import visible
 from vtui.ui.view import ViewState
 
 GROUPS = ("name", "cat", "track")
-NAME_WIDTH = 36
-COLUMN_SORT = ("name", "count", "total", "self", "avg", "min", "max", "total")  # per table column
+NAME_WIDTH = 36  # before the pane has a width
+MIN_NAME = 24  # numeric columns drop (min, max, avg, self) before the name gets less than this
+NUMERIC = ("count", "total", "self", "avg", "min", "max", "% range")
+DROP_ORDER = ("min", "max", "avg", "self")
+COLUMN_SORT = {"count": "count", "total": "total", "self": "self", "avg": "avg", "min": "min", "max": "max",
+               "% range": "total"}  # what a click on a column's header sorts by
 
 
 class AggregationPane(Vertical):
@@ -39,14 +44,13 @@ class AggregationPane(Vertical):
         self.agg: Aggregation | None = None
         self.shown: list[AggRow] = []
         self.matches_only = False  # aggregate only the current search's matches
+        self.columns: tuple[str, ...] = ()  # the numeric columns shown
+        self._layout: tuple = ()  # (name width, columns) the table was built with
 
     def compose(self) -> ComposeResult:
         yield Static("", id="agg-head")
         yield Input(placeholder="filter rows (substring) — / to focus, enter to return", id="agg-filter")
-        table = DataTable(id="agg-table", cursor_type="row", zebra_stripes=True)
-        table.add_column("name", width=NAME_WIDTH)
-        table.add_columns("count", "total", "self", "avg", "min", "max", "% range")
-        yield table
+        yield DataTable(id="agg-table", cursor_type="row", zebra_stripes=True)
 
     def refresh_table(self) -> None:
         """Recompute over the view's range and visible tracks."""
@@ -68,11 +72,20 @@ class AggregationPane(Vertical):
         rows = sort_rows(self.agg.rows, self.sort, self.descending)
         self.shown = [r for r in rows if text in r.key.lower()] if text else rows
         table = self.query_one(DataTable)
-        table.clear()
-        for r in aggregation_table(self.agg.with_rows(self.shown)).display:
-            name = visible(r[0])
-            name = name if len(name) <= NAME_WIDTH else name[: NAME_WIDTH - 1] + "…"
-            table.add_row(Text(name, no_wrap=True), *(Text(c, justify="right") for c in r[1:]))
+        display = aggregation_table(self.agg.with_rows(self.shown)).display
+        names = [visible(r[0]) for r in display]
+        width, columns = self._fit(table.size.width, names, display)
+        if (width, columns) != self._layout:
+            self._layout, self.columns = (width, columns), columns
+            table.clear(columns=True)
+            table.add_column("name", width=width)
+            for key in columns:
+                table.add_column(key, key=key)
+        else:
+            table.clear()
+        keep = [1 + NUMERIC.index(key) for key in columns]
+        for name, r in zip(distinct_cuts(names, width), display):
+            table.add_row(Text(name, no_wrap=True), *(Text(r[i], justify="right") for i in keep))
         a = self.agg
         where = "range" if self.view.range else "whole trace"
         found = self.view.found
@@ -83,6 +96,27 @@ class AggregationPane(Vertical):
             f"{where} {format_duration(a.t0)} – {format_duration(a.t1)} ({format_duration(a.t1 - a.t0)}) · "
             f"{a.slices:,} slices on {a.tracks} tracks · by {a.by} · sort {self.sort}{arrow} · "
             f"{len(self.shown)} rows · b group, o sort, / filter, enter jumps, x exports", no_wrap=True))
+
+    @staticmethod
+    def _fit(width: int, names: list[str], display: list[list[str]]) -> tuple[int, tuple[str, ...]]:
+        """The name column's width and the numeric columns that fit beside it in ``width`` cells:
+        the name gets what the numbers leave; numbers drop before the name is cut below MIN_NAME."""
+        if width <= 0:  # not laid out yet
+            return NAME_WIDTH, NUMERIC
+        cells = {key: max([len(key)] + [len(r[1 + i]) for r in display]) + 2 for i, key in enumerate(NUMERIC)}
+        longest = max((len(n) for n in names), default=8)
+        columns = list(NUMERIC)
+        room = width - 2 - 2 - sum(cells[k] for k in columns)  # the scrollbar, the name's padding
+        for key in DROP_ORDER:
+            if room >= min(longest, MIN_NAME):
+                break
+            columns.remove(key)
+            room += cells[key]
+        return max(min(longest, room), 8), tuple(columns)
+
+    def on_resize(self) -> None:
+        if self.agg is not None:
+            self._fill()
 
     def table(self):
         """The rows as shown (filter and sort applied), for export."""
@@ -109,6 +143,7 @@ class AggregationPane(Vertical):
         self.refresh_table()
 
     def action_focus_filter(self) -> None:
+        self.add_class("filtering")
         self.query_one("#agg-filter", Input).focus()
 
     def on_input_changed(self, event: Input.Changed) -> None:
@@ -117,11 +152,15 @@ class AggregationPane(Vertical):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
+        self.set_class(bool(event.value.strip()), "filtering")  # an empty filter gives its line back to the rows
         self.query_one(DataTable).focus()
 
     def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
         event.stop()
-        column = COLUMN_SORT[event.column_index]
+        if event.column_index == 0:
+            column = "name"
+        else:
+            column = COLUMN_SORT[self.columns[event.column_index - 1]]
         self.descending = not self.descending if column == self.sort else column != "name"
         self.sort = column
         self._fill()

@@ -30,10 +30,11 @@ RANGE_STYLE = Style(color=colours.DARK_INK, bgcolor=colours.RANGE_BG)  # the sel
 MARK_STYLE = Style(color=colours.DARK_INK, bgcolor=colours.MATCH, bold=True)  # measure mark A
 FOCUS_STYLE = Style(color=colours.DARK_INK, bgcolor=colours.PRIMARY, bold=True)  # the ruler's head while the keys come here
 HEADER_STYLE = Style(color=colours.FOREGROUND, bgcolor=colours.PANEL, bold=True)  # a process's header row
+LINK_STYLE = Style(color=colours.MATCH, bgcolor=colours.BACKGROUND, bold=True)  # the selection's flow connector
 # NO_COLOR: the same distinctions by attributes alone (Textual greys or drops every colour).
 MONO = {LABEL_STYLE: Style(), LABEL_DIM: Style(dim=True), RULER_STYLE: Style(), RANGE_STYLE: Style(reverse=True),
         MARK_STYLE: Style(reverse=True, bold=True), FOCUS_STYLE: Style(reverse=True, bold=True),
-        HEADER_STYLE: Style(bold=True), EMPTY: Style()}
+        HEADER_STYLE: Style(bold=True), EMPTY: Style(), LINK_STYLE: Style(bold=True)}
 
 
 class Timeline(Widget, can_focus=True):
@@ -64,6 +65,7 @@ class Timeline(Widget, can_focus=True):
         self._selected_lane: tuple[int, int] | None = None
         self._drag_from: int | None = None  # x where a mouse drag started
         self._revealed: tuple = ()  # (selection, window) last scrolled to: scroll again only when either moves
+        self._links: list[tuple[int, int, int]] = []  # the selection's flows: (time, row, row)
 
     # ---- state -------------------------------------------------------------------------
     def refresh_view(self) -> None:
@@ -71,6 +73,7 @@ class Timeline(Widget, can_focus=True):
         s = self.view.store.slices
         sel = self.view.selected
         self._selected_lane = (int(s.track[sel]), int(s.lane[sel])) if sel >= 0 else None
+        self._links = self.view.flow_links()
         self._keep_selection_visible()
         self.repaint()
 
@@ -142,17 +145,30 @@ class Timeline(Widget, can_focus=True):
 
     # ---- drawing -----------------------------------------------------------------------
     @property
+    def labelled(self) -> bool:
+        """The timeline draws its own label column: only when no track list beside it names the rows."""
+        return not any(widget.display for widget in self.followers)
+
+    @property
     def label_width(self) -> int:
         """Narrow timelines give the label column less, so the plot keeps most of the width."""
+        if not self.labelled:
+            return 0
         return LABEL_WIDTH if self.size.width >= 100 else max(10, min(LABEL_WIDTH, self.size.width // 5))
 
     @property
+    def plot_x(self) -> int:
+        """The first column of the plot (after the label column and its rule, when drawn)."""
+        return self.label_width + 1 if self.labelled else 0
+
+    @property
     def plot_width(self) -> int:
-        return max(self.size.width - self.label_width - 1, 1)
+        """The plot's cells: the timeline's real width on screen, less the label column."""
+        return max(self.size.width - self.plot_x, 1)
 
     def time_at_x(self, x: int) -> float:
         v = self.view
-        return v.t0 + (x - self.label_width - 1) / self.plot_width * v.span
+        return v.t0 + (x - self.plot_x) / self.plot_width * v.span
 
     def render_line(self, y: int) -> Strip:
         width = self.size.width
@@ -166,13 +182,35 @@ class Timeline(Widget, can_focus=True):
         # A row's pixels depend on the row, the window, the width, and the selection only when
         # the selection lies on it: moving the selection redraws two rows, not the screen.
         selected = v.selected if (row.track, row.lane) == self._selected_lane else -1
-        key = (row, v.t0, v.t1, width, selected, v.highlight_version, row.group in v.folded)
+        links = self._links_at(index)
+        cursor = self._cursor_time() if row.lane < 0 else None  # a counter row shows its value there
+        key = (row, v.t0, v.t1, width, self.plot_x, selected, v.highlight_version, row.group in v.folded, links,
+               cursor)
         cached = self._cache.get(key)
         if cached is not None:
             return cached
-        strip = Strip(self._label(row) + self._plot(row), width).crop(0, width)
+        label = self._label(row) if self.labelled else []
+        strip = Strip(label + self._plot(row), width).crop(0, width)
+        for x, glyph in links:  # the flow's connector over the row (the slice's colour kept around it)
+            strip = _overlay(strip, self.plot_x + x, glyph, self._s(LINK_STYLE))
         self._cache[key] = strip
         return strip
+
+    def _cursor_time(self) -> int | None:
+        """Where counters read their value: the selected slice's start, else none."""
+        sel = self.view.selected
+        return int(self.view.store.slices.start_ns[sel]) if sel >= 0 else None
+
+    def _links_at(self, index: int) -> tuple[tuple[int, str], ...]:
+        """(plot column, glyph) of the selection's flow connectors crossing row ``index``: ● at the
+        ends, │ between them."""
+        out = []
+        for t, a, b in self._links:
+            lo, hi = min(a, b), max(a, b)
+            x = self._x_of(t)
+            if lo <= index <= hi and 0 <= x < self.plot_width:
+                out.append((x, "●" if index in (a, b) else "│"))
+        return tuple(out)
 
     def _label(self, row) -> list[Segment]:
         track = self.view.store.tracks[row.track]
@@ -199,7 +237,7 @@ class Timeline(Widget, can_focus=True):
         if row.lane >= 0:
             return lane_segments(v.store, row.track, row.lane, v.t0, v.t1, w, v.selected, v.highlight, mono=self.mono)
         if track.kind == COUNTER:
-            return counter_segments(v.store, row.track, v.t0, v.t1, w, mono=self.mono)
+            return counter_segments(v.store, row.track, v.t0, v.t1, w, mono=self.mono, at=self._cursor_time())
         return instant_segments(v.store, row.track, v.t0, v.t1, w, mono=self.mono)
 
     def _ruler(self, width: int) -> Strip:
@@ -215,12 +253,6 @@ class Timeline(Widget, can_focus=True):
             for i, ch in enumerate("┼" + text):
                 if 0 <= x + i < w:
                     cells[x + i] = ch
-        # Deep in a long trace the ticks differ only in far digits: the head then holds the
-        # anchor time the "+offset" ticks count from.
-        head = f" @{anchor}" if anchor else f" {format_duration(v.span, 2)} shown"
-        if v.origin is not None:  # say what the times count from
-            head = f" Δ{anchor} from {visible(v.origin[1])}" if anchor else f" Δ from {visible(v.origin[1])}"
-        head = head.ljust(self.label_width)[:self.label_width]
         styles = [self._s(RULER_STYLE)] * w
         if v.range is not None:  # the range as a band on the ruler
             a, b = (self._x_of(t) for t in v.range)
@@ -231,8 +263,24 @@ class Timeline(Widget, can_focus=True):
             if 0 <= x < w:
                 cells[x], styles[x] = "A", self._s(MARK_STYLE)
         plot = [Segment(ch, st) for ch, st in zip(cells, styles)]
+        if not self.labelled:  # the track list beside shows the head (ruler_head)
+            return Strip(plot, width).simplify()
+        head = self.ruler_head().ljust(self.label_width)[:self.label_width]
         head_style = self._s(FOCUS_STYLE if self.has_focus else LABEL_STYLE)
         return Strip([Segment(head, head_style), Segment("│", self._s(LABEL_DIM)), *plot], width).simplify()
+
+    def ruler_head(self) -> str:
+        """What the ruler's head says: the span shown, the anchor of "+offset" ticks, the origin."""
+        v = self.view
+        step = nice_step(v.span / max(self.plot_width / 14, 1))
+        zero = v.origin_ns
+        anchor, _ = tick_labels(tick_times(v.t0 - zero, v.t1 - zero, step), step)
+        # Deep in a long trace the ticks differ only in far digits: the head then holds the
+        # anchor time the "+offset" ticks count from.
+        head = f" @{anchor}" if anchor else f" {format_duration(v.span, 2)} shown"
+        if v.origin is not None:  # say what the times count from
+            head = f" Δ{anchor} from {visible(v.origin[1])}" if anchor else f" Δ from {visible(v.origin[1])}"
+        return head
 
     def _x_of(self, t: int) -> int:
         v = self.view
@@ -242,15 +290,15 @@ class Timeline(Widget, can_focus=True):
         self.view.cells = self.plot_width
 
     def on_focus(self) -> None:
-        self.refresh()  # the ruler's head shows the focus (rows come from the cache)
+        self.repaint()  # the ruler's head (here or in the track list) shows the focus; rows come from the cache
 
     def on_blur(self) -> None:
-        self.refresh()
+        self.repaint()
 
     # ---- mouse -------------------------------------------------------------------------
     def on_click(self, event: events.Click) -> None:
         index = self.top + event.y - RULER_ROWS
-        if event.y < RULER_ROWS or index >= len(self.view.rows) or event.x <= self.label_width:
+        if event.y < RULER_ROWS or index >= len(self.view.rows) or event.x < self.plot_x:
             return
         row = self.view.rows[index]
         if row.lane < 0:
@@ -262,7 +310,7 @@ class Timeline(Widget, can_focus=True):
             self.post_message(self.Clicked(lo))
 
     def on_mouse_down(self, event: events.MouseDown) -> None:
-        if event.x > self.label_width:
+        if event.x >= self.plot_x:
             self._drag_from = event.x
             self.capture_mouse()
 
@@ -279,6 +327,14 @@ class Timeline(Widget, can_focus=True):
     def on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
         event.stop()
         self.post_message(self.Wheel(True, event.shift, self.time_at_x(event.x)))
+
+
+def _overlay(strip: Strip, x: int, glyph: str, style: Style) -> Strip:
+    """``strip`` with the cell at ``x`` replaced by ``glyph``."""
+    if not 0 <= x < strip.cell_length:
+        return strip
+    left, _, right = strip.divide([x, x + 1, strip.cell_length])
+    return Strip.join([left, Strip([Segment(glyph, style)], 1), right])
 
 
 def nice_step(raw: float) -> float:

@@ -100,7 +100,11 @@ class TrackList(Widget, can_focus=True):
     def render_line(self, y: int) -> Strip:
         width = self.size.width
         if y < RULER_ROWS:
-            return Strip([Segment(" Tracks · enter fold · space hide".ljust(width)[:width], self._s(HEAD))])
+            # The ruler's head (span shown, its anchor, the origin): the timeline beside has no label column.
+            hint = " · enter fold · space hide" if self.has_focus else ""
+            head = self.timeline.ruler_head() + hint
+            style = CURSOR if self.timeline.has_focus else HEAD
+            return Strip([Segment(head.ljust(width)[:width], self._s(style))])
         index = self.view.top + y - RULER_ROWS
         parts = self._line(index)
         if self.has_focus and self.cursor is not None and index == self.cursor_index():

@@ -1,0 +1,51 @@
+"""What `g` (or the palette's "go to") accepts: a time, a range, or a step number.
+
+``12.5ms`` centres the window on that time; ``12ms:25.5ms`` (either side may be empty) makes
+that the range and frames it; ``#3`` or ``step 3`` makes step 3 (numbered from 0, as Insights
+numbers them) the range. Times count from the trace start. Plain Python over the store."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from vtui.analysis.steps import find_step_rows
+from vtui.fmt import format_duration, parse_range, parse_time
+from vtui.store.store import TraceStore
+
+HINT = "a time (12.5ms), a range (12ms:25.5ms) or a step (#3)"
+
+
+@dataclass(frozen=True)
+class Target:
+    time: int | None = None  # centre the window here
+    range: tuple[int, int] | None = None  # make this the range and frame it
+    what: str = ""  # for the status line / a notification
+
+
+def parse_target(text: str, store: TraceStore) -> Target:
+    """``text`` as a Target; ValueError with a message for people when it is none of the three."""
+    text = text.strip()
+    span = int(store.span_ns)
+    step = re.fullmatch(r"(?:#|step\s*#?)\s*(\d+)", text, re.IGNORECASE)
+    if step:
+        label, _source, rows = find_step_rows(store)
+        k = int(step.group(1))
+        if not len(rows):
+            raise ValueError("no repeating step found in this trace (Insights, i, says why)")
+        if k >= len(rows):
+            raise ValueError(f"step #{k} does not exist: this trace has {len(rows)} {label} steps (#0 – #{len(rows) - 1})")
+        row = int(rows[k])
+        a, b = int(store.slices.start_ns[row]), int(store.slices.end_ns[row])
+        return Target(range=(a, b), what=f"step #{k} ({format_duration(b - a)})")
+    if ":" in text:
+        start, end = parse_range(text)
+        a, b = max(start or 0, 0), min(span if end is None else end, span)
+        if b <= a:
+            raise ValueError(f"range {text} is outside the trace (0 – {format_duration(span)})")
+        return Target(range=(a, b), what=f"range {format_duration(a)} – {format_duration(b)}")
+    try:
+        t = parse_time(text)
+    except ValueError as exc:
+        raise ValueError(f"{exc}; or {HINT}") from None
+    return Target(time=t, what=format_duration(t))
