@@ -4,6 +4,8 @@ same offsets from each trace's first step (also past the shorter trace's end); s
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from tests.app.screen import read_screen
@@ -47,7 +49,10 @@ async def test_the_step_lock_keeps_the_same_offsets_from_each_first_step(pair):
         assert "locked at the first steps" in screen and "B past its trace" in screen
 
 
-async def test_compare_search_says_searching_stops_and_reports_errors(pair):
+async def test_compare_search_says_searching_stops_and_reports_errors(pair, monkeypatch):
+    import vtui.ui.searching as searching
+    from vtui.regex_guard import RegexStopped
+
     a, b, sa, sb = pair
     app = CompareApp(a, b, stores=(sa, sb))
     async with app.run_test(size=(140, 40)) as pilot:
@@ -55,11 +60,22 @@ async def test_compare_search_says_searching_stops_and_reports_errors(pair):
         await pilot.press("slash", *"(foo", "enter")
         await settle(pilot)
         messages = [n.message for n in app._notifications]
-        assert any("invalid regex '(foo'" in m for m in messages), messages  # the user's pattern, no (?i)
-        app.search.limit_s = 600.0
-        await pilot.press("slash", *"(a+)+$", "enter")
+        assert any("(foo" in m and "(?i)" not in m for m in messages), messages  # the user's pattern, no (?i)
+        started = threading.Event()
+
+        def endless(store, text, tracks=None, ignore_case=False, budget=None):
+            """A search that runs until it is cancelled (RE2 ends every real one fast)."""
+            started.set()
+            if not budget.cancel.wait(60):  # a bound for the test, not a sleep: esc sets it at once
+                raise AssertionError("esc did not cancel the search")
+            raise RegexStopped("search cancelled")
+
+        monkeypatch.setattr(searching, "search", endless)
+        await pilot.press("slash", *"slow", "enter")
         await pilot.pause()
-        assert "searching /(a+)+$/ in A" in "\n".join(read_screen(app).text)
+        assert started.wait(30)
+        await pilot.pause()
+        assert "searching /slow/ in A" in "\n".join(read_screen(app).text)
         await pilot.press("escape")  # esc stops it at once
         await settle(pilot)
         assert not app.search.running and app.panes()[0].view.found is None
