@@ -23,7 +23,7 @@ async def test_a_bad_regex_is_reported_in_the_users_own_terms(tmp_path):
         await answer_prompt(pilot, "(foo")
         await settle(pilot)
         messages = [n.message for n in app._notifications]
-        assert any(m.startswith("invalid regex '(foo'") and "position 0" in m for m in messages), messages
+        assert any(m.startswith("invalid regex '(foo'") and "missing )" in m for m in messages), messages
         assert not any("(?i)" in m for m in messages)
         assert "searching" not in "\n".join(read_screen(app).text)
 
