@@ -57,6 +57,11 @@ class Source(Strict):
     metadata_keys: list[str]
 
 
+class DecodeChunks(Strict):
+    chunks: int  # event chunks decoded
+    compiled_helper: int  # of them, read by the optional C helper (the rest: the pure-Python path)
+
+
 class TrackInfo(Strict):
     id: int
     kind: str
@@ -86,6 +91,7 @@ class Info(Out):
     origin_us: float
     overlapping_slices: int
     nesting_tolerance_ns: int
+    decode_chunks: DecodeChunks
     warnings: list[str]
     track_list: list[TrackInfo]
 

@@ -144,27 +144,3 @@ def test_the_app_ends_on_a_signal_even_with_a_thread_that_never_ends(tmp_path):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-
-
-def _child_state() -> tuple[bool, int]:
-    """(SIGTERM at its default, the parent-death signal) as a child process sees them."""
-    import ctypes
-
-    death = ctypes.c_int(0)
-    ctypes.CDLL(None).prctl(2, ctypes.byref(death))  # PR_GET_PDEATHSIG
-    return signal.getsignal(signal.SIGTERM) == signal.SIG_DFL, death.value
-
-
-@pytest.mark.skipif(sys.platform != "linux", reason="prctl is Linux's")
-def test_a_search_process_can_be_killed_and_dies_with_the_app():
-    import threading
-
-    from vtui.ui.search_job import run_guarded
-
-    old = signal.signal(signal.SIGTERM, lambda *_: None)  # what the app's event loop installs: ignored
-    try:
-        default, death = run_guarded(_child_state, threading.Event())
-    finally:
-        signal.signal(signal.SIGTERM, old)
-    assert default  # a forked search no longer inherits a handler that swallows SIGTERM
-    assert death == signal.SIGKILL  # and the kernel kills it should vtui die first

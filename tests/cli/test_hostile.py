@@ -25,6 +25,7 @@ from tests.hostile_corpus import Case, X, build_corpus, corpus, ev
 from vtui.cli import main
 from vtui.commands import COMMANDS
 from vtui.errors import TraceLoadError
+from vtui.fmt import counted
 from vtui.load.trace import load_trace
 from vtui.ui.app import VtuiApp
 from vtui.ui.screens import WarningsScreen
@@ -252,7 +253,7 @@ async def test_app(built, name: str):
         check_store(case, app.store)
         status = str(app.query_one("#status").render())
         if case.warnings:
-            assert f"{len(case.warnings)} load warnings" in status
+            assert counted(len(case.warnings), "load warning") in status
         await pilot.press("W")  # the warnings themselves, word for word
         assert isinstance(app.screen, WarningsScreen)
         shown = str(app.screen.query_one("#warnings-text").render())
@@ -269,7 +270,7 @@ async def test_warnings_screen_lists_each_warning_with_its_count(built):
     app = VtuiApp(path)
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot, pauses=2)
-        assert "1 load warnings" in str(app.query_one("#status").render())
+        assert "1 load warning (W)" in str(app.query_one("#status").render())
         assert ("W", "Load warnings (what was skipped or repaired)") in app.key_rows()
         await pilot.press("W")
         text = str(app.screen.query_one("#warnings-text").render())

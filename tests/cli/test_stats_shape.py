@@ -8,7 +8,7 @@ from tests.helpers import QWEN, cli_json, raw_events, raw_origin, raw_span_ns
 
 
 def test_by_shape_counts_and_totals_equal_a_plain_grouping(capsys):
-    got = {r["name"]: r for r in cli_json(capsys, "stats", QWEN, "--by", "shape", "--format", "json")}
+    got = {r["name"]: r for r in cli_json(capsys, "stats", QWEN, "--by", "shape", "--format", "json")["rows"]}
     events = raw_events(QWEN)
     origin = raw_origin(events)
     want: dict = {}

@@ -33,7 +33,7 @@ THREE_EVENTS = """{"traceEvents": [
 def test_the_issues_three_event_case_gives_the_parent_its_2310_ns(tmp_path, capsys):
     path = tmp_path / "three.json"
     path.write_text(THREE_EVENTS)
-    rows = {r["name"]: r for r in cli_json(capsys, "stats", path, "--no-cache", "--format", "json")}
+    rows = {r["name"]: r for r in cli_json(capsys, "stats", path, "--no-cache", "--format", "json")["rows"]}
     assert rows["parent"]["self_ns"] == 2_310 and rows["parent"]["total_ns"] == 174_324_353
     assert rows["child"]["self_ns"] == 174_322_043
     store = load_trace(path, cache=False)
@@ -166,7 +166,7 @@ def test_stats_count_total_and_self_equal_a_decimal_computation(path, capsys):
     x_names = {e.get("name") for e in events if e.get("ph") == "X"}
     other_names = {e.get("name") for e in events if e.get("ph") in ("B", "E", "b", "e", "S", "F")}
     counts, selfs = _expected_stats(events)
-    rows = cli_json(capsys, "stats", path, "--no-cache", "--format", "json")
+    rows = cli_json(capsys, "stats", path, "--no-cache", "--format", "json")["rows"]
     got = {r["name"]: r for r in rows}
     checked = 0
     for name in x_names - other_names:
