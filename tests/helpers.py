@@ -8,6 +8,9 @@ import dataclasses
 import gzip
 import json
 import os
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -133,3 +136,26 @@ async def answer_prompt(pilot, text: str) -> None:
     pilot.app.screen.query_one("#prompt-input").value = text
     await pilot.press("enter")
     await settle(pilot)
+
+
+class Hang(Exception):
+    """A test ran past its deadline (what a hang becomes, instead of a stuck suite)."""
+
+
+@contextmanager
+def deadline(seconds: float, what: str) -> Iterator[None]:
+    """Raise ``Hang`` in the main thread if the block runs past ``seconds`` (a bound, not a sleep)."""
+    if not hasattr(signal, "setitimer"):
+        yield
+        return
+
+    def on_alarm(signum, frame):
+        raise Hang(f"ran past {seconds:g} s: {what}")
+
+    old = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)

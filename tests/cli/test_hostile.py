@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.helpers import FIXTURES, ROOT, settle
+from tests.helpers import FIXTURES, ROOT, deadline, settle
 from tests.hostile_corpus import Case, X, build_corpus, corpus, ev
 from vtui.cli import main
 from vtui.commands import COMMANDS
@@ -35,26 +35,10 @@ CLI_TIMEOUT_S = 60
 DEADLINE_S = 120  # per test, in process: a hang becomes a failure
 
 
-class Hang(Exception):
-    pass
-
-
 @pytest.fixture(autouse=True)
-def deadline():
-    if not hasattr(signal, "setitimer"):
+def bounded():
+    with deadline(DEADLINE_S, "test hangs"):
         yield
-        return
-
-    def on_alarm(signum, frame):
-        raise Hang(f"test ran past {DEADLINE_S} s (hang?)")
-
-    old = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, DEADLINE_S)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
 
 
 @pytest.fixture(scope="module")

@@ -13,13 +13,12 @@ import dataclasses
 import json
 import os
 import shutil
-import signal
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from tests.helpers import FIXTURES, assert_same_columns
+from tests.helpers import FIXTURES, assert_same_columns, deadline
 from vtui.cli import main
 from vtui.load.trace import load_trace
 from vtui.store import cache
@@ -28,17 +27,9 @@ TRACE = FIXTURES / "catapult__main_thread_has_unclosed_slices.json"
 
 
 @pytest.fixture(autouse=True)
-def deadline():
-    def on_alarm(signum, frame):
-        raise TimeoutError("ran past 60 s: a damaged entry hangs")
-
-    old = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, 60)
-    try:
+def bounded():
+    with deadline(60, "a damaged entry hangs"):
         yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
 
 
 @pytest.fixture

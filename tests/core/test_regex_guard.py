@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import json
 import re
-import signal
 import threading
 
 import numpy as np
 import pytest
 
-from tests.helpers import QWEN
+from tests.helpers import QWEN, deadline
 from vtui.analysis.search import search
 from vtui.cli import main
 from vtui.regex_guard import Budget, RegexError, RegexStopped, compile_user
@@ -26,22 +25,10 @@ VICTIM = "a" * 40 + "!"  # 2^40 backtracking steps for Python's re
 DEADLINE_S = 20
 
 
-class Hang(Exception):
-    pass
-
-
 @pytest.fixture
-def deadline():
-    def on_alarm(signum, frame):
-        raise Hang(f"ran past {DEADLINE_S} s: the regex backtracks without end")
-
-    old = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, DEADLINE_S)
-    try:
+def bounded():
+    with deadline(DEADLINE_S, "the regex backtracks without end"):
         yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
 
 
 @pytest.fixture
@@ -61,7 +48,7 @@ def redos_trace(tmp_path):
     ["stats", "{p}", "--track", EVIL], ["tree", "{p}", "--track", EVIL], ["search", "{p}", EVIL],
     ["search", "{p}", "args:" + EVIL], ["insights", "{p}", "--step", EVIL],
     ["export", "{p}", "-o", "{out}", "--track", EVIL], ["diff", "{p}", "{p}", "--step", EVIL]])
-def test_a_backtracking_pattern_ends_at_once_everywhere_in_the_cli(argv, redos_trace, tmp_path, deadline, capsys):
+def test_a_backtracking_pattern_ends_at_once_everywhere_in_the_cli(argv, redos_trace, tmp_path, bounded, capsys):
     code = main([a.format(p=redos_trace, out=tmp_path / "o.json") for a in argv] + ["--no-cache"])
     out, err = capsys.readouterr()
     assert "Traceback" not in err and "internal error" not in err
@@ -72,7 +59,7 @@ def test_a_backtracking_pattern_ends_at_once_everywhere_in_the_cli(argv, redos_t
         assert code in (0, 1) and len(err.splitlines()) <= 1, err
 
 
-def test_the_track_filter_and_tree_marks_use_the_guarded_engine(redos_trace, deadline):
+def test_the_track_filter_and_tree_marks_use_the_guarded_engine(redos_trace, bounded):
     from vtui.load.trace import load_trace
 
     store = load_trace(redos_trace, cache=False)
@@ -111,7 +98,7 @@ def test_ignore_case_is_an_option_never_a_prefix_in_the_message(qwen_store):
     ("((((a{50}){50}){50}){50})", "counted repetitions go up to 1000"), ("a{2000}", "up to 1000"),
     ("[z-a]", "invalid character class range"), ("x" * 20_000, "longer than 16,384 characters"),
     ("\x1b]0;t\x07(", "\\x1b]0;t\\x07(")])
-def test_a_pattern_the_engine_refuses_is_one_line(pattern, says, capsys, deadline):
+def test_a_pattern_the_engine_refuses_is_one_line(pattern, says, capsys, bounded):
     with pytest.raises(RegexError) as exc:
         compile_user(pattern)
     message = str(exc.value)
