@@ -7,6 +7,7 @@ import numpy as np
 
 from vtui.analysis.graphs import GraphReport
 from vtui.analysis.serving import ServingReport
+from vtui.fmt import counted
 from vtui.fmt import format_duration as fd
 from vtui.present.bars import sparkline, step_bars
 from vtui.safe_text import safe_field
@@ -37,7 +38,7 @@ def serving_lines(sv: ServingReport, bar_width: int = 40) -> list[str]:
     if not sv.present:
         return ["Serving: no steps (see Steps)"]
     if not sv.kinds_known:
-        return [f"Serving: {len(sv.steps)} steps of unknown kind (no vLLM/SGLang step annotations, not "
+        return [f"Serving: {counted(len(sv.steps), 'step')} of unknown kind (no vLLM/SGLang step annotations, not "
                 "generate()'s forward passes): no TTFT/TPOT by kind"]
     lines = [serving_head(sv),
              f"  TTFT {_opt(sv.ttft_ns)} (end of the first prefill step − start of the first step) · "
