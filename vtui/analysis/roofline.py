@@ -18,6 +18,7 @@ import msgspec
 import numpy as np
 
 from vtui.analysis.flops import Cost, family, op_cost
+from vtui.analysis.launched import launch_of
 from vtui.analysis.peaks import DeviceMatch, trace_device
 from vtui.analysis.shapes import decode_shapes, raw_value
 from vtui.store.devices import cpu_op_mask, device_work_kinds
@@ -74,16 +75,10 @@ def _family_codes(store: TraceStore) -> np.ndarray:
 
 
 def launched_by(store: TraceStore) -> tuple[np.ndarray, np.ndarray]:
-    """Device work rows (sorted) and the CPU runtime call that launched each (-1 unknown), once per store."""
-    def compute() -> np.ndarray:
-        from vtui.analysis.gpu import launch_pairs  # the one pairing rule: flows, then correlation ids
-
-        rows = np.flatnonzero(device_work_kinds(store) > 0)
-        launch = launch_pairs(store, rows) if len(rows) else np.zeros(0, dtype=np.int64)
-        return np.stack([rows.astype(np.int64), launch.astype(np.int64)])
-
-    both = store.memo("launched_by", compute)
-    return both[0], both[1]
+    """Device work rows (sorted) and the CPU runtime call that launched each (-1 unknown), from the
+    store's one launch pairing (``launched.launch_of``: flows, then correlation ids)."""
+    rows = store.memo("device_work_rows", lambda: np.flatnonzero(device_work_kinds(store) > 0).astype(np.int64))
+    return rows, launch_of(store)[rows]
 
 
 def _outermost(store: TraceStore, rows: np.ndarray, mask: np.ndarray) -> np.ndarray:

@@ -56,35 +56,17 @@ def spike_threshold(values: np.ndarray) -> float:
 
 def analyse_trend(starts: np.ndarray, ends: np.ndarray) -> Trend:
     """Verdicts over steps given as start/end arrays in time order."""
-    durs = (np.asarray(ends) - np.asarray(starts)).astype(np.float64)
-    n = len(durs)
+    starts, ends = np.asarray(starts), np.asarray(ends)
+    durs = (ends - starts).astype(np.float64)
     rest = durs[1:]
     out = Trend("n/a", 0.0, 0.0, 0.0)
-    if n >= 2:
-        gaps = np.maximum(np.asarray(starts[1:]) - np.asarray(ends[:-1]), 0)
-        envelope = int(ends.max() - starts.min())
-        out.gap_total_ns = int(gaps.sum())
-        out.gap_max_ns = int(gaps.max()) if len(gaps) else 0
-        out.gap_pct = 100.0 * out.gap_total_ns / envelope if envelope > 0 else 0.0
+    if len(durs) >= 2:
+        _gaps(out, starts, ends)
         med = float(np.median(rest))
         out.first_ratio = float(durs[0] / med) if med > 0 else 0.0
         out.slow_first = med > 0 and durs[0] >= SLOW_FIRST_RATIO * med
-    if len(rest) < 3:
-        return out
-    med = float(np.median(rest))
-    out.slope_ns_per_step, out.r = fit_slope(rest)
-    rise = out.slope_ns_per_step * (len(rest) - 1)
-    out.rise_pct = 100.0 * rise / med if med > 0 else 0.0
-    out.spike_threshold_ns = spike_threshold(rest)
-    out.spikes = [int(i) + 1 for i in np.flatnonzero(rest > out.spike_threshold_ns)]
-    if rise >= STAIRCASE_RISE * med and out.r >= STAIRCASE_R:
-        out.trend = "staircase"
-    elif -rise >= STAIRCASE_RISE * med and out.r <= -STAIRCASE_R:
-        out.trend = "decreasing"
-    elif out.spikes:
-        out.trend = "spiky"
-    else:
-        out.trend = "flat"
+    if len(rest) >= 3:
+        _shape(out, rest, first_index=1)
     return out
 
 
@@ -95,22 +77,31 @@ def analyse_series(starts: np.ndarray, ends: np.ndarray) -> Trend:
     durs = (ends - starts).astype(np.float64)
     out = Trend("n/a", 0.0, 0.0, 0.0)
     if len(durs) >= 2:
-        gaps = np.maximum(starts[1:] - ends[:-1], 0)
-        envelope = int(ends.max() - starts.min())
-        out.gap_total_ns, out.gap_max_ns = int(gaps.sum()), int(gaps.max())
-        out.gap_pct = 100.0 * out.gap_total_ns / envelope if envelope > 0 else 0.0
-    if len(durs) < 3:
-        return out
+        _gaps(out, starts, ends)
+    if len(durs) >= 3:
+        _shape(out, durs, first_index=0)
+    return out
+
+
+def _gaps(out: Trend, starts: np.ndarray, ends: np.ndarray) -> None:
+    """Idle time between consecutive steps, and its share of their envelope."""
+    gaps = np.maximum(starts[1:] - ends[:-1], 0)
+    envelope = int(ends.max() - starts.min())
+    out.gap_total_ns, out.gap_max_ns = int(gaps.sum()), int(gaps.max())
+    out.gap_pct = 100.0 * out.gap_total_ns / envelope if envelope > 0 else 0.0
+
+
+def _shape(out: Trend, durs: np.ndarray, first_index: int) -> None:
+    """Slope, spikes (indices counted from ``first_index``) and the verdict over ``durs``."""
     med = float(np.median(durs))
     out.slope_ns_per_step, out.r = fit_slope(durs)
     rise = out.slope_ns_per_step * (len(durs) - 1)
     out.rise_pct = 100.0 * rise / med if med > 0 else 0.0
     out.spike_threshold_ns = spike_threshold(durs)
-    out.spikes = [int(i) for i in np.flatnonzero(durs > out.spike_threshold_ns)]
+    out.spikes = [int(i) + first_index for i in np.flatnonzero(durs > out.spike_threshold_ns)]
     if rise >= STAIRCASE_RISE * med and out.r >= STAIRCASE_R:
         out.trend = "staircase"
     elif -rise >= STAIRCASE_RISE * med and out.r <= -STAIRCASE_R:
         out.trend = "decreasing"
     else:
         out.trend = "spiky" if out.spikes else "flat"
-    return out
