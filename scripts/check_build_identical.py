@@ -136,7 +136,7 @@ def main() -> int:
         import vtui.store.build
         import vtui.store.nesting
 
-        vtui.store.build.THREAD_MIN = vtui.store.nesting.THREAD_MIN = 0
+        vtui.store.build.FLOW_THREAD_MIN = vtui.store.nesting.THREAD_MIN = 0
     with tempfile.TemporaryDirectory() as tmp:
         old = old_package(args.ref, Path(tmp))
         failed = 0

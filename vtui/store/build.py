@@ -11,6 +11,7 @@ import numpy as np
 
 from vtui.io.events import PH_CODE, UNKNOWN_PH
 from vtui.io.exactts import LARGE_US, NO_NS
+from vtui.store.build_warnings import BuildWarning, warning_if
 from vtui.store.containment import nesting_tolerance_ns
 from vtui.store.flows import FlowChains, FlowEvents, build_flows, flow_chains
 from vtui.store.grouping import group_key
@@ -22,7 +23,7 @@ from vtui.store.parts import SourcePart
 from vtui.store.soon import soon
 from vtui.store.sorting import order_by
 from vtui.store.store import SourceInfo, TraceStore
-from vtui.store.tables import CounterTable, InstantTable, SliceTable
+from vtui.store.tables import CounterTable, FlowTable, InstantTable, SliceTable
 from vtui.store.trackset import TrackSet
 
 X, B, E = PH_CODE["X"], PH_CODE["B"], PH_CODE["E"]
@@ -57,75 +58,138 @@ def build_store(parts: list[SourcePart], args_blob=None, progress: Callable[[flo
     """``args_blob``: the args file all parts wrote to (None: each part's in-memory blob).
     ``progress`` gets the fraction done at a few milestones (the build of a big trace takes seconds)."""
     report = progress or (lambda _fraction: None)
-    sources = [SourceInfo(path=p.path, label=p.label, form=p.form, repaired=p.repaired, events=len(p.cols()),
-                          by_phase=p.cols().by_phase, metadata=p.metadata, warnings=p.warnings,
-                          fingerprint=p.fingerprint, decode_chunks=list(p.cols().chunks)) for p in parts]
+    sources = _sources(parts)
     m = merge_sources(parts, args_blob)
-    warnings: list[str] = []
-    for part in parts:
-        prefix = f"{part.label}: " if len(parts) > 1 else ""
-        warnings.extend(prefix + w for w in part.warnings)
-
     report(0.1)
     ts_ns, dur_ns, valid, origin_us, bad_ts, far_ts = _times(m)
-    if bad_ts or far_ts:
-        far = f" ({far_ts:,} of them more than 126 years away from most others)" if far_ts else ""
-        warnings.append(f"{bad_ts + far_ts:,} events without a usable ts were skipped{far}")
-    ph = m.ph
+    found = warning_if("unusable_ts", bad_ts + far_ts, f"{far_ts:,}" if far_ts else "")
     # Masked maxima (no gathered copies of two 40 MB columns).
     trace_end = int(max(np.max(ts_ns + dur_ns, where=valid, initial=0), np.max(ts_ns, where=valid, initial=0)))
     tolerance = _nesting_tolerance(m, valid, origin_us, trace_end)
-
     tracks = TrackSet(m)
     tracks.labels = [p.label for p in parts]
-    meta_rows = np.flatnonzero(ph == META)
-    meta_events = tracks.read_metadata(meta_rows)
-    meta_refs = [(int(m.source[r]), int(m.ordinal[r]), m.thread_keys[int(m.thread[r])][1]) for r in meta_rows.tolist()]
-    if tracks.metadata_conflicts:
-        warnings.append(f"{tracks.metadata_conflicts:,} process/thread names or sort indices were given again "
-                        "with a different value (the last one wins)")
+    meta_events, meta_refs = _metadata(m, tracks)
+    found += warning_if("metadata_conflict", tracks.metadata_conflicts)
+
     sl = _Slices()
-
-    # X: complete slices.
-    rows = np.flatnonzero((ph == X) & valid)
-    raw_dur = m.dur_ns[rows]  # same test as _times: missing, negative or past ~126 years is not usable
-    bad_dur = (raw_dur < 0) | (raw_dur >= _WINDOW_NS)
-    del raw_dur
-    if bad_dur.any():
-        warnings.append(f"{int(bad_dur.sum()):,} X events had a missing, negative or huge dur (shown as 0)")
-    sl.add(nest=np.full(len(rows), -1), row=rows, end_row=np.full(len(rows), -1), start=ts_ns[rows], end=ts_ns[rows] + dur_ns[rows],
-           track=tracks.thread_tracks(m.thread[rows]))
+    points = _Points()
+    found += _complete_slices(m, ts_ns, dur_ns, valid, tracks, sl)
     del dur_ns  # X slices only: let the nesting reuse its memory
+    end_rows: dict[int, int] = {}
+    found += _begin_end_slices(m, ts_ns, valid, trace_end, tracks, sl, end_rows)
+    found += _async_slices(m, ts_ns, valid, trace_end, tracks, sl, end_rows, points)
+    _instant_points(m, valid, tracks, points)
+    counters, not_numbers = _counters(m, np.flatnonzero((m.ph == COUNTER) & valid), ts_ns, tracks)
+    found += warning_if("counter_not_number", not_numbers)
+    found += _unknown_phases(m)
 
-    # B/E: paired per thread.
+    # Tracks get their display order now, before slices are sorted by track.
+    remap = tracks.finish()
+    # The flow events and their chains need neither the slices nor the tracks' stats: on a big
+    # trace (FLOW_THREAD_MIN events) a thread finds them while the slices are sorted and
+    # nested (numpy releases the GIL). With the tree thread of nest(), 1 GB trace on 2 cores: build
+    # 1.31 -> 1.08 s wall for +0.12 s CPU.
+    pending_flows = soon(_flow_chains, len(m.ph) >= FLOW_THREAD_MIN, m, ts_ns, valid, tracks, remap)
+    slices, slice_row, extra = _slice_table(m, sl, remap, tracks, tolerance, end_rows, report)
+    instants = _instant_table(m, ts_ns, points, remap)
+    counters = _sorted_counters(counters, remap)
+    tracks.set_point_stats(instants, counters)
+
+    index = IntervalIndex(slices, len(tracks.tracks))
+    report(0.8)
+    flows, flow_found = _flows(m, slices, index, pending_flows, slice_row, ts_ns)
+    found += flow_found
+    found += warning_if("overlapping_slices", sum(t.overlapping for t in tracks.tracks if t.kind in ("thread", "gpu")))
+
+    store = TraceStore(
+        sources=sources,
+        strings=m.strings, tracks=tracks.tracks, slices=slices, instants=instants, counters=counters, flows=flows,
+        args_blob=m.args_blob, origin_us=origin_us, span_ns=trace_end,
+        warnings=_part_warnings(parts) + [w.text for w in found],
+        metadata_events=meta_events, extra_end_args=extra, metadata_refs=meta_refs, nesting_tolerance_ns=tolerance,
+    )
+    store.set_index(index)  # built already (the flows needed it)
+    return store
+
+
+@dataclass
+class _Points:
+    """Rows of the instants and kept point events, with their tracks (before the track remap)."""
+
+    rows: list[np.ndarray] = field(default_factory=list)
+    tracks: list[np.ndarray] = field(default_factory=list)
+
+    def add(self, rows: np.ndarray, tracks: np.ndarray) -> None:
+        self.rows.append(rows)
+        self.tracks.append(tracks)
+
+
+def _sources(parts: list[SourcePart]) -> list[SourceInfo]:
+    return [SourceInfo(path=p.path, label=p.label, form=p.form, repaired=p.repaired, events=len(p.cols()),
+                       by_phase=p.cols().by_phase, metadata=p.metadata, warnings=p.warnings,
+                       fingerprint=p.fingerprint, decode_chunks=list(p.cols().chunks)) for p in parts]
+
+
+def _part_warnings(parts: list[SourcePart]) -> list[str]:
+    """The readers' warnings, each named by its file when there are several."""
+    out: list[str] = []
+    for part in parts:
+        prefix = f"{part.label}: " if len(parts) > 1 else ""
+        out.extend(prefix + w for w in part.warnings)
+    return out
+
+
+def _metadata(m: Merged, tracks: TrackSet) -> tuple[list[dict], list[tuple[int, int, object]]]:
+    """M events: names and sort indices go to the tracks; the others are kept. Also every M
+    event's (source, ordinal, pid)."""
+    rows = np.flatnonzero(m.ph == META)
+    events = tracks.read_metadata(rows)
+    refs = [(int(m.source[r]), int(m.ordinal[r]), m.thread_keys[int(m.thread[r])][1]) for r in rows.tolist()]
+    return events, refs
+
+
+def _complete_slices(m: Merged, ts_ns: np.ndarray, dur_ns: np.ndarray, valid: np.ndarray, tracks: TrackSet,
+                     sl: _Slices) -> list[BuildWarning]:
+    """X events: one slice each."""
+    rows = np.flatnonzero((m.ph == X) & valid)
+    raw_dur = m.dur_ns[rows]  # same test as _times: missing, negative or past ~126 years is not usable
+    bad_dur = int(((raw_dur < 0) | (raw_dur >= _WINDOW_NS)).sum())
+    del raw_dur
+    sl.add(nest=np.full(len(rows), -1), row=rows, end_row=np.full(len(rows), -1), start=ts_ns[rows],
+           end=ts_ns[rows] + dur_ns[rows], track=tracks.thread_tracks(m.thread[rows]))
+    return warning_if("bad_dur", bad_dur)
+
+
+def _begin_end_slices(m: Merged, ts_ns: np.ndarray, valid: np.ndarray, trace_end: int, tracks: TrackSet,
+                      sl: _Slices, end_rows: dict[int, int]) -> list[BuildWarning]:
+    """B/E events, paired per thread. ``end_rows`` gets begin row -> end row where the E has args."""
+    ph = m.ph
     rows = np.flatnonzero(((ph == B) | (ph == E)) & valid)
-    p = pair(rows, m.thread[rows], ts_ns[rows], ph[rows] == B, ph[rows] == E, m.name[rows], m.named[m.name[rows]], trace_end,
-             cats=m.cat[rows], has_cat=m.named[m.cat[rows]])
-    if p.unmatched_ends:
-        warnings.append(f"{p.unmatched_ends:,} E events had no open B on their thread (ignored)")
-    if p.unclosed_begins:
-        warnings.append(f"{p.unclosed_begins:,} B events were never closed (they run to the trace end)")
+    p = pair(rows, m.thread[rows], ts_ns[rows], ph[rows] == B, ph[rows] == E, m.name[rows], m.named[m.name[rows]],
+             trace_end, cats=m.cat[rows], has_cat=m.named[m.cat[rows]])
     begin = np.array(p.begin_rows, dtype=np.int64)
     sl.add(nest=np.full(len(begin), -1), row=begin, end_row=np.array(p.end_rows, dtype=np.int64), start=ts_ns[begin],
            end=np.maximum(np.array(p.end_ns, dtype=np.int64), ts_ns[begin]), track=tracks.thread_tracks(m.thread[begin]))
-    end_rows = {b: e for b, e in zip(p.begin_rows, p.end_rows) if e >= 0 and m.args_len[e] > 0}
+    end_rows.update({b: e for b, e in zip(p.begin_rows, p.end_rows) if e >= 0 and m.args_len[e] > 0})
+    return warning_if("unmatched_end", p.unmatched_ends) + warning_if("unclosed_begin", p.unclosed_begins)
 
-    # Async: nestable b/n/e and legacy S/T/p/F, paired per (process, cat, id).
-    inst_rows: list[np.ndarray] = []
-    inst_tracks: list[np.ndarray] = []
+
+def _async_slices(m: Merged, ts_ns: np.ndarray, valid: np.ndarray, trace_end: int, tracks: TrackSet, sl: _Slices,
+                  end_rows: dict[int, int], points: _Points) -> list[BuildWarning]:
+    """Async: nestable b/n/e and legacy S/T/p/F, paired per (process, cat, id); their steps
+    (n, T/p) become points on the track of their slice."""
+    ph = m.ph
+    found: list[BuildWarning] = []
     for begin_code, end_code, point_codes, family in ((ASYNC_B, ASYNC_E, [ASYNC_N], 0), (LEGACY[0], LEGACY[3], LEGACY[1:3], 1)):
-        is_family = np.isin(ph, [begin_code, end_code, *point_codes]) & valid
-        rows = np.flatnonzero(is_family)
+        rows = np.flatnonzero(np.isin(ph, [begin_code, end_code, *point_codes]) & valid)
         if not len(rows):
             continue
         groups = tracks.async_groups(rows, family)
         p = pair(rows, groups, ts_ns[rows], ph[rows] == begin_code, ph[rows] == end_code, m.name[rows], m.named[m.name[rows]],
                  trace_end, strict_names=family == 0)
         label = "b/e" if family == 0 else "S/F"
-        if p.unmatched_ends:
-            warnings.append(f"{p.unmatched_ends:,} async {label} ends had no open begin (ignored)")
-        if p.unclosed_begins:
-            warnings.append(f"{p.unclosed_begins:,} async {label} begins were never ended (they run to the trace end)")
+        found += warning_if("async_unmatched_end", p.unmatched_ends, label)
+        found += warning_if("async_unclosed_begin", p.unclosed_begins, label)
         begin = np.array(p.begin_rows, dtype=np.int64)
         roots = np.array(p.root_rows, dtype=np.int64)
         # Async slices nest only within their own id (Catapult: one tree per id), though one
@@ -135,30 +199,28 @@ def build_store(parts: list[SourcePart], args_blob=None, progress: Callable[[flo
                end=np.maximum(np.array(p.end_ns, dtype=np.int64), ts_ns[begin]),
                track=tracks.async_tracks(m.thread[roots], m.name[roots]))
         end_rows.update({b: e for b, e in zip(p.begin_rows, p.end_rows) if e >= 0 and m.args_len[e] > 0})
-        points = rows[np.isin(ph[rows], point_codes)]
-        roots = np.array([p.instant_roots.get(r, r) for r in points.tolist()], dtype=np.int64)
-        inst_rows.append(points)
-        inst_tracks.append(tracks.async_tracks(m.thread[roots], m.name[roots]))
+        steps = rows[np.isin(ph[rows], point_codes)]
+        roots = np.array([p.instant_roots.get(r, r) for r in steps.tolist()], dtype=np.int64)
+        points.add(steps, tracks.async_tracks(m.thread[roots], m.name[roots]))
+    return found
 
-    # Instants by scope, and point events kept as they are.
-    rows = np.flatnonzero(np.isin(ph, INSTANT + KEPT_POINTS) & valid)
-    inst_rows.append(rows)
-    inst_tracks.append(tracks.instant_tracks(m.thread[rows], np.where(np.isin(ph[rows], INSTANT), m.scope[rows], 0)))
 
-    counters = _counters(m, np.flatnonzero((ph == COUNTER) & valid), ts_ns, tracks, warnings)
+def _instant_points(m: Merged, valid: np.ndarray, tracks: TrackSet, points: _Points) -> None:
+    """Instants by scope, and point events kept as they are."""
+    rows = np.flatnonzero(np.isin(m.ph, INSTANT + KEPT_POINTS) & valid)
+    points.add(rows, tracks.instant_tracks(m.thread[rows], np.where(np.isin(m.ph[rows], INSTANT), m.scope[rows], 0)))
 
+
+def _unknown_phases(m: Merged) -> list[BuildWarning]:
     unknown = [k for k in m.by_phase if _unknown_phase(k)]
-    n_unknown = sum(m.by_phase[k] for k in unknown)
-    if n_unknown:
-        warnings.append(f"{n_unknown:,} events with unknown phases were skipped: " + ", ".join(sorted(repr(k) for k in unknown)))
+    return warning_if("unknown_phase", sum(m.by_phase[k] for k in unknown), ", ".join(sorted(repr(k) for k in unknown)))
 
-    # Tracks get their display order now, before slices are sorted by track.
-    remap = tracks.finish()
-    # The flow events and their chains need neither the slices nor the tracks' stats: on a big
-    # trace (FLOW_THREAD_MIN events) a thread finds them while the slices are sorted and
-    # nested (numpy releases the GIL). With the tree thread of nest(), 1 GB trace on 2 cores: build
-    # 1.31 -> 1.08 s wall for +0.12 s CPU.
-    pending_flows = soon(_flow_chains, len(m.ph) >= FLOW_THREAD_MIN, m, ts_ns, valid, tracks, remap)
+
+def _slice_table(m: Merged, sl: _Slices, remap: np.ndarray, tracks: TrackSet, tolerance: int,
+                 end_rows: dict[int, int], report: Callable[[float], None]
+                 ) -> tuple[SliceTable, np.ndarray, dict[int, tuple[int, int]]]:
+    """The slices sorted by track and start, nested into lanes, then ordered by (track, lane);
+    also each slice's merged row and the args of the E events of B/E pairs (slice -> args)."""
     slice_row = sl.pop("row", np.int64)
     end_row = sl.pop("end_row", np.int64)
     slice_track = remap[sl.pop("track", np.int32)] if len(slice_row) else np.zeros(0, dtype=np.int32)
@@ -192,50 +254,41 @@ def build_store(parts: list[SourcePart], args_blob=None, progress: Callable[[flo
         for b, e in end_rows.items():
             row = int(pos[np.searchsorted(slice_row[pos], b)])
             extra[row] = (int(m.args_off[e]), int(m.args_len[e]))
+    return slices, slice_row, extra
 
-    inst_r = np.concatenate(inst_rows) if inst_rows else np.zeros(0, dtype=np.int64)
-    inst_t = remap[np.concatenate(inst_tracks)] if inst_rows else np.zeros(0, dtype=np.int32)
+
+def _instant_table(m: Merged, ts_ns: np.ndarray, points: _Points, remap: np.ndarray) -> InstantTable:
+    """The points sorted by (track, ts, row)."""
+    inst_r = np.concatenate(points.rows) if points.rows else np.zeros(0, dtype=np.int64)
+    inst_t = remap[np.concatenate(points.tracks)] if points.rows else np.zeros(0, dtype=np.int32)
     iorder = order_by(inst_t, ts_ns[inst_r], (inst_r,))
     inst_r, inst_t = inst_r[iorder], inst_t[iorder]
-    instants = InstantTable(
-        ts_ns=ts_ns[inst_r], track=inst_t.astype(np.int32), ph=ph[inst_r], name_id=m.name[inst_r],
+    return InstantTable(
+        ts_ns=ts_ns[inst_r], track=inst_t.astype(np.int32), ph=m.ph[inst_r], name_id=m.name[inst_r],
         cat_id=m.cat[inst_r], ordinal=m.ordinal[inst_r], source=m.source[inst_r],
         args_off=m.args_off[inst_r], args_len=m.args_len[inst_r],
     )
-    counters.track = remap[counters.track].astype(np.int32) if len(counters) else counters.track
-    corder = order_by(counters.track, counters.ts_ns)
-    counters = counters.take(corder)
-    tracks.set_point_stats(instants, counters)
 
-    index = IntervalIndex(slices, len(tracks.tracks))
-    report(0.8)
+
+def _sorted_counters(counters: CounterTable, remap: np.ndarray) -> CounterTable:
+    """The counter values on their final tracks, sorted by (track, ts)."""
+    counters.track = remap[counters.track].astype(np.int32) if len(counters) else counters.track
+    return counters.take(order_by(counters.track, counters.ts_ns))
+
+
+def _flows(m: Merged, slices: SliceTable, index: IntervalIndex, pending_flows: Callable, slice_row: np.ndarray,
+           ts_ns: np.ndarray) -> tuple[FlowTable, list[BuildWarning]]:
+    """The flow arrows between slices, from the v1 events (found on a thread meanwhile) and the v2 fields."""
     flow_events, chains = pending_flows()
-    flows, flow_stats = build_flows(slices, index, flow_events, _flow_v2(m, slice_row, ts_ns), m.args_blob, chains)
+    flows, stats = build_flows(slices, index, flow_events, _flow_v2(m, slice_row, ts_ns), m.args_blob, chains)
     # build_flows gives the merged rows of the s/t/f events; the store keeps their file ordinals.
     for column in (flows.src_event, flows.dst_event):
         column[:] = np.where(column >= 0, m.ordinal[np.maximum(column, 0)], -1)
-    if flow_stats["flow_ends_without_start"]:
-        warnings.append(f"{flow_stats['flow_ends_without_start']:,} flow ends had no start (launched before the trace?)")
-    if flow_stats["flow_starts_without_end"]:
-        warnings.append(f"{flow_stats['flow_starts_without_end']:,} flow starts had no end")
-    if flow_stats["flows_rebound_by_correlation"]:
-        warnings.append(f"{flow_stats['flows_rebound_by_correlation']:,} flows joined slices with different correlation "
-                        "ids (moved to the slice at the same point with the matching id)")
-    if flow_stats["flows_correlation_disagree"]:
-        warnings.append(f"{flow_stats['flows_correlation_disagree']:,} flows join slices with different correlation "
-                        "ids (kept as the flow events say: no slice there has the matching id)")
-    overl = sum(t.overlapping for t in tracks.tracks if t.kind in ("thread", "gpu"))
-    if overl:
-        warnings.append(f"{overl:,} slices partly overlap a neighbour (shown on extra lanes)")
-
-    store = TraceStore(
-        sources=sources,
-        strings=m.strings, tracks=tracks.tracks, slices=slices, instants=instants, counters=counters, flows=flows,
-        args_blob=m.args_blob, origin_us=origin_us, span_ns=trace_end, warnings=warnings,
-        metadata_events=meta_events, extra_end_args=extra, metadata_refs=meta_refs, nesting_tolerance_ns=tolerance,
-    )
-    store.__dict__["index"] = index  # already built; skip the lazy build
-    return store
+    found = warning_if("flow_end_without_start", stats["flow_ends_without_start"])
+    found += warning_if("flow_start_without_end", stats["flow_starts_without_end"])
+    found += warning_if("flow_rebound", stats["flows_rebound_by_correlation"])
+    found += warning_if("flow_correlation_disagree", stats["flows_correlation_disagree"])
+    return flows, found
 
 
 def _unknown_phase(ph: str) -> bool:
@@ -293,7 +346,8 @@ def _nesting_tolerance(m: Merged, valid: np.ndarray, origin_us: float, span_ns: 
     return nesting_tolerance_ns(origin_us, span_ns)
 
 
-def _counters(m: Merged, rows: np.ndarray, ts_ns: np.ndarray, tracks: TrackSet, warnings: list[str]) -> CounterTable:
+def _counters(m: Merged, rows: np.ndarray, ts_ns: np.ndarray, tracks: TrackSet) -> tuple[CounterTable, int]:
+    """C events: one value per numeric arg key; also how many values were skipped (not numbers)."""
     ts_l: list[int] = []
     track_l: list[int] = []
     val_l: list[float] = []
@@ -319,12 +373,11 @@ def _counters(m: Merged, rows: np.ndarray, ts_ns: np.ndarray, tracks: TrackSet, 
                                                 str(key)))
             val_l.append(value)
             row_l.append(r)
-    if skipped:
-        warnings.append(f"{skipped:,} counter values were not numbers (or past the float range; skipped)")
     event_rows = np.array(row_l, dtype=np.int64)
-    return CounterTable(ts_ns=np.array(ts_l, dtype=np.int64), track=np.array(track_l, dtype=np.int32),
-                        value=np.array(val_l, dtype=np.float64), ordinal=m.ordinal[event_rows].astype(np.int32),
-                        source=m.source[event_rows].astype(np.int16))
+    table = CounterTable(ts_ns=np.array(ts_l, dtype=np.int64), track=np.array(track_l, dtype=np.int32),
+                         value=np.array(val_l, dtype=np.float64), ordinal=m.ordinal[event_rows].astype(np.int32),
+                         source=m.source[event_rows].astype(np.int16))
+    return table, skipped
 
 
 def counter_value(value: object) -> float | None:

@@ -60,7 +60,12 @@ class TraceStore:
 
     @cached_property
     def index(self) -> IntervalIndex:
+        """Built on first use (a store read from the cache) unless given by ``set_index``."""
         return IntervalIndex(self.slices, len(self.tracks))
+
+    def set_index(self, index: IntervalIndex) -> None:
+        """Keep an index built already over these slices (the build needs one for its flows)."""
+        self.index = index  # a cached_property takes an assigned value as its cached one
 
     @cached_property
     def derived(self) -> dict[Any, Any]:
