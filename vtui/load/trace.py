@@ -212,6 +212,7 @@ def _load_part(path: Path, read_progress: Progress, decode_progress: Progress, m
     try:
         result = scan_trace(cast(bytes, data), sink, decode_progress, fast)  # an mmap reads as bytes do
     except TraceLoadError as exc:  # with the reader's warnings: "empty" after a cut gzip says why
+        _check_unchanged(path, fingerprint)  # a file cut while mapped reads as zeros: say that instead
         raise TraceLoadError(f"{path}: {exc}" + "".join(f" ({w})" for w in read_warnings)) from None
     finally:
         if not isinstance(data, bytes):
@@ -219,12 +220,12 @@ def _load_part(path: Path, read_progress: Progress, decode_progress: Progress, m
         if spilled and data_path:
             os.unlink(data_path)
     columns = sink.finish()
+    _check_unchanged(path, fingerprint)
     if not len(columns):
         with open(path, "rb") as fh:  # the head again: is it JSON with comments?
             hint = comment_hint(fh.read(1 << 16)) if not _is_gzip(path) else ""
         if hint:
             raise TraceLoadError(f"{path}: the trace holds no events{hint}")
-    _check_unchanged(path, fingerprint)
     label = _label(path, result.metadata) if many else ""
     return SourcePart(
         path=str(path), label=label, form=result.form, repaired=result.repaired or bool(read_warnings),
@@ -235,8 +236,8 @@ def _load_part(path: Path, read_progress: Progress, decode_progress: Progress, m
 
 def _check_unchanged(path: Path, fingerprint: list) -> None:
     """The file must still be the one that was read: one rewritten or cut while loading gives
-    events from two versions. (A plain file cut shorter while mapped can even end the process
-    with SIGBUS; its temp files are then swept by the next load, see vtui.tempfiles.)"""
+    events from two versions. (A plain file cut shorter while mapped reads as zeros past its new
+    end, not SIGBUS, see vtui.io.mapguard; this check then stops the load.)"""
     try:
         now = list(file_fingerprint(path))
     except OSError:
