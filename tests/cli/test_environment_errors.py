@@ -5,6 +5,7 @@ ranks to a sibling folder."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import shutil
@@ -70,6 +71,21 @@ def test_json_with_comments_says_so(tmp_path, text, says, capsys):
     path.write_text(text)
     assert main(["info", str(path), "--no-cache"]) == 1
     _one_line(capsys.readouterr().err, says)
+
+
+def test_a_gzipped_trace_with_comments_says_so_too(tmp_path, capsys):
+    path = tmp_path / "c.json.gz"
+    path.write_bytes(gzip.compress(("[\n// first\n" + json.dumps(EVENTS[0]) + "\n]").encode()))
+    assert main(["info", str(path), "--no-cache"]) == 1
+    _one_line(capsys.readouterr().err, "// comment lines, which JSON does not allow")
+
+
+def test_a_comment_after_some_events_is_named_not_called_a_cut(tmp_path):
+    path = tmp_path / "c.json"
+    path.write_text("[" + json.dumps(EVENTS[0]) + ",\n// the rest\n" + json.dumps(EVENTS[0]) + "]")
+    store = load_trace(path, cache=False)
+    assert len(store.slices) == 1
+    assert any("// comment lines" in w and "cut short" not in w for w in store.warnings), store.warnings
 
 
 @pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-32-be"])

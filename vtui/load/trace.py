@@ -209,6 +209,7 @@ def _load_part(path: Path, read_progress: Progress, decode_progress: Progress, m
     fast = None
     if data_path and jobs > 1 and len(data) >= PARALLEL_MIN and can_fork_workers():
         fast = ParallelDecode(data_path, args, jobs, decode_progress, pure_python=options.pure_python)
+    head = bytes(data[: 1 << 16])  # inflated: a gzip's comment lines are found too (see below)
     try:
         result = scan_trace(cast(bytes, data), sink, decode_progress, fast)  # an mmap reads as bytes do
     except TraceLoadError as exc:  # with the reader's warnings: "empty" after a cut gzip says why
@@ -222,8 +223,7 @@ def _load_part(path: Path, read_progress: Progress, decode_progress: Progress, m
     columns = sink.finish()
     _check_unchanged(path, fingerprint)
     if not len(columns):
-        with open(path, "rb") as fh:  # the head again: is it JSON with comments?
-            hint = comment_hint(fh.read(1 << 16)) if not _is_gzip(path) else ""
+        hint = comment_hint(head)  # is it JSON with comments?
         if hint:
             raise TraceLoadError(f"{path}: the trace holds no events{hint}")
     label = _label(path, result.metadata) if many else ""
