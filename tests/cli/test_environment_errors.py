@@ -122,3 +122,25 @@ def np_int16_max() -> int:
     import numpy as np
 
     return int(np.iinfo(np.int16).max)
+
+
+def test_out_of_memory_while_loading_is_one_line_and_leaves_no_temp_file(tmp_path, monkeypatch, capsys):
+    """A 2 GB name under a 6 GB address-space cap ran out of memory: 'internal error (MemoryError)'.
+    (Checked by hand with a real cap: a 400 MB name under `ulimit -v` of 0.8 GiB gives this line.)"""
+    import tempfile
+
+    import vtui.load.trace as load_mod
+
+    def exhausted(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(load_mod, "scan_trace", exhausted)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(EVENTS))
+    assert main(["info", str(path), "--no-cache"]) == 1
+    _one_line(capsys.readouterr().err, "out of memory while loading it")
+    assert [p.name for p in tmp_path.iterdir()] == ["t.json"]
+    monkeypatch.setattr("vtui.commands.info.run", exhausted)  # past the load (an analysis): one line too
+    assert main(["info", str(path), "--no-cache"]) == 1
+    _one_line(capsys.readouterr().err, "out of memory")

@@ -104,6 +104,11 @@ def load_trace(path: str | os.PathLike, progress: Progress | None = None, cache:
         args = ArgsFile(work_dir)
         with load_memory_settings():
             store = _load_files(path, files, progress, args, jobs, work_dir, options)
+    except MemoryError:
+        if args is not None:
+            args.discard()
+        raise TraceLoadError(f"{path}: out of memory while loading it{memory_limit_text()}; its largest event "
+                             "needs about three times its own size: raise the limit or free memory") from None
     except OSError as exc:
         if args is not None:
             args.discard()
@@ -128,6 +133,17 @@ def load_trace(path: str | os.PathLike, progress: Progress | None = None, cache:
     if progress:
         progress(1.0)
     return store
+
+
+def memory_limit_text() -> str:
+    """`` (this process may use at most 6.0 GiB)`` where an address-space limit is set, else ``""``."""
+    try:
+        import resource  # noqa: PLC0415 — not on every platform
+
+        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    except (ImportError, OSError, ValueError, AttributeError):
+        return ""
+    return "" if soft == resource.RLIM_INFINITY else f" (this process may use at most {soft / 2**30:.1f} GiB)"
 
 
 def open_cached(path: str | os.PathLike, root: Path | None = None) -> TraceStore | None:
