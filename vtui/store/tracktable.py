@@ -11,6 +11,7 @@ stay vectorised.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from operator import attrgetter
 from typing import Any, overload
 
 import numpy as np
@@ -40,21 +41,21 @@ class TrackTable(Sequence[Track]):
     # ---- building ------------------------------------------------------------------
     @classmethod
     def from_tracks(cls, tracks: list[Track]) -> TrackTable:
-        """The table of ``tracks`` (whose ids must be 0..n-1 in order)."""
-        ids: dict[Any, int] = {}
+        """The table of ``tracks`` (whose ids must be 0..n-1 in order). One pass per column."""
+        ids: dict[tuple[type, Any], int] = {}  # by type too: 1 and True, "1" and 1 stay apart
         text: dict[str, int] = {}
-        cols: dict[str, list[int]] = {c: [] for c in COLUMN_DTYPES}
-        for t in tracks:
-            cols["kind"].append(_KIND_CODE[t.kind])
-            cols["source"].append(t.source)
-            for c in _ID_REFS:
-                value = getattr(t, c)
-                cols[c].append(ids.setdefault((type(value), value), len(ids)))  # 1 and True, "1" and 1 apart
-            for c in REFS[2:]:
-                cols[c].append(text.setdefault(getattr(t, c), len(text)))
-            for c in COUNTS:
-                cols[c].append(getattr(t, c))
-        columns = {c: np.array(v, dtype=COLUMN_DTYPES[c]) for c, v in cols.items()}
+        n = len(tracks)
+
+        def column(name: str, code) -> np.ndarray:
+            return np.fromiter(map(code, map(attrgetter(name), tracks)), dtype=COLUMN_DTYPES[name], count=n)
+
+        columns = {"kind": column("kind", _KIND_CODE.__getitem__), "source": column("source", int)}
+        for c in _ID_REFS:
+            columns[c] = column(c, lambda v: ids.setdefault((type(v), v), len(ids)))
+        for c in REFS[2:]:
+            columns[c] = column(c, lambda v: text.setdefault(v, len(text)))
+        for c in COUNTS:
+            columns[c] = column(c, int)
         return cls(columns, [value for _, value in ids], list(text))
 
     # ---- reading as a list of Track --------------------------------------------------
