@@ -174,6 +174,7 @@ def soak_signals(work: Path, timeout: float) -> dict[str, list[str]]:
                 os.killpg(proc.pid, signal.SIGKILL)
                 found["hangs"].append(label)
                 continue
+            print(f"{label}: exit {proc.returncode}, {err.strip()[-120:] or 'nothing on stderr'}", flush=True)
             ok = {0, 1} if what == "cut" else {0, 128 + signal.SIGHUP}  # 0: the load was done first
             if proc.returncode not in ok or "Traceback" in err or "internal error" in err or (
                     what == "hangup" and err.strip()):
@@ -240,15 +241,17 @@ def main() -> int:
         cpu0 = os.times()
         with ThreadPoolExecutor(opts.jobs) as pool:
             results = list(pool.map(lambda item: soak_case(item[0], *item[1], work, opts.timeout), cases.items()))
+        signal_runs = 0
         if not opts.only and sys.platform.startswith("linux"):
             results.append(soak_signals(work, opts.timeout))
+            signal_runs = 2 * len(SIGNAL_DELAYS_S)
         total: dict[str, list[str]] = {}
         for r in results:
             for key, items in r.items():
                 total.setdefault(key, []).extend(items)
         cpu1 = os.times()
         child_cpu = (cpu1.children_user - cpu0.children_user) + (cpu1.children_system - cpu0.children_system)
-        print(f"{len(cases)} cases × {len(COMMANDS)} commands in {time.monotonic() - started:.0f} s wall, "
+        print(f"{len(cases)} cases × {len(COMMANDS)} commands + {signal_runs} signal runs in {time.monotonic() - started:.0f} s wall, "
               f"{child_cpu:.0f} CPU-s (load average {os.getloadavg()[0]:.1f})")
         for key in ("tracebacks", "hangs", "processes", "numbers", "temps"):
             print(f"{key}: {len(total.get(key, []))}")
