@@ -46,7 +46,7 @@ def show_id(value: Any) -> str:
     return "?" if value is None else str(value)
 
 
-@dataclass
+@dataclass(slots=True)  # a million rows: less memory, made faster
 class Track:
     """One timeline row group: a row of the store's ``TrackTable`` (``vtui.store.tracktable``), made
     when asked for. ``lanes`` is filled by the index."""
