@@ -7,8 +7,6 @@ from __future__ import annotations
 import json
 import pickle
 
-import numpy as np
-
 from tests.helpers import MI250
 from vtui.load.trace import load_trace
 from vtui.store import tracktable

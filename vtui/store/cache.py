@@ -4,8 +4,9 @@ Where: ``$XDG_CACHE_HOME/vtui`` (else ``~/.cache/vtui``). One folder per trace, 
 over the trace's path, size, mtime and a hash of its first and last 64 KiB (every file of a
 folder trace), so a changed file gets a new key and its old entry is simply not found.
 
-An entry holds one ``.npy`` per table column, ``args.bin`` (the raw args bytes the columns
-point into) and ``meta.json`` (strings, tracks, sources, warnings, and the size of every file).
+An entry holds one ``.npy`` per table column (the tracks' too: ``vtui.store.tracktable``),
+``args.bin`` (the raw args bytes the columns point into) and ``meta.json`` (strings, the tracks'
+texts and pid/tid values, sources, warnings, and the size and checksum of every file).
 It is built in a temp folder and renamed into place, so a reader never sees half an entry. On
 reopen every size, dtype and length is checked, and ids are bounds-checked against the tables
 they index; anything that does not fit (truncated, foreign, older format) is deleted and the
