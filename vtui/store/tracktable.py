@@ -10,14 +10,13 @@ stay vectorised.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 from collections.abc import Iterator, Sequence
 from operator import attrgetter
 from typing import Any, overload
 
 import numpy as np
 
+from vtui.gcpause import gc_paused
 from vtui.store.grouping import group_key
 from vtui.store.tracks import ASYNC, COUNTER, GLOBAL, GPU, PROCESS, THREAD, Track
 
@@ -93,7 +92,7 @@ class TrackTable(Sequence[Track]):
         """Every row at once, from whole columns as lists (a million: ~1 s, not ~10 s row by row)."""
         c = {name: arr.tolist() for name, arr in self.columns.items()}
         ids, text = self.ids, self.text
-        with _no_gc():
+        with gc_paused():
             self._fill(c, ids, text)
 
     def _fill(self, c: dict[str, list], ids: list[Any], text: list[str]) -> None:
@@ -160,15 +159,3 @@ class TrackTable(Sequence[Track]):
             return "a track id that is not a number or text"
         return None
 
-
-@contextlib.contextmanager
-def _no_gc() -> Iterator[None]:
-    """The cyclic collector off meanwhile: a million new objects set it off again and again
-    (two thirds of the time of making every row, measured), and none of them forms a cycle."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
