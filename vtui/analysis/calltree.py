@@ -215,7 +215,7 @@ def tree_rows(store: TraceStore, t0: int, t1: int, tracks: np.ndarray | None = N
     is the GPU weight) unless only GPU tracks are selected. (`build_tree` adds any ancestor that
     is not selected itself, e.g. the parent of a zero-length child at the range's edge.)"""
     ids = np.arange(len(store.tracks)) if tracks is None else np.asarray(tracks, dtype=np.int64)
-    cpu = np.array([store.tracks[t].kind != GPU for t in ids.tolist()], dtype=bool)
+    cpu = ~store.tracks.kind_is(GPU)[ids]
     if cpu.any():
         ids = ids[cpu]
     return range_rows(store, t0, t1, ids).astype(np.int64)

@@ -52,8 +52,7 @@ def gpu_idle_gaps(store: TraceStore, t0: int, t1: int, top: int = 20) -> list[Ga
     if not len(rows):
         return []
     launch_of = dict(zip(rows.tolist(), launch_pairs(store, rows).tolist()))
-    keys: dict[tuple, int] = {}
-    device = np.array([keys.setdefault((t.source, t.pid), len(keys)) for t in store.tracks], dtype=np.int64)
+    device = store.tracks.process_ids()
     found: list[tuple[int, int, int]] = []  # (start, end, next row)
     for dev in np.unique(device[s.track[rows]]).tolist():
         sel = rows[device[s.track[rows]] == dev]

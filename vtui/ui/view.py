@@ -13,9 +13,10 @@ from sortedcontainers import SortedKeyList
 from vtui.analysis.measure import Measurement, measure
 from vtui.analysis.search import ARGS_PREFIX, SearchResult, search, step
 from vtui.errors import UsageError
+from vtui.gcpause import gc_paused
 from vtui.regex_guard import UserRegex, compile_user, smart_ignore_case
 from vtui.store.store import TraceStore
-from vtui.store.tracks import COUNTER, Track
+from vtui.store.tracks import COUNTER, GLOBAL, Track
 
 SEARCH_LIMIT_S = 10.0  # the app's search gives up after this (a trace's args can be gigabytes)
 MIN_SPAN_NS = 100  # deepest zoom: 100 ns across the timeline
@@ -153,8 +154,17 @@ class ViewState:
     def groups(self) -> list[tuple[tuple, list[Track]]]:
         """Visible tracks by group: the pinned ones first, then each process in track order."""
         out: dict[tuple, list[Track]] = {}
+        titles: dict[tuple, str] = {}  # one process title per process, not one per track (a million threads)
         for t in self.visible_tracks():
-            out.setdefault(self.group_of(t.id), []).append(t)
+            if t.id in self.pinned:
+                key = PINNED
+            else:
+                process = (t.source, t.pid, t.group, t.process_name, t.process_label, t.kind == GLOBAL)
+                title = titles.get(process)
+                if title is None:
+                    title = titles[process] = t.process_title
+                key = ("process", t.source, title)
+            out.setdefault(key, []).append(t)
         return list(out.items())
 
     def group_of(self, track: int) -> tuple:
@@ -180,11 +190,12 @@ class ViewState:
 
     def rebuild_rows(self) -> None:
         rows: list[Row] = []
-        for key, tracks in self.groups():
-            rows.append(Row(tracks[0].id, HEADER, False, group=key))
-            if key not in self.folded:
-                for t in tracks:
-                    rows.extend(self._track_rows(t))
+        with gc_paused():
+            for key, tracks in self.groups():
+                rows.append(Row(tracks[0].id, HEADER, False, group=key))
+                if key not in self.folded:
+                    for t in tracks:
+                        rows.extend(self._track_rows(t))
         self.rows = rows
 
     def _track_rows(self, t: Track) -> list[Row]:
