@@ -23,7 +23,7 @@ SIZE = (100, 40)  # below the track list's width: every timeline spans the termi
 
 def _window_of(line: str) -> str:
     """``window 1.2 ms – 3.4 ms`` out of a status or title line."""
-    return line[line.index("window "):].split(" · ")[0]
+    return line[line.index("window "):].split(" · ")[0].strip()
 
 
 def _ruler_line(app, timeline: Timeline) -> str:
