@@ -51,7 +51,7 @@ class ViewText(Static):
 class TimelinePane(Vertical):
     """The view of one trace and its keys; subclasses compose the widgets around the ``Timeline``."""
 
-    version: var[int] = var(0)  # bumped on every change of the view: the widgets watch it
+    version: var[int] = var(0, init=False)  # bumped on every change of the view: the widgets watch it
 
     def __init__(self, store: TraceStore, name: str, scale_ns: int = 0, **kwargs: Any) -> None:
         super().__init__(**kwargs)
