@@ -20,6 +20,7 @@ from vtui.ui.render import EMPTY, counter_segments, instant_segments, lane_segme
 from vtui.ui.safe import visible
 from vtui.ui.timefmt import tick_labels, tick_times
 from vtui.ui.view import HEADER, ViewState
+from vtui.ui.widgets.follow import follow_view
 
 LABEL_WIDTH = 22
 RULER_ROWS = 1
@@ -38,7 +39,7 @@ MONO = {LABEL_STYLE: Style(), LABEL_DIM: Style(dim=True), RULER_STYLE: Style(), 
 
 
 class Timeline(Widget, can_focus=True):
-    """Draws ``ViewState``; the app changes the state and calls ``refresh_view``."""
+    """Draws ``ViewState``; redrawn on every change its pane announces (``follow_view``)."""
 
     class Clicked(Message):
         def __init__(self, slice_row: int) -> None:
@@ -66,6 +67,9 @@ class Timeline(Widget, can_focus=True):
         self._drag_from: int | None = None  # x where a mouse drag started
         self._revealed: tuple = ()  # (selection, window) last scrolled to: scroll again only when either moves
         self._links: list[tuple[int, int, int]] = []  # the selection's flows: (time, row, row)
+
+    def on_mount(self) -> None:
+        follow_view(self, self.refresh_view)  # drawn again on every change of the view
 
     # ---- state -------------------------------------------------------------------------
     def refresh_view(self) -> None:
