@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import zlib
-from collections.abc import MutableMapping
+from collections.abc import Callable, MutableMapping
 from functools import lru_cache
 
 import numpy as np
@@ -224,12 +224,18 @@ def instant_segments(store: TraceStore, track: int, t0: int, t1: int, width: int
 
 def counter_segments(store: TraceStore, track: int, t0: int, t1: int, width: int, mono: bool = False,
                      at: int | None = None) -> list[Segment]:
-    """A counter as a filled line (▁…█ per cell, the last sample at the cell's centre), and its
-    value at ``at`` (the cursor: the selected slice's start) written at the row's right end."""
+    """A ``C`` counter track as a filled line (see ``series_segments``)."""
     c = store.counters
     lo = int(np.searchsorted(c.track, track, side="left"))
     hi = int(np.searchsorted(c.track, track, side="right"))
-    ts, val = c.ts_ns[lo:hi], c.value[lo:hi]
+    return series_segments(c.ts_ns[lo:hi], c.value[lo:hi], t0, t1, width, mono, at)
+
+
+def series_segments(ts: np.ndarray, val: np.ndarray, t0: int, t1: int, width: int, mono: bool = False,
+                    at: int | None = None, fmt: Callable[[float], str] | None = None) -> list[Segment]:
+    """A series (sorted times, values) as a filled line (▁…█ per cell, the last sample at the
+    cell's centre), and its value at ``at`` (the cursor: the selected slice's start) written at
+    the row's right end, by ``fmt`` (default: a plain number)."""
     if not len(ts) or t1 <= t0:
         return [Segment(" " * width, Style() if mono else EMPTY)]
     centres = t0 + (np.arange(width) + 0.5) * (t1 - t0) / width
@@ -243,7 +249,7 @@ def counter_segments(store: TraceStore, track: int, t0: int, t1: int, width: int
     if at is not None:
         k_at = int(np.searchsorted(ts, at, side="right")) - 1
         if k_at >= 0:
-            label = f" {float(val[k_at]):,.6g} "
+            label = f" {fmt(float(val[k_at])) if fmt else format(float(val[k_at]), ',.6g')} "
             if len(label) + 2 <= width:
                 return [Segment(text[: width - len(label)], style),
                         Segment(label, Style(bold=True) if mono else Style(color=colours.DARK_INK,
