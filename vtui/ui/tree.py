@@ -399,6 +399,15 @@ class CallTreeScreen(Screen[None]):
         self.view.select_node(int(heavy[(int(at[0]) + 1) % len(heavy)] if len(at) else heavy[0]))
         self._refresh_status()
 
+    def action_handover(self) -> None:
+        """The range's hand-over findings (read from the top-down tree, whatever is shown)."""
+        if False not in self.base:
+            self.notify("The call tree is still being built", timeout=2)
+            return
+        from vtui.ui.handover_view import HandOverScreen
+
+        self.app.push_screen(HandOverScreen(self.store, self.base[False], self.title_text))
+
     def action_timeline(self) -> None:
         tree, node = self.current, self.view.selected
         if tree is None or node < 0 or self.on_jump is None:
