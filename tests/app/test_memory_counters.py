@@ -31,9 +31,9 @@ def _raw_series(events: list[dict], device_type: int, device_id: int, total: str
 
 
 def _expected_line(series: list[tuple[float, int]], origin_us: float, span_us: float, width: int) -> str:
-    """The glyph per cell: the last sample at or before the cell's centre, scaled min..max to ▁..█."""
+    """The glyph per cell: the last sample at or before the cell's centre, scaled 0..max to ▁..█."""
     values = [v for _, v in series]
-    lo, hi = min(values), max(values)
+    lo, hi = min(0, min(values)), max(values)  # heights from 0 to the maximum
     out = []
     for c in range(width):
         centre = origin_us + (c + 0.5) * span_us / width

@@ -234,13 +234,15 @@ def counter_segments(store: TraceStore, track: int, t0: int, t1: int, width: int
 def series_segments(ts: np.ndarray, val: np.ndarray, t0: int, t1: int, width: int, mono: bool = False,
                     at: int | None = None, fmt: Callable[[float], str] | None = None) -> list[Segment]:
     """A series (sorted times, values) as a filled line (▁…█ per cell, the last sample at the
-    cell's centre), and its value at ``at`` (the cursor: the selected slice's start) written at
+    cell's centre, 0 to the maximum), and its value at ``at`` (the cursor: the selected slice's start) written at
     the row's right end, by ``fmt`` (default: a plain number)."""
     if not len(ts) or t1 <= t0:
         return [Segment(" " * width, Style() if mono else EMPTY)]
     centres = t0 + (np.arange(width) + 0.5) * (t1 - t0) / width
     k = np.searchsorted(ts, centres, side="right") - 1  # step function: last sample at or before
-    vmin, vmax = float(val.min()), float(val.max())
+    # Heights from 0 (or the minimum, when below 0) to the maximum, as Perfetto scales a counter:
+    # a level that stays near 1.9 GiB is drawn high, not as the floor of its own small range.
+    vmin, vmax = min(float(val.min()), 0.0), float(val.max())
     span = (vmax - vmin) or 1.0
     level = np.where(k >= 0, ((val[np.maximum(k, 0)] - vmin) / span * 7).round().astype(int) + 1, 0)
     levels = " " + SPARK  # level 0: no sample yet
