@@ -219,7 +219,7 @@ class Timeline(Widget, can_focus=True):
             folded = row.group in self.view.folded
             text, style = ("▶ " if folded else "▼ ") + visible(self.view.group_title(row.group)), HEADER_STYLE
         elif row.lane == SERIES:
-            text, style = memory_series(self.view.store)[row.series].title, LABEL_STYLE
+            text, style = visible(memory_series(self.view.store)[row.series].title), LABEL_STYLE
         elif row.first:
             text = visible(f"{track.process_title} › {track.title}" if track.kind != COUNTER else f"{track.title}")
             text = text if len(text) <= self.label_width else "…" + text[-(self.label_width - 1):]
