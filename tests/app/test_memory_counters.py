@@ -31,14 +31,15 @@ def _raw_series(events: list[dict], device_type: int, device_id: int, total: str
 
 
 def _expected_line(series: list[tuple[float, int]], origin_us: float, span_us: float, width: int) -> str:
-    """The glyph per cell: the last sample at or before the cell's centre, scaled 0..max to ▁..█."""
+    """The glyph per cell: the highest level inside the cell (the one in force at its left edge, or
+    any sample within), scaled 0..max to ▁..█; blank before the first sample."""
     values = [v for _, v in series]
     lo, hi = min(0, min(values)), max(values)  # heights from 0 to the maximum
     out = []
     for c in range(width):
-        centre = origin_us + (c + 0.5) * span_us / width
-        before = [v for ts, v in series if ts <= centre]
-        out.append(" " if not before else SPARK[round((before[-1] - lo) / ((hi - lo) or 1) * 7)])
+        left, right = origin_us + c * span_us / width, origin_us + (c + 1) * span_us / width
+        held = [v for ts, v in series if ts <= left][-1:] + [v for ts, v in series if left <= ts < right]
+        out.append(" " if not held else SPARK[round((max(held) - lo) / ((hi - lo) or 1) * 7)])
     return "".join(out)
 
 
@@ -58,14 +59,14 @@ async def test_memory_allocated_is_drawn_where_the_json_says(size):
     async with app.run_test(size=size) as pilot:
         await settle(pilot)
         screen = read_screen(app)
-        rows = screen.find("mem allocated cuda:0")
+        rows = screen.find("cuda:0 allocated")
         assert len(rows) == 1, "the memory row is drawn once, with its name"
         line = screen.text[rows[0]]
         ruler = screen.text[next(y for y, text in enumerate(screen.text) if "┼0ns" in text)]
         x0 = ruler.index("┼0ns")  # full zoom-out: the 0 tick starts the plot
         plot = line[x0:]
         assert plot == _expected_line(series, origin, span, len(plot))
-        assert screen.find("mem reserved cuda:0")
+        assert screen.find("cuda:0 reserved")
 
         # The value at the cursor: the level when the selected slice starts, at the row's right end.
         kernel = next(e for e in timed if e.get("cat") == "kernel" and e["ts"] > series[len(series) // 2][0])
@@ -75,7 +76,7 @@ async def test_memory_allocated_is_drawn_where_the_json_says(size):
         app.query_one("Timeline").refresh_view()
         await settle(pilot, 2)
         screen = read_screen(app)
-        line = screen.text[screen.find("mem allocated cuda:0")[0]]
+        line = screen.text[screen.find("cuda:0 allocated")[0]]
         level = [v for ts, v in series if ts <= kernel["ts"]][-1]
         assert line.rstrip().endswith(" " + _gib(level)), line
 
@@ -91,11 +92,11 @@ async def test_memory_without_totals_is_the_running_sum_of_bytes(tmp_path):
     async with app.run_test(size=(120, 30)) as pilot:
         await settle(pilot)
         screen = read_screen(app)
-        assert screen.find("mem allocated cuda:3")
-        assert not screen.find("mem reserved")  # no totals: nothing reserved to draw
+        assert screen.find("cuda:3 allocated")
+        assert not screen.find("reserved")  # no totals: nothing reserved to draw
         store = app.view.store
         app.view.select(next(r for r in range(len(store.slices)) if store.name(r) == "later"))
         app.query_one("Timeline").refresh_view()
         await settle(pilot, 2)
-        line = read_screen(app).text[read_screen(app).find("mem allocated cuda:3")[0]]
+        line = read_screen(app).text[read_screen(app).find("cuda:3 allocated")[0]]
         assert line.rstrip().endswith(" 4.0 KiB"), line  # 1024 + 4096 - 1024 at 350 µs

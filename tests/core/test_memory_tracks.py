@@ -30,7 +30,7 @@ def _plain(path) -> dict[tuple, list[int]]:
 def test_series_match_the_raw_json():
     for path in (QWEN, STACK):
         store = load_trace(path, cache=False)
-        got = {(store.tracks[s.track].pid, s.title.split()[-1], s.title.split()[1]): s for s in memory_series(store)}
+        got = {(store.tracks[s.track].pid, *s.title.split()): s for s in memory_series(store)}
         want = _plain(path)
         assert set(got) == set(want)
         for key, levels in want.items():
@@ -50,4 +50,4 @@ def test_two_processes_and_odd_values(tmp_path):
            ]]
     store = load_events(tmp_path, [X("a", 0, 50), X("b", 0, 50, pid=2, tid=2), *mem])
     series = {(store.tracks[s.track].pid, s.title): s.values.tolist() for s in memory_series(store)}
-    assert series == {(1, "mem allocated cuda:0"): [100, 150], (2, "mem allocated cuda:0"): [7]}
+    assert series == {(1, "cuda:0 allocated"): [100, 150], (2, "cuda:0 allocated"): [7]}

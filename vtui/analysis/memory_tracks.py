@@ -23,7 +23,7 @@ class MemorySeries:
     """One counter line: a memory level (bytes) over time."""
 
     track: int  # the track that holds most of the series' events: its rows come after this track's
-    title: str  # "mem allocated cuda:0"
+    title: str  # "cuda:0 allocated": the device first, so a cut keeps it
     times_ns: np.ndarray  # sorted
     values: np.ndarray  # bytes (int64)
     absolute: bool  # from the allocator's totals (else a running sum of Bytes)
@@ -73,7 +73,7 @@ def _build(store: TraceStore) -> list[MemorySeries]:
         for dev, (ts, nbytes, allocated, reserved) in sorted(per.items(), key=lambda kv: (kv[0] == "cpu", kv[0])):
             absolute = allocated is not None
             level = allocated if allocated is not None else np.cumsum(nbytes)
-            out.append(MemorySeries(track, f"mem allocated {dev}", ts, level, absolute))
+            out.append(MemorySeries(track, f"{dev} allocated", ts, level, absolute))
             if reserved is not None and reserved.max(initial=0) > 0:  # (the CPU allocator reserves nothing)
-                out.append(MemorySeries(track, f"mem reserved {dev}", ts, reserved, True))
+                out.append(MemorySeries(track, f"{dev} reserved", ts, reserved, True))
     return out

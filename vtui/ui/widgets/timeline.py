@@ -15,6 +15,7 @@ from textual.widget import Widget
 
 from vtui.analysis.memory_tracks import memory_series
 from vtui.fmt import format_bytes, format_duration
+from vtui.present.names import cut_middle
 from vtui.store.tracks import COUNTER
 from vtui.ui import colours
 from vtui.ui.render import EMPTY, counter_segments, instant_segments, lane_segments, series_segments
@@ -219,7 +220,9 @@ class Timeline(Widget, can_focus=True):
             folded = row.group in self.view.folded
             text, style = ("▶ " if folded else "▼ ") + visible(self.view.group_title(row.group)), HEADER_STYLE
         elif row.lane == SERIES:
-            text, style = visible(memory_series(self.view.store)[row.series].title), LABEL_STYLE
+            title = visible(memory_series(self.view.store)[row.series].title)
+            text = "mem " + title if len(title) + 4 <= self.label_width else cut_middle(title, self.label_width)
+            style = LABEL_STYLE
         elif row.first:
             text = visible(f"{track.process_title} › {track.title}" if track.kind != COUNTER else f"{track.title}")
             text = text if len(text) <= self.label_width else "…" + text[-(self.label_width - 1):]

@@ -124,7 +124,7 @@ class TrackList(Widget, can_focus=True):
                 return [(("▶ " if folded else "▼ ") + visible(v.group_title(row.group)), GROUP),
                         (f" ({count} track{'s' if count != 1 else ''})" if folded else "", GROUP)]
             if row.lane == SERIES:
-                return [("   " + KIND_ICON["counter"] + visible(memory_series(v.store)[row.series].title), NAME)]
+                return [("   mem " + visible(memory_series(v.store)[row.series].title), NAME)]
             if row.first:
                 fold = ("▸ " if v.is_collapsed(track.id) else "▾ ") if track.lanes > v.lane_cap + 1 else "  "
                 return [(" " + fold + KIND_ICON.get(track.kind, "") + visible(track.title) + " ", NAME),
