@@ -15,7 +15,7 @@ import numpy as np
 from vtui.analysis.memory import MEMORY_EVENT, _by_device, _by_device_columns, _int_columns, _memory_args
 from vtui.store.store import TraceStore
 
-_KEY = ("memory_series",)
+_KEY, _BY_TRACK = ("memory_series",), ("memory_series", "by track")
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,13 @@ def memory_series(store: TraceStore) -> list[MemorySeries]:
 
 def series_of_track(store: TraceStore, track: int) -> list[int]:
     """Indices (into ``memory_series``) of the series drawn below ``track``."""
-    return [k for k, s in enumerate(memory_series(store)) if s.track == track]
+    by_track = store.derived.get(_BY_TRACK)
+    if by_track is None:
+        by_track = {}
+        for k, s in enumerate(memory_series(store)):
+            by_track.setdefault(s.track, []).append(k)
+        store.derived[_BY_TRACK] = by_track
+    return by_track.get(track, [])
 
 
 def _build(store: TraceStore) -> list[MemorySeries]:
@@ -60,8 +66,9 @@ def _build(store: TraceStore) -> list[MemorySeries]:
     out: list[MemorySeries] = []
     cols = _int_columns(store, rows)
     args = None if cols is not None else _memory_args(store, rows)
-    for p in np.unique(proc).tolist():
-        sel = np.flatnonzero(proc == p)
+    by_proc = np.argsort(proc, kind="stable")  # each process's events together, still in time order
+    cuts = np.flatnonzero(np.diff(proc[by_proc])) + 1
+    for sel in np.split(by_proc, cuts):
         times = inst.ts_ns[rows[sel]]
         if cols is not None:
             per, _ = _by_device_columns(times, [(v[sel], has[sel]) for v, has in cols])
@@ -69,7 +76,8 @@ def _build(store: TraceStore) -> list[MemorySeries]:
             assert args is not None
             per, _ = _by_device(times, [args[i] for i in sel.tolist()])
         # The track most of this process's memory events sit on (the allocating thread).
-        track = int(np.bincount(inst.track[rows[sel]]).argmax())
+        on, count = np.unique(inst.track[rows[sel]], return_counts=True)
+        track = int(on[count.argmax()])
         for dev, (ts, nbytes, allocated, reserved) in sorted(per.items(), key=lambda kv: (kv[0] == "cpu", kv[0])):
             absolute = allocated is not None
             level = allocated if allocated is not None else np.cumsum(nbytes)
