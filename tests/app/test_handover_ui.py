@@ -35,6 +35,7 @@ async def test_handover_findings_are_drawn_as_the_analysis_finds_them():
         report = analyse_handover(store, build_tree(store, store.span_ns // 4, store.span_ns // 2, v.visible_track_ids()))
         assert report.present and report.handovers
         text = read_screen(app).text
+        assert f"range {fd(store.span_ns // 4)} – {fd(store.span_ns // 2)}" in text[0]  # what it covers
         summary = [line for line in text if "Python → C++ hand-over:" in line]
         assert len(summary) == 1 and f"({report.python_pct:.1f}% Python)" in summary[0]
         assert fd(report.python_self_ns) in summary[0] and fd(report.op_total_ns) in summary[0]

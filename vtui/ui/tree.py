@@ -285,9 +285,12 @@ class CallTreeScreen(Screen[None]):
         self._refresh_title()
         self._refresh_status()
 
-    def _refresh_title(self) -> None:
+    def _scope(self) -> str:
         whole = self.t0 == 0 and self.t1 == int(self.store.span_ns)
-        scope = "whole trace" if whole else f"range {fd(self.t0)} – {fd(self.t1)}"
+        return "whole trace" if whole else f"range {fd(self.t0)} – {fd(self.t1)}"
+
+    def _refresh_title(self) -> None:
+        scope = self._scope()
         kind = "bottom-up" if self.inverted else "top-down"
         view = "flame graph" if self.flame else "tree"
         find = f" · /{printable(self.pattern.pattern)}/" if self.pattern else ""
@@ -406,7 +409,7 @@ class CallTreeScreen(Screen[None]):
             return
         from vtui.ui.handover_view import HandOverScreen
 
-        self.app.push_screen(HandOverScreen(self.store, self.base[False], self.title_text))
+        self.app.push_screen(HandOverScreen(self.store, self.base[False], f"{self.title_text} · {self._scope()}"))
 
     def action_timeline(self) -> None:
         tree, node = self.current, self.view.selected
