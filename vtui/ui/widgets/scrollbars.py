@@ -16,8 +16,8 @@ from textual.widget import Widget
 class WholeCellScrollBar(ScrollBarRender):
     @classmethod
     def render_bar(cls, size: int = 25, virtual_size: float = 50, window_size: float = 20, position: float = 0,
-                   thickness: int = 1, vertical: bool = True, back_color: Color = Color.parse("#555555"),
-                   bar_color: Color = Color.parse("bright_magenta")) -> Segments:
+                   thickness: int = 1, vertical: bool = True, back_color: Color = Color.default(),
+                   bar_color: Color = Color.default()) -> Segments:  # (Textual passes both)
         blank = " " * (thickness if vertical else 1)
         size = int(size)
         segments = [Segment(blank, Style(bgcolor=back_color, meta={"@mouse.down": "scroll_up"}))] * size
