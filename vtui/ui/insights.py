@@ -27,6 +27,7 @@ from vtui.ui.keys import bindings
 from vtui.ui.safe import plain, visible
 from vtui.ui.screens import PromptScreen
 from vtui.ui.serving_view import kind_style, serving_widgets
+from vtui.ui.widgets.scrollbars import whole_cell_scrollbars
 
 MAX_PLOT_ROWS = 200  # one bar per step up to here; longer runs are summarised
 
@@ -151,6 +152,7 @@ class InsightsScreen(Screen[None]):
                     Static(_section("Memory", memory_lines(ins)), id="ins-memory"),
                     Static(_section("Caches and Python", misc_lines(ins)), id="ins-misc")]
         await body.mount(*widgets)
+        whole_cell_scrollbars(body)  # (no ▁…▇ thumb ends at the right edge)
         if ins.steps.present:
             self.query_one("#ins-plot", OptionList).focus(scroll_visible=False)  # findings stay on top
 

@@ -285,9 +285,12 @@ class CallTreeScreen(Screen[None]):
         self._refresh_title()
         self._refresh_status()
 
-    def _refresh_title(self) -> None:
+    def _scope(self) -> str:
         whole = self.t0 == 0 and self.t1 == int(self.store.span_ns)
-        scope = "whole trace" if whole else f"range {fd(self.t0)} – {fd(self.t1)}"
+        return "whole trace" if whole else f"range {fd(self.t0)} – {fd(self.t1)}"
+
+    def _refresh_title(self) -> None:
+        scope = self._scope()
         kind = "bottom-up" if self.inverted else "top-down"
         view = "flame graph" if self.flame else "tree"
         find = f" · /{printable(self.pattern.pattern)}/" if self.pattern else ""
@@ -398,6 +401,15 @@ class CallTreeScreen(Screen[None]):
         at = np.flatnonzero(heavy == self.view.selected)
         self.view.select_node(int(heavy[(int(at[0]) + 1) % len(heavy)] if len(at) else heavy[0]))
         self._refresh_status()
+
+    def action_handover(self) -> None:
+        """The range's hand-over findings (read from the top-down tree, whatever is shown)."""
+        if False not in self.base:
+            self.notify("The call tree is still being built", timeout=2)
+            return
+        from vtui.ui.handover_view import HandOverScreen
+
+        self.app.push_screen(HandOverScreen(self.store, self.base[False], f"{self.title_text} · {self._scope()}"))
 
     def action_timeline(self) -> None:
         tree, node = self.current, self.view.selected

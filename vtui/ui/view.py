@@ -11,6 +11,7 @@ import numpy as np
 from sortedcontainers import SortedKeyList
 
 from vtui.analysis.measure import Measurement, measure
+from vtui.analysis.memory_tracks import series_of_track
 from vtui.analysis.search import ARGS_PREFIX, SearchResult, search, step
 from vtui.errors import UsageError
 from vtui.gcpause import gc_paused
@@ -22,6 +23,7 @@ SEARCH_LIMIT_S = 10.0  # the app's search gives up after this (a trace's args ca
 MIN_SPAN_NS = 100  # deepest zoom: 100 ns across the timeline
 LANE_CAP = 12  # rows a deep (Python-stack) track gets until expanded: the GPU streams stay in sight
 HEADER = -2  # Row.lane of a group's header row (a process, or the pinned tracks)
+SERIES = -3  # Row.lane of a derived counter row (memory from [memory] instants): Row.series says which
 PINNED = ("pinned",)  # the group key of the pinned tracks
 RANGE_UNDO = 50  # range changes u can take back
 
@@ -38,6 +40,7 @@ class Row:
     first: bool  # first row of its track (where the label goes)
     more: int = 0  # on a collapsed track's last row: how many lanes are folded away
     group: tuple = ()  # a header row: the key of the group it heads (what folding keys on)
+    series: int = -1  # a SERIES row: its index into ``memory_series(store)``
 
 
 @dataclass
@@ -205,6 +208,8 @@ class ViewState:
             rows.append(Row(t.id, lane, lane == 0, t.lanes - shown if lane == shown - 1 else 0))
         if t.instant_count or t.kind == COUNTER:
             rows.append(Row(t.id, -1, shown == 0))
+        if t.instant_count:  # memory drawn as counters, below the thread that recorded it
+            rows.extend(Row(t.id, SERIES, False, series=k) for k in series_of_track(self.store, t.id))
         return rows
 
     def toggle_hidden(self, track: int) -> None:
