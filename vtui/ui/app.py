@@ -14,6 +14,7 @@ from vtui.errors import TraceLoadError, UsageError
 from vtui.fmt import counted, format_duration
 from vtui.load.background import load_in_background
 from vtui.options import LoadOptions
+from vtui.store.slicetime import time_range
 from vtui.store.store import TraceStore
 from vtui.ui.goto import HINT, parse_target
 from vtui.ui.keys import MAIN_HELP, actions, bindings
@@ -427,7 +428,8 @@ class VtuiApp(AppShell, App[int]):
     def action_export_range(self) -> None:
         if self.view is None:
             return
-        t0, t1 = self.view.analysis_window()
+        rng = self.view.analysis_range()
+        t0, t1 = rng.t0, rng.t1
         name = f"{self.path.name.split('.')[0]}-{format_duration(t0).replace(' ', '')}-{format_duration(t1).replace(' ', '')}.json"
         default = str(self.path.parent / name)  # next to the trace, not wherever vtui was started
         self.push_screen(PromptScreen(f"Export {format_duration(t0)} – {format_duration(t1)} on the visible tracks to "
@@ -437,8 +439,8 @@ class VtuiApp(AppShell, App[int]):
         if not text or self.view is None:
             return
         out, force = (text[:-1], True) if text.endswith("!") else (text, False)
-        t0, t1 = self.view.analysis_window()
-        self._export_worker(out.strip(), t0, t1, self.view.visible_track_ids(), force)
+        rng = self.view.analysis_range()
+        self._export_worker(out.strip(), rng.t0, rng.t1, self.view.visible_track_ids(), force)
 
     @work(thread=True, exclusive=True, group="export", description="export range", exit_on_error=False)
     def _export_worker(self, out: str, t0: int, t1: int, tracks, force: bool) -> None:
@@ -490,9 +492,9 @@ class VtuiApp(AppShell, App[int]):
                 self._act(lambda: (self.view.unhide_track_of(row), self.view.select(row),
                                    self.view.set_window(a - pad, b + pad)))
 
-            t0, t1 = self.view.range or (self.view.t0, self.view.t1)
-            self.push_screen(InsightsScreen(self.view.store, t0, t1, self.path.name, on_step=jump,
-                                            on_window=jump_window))
+            window = self.view.range or (self.view.t0, self.view.t1)  # the range, else what is on screen
+            self.push_screen(InsightsScreen(self.view.store, time_range(self.view.store, *window), self.path.name,
+                                            on_step=jump, on_window=jump_window))
 
     def action_critical_path(self) -> None:
         """Highlight the selected step's critical path (vtui.analysis.critical), dim the rest."""
@@ -516,9 +518,8 @@ class VtuiApp(AppShell, App[int]):
             def jump(row: int) -> None:  # a node's longest slice, chosen on the call tree screen
                 self._act(lambda: (self.view.unhide_track_of(row), self.view.select(row), self.view.frame_selection()))
 
-            t0, t1 = self.view.analysis_window()
-            self.push_screen(CallTreeScreen(self.view.store, t0, t1, self.view.visible_track_ids(), self.path.name,
-                                            on_jump=jump))
+            self.push_screen(CallTreeScreen(self.view.store, self.view.analysis_range(), self.view.visible_track_ids(),
+                                            self.path.name, on_jump=jump))
 
     def action_ranks(self) -> None:
         if self.view is not None:

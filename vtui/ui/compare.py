@@ -345,7 +345,7 @@ class CompareApp(AppShell, App[int]):
         def jump(row: int, pane: TracePane = pane) -> None:
             self.move(pane, lambda v: (v.select(row), v.frame_selection()))
 
-        self.push_screen(InsightsScreen(pane.store, 0, int(pane.store.span_ns), f"{pane.tag} · {pane.path.name}",
+        self.push_screen(InsightsScreen(pane.store, None, f"{pane.tag} · {pane.path.name}",
                                         on_step=jump))
 
     def action_tree_diff(self) -> None:
