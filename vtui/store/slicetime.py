@@ -10,6 +10,8 @@ it, and their self time.
   duration, even where children overlap each other.
 
 Every analysis (stats, insights, diff), the app and the Parquet export use these functions.
+Analyses take a range as one ``TimeRange`` value (built by ``time_range`` where the user gives it,
+checked by ``over``), never as loose ``t0, t1`` with a side selection.
 """
 
 from __future__ import annotations
