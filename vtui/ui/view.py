@@ -400,7 +400,8 @@ class ViewState:
         span = self._selected_span()
         if span is None:
             return False
-        a, b = self.range or (0, int(self.store.span_ns))
+        current = self.analysis_range()
+        a, b = current.t0, current.t1
         if end:  # keep the start unless the new end comes before it: then the slice's own start
             self.set_range(a if a < span[1] else span[0], span[1])
         else:
