@@ -63,7 +63,7 @@ times = []
 for _ in range(int(sys.argv[3])):
     r0 = resource.getrusage(resource.RUSAGE_SELF)
     t = time.perf_counter()
-    compute_insights(store, 0, None, None)
+    compute_insights(store)
     r1 = resource.getrusage(resource.RUSAGE_SELF)
     times.append((time.perf_counter() - t, r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime))
 print(json.dumps({"seconds": [t for t, _ in times], "cpu_s": [c for _, c in times]}))

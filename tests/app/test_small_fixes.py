@@ -11,6 +11,7 @@ from tests.helpers import X, answer_prompt, load_events, settle, write_trace
 from vtui.analysis.insights import compute_insights
 from vtui.load.trace import load_trace
 from vtui.present.insights_text import steps_lines
+from vtui.store.slicetime import time_range
 from vtui.ui.app import VtuiApp
 
 
@@ -31,7 +32,7 @@ async def test_a_bad_regex_is_reported_in_the_users_own_terms(tmp_path):
 def test_one_step_is_one_step_not_one_steps(tmp_path):
     store = load_events(tmp_path, [X("engine_step", i * 100, 90) for i in range(4)])
     rows = sorted(int(store.slices.start_ns[r]) for r in range(len(store.slices)))
-    ins = compute_insights(store, rows[1], rows[1] + 95_000)  # a range holding one step start
+    ins = compute_insights(store, time_range(store, rows[1], rows[1] + 95_000))  # a range holding one step start
     text = "\n".join(steps_lines(ins))
     assert "· 1 step\n" in text and not re.search(r"(?<![\d.,])1 steps", text), text
 

@@ -30,7 +30,7 @@ from vtui.analysis.memory import (
 from vtui.analysis.ops import analyse_ops
 from vtui.load.trace import load_trace
 from vtui.store import devices
-from vtui.store.slicetime import clipped_bounds, range_slices, self_times
+from vtui.store.slicetime import clipped_bounds, range_slices, self_times, time_range
 
 
 def _memory_rows(store) -> np.ndarray:
@@ -204,25 +204,31 @@ def test_memoised_masks_equal_masks_made_slice_by_slice_and_are_read_only(name: 
 
 
 # ---- one range selection shared by the analyses --------------------------------------------------
-def test_a_shared_selection_of_another_range_is_not_used():
+def test_a_selection_of_another_range_is_refused():
+    """The selection a range value carries is its own: one of another range, track set or store is
+    refused; its own is used as it is (the analyses of one Insights pass share it)."""
     store = load_trace(FIXTURES / "hf_llama_stack.json.gz", cache=False)
     span = int(store.span_ns)
-    other = range_slices(store, 0, span // 2)
-    assert range_slices(store, 0, span // 2, shared=other) is other
-    assert range_slices(store, 0, span, shared=other) is not other
-    assert range_slices(store, 0, span // 2, np.array([0]), shared=other) is not other
+    half = range_slices(store, 0, span // 2)
+    assert time_range(store, 0, span // 2, half).slices is half
+    for wrong in (half, range_slices(store, 0, span // 2, np.array([0])),
+                  range_slices(load_trace(FIXTURES / "hf_llama_stack.json.gz", cache=False), 0, span)):
+        with pytest.raises(ValueError, match="not this range's"):
+            time_range(store, 0, span, wrong)
+    with pytest.raises(ValueError, match="not this range's"):
+        time_range(store, 0, span // 2, range_slices(store, 0, span // 2, np.array([0])))
     for t0, t1 in ((0, span), (span // 4, span // 2)):
-        assert analyse_ops(store, t0, t1, rs=other) == analyse_ops(store, t0, t1)
+        assert analyse_ops(store, time_range(store, t0, t1)) == analyse_ops(store, time_range(store, t0, t1))
 
 
 @pytest.mark.parametrize("name", ["hf_llama_stack.json.gz", "tracelens__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"])
 def test_insights_with_a_fresh_store_per_analysis_equal_one_pass(name: str):
     """Memo and shared selection change nothing: every analysis run alone on a new store agrees."""
     path = FIXTURES / name
-    one_pass = insights_dict(compute_insights(load_trace(path, cache=False), 0, None, None))
+    one_pass = insights_dict(compute_insights(load_trace(path, cache=False)))
     from vtui.analysis import insights as mod
 
-    fresh = {key: getattr(mod, fn)(load_trace(path, cache=False), 0, None, *top)
+    fresh = {key: getattr(mod, fn)(load_trace(path, cache=False), None, *top)
              for key, fn, top in (("ops", "analyse_ops", [15]), ("gpu", "analyse_gpu", [15]),
                                   ("memory", "analyse_memory", []), ("caches", "analyse_caches", []),
                                   ("python", "analyse_python", []))}

@@ -16,7 +16,7 @@ import msgspec
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from vtui.store.slicetime import window
+from vtui.store.slicetime import TimeRange, over
 from vtui.store.store import TraceStore
 
 MEMORY_EVENT = "[memory]"
@@ -282,8 +282,10 @@ def _by_device_columns(times: np.ndarray, cols: list[tuple[np.ndarray, np.ndarra
     return out, skipped
 
 
-def analyse_memory(store: TraceStore, t0: int = 0, t1: int | None = None) -> MemoryReport:
-    t0, t1 = window(store, t0, t1)
+def analyse_memory(store: TraceStore, rng: TimeRange | None = None) -> MemoryReport:
+    """PyTorch's memory events in ``rng`` (the whole trace when None), per device."""
+    rng = over(store, rng)
+    t0, t1 = rng.t0, rng.t1
     ids = [i for i, s in enumerate(store.strings) if s == MEMORY_EVENT]
     inst = store.instants
     rows = np.flatnonzero(np.isin(inst.name_id, ids)) if ids else np.zeros(0, dtype=np.int64)

@@ -197,7 +197,8 @@ class MainPane(TimelinePane):
 
     # ---- export ------------------------------------------------------------------------------------
     def action_export_range(self) -> None:
-        t0, t1 = self.view.analysis_window()
+        rng = self.view.analysis_range()
+        t0, t1 = rng.t0, rng.t1
         name = f"{self.path.name.split('.')[0]}-{format_duration(t0).replace(' ', '')}-{format_duration(t1).replace(' ', '')}.json"
         default = str(self.path.parent / name)  # next to the trace, not wherever vtui was started
         self.app.push_screen(PromptScreen(f"Export {format_duration(t0)} – {format_duration(t1)} on the visible tracks "
@@ -208,8 +209,8 @@ class MainPane(TimelinePane):
         if not text:
             return
         out, force = (text[:-1], True) if text.endswith("!") else (text, False)
-        t0, t1 = self.view.analysis_window()
-        self._export_worker(out.strip(), t0, t1, self.view.visible_track_ids(), force)
+        rng = self.view.analysis_range()
+        self._export_worker(out.strip(), rng.t0, rng.t1, self.view.visible_track_ids(), force)
 
     @work(thread=True, exclusive=True, group="export", description="export range", exit_on_error=False)
     def _export_worker(self, out: str, t0: int, t1: int, tracks, force: bool) -> None:
@@ -286,9 +287,8 @@ class MainPane(TimelinePane):
     def action_call_tree(self) -> None:
         from vtui.ui.tree import CallTreeScreen  # noqa: PLC0415
 
-        t0, t1 = self.view.analysis_window()
-        self.app.push_screen(CallTreeScreen(self.store, t0, t1, self.view.visible_track_ids(), self.path.name,
-                                            on_jump=self.jump_to))
+        self.app.push_screen(CallTreeScreen(self.store, self.view.analysis_range(), self.view.visible_track_ids(),
+                                            self.path.name, on_jump=self.jump_to))
 
     def action_ranks(self) -> None:
         from vtui.ui.ranks import RanksScreen  # noqa: PLC0415

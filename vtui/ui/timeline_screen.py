@@ -18,6 +18,7 @@ from textual.reactive import var
 from textual.widgets import Static
 
 from vtui.analysis.search import SearchResult
+from vtui.store.slicetime import time_range
 from vtui.store.store import TraceStore
 from vtui.ui.goto import HINT, parse_target
 from vtui.ui.safe import visible
@@ -261,5 +262,5 @@ class TimelinePane(Vertical):
             pad = max((b - a) // 2, 1_000)
             self.act(lambda v: (v.unhide_track_of(row), v.select(row), v.set_window(a - pad, b + pad)))
 
-        t0, t1 = self.insights_window()
-        self.app.push_screen(InsightsScreen(self.store, t0, t1, self.name_shown, on_step=jump, on_window=jump_window))
+        rng = time_range(self.store, *self.insights_window())
+        self.app.push_screen(InsightsScreen(self.store, rng, self.name_shown, on_step=jump, on_window=jump_window))

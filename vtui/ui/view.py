@@ -16,6 +16,7 @@ from vtui.analysis.search import ARGS_PREFIX, SearchResult, search, step
 from vtui.errors import UsageError
 from vtui.gcpause import gc_paused
 from vtui.regex_guard import UserRegex, compile_user, smart_ignore_case
+from vtui.store.slicetime import TimeRange, time_range
 from vtui.store.store import TraceStore
 from vtui.store.tracks import COUNTER, GLOBAL, Track
 
@@ -415,7 +416,8 @@ class ViewState:
         span = self._selected_span()
         if span is None:
             return False
-        a, b = self.range or (0, int(self.store.span_ns))
+        current = self.analysis_range()
+        a, b = current.t0, current.t1
         if end:  # keep the start unless the new end comes before it: then the slice's own start
             self.set_range(a if a < span[1] else span[0], span[1])
         else:
@@ -425,9 +427,10 @@ class ViewState:
     def range_from_window(self) -> None:
         self.set_range(self.t0, self.t1)
 
-    def analysis_window(self) -> tuple[int, int]:
-        """What tables and insights cover: the range, else the whole trace."""
-        return self.range or (0, int(self.store.span_ns))
+    def analysis_range(self) -> TimeRange:
+        """What tables and the call tree cover: the range, else the whole trace (the one range
+        value the analyses take, built here at the app's edge)."""
+        return time_range(self.store, *self.range) if self.range else time_range(self.store)
 
     def visible_track_ids(self) -> np.ndarray:
         return np.array(sorted(t.id for t in self.visible_tracks()), dtype=np.int64)
