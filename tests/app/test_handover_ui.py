@@ -9,6 +9,7 @@ from vtui.analysis.calltree import build_tree
 from vtui.analysis.handover import analyse_handover
 from vtui.fmt import format_duration as fd
 from vtui.load.trace import load_trace
+from vtui.store.slicetime import time_range
 from vtui.ui.app import VtuiApp
 from vtui.ui.handover_view import HandOverScreen
 from vtui.ui.tree import CallTreeScreen
@@ -32,7 +33,7 @@ async def test_handover_findings_are_drawn_as_the_analysis_finds_them():
         v = app.view
         v.set_range(store.span_ns // 4, store.span_ns // 2)
         await _handover_screen(pilot)
-        report = analyse_handover(store, build_tree(store, store.span_ns // 4, store.span_ns // 2, v.visible_track_ids()))
+        report = analyse_handover(store, build_tree(store, time_range(store, store.span_ns // 4, store.span_ns // 2), v.visible_track_ids()))
         assert report.present and report.handovers
         text = read_screen(app).text
         assert f"range {fd(store.span_ns // 4)} – {fd(store.span_ns // 2)}" in text[0]  # what it covers
@@ -53,7 +54,7 @@ async def test_a_trace_without_python_frames_says_how_to_get_them():
     app = VtuiApp(QWEN, store=load_trace(QWEN))
     async with app.run_test(size=(120, 30)) as pilot:
         await settle(pilot)
-        report = analyse_handover(app.view.store, build_tree(app.view.store, 0, app.view.store.span_ns,
+        report = analyse_handover(app.view.store, build_tree(app.view.store, None,
                                                              app.view.visible_track_ids()))
         await _handover_screen(pilot)
         text = "\n".join(read_screen(app).text)
