@@ -13,7 +13,6 @@ correlation ids); roofline time = max(FLOPs / peak of its precision, bytes / ban
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from operator import attrgetter
 
 import msgspec
 import numpy as np
@@ -160,16 +159,11 @@ def _analyse(store: TraceStore, t0: int, t1: int) -> RooflineReport:
     names = s.name_id[rows].tolist()
     # Concrete inputs matter to attention (is_causal) and _scaled_mm (out_dtype) only.
     needs = {nid for nid in set(names) if fam[nid] == 2 or store.strings[nid] == "aten::_scaled_mm"}
-    shapes = decode_shapes(store, rows)
-    # The group key per row, built in C loops (map/zip): a generator per row was ~2 µs an op.
-    dims = map(bytes, map(attrgetter("dims"), shapes))
-    types = map(bytes, map(attrgetter("types"), shapes))
-    conc = [b""] * len(rows)
-    for k in np.flatnonzero(np.isin(s.name_id[rows], list(needs))).tolist() if needs else ():
-        conc[k] = bytes(shapes[k].concrete)
-    keys = list(zip(names, dims, types, conc))
-    groups = {k: g for g, k in enumerate(dict.fromkeys(keys))}  # first-seen order, as before
-    key_of = np.fromiter(map(groups.__getitem__, keys), dtype=np.int64, count=len(rows))
+    groups: dict[tuple, int] = {}
+    put = groups.setdefault
+    key_of = np.fromiter((put((nid, bytes(sh.dims), bytes(sh.types), bytes(sh.concrete) if nid in needs else b""),
+                              len(groups)) for nid, sh in zip(names, decode_shapes(store, rows))),
+                         dtype=np.int64, count=len(rows))
     n = len(groups)
     count = np.bincount(key_of, minlength=n)
     gpu_sum = np.bincount(key_of, weights=gpu, minlength=n)

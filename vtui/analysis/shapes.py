@@ -6,6 +6,7 @@ from __future__ import annotations
 import msgspec
 import numpy as np
 
+from vtui.analysis.argsjson import args_json
 from vtui.store.store import TraceStore
 
 _NULL = msgspec.Raw(b"null")
@@ -24,20 +25,15 @@ _ONE = msgspec.json.Decoder(Shapes)
 def decode_shapes(store: TraceStore, rows: np.ndarray) -> list[Shapes]:
     """The shapes args of each row (absent keys: raw ``null``)."""
     s, blob = store.slices, store.args_blob
-    offs = s.args_off[rows].astype(np.int64)
-    lens = np.maximum(s.args_len[rows].astype(np.int64), 0)
-    view = blob.buffer() if hasattr(blob, "buffer") else memoryview(blob)  # no copy, no Python call per row
-    # Slices of the view in C loops (map), not a comprehension through the blob's __getitem__:
-    # that per-row Python call was most of the first roofline on a big trace.
-    parts: list = list(map(view.__getitem__, map(slice, offs.tolist(), (offs + lens).tolist())))
-    for k in np.flatnonzero(lens == 0).tolist():
-        parts[k] = b"{}"
-    joined = b"[" + b",".join(parts) + b"]"
-    del view  # (the parts' views go with the call)
     try:
-        return _BATCH.decode(joined)
+        got = _BATCH.decode(args_json(blob, s.args_off[rows], s.args_len[rows]))  # type: ignore[arg-type]  # a uint8 ndarray is a buffer
+        if len(got) == len(rows):
+            return got
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
-        return [_one(bytes(p)) for p in parts]  # some args are not an object or not JSON: one by one
+        pass
+    # Some args are not an object or not JSON: one by one.
+    return [_one(blob[o : o + n]) if n > 0 else Shapes()
+            for o, n in zip(s.args_off[rows].tolist(), s.args_len[rows].tolist())]
 
 
 def _one(raw) -> Shapes:
