@@ -63,3 +63,51 @@ def test_a_path_the_system_refuses_is_a_one_line_error(tmp_path):
     same one-line TraceLoadError, not an exception the app reports as an internal error."""
     with pytest.raises(TraceLoadError, match="too long"):
         loading.load_in_background(tmp_path / ("a" * 300 + ".json"), lambda _: None, cache=True)
+
+
+# ---- the early open (vtui TRACE starts it before the UI's imports) ------------------------------
+def test_the_load_takes_the_early_open_of_the_same_trace(tmp_path, monkeypatch):
+    from vtui.load import early
+    from vtui.options import LoadOptions
+
+    path = _copy(tmp_path)
+    first = load_trace(path)
+    options = LoadOptions.from_environ()
+    early.start(path, options)
+    monkeypatch.setattr(loading, "open_cached", lambda *a: pytest.fail("the entry was opened a second time"))
+    store = loading.load_in_background(path, lambda _: None, options=options)
+    assert store.event_count == first.event_count and isinstance(store.args_blob, MappedBlob)
+    assert early.take(path, options.cache_root) is None  # taken once
+
+
+def test_an_early_open_of_another_trace_is_not_taken(tmp_path):
+    from vtui.load import early
+    from vtui.options import LoadOptions
+
+    path = _copy(tmp_path)
+    other = tmp_path / "other.json.gz"
+    shutil.copy(path, other)
+    load_trace(path)
+    options = LoadOptions.from_environ()
+    early.start(other, options)  # no entry: None, and not this trace's anyway
+    store = loading.load_in_background(path, lambda _: None, options=options)
+    assert store.sources[0].path == str(path)
+
+
+def test_an_early_open_that_fails_is_the_loads_one_line_error(tmp_path):
+    from vtui.load import early
+    from vtui.options import LoadOptions
+
+    path = tmp_path / ("a" * 300 + ".json")
+    options = LoadOptions.from_environ()
+    early.start(path, options)
+    with pytest.raises(TraceLoadError, match="too long"):
+        loading.load_in_background(path, lambda _: None, options=options)
+
+
+def test_no_early_open_without_the_cache():
+    from vtui.load import early
+    from vtui.options import LoadOptions
+
+    early.start(FIXTURES / "hf_llama_stack.json.gz", LoadOptions.from_environ(cache=False))
+    assert early.take(FIXTURES / "hf_llama_stack.json.gz", LoadOptions.from_environ().cache_root) is None
