@@ -3,6 +3,8 @@ the given rows only, in one decoder call, each kept as raw JSON (so equal shapes
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import msgspec
 import numpy as np
 
@@ -34,6 +36,16 @@ def decode_shapes(store: TraceStore, rows: np.ndarray) -> list[Shapes]:
     # Some args are not an object or not JSON: one by one.
     return [_one(blob[o : o + n]) if n > 0 else Shapes()
             for o, n in zip(s.args_off[rows].tolist(), s.args_len[rows].tolist())]
+
+
+CHUNK = 16384  # rows per batch: a ~4 MB grid and its objects, reused batch after batch
+
+
+def iter_shapes(store: TraceStore, rows: np.ndarray) -> Iterator[Shapes]:
+    """``decode_shapes`` a batch at a time: on a 1 GB trace, one grid and 860k decoded objects at
+    once cost more in fresh memory (page faults: 0.7 s of system time) than the decoding itself."""
+    for lo in range(0, len(rows), CHUNK):
+        yield from decode_shapes(store, rows[lo : lo + CHUNK])
 
 
 def _one(raw) -> Shapes:
