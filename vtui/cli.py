@@ -110,9 +110,6 @@ def _run_app(args: list[str]) -> int:
     path = Path(opts.trace) if opts.trace else demo_trace_path()
     if not path.exists():
         raise TraceLoadError(f"{path}: no such file or directory")
-    from vtui.load import early
-
-    early.start(path, options)  # the cache entry is checked while the UI imports
     from vtui.ui.app import VtuiApp
 
     app = VtuiApp(path, options=options)

@@ -26,7 +26,6 @@ from vtui.errors import TraceLoadError
 from vtui.io.argsfile import MappedBlob
 from vtui.io.nsys import is_sqlite
 from vtui.io.reader import decoded_size
-from vtui.load.early import take as take_early_open
 from vtui.load.trace import load_trace, open_cached, trace_files
 from vtui.options import LoadOptions
 from vtui.store import cache as trace_cache
@@ -166,8 +165,7 @@ def load_in_background(path: Path, progress: Callable[[float], None], cache: boo
         options = dataclasses.replace(options, cache=False)
     if options.cache:  # a reopen maps the cache entry here: no loader process to start (~0.5 s of imports)
         try:
-            early = take_early_open(path, options.cache_root)  # started by `vtui TRACE` before the UI's imports
-            store = early.result() if early is not None else open_cached(path, options.cache_root)
+            store = open_cached(path, options.cache_root)
         except OSError as exc:  # a name too long, a folder without permission...
             raise TraceLoadError(f"{path}: {exc.strerror or exc}") from None
         if store is not None:
