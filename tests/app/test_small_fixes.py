@@ -83,3 +83,28 @@ def test_top_kernels_with_one_long_head_print_apart(tmp_path):
     assert len(rows) == 2
     shown = [r.strip().split("  ")[0] for r in rows]
     assert shown[0] != shown[1] and all(s.endswith("_WG32_8_1") for s in shown), shown
+
+
+async def test_footer_keys_are_born_with_the_footers_style(tmp_path, monkeypatch):
+    """Each key bound to the footer's ``compact`` restyled itself on mount (79 style updates before
+    the first frame, ~0.1 CPU-s); born with the value, the keys look the same and cost 7."""
+    from textual.app import App
+    from textual.widgets._footer import FooterKey
+
+    from vtui.ui.widgets.footer import Footer
+
+    calls = []
+    real = App.update_styles
+    monkeypatch.setattr(App, "update_styles", lambda self, *a, **k: (calls.append(1), real(self, *a, **k))[1])
+    path = write_trace(tmp_path, [X("engine_step", 0, 10)])
+    app = VtuiApp(path, store=load_trace(path, cache=False))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot, 2)
+        footer = app.query_one(Footer)
+        keys = list(app.query(FooterKey))
+        palette = [k for k in keys if k.has_class("-command-palette")]
+        assert len(keys) >= 4 and len(palette) == 1
+        assert all(k.has_class("-compact") == footer.compact for k in keys if k not in palette)
+        assert palette[0].has_class("-compact")  # Textual's palette key: compact, not bound
+        assert "palette" in read_screen(app).text[-1]
+        assert len(calls) < 30, len(calls)

@@ -280,3 +280,41 @@ def test_args_json_of_no_rows_is_an_empty_array():
     from vtui.load.trace import load_trace
 
     assert bytes(_args_json(load_trace(STACK, cache=False), np.zeros(0, dtype=np.int64))) == b"[]"
+
+
+# ---- op shapes (the roofline's args), batch against one by one ------------------------------------
+def _shapes_one_by_one(store, rows) -> list[tuple]:
+    from vtui.analysis.shapes import _one
+
+    s = store.slices
+    out = []
+    for o, n in zip(s.args_off[rows].tolist(), s.args_len[rows].tolist()):
+        sh = _one(store.args_blob[o : o + n] if n > 0 else b"{}")
+        out.append((bytes(sh.dims), bytes(sh.types), bytes(sh.concrete)))
+    return out
+
+
+@pytest.mark.parametrize("name", ["tracelens__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz", "hf_llama_stack.json.gz"])
+def test_shapes_from_the_byte_grid_match_one_by_one(name, monkeypatch):
+    from vtui.analysis import shapes
+
+    store = load_trace(FIXTURES / name, cache=False)
+    rows = np.arange(len(store.slices))  # every slice: with and without args, every length
+    want = _shapes_one_by_one(store, rows)
+    monkeypatch.setattr(shapes, "_one", None)  # the batch itself must give them (no fallback)
+    got = [(bytes(sh.dims), bytes(sh.types), bytes(sh.concrete)) for sh in shapes.decode_shapes(store, rows)]
+    assert got == want
+    assert any(d != b"null" for d, _, _ in got)  # the fixture has shapes
+
+
+def test_shapes_of_args_that_are_not_objects_fall_back_one_by_one(tmp_path: Path):
+    from vtui.analysis.shapes import decode_shapes
+
+    events = [{"ph": "X", "name": "aten::mm", "pid": 1, "tid": 1, "ts": i * 10, "dur": 5,
+               "args": {"Input Dims": [[i, 4], [4, 8]], "Input type": ["float", "float"]}} for i in range(1, 20)]
+    events.append({"ph": "X", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 500, "dur": 5, "args": [1, 2]})
+    store = load_trace(write_trace(tmp_path, events), cache=False)
+    rows = np.arange(len(store.slices))
+    got = [(bytes(sh.dims), bytes(sh.types), bytes(sh.concrete)) for sh in decode_shapes(store, rows)]
+    assert got == _shapes_one_by_one(store, rows)
+    assert sum(d != b"null" for d, _, _ in got) == 19

@@ -20,7 +20,7 @@ import numpy as np
 from vtui.analysis.flops import Cost, family, op_cost
 from vtui.analysis.launched import launch_of
 from vtui.analysis.peaks import DeviceMatch, trace_device
-from vtui.analysis.shapes import decode_shapes, raw_value
+from vtui.analysis.shapes import iter_shapes, raw_value
 from vtui.store.devices import cpu_op_mask, device_work_kinds
 from vtui.store.grouping import distinct_ids
 from vtui.store.slicetime import TimeRange, over
@@ -163,7 +163,7 @@ def _analyse(store: TraceStore, t0: int, t1: int) -> RooflineReport:
     groups: dict[tuple, int] = {}
     put = groups.setdefault
     key_of = np.fromiter((put((nid, bytes(sh.dims), bytes(sh.types), bytes(sh.concrete) if nid in needs else b""),
-                              len(groups)) for nid, sh in zip(names, decode_shapes(store, rows))),
+                              len(groups)) for nid, sh in zip(names, iter_shapes(store, rows))),
                          dtype=np.int64, count=len(rows))
     n = len(groups)
     count = np.bincount(key_of, minlength=n)
