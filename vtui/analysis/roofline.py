@@ -3,8 +3,8 @@ time of the kernels each call launched, the device's peaks (``vtui.analysis.peak
 
 Candidates are CPU operators whose name has a rule (GEMM, attention, bytes-only) and that start in
 the range; a candidate inside another candidate (``aten::addmm`` under ``aten::linear``) is left
-to its outermost one, so no work is counted twice. Only the candidates' args are decoded, three
-keys of them kept as raw JSON, and the cost is worked out once per distinct (name, shapes).
+to its outermost one, so no work is counted twice. Only the candidates' args are read (three keys,
+interned by ``shapes.shape_ids``), and the cost is worked out once per distinct (name, shapes).
 An op's GPU time is the device work launched by runtime calls inside it (flows, else
 correlation ids); roofline time = max(FLOPs / peak of its precision, bytes / bandwidth);
 ``pct_of_roofline`` = roofline time / GPU time × 100.
@@ -20,7 +20,7 @@ import numpy as np
 from vtui.analysis.flops import Cost, family, op_cost
 from vtui.analysis.launched import launch_of
 from vtui.analysis.peaks import DeviceMatch, trace_device
-from vtui.analysis.shapes import decode_shapes, raw_value
+from vtui.analysis.shapes import raw_value, shape_ids
 from vtui.store.devices import cpu_op_mask, device_work_kinds
 from vtui.store.grouping import distinct_ids
 from vtui.store.store import TraceStore
@@ -103,6 +103,22 @@ def _shape_label(dims, types) -> str:
     return " · ".join(parts)
 
 
+def _groups(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per distinct key (non-negative ints), the first row holding it; per row, its group. A table
+    over the key space where it is small (no sort), else ``np.unique``."""
+    if not len(keys):
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    top = int(keys.max()) + 1
+    if top > 4 * len(keys) + 1024:
+        return np.unique(keys, return_index=True, return_inverse=True)[1:]
+    first = np.full(top, len(keys), dtype=np.int64)
+    np.minimum.at(first, keys, np.arange(len(keys), dtype=np.int64))
+    present = np.flatnonzero(first < len(keys))
+    group = np.zeros(top, dtype=np.int64)
+    group[present] = np.arange(len(present), dtype=np.int64)
+    return first[present], group[keys]
+
+
 def _gpu_time(store: TraceStore, ops: np.ndarray) -> np.ndarray:
     """Per op row (outermost candidates): the device time launched from inside it."""
     out = np.zeros(len(ops), dtype=np.int64)
@@ -156,22 +172,26 @@ def _analyse(store: TraceStore, t0: int, t1: int) -> RooflineReport:
     report.time_basis = "gpu" if has_device_work else "cpu"
     gpu = _gpu_time(store, rows)
     cpu = (s.end_ns[rows] - s.start_ns[rows]).astype(np.int64)
-    names = s.name_id[rows].tolist()
-    # Concrete inputs matter to attention (is_causal) and _scaled_mm (out_dtype) only.
-    needs = {nid for nid in set(names) if fam[nid] == 2 or store.strings[nid] == "aten::_scaled_mm"}
-    groups: dict[tuple, int] = {}
-    put = groups.setdefault
-    key_of = np.fromiter((put((nid, bytes(sh.dims), bytes(sh.types), bytes(sh.concrete) if nid in needs else b""),
-                              len(groups)) for nid, sh in zip(names, decode_shapes(store, rows))),
-                         dtype=np.int64, count=len(rows))
-    n = len(groups)
+    nid = s.name_id[rows].astype(np.int64)
+    tid, triples = shape_ids(store, rows)
+    # Concrete inputs matter to attention (is_causal) and _scaled_mm (out_dtype) only: other names
+    # group by (dims, types), so a scalar argument that varies does not split their groups.
+    pairs: dict[tuple[bytes, bytes], int] = {}
+    pair_of = np.array([pairs.setdefault((d, t), len(pairs)) for d, t, _ in triples], dtype=np.int64)
+    names = np.flatnonzero(np.bincount(nid))  # the distinct names (no sort)
+    needs = np.array([n for n in names.tolist() if fam[n] == 2 or store.strings[n] == "aten::_scaled_mm"], dtype=np.int64)
+    shape_key = np.where(np.isin(nid, needs), len(pairs) + tid, pair_of[tid])
+    first, key_of = _groups(nid * (len(pairs) + len(triples)) + shape_key)
+    n = len(first)
     count = np.bincount(key_of, minlength=n)
     gpu_sum = np.bincount(key_of, weights=gpu, minlength=n)
     cpu_sum = np.bincount(key_of, weights=cpu, minlength=n)
-    for (nid, dims_raw, types_raw, conc_raw), g in groups.items():
-        name = store.strings[nid]
+    for g, r in enumerate(first.tolist()):  # once per distinct (name, shapes), from one call of it
+        name = store.strings[int(nid[r])]
+        dims_raw, types_raw, conc_raw = triples[int(tid[r])]
         dims, types = raw_value(msgspec.Raw(dims_raw)), raw_value(msgspec.Raw(types_raw))
-        cost = op_cost(name, dims, types, raw_value(msgspec.Raw(conc_raw)) if conc_raw else None)
+        conc = raw_value(msgspec.Raw(conc_raw)) if fam[int(nid[r])] == 2 or name == "aten::_scaled_mm" else None
+        cost = op_cost(name, dims, types, conc)
         if cost is None:
             report.without_shapes += int(count[g])
             continue
