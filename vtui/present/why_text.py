@@ -15,7 +15,7 @@ def _num(v: float | None, fmt: str = "{:.1f}") -> str:
     return "—" if v is None else fmt.format(v)
 
 
-def _flops(n: float) -> str:
+def format_flops(n: float) -> str:
     for unit, scale in (("PFLOP", 1e15), ("TFLOP", 1e12), ("GFLOP", 1e9), ("MFLOP", 1e6)):
         if n >= scale:
             return f"{n / scale:.2f} {unit}"
@@ -35,7 +35,7 @@ def roofline_lines(r: RooflineReport | None, top: int = 12) -> list[str]:
     if r is None or not r.present:
         return ["Roofline: no operator with recorded shapes in this range (profile with record_shapes=True)"]
     basis = "GPU time of the kernels each op launched" if r.time_basis == "gpu" else "the ops' CPU time"
-    lines = [f"Roofline: {r.calls:,} calls in {len(r.ops)} (op, shape) groups · {_flops(r.flops)} · "
+    lines = [f"Roofline: {r.calls:,} calls in {len(r.ops)} (op, shape) groups · {format_flops(r.flops)} · "
              f"{format_bytes(r.bytes)} moved · rates over {basis}"] + ["  " + ln for ln in device_lines(r)]
     if r.why and r.why != r.device.why:
         lines.append(f"  note: {safe_field(r.why, 200)}")
