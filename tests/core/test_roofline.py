@@ -251,6 +251,12 @@ def test_device_table_is_data_with_sources():
     for d in entries:
         assert re.search(r"https://(www\.|images\.|resources\.)?(nvidia|amd)\.com/", d["source"]), d["name"]
         assert d["tbps"] > 0 and ("bf16" in d or "fp16" in d) and "fp32" in d
+        # Each entry says how it was checked; figures that check could not confirm are named.
+        assert d["checked"].startswith("2026-12-02") and set(d.get("unconfirmed", [])) <= set(d) - {"name", "match", "source"}
+    by_name = {d.name: d for d in device_table()}
+    assert by_name["NVIDIA H100 PCIe"].tflops["bf16"] == 756.5  # 1,513 with sparsity / 2
+    assert by_name["NVIDIA B200"].tbps == 7.7 and by_name["NVIDIA B200"].tflops["tf32"] == 1100.0
+    assert "tf32" in by_name["AMD Instinct MI300X"].unconfirmed and not by_name["NVIDIA H100 SXM"].unconfirmed
     names = {
         "Tesla V100-SXM2-32GB": "NVIDIA V100 SXM2", "Tesla T4": "NVIDIA T4", "NVIDIA A10": "NVIDIA A10",
         "NVIDIA A100-SXM4-40GB": "NVIDIA A100 40GB", "NVIDIA A100-SXM4-80GB": "NVIDIA A100 80GB", "NVIDIA L4": "NVIDIA L4",

@@ -28,7 +28,8 @@ def device_lines(r: RooflineReport) -> list[str]:
         return [f"device: unknown — {safe_field(r.device.why or r.why, 200)}; FLOPs and rates only, no % of roofline"]
     peaks = ", ".join(f"{k} {v:g}" for k, v in p.tflops.items())
     return [f"device: {safe_field(p.name, 60)} (trace: {safe_field(r.device.trace_name or '—', 60)}) · peaks TFLOP/s "
-            f"{peaks} · {p.tbps:g} TB/s", f"source: {safe_field(p.source, 300)}"]
+            f"{peaks} · {p.tbps:g} TB/s", f"source: {safe_field(p.source, 300)}"] + (
+        [f"not confirmed against the datasheet: {', '.join(p.unconfirmed)}"] if p.unconfirmed else [])
 
 
 def roofline_lines(r: RooflineReport | None, top: int = 12) -> list[str]:
