@@ -137,12 +137,15 @@ def _gpu_time(store: TraceStore, ops: np.ndarray) -> np.ndarray:
     o_track = s.track[ops]
     for t in distinct_ids(o_track):
         mine = np.flatnonzero(o_track == t)
-        mine = mine[np.argsort(s.start_ns[ops[mine]], kind="stable")]
-        starts, ends = s.start_ns[ops[mine]], s.end_ns[ops[mine]]
+        starts = s.start_ns[ops[mine]]
+        if len(starts) > 1 and not (starts[1:] >= starts[:-1]).all():  # rows usually come in time order
+            order = np.argsort(starts, kind="stable")
+            mine, starts = mine[order], starts[order]
+        ends = s.end_ns[ops[mine]]
         sel = np.flatnonzero(l_track == t)
         k = np.searchsorted(starts, l_start[sel], side="right") - 1
         hit = (k >= 0) & (ends[np.maximum(k, 0)] >= l_end[sel])
-        np.add.at(out, mine[k[hit]], g_dur[sel[hit]])
+        out += np.bincount(mine[k[hit]], weights=g_dur[sel[hit]], minlength=len(ops)).astype(np.int64)
     return out
 
 
