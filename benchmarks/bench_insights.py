@@ -74,6 +74,10 @@ def bench(path: Path, runs: int, calls: int) -> dict:
         "first_cpu_s": round(first, 3),
         "first_us_per_event": round(1e6 * first / max(events, 1), 3),
         "first_all_cpu_s": [round(g["calls"][0], 3) for g in got],
+        # The roofline and the critical path against the rest of the same first call, per run.
+        "first_with_vs_without_roofline_critical": round(med(
+            g["calls"][0] / max(g["calls"][0] - g["shares"]["analyse_roofline"][0] - g["shares"]["analyse_critical"][0], 1e-9)
+            for g in got), 3),
         "later_cpu_s": round(med(later), 3) if later else None,
         "first_by_analysis_cpu_s": {n[8:]: round(med(g["shares"][n][0] for g in got), 3) for n in ANALYSES},
         "later_by_analysis_cpu_s": ({n[8:]: round(med(med(g["shares"][n][1:]) for g in got), 3) for n in ANALYSES}

@@ -5,8 +5,10 @@ from __future__ import annotations
 import numpy as np
 from textual.widgets import Static
 
+from tests.app.screen import read_screen
 from tests.helpers import QWEN, settle
 from vtui.analysis.critical import analyse_critical
+from vtui.analysis.roofline import analyse_roofline
 from vtui.analysis.steps import analyse_steps
 from vtui.load.trace import load_trace
 from vtui.safe_text import safe_field
@@ -60,3 +62,39 @@ async def test_critical_path_key_highlights_the_selected_steps_path():
         assert any(store.strings[c] == "kernel" for c in kernels.tolist())
         await pilot.press("escape")
         assert app.view.highlight is None
+
+
+async def test_aggregation_table_shows_flops_and_roofline_columns_for_ops_with_shapes():
+    """The slice table (key 2) of a trace with recorded shapes draws FLOPs, TFLOP/s and % of the
+    roofline per name: checked against the roofline report's (name, shape) groups summed by name."""
+    store = load_trace(QWEN)
+    report = analyse_roofline(store)
+    by_name: dict[str, list[float]] = {}
+    for o in report.ops:
+        acc = by_name.setdefault(o.name, [0, 0, 0.0])
+        acc[0] += o.flops
+        acc[1] += o.gpu_ns
+        acc[2] += o.roofline_ns or 0.0
+    app = VtuiApp(QWEN, store=store)
+    async with app.run_test(size=(200, 50)) as pilot:
+        await settle(pilot)
+        await pilot.press("2")
+        await pilot.pause()
+        app.query_one("#agg-table").focus()
+        for name in ("aten::linear", "aten::copy_"):
+            await pilot.press("slash", *name, "enter")
+            await pilot.pause()
+            screen = read_screen(app)
+            header = screen.text[screen.find("TFLOP/s")[0]]
+            assert "FLOPs" in header and "% roof" in header
+            line = screen.text[[y for y in screen.find(name) if "FLOP" in screen.text[y] or "%" in screen.text[y]][-1]]
+            cells = line.split()
+            flops, gpu_ns, roof_ns = by_name[name]
+            assert cells[-1] == f"{100 * roof_ns / gpu_ns:.1f}%"
+            if flops:
+                assert cells[-2] == f"{flops / gpu_ns / 1e3:.2f}"
+                value, unit = cells[-4], cells[-3]
+                assert unit == "TFLOP" and value == f"{flops / 1e12:.2f}"
+            else:
+                assert cells[-2] == "—" and cells[-3] == "0"
+            await pilot.press("slash", *["backspace"] * len(name), "enter")

@@ -142,18 +142,27 @@ def reference_report(path: Path):
         if got is None:
             continue
         gpu = sum(kernel_ns[c] for s, t, c in calls.get((e["pid"], e["tid"]), []) if s >= start and t <= end)
-        acc = out.setdefault(e["name"], [0, 0, 0, 0])
-        for i, v in enumerate((1, got[0], got[1], gpu)):
-            acc[i] += v
+        for key in (e["name"], (e["name"], shape_text(e["args"]))):  # per name, and per name and shape
+            acc = out.setdefault(key, [0, 0, 0, 0])
+            for i, v in enumerate((1, got[0], got[1], gpu)):
+                acc[i] += v
     return out
 
 
+def shape_text(args) -> str:
+    """The dims of the tensor arguments as the report labels a shape: ``8x16 · 16x4``."""
+    return " · ".join("x".join(str(x) for x in d) for d, t in zip(args["Input Dims"], args["Input type"])
+                      if isinstance(d, list) and d and all(isinstance(x, int) for x in d) and t not in ("Scalar", ""))
+
+
 def by_name(report):
+    """Per name and per (name, shape): [calls, flops, bytes, gpu ns], as ``reference_report``."""
     out: dict = {}
     for o in report.ops:
-        acc = out.setdefault(o.name, [0, 0, 0, 0])
-        for i, v in enumerate((o.count, o.flops, o.bytes, o.gpu_ns)):
-            acc[i] += v
+        for key in (o.name, (o.name, o.shape)):
+            acc = out.setdefault(key, [0, 0, 0, 0])
+            for i, v in enumerate((o.count, o.flops, o.bytes, o.gpu_ns)):
+                acc[i] += v
     return out
 
 
@@ -167,11 +176,12 @@ def test_flops_and_bytes_equal_the_plain_computation(path):
         assert got[name][:3] == want[name][:3], name
         if report.time_basis == "gpu":
             assert got[name][3] == want[name][3], name
-    assert report.flops == sum(v[1] for v in want.values()) > 0
+    assert report.flops == sum(v[1] for k, v in want.items() if isinstance(k, str)) > 0
 
 
 @pytest.mark.parametrize("rel", ["public/tracelens__graph_capture_rank_0.1773709742341309550.pt.trace.json.gz",
-                                 "generated/hf_llama_kvcache.json.gz"], ids=["vllm_mi300x", "hf_llama_kvcache"])
+                                 "generated/hf_llama_kvcache.json.gz", "generated/hf_llama_big.json.gz"],
+                         ids=["vllm_mi300x", "hf_llama_kvcache", "hf_llama_big"])
 def test_shared_traces_with_shapes(shared_traces, rel):
     path = shared_traces / rel
     report = analyse_roofline(load_trace(path))
@@ -251,6 +261,12 @@ def test_device_table_is_data_with_sources():
     for d in entries:
         assert re.search(r"https://(www\.|images\.|resources\.)?(nvidia|amd)\.com/", d["source"]), d["name"]
         assert d["tbps"] > 0 and ("bf16" in d or "fp16" in d) and "fp32" in d
+        # Each entry says how it was checked; figures that check could not confirm are named.
+        assert d["checked"].startswith("2026-12-02") and set(d.get("unconfirmed", [])) <= set(d) - {"name", "match", "source"}
+    by_name = {d.name: d for d in device_table()}
+    assert by_name["NVIDIA H100 PCIe"].tflops["bf16"] == 756.5  # 1,513 with sparsity / 2
+    assert by_name["NVIDIA B200"].tbps == 7.7 and by_name["NVIDIA B200"].tflops["tf32"] == 1100.0
+    assert "tf32" in by_name["AMD Instinct MI300X"].unconfirmed and not by_name["NVIDIA H100 SXM"].unconfirmed
     names = {
         "Tesla V100-SXM2-32GB": "NVIDIA V100 SXM2", "Tesla T4": "NVIDIA T4", "NVIDIA A10": "NVIDIA A10",
         "NVIDIA A100-SXM4-40GB": "NVIDIA A100 40GB", "NVIDIA A100-SXM4-80GB": "NVIDIA A100 80GB", "NVIDIA L4": "NVIDIA L4",

@@ -31,6 +31,29 @@ from vtui.store.devices import cpu_op_mask, name_mask
 from vtui.store.grouping import distinct_ids
 from vtui.store.store import TraceStore
 
+
+@dataclass(frozen=True)
+class _Cols:
+    """The slice columns the walk reads, as plain arrays: a store reopened from the cache holds
+    np.memmap columns, and each fancy index of a memmap runs Python-level code (a few µs), which
+    the per-step walk pays thousands of times."""
+
+    start_ns: np.ndarray
+    end_ns: np.ndarray
+    track: np.ndarray
+    name_id: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.start_ns)
+
+
+def _cols(store: TraceStore) -> _Cols:
+    got = store.derived.get("critical_cols")
+    if got is None:
+        s = store.slices
+        got = store.derived["critical_cols"] = _Cols(*(np.asarray(getattr(s, n)) for n in ("start_ns", "end_ns", "track", "name_id")))
+    return got
+
 BLOCKING = re.compile(r"^(cuda|hip)(StreamSynchronize|DeviceSynchronize|EventSynchronize|Memcpy|MemcpyWithStream|Memcpy2D)$")
 COLLECTIVE = re.compile(r"(?i)nccl|rccl|all_?reduce|all_?gather|reduce_?scatter|all_?to_?all|sendrecv")
 SYNC_SHARE = 0.25  # blocking calls that cost this share of the step make it sync-bound
@@ -85,7 +108,7 @@ class _Device:
     """Device work sorted by (stream, start), with the arrays a walk needs (whole trace, once)."""
 
     def __init__(self, store: TraceStore) -> None:
-        s = store.slices
+        s = _cols(store)
         rows, launch = launched_by(store)
         order = np.lexsort((s.start_ns[rows], s.track[rows]))
         self.rows, self.launch = rows[order], launch[order]
@@ -151,7 +174,7 @@ def _event_edges(store: TraceStore, dev: _Device, l_start: np.ndarray) -> np.nda
     no event handles, so a ``StreamWaitEvent`` pairs with the last ``EventRecord`` before it on its
     thread; the record marks the last work that thread launched before it, and the wait holds the
     next work the thread launches, when that goes to another stream."""
-    s = store.slices
+    s = _cols(store)
     out = np.full(len(dev.rows), -1, dtype=np.int64)
     if not len(dev.rows) or not len(s):
         return out
@@ -182,7 +205,7 @@ class _Blocking:
     """Per CPU thread: the blocking calls that waited on device work, sorted by end, and that work."""
 
     def __init__(self, store: TraceStore, dev: _Device) -> None:
-        s = store.slices
+        s = _cols(store)
         rows = np.flatnonzero(name_mask(store, BLOCKING)) if len(s) else np.zeros(0, dtype=np.int64)
         target = np.full(len(rows), -1, dtype=np.int64)  # position in dev
         if len(rows) and len(dev.rows):
@@ -311,7 +334,7 @@ def _walk(dev: _Device, blk: _Blocking, track: int, lo: int, hi: int) -> tuple[l
 
 def analyse_critical(store: TraceStore, step_rows: np.ndarray) -> CriticalReport:
     """The critical path of each step (slice rows of the steps, as ``analyse_steps`` finds them)."""
-    s = store.slices
+    s = _cols(store)
     step_rows = np.asarray(step_rows, dtype=np.int64)
     if not len(step_rows):
         return CriticalReport(False)
@@ -336,7 +359,7 @@ def step_path(store: TraceStore, row: int) -> StepPath | None:
     inside its time); None when the trace has no steps or none holds it."""
     from vtui.analysis.steps import find_step_rows  # steps are found as Insights finds them
 
-    s = store.slices
+    s = _cols(store)
     _label, _source, steps = find_step_rows(store)
     if not len(steps) or row < 0:
         return None
@@ -355,7 +378,7 @@ def _outer_ops(store: TraceStore, rows: np.ndarray) -> np.ndarray:
     after). Climbs from these rows only: a step's slices, not the whole trace."""
     ops = cpu_op_mask(store)
     rows = rows[ops[rows]]
-    parent = store.slices.parent
+    parent = np.asarray(store.slices.parent)
     keep = np.ones(len(rows), dtype=bool)
     anc = parent[rows].astype(np.int64)
     for _ in range(512):
@@ -369,7 +392,7 @@ def _outer_ops(store: TraceStore, rows: np.ndarray) -> np.ndarray:
 
 def _summarise(store: TraceStore, index: int, row: int, lo: int, hi: int,
                segs: list[Segment], sync_ns: int, step_end: int) -> StepPath:
-    s = store.slices
+    s = _cols(store)
     totals = {"cpu": 0, "gpu": 0, "comm": 0, "wait": 0, "queue": 0}
     names: dict[tuple[str, str], int] = {}
     for seg in segs:
@@ -409,9 +432,15 @@ def _summarise(store: TraceStore, index: int, row: int, lo: int, hi: int,
 
 
 def _sum_by(ids: np.ndarray, weights: np.ndarray) -> tuple[list[int], list[int]]:
-    uniq, inv = np.unique(ids, return_inverse=True)
-    sums = np.bincount(inv, weights=weights, minlength=len(uniq))
-    return uniq.tolist(), [int(round(v)) for v in sums.tolist()]
+    """Distinct ids (ascending) and the summed weights of each: one sort and one reduceat (called
+    once per path segment, so fewer numpy calls than np.unique's)."""
+    if not len(ids):
+        return [], []
+    order = np.argsort(ids, kind="stable")
+    sid = ids[order]
+    first = np.flatnonzero(np.concatenate(([True], sid[1:] != sid[:-1])))
+    sums = np.add.reduceat(np.asarray(weights, dtype=np.int64)[order], first)
+    return sid[first].tolist(), sums.tolist()
 
 
 # ---- JSON --------------------------------------------------------------------------------------

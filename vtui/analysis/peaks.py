@@ -24,6 +24,7 @@ class DevicePeaks:
     match: str = ""
     sms: int | None = None
     mem_gib: float | None = None
+    unconfirmed: tuple[str, ...] = ()  # figures a check against the datasheets could not confirm
 
     @property
     def headline_tflops(self) -> float | None:
@@ -51,7 +52,8 @@ def device_table() -> tuple[DevicePeaks, ...]:
     for d in tomllib.loads(text)["device"]:
         out.append(DevicePeaks(name=d["name"], tflops={p: float(d[p]) for p in PRECISIONS if p in d},
                                tbps=float(d["tbps"]), source=d["source"], match=d.get("match", ""),
-                               sms=d.get("sms"), mem_gib=d.get("mem_gib")))
+                               sms=d.get("sms"), mem_gib=d.get("mem_gib"),
+                               unconfirmed=tuple(d.get("unconfirmed", ()))))
     return tuple(out)
 
 

@@ -3,8 +3,8 @@ time of the kernels each call launched, the device's peaks (``vtui.analysis.peak
 
 Candidates are CPU operators whose name has a rule (GEMM, attention, bytes-only) and that start in
 the range; a candidate inside another candidate (``aten::addmm`` under ``aten::linear``) is left
-to its outermost one, so no work is counted twice. Only the candidates' args are decoded, three
-keys of them kept as raw JSON, and the cost is worked out once per distinct (name, shapes).
+to its outermost one, so no work is counted twice. Only the candidates' args are read (three keys,
+interned by ``shapes.shape_ids``), and the cost is worked out once per distinct (name, shapes).
 An op's GPU time is the device work launched by runtime calls inside it (flows, else
 correlation ids); roofline time = max(FLOPs / peak of its precision, bytes / bandwidth);
 ``pct_of_roofline`` = roofline time / GPU time × 100.
@@ -19,8 +19,8 @@ import numpy as np
 
 from vtui.analysis.flops import Cost, family, op_cost
 from vtui.analysis.launched import launch_of
-from vtui.analysis.peaks import DeviceMatch, trace_device
-from vtui.analysis.shapes import iter_shapes, raw_value
+from vtui.analysis.peaks import DeviceMatch, DevicePeaks, trace_device
+from vtui.analysis.shapes import raw_value, shape_ids
 from vtui.store.devices import cpu_op_mask, device_work_kinds
 from vtui.store.grouping import distinct_ids
 from vtui.store.slicetime import TimeRange, over
@@ -84,6 +84,10 @@ def launched_by(store: TraceStore) -> tuple[np.ndarray, np.ndarray]:
 
 def _outermost(store: TraceStore, rows: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """Of ``rows`` (all in ``mask``), those with no ancestor in ``mask``."""
+    return rows[_outermost_mask(store, rows, mask)]
+
+
+def _outermost_mask(store: TraceStore, rows: np.ndarray, mask: np.ndarray) -> np.ndarray:
     parent = store.slices.parent
     keep = np.ones(len(rows), dtype=bool)
     anc = parent[rows].astype(np.int64)
@@ -93,7 +97,7 @@ def _outermost(store: TraceStore, rows: np.ndarray, mask: np.ndarray) -> np.ndar
             break
         keep[live] &= ~mask[anc[live]]
         anc[live] = parent[anc[live]]
-    return rows[keep]
+    return keep
 
 
 def _shape_label(dims, types) -> str:
@@ -102,6 +106,22 @@ def _shape_label(dims, types) -> str:
         if isinstance(d, list) and d and all(isinstance(x, int) for x in d) and isinstance(t, str) and t not in ("Scalar", ""):
             parts.append("x".join(map(str, d)))
     return " · ".join(parts)
+
+
+def _groups(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per distinct key (non-negative ints), the first row holding it; per row, its group. A table
+    over the key space where it is small (no sort), else ``np.unique``."""
+    if not len(keys):
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    top = int(keys.max()) + 1
+    if top > 4 * len(keys) + 1024:
+        return np.unique(keys, return_index=True, return_inverse=True)[1:]
+    first = np.full(top, len(keys), dtype=np.int64)
+    np.minimum.at(first, keys, np.arange(len(keys), dtype=np.int64))
+    present = np.flatnonzero(first < len(keys))
+    group = np.zeros(top, dtype=np.int64)
+    group[present] = np.arange(len(present), dtype=np.int64)
+    return first[present], group[keys]
 
 
 def _gpu_time(store: TraceStore, ops: np.ndarray) -> np.ndarray:
@@ -118,12 +138,15 @@ def _gpu_time(store: TraceStore, ops: np.ndarray) -> np.ndarray:
     o_track = s.track[ops]
     for t in distinct_ids(o_track):
         mine = np.flatnonzero(o_track == t)
-        mine = mine[np.argsort(s.start_ns[ops[mine]], kind="stable")]
-        starts, ends = s.start_ns[ops[mine]], s.end_ns[ops[mine]]
+        starts = s.start_ns[ops[mine]]
+        if len(starts) > 1 and not (starts[1:] >= starts[:-1]).all():  # rows usually come in time order
+            order = np.argsort(starts, kind="stable")
+            mine, starts = mine[order], starts[order]
+        ends = s.end_ns[ops[mine]]
         sel = np.flatnonzero(l_track == t)
         k = np.searchsorted(starts, l_start[sel], side="right") - 1
         hit = (k >= 0) & (ends[np.maximum(k, 0)] >= l_end[sel])
-        np.add.at(out, mine[k[hit]], g_dur[sel[hit]])
+        out += np.bincount(mine[k[hit]], weights=g_dur[sel[hit]], minlength=len(ops)).astype(np.int64)
     return out
 
 
@@ -138,6 +161,90 @@ def analyse_roofline(store: TraceStore, rng: TimeRange | None = None) -> Rooflin
     return got
 
 
+def _candidates(store: TraceStore, fam: np.ndarray) -> np.ndarray:
+    """Per slice: a CPU operator whose name has a rule and that has args."""
+    s = store.slices
+    return store.memo("roofline_candidates", lambda: cpu_op_mask(store) & (fam[s.name_id] > 0) & (s.args_len > 0))
+
+
+@dataclass(frozen=True)
+class GroupRoofline:
+    """The roofline ops among one group of slices (an aggregation row): their calls together."""
+
+    calls: int
+    flops: int
+    bytes: int
+    gpu_ns: int
+    roofline_ns: float | None  # None: some call's precision has no peak, or the device is unknown
+
+    @property
+    def tflops(self) -> float | None:
+        return self.flops / self.gpu_ns / 1e3 if self.gpu_ns > 0 and self.flops else None
+
+    @property
+    def pct_of_roofline(self) -> float | None:
+        return 100.0 * self.roofline_ns / self.gpu_ns if self.roofline_ns is not None and self.gpu_ns > 0 else None
+
+
+def group_roofline(store: TraceStore, rows: np.ndarray, keys: np.ndarray) -> dict[int, GroupRoofline]:
+    """Per group of ``rows`` (``keys``: a group id per row), the FLOPs, bytes, launched GPU time and
+    roofline time of its whole calls that are roofline ops (outermost candidates whose shapes say);
+    groups with none are absent. The same rules and costs as ``analyse_roofline``."""
+    fam = _family_codes(store)
+    if not len(rows) or not fam.any():
+        return {}
+    mask = _candidates(store, fam)
+    sel = np.flatnonzero(mask[rows])
+    sel = sel[_outermost_mask(store, rows[sel], mask)]
+    if not len(sel):
+        return {}
+    ops = rows[sel]
+    first, key_of, costs = _cost_groups(store, ops, fam)
+    peaks = trace_device(store).peaks if len(launched_by(store)[0]) else None  # no GPU work: no roofline
+    known = np.array([c is not None for *_, c in costs], dtype=bool)
+    flops = np.array([c.flops if c else 0 for *_, c in costs], dtype=np.int64)
+    nbytes = np.array([c.bytes if c else 0 for *_, c in costs], dtype=np.int64)
+    roof = np.array([(roofline_time(c.flops, c.bytes, c.precision, peaks)[0] if c and peaks else None) or np.nan
+                     for *_, c in costs], dtype=np.float64)
+    ok = known[key_of]
+    group, key_of = keys[sel][ok].astype(np.int64), key_of[ok]
+    gpu = _gpu_time(store, ops[ok])
+    size = int(group.max()) + 1 if len(group) else 0
+    sums = {name: np.zeros(size, dtype=np.int64) for name in ("calls", "flops", "bytes", "gpu")}
+    for name, values in (("calls", 1), ("flops", flops[key_of]), ("bytes", nbytes[key_of]), ("gpu", gpu)):
+        np.add.at(sums[name], group, values)  # exact int64 sums (FLOPs pass 2**53)
+    r = roof[key_of]
+    roof_sum = np.bincount(group, weights=np.nan_to_num(r), minlength=size)
+    unknown = np.bincount(group, weights=np.isnan(r), minlength=size)
+    return {g: GroupRoofline(int(sums["calls"][g]), int(sums["flops"][g]), int(sums["bytes"][g]), int(sums["gpu"][g]),
+                             None if unknown[g] else float(roof_sum[g]))
+            for g in np.flatnonzero(sums["calls"]).tolist()}
+
+
+def _cost_groups(store: TraceStore, rows: np.ndarray, fam: np.ndarray) -> tuple[np.ndarray, np.ndarray, list]:
+    """Group ``rows`` by (name, shapes): per group its first row, per row its group, and per group
+    (name, dims, types, Cost or None) worked out once from one call of it."""
+    s = store.slices
+    nid = s.name_id[rows].astype(np.int64)
+    tid, triples = shape_ids(store, rows)
+    # Concrete inputs matter to attention (is_causal) and _scaled_mm (out_dtype) only: other names
+    # group by (dims, types), so a scalar argument that varies does not split their groups.
+    pairs: dict[tuple[bytes, bytes], int] = {}
+    pair_of = np.array([pairs.setdefault((d, t), len(pairs)) for d, t, _ in triples], dtype=np.int64)
+    names = np.flatnonzero(np.bincount(nid))  # the distinct names (no sort)
+    needs = np.array([n for n in names.tolist() if fam[n] == 2 or store.strings[n] == "aten::_scaled_mm"], dtype=np.int64)
+    shape_key = np.where(np.isin(nid, needs), len(pairs) + tid, pair_of[tid])
+    first, key_of = _groups(nid * (len(pairs) + len(triples)) + shape_key)
+    costs = []
+    for r in first.tolist():
+        name = store.strings[int(nid[r])]
+        dims_raw, types_raw, conc_raw = triples[int(tid[r])]
+        dims, types = raw_value(msgspec.Raw(dims_raw)), raw_value(msgspec.Raw(types_raw))
+        conc = raw_value(msgspec.Raw(conc_raw)) if fam[int(nid[r])] == 2 or name == "aten::_scaled_mm" else None
+        costs.append((name, dims, types, op_cost(name, dims, types, conc)))
+    return first, key_of, costs
+
+
 def _analyse(store: TraceStore, t0: int, t1: int) -> RooflineReport:
     device = trace_device(store)
     s = store.slices
@@ -147,7 +254,7 @@ def _analyse(store: TraceStore, t0: int, t1: int) -> RooflineReport:
     fam = _family_codes(store)
     if not fam.any():
         return report
-    mask = store.memo("roofline_candidates", lambda: cpu_op_mask(store) & (fam[s.name_id] > 0) & (s.args_len > 0))
+    mask = _candidates(store, fam)
     rows = np.flatnonzero(mask)
     rows = rows[(s.start_ns[rows] >= t0) & (s.start_ns[rows] < t1)]
     rows = _outermost(store, rows, mask)
@@ -157,22 +264,12 @@ def _analyse(store: TraceStore, t0: int, t1: int) -> RooflineReport:
     report.time_basis = "gpu" if has_device_work else "cpu"
     gpu = _gpu_time(store, rows)
     cpu = (s.end_ns[rows] - s.start_ns[rows]).astype(np.int64)
-    names = s.name_id[rows].tolist()
-    # Concrete inputs matter to attention (is_causal) and _scaled_mm (out_dtype) only.
-    needs = {nid for nid in set(names) if fam[nid] == 2 or store.strings[nid] == "aten::_scaled_mm"}
-    groups: dict[tuple, int] = {}
-    put = groups.setdefault
-    key_of = np.fromiter((put((nid, bytes(sh.dims), bytes(sh.types), bytes(sh.concrete) if nid in needs else b""),
-                              len(groups)) for nid, sh in zip(names, iter_shapes(store, rows))),
-                         dtype=np.int64, count=len(rows))
-    n = len(groups)
+    first, key_of, costs = _cost_groups(store, rows, fam)
+    n = len(first)
     count = np.bincount(key_of, minlength=n)
     gpu_sum = np.bincount(key_of, weights=gpu, minlength=n)
     cpu_sum = np.bincount(key_of, weights=cpu, minlength=n)
-    for (nid, dims_raw, types_raw, conc_raw), g in groups.items():
-        name = store.strings[nid]
-        dims, types = raw_value(msgspec.Raw(dims_raw)), raw_value(msgspec.Raw(types_raw))
-        cost = op_cost(name, dims, types, raw_value(msgspec.Raw(conc_raw)) if conc_raw else None)
+    for g, (name, dims, types, cost) in enumerate(costs):
         if cost is None:
             report.without_shapes += int(count[g])
             continue
@@ -196,21 +293,27 @@ def _row(name: str, shape: str, cost: Cost, count: int, gpu_ns: int, cpu_ns: int
     tflops = flops / t / 1e3 if t > 0 and flops else None  # FLOP per ns = GFLOP/s; bytes-only ops: none
     tbps = nbytes / t / 1e3 if t > 0 else None
     roof = pct = bound = None
-    peaks = device.peaks
-    if peaks is not None and basis == "gpu":
-        peak = peaks.tflops.get(cost.precision) if cost.precision else None
-        mem_ns = nbytes / (peaks.tbps * 1e3)
-        if flops == 0:
-            roof, bound = mem_ns, "memory"
-        elif peak:
-            compute_ns = flops / (peak * 1e3)
-            roof, bound = max(compute_ns, mem_ns), "compute" if compute_ns >= mem_ns else "memory"
+    if device.peaks is not None and basis == "gpu":
+        roof, bound = roofline_time(flops, nbytes, cost.precision, device.peaks)
         if roof is not None and gpu_ns > 0:
             pct = 100.0 * roof / gpu_ns
     op = OpRoofline(name, shape, cost.dtype, family(name) or "", count, flops, nbytes, gpu_ns, cpu_ns, tflops, tbps,
                     roof, pct, bound, m=cost.m, dims=cost.dims)
     op.hint = roofline_hint(op, device)
     return op
+
+
+def roofline_time(flops: int, nbytes: int, precision: str | None, peaks: DevicePeaks) -> tuple[float | None, str | None]:
+    """(max(FLOPs / peak, bytes / bandwidth) in ns, compute / memory); (None, None) where the
+    precision has no peak on the device."""
+    mem_ns = nbytes / (peaks.tbps * 1e3)
+    if flops == 0:
+        return mem_ns, "memory"
+    peak = peaks.tflops.get(precision) if precision else None
+    if not peak:
+        return None, None
+    compute_ns = flops / (peak * 1e3)
+    return max(compute_ns, mem_ns), "compute" if compute_ns >= mem_ns else "memory"
 
 
 def roofline_hint(op: OpRoofline, device: DeviceMatch) -> str | None:

@@ -1,5 +1,11 @@
 """The recorded shapes of slices (``Input Dims``, ``Input type``, ``Concrete Inputs``), decoded for
-the given rows only, in one decoder call, each kept as raw JSON (so equal shapes compare as bytes)."""
+the given rows only, in one decoder call, each kept as raw JSON (so equal shapes compare as bytes).
+
+``shape_ids`` interns them: one id per row and the distinct (dims, types, concrete) texts, so a
+caller works out a cost once per distinct shape (there are few, even in huge traces). The C helper
+(``_vtui_fastcols.shape_keys``) does it without a Python object per row; the msgspec path here is
+the reference and the fallback (no compiler at install, args it declines), with identical results.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +16,11 @@ import numpy as np
 
 from vtui.analysis.argsjson import args_json
 from vtui.store.store import TraceStore
+
+try:
+    from _vtui_fastcols import shape_keys as _shape_keys
+except ImportError:  # pragma: no cover - depends on the install (an older build lacks it too)
+    _shape_keys = None
 
 _NULL = msgspec.Raw(b"null")
 
@@ -60,3 +71,29 @@ def raw_value(raw: msgspec.Raw):
         return msgspec.json.decode(raw)
     except (msgspec.DecodeError, RecursionError):
         return None
+
+
+Triple = tuple[bytes, bytes, bytes]  # raw JSON of Input Dims, Input type, Concrete Inputs (b"null": absent)
+
+
+def shape_ids(store: TraceStore, rows: np.ndarray, pure_python: bool = False) -> tuple[np.ndarray, list[Triple]]:
+    """Per row, the id of its shapes triple (int64), and the distinct triples (index = id)."""
+    s = store.slices
+    offs = np.ascontiguousarray(s.args_off[rows], dtype=np.int64)
+    lens = np.ascontiguousarray(s.args_len[rows], dtype=np.int32)
+    if _shape_keys is not None and not pure_python and len(rows):
+        blob = store.args_blob
+        view = blob.buffer() if hasattr(blob, "buffer") else blob
+        try:
+            got = _shape_keys(view, offs, lens)
+        finally:
+            if isinstance(view, memoryview):
+                view.release()
+        if got is not None:
+            ids, triples = got
+            return np.frombuffer(ids, dtype=np.int64), triples
+    seen: dict[Triple, int] = {}
+    put = seen.setdefault
+    out = np.fromiter((put((bytes(sh.dims), bytes(sh.types), bytes(sh.concrete)), len(seen))
+                       for sh in iter_shapes(store, rows)), dtype=np.int64, count=len(rows))
+    return out, list(seen)

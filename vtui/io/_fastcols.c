@@ -363,8 +363,312 @@ done:
     return result;
 }
 
+/* ---- shape_keys: the recorded shapes of the given rows, interned ---------------------------------
+ *
+ * For each row (its args: blob[off:off+len], a JSON object as the trace's parser kept it), the raw
+ * JSON values of "Input Dims", "Input type" and "Concrete Inputs" (b"null" when absent; the last
+ * one when a key repeats, as msgspec does), interned as one triple: returns (ids: bytes of int64,
+ * one per row; triples: list of (dims, types, concrete) bytes). Returns None, and the caller runs
+ * vtui.analysis.shapes' msgspec path, on anything it does not read exactly as msgspec would: an
+ * escape in a key, a value cut off by the end of the row, text that is not an object's structure.
+ */
+enum { SK_DIMS, SK_TYPES, SK_CONCRETE, SK_N };
+static const char *SK_NAMES[SK_N] = {"Input Dims", "Input type", "Concrete Inputs"};
+
+static Py_ssize_t
+sk_ws(const char *p, Py_ssize_t i, Py_ssize_t end)
+{
+    while (i < end && (p[i] == ' ' || p[i] == '\t' || p[i] == '\n' || p[i] == '\r'))
+        i++;
+    return i;
+}
+
+/* The index after the string starting at p[i] == '"'; -1 when it does not close before ``end``.
+ * memchr to each quote, then its backslashes counted (an odd run escapes it). */
+static Py_ssize_t
+sk_string(const char *p, Py_ssize_t i, Py_ssize_t end, int *escaped)
+{
+    for (i++; i < end;) {
+        const char *q = memchr(p + i, '"', (size_t)(end - i));
+        if (q == NULL)
+            return -1;
+        Py_ssize_t at = q - p, back = 0;
+        while (at - 1 - back >= i && p[at - 1 - back] == '\\')
+            back++;
+        if (back || memchr(p + i, '\\', (size_t)(at - i)) != NULL)
+            *escaped = 1;
+        if (back % 2 == 0)
+            return at + 1;
+        i = at + 1;
+    }
+    return -1;
+}
+
+/* Bytes that end a run inside an array or object: quotes and brackets (1), everything else 0. */
+static unsigned char SK_STOP[256] = {['"'] = 1, ['['] = 1, [']'] = 1, ['{'] = 1, ['}'] = 1};
+
+/* The index after the JSON value starting at p[i]; -1 when it runs past ``end`` or is unbalanced. */
+static Py_ssize_t
+sk_value(const char *p, Py_ssize_t i, Py_ssize_t end)
+{
+    int esc = 0;
+    if (i >= end)
+        return -1;
+    if (p[i] == '"')
+        return sk_string(p, i, end, &esc);
+    if (p[i] == '[' || p[i] == '{') {
+        char stack[256];
+        int depth = 0;
+        for (;;) {
+            while (i < end && !SK_STOP[(unsigned char)p[i]])
+                i++;
+            if (i >= end)
+                return -1;
+            char c = p[i];
+            if (c == '"') {
+                i = sk_string(p, i, end, &esc);
+                if (i < 0)
+                    return -1;
+                continue;
+            }
+            if (c == '[' || c == '{') {
+                if (depth == (int)sizeof(stack))
+                    return -1;
+                stack[depth++] = c == '[' ? ']' : '}';
+            }
+            else if (depth == 0 || stack[--depth] != c)
+                return -1;
+            else if (depth == 0)
+                return i + 1;
+            i++;
+        }
+    }
+    while (i < end && p[i] != ',' && p[i] != '}' && p[i] != ']' && p[i] != ' ' && p[i] != '\t'
+           && p[i] != '\n' && p[i] != '\r')
+        i++;
+    return i;
+}
+
+/* Spans of the three values in one args object: 1 done (absent: start -1), 0 not an object
+ * (all absent, as msgspec's failure gives), -1 decline. */
+static int
+sk_row(const char *p, Py_ssize_t i, Py_ssize_t end, Py_ssize_t *vs, Py_ssize_t *ve)
+{
+    for (int k = 0; k < SK_N; k++)
+        vs[k] = -1;
+    i = sk_ws(p, i, end);
+    if (i >= end || p[i] != '{')
+        return i >= end ? 0 : (p[i] == '[' || p[i] == '"' || p[i] == '-' || (p[i] >= '0' && p[i] <= '9')
+                               || p[i] == 't' || p[i] == 'f' || p[i] == 'n') ? 0 : -1;
+    i = sk_ws(p, i + 1, end);
+    if (i < end && p[i] == '}')
+        return 1;
+    for (;;) {
+        int esc = 0;
+        if (i >= end || p[i] != '"')
+            return -1;
+        Py_ssize_t ks = i + 1, ke = sk_string(p, i, end, &esc);
+        if (ke < 0 || esc)
+            return -1;
+        i = sk_ws(p, ke, end);
+        if (i >= end || p[i] != ':')
+            return -1;
+        i = sk_ws(p, i + 1, end);
+        Py_ssize_t v0 = i, v1 = sk_value(p, i, end);
+        if (v1 < 0 || v1 == v0)
+            return -1;
+        Py_ssize_t klen = ke - 1 - ks;
+        for (int k = 0; k < SK_N; k++) {
+            if ((size_t)klen == strlen(SK_NAMES[k]) && memcmp(p + ks, SK_NAMES[k], (size_t)klen) == 0) {
+                vs[k] = v0;
+                ve[k] = v1;
+            }
+        }
+        i = sk_ws(p, v1, end);
+        if (i < end && p[i] == ',') {
+            i = sk_ws(p, i + 1, end);
+            continue;
+        }
+        return (i < end && p[i] == '}') ? 1 : -1;
+    }
+}
+
+/* A hash of the three texts (8 bytes at a time; the lengths mixed in, so the split is part of it). */
+static uint64_t
+sk_hash(const char *const *text, const Py_ssize_t *tl)
+{
+    uint64_t h = 0x9E3779B97F4A7C15ull;
+    for (int k = 0; k < SK_N; k++) {
+        const char *t = text[k];
+        Py_ssize_t n = tl[k], i = 0;
+        h = (h ^ (uint64_t)n) * 0xFF51AFD7ED558CCDull;
+        for (; i + 8 <= n; i += 8) {
+            uint64_t w;
+            memcpy(&w, t + i, 8);
+            h = (h ^ w) * 0x9E3779B97F4A7C15ull;
+            h ^= h >> 29;
+        }
+        uint64_t w = 0;
+        memcpy(&w, t + i, (size_t)(n - i));
+        h = (h ^ w) * 0xC4CEB9FE1A85EC53ull;
+        h ^= h >> 32;
+    }
+    return h;
+}
+
+typedef struct {
+    uint64_t hash;
+    int64_t id;  /* -1: empty slot */
+} sk_slot;
+
+typedef struct {
+    const char *text[SK_N];  /* the first row's texts (inside the blob, or the static "null") */
+    Py_ssize_t tl[SK_N];
+} sk_shape;
+
+PyDoc_STRVAR(shape_keys_doc, "shape_keys(blob, offs_int64, lens_int32) -> (ids bytes, [(dims, types, concrete)]) | None");
+
+static PyObject *
+shape_keys(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "shape_keys(blob, offs, lens)");
+        return NULL;
+    }
+    Py_buffer blob, offs, lens;
+    if (PyObject_GetBuffer(args[0], &blob, PyBUF_SIMPLE) < 0)
+        return NULL;
+    if (PyObject_GetBuffer(args[1], &offs, PyBUF_SIMPLE) < 0) {
+        PyBuffer_Release(&blob);
+        return NULL;
+    }
+    if (PyObject_GetBuffer(args[2], &lens, PyBUF_SIMPLE) < 0) {
+        PyBuffer_Release(&blob);
+        PyBuffer_Release(&offs);
+        return NULL;
+    }
+    PyObject *result = NULL, *triples = NULL, *ids = NULL;
+    sk_slot *table = NULL;
+    sk_shape *shapes = NULL;
+    Py_ssize_t cap = 64, used = 0, shapes_cap = 32;
+    Py_ssize_t n = offs.len / (Py_ssize_t)sizeof(int64_t);
+    static const char NUL[] = "null";
+    if (lens.len / (Py_ssize_t)sizeof(int32_t) != n) {
+        PyErr_SetString(PyExc_ValueError, "offs and lens differ in length");
+        goto done;
+    }
+    const char *p = (const char *)blob.buf;
+    const int64_t *off = (const int64_t *)offs.buf;
+    const int32_t *len = (const int32_t *)lens.buf;
+    table = PyMem_Malloc((size_t)cap * sizeof(sk_slot));
+    shapes = PyMem_Malloc((size_t)shapes_cap * sizeof(sk_shape));
+    if (table == NULL || shapes == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < cap; i++)
+        table[i].id = -1;
+    if ((ids = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t))) == NULL)
+        goto done;
+    int64_t *out = (int64_t *)PyBytes_AS_STRING(ids);
+    for (Py_ssize_t r = 0; r < n; r++) {
+        Py_ssize_t vs[SK_N], ve[SK_N];
+        Py_ssize_t start = (Py_ssize_t)off[r], end = start + (Py_ssize_t)len[r];
+#if defined(__GNUC__) || defined(__clang__)
+        /* The rows' args lie scattered through the blob: ask for a later row's bytes early. */
+        if (r + 8 < n && off[r + 8] >= 0 && off[r + 8] < blob.len)
+            __builtin_prefetch(p + off[r + 8]);
+#endif
+        if (len[r] <= 0) {
+            for (int k = 0; k < SK_N; k++)
+                vs[k] = -1;
+        }
+        else if (start < 0 || end > blob.len || sk_row(p, start, end, vs, ve) < 0) {
+            result = Py_NewRef(Py_None);  /* declined: the msgspec path decides */
+            goto done;
+        }
+        sk_shape cur;
+        for (int k = 0; k < SK_N; k++) {
+            cur.text[k] = vs[k] < 0 ? NUL : p + vs[k];
+            cur.tl[k] = vs[k] < 0 ? 4 : ve[k] - vs[k];
+        }
+        uint64_t h = sk_hash(cur.text, cur.tl);
+        Py_ssize_t slot = (Py_ssize_t)(h & (uint64_t)(cap - 1));
+        int64_t found = -1;
+        for (; table[slot].id >= 0; slot = (slot + 1) & (cap - 1)) {
+            if (table[slot].hash != h)
+                continue;
+            sk_shape *o = &shapes[table[slot].id];
+            int same = 1;
+            for (int k = 0; k < SK_N && same; k++)
+                same = o->tl[k] == cur.tl[k] && memcmp(o->text[k], cur.text[k], (size_t)cur.tl[k]) == 0;
+            if (same) {
+                found = table[slot].id;
+                break;
+            }
+        }
+        if (found < 0) {
+            if (used == shapes_cap) {
+                sk_shape *grown = PyMem_Realloc(shapes, (size_t)shapes_cap * 2 * sizeof(sk_shape));
+                if (grown == NULL) {
+                    PyErr_NoMemory();
+                    goto done;
+                }
+                shapes = grown;
+                shapes_cap *= 2;
+            }
+            found = used;
+            shapes[used++] = cur;
+            table[slot].hash = h;
+            table[slot].id = found;
+            if (used * 2 > cap) {  /* keep it at most half full: rehash into twice the slots */
+                Py_ssize_t ncap = cap * 2;
+                sk_slot *nt = PyMem_Malloc((size_t)ncap * sizeof(sk_slot));
+                if (nt == NULL) {
+                    PyErr_NoMemory();
+                    goto done;
+                }
+                for (Py_ssize_t i = 0; i < ncap; i++)
+                    nt[i].id = -1;
+                for (Py_ssize_t i = 0; i < cap; i++) {
+                    if (table[i].id < 0)
+                        continue;
+                    Py_ssize_t j = (Py_ssize_t)(table[i].hash & (uint64_t)(ncap - 1));
+                    while (nt[j].id >= 0)
+                        j = (j + 1) & (ncap - 1);
+                    nt[j] = table[i];
+                }
+                PyMem_Free(table);
+                table = nt;
+                cap = ncap;
+            }
+        }
+        out[r] = found;
+    }
+    if ((triples = PyList_New(used)) == NULL)
+        goto done;
+    for (Py_ssize_t i = 0; i < used; i++) {
+        sk_shape *o = &shapes[i];
+        PyObject *t = Py_BuildValue("(y#y#y#)", o->text[0], o->tl[0], o->text[1], o->tl[1], o->text[2], o->tl[2]);
+        if (t == NULL)
+            goto done;
+        PyList_SET_ITEM(triples, i, t);
+    }
+    result = PyTuple_Pack(2, ids, triples);
+done:
+    PyMem_Free(table);
+    PyMem_Free(shapes);
+    Py_XDECREF(triples);
+    Py_XDECREF(ids);
+    PyBuffer_Release(&blob);
+    PyBuffer_Release(&offs);
+    PyBuffer_Release(&lens);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"extract", (PyCFunction)(void (*)(void))extract, METH_FASTCALL, extract_doc},
+    {"shape_keys", (PyCFunction)(void (*)(void))shape_keys, METH_FASTCALL, shape_keys_doc},
     {NULL, NULL, 0, NULL},
 };
 

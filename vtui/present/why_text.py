@@ -15,7 +15,7 @@ def _num(v: float | None, fmt: str = "{:.1f}") -> str:
     return "—" if v is None else fmt.format(v)
 
 
-def _flops(n: float) -> str:
+def format_flops(n: float) -> str:
     for unit, scale in (("PFLOP", 1e15), ("TFLOP", 1e12), ("GFLOP", 1e9), ("MFLOP", 1e6)):
         if n >= scale:
             return f"{n / scale:.2f} {unit}"
@@ -28,14 +28,15 @@ def device_lines(r: RooflineReport) -> list[str]:
         return [f"device: unknown — {safe_field(r.device.why or r.why, 200)}; FLOPs and rates only, no % of roofline"]
     peaks = ", ".join(f"{k} {v:g}" for k, v in p.tflops.items())
     return [f"device: {safe_field(p.name, 60)} (trace: {safe_field(r.device.trace_name or '—', 60)}) · peaks TFLOP/s "
-            f"{peaks} · {p.tbps:g} TB/s", f"source: {safe_field(p.source, 300)}"]
+            f"{peaks} · {p.tbps:g} TB/s", f"source: {safe_field(p.source, 300)}"] + (
+        [f"not confirmed against the datasheet: {', '.join(p.unconfirmed)}"] if p.unconfirmed else [])
 
 
 def roofline_lines(r: RooflineReport | None, top: int = 12) -> list[str]:
     if r is None or not r.present:
         return ["Roofline: no operator with recorded shapes in this range (profile with record_shapes=True)"]
     basis = "GPU time of the kernels each op launched" if r.time_basis == "gpu" else "the ops' CPU time"
-    lines = [f"Roofline: {r.calls:,} calls in {len(r.ops)} (op, shape) groups · {_flops(r.flops)} · "
+    lines = [f"Roofline: {r.calls:,} calls in {len(r.ops)} (op, shape) groups · {format_flops(r.flops)} · "
              f"{format_bytes(r.bytes)} moved · rates over {basis}"] + ["  " + ln for ln in device_lines(r)]
     if r.why and r.why != r.device.why:
         lines.append(f"  note: {safe_field(r.why, 200)}")

@@ -9,9 +9,11 @@ from textual.message import Message
 from textual.widgets import DataTable, Input, Static
 
 from vtui.analysis.aggregate import SORT_KEYS, Aggregation, AggRow, aggregate, sort_rows
+from vtui.analysis.roofline import GroupRoofline, group_roofline
 from vtui.fmt import format_duration
 from vtui.present.names import distinct_cuts
 from vtui.present.tables import aggregation_table
+from vtui.present.why_text import format_flops
 from vtui.ui.keys import bindings
 from vtui.ui.safe import visible
 from vtui.ui.view import ViewState
@@ -20,9 +22,19 @@ GROUPS = ("name", "cat", "track")
 NAME_WIDTH = 36  # before the pane has a width
 MIN_NAME = 24  # numeric columns drop (min, max, avg, self) before the name gets less than this
 NUMERIC = ("count", "total", "self", "avg", "min", "max", "% range")
+ROOF = ("FLOPs", "TFLOP/s", "% roof")  # shown when the range has ops with recorded shapes
 DROP_ORDER = ("min", "max", "avg", "self")
 COLUMN_SORT = {"count": "count", "total": "total", "self": "self", "avg": "avg", "min": "min", "max": "max",
                "% range": "total"}  # what a click on a column's header sorts by
+
+
+def roof_cells(g: GroupRoofline | None) -> list[str]:
+    """The roofline columns of one row: blank for a group without roofline ops, — for no figure."""
+    if g is None:
+        return ["", "", ""]
+    pct = g.pct_of_roofline
+    return [format_flops(g.flops) if g.flops else "0", "—" if g.tflops is None else f"{g.tflops:.2f}",
+            "—" if pct is None else f"{pct:.1f}%"]
 
 
 class AggregationPane(Vertical):
@@ -45,6 +57,7 @@ class AggregationPane(Vertical):
         self.shown: list[AggRow] = []
         self.matches_only = False  # aggregate only the current search's matches
         self.columns: tuple[str, ...] = ()  # the numeric columns shown
+        self.roof: dict[int, GroupRoofline] = {}  # per group: its roofline ops (analysis.roofline)
         self._layout: tuple = ()  # (name width, columns) the table was built with
 
     def compose(self) -> ComposeResult:
@@ -58,6 +71,7 @@ class AggregationPane(Vertical):
         only = found.rows if self.matches_only and found is not None else None
         self.agg = aggregate(self.view.store, self.view.analysis_range(), self.view.visible_track_ids(), by=self.by,
                              sort=self.sort, only=only)
+        self.roof = group_roofline(self.view.store, self.agg.selected, self.agg.keys)
         self._fill()
 
     def set_grouping(self, by: str) -> None:
@@ -72,8 +86,11 @@ class AggregationPane(Vertical):
         self.shown = [r for r in rows if text in r.key.lower()] if text else rows
         table = self.query_one(DataTable)
         display = aggregation_table(self.agg.with_rows(self.shown)).display
+        numeric = NUMERIC + ROOF if self.roof else NUMERIC
+        if self.roof:
+            display = [d + roof_cells(self.roof.get(r.group)) for d, r in zip(display, self.shown)]
         names = [visible(r[0]) for r in display]
-        width, columns = self._fit(table.size.width, names, display)
+        width, columns = self._fit(table.size.width, names, display, numeric)
         if (width, columns) != self._layout:
             self._layout, self.columns = (width, columns), columns
             table.clear(columns=True)
@@ -82,7 +99,7 @@ class AggregationPane(Vertical):
                 table.add_column(key, key=key)
         else:
             table.clear()
-        keep = [1 + NUMERIC.index(key) for key in columns]
+        keep = [1 + numeric.index(key) for key in columns]
         for name, r in zip(distinct_cuts(names, width), display):
             table.add_row(Text(name, no_wrap=True), *(Text(r[i], justify="right") for i in keep))
         a = self.agg
@@ -97,14 +114,15 @@ class AggregationPane(Vertical):
             f"{len(self.shown)} rows · b group, o sort, / filter, enter jumps, x exports", no_wrap=True))
 
     @staticmethod
-    def _fit(width: int, names: list[str], display: list[list[str]]) -> tuple[int, tuple[str, ...]]:
+    def _fit(width: int, names: list[str], display: list[list[str]],
+             numeric: tuple[str, ...] = NUMERIC) -> tuple[int, tuple[str, ...]]:
         """The name column's width and the numeric columns that fit beside it in ``width`` cells:
         the name gets what the numbers leave; numbers drop before the name is cut below MIN_NAME."""
         if width <= 0:  # not laid out yet
-            return NAME_WIDTH, NUMERIC
-        cells = {key: max([len(key)] + [len(r[1 + i]) for r in display]) + 2 for i, key in enumerate(NUMERIC)}
+            return NAME_WIDTH, numeric
+        cells = {key: max([len(key)] + [len(r[1 + i]) for r in display]) + 2 for i, key in enumerate(numeric)}
         longest = max((len(n) for n in names), default=8)
-        columns = list(NUMERIC)
+        columns = list(numeric)
         room = width - 2 - 2 - sum(cells[k] for k in columns)  # the scrollbar, the name's padding
         for key in DROP_ORDER:
             if room >= min(longest, MIN_NAME):
@@ -159,7 +177,7 @@ class AggregationPane(Vertical):
         if event.column_index == 0:
             column = "name"
         else:
-            column = COLUMN_SORT[self.columns[event.column_index - 1]]
+            column = COLUMN_SORT.get(self.columns[event.column_index - 1], self.sort)
         self.descending = not self.descending if column == self.sort else column != "name"
         self.sort = column
         self._fill()
