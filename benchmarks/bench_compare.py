@@ -12,25 +12,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fresh import CPU_S, ROOT, load_average, run_child, warm_cache  # noqa: E402
 
-CHILD = r"""
-import json, resource, sys
+CHILD = CPU_S + r"""
+import json, sys
 sys.path.insert(0, sys.argv[2])
 from vtui.load.trace import load_trace
 from vtui.analysis.compare import compare
 from vtui.store.slicetime import range_slices
-
-def cpu_s():
-    r = resource.getrusage(resource.RUSAGE_SELF)
-    return r.ru_utime + r.ru_stime
 
 if __name__ == "__main__":
     a, b, floor_store = load_trace(sys.argv[1]), load_trace(sys.argv[1]), load_trace(sys.argv[1])
@@ -44,18 +38,12 @@ if __name__ == "__main__":
 
 
 def bench(path: Path, runs: int) -> dict:
-    with tempfile.TemporaryDirectory(prefix="vtui-bench-cache-") as cache_home:  # never the user's ~/.cache
-        env = {**os.environ, "XDG_CACHE_HOME": cache_home}
-        subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[2]);"
-                        "from vtui.load.trace import load_trace; load_trace(sys.argv[1])", str(path), str(ROOT)],
-                       check=True, env=env)  # the cache entry
-        got = [json.loads(subprocess.run([sys.executable, "-c", CHILD, str(path), str(ROOT)], capture_output=True,
-                                         text=True, check=True, env=env).stdout.strip().splitlines()[-1])
-               for _ in range(runs)]
+    with warm_cache(path) as env:
+        got = [run_child(CHILD, [str(path), str(ROOT)], env) for _ in range(runs)]
     med = statistics.median
     compare_s, floor_s = med(g["compare"] for g in got), med(g["floor"] for g in got)
     return {"file": path.name, "runs": runs, "events": got[0]["events"],
-            "load_avg_1_5_min": [round(x, 2) for x in os.getloadavg()[:2]],
+            "load_avg_1_5_min": load_average(),
             "compare_cpu_s": round(compare_s, 3), "floor_one_selection_cpu_s": round(floor_s, 3),
             "ratio_to_floor": round(compare_s / max(floor_s, 1e-9), 2),
             "all_compare_cpu_s": [round(g["compare"], 3) for g in got]}

@@ -12,26 +12,20 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fresh import CPU_S, ROOT, load_average, run_child, warm_cache  # noqa: E402
 
-CHILD = r"""
-import json, resource, sys
+CHILD = CPU_S + r"""
+import json, sys
 sys.path.insert(0, sys.argv[2])
 from vtui.load.trace import load_trace
 import vtui.analysis.insights as insights
 from vtui.analysis.graphs import GraphReport
 from vtui.analysis.serving import ServingReport
-
-def cpu_s():
-    r = resource.getrusage(resource.RUSAGE_SELF)
-    return r.ru_utime + r.ru_stime
 
 if __name__ == "__main__":
     store = load_trace(sys.argv[1])
@@ -49,17 +43,11 @@ if __name__ == "__main__":
 
 
 def bench(path: Path, runs: int, calls: int) -> dict:
-    with tempfile.TemporaryDirectory(prefix="vtui-bench-cache-") as cache_home:  # never the user's ~/.cache
-        env = {**os.environ, "XDG_CACHE_HOME": cache_home}
-        subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[2]);"
-                        "from vtui.load.trace import load_trace; load_trace(sys.argv[1])", str(path), str(ROOT)],
-                       check=True, env=env)  # the cache entry
+    with warm_cache(path) as env:
         got: dict[str, list[dict]] = {"with": [], "without": []}
         for _ in range(runs):
             for mode in ("without", "with"):  # alternating: load drifts hit both modes alike
-                out = subprocess.run([sys.executable, "-c", CHILD, str(path), str(ROOT), str(calls), mode],
-                                     capture_output=True, text=True, check=True, env=env)
-                got[mode].append(json.loads(out.stdout.strip().splitlines()[-1]))
+                got[mode].append(run_child(CHILD, [str(path), str(ROOT), str(calls), mode], env))
     med = statistics.median
 
     def first(mode: str) -> float:
@@ -77,7 +65,7 @@ def bench(path: Path, runs: int, calls: int) -> dict:
     if calls > 1:
         lw, lo = later("with"), later("without")
         out["later_cpu_s"] = {"with": round(lw, 3), "without": round(lo, 3), "added_pct": round(100 * (lw - lo) / lo, 1)}
-    out["load_average"] = os.getloadavg()[0]
+    out["load_average"] = load_average()[0]
     return out
 
 
