@@ -3,7 +3,7 @@
 Times `lane_segments`/`counter_segments`/`instant_segments` for all visible rows — what a
 full repaint costs — at whole-trace zoom and at 1 % zoom, median of N repaints.
 
-    python benchmarks/bench_render.py [TRACE ...] [--slices 1000000] [--neighbour 1]
+    python benchmarks/bench_render.py [TRACE ...] [--slices 1000000] [--neighbour 0,1]
 
 ``--neighbour N``: N processes spin on a core for the whole run (a busy machine); each figure
 line gives the setting and the 1-minute load average. The CPU figure is this thread's own.
@@ -96,22 +96,24 @@ def main() -> None:
     parser.add_argument("traces", nargs="*", type=Path)
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--slices", type=int, default=1_000_000)
-    parser.add_argument("--neighbour", type=int, default=0, metavar="N",
-                        help="N processes spinning on a core while the repaints are timed")
+    parser.add_argument("--neighbour", default="0", metavar="N[,N...]",
+                        help="N processes spinning on a core while the repaints are timed; several: a line each")
     opts = parser.parse_args()
+    settings = [int(n) for n in opts.neighbour.split(",")]
     traces = opts.traces or ([BIG] if BIG.exists() else [])
     for p in traces:
         store = load_trace(p)
-        with neighbours(opts.neighbour):
-            print(json.dumps(bench(store, p.name, opts.runs, opts.neighbour)), flush=True)
+        for n in settings:
+            with neighbours(n):
+                print(json.dumps(bench(store, p.name, opts.runs, n)), flush=True)
     if opts.slices:
         import tempfile
 
         with tempfile.TemporaryDirectory() as tmp:
             store = synthetic_store(opts.slices, Path(tmp) / "synthetic.json")
-            with neighbours(opts.neighbour):
-                print(json.dumps(bench(store, f"synthetic {len(store.slices):,} slices", opts.runs, opts.neighbour)),
-                      flush=True)
+            for n in settings:
+                with neighbours(n):
+                    print(json.dumps(bench(store, f"synthetic {len(store.slices):,} slices", opts.runs, n)), flush=True)
 
 
 if __name__ == "__main__":
