@@ -28,6 +28,7 @@ from vtui.analysis.calltree import build_tree, invert  # noqa: E402
 from vtui.analysis.search import search  # noqa: E402
 from vtui.export.trace import export_range  # noqa: E402
 from vtui.load.trace import load_trace  # noqa: E402
+from vtui.store.slicetime import time_range  # noqa: E402
 from vtui.ui.flame import flame_layout, flame_segments  # noqa: E402
 
 
@@ -52,16 +53,17 @@ def bench(path: Path, runs: int, export_runs: int) -> None:
     span = int(store.span_ns)
     mid = span // 2
     one = (mid - span // 200, mid + span // 200)
+    # a fresh range value per run: its selection is cached on it, and each run must select anew
     cases = {
-        "aggregate whole trace (by name)": lambda: aggregate(store, 0, span),
-        "aggregate 1 % range (by name)": lambda: aggregate(store, *one),
-        "aggregate whole trace (by cat)": lambda: aggregate(store, 0, span, by="cat"),
+        "aggregate whole trace (by name)": lambda: aggregate(store, time_range(store)),
+        "aggregate 1 % range (by name)": lambda: aggregate(store, time_range(store, *one)),
+        "aggregate whole trace (by cat)": lambda: aggregate(store, time_range(store), by="cat"),
         "search all names 'mm|conv|copy'": lambda: search(store, "mm|conv|copy"),
         "search all names '^aten::'": lambda: search(store, "^aten::"),
-        "call tree whole trace": lambda: build_tree(store, 0, span),
-        "call tree 1 % range": lambda: build_tree(store, *one),
+        "call tree whole trace": lambda: build_tree(store, time_range(store)),
+        "call tree 1 % range": lambda: build_tree(store, time_range(store, *one)),
     }
-    tree = build_tree(store, 0, span)
+    tree = build_tree(store)
     layout = flame_layout(tree, "total")
     cases["call tree inverted (from the tree)"] = lambda: invert(tree)
     cases["flame graph layout (whole tree)"] = lambda: flame_layout(tree, "total")

@@ -8,9 +8,10 @@ Each measurement is a fresh process started the way ``vtui TRACE`` starts (inter
 the app headless), timed from before the process starts until the timeline has been drawn with
 the trace; CPU-seconds are that process's and its children's (loader, decoders), user + system.
 Medians of N runs; the cache goes to a temp folder; vtui's bytecode is compiled first, as an
-installed vtui has it (see ``bytecode.py``).
+installed vtui has it (see ``bytecode.py``). Warm opens have a floor measured in the same run: a
+CLI process that opens the entry (``vtui info``).
 
-    python benchmarks/bench_app.py TRACE [--runs 3]
+    python benchmarks/bench_app.py TRACE [--runs 3] [--warm-only]
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ times = []
 for _ in range(int(sys.argv[3])):
     r0 = resource.getrusage(resource.RUSAGE_SELF)
     t = time.perf_counter()
-    compute_insights(store, 0, None, None)
+    compute_insights(store)
     r1 = resource.getrusage(resource.RUSAGE_SELF)
     times.append((time.perf_counter() - t, r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime))
 print(json.dumps({"seconds": [t for t, _ in times], "cpu_s": [c for _, c in times]}))
@@ -88,16 +89,42 @@ def _cli_insights(path: Path, env: dict) -> dict:
     return {"seconds": time.perf_counter() - start}
 
 
-def bench(path: Path, runs: int) -> dict:
+CLI_OPEN = r"""
+import resource, sys
+sys.path.insert(0, sys.argv[2])
+from vtui.cli import main
+main(["info", sys.argv[1]])
+r = resource.getrusage(resource.RUSAGE_SELF)
+print(r.ru_utime + r.ru_stime)
+"""
+
+
+def _cli_open(path: Path, env: dict) -> dict:
+    """The floor for a warm open: a CLI process that opens the entry and prints (``vtui info``)."""
+    start = time.time()
+    out = subprocess.run([sys.executable, "-c", CLI_OPEN, str(path), str(ROOT)], capture_output=True, text=True,
+                         env=env, check=True, timeout=600)
+    return {"seconds": time.time() - start, "cpu_s": float(out.stdout.strip().splitlines()[-1])}
+
+
+def bench(path: Path, runs: int, warm_only: bool = False) -> dict:
     med = lambda rows, k: round(statistics.median(r[k] for r in rows), 3)  # noqa: E731
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="vtui-bench-cache-") as cache_home, compiled_env() as env:
         env = {**env, "XDG_CACHE_HOME": cache_home, "PYTHONPATH": str(ROOT)}
-        cold, warm = [], []
-        for _ in range(runs):
-            shutil.rmtree(Path(cache_home) / "vtui", ignore_errors=True)
-            cold.append(_app_run(path, env))  # writes the entry
+        cold, warm, floor = [], [], []
+        for k in range(runs):
+            if not warm_only or k == 0:
+                shutil.rmtree(Path(cache_home) / "vtui", ignore_errors=True)
+                cold.append(_app_run(path, env))  # writes the entry
             warm.append(_app_run(path, env))
+            floor.append(_cli_open(path, env))
+        if warm_only:
+            return {"file": path.name, "runs": runs,
+                    "app_warm_s": med(warm, "seconds"), "app_warm_cpu_s": med(warm, "cpu_s"),
+                    "app_warm_all_s": [round(r["seconds"], 2) for r in warm],
+                    "floor_cli_info_s": med(floor, "seconds"), "floor_cli_info_cpu_s": med(floor, "cpu_s"),
+                    "load_average_1min": [round(load_before, 2), round(os.getloadavg()[0], 2)]}
         cli = [_cli_insights(path, env) for _ in range(runs)]
         procs = []
         for _ in range(runs):  # a process each: the first call comes once per process
@@ -112,6 +139,7 @@ def bench(path: Path, runs: int) -> dict:
         "app_cold_all_s": [round(r["seconds"], 2) for r in cold],
         "app_warm_s": med(warm, "seconds"), "app_warm_cpu_s": med(warm, "cpu_s"),
         "app_warm_all_s": [round(r["seconds"], 2) for r in warm],
+        "floor_cli_info_s": med(floor, "seconds"), "floor_cli_info_cpu_s": med(floor, "cpu_s"),
         "insights_s": round(statistics.median(ins["seconds"]), 3),
         "insights_cpu_s": round(statistics.median(ins["cpu_s"]), 3),
         # The first call after the store is opened is what a user waits for (masks not yet
@@ -127,9 +155,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("files", nargs="+", type=Path)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--warm-only", action="store_true", help="one cold run (to write the entry), no Insights")
     opts = parser.parse_args()
     for f in opts.files:
-        print(json.dumps(bench(f, opts.runs)), flush=True)
+        print(json.dumps(bench(f, opts.runs, opts.warm_only)), flush=True)
 
 
 if __name__ == "__main__":

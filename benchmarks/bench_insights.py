@@ -47,7 +47,7 @@ if __name__ == "__main__":
     events = store.event_count
     for _ in range(int(sys.argv[3])):
         c = cpu_s()
-        insights.compute_insights(store, 0, None, None)
+        insights.compute_insights(store)
         calls.append(cpu_s() - c)
     print(json.dumps({"calls": calls, "shares": shares, "events": events}))
 """

@@ -25,9 +25,10 @@ sys.path.insert(0, str(ROOT))
 BIG = ROOT.parent / "shared" / "traces" / "generated" / "hf_llama_big.json.gz"
 
 from benchmarks.neighbour import load_average, neighbours  # noqa: E402
+from vtui.analysis.memory_tracks import memory_series  # noqa: E402
 from vtui.load.trace import load_trace  # noqa: E402
-from vtui.ui.render import counter_segments, instant_segments, lane_segments  # noqa: E402
-from vtui.ui.view import HEADER, ViewState  # noqa: E402
+from vtui.ui.render import counter_segments, instant_segments, lane_segments, series_segments  # noqa: E402
+from vtui.ui.view import HEADER, SERIES, ViewState  # noqa: E402
 
 WIDTH, HEIGHT = 200, 60
 
@@ -39,6 +40,9 @@ def repaint(view: ViewState, width: int, height: int) -> int:
             continue
         if row.lane >= 0:
             segs = lane_segments(view.store, row.track, row.lane, view.t0, view.t1, width, view.selected)
+        elif row.lane == SERIES:  # memory from [memory] instants
+            series = memory_series(view.store)[row.series]
+            segs = series_segments(series.times_ns, series.values, view.t0, view.t1, width)
         elif view.store.tracks[row.track].kind == "counter":
             segs = counter_segments(view.store, row.track, view.t0, view.t1, width)
         else:

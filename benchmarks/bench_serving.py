@@ -41,7 +41,7 @@ if __name__ == "__main__":
     calls, steps = [], 0
     for _ in range(int(sys.argv[3])):
         c = cpu_s()
-        ins = insights.compute_insights(store, 0, None, None)
+        ins = insights.compute_insights(store)
         calls.append(cpu_s() - c)
         steps = len(ins.serving.steps)
     print(json.dumps({"calls": calls, "steps": steps, "slices": len(store.slices)}))

@@ -12,12 +12,16 @@ a private cache, and counts:
   and the cold load (no cache) against the cached reopen (must be identical);
 - temp files left: vtui temp names in the case folder, the cache folder or the output folder.
 
+Then (Linux) the events that are not inputs: a trace cut while it loads, SIGHUP to the process
+group mid-load, each at a few moments (``soak_signals``).
+
 Exit status 0 only when every count is 0. Not run in CI (minutes of subprocesses).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -110,6 +114,78 @@ def _temps(*folders: Path) -> list[str]:
     return out
 
 
+def _marked(marker: str) -> list[str]:
+    """Living processes whose environment holds ``VTUI_SOAK_MARK=marker`` (children inherit it)."""
+    found = []
+    for pid in os.listdir("/proc") if os.path.isdir("/proc") else []:
+        try:
+            environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except (OSError, ValueError):
+            continue
+        if f"VTUI_SOAK_MARK={marker}".encode() in environ and stat[stat.rindex(")") + 2] != "Z":
+            found.append(f"{pid} {_cmdline(pid)}")
+    return found
+
+
+def _cmdline(pid: str) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")[:120]
+    except OSError:
+        return "?"
+
+
+SIGNAL_DELAYS_S = (0.3, 0.8, 1.5, 2.5)  # into a load of ~150 MB (decoder processes at work from ~0.5 s)
+
+
+def soak_signals(work: Path, timeout: float) -> dict[str, list[str]]:
+    """Issue-30 events that are not inputs: the trace cut to a third while `info --no-cache` loads
+    it (SIGBUS before), and SIGHUP to the whole process group (a closed terminal), each at a few
+    moments of the load. Exit status, stderr, processes left (by an environment marker) and temp
+    files (in a private TMPDIR) are counted like the cases'."""
+    found: dict[str, list[str]] = {"tracebacks": [], "hangs": [], "processes": [], "numbers": [], "temps": []}
+    source = work / "signals" / "big.json"
+    source.parent.mkdir()
+    with open(source, "w") as out:  # ~150 MB: above the size that starts decoder processes
+        out.write("[")
+        out.write(",".join(json.dumps({"ph": "X", "name": f"op{i % 50}", "pid": 1, "tid": i % 4, "ts": i, "dur": 1,
+                                       "args": {"k": i, "pad": "x" * 40}}) for i in range(1_100_000)))
+        out.write("]")
+    for what in ("cut", "hangup"):
+        for delay in SIGNAL_DELAYS_S:
+            label = f"{what} at {delay} s"
+            path = work / "signals" / f"{what}_{delay}.json"
+            shutil.copy(source, path)
+            temp = work / "signals" / f"tmp_{what}_{delay}"
+            temp.mkdir()
+            marker = f"{what}-{delay}-{os.getpid()}"
+            env = {**os.environ, "TMPDIR": str(temp), "VTUI_SOAK_MARK": marker, "XDG_CACHE_HOME": str(temp / "cache")}
+            proc = subprocess.Popen([sys.executable, "-m", "vtui", "info", str(path), "--no-cache"], cwd=ROOT, env=env,
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+            time.sleep(delay)  # a soak, not a test: real moments of a real load
+            if what == "cut":
+                os.truncate(path, path.stat().st_size // 3)
+            else:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGHUP)
+            try:
+                _, err = proc.communicate(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                found["hangs"].append(label)
+                continue
+            print(f"{label}: exit {proc.returncode}, {err.strip()[-120:] or 'nothing on stderr'}", flush=True)
+            ok = {0, 1} if what == "cut" else {0, 128 + signal.SIGHUP}  # 0: the load was done first
+            if proc.returncode not in ok or "Traceback" in err or "internal error" in err or (
+                    what == "hangup" and err.strip()):
+                found["tracebacks"].append(f"{label}: exit {proc.returncode}: {err.strip()[-200:]}")
+            time.sleep(0.5)  # the resource tracker ends once its last holder has
+            found["processes"] += [f"{label}: {p}" for p in _marked(marker)]
+            found["temps"] += [f"{label}: {p}" for p in _temps(temp)]
+            path.unlink()
+    return found
+
+
 def soak_case(name: str, case: Case | None, path: Path, work: Path, timeout: float) -> dict[str, list[str]]:
     found: dict[str, list[str]] = {"tracebacks": [], "hangs": [], "processes": [], "numbers": [], "temps": []}
     cache = work / "cache" / name
@@ -165,13 +241,17 @@ def main() -> int:
         cpu0 = os.times()
         with ThreadPoolExecutor(opts.jobs) as pool:
             results = list(pool.map(lambda item: soak_case(item[0], *item[1], work, opts.timeout), cases.items()))
+        signal_runs = 0
+        if not opts.only and sys.platform.startswith("linux"):
+            results.append(soak_signals(work, opts.timeout))
+            signal_runs = 2 * len(SIGNAL_DELAYS_S)
         total: dict[str, list[str]] = {}
         for r in results:
             for key, items in r.items():
                 total.setdefault(key, []).extend(items)
         cpu1 = os.times()
         child_cpu = (cpu1.children_user - cpu0.children_user) + (cpu1.children_system - cpu0.children_system)
-        print(f"{len(cases)} cases × {len(COMMANDS)} commands in {time.monotonic() - started:.0f} s wall, "
+        print(f"{len(cases)} cases × {len(COMMANDS)} commands + {signal_runs} signal runs in {time.monotonic() - started:.0f} s wall, "
               f"{child_cpu:.0f} CPU-s (load average {os.getloadavg()[0]:.1f})")
         for key in ("tracebacks", "hangs", "processes", "numbers", "temps"):
             print(f"{key}: {len(total.get(key, []))}")

@@ -27,10 +27,13 @@ from tests.hostile_corpus import build_corpus  # noqa: E402
 from vtui.analysis.insights import compute_insights, insights_dict, summary_metrics  # noqa: E402
 from vtui.errors import TraceLoadError  # noqa: E402
 from vtui.load.trace import load_trace  # noqa: E402
+from vtui.store.slicetime import TimeRange, time_range  # noqa: E402
 
 
 def plain(value):
     """A value with every field spelled out, comparable with ``==`` (exact floats, array dtypes)."""
+    if isinstance(value, TimeRange):  # its bounds, not its store
+        return ("TimeRange", value.t0, value.t1)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return (type(value).__name__, {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)})
     if isinstance(value, np.ndarray):
@@ -61,8 +64,8 @@ def snapshot(path: Path) -> dict:
     span = int(store.span_ns)
     out = {}
     for t0, t1 in ((0, None), (span // 4, 3 * span // 4), (span // 3, span // 3 + span // 50)):
-        ins = compute_insights(store, t0, t1, None)
-        out[(t0, t1)] = (plain(ins), plain(insights_dict(ins)), plain(summary_metrics(store, t0, t1)))
+        ins = compute_insights(store, time_range(store, t0, t1))
+        out[(t0, t1)] = (plain(ins), plain(insights_dict(ins)), plain(summary_metrics(store, time_range(store, t0, t1))))
     return out
 
 

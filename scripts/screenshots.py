@@ -120,11 +120,26 @@ async def shoot_ranks(name: str) -> None:
             app.save_screenshot(str(OUT / name))
 
 
+async def memory_at_a_kernel_launch(pilot) -> None:
+    """The Python thread alone, its memory rows in view, the cursor on a slice 40% in (one of the
+    rows shown while the deep thread stays folded)."""
+    await pilot.press("t", *"thread 25286", "enter")
+    store, v = pilot.app.store, pilot.app.view
+    shallow = [r for r in range(len(store.slices)) if store.slices.lane[r] < v.lane_cap]
+    v.select(min(shallow, key=lambda r: abs(int(store.slices.start_ns[r]) - 0.4 * store.span_ns)))
+    v.show_all()
+    pilot.app.query_one("Timeline").refresh_view()
+
+
 async def main() -> None:
     OUT.mkdir(exist_ok=True)
     if sys.argv[1:] == ["ranks"]:  # only the ranks screen
         await shoot_ranks("ranks.svg")
         return
+    if sys.argv[1:] == ["memory"]:  # only the memory counters
+        await shoot(QWEN, "memory-counters.svg", [], setup=memory_at_a_kernel_launch)
+        return
+    await shoot(QWEN, "memory-counters.svg", [], setup=memory_at_a_kernel_launch)
     await shoot_ranks("ranks.svg")
     await shoot(demo_trace_path(), "main.svg", [])
     await shoot(demo_trace_path(), "zoomed-details.svg", ["w", "w", "w", "down", "down", "down", "f"])

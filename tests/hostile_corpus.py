@@ -360,10 +360,26 @@ def corpus() -> list[Case]:
         Case("bom", _file("bom.json", b"\xef\xbb\xbf \n" + json.dumps([X()]).encode()), slices=1),
         Case("ten_thousand_tracks", _file("tracks.json", [X(pid=i // 100, tid=i) for i in range(10_000)]),
              slices=10_000, tracks=10_000),
+        Case("comments_gzip", _file("comments.json.gz", gzip.compress(b"[\n// first\n" + json.dumps(X()).encode() + b"]",
+                                                                     mtime=0)), error="// comment lines"),
+        Case("comment_after_events", _file("comment_mid.json", "[" + json.dumps(X()) + ",\n// the rest\n" + json.dumps(X())
+                                           + "]"), slices=1, warnings=("not closed (it has // comment lines",)),
+        Case("utf32", _file("utf32.json", json.dumps([X()]).encode("utf-32-le")), error="UTF-16 or UTF-32"),
+        Case("named_threads", _file("named.json", _NAMED_THREADS), slices=2_000, tracks=2_000, check=_check_named_threads),
         Case("mixed_folder", _mixed_folder, slices=5, tracks=2,
              warnings=("skipped config.json", "skipped broken.json.gz", "skipped dangling.json: not a regular file",
                        "skipped loop.json: not a regular file", *("skipped " + w for w in fifo_warning))),
     ]
+
+
+_NAMED_THREADS = [X(ts=i, pid=i % 3, tid=i) for i in range(2_000)] + [
+    ev("M", name="thread_name", pid=i % 3, tid=i, args={"name": f"worker {i}"}) for i in range(0, 2_000, 7)]
+
+
+def _check_named_threads(store) -> None:
+    """Every track's title from its thread_name, else from its tid (the track table's texts)."""
+    got = sorted((t.pid, t.tid, t.name) for t in store.tracks)
+    assert got == sorted((i % 3, i, f"worker {i}" if i % 7 == 0 else f"thread {i}") for i in range(2_000))
 
 
 def build_corpus(folder: Path) -> dict[str, tuple[Case, Path]]:

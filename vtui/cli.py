@@ -68,6 +68,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             _silence_stdout()
         _error(f"vtui: error: {where}{exc.strerror or exc} (the system refused it; not a vtui bug)")
         return 1
+    except MemoryError:
+        _error("vtui: error: out of memory (the system refused an allocation): raise the limit or free memory")
+        return 1
     except Exception as exc:
         _error(f"vtui: error: internal error ({type(exc).__name__}: {exc}); please report it")
         return 1

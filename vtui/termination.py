@@ -15,6 +15,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator
+from multiprocessing import resource_tracker
 
 SIGNAL_NAMES = ("SIGTERM", "SIGHUP")
 
@@ -106,3 +107,28 @@ def as_child_process(death_signal: int = signal.SIGKILL) -> None:
             ctypes.CDLL(None, use_errno=True).prctl(1, int(death_signal))  # PR_SET_PDEATHSIG
     if os.getppid() != parent:  # the parent died before the request took effect
         os._exit(1)
+
+
+_TRACKER_LOCK = threading.Lock()
+
+
+def start_resource_tracker() -> None:
+    """Start multiprocessing's resource tracker (a no-op once it runs) so that SIGHUP cannot kill it.
+
+    The tracker ignores SIGINT and SIGTERM but not SIGHUP, which a closing terminal sends to
+    the whole process group: it died mid-load, and this process, cleaning up, started a new one
+    that printed "process died unexpectedly" and a ``KeyError`` traceback per semaphore it had
+    never seen. Started with SIGHUP blocked (it inherits the mask and unblocks only SIGINT and
+    SIGTERM), it lives until every process holding its pipe has ended, then exits by itself.
+
+    The real stderr too: while the app runs, Textual swaps ``sys.stderr`` for a capture whose
+    ``fileno()`` is -1, and spawning the tracker then fails ("bad value(s) in fds_to_keep").
+    """
+    hup = {signal.SIGHUP} if hasattr(signal, "SIGHUP") and hasattr(signal, "pthread_sigmask") else set()
+    with _TRACKER_LOCK, contextlib.redirect_stderr(sys.__stderr__):
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, hup) if hup else None
+        try:
+            resource_tracker.ensure_running()
+        finally:
+            if old is not None:
+                signal.pthread_sigmask(signal.SIG_SETMASK, old)

@@ -27,7 +27,7 @@ async def test_range_keys_and_aggregation_follow_the_range(qwen_store):
         await pilot.press("2")
         await pilot.pause()
         pane = app.query_one(AggregationPane)
-        expected = aggregate(qwen_store, *v.range, v.visible_track_ids())
+        expected = aggregate(qwen_store, v.analysis_range(), v.visible_track_ids())
         assert pane.agg is not None and pane.agg.slices == expected.slices
         assert [r.key for r in pane.shown] == [r.key for r in expected.rows]
         assert "range" in str(app.query_one("#status").render())
@@ -124,22 +124,22 @@ async def test_export_range_and_table_from_keys(qwen_store, tmp_path):
         await answer_prompt(pilot, str(out))
         await app.workers.wait_for_complete()
         exported = load_trace(out)
-        expected = aggregate(qwen_store, *v.range)
+        expected = aggregate(qwen_store, v.analysis_range())
         assert len(exported.slices) == expected.slices
         before = out.read_bytes()
         v.set_range(qwen_store.span_ns // 2, qwen_store.span_ns)  # another range: an overwrite would change the file
-        assert aggregate(qwen_store, *v.range).slices != expected.slices
+        assert aggregate(qwen_store, v.analysis_range()).slices != expected.slices
         await pilot.press("e")
         await answer_prompt(pilot, str(out))  # exists: refused, file unchanged
         await app.workers.wait_for_complete()
         assert any("end the name with !" in n.message and "--force" not in n.message for n in app._notifications)
         assert out.read_bytes() == before
-        expected = aggregate(qwen_store, *v.range)
+        expected = aggregate(qwen_store, v.analysis_range())
         table = tmp_path / "table.json"
         await pilot.press("x")
         await answer_prompt(pilot, str(table))
         rows = json.loads(table.read_text())
-        assert [r["name"] for r in rows] == [r.key for r in aggregate(qwen_store, *v.range, v.visible_track_ids()).rows]
+        assert [r["name"] for r in rows] == [r.key for r in aggregate(qwen_store, v.analysis_range(), v.visible_track_ids()).rows]
         assert np.isclose(sum(r["total_ns"] for r in rows), sum(r.total_ns for r in expected.rows))
 
 
@@ -166,12 +166,12 @@ async def test_aggregation_follows_the_track_filter(qwen_store):
         await pilot.pause()
         pane = app.query_one(AggregationPane)
         everything = pane.agg.slices
-        assert everything == aggregate(qwen_store, *v.analysis_window(), v.visible_track_ids()).slices
+        assert everything == aggregate(qwen_store, v.analysis_range(), v.visible_track_ids()).slices
         await pilot.press("t")
         await answer_prompt(pilot, "stream")
         visible = v.visible_track_ids()
         assert 0 < len(visible) < len(qwen_store.tracks)
-        expected = aggregate(qwen_store, *v.analysis_window(), visible)
+        expected = aggregate(qwen_store, v.analysis_range(), visible)
         assert 0 < pane.agg.slices == expected.slices < everything
         await pilot.press("t")
         await answer_prompt(pilot, "")

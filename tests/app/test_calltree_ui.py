@@ -9,6 +9,7 @@ from textual.widgets import Static
 from tests.helpers import QWEN, X, settle, write_trace
 from vtui.analysis.calltree import build_tree
 from vtui.load.trace import load_trace
+from vtui.store.slicetime import time_range
 from vtui.ui.app import VtuiApp
 from vtui.ui.flame import flame_layout, flame_segments
 from vtui.ui.tree import CallTreeScreen, CallTreeView
@@ -35,7 +36,7 @@ async def test_call_tree_screen_keys():
         v.set_range(store.span_ns // 4, store.span_ns // 2)
         screen = await _open_tree(pilot)
         tree = screen.current
-        expect = build_tree(store, store.span_ns // 4, store.span_ns // 2, v.visible_track_ids())
+        expect = build_tree(store, time_range(store, store.span_ns // 4, store.span_ns // 2), v.visible_track_ids())
         assert (tree.t0, tree.t1, len(tree)) == (expect.t0, expect.t1, len(expect))
         assert np.array_equal(tree.total_ns, expect.total_ns)
         view = screen.query_one(CallTreeView)

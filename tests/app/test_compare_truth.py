@@ -78,7 +78,7 @@ async def test_compare_search_says_searching_stops_and_reports_errors(pair, monk
         assert "searching /slow/ in A" in "\n".join(read_screen(app).text)
         await pilot.press("escape")  # esc stops it at once
         await settle(pilot)
-        assert not app.search.running and app.panes()[0].view.found is None
+        assert not app.panes()[0].search.running and app.panes()[0].view.found is None
         assert "searching" not in "\n".join(read_screen(app).text)
 
 

@@ -11,6 +11,7 @@ from vtui.analysis.compare import METRICS
 from vtui.cli import main
 from vtui.demo import demo_trace_path
 from vtui.load.trace import load_trace
+from vtui.store.slicetime import time_range
 from vtui.ui.compare import CompareApp
 from vtui.ui.widgets.timeline import Timeline
 
@@ -208,7 +209,7 @@ def test_differential_lines_are_red_where_b_took_longer_and_green_where_shorter(
 
     store = load_trace(QWEN)
     half = int(store.span_ns) // 2
-    longer = coloured(diff_lines(diff_trees(build_tree(store, 0, half), build_tree(store))))
-    shorter = coloured(diff_lines(diff_trees(build_tree(store), build_tree(store, 0, half))))
+    longer = coloured(diff_lines(diff_trees(build_tree(store, time_range(store, 0, half)), build_tree(store))))
+    shorter = coloured(diff_lines(diff_trees(build_tree(store), build_tree(store, time_range(store, 0, half)))))
     assert {str(s.style) for s in longer.spans} >= {SLOWER} and FASTER not in {str(s.style) for s in longer.spans}
     assert {str(s.style) for s in shorter.spans} >= {FASTER} and SLOWER not in {str(s.style) for s in shorter.spans}

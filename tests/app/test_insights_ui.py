@@ -7,6 +7,7 @@ from textual.widgets import Input, OptionList, Static
 from tests.helpers import FIXTURES, raw_events, settle
 from vtui.demo import demo_trace_path
 from vtui.load.trace import load_trace
+from vtui.store.slicetime import time_range
 from vtui.ui.app import VtuiApp
 from vtui.ui.insights import InsightsScreen
 from vtui.ui.screens import PromptScreen
@@ -27,7 +28,7 @@ async def test_insights_screen_opens_on_i_and_follows_the_window():
         screen = app.screen
         assert isinstance(screen, InsightsScreen)
         ins = screen.insights
-        assert ins is not None and (ins.t0, ins.t1) == (0, store.span_ns)
+        assert ins is not None and (ins.range.t0, ins.range.t1) == (0, store.span_ns)
         assert ins.steps.present and ins.steps.count == 32  # the demo is the 32-step loop
         plot = screen.query_one("#ins-plot", OptionList)
         assert plot.option_count == 32 and "█" in str(plot.get_option_at_index(0).prompt)
@@ -55,7 +56,7 @@ async def test_insights_screen_opens_on_i_and_follows_the_window():
         await pilot.press("w", "w", "i")  # zoomed in: insights over the window only
         await _settle(pilot)
         v = app.view
-        assert (app.screen.insights.t0, app.screen.insights.t1) == (max(v.t0, 0), min(v.t1, store.span_ns))
+        assert (app.screen.insights.range.t0, app.screen.insights.range.t1) == (max(v.t0, 0), min(v.t1, store.span_ns))
         assert app.screen.insights.steps.count < 32
 
 
@@ -110,5 +111,5 @@ def test_kernel_outliers_are_instances_far_above_their_median(tmp_path):
     path = tmp_path / "k.json"
     path.write_text(json.dumps({"traceEvents": events}))
     store = load_trace(path)
-    out = kernel_outliers(store, 0, int(store.span_ns))
+    out = kernel_outliers(store, time_range(store))
     assert [(store.name(o.row), o.dur, o.median) for o in out] == [("gemm", 100_000, 11_000)]

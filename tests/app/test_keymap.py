@@ -10,7 +10,9 @@ from textual.binding import Binding
 
 import vtui.ui.app as app_module
 import vtui.ui.compare as compare_module
+import vtui.ui.handover_view as handover_module
 import vtui.ui.insights as insights_module
+import vtui.ui.main_view as main_view_module
 import vtui.ui.query as query_module
 import vtui.ui.ranks as ranks_module
 import vtui.ui.results as results_module
@@ -54,8 +56,9 @@ def _help_lines(app) -> list[str]:
 def test_every_binding_comes_from_the_table():
     """No widget keeps its own key list: each class's BINDINGS are the table's, with ids."""
     seen = set()
-    for module in (app_module, compare_module, insights_module, query_module, ranks_module, results_module,
-                   screens_module, tree_module, tree_diff_module, aggregation_module, tracklist_module):
+    for module in (app_module, main_view_module, compare_module, insights_module, query_module, ranks_module, results_module,
+                   screens_module, tree_module, tree_diff_module, aggregation_module, tracklist_module,
+                   handover_module):
         for _, cls in inspect.getmembers(module, inspect.isclass):
             if cls.__module__ == module.__name__ and "BINDINGS" in cls.__dict__:
                 for b in cls.__dict__["BINDINGS"]:

@@ -11,6 +11,7 @@ from tests.helpers import X, answer_prompt, load_events, settle, write_trace
 from vtui.analysis.insights import compute_insights
 from vtui.load.trace import load_trace
 from vtui.present.insights_text import steps_lines
+from vtui.store.slicetime import time_range
 from vtui.ui.app import VtuiApp
 
 
@@ -31,7 +32,7 @@ async def test_a_bad_regex_is_reported_in_the_users_own_terms(tmp_path):
 def test_one_step_is_one_step_not_one_steps(tmp_path):
     store = load_events(tmp_path, [X("engine_step", i * 100, 90) for i in range(4)])
     rows = sorted(int(store.slices.start_ns[r]) for r in range(len(store.slices)))
-    ins = compute_insights(store, rows[1], rows[1] + 95_000)  # a range holding one step start
+    ins = compute_insights(store, time_range(store, rows[1], rows[1] + 95_000))  # a range holding one step start
     text = "\n".join(steps_lines(ins))
     assert "· 1 step\n" in text and not re.search(r"(?<![\d.,])1 steps", text), text
 
@@ -82,3 +83,28 @@ def test_top_kernels_with_one_long_head_print_apart(tmp_path):
     assert len(rows) == 2
     shown = [r.strip().split("  ")[0] for r in rows]
     assert shown[0] != shown[1] and all(s.endswith("_WG32_8_1") for s in shown), shown
+
+
+async def test_footer_keys_are_born_with_the_footers_style(tmp_path, monkeypatch):
+    """Each key bound to the footer's ``compact`` restyled itself on mount (79 style updates before
+    the first frame, ~0.1 CPU-s); born with the value, the keys look the same and cost 7."""
+    from textual.app import App
+    from textual.widgets._footer import FooterKey
+
+    from vtui.ui.widgets.footer import Footer
+
+    calls = []
+    real = App.update_styles
+    monkeypatch.setattr(App, "update_styles", lambda self, *a, **k: (calls.append(1), real(self, *a, **k))[1])
+    path = write_trace(tmp_path, [X("engine_step", 0, 10)])
+    app = VtuiApp(path, store=load_trace(path, cache=False))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot, 2)
+        footer = app.query_one(Footer)
+        keys = list(app.query(FooterKey))
+        palette = [k for k in keys if k.has_class("-command-palette")]
+        assert len(keys) >= 4 and len(palette) == 1
+        assert all(k.has_class("-compact") == footer.compact for k in keys if k not in palette)
+        assert palette[0].has_class("-compact")  # Textual's palette key: compact, not bound
+        assert "palette" in read_screen(app).text[-1]
+        assert len(calls) < 30, len(calls)

@@ -5,10 +5,11 @@ from __future__ import annotations
 import numpy as np
 
 from tests.helpers import QWEN, STACK
+from vtui.analysis.memory_tracks import memory_series
 from vtui.load.trace import load_trace
 from vtui.ui.app import VtuiApp
 from vtui.ui.safe import visible
-from vtui.ui.view import HEADER
+from vtui.ui.view import HEADER, SERIES
 from vtui.ui.widgets.timeline import Timeline
 from vtui.ui.widgets.tracklist import TrackList
 
@@ -38,6 +39,8 @@ def assert_aligned(app) -> int:
         elif row.first:  # the track's name beside its first row
             track = v.store.tracks[row.track]
             assert visible(track.title) in left, (y, left)
+        elif row.lane == SERIES:  # a memory counter row: its own name
+            assert memory_series(v.store)[row.series].title in left, (y, left)
         else:  # further rows of a track: no name on either side
             assert not any(ch.isalpha() for ch in left.replace("rows", "").replace("enter", "")), (y, left)
     return checked

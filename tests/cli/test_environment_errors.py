@@ -5,6 +5,7 @@ ranks to a sibling folder."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import shutil
@@ -72,6 +73,21 @@ def test_json_with_comments_says_so(tmp_path, text, says, capsys):
     _one_line(capsys.readouterr().err, says)
 
 
+def test_a_gzipped_trace_with_comments_says_so_too(tmp_path, capsys):
+    path = tmp_path / "c.json.gz"
+    path.write_bytes(gzip.compress(("[\n// first\n" + json.dumps(EVENTS[0]) + "\n]").encode()))
+    assert main(["info", str(path), "--no-cache"]) == 1
+    _one_line(capsys.readouterr().err, "// comment lines, which JSON does not allow")
+
+
+def test_a_comment_after_some_events_is_named_not_called_a_cut(tmp_path):
+    path = tmp_path / "c.json"
+    path.write_text("[" + json.dumps(EVENTS[0]) + ",\n// the rest\n" + json.dumps(EVENTS[0]) + "]")
+    store = load_trace(path, cache=False)
+    assert len(store.slices) == 1
+    assert any("// comment lines" in w and "cut short" not in w for w in store.warnings), store.warnings
+
+
 @pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-32-be"])
 def test_utf16_and_utf32_get_an_encoding_hint(tmp_path, encoding, capsys):
     path = tmp_path / "w.json"
@@ -106,3 +122,25 @@ def np_int16_max() -> int:
     import numpy as np
 
     return int(np.iinfo(np.int16).max)
+
+
+def test_out_of_memory_while_loading_is_one_line_and_leaves_no_temp_file(tmp_path, monkeypatch, capsys):
+    """A 2 GB name under a 6 GB address-space cap ran out of memory: 'internal error (MemoryError)'.
+    (Checked by hand with a real cap: a 400 MB name under `ulimit -v` of 0.8 GiB gives this line.)"""
+    import tempfile
+
+    import vtui.load.trace as load_mod
+
+    def exhausted(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(load_mod, "scan_trace", exhausted)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(EVENTS))
+    assert main(["info", str(path), "--no-cache"]) == 1
+    _one_line(capsys.readouterr().err, "out of memory while loading it")
+    assert [p.name for p in tmp_path.iterdir()] == ["t.json"]
+    monkeypatch.setattr("vtui.commands.info.run", exhausted)  # past the load (an analysis): one line too
+    assert main(["info", str(path), "--no-cache"]) == 1
+    _one_line(capsys.readouterr().err, "out of memory")

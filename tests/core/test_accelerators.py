@@ -35,6 +35,7 @@ from vtui.cli import main
 from vtui.demo import demo_trace_path
 from vtui.load.trace import load_trace
 from vtui.present.insights_text import insights_text
+from vtui.store.slicetime import time_range
 from vtui.store.tracks import GPU
 
 SYNC_NAME = re.compile(r"^(cuda|hip)(StreamSynchronize|DeviceSynchronize|EventSynchronize|EventRecord|StreamWaitEvent)$")
@@ -140,11 +141,11 @@ def test_first_step_is_a_ttft_only_when_the_range_starts_the_run(tmp_path: Path)
     store = load_events(tmp_path, events)
     whole = analyse_steps(store)
     assert whole.run_start and whole.ttft_ns == 90_000 and whole.rest.count == 4
-    mid = analyse_steps(store, 150_000, int(store.span_ns))
+    mid = analyse_steps(store, time_range(store, 150_000))
     assert not mid.run_start and mid.ttft_ns is None and mid.first_ns == 32_000
     assert mid.rest.count == 3 and mid.rest.mean == pytest.approx((32 + 33 + 34) * 1000 / 3)
-    assert summary_metrics(store, 150_000, int(store.span_ns))["ttft_ns"] is None
-    ins = compute_insights(store, 150_000, int(store.span_ns))
+    assert summary_metrics(store, time_range(store, 150_000))["ttft_ns"] is None
+    ins = compute_insights(store, time_range(store, 150_000))
     text = insights_text(ins)
     assert "prefill" not in text and "first step in the range" in text
     assert insights_dict(ins)["steps"]["ttft_ns"] is None and insights_dict(ins)["steps"]["first_ns"] == 32_000
@@ -159,7 +160,7 @@ def test_ttft_on_a_real_trace_against_raw_steps():
     store = load_trace(path)
     assert summary_metrics(store)["ttft_ns"] == steps[0][1] - steps[0][0]
     t0 = steps[3][0]  # a range that starts at the fourth step
-    m = summary_metrics(store, t0, int(store.span_ns))
+    m = summary_metrics(store, time_range(store, t0))
     assert m["ttft_ns"] is None
     durs = [b - a for a, b in steps[3:]]
     assert m["step_mean_ns"] == pytest.approx(np.mean(durs), abs=1)

@@ -15,6 +15,7 @@ from vtui.analysis.measure import union_length as measured_union
 from vtui.analysis.search import search, step
 from vtui.errors import UsageError
 from vtui.load.trace import load_trace
+from vtui.store.slicetime import time_range
 
 
 def _raw_slices(path):
@@ -65,7 +66,7 @@ def test_aggregation_matches_raw_json(path, cut):
     t0, t1 = int(store.span_ns * cut[0]), int(store.span_ns * cut[1])
     # CPU threads only: GPU streams overlap partially and nest differently by design.
     cpu = np.array([t.id for t in store.tracks if t.kind == "thread" and t.overlapping == 0])
-    agg = aggregate(store, t0, t1, cpu)
+    agg = aggregate(store, time_range(store, t0, t1), cpu)
     cpu_keys = {(store.tracks[t].pid, store.tracks[t].tid) for t in cpu.tolist()}
     raw = [s for s in _raw_slices(path) if s[1] in cpu_keys]
     count, total, self_t = _independent(raw, t0, t1)
@@ -83,19 +84,19 @@ def test_aggregation_matches_raw_json(path, cut):
 
 def test_aggregation_pct_and_groupings():
     store = load_trace(QWEN)
-    whole = aggregate(store, 0, store.span_ns)
+    whole = aggregate(store)
     assert whole.rows[0].total_ns >= whole.rows[-1].total_ns  # sorted by total
     top = whole.rows[0]
     assert top.pct == pytest.approx(100 * top.total_ns / (store.span_ns * whole.tracks))
-    by_cat = aggregate(store, 0, store.span_ns, by="cat")
+    by_cat = aggregate(store, by="cat")
     assert sum(r.total_ns for r in by_cat.rows) == sum(r.total_ns for r in whole.rows)
-    by_track = aggregate(store, 0, store.span_ns, by="track")
+    by_track = aggregate(store, by="track")
     assert sum(r.count for r in by_track.rows) == len(store.slices)
-    dims = aggregate(store, 0, store.span_ns, by="arg:Input Dims")
+    dims = aggregate(store, by="arg:Input Dims")
     raw_dims = [e for e in raw_events(QWEN) if e.get("ph") == "X" and "Input Dims" in e.get("args", {})]
     assert sum(r.count for r in dims.rows if r.key != "—") == len(raw_dims)
     with pytest.raises(UsageError):
-        aggregate(store, 0, 10, by="colour")
+        aggregate(store, time_range(store, 0, 10), by="colour")
 
 
 def test_search_names_and_args_against_raw():

@@ -14,6 +14,7 @@ from tests.helpers import union_length
 from vtui.analysis.aggregate import SORT_KEYS, aggregate, check_grouping, sort_rows
 from vtui.errors import UsageError
 from vtui.load.trace import load_trace
+from vtui.store.slicetime import time_range
 
 NAMES = ["mm", "add", "copy", "relu", "gelu"]
 CATS = ["cpu_op", "user_annotation", "python_function"]
@@ -104,7 +105,7 @@ def test_every_grouping_equals_the_brute_force(tmp_path: Path, seed: int, by: st
             groups[_key(store, by_id[i], by)].append(i)
         n_tracks = len({by_id[i]["tid"] for i in sel})
         denom = max(t1 - t0, 1) * max(n_tracks, 1)
-        agg = aggregate(store, t0, t1, by=by)
+        agg = aggregate(store, time_range(store, t0, t1), by=by)
         assert (agg.slices, agg.tracks) == (len(sel), n_tracks)
         got = {r.key: r for r in agg.rows}
         assert set(got) == set(groups)
@@ -140,7 +141,7 @@ def test_only_keeps_the_given_slices_with_their_own_self_time(tmp_path: Path):
             if any(by_id[i]["_s"] == store.slices.start_ns[r] and by_id[i]["_e"] == store.slices.end_ns[r]
                    and by_id[i]["name"] == store.name(r)
                    and store.tracks[int(store.slices.track[r])].tid == by_id[i]["tid"] for i in keep_ids)]
-    agg = aggregate(store, t0, t1, only=np.array(rows, dtype=np.int64))
+    agg = aggregate(store, time_range(store, t0, t1), only=np.array(rows, dtype=np.int64))
     want: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
     for i in sel:
         e = by_id[i]
@@ -155,8 +156,8 @@ def test_only_keeps_the_given_slices_with_their_own_self_time(tmp_path: Path):
 def test_sort_rows_by_every_key_and_direction(tmp_path: Path):
     path, _ = _random_trace(tmp_path, 9)
     store = load_trace(path, cache=False)
-    rows = aggregate(store, 0, int(store.span_ns), by="arg:shape").rows
-    rows = rows + [r for r in aggregate(store, 0, int(store.span_ns), by="cat").rows]
+    rows = aggregate(store, by="arg:shape").rows
+    rows = rows + [r for r in aggregate(store, by="cat").rows]
     attr = {"total": "total_ns", "self": "self_ns", "count": "count", "avg": "avg_ns", "min": "min_ns", "max": "max_ns"}
     for key in SORT_KEYS:
         for descending in (True, False):
@@ -182,9 +183,9 @@ def test_groupings_are_checked_and_an_empty_range_has_no_rows(tmp_path: Path):
     path, _ = _random_trace(tmp_path, 10)
     store = load_trace(path, cache=False)
     span = int(store.span_ns)
-    empty = aggregate(store, span + 10, span + 20)
+    empty = aggregate(store, time_range(store, span + 10, span + 20))
     assert (empty.rows, empty.slices, empty.tracks) == ([], 0, 0)
-    agg = aggregate(store, 0, span, sort="count")
+    agg = aggregate(store, time_range(store, 0, span), sort="count")
     assert agg.with_rows(agg.rows[:1]).rows == agg.rows[:1] and agg.with_rows([]).slices == agg.slices
     assert (agg.by, agg.t0, agg.t1) == ("name", 0, span)
     counts = [r.count for r in agg.rows]
@@ -201,6 +202,6 @@ def test_share_of_a_one_ns_range_on_one_track(tmp_path: Path):
     one = np.array([t.id for t in store.tracks if t.kind == "thread" and t.tid == 1])
     for t0, t1, tracks, pct in ((5000, 5001, one, 100.0), (5000, 5001, None, 50.0), (0, 10_000, one, 100.0),
                                 (2000, 4000, None, 50.0)):
-        agg = aggregate(store, t0, t1, tracks)
+        agg = aggregate(store, time_range(store, t0, t1), tracks)
         assert sum(r.pct for r in agg.rows) == pytest.approx(100.0 if tracks is None else pct)
         assert agg.rows[0].pct == pytest.approx(pct), (t0, t1, tracks)

@@ -294,3 +294,16 @@ def test_orphaned_temp_files_are_swept_at_the_next_load(tmp_path, monkeypatch):
         os.utime(p, (1, 1))
     load_trace(_copy(tmp_path))
     assert not orphan.exists() and not ranges.exists() and live.exists()
+
+
+def test_cache_list_shows_the_blocks_an_entry_takes_not_its_sparse_size(tmp_path, capsys):
+    path = _copy(tmp_path)
+    load_trace(path)
+    args = cache.cache_root() / cache.list_entries()[0].key / "args.bin"
+    with open(args, "r+b") as fh:  # a hole, as a parallel load's reserved-but-short ranges leave
+        fh.truncate(256 << 20)
+    if args.stat().st_blocks * 512 >= 256 << 20:
+        pytest.skip("this file system does not keep sparse files")
+    assert main(["cache", "list"]) == 0
+    out = capsys.readouterr().out
+    assert "on disk" in out and "MiB" not in out.split("events")[0]  # KiB, not the 256 MiB the size says

@@ -180,3 +180,19 @@ def test_every_column_has_the_dtype_the_cache_expects():
     got = {t: {f.name: getattr(getattr(store, t), f.name).dtype.str for f in dataclasses.fields(getattr(store, t))}
            for t in cache.COLUMN_DTYPES}
     assert got == cache.COLUMN_DTYPES
+
+
+def test_a_track_column_pointing_past_its_texts_is_refused_and_rebuilt(cached):
+    path, fresh, entry = cached
+    names = np.load(entry / "tracks.name.npy").copy()
+    names[0] = len(_meta(entry)["tracks"]["text"])  # one past the last text
+    _forge(entry, "tracks.name", names)
+    _rebuilt(path, fresh, "track column name: an id out of range")
+
+
+def test_a_track_id_that_is_a_list_is_refused_and_rebuilt(cached):
+    path, fresh, entry = cached
+    meta = _meta(entry)
+    meta["tracks"]["ids"][0] = [1, 2]
+    _write_meta(entry, meta)
+    _rebuilt(path, fresh, "unreadable")

@@ -33,6 +33,7 @@ from vtui.analysis.calltree import (
 )
 from vtui.cli import main
 from vtui.load.trace import load_trace
+from vtui.store.slicetime import time_range
 from vtui.store.tracks import GPU
 
 NAME = "hf_llama_stack.json.gz"
@@ -161,7 +162,7 @@ def _check_against_reference(path, t0=None, t1=None):
     t0 = 0 if t0 is None else t0
     t1 = int(store.span_ns) if t1 is None else t1
     cpu = [t.id for t in store.tracks if t.kind != GPU and t.slice_count]
-    tree = build_tree(store, t0, t1)
+    tree = build_tree(store, time_range(store, t0, t1))
     count, total, self_t = reference(slices, t0, t1, _threads(store, cpu), store.nesting_tolerance_ns)
     nodes = _paths(tree)
     assert set(nodes) == set(count)
@@ -233,7 +234,7 @@ def test_self_sums_to_busy_time_on_properly_nested_threads(path):
                     busy, reach = busy + b - a, b
                 elif b > reach:
                     busy, reach = busy + b - reach, b
-            tree = build_tree(store, t0, t1, np.array([t.id]))
+            tree = build_tree(store, time_range(store, t0, t1), np.array([t.id]))
             assert int(tree.self_ns.sum()) == busy, t.label
             checked += 1
     assert checked >= 1
@@ -285,7 +286,8 @@ def test_self_time_subtracts_the_union_of_children(tmp_path):
 
 def test_range_clips_total_and_self(tmp_path):
     events = [X("outer", 0, 100), X("inner", 40, 40)]
-    tree = build_tree(load_events(tmp_path, events), 50_000, 90_000)
+    store = load_events(tmp_path, events)
+    tree = build_tree(store, time_range(store, 50_000, 90_000))
     nodes = _paths(tree)
     assert tree.total_ns[nodes[("outer",)]] == 40_000 and tree.self_ns[nodes[("outer",)]] == 10_000
     assert tree.total_ns[nodes[("outer", "inner")]] == 30_000
@@ -318,7 +320,7 @@ def test_gpu_time_goes_to_the_launching_call(tmp_path):
     assert (tree.gpu.total_ns, tree.gpu.attributed_ns, tree.gpu.unknown_ns, tree.gpu.outside_ns) == \
         (52_000, 45_000, 7_000, 0)
     # launched by a call outside the range: counted apart
-    late = build_tree(store, 30_000, 100_000)
+    late = build_tree(store, time_range(store, 30_000, 100_000))
     assert late.gpu.outside_ns == 20_000 + 10_000 and late.gpu.attributed_ns == 5_000  # gemm 30–50 and 60–70
     inv = invert(tree)
     assert inv.gpu_ns[_paths(inv)[("cudaLaunchKernel",)]] == 40_000
@@ -347,7 +349,7 @@ def test_zoom_and_longest_slice(tmp_path):
 
 def test_empty_range_and_empty_trace(tmp_path):
     store = load_events(tmp_path, [X("a", 0, 10), X("b", 100, 10)])
-    tree = build_tree(store, 20_000, 90_000)
+    tree = build_tree(store, time_range(store, 20_000, 90_000))
     assert len(tree) == 0 and tree_dict(tree)["roots"] == [] and folded(tree) == [] and len(invert(tree)) == 0
 
 
@@ -480,7 +482,8 @@ def test_a_selected_zero_length_child_brings_its_parent(tmp_path):
     """[0, 5 µs] selects a zero-length child at 5 µs but not its parent starting there: the path
     stays complete (the parent joins the tree, with nothing of it inside the range)."""
     events = [X("a", 0, 3), X("outer", 5, 5), X("mark", 5, 0)]
-    tree = build_tree(load_events(tmp_path, events), 0, 5_000)
+    store = load_events(tmp_path, events)
+    tree = build_tree(store, time_range(store, 0, 5_000))
     nodes = _paths(tree)
     assert set(nodes) == {("a",), ("outer",), ("outer", "mark")}
     assert tree.total_ns[nodes[("outer",)]] == 0 and tree.count[nodes[("outer", "mark")]] == 1
@@ -528,7 +531,7 @@ def test_vtui_diff_prints_the_differential_tree_of_two_ranges(capsys):
     assert main(["diff", str(QWEN_PATH), str(QWEN_PATH), "--range-b", half, "--table", "tree", "--format", "json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     store = load_trace(QWEN_PATH)
-    a, b = build_tree(store), build_tree(store, 0, span // 2)
+    a, b = build_tree(store), build_tree(store, time_range(store, 0, span // 2))
     pa, pb = _paths(a), _paths(b)
 
     def walk(node):

@@ -15,6 +15,7 @@ import pytest
 from tests.helpers import union_length
 from vtui.analysis.gpu import analyse_gpu, precision_of
 from vtui.load.trace import load_trace
+from vtui.store.slicetime import time_range
 
 # Kernel names with their precision class, labelled by hand.
 KERNELS = {
@@ -198,7 +199,7 @@ def test_every_gpu_figure_equals_the_brute_force(tmp_path: Path, seed: int):
     rng = np.random.default_rng(seed)
     for t0, t1 in _ranges(ops, span, rng):
         want = _expected(ops, t0, t1)
-        g = analyse_gpu(store, t0, t1 if (t0, t1) != (0, span) else None, top=4)
+        g = analyse_gpu(store, time_range(store, t0, t1 if (t0, t1) != (0, span) else None), top=4)
         where = (seed, t0, t1)
         assert g.present and g.range_ns == t1 - t0 and g.gpu_ops_in_range == want["ops"], where
         if not want["ops"]:
@@ -246,5 +247,6 @@ def test_every_gpu_figure_equals_the_brute_force(tmp_path: Path, seed: int):
 def test_a_trace_without_device_work_has_no_gpu_section(tmp_path: Path):
     path = tmp_path / "cpu.json"
     path.write_text(json.dumps({"traceEvents": [{"ph": "X", "name": "a", "ts": 0, "dur": 5, "pid": 1, "tid": 1}]}))
-    g = analyse_gpu(load_trace(path, cache=False), 1000, 4000)
+    store = load_trace(path, cache=False)
+    g = analyse_gpu(store, time_range(store, 1000, 4000))
     assert (g.present, g.range_ns, g.gpu_ops_in_range) == (False, 3000, 0)

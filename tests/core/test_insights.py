@@ -29,6 +29,7 @@ from vtui.analysis.steps import analyse_steps
 from vtui.analysis.trends import analyse_trend
 from vtui.demo import demo_trace_path
 from vtui.load.trace import load_trace
+from vtui.store.slicetime import time_range
 
 GENERATED = SHARED_TRACES / "generated"
 
@@ -109,7 +110,7 @@ def test_steploop_range_keeps_steps_that_start_inside(steploop):
     store, _ = steploop
     st = analyse_steps(store)
     t0, t1 = int(st.starts[5]), int(st.starts[10])
-    sub = analyse_steps(store, t0, t1)
+    sub = analyse_steps(store, time_range(store, t0, t1))
     assert sub.count == 5 and sub.in_trace == 32
     assert sub.first_ns == st.durations[5]
 

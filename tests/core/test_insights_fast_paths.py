@@ -30,7 +30,7 @@ from vtui.analysis.memory import (
 from vtui.analysis.ops import analyse_ops
 from vtui.load.trace import load_trace
 from vtui.store import devices
-from vtui.store.slicetime import clipped_bounds, range_slices, self_times
+from vtui.store.slicetime import clipped_bounds, range_slices, self_times, time_range
 
 
 def _memory_rows(store) -> np.ndarray:
@@ -204,25 +204,31 @@ def test_memoised_masks_equal_masks_made_slice_by_slice_and_are_read_only(name: 
 
 
 # ---- one range selection shared by the analyses --------------------------------------------------
-def test_a_shared_selection_of_another_range_is_not_used():
+def test_a_selection_of_another_range_is_refused():
+    """The selection a range value carries is its own: one of another range, track set or store is
+    refused; its own is used as it is (the analyses of one Insights pass share it)."""
     store = load_trace(FIXTURES / "hf_llama_stack.json.gz", cache=False)
     span = int(store.span_ns)
-    other = range_slices(store, 0, span // 2)
-    assert range_slices(store, 0, span // 2, shared=other) is other
-    assert range_slices(store, 0, span, shared=other) is not other
-    assert range_slices(store, 0, span // 2, np.array([0]), shared=other) is not other
+    half = range_slices(store, 0, span // 2)
+    assert time_range(store, 0, span // 2, half).slices is half
+    for wrong in (half, range_slices(store, 0, span // 2, np.array([0])),
+                  range_slices(load_trace(FIXTURES / "hf_llama_stack.json.gz", cache=False), 0, span)):
+        with pytest.raises(ValueError, match="not this range's"):
+            time_range(store, 0, span, wrong)
+    with pytest.raises(ValueError, match="not this range's"):
+        time_range(store, 0, span // 2, range_slices(store, 0, span // 2, np.array([0])))
     for t0, t1 in ((0, span), (span // 4, span // 2)):
-        assert analyse_ops(store, t0, t1, rs=other) == analyse_ops(store, t0, t1)
+        assert analyse_ops(store, time_range(store, t0, t1)) == analyse_ops(store, time_range(store, t0, t1))
 
 
 @pytest.mark.parametrize("name", ["hf_llama_stack.json.gz", "tracelens__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"])
 def test_insights_with_a_fresh_store_per_analysis_equal_one_pass(name: str):
     """Memo and shared selection change nothing: every analysis run alone on a new store agrees."""
     path = FIXTURES / name
-    one_pass = insights_dict(compute_insights(load_trace(path, cache=False), 0, None, None))
+    one_pass = insights_dict(compute_insights(load_trace(path, cache=False)))
     from vtui.analysis import insights as mod
 
-    fresh = {key: getattr(mod, fn)(load_trace(path, cache=False), 0, None, *top)
+    fresh = {key: getattr(mod, fn)(load_trace(path, cache=False), None, *top)
              for key, fn, top in (("ops", "analyse_ops", [15]), ("gpu", "analyse_gpu", [15]),
                                   ("memory", "analyse_memory", []), ("caches", "analyse_caches", []),
                                   ("python", "analyse_python", []))}
@@ -274,3 +280,41 @@ def test_args_json_of_no_rows_is_an_empty_array():
     from vtui.load.trace import load_trace
 
     assert bytes(_args_json(load_trace(STACK, cache=False), np.zeros(0, dtype=np.int64))) == b"[]"
+
+
+# ---- op shapes (the roofline's args), batch against one by one ------------------------------------
+def _shapes_one_by_one(store, rows) -> list[tuple]:
+    from vtui.analysis.shapes import _one
+
+    s = store.slices
+    out = []
+    for o, n in zip(s.args_off[rows].tolist(), s.args_len[rows].tolist()):
+        sh = _one(store.args_blob[o : o + n] if n > 0 else b"{}")
+        out.append((bytes(sh.dims), bytes(sh.types), bytes(sh.concrete)))
+    return out
+
+
+@pytest.mark.parametrize("name", ["tracelens__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz", "hf_llama_stack.json.gz"])
+def test_shapes_from_the_byte_grid_match_one_by_one(name, monkeypatch):
+    from vtui.analysis import shapes
+
+    store = load_trace(FIXTURES / name, cache=False)
+    rows = np.arange(len(store.slices))  # every slice: with and without args, every length
+    want = _shapes_one_by_one(store, rows)
+    monkeypatch.setattr(shapes, "_one", None)  # the batch itself must give them (no fallback)
+    got = [(bytes(sh.dims), bytes(sh.types), bytes(sh.concrete)) for sh in shapes.decode_shapes(store, rows)]
+    assert got == want
+    assert any(d != b"null" for d, _, _ in got)  # the fixture has shapes
+
+
+def test_shapes_of_args_that_are_not_objects_fall_back_one_by_one(tmp_path: Path):
+    from vtui.analysis.shapes import decode_shapes
+
+    events = [{"ph": "X", "name": "aten::mm", "pid": 1, "tid": 1, "ts": i * 10, "dur": 5,
+               "args": {"Input Dims": [[i, 4], [4, 8]], "Input type": ["float", "float"]}} for i in range(1, 20)]
+    events.append({"ph": "X", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 500, "dur": 5, "args": [1, 2]})
+    store = load_trace(write_trace(tmp_path, events), cache=False)
+    rows = np.arange(len(store.slices))
+    got = [(bytes(sh.dims), bytes(sh.types), bytes(sh.concrete)) for sh in decode_shapes(store, rows)]
+    assert got == _shapes_one_by_one(store, rows)
+    assert sum(d != b"null" for d, _, _ in got) == 19

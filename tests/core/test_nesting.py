@@ -105,3 +105,19 @@ def _nest_loop(starts: np.ndarray, ends: np.ndarray, bounds: np.ndarray) -> Nest
         overlapping=np.array(overlap, dtype=bool),
         nested_lanes=np.array(nested_lanes, dtype=np.int32),
     )
+
+
+def test_empty_and_one_slice_tracks_among_others_nest_as_the_loop_does() -> None:
+    """Many tiny tracks (a million one-slice threads): the per-segment work is skipped or done in
+    whole-array passes, with the loop's result."""
+    rng = np.random.default_rng(11)
+    for trial in range(40):
+        sizes = rng.choice([0, 1, 1, 1, 2, 7, 60, 900], size=15).tolist()
+        tracks = [_track(rng, k, overlaps=trial % 2 == 0) if k else [] for k in sizes]
+        starts = np.array([s for t in tracks for s, _ in t], dtype=np.int64)
+        ends = np.array([e for t in tracks for _, e in t], dtype=np.int64)
+        bounds = np.cumsum([0] + [len(t) for t in tracks])
+        fast = nesting.nest(starts, ends, bounds)
+        ref = _nest_loop(starts, ends, bounds)
+        for name in ("lane", "overlapping", "nested_lanes"):
+            assert np.array_equal(getattr(fast, name), getattr(ref, name)), (trial, name)

@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from vtui.load.trace import load_trace
+from vtui.store.slicetime import time_range
 
 PIDS = [1, 2, "proc"]
 TIDS = [1, 7, "worker"]
@@ -259,14 +260,14 @@ def test_aggregation_totals_equal_the_sum_over_slices(trace_dir, g: Generated, w
     for name, a, b in _selected(intervals, t0, t1):
         want_count[name] += 1
         want_total[name] += max(0, min(b, t1) - max(a, t0))
-    agg = aggregate(store, t0, t1, by="name")
+    agg = aggregate(store, time_range(store, t0, t1), by="name")
     assert {r.key: r.count for r in agg.rows} == dict(want_count)
     assert {r.key: r.total_ns for r in agg.rows} == {k: want_total[k] for k in want_count}
     assert agg.slices == sum(want_count.values())
     for r in agg.rows:
         assert 0 <= r.self_ns <= r.total_ns and r.min_ns <= r.avg_ns <= r.max_ns
     for by in ("track", "cat"):  # any grouping splits the same total
-        other = aggregate(store, t0, t1, by=by)
+        other = aggregate(store, time_range(store, t0, t1), by=by)
         assert sum(r.total_ns for r in other.rows) == sum(want_total.values())
         assert sum(r.count for r in other.rows) == agg.slices
 

@@ -14,7 +14,7 @@ from tests.helpers import DEVICE_CATS, FIXTURES, SHARED_TRACES, cli_json, raw_ev
 from vtui.analysis.aggregate import aggregate
 from vtui.analysis.insights import compute_insights
 from vtui.load.trace import load_trace
-from vtui.store.slicetime import range_slices
+from vtui.store.slicetime import range_slices, time_range
 
 # A 2021 PyTorch 1.9 Kineto trace: 636 zero-length FillFunctor kernels. Its first step is in fixtures/.
 KINETO_2021 = SHARED_TRACES / "public" / "kineto__worker0.1623143089861.pt.trace.json.gz"
@@ -76,9 +76,9 @@ def test_zero_length_kernels_count_in_stats_insights_diff_and_parquet(tmp_path: 
     assert ops[("gpu", "fill")] == 2 and ops[("cpu", "aten::zero_")] == 1
     store = load_trace(path, cache=False)
     # A range whose both ends touch a zero-length kernel: both are in it (t0 <= ts <= t1).
-    sub = compute_insights(store, 40_000, 60_000, top=10).gpu
+    sub = compute_insights(store, time_range(store, 40_000, 60_000), top=10).gpu
     assert {k.name: k.count for k in sub.top_kernels} == {"fill": 2} and sub.launches_paired == 2
-    assert aggregate(store, 40_000, 60_000).slices == len(range_slices(store, 40_000, 60_000).rows)
+    assert aggregate(store, time_range(store, 40_000, 60_000)).slices == len(range_slices(store, 40_000, 60_000).rows)
 
 
 def test_zero_length_kernels_in_parquet(tmp_path: Path):
@@ -144,7 +144,7 @@ def test_parquet_counts_and_self_time_match_stats_on_a_real_trace(tmp_path: Path
     pq = {name: (n, dur, self_) for name, n, dur, self_ in duckdb.connect().execute(
         f"SELECT name, count(*), sum(dur_ns), sum(self_ns) FROM read_parquet('{tmp_path}/pq/*/slices.parquet') "
         "GROUP BY name").fetchall()}
-    agg = {r.key: (r.count, r.total_ns, r.self_ns) for r in aggregate(store, 0, int(store.span_ns)).rows}
+    agg = {r.key: (r.count, r.total_ns, r.self_ns) for r in aggregate(store).rows}
     assert pq == agg
     raw = Counter(e["name"] for e in raw_events(path) if e.get("ph") == "X")
     assert {n: v[0] for n, v in pq.items()} == dict(raw)
@@ -163,8 +163,8 @@ def test_self_time_subtracts_overlapping_children_once(tmp_path: Path):
     parent = next(r for r in range(len(store.slices)) if store.name(r) == "parent")
     assert store.self_ns[parent] == 100_000 - 60_000  # union of 10–50 and 30–70 µs
     for t0, t1, expected in ((0, 100_000, 40_000), (20_000, 80_000, 60_000 - 50_000)):
-        agg = {r.key: r.self_ns for r in aggregate(store, t0, t1).rows}
-        ops = {r.name: r.self_ns for r in compute_insights(store, t0, t1).ops.by_self}
+        agg = {r.key: r.self_ns for r in aggregate(store, time_range(store, t0, t1)).rows}
+        ops = {r.name: r.self_ns for r in compute_insights(store, time_range(store, t0, t1)).ops.by_self}
         rs = range_slices(store, t0, t1)
         assert agg["parent"] == ops["parent"] == expected
         assert (rs.self_ns >= 0).all() and (rs.self_ns <= rs.clip).all()
@@ -175,12 +175,12 @@ def test_every_self_time_path_is_the_same_on_a_real_trace():
     path = _kineto_2021()
     store = load_trace(path)
     t0, t1 = 0, int(store.span_ns)
-    agg = {r.key: r.self_ns for r in aggregate(store, t0, t1).rows}
+    agg = {r.key: r.self_ns for r in aggregate(store, time_range(store, t0, t1)).rows}
     per_name: dict[str, int] = defaultdict(int)
     for name_id, v in zip(store.slices.name_id.tolist(), store.self_ns.tolist()):
         per_name[store.strings[name_id]] += v
     assert agg == dict(per_name)
-    ops = compute_insights(store, t0, t1, top=10_000).ops
+    ops = compute_insights(store, time_range(store, t0, t1), top=10_000).ops
     for r in ops.by_self:
         assert r.self_ns == agg[r.name], r.name
     assert (store.self_ns >= 0).all() and (store.self_ns <= store.slices.dur_ns).all()
@@ -196,5 +196,6 @@ def test_cache_events_follow_the_range_rule(tmp_path: Path):
               {"ph": "X", "name": "other", "ts": 0.0, "dur": 100.0, "pid": 1, "tid": 2}]
     path = tmp_path / "t.json"
     path.write_text(json.dumps({"traceEvents": events}))
-    c = compute_insights(load_trace(path, cache=False), 20_000, 80_000).caches
+    store = load_trace(path, cache=False)
+    c = compute_insights(store, time_range(store, 20_000, 80_000)).caches
     assert (c.events, c.hits, c.slice_time_ns) == (3, 1, 30_000)

@@ -12,6 +12,7 @@ import pytest
 from tests.helpers import FIXTURES, QWEN, raw_events
 from vtui.cli import main
 from vtui.schema import OUTPUTS, VERSIONS, dump, json_schema
+from vtui.store.slicetime import time_range
 
 SNAPSHOTS = FIXTURES.parent / "vtui" / "data" / "schema"
 KINETO = FIXTURES / "kineto__before_fix_trace.json"
@@ -102,6 +103,6 @@ def test_summary_metrics_from_insights_are_the_same_numbers(qwen_store):
 
     span = int(qwen_store.span_ns)
     for t0, t1 in ((0, None), (span // 4, span // 2)):
-        got = insights_metrics(compute_insights(qwen_store, t0, t1))
-        assert got == summary_metrics(qwen_store, t0, t1)
+        got = insights_metrics(compute_insights(qwen_store, time_range(qwen_store, t0, t1)))
+        assert got == summary_metrics(qwen_store, time_range(qwen_store, t0, t1))
         assert got["span_ns"] == (span if t1 is None else t1) - t0 and got["step_count"] is not None

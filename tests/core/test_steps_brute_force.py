@@ -13,6 +13,7 @@ import pytest
 
 from vtui.analysis.steps import analyse_steps, find_step_rows
 from vtui.load.trace import load_trace
+from vtui.store.slicetime import time_range
 
 OPS = ["aten::mm", "aten::add", "aten::copy_", "aten::softmax"]
 
@@ -112,7 +113,7 @@ def test_known_steps_phases_and_ranges_equal_the_brute_force(tmp_path: Path, see
     for t0, t1 in ((0, span), (starts[1], span), (starts[1], starts[3]), (starts[1] + 1, starts[3] + 1),
                    (0, starts[0]), (ends[-1], span)):
         inside = [k for k, s in enumerate(starts) if t0 <= s < t1]
-        st = analyse_steps(store, t0, t1)
+        st = analyse_steps(store, time_range(store, t0, t1))
         assert st.in_trace == len(steps) and (st.pattern, st.source) == ("ProfilerStep#N", "known")
         if not inside:
             assert not st.present and st.count == 0
@@ -146,7 +147,7 @@ def test_known_steps_phases_and_ranges_equal_the_brute_force(tmp_path: Path, see
 def test_first_ns_is_the_first_steps_time_even_when_the_range_starts_later(tmp_path: Path):
     path, events = _step_trace(tmp_path, 4)
     store = load_trace(path, cache=False)
-    st = analyse_steps(store, int(store.slices.start_ns[find_step_rows(store)[2][1]]))
+    st = analyse_steps(store, time_range(store, int(store.slices.start_ns[find_step_rows(store)[2][1]])))
     items, parent = _tree(events, 1)
     want, _ = _phases(items, parent, [i for i, e in enumerate(items) if e["name"].startswith("ProfilerStep#")
                                       and parent[i] is None][1:2], False)

@@ -47,7 +47,7 @@ def test_group_by_name_equals_vtui_stats(path: Path, stores, capsys):
         rows = cli_json(capsys, "stats", path, "--by", "name", "--format", "json", "--no-cache")
         want = {r["name"]: (r["count"], r["total_ns"]) for r in rows["rows"]}
     else:
-        want = {r.key: (r.count, r.total_ns) for r in aggregate(store, 0, int(store.span_ns), by="name").rows}
+        want = {r.key: (r.count, r.total_ns) for r in aggregate(store, by="name").rows}
     got = run_query(store, GROUP_BY, max_rows=None)
     assert {name: (n, total) for name, n, total in got.rows} == want
     assert sum(c for c, _ in want.values()) == len(store.slices) > 0
@@ -314,7 +314,7 @@ def test_group_by_on_shared_traces(shared_traces, name):
     from vtui.analysis.aggregate import aggregate
 
     store = load_trace(shared_traces / name)
-    agg = aggregate(store, 0, int(store.span_ns))  # what `vtui stats --by name` prints
+    agg = aggregate(store)  # what `vtui stats --by name` prints
     got = run_query(store, GROUP_BY, max_rows=None).rows
     assert {n: (c, t) for n, c, t in got} == {r.key: (r.count, r.total_ns) for r in agg.rows}
     on_python = np.array([t.kind in ("thread", "gpu") and "python" in t.name for t in store.tracks])

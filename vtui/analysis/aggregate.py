@@ -14,7 +14,7 @@ import msgspec
 import numpy as np
 
 from vtui.errors import UsageError
-from vtui.store.slicetime import range_slices
+from vtui.store.slicetime import TimeRange, over, range_slices
 from vtui.store.store import TraceStore
 
 GROUPINGS = ("name", "cat", "track", "shape")  # plus "arg:KEY"
@@ -68,12 +68,15 @@ def check_grouping(by: str) -> str:
     raise UsageError(f"unknown grouping {by!r} (use name, cat, track, shape or arg:KEY)")
 
 
-def aggregate(store: TraceStore, t0: int, t1: int, tracks: np.ndarray | None = None, by: str = "name",
+def aggregate(store: TraceStore, rng: TimeRange | None = None, tracks: np.ndarray | None = None, by: str = "name",
               sort: str = "total", only: np.ndarray | None = None) -> Aggregation:
-    """Aggregate the slices in [t0, t1] on ``tracks`` (all when None), grouped ``by``; ``only``
-    (slice rows, e.g. search matches) keeps just those slices, each with its own self time."""
+    """Aggregate the slices in ``rng`` (the whole trace when None) on ``tracks`` (all when None),
+    grouped ``by``; ``only`` (slice rows, e.g. search matches) keeps just those slices, each with
+    its own self time."""
     check_grouping(by)
-    rs = range_slices(store, t0, t1, tracks)  # the one range rule (zero-length slices count)
+    rng = over(store, rng)
+    t0, t1 = rng.t0, rng.t1
+    rs = rng.slices if tracks is None else range_slices(store, t0, t1, tracks)  # the one range rule
     rows, clip, self_clip = rs.rows, rs.clip, rs.self_ns
     if only is not None:
         keep = np.isin(rows, only)

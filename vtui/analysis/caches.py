@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from vtui.analysis.selection import instant_rows
-from vtui.store.slicetime import RangeSlices, range_slices, window
+from vtui.store.slicetime import TimeRange, over
 from vtui.store.store import TraceStore
 
 CACHE = re.compile(r"(?i)cache")
@@ -39,16 +39,15 @@ def _kind(text: str) -> str | None:
     return None
 
 
-def analyse_caches(store: TraceStore, t0: int = 0, t1: int | None = None,
-                   rs: RangeSlices | None = None) -> CacheReport:
-    """Cache events in [t0, t1]; ``rs``: the range's slices, if the caller has them."""
-    t0, t1 = window(store, t0, t1)
+def analyse_caches(store: TraceStore, rng: TimeRange | None = None) -> CacheReport:
+    """Cache events in ``rng`` (the whole trace when None)."""
+    rng = over(store, rng)
     is_cache = np.fromiter((bool(CACHE.search(s)) for s in store.strings), dtype=bool, count=len(store.strings))
     s, inst = store.slices, store.instants
-    rs = range_slices(store, t0, t1, shared=rs)  # the one range rule; time clipped to the range
+    rs = rng.slices  # the one range rule; time clipped to the range
     pos = np.flatnonzero(is_cache[s.name_id[rs.rows]]) if len(s) else np.zeros(0, dtype=np.int64)
     srows = rs.rows[pos]
-    irows = instant_rows(store, t0, t1)
+    irows = instant_rows(store, rng.t0, rng.t1)
     irows = irows[is_cache[inst.name_id[irows]]] if len(irows) else irows
     out = CacheReport(bool(len(srows) or len(irows)))
     counts: dict[str, int] = {}

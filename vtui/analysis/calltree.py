@@ -27,7 +27,7 @@ from vtui.analysis.gpu import launch_pairs
 from vtui.safe_text import escape_controls
 from vtui.store.containment import depths, self_time
 from vtui.store.devices import device_work_kinds
-from vtui.store.slicetime import range_rows, window
+from vtui.store.slicetime import TimeRange, over, range_rows
 from vtui.store.store import TraceStore
 from vtui.store.tracks import GPU
 
@@ -215,7 +215,7 @@ def tree_rows(store: TraceStore, t0: int, t1: int, tracks: np.ndarray | None = N
     is the GPU weight) unless only GPU tracks are selected. (`build_tree` adds any ancestor that
     is not selected itself, e.g. the parent of a zero-length child at the range's edge.)"""
     ids = np.arange(len(store.tracks)) if tracks is None else np.asarray(tracks, dtype=np.int64)
-    cpu = np.array([store.tracks[t].kind != GPU for t in ids.tolist()], dtype=bool)
+    cpu = ~store.tracks.kind_is(GPU)[ids]
     if cpu.any():
         ids = ids[cpu]
     return range_rows(store, t0, t1, ids).astype(np.int64)
@@ -232,10 +232,12 @@ def _with_ancestors(store: TraceStore, rows: np.ndarray) -> np.ndarray:
     return rows
 
 
-def build_tree(store: TraceStore, t0: int = 0, t1: int | None = None, tracks: np.ndarray | None = None,
+def build_tree(store: TraceStore, rng: TimeRange | None = None, tracks: np.ndarray | None = None,
                merge_counters: bool = True) -> CallTree:
-    """Top-down call tree of the slices in [t0, t1] on ``tracks`` (all when None)."""
-    t0, t1 = window(store, t0, t1)
+    """Top-down call tree of the slices in ``rng`` (the whole trace when None) on ``tracks`` (all
+    when None)."""
+    rng = over(store, rng)
+    t0, t1 = rng.t0, rng.t1
     s = store.slices
     rows = tree_rows(store, t0, t1, tracks)
     pos = _Locator(rows, len(s))

@@ -17,7 +17,7 @@ from vtui.analysis.insights import summary_metrics
 from vtui.analysis.ops import analyse_ops
 from vtui.analysis.steps import StepReport, analyse_steps
 from vtui.store.devices import device_work_kinds
-from vtui.store.slicetime import range_slices
+from vtui.store.slicetime import TimeRange, over
 from vtui.store.store import TraceStore
 
 TOLERANCE = 0.05  # relative: within 5 % of A is "same"
@@ -172,17 +172,18 @@ def _metric(m: dict[str, Any], key: str) -> float | None:
 
 
 # ---- operators -----------------------------------------------------------------------------
-def op_totals(store: TraceStore, t0: int, t1: int) -> dict[tuple[str, str], tuple[int, int]]:
+def op_totals(store: TraceStore, rng: TimeRange | None = None) -> dict[tuple[str, str], tuple[int, int]]:
     """(kind, name) -> (count, total ns clipped to the range): CPU operators, then GPU work."""
     out: dict[tuple[str, str], tuple[int, int]] = {}
-    ops = analyse_ops(store, t0, t1, top=len(store.strings) + 1)  # every name, not a top-N
+    rng = over(store, rng)
+    ops = analyse_ops(store, rng, top=len(store.strings) + 1)  # every name, not a top-N
     for r in ops.by_total:
         out[("cpu", r.name)] = (r.count, r.total_ns)
     for r in ops.annotations:  # listed apart from the operators (see vtui.store.devices)
         out[("annotation", r.name)] = (r.count, r.total_ns)
     # GPU work as Insights counts it (vtui.store.devices), over the same range rule.
     if len(store.slices):
-        rs = range_slices(store, t0, t1)
+        rs = rng.slices
         pos = rs.mask(device_work_kinds(store) > 0)
         uniq, inv = np.unique(store.slices.name_id[rs.rows[pos]], return_inverse=True)
         counts = np.bincount(inv, minlength=len(uniq))
@@ -260,20 +261,19 @@ def align_steps(da: np.ndarray, db: np.ndarray, pa: list[dict[str, int]], pb: li
 
 
 # ---- all together --------------------------------------------------------------------------
-def compare(store_a: TraceStore, store_b: TraceStore, range_a: tuple[int, int] | None = None,
-            range_b: tuple[int, int] | None = None, step_regex: str | None = None,
+def compare(store_a: TraceStore, store_b: TraceStore, range_a: TimeRange | None = None,
+            range_b: TimeRange | None = None, step_regex: str | None = None,
             labels: tuple[str, str] = ("A", "B"), tolerance: float = TOLERANCE) -> Comparison:
     """Compare A over ``range_a`` with B over ``range_b`` (whole traces when None)."""
-    ra = range_a or (0, int(store_a.span_ns))
-    rb = range_b or (0, int(store_b.span_ns))
-    sa, sb = analyse_steps(store_a, *ra, step_regex), analyse_steps(store_b, *rb, step_regex)
-    ma, mb = summary_metrics(store_a, *ra, steps=sa), summary_metrics(store_b, *rb, steps=sb)
+    ra, rb = over(store_a, range_a), over(store_b, range_b)
+    sa, sb = analyse_steps(store_a, ra, step_regex), analyse_steps(store_b, rb, step_regex)
+    ma, mb = summary_metrics(store_a, ra, steps=sa), summary_metrics(store_b, rb, steps=sb)
     steps, phases = align_steps(sa.durations, sb.durations, step_phase_ns(store_a, sa), step_phase_ns(store_b, sb))
     return Comparison(
-        a=Side(labels[0], *ra, sa.pattern if sa.present else None, sa.count, _first_start(sa)),
-        b=Side(labels[1], *rb, sb.pattern if sb.present else None, sb.count, _first_start(sb)),
+        a=Side(labels[0], ra.t0, ra.t1, sa.pattern if sa.present else None, sa.count, _first_start(sa)),
+        b=Side(labels[1], rb.t0, rb.t1, sb.pattern if sb.present else None, sb.count, _first_start(sb)),
         metrics=diff_metrics(ma, mb, tolerance),
-        ops=diff_ops(op_totals(store_a, *ra), op_totals(store_b, *rb), tolerance),
+        ops=diff_ops(op_totals(store_a, ra), op_totals(store_b, rb), tolerance),
         steps=steps, phases=phases, a_durations=sa.durations, b_durations=sb.durations, tolerance=tolerance,
     )
 

@@ -309,7 +309,7 @@ def _walk(dev: _Device, blk: _Blocking, track: int, lo: int, hi: int) -> tuple[l
     return segs, sync_ns, end
 
 
-def analyse_critical(store: TraceStore, step_rows: np.ndarray, t0: int = 0, t1: int | None = None) -> CriticalReport:
+def analyse_critical(store: TraceStore, step_rows: np.ndarray) -> CriticalReport:
     """The critical path of each step (slice rows of the steps, as ``analyse_steps`` finds them)."""
     s = store.slices
     step_rows = np.asarray(step_rows, dtype=np.int64)

@@ -21,7 +21,7 @@ from vtui.analysis.basics import Stats, merge_intervals, pct
 from vtui.analysis.launched import launch_of
 from vtui.store.devices import KERNEL, MEMCPY, MEMSET, device_work_kinds
 from vtui.store.grouping import distinct_ids
-from vtui.store.slicetime import RangeSlices, range_slices, window
+from vtui.store.slicetime import TimeRange, over
 from vtui.store.store import TraceStore
 
 _DIRECTION = re.compile(r"\b(HtoD|DtoH|DtoD|HtoH|PtoP|DtoA|AtoD|AtoH|HtoA)\b")
@@ -135,16 +135,15 @@ def _idle_split(store: TraceStore, st: np.ndarray, en: np.ndarray, launch: np.nd
     return cpu, int(gap.sum()) - cpu - unknown, unknown, edges
 
 
-def analyse_gpu(store: TraceStore, t0: int = 0, t1: int | None = None, top: int = 10,
-                rs: RangeSlices | None = None) -> GpuReport:
-    """GPU work selected by [t0, t1] (whole trace when t1 is None); ``top`` kernels by time;
-    ``rs``: the range's slices, if the caller has them."""
-    t0, t1 = window(store, t0, t1)
+def analyse_gpu(store: TraceStore, rng: TimeRange | None = None, top: int = 10) -> GpuReport:
+    """GPU work selected by ``rng`` (the whole trace when None); ``top`` kernels by time."""
+    rng = over(store, rng)
+    t0, t1 = rng.t0, rng.t1
     kinds = gpu_work_kinds(store)
     if not kinds.any():
         return GpuReport(False, range_ns=t1 - t0)
     s = store.slices
-    rs = range_slices(store, t0, t1, shared=rs)
+    rs = rng.slices
     is_work = rs.mask(kinds > 0)
     rows, st, en = rs.rows[is_work], rs.start[is_work], rs.end[is_work]
     out = GpuReport(True, range_ns=t1 - t0, gpu_ops_in_range=len(rows))

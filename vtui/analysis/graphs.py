@@ -17,6 +17,7 @@ import numpy as np
 from vtui.analysis.basics import Stats
 from vtui.analysis.launched import launch_of, owners
 from vtui.store.devices import device_work_kinds, name_mask, python_mask, runtime_mask
+from vtui.store.slicetime import TimeRange, over
 from vtui.store.store import TraceStore
 
 GRAPH_LAUNCH = re.compile(r"^(cuda|hip|cu)GraphLaunch")
@@ -92,11 +93,12 @@ def graph_kernels(store: TraceStore) -> tuple[np.ndarray, np.ndarray]:
     return rows, launch[rows]
 
 
-def analyse_graphs(store: TraceStore, t0: int = 0, t1: int | None = None, step_rows: np.ndarray | None = None,
+def analyse_graphs(store: TraceStore, rng: TimeRange | None = None, step_rows: np.ndarray | None = None,
                    capture: TraceStore | None = None, capture_name: str = "") -> GraphReport:
-    """Graph launches whose call starts in [t0, t1), their kernels, per step (``step_rows``) and
-    matched to ``capture`` when given."""
-    t1 = int(store.span_ns) if t1 is None else int(t1)
+    """Graph launches whose call starts in ``rng`` (its end excluded; the whole trace when None),
+    their kernels, per step (``step_rows``) and matched to ``capture`` when given."""
+    rng = over(store, rng)
+    t0, t1 = rng.t0, rng.t1
     is_launch = graph_launch_mask(store)
     if not is_launch.any():
         return GraphReport(False)

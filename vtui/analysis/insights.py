@@ -31,14 +31,13 @@ from vtui.analysis.serving import ServingReport, analyse_serving
 from vtui.analysis.serving_json import graphs_out, serving_out, to_plain
 from vtui.analysis.steps import StepReport, analyse_steps
 from vtui.schema import struct_sections
-from vtui.store.slicetime import range_slices, window
+from vtui.store.slicetime import TimeRange, over
 from vtui.store.store import TraceStore
 
 
 @dataclass
 class Insights:
-    t0: int
-    t1: int
+    range: TimeRange  # what every part below covers
     steps: StepReport
     ops: OpsReport
     gpu: GpuReport
@@ -54,8 +53,8 @@ class Insights:
 
 def add_why(ins: Insights, store: TraceStore) -> None:
     """Why ops and steps take their time: the roofline per op and the critical path per step."""
-    ins.roofline = analyse_roofline(store, ins.t0, ins.t1)
-    ins.critical = analyse_critical(store, ins.steps.rows, ins.t0, ins.t1)
+    ins.roofline = analyse_roofline(store, ins.range)
+    ins.critical = analyse_critical(store, ins.steps.rows)
 
 
 def why_dict(ins: Insights, top: int | None = 100) -> dict[str, Any]:
@@ -68,17 +67,17 @@ def why_dict(ins: Insights, top: int | None = 100) -> dict[str, Any]:
     return out
 
 
-def compute_insights(store: TraceStore, t0: int = 0, t1: int | None = None, step_regex: str | None = None,
+def compute_insights(store: TraceStore, rng: TimeRange | None = None, step_regex: str | None = None,
                      top: int = 15, capture: TraceStore | None = None, capture_name: str = "") -> Insights:
-    """Every analysis over [t0, t1]; ``capture``: vLLM's graph-capture trace of the same run, to give
-    replayed graph kernels their captured stacks."""
-    t0, t1 = window(store, t0, t1)
-    rs = range_slices(store, t0, t1)  # one selection (and one self-time pass) for every analysis
-    ins = Insights(t0, t1, analyse_steps(store, t0, t1, step_regex), analyse_ops(store, t0, t1, top, rs),
-                   analyse_gpu(store, t0, t1, top, rs), analyse_memory(store, t0, t1),
-                   analyse_caches(store, t0, t1, rs), analyse_python(store, t0, t1, rs=rs))
+    """Every analysis over ``rng`` (the whole trace when None), all handed the one range value and
+    so one selection (and one self-time pass); ``capture``: vLLM's graph-capture trace of the same
+    run, to give replayed graph kernels their captured stacks."""
+    rng = over(store, rng)
+    ins = Insights(rng, analyse_steps(store, rng, step_regex), analyse_ops(store, rng, top),
+                   analyse_gpu(store, rng, top), analyse_memory(store, rng),
+                   analyse_caches(store, rng), analyse_python(store, rng))
     ins.serving = analyse_serving(store, ins.steps)
-    ins.graphs = analyse_graphs(store, t0, t1, ins.steps.rows if ins.steps.present else None, capture, capture_name)
+    ins.graphs = analyse_graphs(store, rng, ins.steps.rows if ins.steps.present else None, capture, capture_name)
     ins.findings = (step_findings(ins.steps, ins.serving) + serving_findings(ins.serving) + graph_findings(ins.graphs)
                     + op_findings(ins.ops) + gpu_findings(ins.gpu)
                     + memory_findings(ins.memory) + python_findings(ins.python) + cache_findings(ins.caches))
@@ -86,20 +85,20 @@ def compute_insights(store: TraceStore, t0: int = 0, t1: int | None = None, step
     return ins
 
 
-def summary_metrics(store: TraceStore, t0: int = 0, t1: int | None = None, step_regex: str | None = None,
+def summary_metrics(store: TraceStore, rng: TimeRange | None = None, step_regex: str | None = None,
                     steps: StepReport | None = None) -> dict[str, Any]:
     """Headline numbers of one range, flat, for comparing two traces (None where not present).
-    ``steps``: the range's steps when the caller has them (``insights_metrics``: all of it)."""
-    t0, t1 = window(store, t0, t1)
-    rs = range_slices(store, t0, t1)
-    st = analyse_steps(store, t0, t1, step_regex) if steps is None else steps
-    return metrics_of(t1 - t0, st, analyse_gpu(store, t0, t1, rs=rs), analyse_memory(store, t0, t1),
-                      analyse_ops(store, t0, t1, top=1, rs=rs), analyse_serving(store, st))
+    ``steps``: the range's steps when the caller has them. Only the parts the numbers need are
+    computed; with a full ``Insights`` at hand use ``insights_metrics`` (nothing again)."""
+    rng = over(store, rng)
+    st = analyse_steps(store, rng, step_regex) if steps is None else steps
+    return metrics_of(rng.span_ns, st, analyse_gpu(store, rng), analyse_memory(store, rng),
+                      analyse_ops(store, rng, top=1), analyse_serving(store, st))
 
 
 def insights_metrics(ins: Insights) -> dict[str, Any]:
     """``summary_metrics`` from what ``compute_insights`` already computed (nothing again)."""
-    return metrics_of(ins.t1 - ins.t0, ins.steps, ins.gpu, ins.memory, ins.ops, ins.serving)
+    return metrics_of(ins.range.span_ns, ins.steps, ins.gpu, ins.memory, ins.ops, ins.serving)
 
 
 def metrics_of(span_ns: int, st: StepReport, g: GpuReport, mem: MemoryReport, ops: OpsReport,
@@ -227,7 +226,7 @@ def insights_dict(ins: Insights) -> dict[str, Any]:
 
     c, p, sy = ins.caches, ins.python, ins.ops.sync
     return struct_sections("insights", ins, {
-        "range": {"t0_ns": ins.t0, "t1_ns": ins.t1, "span_ns": ins.t1 - ins.t0},
+        "range": {"t0_ns": ins.range.t0, "t1_ns": ins.range.t1, "span_ns": ins.range.span_ns},
         "steps": steps_dict(ins.steps),
         "phases": [phase(ph) for ph in ins.steps.phases],
         "phases_below_python_frames": [phase(ph) for ph in ins.steps.op_phases],

@@ -9,6 +9,7 @@ import numpy as np
 
 from vtui.analysis.basics import merge_intervals
 from vtui.analysis.gpu import KERNEL, gpu_work_kinds, launch_pairs
+from vtui.store.slicetime import TimeRange, over
 from vtui.store.store import TraceStore
 
 OUTLIER_FACTOR = 3.0  # an instance this many times its name's median is an outlier
@@ -44,16 +45,18 @@ def _cpu_at(store: TraceStore, track: int, t: int) -> str:
     return " › ".join((["…"] if len(names) > 3 else []) + names[-3:]) or "idle"
 
 
-def gpu_idle_gaps(store: TraceStore, t0: int, t1: int, top: int = 20) -> list[Gap]:
-    """The longest gaps between GPU work inside [t0, t1], per device (edges of the range excluded)."""
+def gpu_idle_gaps(store: TraceStore, rng: TimeRange | None = None, top: int = 20) -> list[Gap]:
+    """The longest gaps between GPU work inside ``rng`` (the whole trace when None), per device
+    (edges of the range excluded)."""
+    rng = over(store, rng)
+    t0, t1 = rng.t0, rng.t1
     s = store.slices
     rows = np.flatnonzero(gpu_work_kinds(store) > 0)
     rows = rows[(s.end_ns[rows] > t0) & (s.start_ns[rows] < t1)]
     if not len(rows):
         return []
     launch_of = dict(zip(rows.tolist(), launch_pairs(store, rows).tolist()))
-    keys: dict[tuple, int] = {}
-    device = np.array([keys.setdefault((t.source, t.pid), len(keys)) for t in store.tracks], dtype=np.int64)
+    device = store.tracks.process_ids()
     found: list[tuple[int, int, int]] = []  # (start, end, next row)
     for dev in np.unique(device[s.track[rows]]).tolist():
         sel = rows[device[s.track[rows]] == dev]
@@ -75,8 +78,11 @@ def gpu_idle_gaps(store: TraceStore, t0: int, t1: int, top: int = 20) -> list[Ga
     return out
 
 
-def kernel_outliers(store: TraceStore, t0: int, t1: int, top: int = 20) -> list[Outlier]:
-    """Kernels at least OUTLIER_FACTOR × their name's median in the range, the most excess first."""
+def kernel_outliers(store: TraceStore, rng: TimeRange | None = None, top: int = 20) -> list[Outlier]:
+    """Kernels at least OUTLIER_FACTOR × their name's median in ``rng`` (the whole trace when None),
+    the most excess first."""
+    rng = over(store, rng)
+    t0, t1 = rng.t0, rng.t1
     s = store.slices
     rows = np.flatnonzero(gpu_work_kinds(store) == KERNEL)
     rows = rows[(s.start_ns[rows] >= t0) & (s.end_ns[rows] <= t1)]

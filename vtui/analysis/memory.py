@@ -14,9 +14,9 @@ from typing import Annotated, Any
 
 import msgspec
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
 
-from vtui.store.slicetime import window
+from vtui.analysis.argsjson import args_json
+from vtui.store.slicetime import TimeRange, over
 from vtui.store.store import TraceStore
 
 MEMORY_EVENT = "[memory]"
@@ -113,49 +113,12 @@ class _IntMemoryArgs(msgspec.Struct, gc=False):
 
 _INT_BATCH = msgspec.json.Decoder(list[_IntMemoryArgs])
 _FIELDS = ("bytes", "total_allocated", "total_reserved", "device_type", "device_id")
-_SPACE, _COMMA = ord(" "), ord(",")
 
 
 def _args_json(store: TraceStore, rows: np.ndarray) -> bytes | np.ndarray:
-    """The rows' args as one JSON array (``{}`` where an event has none), for one batch decode
-    (one decode per event was 1.4 s for 294k events).
-
-    [memory] args are short and alike in length (~130 bytes), so numpy gathers them as the rows of
-    a byte grid, each padded with spaces (JSON whitespace) to the widest and ended by a comma: no
-    Python call per event (a slice and a join per event took 0.3 s for 294k). Where padding would
-    more than double the bytes (one huge args object), they are joined event by event instead.
-    """
-    if not len(rows):
-        return b"[]"
-    inst, blob = store.instants, store.args_blob
-    offs = inst.args_off[rows].astype(np.int64)
-    lens = np.maximum(inst.args_len[rows].astype(np.int64), 0)  # 0: no args
-    n, width = len(rows), max(int(lens.max(initial=0)), 2)
-    view = blob.buffer() if hasattr(blob, "buffer") else memoryview(blob)  # no copy of the blob
-    if n * (width + 1) > 2 * int(lens.sum()) + (1 << 20):
-        parts: list = list(map(view.__getitem__, map(slice, offs.tolist(), (offs + lens).tolist())))
-        for k in np.flatnonzero(lens == 0).tolist():
-            parts[k] = b"{}"
-        del view  # the views pin the mapped file
-        return b"[" + b",".join(parts) + b"]"
-    data = np.frombuffer(view, dtype=np.uint8)
-    out = np.empty(1 + n * (width + 1), dtype=np.uint8)  # "[", then one grid row per event
-    grid = out[1:].reshape(n, width + 1)
-    windows = len(data) - width + 1  # every window of ``width`` bytes, as a row of a strided view
-    fits = offs < windows
-    if windows > 0:
-        grid[:, :width] = as_strided(data, shape=(windows, width), strides=(1, 1))[np.where(fits, offs, 0)]
-    for k in np.flatnonzero(~fits).tolist():  # args in the blob's last ``width`` bytes
-        grid[k, : lens[k]] = data[offs[k] : offs[k] + lens[k]]
-    del data, view  # they pin the mapped file
-    has = lens > 0
-    lo = int(lens[has].min()) if has.any() else width  # every column before ``lo`` is args
-    grid[:, lo:width][np.arange(lo, width) >= lens[:, None]] = _SPACE
-    grid[~has, :width] = _SPACE
-    grid[~has, :2] = np.frombuffer(b"{}", dtype=np.uint8)
-    grid[:, width] = _COMMA
-    out[0], out[-1] = ord("["), ord("]")  # the last row's comma closes the array
-    return out
+    """The instants' args as one JSON array (``{}`` where an event has none), for one batch decode."""
+    inst = store.instants
+    return args_json(store.args_blob, inst.args_off[rows], inst.args_len[rows])
 
 
 def _memory_args(store: TraceStore, rows: np.ndarray) -> list[_MemoryArgs]:
@@ -282,8 +245,10 @@ def _by_device_columns(times: np.ndarray, cols: list[tuple[np.ndarray, np.ndarra
     return out, skipped
 
 
-def analyse_memory(store: TraceStore, t0: int = 0, t1: int | None = None) -> MemoryReport:
-    t0, t1 = window(store, t0, t1)
+def analyse_memory(store: TraceStore, rng: TimeRange | None = None) -> MemoryReport:
+    """PyTorch's memory events in ``rng`` (the whole trace when None), per device."""
+    rng = over(store, rng)
+    t0, t1 = rng.t0, rng.t1
     ids = [i for i, s in enumerate(store.strings) if s == MEMORY_EVENT]
     inst = store.instants
     rows = np.flatnonzero(np.isin(inst.name_id, ids)) if ids else np.zeros(0, dtype=np.int64)

@@ -18,7 +18,7 @@ import numpy as np
 from vtui.analysis.basics import pct
 from vtui.store.devices import SYNC_NAME, annotation_mask, cpu_op_mask, sync_mask
 from vtui.store.grouping import distinct_ids
-from vtui.store.slicetime import RangeSlices, range_slices, window
+from vtui.store.slicetime import RangeSlices, TimeRange, over
 from vtui.store.store import TraceStore
 
 __all__ = ["OP_HINTS", "SYNC", "OpRow", "OpsReport", "SyncReport", "analyse_ops", "cpu_op_mask", "hint_for"]
@@ -93,15 +93,13 @@ def _by_name(store: TraceStore, rs: RangeSlices, pos: np.ndarray, denom: int) ->
     return rows, self_sum
 
 
-def analyse_ops(store: TraceStore, t0: int = 0, t1: int | None = None, top: int = 15,
-                rs: RangeSlices | None = None) -> OpsReport:
-    """Operators in [t0, t1] (whole trace when t1 is None), ``top`` by self and by total time;
-    ``rs``: the range's slices, if the caller has them."""
-    t0, t1 = window(store, t0, t1)
-    rs = range_slices(store, t0, t1, shared=rs)
+def analyse_ops(store: TraceStore, rng: TimeRange | None = None, top: int = 15) -> OpsReport:
+    """Operators in ``rng`` (the whole trace when None), ``top`` by self and by total time."""
+    rng = over(store, rng)
+    rs = rng.slices
     ops = rs.mask(cpu_op_mask(store))
     threads = len(distinct_ids(store.slices.track[rs.rows[ops]]))
-    out = OpsReport(t1 - t0, [], [], _sync(store, rs), 0, threads)
+    out = OpsReport(rng.span_ns, [], [], _sync(store, rs), 0, threads)
     rows, self_sum = _by_name(store, rs, ops, out.denominator_ns)
     out.cpu_self_ns = int(self_sum.sum())
     out.by_self = sorted(rows, key=lambda r: -r.self_ns)[:top]  # stable: ties keep name-id order

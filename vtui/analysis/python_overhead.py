@@ -10,7 +10,8 @@ import numpy as np
 
 from vtui.analysis.basics import pct
 from vtui.store.devices import cpu_op_mask, python_mask
-from vtui.store.slicetime import RangeSlices, range_slices, window
+from vtui.store.slicetime import TimeRange, over
+from vtui.store.store import TraceStore
 
 
 @dataclass
@@ -39,12 +40,10 @@ def python_depths(store, is_py: np.ndarray) -> np.ndarray:
     return out
 
 
-def analyse_python(store, t0: int = 0, t1: int | None = None, top: int = 10,
-                   rs: RangeSlices | None = None) -> PythonReport:
-    """Python frames in [t0, t1]; ``rs``: the range's slices, if the caller has them."""
-    t0, t1 = window(store, t0, t1)
+def analyse_python(store: TraceStore, rng: TimeRange | None = None, top: int = 10) -> PythonReport:
+    """Python frames in ``rng`` (the whole trace when None)."""
     is_py = python_mask(store)
-    rs = range_slices(store, t0, t1, shared=rs)
+    rs = over(store, rng).slices
     py = rs.mask(is_py)
     if not len(py):
         return PythonReport(False)

@@ -7,25 +7,25 @@ import numpy as np
 from vtui.errors import UsageError
 from vtui.fmt import format_duration, parse_range
 from vtui.regex_guard import UserRegex, compile_user
+from vtui.store.slicetime import TimeRange, time_range
 from vtui.store.store import TraceStore
 
 
-def resolve_range(store: TraceStore, text: str | None) -> tuple[int, int]:
-    """``"10ms:25ms"`` (relative to the trace start) -> (t0, t1) in store ns; None -> whole trace.
+def resolve_range(store: TraceStore, text: str | None) -> TimeRange:
+    """``"10ms:25ms"`` (relative to the trace start) -> the range value every analysis takes; None
+    -> whole trace.
 
     A range that misses the trace entirely is a usage error; one that sticks out is clipped.
     """
     if not text:
-        return 0, int(store.span_ns)
+        return time_range(store)
     try:
         start, end = parse_range(text)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    t0 = 0 if start is None else start
-    t1 = int(store.span_ns) if end is None else end
-    if t0 >= store.span_ns or t1 <= 0:
+    if (start is not None and start >= store.span_ns) or (end is not None and end <= 0):
         raise UsageError(f"range {text} is outside the trace (0 – {format_duration(store.span_ns)})")
-    return max(t0, 0), min(t1, int(store.span_ns))
+    return time_range(store, start, end)
 
 
 def compile_regex(pattern: str, ignore_case: bool = False) -> UserRegex:

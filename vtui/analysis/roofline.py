@@ -20,9 +20,10 @@ import numpy as np
 from vtui.analysis.flops import Cost, family, op_cost
 from vtui.analysis.launched import launch_of
 from vtui.analysis.peaks import DeviceMatch, trace_device
-from vtui.analysis.shapes import decode_shapes, raw_value
+from vtui.analysis.shapes import iter_shapes, raw_value
 from vtui.store.devices import cpu_op_mask, device_work_kinds
 from vtui.store.grouping import distinct_ids
+from vtui.store.slicetime import TimeRange, over
 from vtui.store.store import TraceStore
 
 
@@ -126,14 +127,14 @@ def _gpu_time(store: TraceStore, ops: np.ndarray) -> np.ndarray:
     return out
 
 
-def analyse_roofline(store: TraceStore, t0: int = 0, t1: int | None = None) -> RooflineReport:
-    """The roofline of the ops starting in [t0, t1); once per store and range (the report is shared:
-    callers do not change it)."""
-    t1 = int(store.span_ns) if t1 is None else int(t1)
-    key = ("roofline_report", int(t0), t1)
+def analyse_roofline(store: TraceStore, rng: TimeRange | None = None) -> RooflineReport:
+    """The roofline of the ops starting in ``rng`` (its end excluded; the whole trace when None);
+    once per store and range (the report is shared: callers do not change it)."""
+    rng = over(store, rng)
+    key = ("roofline_report", rng.t0, rng.t1)
     got = store.derived.get(key)
     if got is None:
-        got = store.derived[key] = _analyse(store, int(t0), t1)
+        got = store.derived[key] = _analyse(store, rng.t0, rng.t1)
     return got
 
 
@@ -162,7 +163,7 @@ def _analyse(store: TraceStore, t0: int, t1: int) -> RooflineReport:
     groups: dict[tuple, int] = {}
     put = groups.setdefault
     key_of = np.fromiter((put((nid, bytes(sh.dims), bytes(sh.types), bytes(sh.concrete) if nid in needs else b""),
-                              len(groups)) for nid, sh in zip(names, decode_shapes(store, rows))),
+                              len(groups)) for nid, sh in zip(names, iter_shapes(store, rows))),
                          dtype=np.int64, count=len(rows))
     n = len(groups)
     count = np.bincount(key_of, minlength=n)

@@ -8,7 +8,7 @@ import numpy as np
 
 from vtui.analysis.selection import slice_rows
 from vtui.regex_guard import Budget, UserRegex, compile_user
-from vtui.store.slicetime import window
+from vtui.store.slicetime import TimeRange, over
 from vtui.store.store import TraceStore
 
 ARGS_PREFIX = "args:"  # "args:Input Dims.*256" searches the args' JSON text instead of names
@@ -33,13 +33,14 @@ def parse_query(text: str, ignore_case: bool = False) -> tuple[UserRegex, bool]:
     return compile_user(text, ignore_case), False
 
 
-def search(store: TraceStore, query: str, t0: int | None = None, t1: int | None = None,
+def search(store: TraceStore, query: str, rng: TimeRange | None = None,
            tracks: np.ndarray | None = None, ignore_case: bool = False, budget: Budget | None = None) -> SearchResult:
-    """Slices whose name (or args) the guarded regex finds; RegexStopped past ``budget``'s limit or on cancel."""
+    """Slices in ``rng`` (the whole trace when None) on ``tracks`` whose name (or args) the guarded
+    regex finds; RegexStopped past ``budget``'s limit or on cancel."""
     regex, in_args = parse_query(query, ignore_case)
-    t0, t1 = window(store, t0, t1)
-    whole = t0 <= 0 and t1 >= store.span_ns and tracks is None
-    rows = np.arange(len(store.slices), dtype=np.int64) if whole else slice_rows(store, t0, t1, tracks)
+    rng = over(store, rng)
+    whole = rng.whole and tracks is None
+    rows = np.arange(len(store.slices), dtype=np.int64) if whole else slice_rows(store, rng.t0, rng.t1, tracks)
     if in_args:
         hit = _args_match(store, regex, rows, budget)
     else:  # a trace has few distinct names: test each name once, then one gather over the rows

@@ -21,7 +21,7 @@ from vtui.analysis.step_names import ANNOTATION_REGEX
 from vtui.analysis.trends import Trend, analyse_trend
 from vtui.regex_guard import compile_user
 from vtui.store.devices import device_work_kinds, on_thread_track, python_mask, string_mask, whole_run_mask
-from vtui.store.slicetime import window
+from vtui.store.slicetime import TimeRange, over
 from vtui.store.store import TraceStore
 
 ENGINE_ANNOTATION = "engine step annotation"  # vLLM execute_…context…, SGLang step[…] (see step_names)
@@ -291,9 +291,11 @@ def phases_below_frames(store: TraceStore, rows: np.ndarray) -> tuple[list[Phase
     return _phases(store, rows, np.concatenate(found), np.concatenate(found_step))
 
 
-def analyse_steps(store: TraceStore, t0: int = 0, t1: int | None = None, regex: str | None = None) -> StepReport:
-    """Steps that start inside [t0, t1), their phases and trends; ``present=False`` when none."""
-    t0, t1 = window(store, t0, t1)
+def analyse_steps(store: TraceStore, rng: TimeRange | None = None, regex: str | None = None) -> StepReport:
+    """Steps that start inside ``rng`` (its end excluded; the whole trace when None), their phases
+    and trends; ``present=False`` when none."""
+    rng = over(store, rng)
+    t0, t1 = rng.t0, rng.t1
     label, source, rows = find_step_rows(store, regex)
     s = store.slices
     in_trace, all_rows = len(rows), rows

@@ -52,7 +52,8 @@ def run(opts: argparse.Namespace) -> int:
         trace = e.trace[0] if len(e.trace) == 1 else f"{e.trace[0]} (+{len(e.trace) - 1} files)"
         lines.append(f"{format_bytes(e.disk_bytes):>10}  {e.events:>12,} events  used {used}  {safe_field(trace, 300)}")
     if found:
-        lines.append(f"{_entries(len(found))}, {format_bytes(total)} of {format_bytes(cache.cache_limit())} "
+        # Blocks on disk, as the cap counts them (a big load's args file is sparse: its size says more).
+        lines.append(f"{_entries(len(found))}, {format_bytes(total)} on disk of {format_bytes(cache.cache_limit())} "
                      f"(VTUI_CACHE_MAX) in {root}")
     if temps.count:
         lines.append(f"{temps.count} temp file{'s' if temps.count != 1 else ''} ({format_bytes(temps.bytes)}) of "

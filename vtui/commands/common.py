@@ -10,6 +10,7 @@ from vtui.analysis.ranges import resolve_range, tracks_matching
 from vtui.commands import add_load_arguments, load_store
 from vtui.errors import UsageError
 from vtui.fmt import parse_range
+from vtui.store.slicetime import TimeRange
 from vtui.store.store import TraceStore
 
 
@@ -21,13 +22,14 @@ def add_trace_arguments(parser: argparse.ArgumentParser, track: bool = True) -> 
     add_load_arguments(parser)
 
 
-def load(opts: argparse.Namespace) -> tuple[TraceStore, int, int, np.ndarray | None]:
-    """The store, the range (t0, t1) and the selected tracks (None = all) from the options."""
+def load(opts: argparse.Namespace) -> tuple[TraceStore, TimeRange, np.ndarray | None]:
+    """The store, its range (resolved here, once, for every analysis) and the selected tracks
+    (None = all) from the options."""
     check_range(opts.range)  # a typo fails before a long load
     store = load_store(opts)
-    t0, t1 = resolve_range(store, opts.range)
+    rng = resolve_range(store, opts.range)
     tracks = tracks_matching(store, opts.track) if getattr(opts, "track", None) else None
-    return store, t0, t1, tracks
+    return store, rng, tracks
 
 
 def check_range(text: str | None) -> None:

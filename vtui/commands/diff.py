@@ -12,10 +12,14 @@ Example: vtui diff before.json.gz after.json.gz --range-a 100ms: --format csv --
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from vtui.commands import add_load_arguments, load_store
 from vtui.commands.common import check_range, check_top
 from vtui.present.tabular import FORMATS
+
+if TYPE_CHECKING:
+    from vtui.store.slicetime import TimeRange
 
 TABLES = ("metrics", "ops", "steps", "tree")
 
@@ -81,7 +85,7 @@ def run(opts: argparse.Namespace) -> int:
     return 0
 
 
-def _tree_diff(store_a, store_b, range_a: tuple[int, int], range_b: tuple[int, int], fmt: str) -> int:
+def _tree_diff(store_a, store_b, range_a: TimeRange, range_b: TimeRange, fmt: str) -> int:
     """The differential call tree: per call path A, B and Δ, added and removed paths."""
     from vtui.analysis.calltree import build_tree
     from vtui.analysis.calltree_diff import diff_dict, diff_trees
@@ -89,7 +93,7 @@ def _tree_diff(store_a, store_b, range_a: tuple[int, int], range_b: tuple[int, i
     from vtui.safe_text import say
     from vtui.schema import dump
 
-    d = diff_trees(build_tree(store_a, *range_a), build_tree(store_b, *range_b))
+    d = diff_trees(build_tree(store_a, range_a), build_tree(store_b, range_b))
     if fmt == "json":
         say(dump("tree-diff", diff_dict(d)), lossless=True)
     else:

@@ -35,8 +35,8 @@ def run(opts: argparse.Namespace) -> int:
         return _run_parquet(opts)
     folder = Path(opts.trace).is_dir()  # a folder of ranks exports to a folder, one file per rank
     (check_output_folder if folder else check_output_path)(opts.output, [opts.trace], opts.force)  # before a long load
-    store, t0, t1, tracks = load(opts)
-    plan = export_range(store, opts.output, t0, t1, tracks, overwrite=opts.force)
+    store, rng, tracks = load(opts)
+    plan = export_range(store, opts.output, rng.t0, rng.t1, tracks, overwrite=opts.force)
     counts = ", ".join(f"{v:,} {k.replace('_', ' ')}" for k, v in plan.counts.items() if v)
     where = f"folder {opts.output} (one file per rank)" if len(store.sources) > 1 else opts.output
     say(f"wrote {plan.events:,} events to {where} ({counts})")

@@ -36,9 +36,9 @@ def run(opts: argparse.Namespace) -> int:
     if opts.step:
         compile_regex(opts.step)  # a bad regex is a usage error before the load
     check_top(opts.top)
-    store, t0, t1, _tracks = load(opts)
+    store, rng, _tracks = load(opts)
     capture, capture_name = load_capture(opts)
-    ins = compute_insights(store, t0, t1, opts.step, top=opts.top, capture=capture, capture_name=capture_name)
+    ins = compute_insights(store, rng, opts.step, top=opts.top, capture=capture, capture_name=capture_name)
     if opts.json:
         say(dump("insights", {"trace": str(opts.trace), **insights_dict(ins)}), lossless=True)
     else:

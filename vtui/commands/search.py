@@ -33,8 +33,8 @@ def run(opts: argparse.Namespace) -> int:
     if opts.time_limit < 0:
         raise UsageError("--time-limit must be 0 (no limit) or more seconds")
     parse_query(opts.regex)  # a bad regex fails before the load
-    store, t0, t1, tracks = load(opts)
-    result = search(store, opts.regex, t0, t1, tracks, budget=Budget(opts.time_limit))
+    store, rng, tracks = load(opts)
+    result = search(store, opts.regex, rng, tracks, budget=Budget(opts.time_limit))
     if opts.json:
         from vtui.present.search_json import search_json_parts
 

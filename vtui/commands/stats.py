@@ -30,18 +30,18 @@ def run(opts: argparse.Namespace) -> int:
 
     check_grouping(opts.by)  # before a possibly long load
     check_top(opts.top)
-    store, t0, t1, tracks = load(opts)
-    agg = aggregate(store, t0, t1, tracks, by=opts.by, sort=opts.sort)
+    store, rng, tracks = load(opts)
+    agg = aggregate(store, rng, tracks, by=opts.by, sort=opts.sort)
     if opts.format == "json":  # the rows under their context and schema_version (the app exports the bare rows)
         from vtui.schema import dump
 
         rows = agg.rows[:opts.top] if opts.top else agg.rows
-        say(dump("stats", {"by": agg.by, "t0_ns": t0, "t1_ns": t1, "slices": agg.slices, "tracks": agg.tracks,
+        say(dump("stats", {"by": agg.by, "t0_ns": rng.t0, "t1_ns": rng.t1, "slices": agg.slices, "tracks": agg.tracks,
                            "rows": [r.as_dict() for r in rows]}), lossless=True)
         return 0
     say(aggregation_table(agg, opts.top).render(opts.format), lossless=opts.format == "csv")
     if opts.format == "table":
         shown = min(len(agg.rows), opts.top or len(agg.rows))
-        say(f"\n{agg.slices:,} slices on {agg.tracks} tracks in {format_duration(t0)} – {format_duration(t1)}"
-              f" ({format_duration(t1 - t0)}); {shown} of {len(agg.rows)} groups shown")
+        say(f"\n{agg.slices:,} slices on {agg.tracks} tracks in {format_duration(rng.t0)} – {format_duration(rng.t1)}"
+              f" ({format_duration(rng.span_ns)}); {shown} of {len(agg.rows)} groups shown")
     return 0

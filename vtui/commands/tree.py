@@ -54,8 +54,8 @@ def run(opts: argparse.Namespace) -> int:
     if opts.against and opts.format == "folded":
         raise UsageError("--against compares two trees: use --format table or json")
     min_pct = opts.min_pct if opts.min_pct is not None else (TABLE_MIN_PCT if opts.format == "table" else 0.0)
-    store, t0, t1, tracks = load(opts)
-    tree = build_tree(store, t0, t1, tracks, merge_counters=not opts.keep_counters)
+    store, rng, tracks = load(opts)
+    tree = build_tree(store, rng, tracks, merge_counters=not opts.keep_counters)
     report = None
     if opts.handover:
         from dataclasses import asdict
@@ -93,8 +93,8 @@ def _diff(opts: argparse.Namespace, tree_a, min_pct: float) -> int:
     from vtui.schema import dump
 
     other = argparse.Namespace(**{**vars(opts), "trace": opts.against})
-    store_b, t0, t1, tracks = load(other)
-    tree_b = build_tree(store_b, t0, t1, tracks, merge_counters=not opts.keep_counters)
+    store_b, rng_b, tracks = load(other)
+    tree_b = build_tree(store_b, rng_b, tracks, merge_counters=not opts.keep_counters)
     if opts.inverted:
         tree_b = invert(tree_b)
     d = diff_trees(tree_a, tree_b)

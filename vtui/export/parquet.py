@@ -76,7 +76,7 @@ def write_parquet(store: TraceStore, out_dir: str | os.PathLike[str], with_args:
             if folder.is_dir() and any(folder.iterdir()):
                 raise UsageError(f"{folder}: already exists (pass --force to overwrite)")
     written: list[Path] = []
-    track_source = np.array([t.source for t in store.tracks], dtype=np.int32)
+    track_source = store.tracks.columns["source"]
     strings = pa.array(store.strings, type=pa.string())
     for src_index, src in enumerate(store.sources):
         rank = rank_of(store, src_index)

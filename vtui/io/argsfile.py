@@ -14,6 +14,7 @@ import os
 import tempfile
 from pathlib import Path
 
+from vtui.io.mapguard import guarded
 from vtui.tempfiles import temp_prefix
 
 
@@ -26,6 +27,7 @@ class MappedBlob:
     def __init__(self, path: str | os.PathLike[str], keep: bool = True) -> None:
         self.path = str(path)
         self.keep = keep
+        guarded()  # an args file cut meanwhile reads as zeros (undecodable args), not SIGBUS
         with open(self.path, "rb") as fh:
             size = os.fstat(fh.fileno()).st_size
             self._map = mmap.mmap(fh.fileno(), size, access=mmap.ACCESS_READ) if size else None

@@ -264,7 +264,8 @@ class _ArrayScan:
             )
         if closed is None:
             self.result.repaired = True
-            self.result.warnings.append(f"event array is not closed (file cut short); kept {self.sink.rows:,} complete events")
+            why = comment_hint(data) or " (file cut short)"  # a // line stops the scan as a cut does
+            self.result.warnings.append(f"event array is not closed{why}; kept {self.sink.rows:,} complete events")
         return closed
 
     def _walk(self, limit: int) -> tuple[str, int]:

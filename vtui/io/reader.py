@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from vtui.errors import DISK_FULL, TraceLoadError
+from vtui.io.mapguard import guarded
 from vtui.tempfiles import temp_prefix
 
 _gzip_codec: types.ModuleType
@@ -76,7 +77,8 @@ def open_trace_data(path: Path, progress: Progress | None = None, spill_dir: str
     """Bytes of a trace for decoding, without holding a big file in RAM.
 
     Returns (data, warnings, data_path, spilled): a plain file is memory-mapped and
-    ``data_path`` is the file itself; a big gzip is inflated into a temp file in ``spill_dir``
+    ``data_path`` is the file itself (read into memory, ``data_path`` None, where no SIGBUS guard
+    is built: see ``vtui.io.mapguard``); a big gzip is inflated into a temp file in ``spill_dir``
     (``spilled``: the caller deletes it) and mapped; a small one is inflated into memory
     (``data_path`` None). Worker processes map ``data_path`` themselves.
     """
@@ -90,6 +92,8 @@ def open_trace_data(path: Path, progress: Progress | None = None, spill_dir: str
                     progress(1.0)
                 if size == 0:
                     return b"", [], None, False
+                if not guarded():  # no SIGBUS guard: a file cut while mapped would kill the process
+                    return _read_plain(fh, size, None), [], None, False
                 return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ), [], str(path), False
             if size < SPILL_GZIP:
                 data, warnings = _gunzip(fh, size, progress, max_inflate)
@@ -102,6 +106,7 @@ def open_trace_data(path: Path, progress: Progress | None = None, spill_dir: str
                     if os.fstat(inflated.fileno()).st_size == 0:
                         os.unlink(spill)
                         return b"", warnings, None, False
+                    guarded()
                     mapped = mmap.mmap(inflated.fileno(), 0, access=mmap.ACCESS_READ)
             except BaseException:
                 Path(spill).unlink(missing_ok=True)

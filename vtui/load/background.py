@@ -13,12 +13,9 @@ import os
 import queue
 import shutil
 import signal
-import sys
 import tempfile
 import threading
 from collections.abc import Callable
-from contextlib import redirect_stderr
-from multiprocessing import resource_tracker
 from multiprocessing.connection import wait as mp_wait
 from pathlib import Path
 
@@ -31,12 +28,11 @@ from vtui.options import LoadOptions
 from vtui.store import cache as trace_cache
 from vtui.store.store import TraceStore
 from vtui.tempfiles import temp_prefix
-from vtui.termination import Terminated, as_child_process, signals_as_exceptions
+from vtui.termination import Terminated, as_child_process, signals_as_exceptions, start_resource_tracker
 
 PROCESS_THRESHOLD = 24 << 20  # bytes to decode
 STOP_WAIT_S = 10.0  # a stopped loader's cleanup: its decoders finish the range they hold (~1 s)
 _LAST_WORD_S = 2.0  # to read what an exited loader sent last (its queue is flushed before it exits)
-_TRACKER_LOCK = threading.Lock()
 
 
 def _total_size(path: Path) -> int:
@@ -116,16 +112,6 @@ def _open_cached(path: Path, private: str | None, options: LoadOptions) -> Trace
     return store
 
 
-def _start_resource_tracker() -> None:
-    """Start multiprocessing's resource tracker with the real stderr.
-
-    While the app runs, Textual swaps ``sys.stderr`` for a capture whose ``fileno()`` is -1;
-    spawning the tracker then fails ("bad value(s) in fds_to_keep") and no big trace loads.
-    """
-    with _TRACKER_LOCK, redirect_stderr(sys.__stderr__):
-        resource_tracker.ensure_running()
-
-
 class LoadControl:
     """Lets the app stop a load at once (q while loading): the loader process is killed, not awaited."""
 
@@ -177,7 +163,7 @@ def load_in_background(path: Path, progress: Callable[[float], None], cache: boo
         big = _total_size(path) >= PROCESS_THRESHOLD or any(is_sqlite(p) for p in trace_files(path))
     except OSError as exc:
         raise TraceLoadError(f"{path}: {exc.strerror or exc}") from None
-    _start_resource_tracker()  # before any process starts: the loader's or the decoders'
+    start_resource_tracker()  # before any process starts: the loader's or the decoders'
     if not big:
         return load_trace(path, progress=progress, options=options)
     ctx = mp.get_context("spawn")

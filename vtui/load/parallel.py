@@ -30,8 +30,10 @@ from vtui.io.argsfile import ArgsFile, RangeWriter
 from vtui.io.columns import Columns, ColumnSink
 from vtui.io.events import Event
 from vtui.io.jsonscan import BOUNDARY, array_tail_end, decode_range
+from vtui.io.mapguard import guarded
 from vtui.load.malloc import load_memory_settings
 from vtui.tempfiles import temp_prefix
+from vtui.termination import start_resource_tracker
 
 _PROBE_DECODER = msgspec.json.Decoder(list[Event])
 MIN_RANGE = 16 << 20  # bytes: below this a range is not worth a process start (~0.3 s)
@@ -178,6 +180,7 @@ class ParallelDecode:
         region = self.args.reserve(last - first)
         bases = [(region + s - first, e - s) for s, e in ranges]
         ctx = mp.get_context("spawn")  # never fork: the app has threads, and fork is unsafe with them
+        start_resource_tracker()  # before the lock registers with it: one that SIGHUP cannot kill
         done = ctx.Array("q", len(ranges), lock=False)  # bytes decoded per range, for progress
         claims = ctx.Array("b", len(ranges), lock=False)
         lock = ctx.Lock()
@@ -347,6 +350,7 @@ def _decode_worker(data_path: str, ranges: list[tuple[int, int]], args_path: str
     waits for the GIL its decoding thread holds — sending ~30 MB of columns that way stalled
     the worker ~0.5 s per range (measured). One file read is one call.
     """
+    guarded()  # the trace cut meanwhile: zeros past its end, not SIGBUS (the parent then refuses it)
     with open(data_path, "rb") as fh:
         data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
     with contextlib.closing(data), load_memory_settings():

@@ -104,6 +104,11 @@ def load_trace(path: str | os.PathLike, progress: Progress | None = None, cache:
         args = ArgsFile(work_dir)
         with load_memory_settings():
             store = _load_files(path, files, progress, args, jobs, work_dir, options)
+    except MemoryError:
+        if args is not None:
+            args.discard()
+        raise TraceLoadError(f"{path}: out of memory while loading it{memory_limit_text()}; its largest event "
+                             "needs about three times its own size: raise the limit or free memory") from None
     except OSError as exc:
         if args is not None:
             args.discard()
@@ -128,6 +133,17 @@ def load_trace(path: str | os.PathLike, progress: Progress | None = None, cache:
     if progress:
         progress(1.0)
     return store
+
+
+def memory_limit_text() -> str:
+    """`` (this process may use at most 6.0 GiB)`` where an address-space limit is set, else ``""``."""
+    try:
+        import resource  # noqa: PLC0415 — not on every platform
+
+        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    except (ImportError, OSError, ValueError, AttributeError):
+        return ""
+    return "" if soft == resource.RLIM_INFINITY else f" (this process may use at most {soft / 2**30:.1f} GiB)"
 
 
 def open_cached(path: str | os.PathLike, root: Path | None = None) -> TraceStore | None:
@@ -209,9 +225,11 @@ def _load_part(path: Path, read_progress: Progress, decode_progress: Progress, m
     fast = None
     if data_path and jobs > 1 and len(data) >= PARALLEL_MIN and can_fork_workers():
         fast = ParallelDecode(data_path, args, jobs, decode_progress, pure_python=options.pure_python)
+    head = bytes(data[: 1 << 16])  # inflated: a gzip's comment lines are found too (see below)
     try:
         result = scan_trace(cast(bytes, data), sink, decode_progress, fast)  # an mmap reads as bytes do
     except TraceLoadError as exc:  # with the reader's warnings: "empty" after a cut gzip says why
+        _check_unchanged(path, fingerprint)  # a file cut while mapped reads as zeros: say that instead
         raise TraceLoadError(f"{path}: {exc}" + "".join(f" ({w})" for w in read_warnings)) from None
     finally:
         if not isinstance(data, bytes):
@@ -219,12 +237,11 @@ def _load_part(path: Path, read_progress: Progress, decode_progress: Progress, m
         if spilled and data_path:
             os.unlink(data_path)
     columns = sink.finish()
+    _check_unchanged(path, fingerprint)
     if not len(columns):
-        with open(path, "rb") as fh:  # the head again: is it JSON with comments?
-            hint = comment_hint(fh.read(1 << 16)) if not _is_gzip(path) else ""
+        hint = comment_hint(head)  # is it JSON with comments?
         if hint:
             raise TraceLoadError(f"{path}: the trace holds no events{hint}")
-    _check_unchanged(path, fingerprint)
     label = _label(path, result.metadata) if many else ""
     return SourcePart(
         path=str(path), label=label, form=result.form, repaired=result.repaired or bool(read_warnings),
@@ -235,8 +252,8 @@ def _load_part(path: Path, read_progress: Progress, decode_progress: Progress, m
 
 def _check_unchanged(path: Path, fingerprint: list) -> None:
     """The file must still be the one that was read: one rewritten or cut while loading gives
-    events from two versions. (A plain file cut shorter while mapped can even end the process
-    with SIGBUS; its temp files are then swept by the next load, see vtui.tempfiles.)"""
+    events from two versions. (A plain file cut shorter while mapped reads as zeros past its new
+    end, not SIGBUS, see vtui.io.mapguard; this check then stops the load.)"""
     try:
         now = list(file_fingerprint(path))
     except OSError:

@@ -149,7 +149,7 @@ def memory_lines(ins: Insights, width: int = 60) -> list[str]:
         res = f" · peak reserved {format_bytes(d.peak_reserved)}" if d.peak_reserved else ""
         lines.append(f"  {safe_field(d.device, NAME_WIDTH)}: {d.allocs:,} allocs / {d.frees:,} frees · peak allocated {format_bytes(d.peak_allocated)}"
                      f"{rel}{res} · {d.verdict}")
-        lines.append(f"    allocated {sparkline(sparkline_series(d, ins.t0, ins.t1, width))}")
+        lines.append(f"    allocated {sparkline(sparkline_series(d, ins.range.t0, ins.range.t1, width))}")
     return lines
 
 
@@ -183,7 +183,7 @@ def findings_lines(ins: Insights) -> list[str]:
 
 def insights_text(ins: Insights, title: str = "") -> str:
     head = f"{safe_field(title, 200)} · " if title else ""
-    parts = [[f"{head}range {fd(ins.t0)} – {fd(ins.t1)} ({fd(ins.t1 - ins.t0)})"], steps_lines(ins),
+    parts = [[f"{head}range {fd(ins.range.t0)} – {fd(ins.range.t1)} ({fd(ins.range.span_ns)})"], steps_lines(ins),
              serving_lines(ins.serving), graph_lines(ins.graphs), ops_lines(ins), gpu_lines(ins),
              roofline_lines(ins.roofline), critical_lines(ins.critical), memory_lines(ins), misc_lines(ins),
              findings_lines(ins)]

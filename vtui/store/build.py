@@ -25,6 +25,7 @@ from vtui.store.sorting import order_by
 from vtui.store.store import SourceInfo, TraceStore
 from vtui.store.tables import CounterTable, FlowTable, InstantTable, SliceTable
 from vtui.store.trackset import TrackSet
+from vtui.store.tracktable import TrackTable
 
 X, B, E = PH_CODE["X"], PH_CODE["B"], PH_CODE["E"]
 ASYNC_B, ASYNC_N, ASYNC_E = PH_CODE["b"], PH_CODE["n"], PH_CODE["e"]
@@ -103,7 +104,7 @@ def build_store(parts: list[SourcePart], args_blob=None, progress: Callable[[flo
 
     store = TraceStore(
         sources=sources,
-        strings=m.strings, tracks=tracks.tracks, slices=slices, instants=instants, counters=counters, flows=flows,
+        strings=m.strings, tracks=TrackTable.from_tracks(tracks.tracks), slices=slices, instants=instants, counters=counters, flows=flows,
         args_blob=m.args_blob, origin_us=origin_us, span_ns=trace_end,
         warnings=_part_warnings(parts) + [w.text for w in found],
         metadata_events=meta_events, extra_end_args=extra, metadata_refs=meta_refs, nesting_tolerance_ns=tolerance,

@@ -4,8 +4,9 @@ Where: ``$XDG_CACHE_HOME/vtui`` (else ``~/.cache/vtui``). One folder per trace, 
 over the trace's path, size, mtime and a hash of its first and last 64 KiB (every file of a
 folder trace), so a changed file gets a new key and its old entry is simply not found.
 
-An entry holds one ``.npy`` per table column, ``args.bin`` (the raw args bytes the columns
-point into) and ``meta.json`` (strings, tracks, sources, warnings, and the size of every file).
+An entry holds one ``.npy`` per table column (the tracks' too: ``vtui.store.tracktable``),
+``args.bin`` (the raw args bytes the columns point into) and ``meta.json`` (strings, the tracks'
+texts and pid/tid values, sources, warnings, and the size and checksum of every file).
 It is built in a temp folder and renamed into place, so a reader never sees half an entry. On
 reopen every size, dtype and length is checked, and ids are bounds-checked against the tables
 they index; anything that does not fit (truncated, foreign, older format) is deleted and the
@@ -34,10 +35,11 @@ from vtui.io.reader import file_fingerprint
 from vtui.options import DEFAULT_CACHE_MAX, LoadOptions, default_cache_dir
 from vtui.store.store import SourceInfo, TraceStore
 from vtui.store.tables import CounterTable, FlowTable, InstantTable, SliceTable
-from vtui.store.tracks import Track
+from vtui.store.tracktable import COLUMN_DTYPES as TRACK_DTYPES
+from vtui.store.tracktable import TrackTable
 from vtui.tempfiles import TempStats, disk_bytes, sweep, system_temp, temp_prefix, temps_in
 
-FORMAT = 9  # bump whenever what is stored changes: older entries are then rebuilt
+FORMAT = 10  # bump whenever what is stored changes: older entries are then rebuilt
 _TABLES = {"slices": SliceTable, "instants": InstantTable, "counters": CounterTable, "flows": FlowTable}
 DEFAULT_LIMIT = DEFAULT_CACHE_MAX  # bytes on disk (see cache_limit): a 1 GB trace's entry is ~0.4 GB
 _KEY = re.compile(r"^[0-9a-f]{32}$")  # an entry's folder name; anything else in the folder is not ours
@@ -114,6 +116,7 @@ def save_entry(key: str, store: TraceStore, root: Path | None = None, limit: int
         arrays: dict[str, list] = {}
         columns = [(f"{table_name}.{f.name}.npy", np.ascontiguousarray(getattr(getattr(store, table_name), f.name)))
                    for table_name in _TABLES for f in dataclasses.fields(getattr(store, table_name))]
+        columns += [(f"tracks.{name}.npy", np.ascontiguousarray(arr)) for name, arr in store.tracks.columns.items()]
         # Two threads: copying ~250 MB into the page cache is most of a save, and numpy writes
         # without the GIL (1 GB trace: 0.37 s -> see the README's load table).
         with ThreadPoolExecutor(2) as pool:
@@ -133,7 +136,7 @@ def save_entry(key: str, store: TraceStore, root: Path | None = None, limit: int
             "events": store.event_count,
             "sources": [dataclasses.asdict(s) for s in store.sources],
             "strings": store.strings,
-            "tracks": [dataclasses.asdict(t) for t in store.tracks],
+            "tracks": {"ids": store.tracks.ids, "text": store.tracks.text},  # the columns are .npy files
             "origin_us": store.origin_us, "span_ns": store.span_ns, "warnings": store.warnings,
             "nesting_tolerance_ns": store.nesting_tolerance_ns,
             "metadata_events": store.metadata_events,
@@ -181,6 +184,11 @@ COLUMN_DTYPES = {
 }
 
 
+class _TrackLists(msgspec.Struct):
+    ids: list[int | str | None]
+    text: list[str]
+
+
 class _Meta(msgspec.Struct):
     """meta.json, typed: a string that is a list, a number that is text, is refused on decode."""
 
@@ -193,7 +201,7 @@ class _Meta(msgspec.Struct):
     events: int
     sources: list[dict[str, Any]]
     strings: list[str]
-    tracks: list[Track]
+    tracks: _TrackLists
     origin_us: float
     span_ns: int
     warnings: list[str]
@@ -271,31 +279,13 @@ def _open(folder: Path, key: str, meta_path: Path) -> TraceStore:
     meta = msgspec.convert(raw, _Meta)
     tables = {}
     for table_name, cls in _TABLES.items():
-        cols = {}
-        for f in dataclasses.fields(cls):
-            name = f"{table_name}.{f.name}.npy"
-            dtype, length, size, crc = meta.arrays[name]
-            path = folder / name
-            if path.stat().st_size != size:
-                raise _Bad(f"{name}: truncated")
-            arr = np.load(path, mmap_mode="r" if length else None, allow_pickle=False)
-            if arr.dtype.str != COLUMN_DTYPES[table_name][f.name] or arr.shape != (length,) or dtype != arr.dtype.str:
-                raise _Bad(f"{name}: unexpected dtype or shape")
-            if checksum(arr) != crc:
-                raise _Bad(f"{name}: checksum differs (the file changed after it was written)")
-            cols[f.name] = arr
-        lengths = {len(c) for c in cols.values()}
-        if len(lengths) > 1:
-            raise _Bad(f"{table_name}: columns of different lengths")
-        tables[table_name] = cls(**cols)
+        tables[table_name] = cls(**_columns(folder, meta, table_name, COLUMN_DTYPES[table_name]))
     args_path = folder / "args.bin"
     if args_path.stat().st_size != meta.args_size:
         raise _Bad("args.bin: wrong size")
-    tracks = meta.tracks
-    for i, t in enumerate(tracks):
-        if t.id != i:
-            raise _Bad("tracks out of order")
-        t.sort_key = _tuple(list(t.sort_key))
+    tracks = TrackTable(_columns(folder, meta, "tracks", TRACK_DTYPES), meta.tracks.ids, meta.tracks.text)
+    if (problem := tracks.check()) is not None:
+        raise _Bad(problem)
     if not 0 <= meta.span_ns < 2**62 or not np.isfinite(meta.origin_us):
         raise _Bad("span or origin out of range")
     _check_bounds(tables, len(meta.strings), len(tracks), meta.args_size)
@@ -311,6 +301,26 @@ def _open(folder: Path, key: str, meta_path: Path) -> TraceStore:
         nesting_tolerance_ns=int(meta.nesting_tolerance_ns),
     )
     return store
+
+
+def _columns(folder: Path, meta: _Meta, table_name: str, dtypes: dict[str, str]) -> dict[str, np.ndarray]:
+    """One table's columns, mapped, each checked: size, dtype, length, checksum; all one length."""
+    cols = {}
+    for column, want in dtypes.items():
+        name = f"{table_name}.{column}.npy"
+        dtype, length, size, crc = meta.arrays[name]
+        path = folder / name
+        if path.stat().st_size != size:
+            raise _Bad(f"{name}: truncated")
+        arr = np.load(path, mmap_mode="r" if length else None, allow_pickle=False)
+        if arr.dtype.str != want or arr.shape != (length,) or dtype != arr.dtype.str:
+            raise _Bad(f"{name}: unexpected dtype or shape")
+        if checksum(arr) != crc:
+            raise _Bad(f"{name}: checksum differs (the file changed after it was written)")
+        cols[column] = arr
+    if len({len(c) for c in cols.values()}) > 1:
+        raise _Bad(f"{table_name}: columns of different lengths")
+    return cols
 
 
 def _check_bounds(tables: dict[str, Any], n_strings: int, n_tracks: int, args_size: int) -> None:
@@ -356,10 +366,6 @@ def _check_invariants(tables: dict[str, Any], span_ns: int) -> None:
     for table in (tables["instants"], tables["counters"]):
         if len(table) and (int(table.ts_ns.min()) < 0 or int(table.ts_ns.max()) > span_ns):
             raise _Bad("a point event outside the trace")
-
-
-def _tuple(value: Any) -> Any:
-    return tuple(_tuple(v) for v in value) if isinstance(value, list) else value
 
 
 # ---- managing -----------------------------------------------------------------------------

@@ -103,7 +103,7 @@ def name_mask(store: TraceStore, regex: re.Pattern[str]) -> np.ndarray:
 
 def _track_kind_is(store: TraceStore, kind: str) -> np.ndarray:
     """Per track: it is of this kind."""
-    return np.array([t.kind == kind for t in store.tracks], dtype=bool)
+    return store.tracks.kind_is(kind)
 
 
 def on_device_track(store: TraceStore) -> np.ndarray:

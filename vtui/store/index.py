@@ -7,6 +7,8 @@ searches per lane: O(log n + k), returned as row ranges (no copying).
 
 from __future__ import annotations
 
+import bisect
+
 import numpy as np
 
 from vtui.store.tables import SliceTable
@@ -27,34 +29,43 @@ class IntervalIndex:
         run_ends = np.append(run_starts[1:], n).astype(np.int64)
         run_track = track[run_starts] if n else np.zeros(0, dtype=np.int64)
         run_lane = lane[run_starts] if n else np.zeros(0, dtype=np.int64)
-        self._lanes: list[list[tuple[int, int]]] = [[] for _ in range(n_tracks)]
-        for t, ln, a, b in zip(run_track.tolist(), run_lane.tolist(), run_starts.tolist(), run_ends.tolist()):
-            lanes = self._lanes[t]
-            while len(lanes) < ln:  # a lane with no slices (cannot happen for nesting, kept safe)
-                lanes.append((a, a))
-            lanes.append((a, b))
+        # Flat lists, not a list per track: a million tracks cost ~1 s in Python objects on every
+        # reopen. Track t's runs are first[t]:first[t + 1], one per lane in lane order.
+        self._first: list[int] = np.searchsorted(run_track, np.arange(n_tracks + 1)).tolist()
+        self._run_start: list[int] = run_starts.tolist()
+        self._run_end: list[int] = run_ends.tolist()
+        self._run_lane: list[int] = run_lane.tolist()
 
     def track_rows(self, track: int) -> tuple[int, int]:
         """Row range [a, b) of all the track's slices (lanes are stored one after another)."""
-        lanes = self._lanes[track]
-        return (lanes[0][0], lanes[-1][1]) if lanes else (0, 0)
+        a, b = self._first[track], self._first[track + 1]
+        return (self._run_start[a], self._run_end[b - 1]) if b > a else (0, 0)
 
     def lane_count(self, track: int) -> int:
-        return len(self._lanes[track])
+        a, b = self._first[track], self._first[track + 1]
+        return self._run_lane[b - 1] + 1 if b > a else 0
 
     def lane_rows(self, track: int, lane: int) -> tuple[int, int]:
         """Row range [a, b) of one lane."""
-        return self._lanes[track][lane]
+        a, b = self._first[track], self._first[track + 1]
+        k = a + lane
+        if not (k < b and self._run_lane[k] == lane):  # a lane with no slices (cannot happen for nesting, kept safe)
+            k = bisect.bisect_left(self._run_lane, lane, a, b)
+            if not (0 <= lane and k < b and self._run_lane[k] == lane):
+                if not 0 <= lane < self.lane_count(track):
+                    raise IndexError(f"lane {lane} of track {track}")
+                return self._run_start[k], self._run_start[k]
+        return self._run_start[k], self._run_end[k]
 
     def lane_window(self, track: int, lane: int, t0: int, t1: int) -> tuple[int, int]:
         """Rows [lo, hi) of ``lane`` whose slice overlaps [t0, t1] (ends inclusive)."""
-        a, b = self._lanes[track][lane]
+        a, b = self.lane_rows(track, lane)
         lo = a + int(np.searchsorted(self._end[a:b], t0, side="left"))
         hi = a + int(np.searchsorted(self._start[a:b], t1, side="right"))
         return lo, max(lo, hi)
 
     def query(self, track: int, t0: int, t1: int) -> np.ndarray:
         """All slice rows of ``track`` overlapping [t0, t1], lane by lane."""
-        parts = [np.arange(*self.lane_window(track, ln, t0, t1)) for ln in range(len(self._lanes[track]))]
+        parts = [np.arange(*self.lane_window(track, ln, t0, t1)) for ln in range(self.lane_count(track))]
         return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
 

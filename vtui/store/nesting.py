@@ -77,6 +77,8 @@ def _lanes(starts: np.ndarray, ends: np.ndarray, bounds: np.ndarray) -> tuple[np
 
     for seg in range(len(bounds) - 1):
         lo, hi = int(bounds[seg]), int(bounds[seg + 1])
+        if hi - lo <= 1:  # lane 0, no overlap: already so (a million one-slice tracks cost ~10 s here)
+            continue
         if hi - lo < VECTOR_MIN:
             loop(lo, hi)
         else:
@@ -94,15 +96,17 @@ def _lanes(starts: np.ndarray, ends: np.ndarray, bounds: np.ndarray) -> tuple[np
                 region_ends = np.append(region_starts[1:], hi - lo)
                 for r in np.unique(region_of[bad]).tolist():
                     loop(lo + int(region_starts[r]), lo + int(region_ends[r]))
-        nested = ~overlap[lo:hi]
-        base = int(depth[lo:hi][nested].max()) + 1 if nested.any() else 0
-        nested_lanes[seg] = base
+    # Per segment, in whole-array passes: lanes used by nesting (1 + the deepest slice that does not
+    # overlap; 0 when none), then the overlapping slices packed above them.
+    used = bounds[1:] > bounds[:-1]
+    if n:
+        nested_lanes[used] = np.maximum.reduceat(np.where(overlap, -1, depth), bounds[:-1][used]) + 1
     lane = depth.copy()
-    for seg in range(len(bounds) - 1):
-        lo, hi = int(bounds[seg]), int(bounds[seg + 1])
-        spill = np.flatnonzero(overlap[lo:hi])
-        if len(spill):
-            _pack_spill(starts, ends, spill + lo, int(nested_lanes[seg]), depth, lane)
+    spill_all = np.flatnonzero(overlap)
+    spill_seg = np.searchsorted(bounds, spill_all, side="right") - 1
+    cuts = np.flatnonzero(np.diff(spill_seg)) + 1  # spill_all is sorted: each segment's is one run
+    for first, spill in zip([0, *cuts.tolist()], np.split(spill_all, cuts) if len(spill_all) else []):
+        _pack_spill(starts, ends, spill, int(nested_lanes[spill_seg[first]]), depth, lane)
     return lane, overlap, nested_lanes
 
 

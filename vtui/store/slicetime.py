@@ -10,6 +10,8 @@ it, and their self time.
   duration, even where children overlap each other.
 
 Every analysis (stats, insights, diff), the app and the Parquet export use these functions.
+Analyses take a range as one ``TimeRange`` value (built by ``time_range`` where the user gives it,
+checked by ``over``), never as loose ``t0, t1`` with a side selection.
 """
 
 from __future__ import annotations
@@ -96,12 +98,6 @@ def clipped_bounds(store: TraceStore, rows: np.ndarray, t0: int, t1: int) -> tup
     return np.asarray(start), np.asarray(end)
 
 
-def window(store: TraceStore, t0: int | None = None, t1: int | None = None) -> tuple[int, int]:
-    """The one rule for an open range: no start is the trace's start (0), no end its end
-    (``span_ns``); as ints. Analyses call this, never their own ``t1 = span if None``."""
-    return (0 if t0 is None else int(t0)), (int(store.span_ns) if t1 is None else int(t1))
-
-
 def clipped_durations(store: TraceStore, rows: np.ndarray, t0: int, t1: int) -> np.ndarray:
     """Durations of ``rows`` cut to [t0, t1] (0 for a zero-length slice or one outside)."""
     start, end = clipped_bounds(store, rows, t0, t1)
@@ -136,6 +132,11 @@ class RangeSlices:
     start: np.ndarray  # clipped to the range
     end: np.ndarray
     _store: TraceStore = field(repr=False)
+    every_track: bool = True  # False when chosen on some tracks only
+
+    def belongs_to(self, store: TraceStore, t0: int, t1: int) -> bool:
+        """Is this the selection of [t0, t1] on every track of ``store`` (so analyses may share it)."""
+        return self._store is store and (self.t0, self.t1) == (t0, t1) and self.every_track
 
     @property
     def clip(self) -> np.ndarray:
@@ -150,14 +151,63 @@ class RangeSlices:
         return np.flatnonzero(per_slice[self.rows])
 
 
-def range_slices(store: TraceStore, t0: int, t1: int, tracks: np.ndarray | None = None,
-                 shared: RangeSlices | None = None) -> RangeSlices:
-    """Everything a range selects, with clipped durations; self time on first use.
-
-    ``shared``: one the caller already has for [t0, t1] on every track, handed back as it is (the
-    analyses of one Insights pass share one, so self time is computed once)."""
-    if shared is not None and tracks is None and (shared.t0, shared.t1) == (t0, t1) and shared._store is store:
-        return shared
+def range_slices(store: TraceStore, t0: int, t1: int, tracks: np.ndarray | None = None) -> RangeSlices:
+    """Everything a range selects, with clipped durations; self time on first use."""
     rows = range_rows(store, t0, t1, tracks)
     start, end = clipped_bounds(store, rows, t0, t1)
-    return RangeSlices(t0, t1, rows, start, end, store)
+    return RangeSlices(t0, t1, rows, start, end, store, tracks is None)
+
+
+@dataclass(frozen=True, eq=False)
+class TimeRange:
+    """One time range of one store, resolved once where the user gives it (a CLI option, the app's
+    range) and handed as it is to every analysis: [t0, t1] in store ns inside the trace, and the
+    slices it selects on every track, computed once on first use and shared by the analyses.
+
+    Build it with ``time_range``; an analysis given one checks it with ``over`` (cheap: identity)."""
+
+    store: TraceStore = field(repr=False)
+    t0: int
+    t1: int
+    given: RangeSlices | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.t0 <= self.t1 <= int(self.store.span_ns):
+            raise ValueError(f"range {self.t0}–{self.t1} ns is not inside the trace (0–{int(self.store.span_ns)})")
+        if self.given is not None and not self.given.belongs_to(self.store, self.t0, self.t1):
+            raise ValueError("the selection given is not this range's (another trace, range or track set)")
+
+    @cached_property
+    def slices(self) -> RangeSlices:
+        """The slices the range selects on every track (the given selection, else computed once)."""
+        return self.given if self.given is not None else range_slices(self.store, self.t0, self.t1)
+
+    @property
+    def span_ns(self) -> int:
+        return self.t1 - self.t0
+
+    @property
+    def whole(self) -> bool:
+        """Is this the whole trace."""
+        return self.t0 == 0 and self.t1 == int(self.store.span_ns)
+
+
+def time_range(store: TraceStore, t0: int | None = None, t1: int | None = None,
+               slices: RangeSlices | None = None) -> TimeRange:
+    """The one rule for a range: no start is the trace's start (0), no end its end (``span_ns``);
+    both clamped into the trace (a range past its end selects nothing but zero-length slices at
+    the very end). ``slices``: the range's selection if the caller already has it (checked)."""
+    span = int(store.span_ns)
+    a = 0 if t0 is None else min(max(int(t0), 0), span)
+    b = span if t1 is None else min(max(int(t1), a), span)
+    return TimeRange(store, a, b, slices)
+
+
+def over(store: TraceStore, rng: TimeRange | None) -> TimeRange:
+    """The range an analysis of ``store`` works on: ``rng`` (refused when it is another store's),
+    or the whole trace when None."""
+    if rng is None:
+        return time_range(store)
+    if rng.store is not store:
+        raise ValueError("this range belongs to another trace's store")
+    return rng

@@ -14,7 +14,7 @@ from vtui.io.argsfile import MappedBlob
 from vtui.store.containment import self_time
 from vtui.store.index import IntervalIndex
 from vtui.store.tables import CounterTable, FlowTable, InstantTable, SliceTable
-from vtui.store.tracks import Track
+from vtui.store.tracktable import TrackTable
 
 
 @dataclass
@@ -42,7 +42,7 @@ class SourceInfo:
 class TraceStore:
     sources: list[SourceInfo]
     strings: list[str]
-    tracks: list[Track]
+    tracks: TrackTable  # reads as a list of Track; the rows are made when asked for
     slices: SliceTable
     instants: InstantTable
     counters: CounterTable
@@ -101,7 +101,7 @@ class TraceStore:
 
     @property
     def overlapping_slices(self) -> int:
-        return sum(t.overlapping for t in self.tracks)
+        return self.tracks.overlapping
 
     # ---- per-row access -------------------------------------------------------------
     def name(self, row: int) -> str:

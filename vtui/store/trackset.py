@@ -138,16 +138,17 @@ class TrackSet:
 
         Returns old id -> new id, with one extra trailing -1 so that -1 maps to -1.
         """
+        sort_keys = []
         for t in self.tracks:
             key = (t.source, t.pid)
             t.process_name = self.process_names.get(key, "")
             t.process_label = self.process_labels.get(key, "")
             t.group = self.labels[t.source] if t.source < len(self.labels) else ""
-            t.sort_key = (
+            sort_keys.append((
                 t.source, _KIND_RANK[t.kind] == 4, self.process_sort.get(key, _NO_SORT), id_sort_key(t.pid),
                 _KIND_RANK[t.kind], self.thread_sort.get((t.source, t.pid, t.tid), _NO_SORT), id_sort_key(t.tid), t.name,
-            )
-        order = sorted(range(len(self.tracks)), key=lambda i: self.tracks[i].sort_key)
+            ))
+        order = sorted(range(len(self.tracks)), key=sort_keys.__getitem__)
         remap = np.full(len(self.tracks) + 1, -1, dtype=np.int64)
         remap[np.array(order, dtype=np.int64)] = np.arange(len(order))
         self.tracks = [self.tracks[i] for i in order]

@@ -24,38 +24,42 @@ from vtui.present.compare_text import format_pct, format_value, metrics_table, o
 from vtui.present.names import distinct_cuts
 from vtui.present.tabular import Table
 from vtui.store.store import TraceStore
-from vtui.ui.keys import COMPARE_HELP, actions, bindings
+from vtui.ui.keys import COMPARE_HELP, bindings
 from vtui.ui.safe import plain, visible
-from vtui.ui.screens import HelpScreen, PromptScreen
-from vtui.ui.searching import SearchJob
+from vtui.ui.screens import HelpScreen
 from vtui.ui.shell import AppShell, LoadJob, Progress
 from vtui.ui.timefmt import window_text
+from vtui.ui.timeline_screen import TimelinePane, ViewText
 from vtui.ui.view import ViewState
 from vtui.ui.widgets.timeline import Timeline
 
-ZOOM_STEP = 0.6
-PAN_STEP = 0.2
 TABS = ("tab-timelines", "tab-metrics", "tab-ops", "tab-steps")
 
 
-class TracePane(Vertical):
-    """One trace: a title line and its timeline. Mouse zoom/pan/click act on this trace's view."""
+class TracePane(TimelinePane):
+    """One trace: a title line, its timeline and a line on the selected slice; the keys and the
+    mouse act on this trace's view (compare mode keeps both in step when locked)."""
+
+    BINDINGS = bindings("compare", on="view")
 
     def __init__(self, tag: str, path: Path, store: TraceStore, scale_ns: int = 0, **kwargs) -> None:
-        super().__init__(**kwargs)
-        self.tag, self.path, self.store = tag, path, store
-        self.view = ViewState(store, scale_ns=scale_ns)
+        super().__init__(store, f"{tag} · {path.name}", scale_ns, **kwargs)
+        self.tag, self.path = tag, path
+        self.search_tag, self.search_where = f"{tag}: ", f"of {tag} "
+
+    def search_prompt(self) -> str:
+        return f"Search {self.tag}'s slice names (regex, any case unless it has a capital); n/N step"
 
     def compose(self) -> ComposeResult:
-        yield Static(self._title(), classes="pane-title", markup=False)
+        yield ViewText(self._title, classes="pane-title")
         yield Timeline(self.view)
-        yield Static(self._details(), classes="pane-details", markup=False)
+        yield ViewText(self._details, classes="pane-details")
 
     def _title(self) -> Text:
         v = self.view
         found = f" · /{v.found.pattern}/ {v.match + 1}/{v.found.count:,}" if v.found is not None else ""
         return plain(f"{self.tag} · {self.path.name} · {self.store.event_count:,} events · {fd(self.store.span_ns)} · "
-                f"window {window_text(self.view.t0, self.view.t1)}{found}")
+                     f"window {window_text(v.t0, v.t1)}{found}")
 
     def _details(self) -> Text:
         """The selected slice in one line (its name, times and track)."""
@@ -66,31 +70,14 @@ class TracePane(Vertical):
         return plain(f"{d.name} · {d.category or '—'} · start {fd(d.start_ns)} · dur {fd(d.dur_ns)} · "
                      f"self {fd(d.self_ns)} · {d.track_title}")
 
-    def refresh_view(self) -> None:
-        self.query_one(".pane-title", Static).update(self._title())
-        self.query_one(".pane-details", Static).update(self._details())
-        self.query_one(Timeline).refresh_view()
+    def dragged(self, t0: float, t1: float) -> None:
+        """In compare mode a drag zooms to the dragged times."""
+        lo, hi = sorted((t0, t1))
+        if hi > lo:
+            self.act(lambda v: v.set_window(lo, hi))
 
-    def on_timeline_clicked(self, message: Timeline.Clicked) -> None:
-        message.stop()
-        self.view.select(message.slice_row)
-        self.refresh_view()
-
-    def on_timeline_range_dragged(self, message: Timeline.RangeDragged) -> None:
-        message.stop()  # in compare mode a drag zooms to the dragged times
-        app = self.app
-        lo, hi = sorted((message.t0, message.t1))
-        if isinstance(app, CompareApp) and hi > lo:
-            app.move(self, lambda v: v.set_window(lo, hi))
-
-    def on_timeline_wheel(self, message: Timeline.Wheel) -> None:
-        message.stop()
-        app = self.app
-        if isinstance(app, CompareApp):
-            if message.pan:
-                app.move(self, lambda v: v.pan(-PAN_STEP / 2 if message.zoom_in else PAN_STEP / 2))
-            else:
-                app.move(self, lambda v: v.zoom(ZOOM_STEP if message.zoom_in else 1 / ZOOM_STEP, message.centre))
+    def insights_window(self) -> tuple[int, int]:
+        return 0, int(self.store.span_ns)  # the whole trace: its findings next to the other's
 
 
 def _data_table(table: Table, id: str, width: int = 0) -> DataTable:
@@ -113,7 +100,10 @@ def _data_table(table: Table, id: str, width: int = 0) -> DataTable:
 
 
 class CompareView(Vertical):
-    """The tabs: both timelines, the metrics table, the operator diff and the step-aligned view."""
+    """The tabs: both timelines, the metrics table, the operator diff and the step-aligned view.
+    Its keys (lock, tabs, the tree diff) act while the focus is in it, never under another screen."""
+
+    BINDINGS = bindings("compare", on="compare")
 
     def __init__(self, paths: tuple[Path, Path], a: TraceStore, b: TraceStore, c: Comparison, **kwargs) -> None:
         super().__init__(**kwargs)
@@ -144,7 +134,7 @@ class CompareView(Vertical):
 class CompareApp(AppShell, App[int]):
     TITLE = "vtui compare"
     KEY_SCOPE = "compare"  # its bindings and palette entries (vtui.ui.keys)
-    BINDINGS = bindings("compare")
+    BINDINGS = bindings("compare", on="app")  # quit; the rest is the panes' and the tabs'
     HELP_SCOPES = COMPARE_HELP
 
     def __init__(self, path_a: Path | str, path_b: Path | str,
@@ -157,8 +147,7 @@ class CompareApp(AppShell, App[int]):
         self.load_options = options  # None: the environment's (LoadOptions.from_environ)
         self.comparison: Comparison | None = None
         self.lock_mode: str | None = None  # None, "steps" (first steps line up) or "starts"
-        self.search = SearchJob()  # one search at a time, in either trace (vtui.ui.searching)
-        self._search_tag = ""  # the trace it searches
+        self._syncing = False  # the lock is moving the other pane: its change is not the user's
 
     # ---- loading -------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -195,6 +184,8 @@ class CompareApp(AppShell, App[int]):
         self.call_after_refresh(self._after_show)
 
     def _after_show(self) -> None:
+        for pane in self.panes():  # the lock and the status line follow either view
+            self.watch(pane, "version", self._follower(pane), init=False)
         self.query_one("#pane-a").query_one(Timeline).focus()
         self._update()
 
@@ -239,28 +230,38 @@ class CompareApp(AppShell, App[int]):
         return fit
 
     def move(self, pane: TracePane, change) -> None:
-        """Apply ``change(view)`` to ``pane``; when locked, give the other pane the same window
-        (shifted so that the lock's anchors line up)."""
-        change(pane.view)
-        if self.locked:
-            for other in self.panes():
-                if other is not pane:  # the same window, shifted to line up: the same offsets from
-                    # the anchors, even where that reaches past the other trace's end (drawn empty)
-                    shift = self._anchor(other) - self._anchor(pane)
-                    other.view.set_window(pane.view.t0 + shift, pane.view.t1 + shift, inside=False)
+        """Apply ``change(view)`` to ``pane`` (the lock then moves the other)."""
+        pane.act(change)
+
+    def _follower(self, pane: TracePane):
+        return lambda: self._pane_changed(pane)
+
+    def _pane_changed(self, pane: TracePane) -> None:
+        """A pane's view changed: when locked, give the other pane the same window (shifted so
+        that the lock's anchors line up); then the status line."""
+        if self.locked and not self._syncing:
+            self._syncing = True
+            try:
+                for other in self.panes():
+                    if other is not pane:  # the same offsets from the anchors, even where that
+                        # reaches past the other trace's end (drawn empty)
+                        shift = self._anchor(other) - self._anchor(pane)
+                        other.view.set_window(pane.view.t0 + shift, pane.view.t1 + shift, inside=False)
+                        other.changed()
+            finally:
+                self._syncing = False
         self._update()
 
     def _update(self) -> None:
-        for pane in self.panes():
-            pane.refresh_view()
         c = self.comparison
         if c is None:
             return
         lock = {None: "unlocked: keys move the focused timeline",
                 "steps": "locked at the first steps: same times from each trace's first step",
                 "starts": "locked at the starts: same times from each trace's start"}[self.lock_mode]
-        if self.search.running:
-            lock = f"searching /{self.search.pattern}/ in {self._search_tag}… (esc stops) · {lock}"
+        for pane in self.panes():
+            if pane.search.running:
+                lock = f"searching /{pane.search.pattern}/ in {pane.tag}… (esc stops) · {lock}"
         if self.locked:  # say where a locked window reaches past a trace (drawn empty there)
             past = [p.tag for p in self.panes() if p.view.t1 > p.store.span_ns or p.view.t0 < 0]
             if past:
@@ -269,84 +270,9 @@ class CompareApp(AppShell, App[int]):
                            for m in c.metrics if m.name in ("span_ns", "step_mean_ns"))
         self.query_one("#status", Static).update(plain(f"{lock} · {spans}"))
 
-    # ---- actions ---------------------------------------------------------------------------
-    def action_zoom(self, factor: float) -> None:
-        pane = self.active_pane()
-        if pane is not None:
-            self.move(pane, lambda v: v.zoom(factor))
-
-    def action_pan(self, fraction: float) -> None:
-        pane = self.active_pane()
-        if pane is not None:
-            self.move(pane, lambda v: v.pan(fraction))
-
-    def action_show_all(self) -> None:
-        pane = self.active_pane()
-        if pane is not None:
-            self.move(pane, lambda v: v.show_all())
-
-    def action_select(self, how: str, direction: int) -> None:
-        pane = self.active_pane()
-        if pane is None:
-            return
-        v = pane.view
-        moves = {"lane": lambda: v.step_on_lane(direction),
-                 "up": lambda: v.to_parent() or v.to_next_track(-1),
-                 "down": lambda: v.to_child() or v.to_next_track(1)}
-        self.move(pane, lambda _: moves[how]())
-
-    def action_search(self) -> None:
-        pane = self.active_pane()
-        if pane is not None:
-            self.push_screen(PromptScreen(f"Search {pane.tag}'s slice names (regex, any case unless it has a capital); "
-                                          "n/N step", "aten::.*mm"), lambda text: self._search_done(pane, text))
-
-    def _search_done(self, pane: TracePane, text: str | None) -> None:
-        if text:
-            self._search_tag = pane.tag
-            self.search.start(self, pane.store, text, pane.view.visible_track_ids(),
-                              lambda found, error: self._search_found(pane, found, error))
-            self._update()
-
-    def action_stop_search(self) -> None:
-        """esc: stop a search still running."""
-        if self.search.stop():
-            self.notify("Search stopped", timeout=2)
-            self._update()
-
-    def _search_found(self, pane: TracePane, found, error: str | None) -> None:
-        if found is None:  # said, as in the main view: a bad regex, the time limit, a failure
-            self.notify(visible(f"{pane.tag}: {error or 'search failed'}"), severity="error", markup=False)
-            self._update()
-            return
-        pane.view.set_found(found)
-        if found.count:
-            self.move(pane, lambda v: v.next_match(True))
-        else:
-            self.notify(visible(f"No slice of {pane.tag} matches {found.pattern!r}"), timeout=3, markup=False)
-            self._update()
-
-    def action_match(self, forward: bool) -> None:
-        pane = self.active_pane()
-        if pane is not None and pane.view.found is not None:
-            self.move(pane, lambda v: v.next_match(forward))
-
-    def action_frame(self) -> None:
-        pane = self.active_pane()
-        if pane is not None:
-            self.move(pane, lambda v: v.frame_selection())
-
-    def action_insights(self) -> None:
-        pane = self.active_pane()
-        if pane is None or not self.panes():
-            return
-        from vtui.ui.insights import InsightsScreen  # noqa: PLC0415
-
-        def jump(row: int, pane: TracePane = pane) -> None:
-            self.move(pane, lambda v: (v.select(row), v.frame_selection()))
-
-        self.push_screen(InsightsScreen(pane.store, 0, int(pane.store.span_ns), f"{pane.tag} · {pane.path.name}",
-                                        on_step=jump))
+    # ---- actions (the panes have the timeline's) ----------------------------------------------
+    def key_node(self, on: str):
+        return self.active_pane() if on == "view" else next(iter(self.query(CompareView)), None)
 
     def action_tree_diff(self) -> None:
         panes = self.panes()
@@ -359,12 +285,6 @@ class CompareApp(AppShell, App[int]):
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen(self.help_sections(self.screen), title="vtui compare keys"))
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """The timeline keys act on the compare screen only (not under Insights or help)."""
-        if action in ("quit", "help", "command_palette") or len(self.screen_stack) <= 1:
-            return True
-        return action not in _COMPARE_ACTIONS
 
     def action_lock(self) -> None:
         """Cycle: locked at the first steps (if both traces have steps) → at the starts → unlocked."""
@@ -385,8 +305,5 @@ class CompareApp(AppShell, App[int]):
                 target.first().focus()  # keys go to the shown view, not a hidden one
 
     def stop_work(self) -> None:
-        self.search.stop()
-
-
-# Actions of the compare bindings (name without arguments): disabled under another screen.
-_COMPARE_ACTIONS = actions("compare") - {"quit"}
+        for pane in self.panes():
+            pane.search.stop()

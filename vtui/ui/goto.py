@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from vtui.analysis.steps import find_step_rows
 from vtui.fmt import format_duration, parse_range, parse_time
+from vtui.store.slicetime import time_range
 from vtui.store.store import TraceStore
 
 HINT = "a time (12.5ms), a range (12ms:25.5ms) or a step (#3)"
@@ -40,7 +41,8 @@ def parse_target(text: str, store: TraceStore) -> Target:
         return Target(range=(a, b), what=f"step #{k} ({format_duration(b - a)})")
     if ":" in text:
         start, end = parse_range(text)
-        a, b = max(start or 0, 0), min(span if end is None else end, span)
+        inside = time_range(store, start, end)  # the one rule: open ends are the trace's, clamped
+        a, b = inside.t0, inside.t1
         if b <= a:
             raise ValueError(f"range {text} is outside the trace (0 – {format_duration(span)})")
         return Target(range=(a, b), what=f"range {format_duration(a)} – {format_duration(b)}")

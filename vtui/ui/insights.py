@@ -21,12 +21,14 @@ from vtui.present.insights_text import gpu_lines, memory_lines, misc_lines, ops_
 from vtui.present.serving_text import KIND_MARK
 from vtui.present.why_text import critical_lines, roofline_lines
 from vtui.regex_guard import compile_user
+from vtui.store.slicetime import TimeRange, over, time_range
 from vtui.store.store import TraceStore
 from vtui.ui import colours
 from vtui.ui.keys import bindings
 from vtui.ui.safe import plain, visible
 from vtui.ui.screens import PromptScreen
 from vtui.ui.serving_view import kind_style, serving_widgets
+from vtui.ui.widgets.scrollbars import whole_cell_scrollbars
 
 MAX_PLOT_ROWS = 200  # one bar per step up to here; longer runs are summarised
 
@@ -68,7 +70,7 @@ class InsightsScreen(Screen[None]):
     KEY_SCOPE = "insights"  # its section of the help
     BINDINGS = bindings("insights")
 
-    def __init__(self, store: TraceStore, t0: int = 0, t1: int | None = None, title: str = "",
+    def __init__(self, store: TraceStore, rng: TimeRange | None = None, title: str = "",
                  step_regex: str | None = None, on_step: Callable[[int], None] | None = None,
                  on_window: Callable[[int, int, int], None] | None = None) -> None:
         """``on_step(slice_row)`` is called when a step or an outlier is chosen (enter / click);
@@ -79,10 +81,8 @@ class InsightsScreen(Screen[None]):
         self.gaps: list[Gap] = []
         self.outliers: list[Outlier] = []
         self.store = store
-        self.t0 = max(int(t0), 0)
-        self.t1 = min(int(store.span_ns if t1 is None else t1), int(store.span_ns))
-        if self.t1 <= self.t0:
-            self.t0, self.t1 = 0, int(store.span_ns)
+        rng = over(store, rng)
+        self.range = rng if rng.span_ns > 0 else time_range(store)  # an empty range: the whole trace
         self.title_text = title
         self.step_regex = step_regex
         self.insights: Insights | None = None
@@ -99,19 +99,18 @@ class InsightsScreen(Screen[None]):
         self._compute()
 
     def _refresh_title(self) -> None:
-        whole = self.t0 == 0 and self.t1 == int(self.store.span_ns)
-        scope = "whole trace" if whole else f"window {fd(self.t0)} – {fd(self.t1)}"
+        scope = "whole trace" if self.range.whole else f"window {fd(self.range.t0)} – {fd(self.range.t1)}"
         step = f" · steps /{self.step_regex}/" if self.step_regex else ""
         self.query_one("#ins-title", Static).update(
-            plain(f"Insights · {self.title_text} · {scope} ({fd(self.t1 - self.t0)}){step}"))
+            plain(f"Insights · {self.title_text} · {scope} ({fd(self.range.span_ns)}){step}"))
 
     @work(thread=True, exclusive=True, group="insights", description="compute insights", exit_on_error=False)
     def _compute(self) -> None:
         generation = self._generation
         try:
-            ins = compute_insights(self.store, self.t0, self.t1, self.step_regex)
-            self.gaps = gpu_idle_gaps(self.store, self.t0, self.t1)
-            self.outliers = kernel_outliers(self.store, self.t0, self.t1)
+            ins = compute_insights(self.store, self.range, self.step_regex)
+            self.gaps = gpu_idle_gaps(self.store, self.range)
+            self.outliers = kernel_outliers(self.store, self.range)
         except Exception as exc:  # noqa: BLE001 — shown on the screen, never a traceback
             self.app.call_from_thread(self._show_error, generation,
                                       f"could not compute insights ({type(exc).__name__}: {exc})")
@@ -151,6 +150,7 @@ class InsightsScreen(Screen[None]):
                     Static(_section("Memory", memory_lines(ins)), id="ins-memory"),
                     Static(_section("Caches and Python", misc_lines(ins)), id="ins-misc")]
         await body.mount(*widgets)
+        whole_cell_scrollbars(body)  # (no ▁…▇ thumb ends at the right edge)
         if ins.steps.present:
             self.query_one("#ins-plot", OptionList).focus(scroll_visible=False)  # findings stay on top
 
@@ -217,7 +217,7 @@ class InsightsScreen(Screen[None]):
             body.scroll_to(y=ahead[0] if direction > 0 else ahead[-1], animate=False)
 
     async def action_whole(self) -> None:
-        self.t0, self.t1 = 0, int(self.store.span_ns)
+        self.range = time_range(self.store)
         await self._restart()
 
     def action_step_regex(self) -> None:

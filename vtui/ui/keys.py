@@ -32,6 +32,10 @@ class Key:
     tooltip: str = ""  # a longer description (footer tooltip, palette help line)
     words: str = ""  # what people type in the palette for an action whose own name says otherwise
     priority: bool = False  # before the focused widget's own binding of the key (Insights' PgDn over a list's)
+    # Which node of the scope binds it: "view" the timeline pane (vtui.ui.timeline_screen; its keys
+    # act only while the focus is inside it, so never under another screen), "compare" compare
+    # mode's tabs, "app" the App (quit and help: there while loading and under every screen).
+    on: str = "view"
 
 
 @dataclass(frozen=True)
@@ -62,6 +66,7 @@ SCOPES: dict[str, Scope] = {
         ("↑ ↓ enter", "In a list (steps, GPU gaps, outliers): pick one and jump to it in the timeline"),
         ("tab", "Move between the lists"))),
     "tree": Scope("Call tree (F)"),
+    "handover": Scope("Hand-overs (H in the call tree)", (("↑ ↓ PgUp PgDn", "Scroll"),)),
     "treediff": Scope("Differential call tree (F)", (("↑ ↓ PgUp PgDn", "Scroll"),
                                                      ("red / green", "B slower / faster than A on that path"))),
     "query": Scope("SQL query (:)", (("enter", "In the query: run it; on a row: jump to its slice (id) or time (ts)"),
@@ -136,9 +141,9 @@ KEYS: tuple[Key, ...] = (
        words="critical path longest path step bound cpu gpu sync comm"),
     _K("timeline", "view.ranks", "K", "ranks", "Ranks: stragglers, collectives, exposed communication",
        words="many ranks, NCCL, all-reduce, skew, straggler, busbw"),
-    _K("timeline", "app.help", "question_mark,f1", "help", "Help", footer=True),
+    _K("timeline", "app.help", "question_mark,f1", "help", "Help", footer=True, on="app"),
     _K("timeline", "app.warnings", "W", "warnings", "Load warnings (what was skipped or repaired)"),
-    _K("timeline", "app.quit", "q", "quit", "Quit", footer=True),
+    _K("timeline", "app.quit", "q", "quit", "Quit", footer=True, on="app"),
     # ---- the track list and the aggregation table (their keys act while they have the focus) ----
     _K("tracks", "tracks.toggle", "space", "toggle_track", "Show/hide", footer=True, tooltip="Show or hide the track"),
     _K("tracks", "tracks.fold", "enter", "fold", "Fold or unfold a process, or a deep track's rows"),
@@ -151,32 +156,33 @@ KEYS: tuple[Key, ...] = (
     _K("aggregation", "agg.filter", "slash", "focus_filter", "Filter rows", footer=True),
     _K("aggregation", "agg.matches", "M", "matches_only", "Only the search matches", footer=True),
     # ---- compare mode: the same ids as the main timeline where the action is the same ----
-    _K("compare", "view.zoom_in", "w", "zoom(0.6)", "Zoom in", footer=True),
-    _K("compare", "view.zoom_out", "s", "zoom(1.6667)", "Zoom out", footer=True),
-    _K("compare", "view.pan_left", "a", "pan(-0.2)", "Pan left", footer=True),
-    _K("compare", "view.pan_right", "d", "pan(0.2)", "Pan right", footer=True),
+    _K("compare", "view.zoom_in", "w", "zoom_in", "Zoom in", footer=True),
+    _K("compare", "view.zoom_out", "s", "zoom_out", "Zoom out", footer=True),
+    _K("compare", "view.pan_left", "a", "pan_left", "Pan left", footer=True),
+    _K("compare", "view.pan_right", "d", "pan_right", "Pan right", footer=True),
     _K("compare", "view.all", "0", "show_all", "Whole trace", footer=True),
-    _K("compare", "select.lane_prev", "left,h", "select('lane', -1)", "Previous slice on lane"),
-    _K("compare", "select.lane_next", "right", "select('lane', 1)", "Next slice on lane"),  # l locks here
-    _K("compare", "select.up", "up,k", "select('up', 0)", "Parent, else track above"),
-    _K("compare", "select.down", "down,j", "select('down', 0)", "Child, else track below"),
+    _K("compare", "select.lane_prev", "left,h", "lane_prev", "Previous slice on lane"),
+    _K("compare", "select.lane_next", "right", "lane_next", "Next slice on lane"),  # l locks here
+    _K("compare", "select.up", "up,k", "up", "Parent, else track above"),
+    _K("compare", "select.down", "down,j", "down", "Child, else track below"),
     _K("compare", "view.frame", "f", "frame", "Frame selection"),
+    _K("compare", "view.goto", "g", "goto", "Go to a time, range or step", words="jump to a time, 12ms:25.5ms, #3"),
     _K("compare", "search.find", "slash", "search", "Search the focused trace"),
     _K("compare", "search.stop", "escape", "stop_search", "Stop a running search"),
-    _K("compare", "search.next", "n", "match(True)", "Next match"),
-    _K("compare", "search.prev", "N", "match(False)", "Previous match"),
+    _K("compare", "search.next", "n", "match_next", "Next match"),
+    _K("compare", "search.prev", "N", "match_prev", "Previous match"),
     _K("compare", "view.insights", "i", "insights", "Insights of the focused trace", footer=True,
        tooltip="Steps, operators, GPU idle, sync points, memory of the focused trace",
        words="steps, phases, GPU idle, sync points, memory, operators, outliers"),
-    _K("compare", "view.call_tree", "F", "tree_diff", "Differential call tree", footer=True),
-    _K("compare", "app.help", "question_mark,f1", "help", "Help", footer=True),
-    _K("compare", "compare.lock", "l", "lock", "Lock times", footer=True,
+    _K("compare", "view.call_tree", "F", "app.tree_diff", "Differential call tree", footer=True, on="compare"),
+    _K("compare", "app.help", "question_mark,f1", "app.help", "Help", footer=True, on="compare"),
+    _K("compare", "compare.lock", "l", "app.lock", "Lock times", footer=True, on="compare",
        tooltip="Lock the two windows: same times from the first steps, then from the trace starts, then unlocked"),
-    _K("compare", "compare.tab_timelines", "1", "tab(0)", "Timelines", footer=True),
-    _K("compare", "compare.tab_metrics", "2", "tab(1)", "Metrics", footer=True),
-    _K("compare", "compare.tab_ops", "3", "tab(2)", "Operators", footer=True),
-    _K("compare", "compare.tab_steps", "4", "tab(3)", "Steps", footer=True),
-    _K("compare", "app.quit", "q", "quit", "Quit", footer=True),
+    _K("compare", "compare.tab_timelines", "1", "app.tab(0)", "Timelines", footer=True, on="compare"),
+    _K("compare", "compare.tab_metrics", "2", "app.tab(1)", "Metrics", footer=True, on="compare"),
+    _K("compare", "compare.tab_ops", "3", "app.tab(2)", "Operators", footer=True, on="compare"),
+    _K("compare", "compare.tab_steps", "4", "app.tab(3)", "Steps", footer=True, on="compare"),
+    _K("compare", "app.quit", "q", "quit", "Quit", footer=True, on="app"),
     # ---- screens over the timeline ----
     _K("insights", "insights.close", "escape,i,q", "close", "Back", footer=True, tooltip="Back to the timeline"),
     _K("insights", "insights.step", "r", "step_regex", "Step regex", footer=True, tooltip="Set the regex that finds steps"),
@@ -195,6 +201,8 @@ KEYS: tuple[Key, ...] = (
     _K("tree", "tree.find", "slash", "search", "Find", footer=True, tooltip="Mark the nodes whose name matches a regex"),
     _K("tree", "tree.next", "n", "next_match", "Next match"),
     _K("tree", "tree.timeline", "t", "timeline", "In timeline", footer=True, tooltip="Show the node's longest slice"),
+    _K("tree", "tree.handover", "H", "handover", "Hand-overs", words="python to c++ handover deep wrappers sync per step",
+       tooltip="Where Python hands over to C++, deep wrappers, syncs per step (vtui tree --handover)"),
     _K("tree", "tree.up", "up,k", "move('up')", "Up"),
     _K("tree", "tree.down", "down,j", "move('down')", "Down"),
     _K("tree", "tree.left", "left,h", "move('left')", "Left / collapse"),
@@ -203,6 +211,7 @@ KEYS: tuple[Key, ...] = (
     _K("tree", "tree.page_down", "pagedown", "move('pagedown')", "Page down"),
     _K("tree", "tree.first", "home", "move('home')", "First"),
     _K("tree", "tree.last", "end", "move('end')", "Last"),
+    _K("handover", "handover.close", "escape,q,H", "close", "Back", footer=True, tooltip="Back to the call tree"),
     _K("treediff", "treediff.back", "escape,q,F", "dismiss", "Back", footer=True),
     _K("query", "query.close", "escape", "close", "Close", footer=True),
     _K("query", "query.edit", "ctrl+e", "edit", "Edit the query", footer=True),
@@ -229,16 +238,11 @@ def keys_in(scope: str) -> list[Key]:
     return [k for k in KEYS if k.scope == scope]
 
 
-def bindings(scope: str) -> list[Binding]:
-    """A widget's BINDINGS, from the table."""
+def bindings(scope: str, on: str | None = None) -> list[Binding]:
+    """A widget's BINDINGS, from the table: the scope's, or those of it that node ``on`` binds."""
     return [Binding(k.keys, k.action, k.description, show=k.footer, id=k.id, tooltip=k.tooltip or k.description,
                     priority=k.priority)
-            for k in keys_in(scope)]
-
-
-def actions(scope: str) -> frozenset[str]:
-    """The action names (without arguments) of a scope's bindings."""
-    return frozenset(k.action.split("(")[0] for k in keys_in(scope))
+            for k in keys_in(scope) if on is None or k.on == on]
 
 
 def key_glyph(key: str) -> str:
@@ -270,13 +274,13 @@ def help_sections(scopes: tuple[str, ...], keymap: Keymap) -> list[HelpSection]:
     return [(SCOPES[s].title, help_rows(s, keymap)) for s in scopes]
 
 
-def palette_entries(scope: str, keymap: Keymap) -> list[tuple[str, str, str]]:
-    """(title, help line, action) of every binding of a scope, for the command palette."""
+def palette_entries(scope: str, keymap: Keymap) -> list[tuple[str, str, str, str]]:
+    """(title, help line, action, the node that binds it) of every binding of a scope, for the command palette."""
     out = []
     for k in keys_in(scope):
         group = "compare" if scope == "compare" else k.id.split(".")[0]
         title = f"{group}: {k.description}" + (f" — {k.words}" if k.words else "")
         # The id is shown so that keys.toml can name it.
         out.append((title, f"{k.tooltip or k.description} (key {keys_glyphs(keys_of(k, keymap))} · id {k.id})",
-                    k.action))
+                    k.action, k.on))
     return out

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import zlib
-from collections.abc import MutableMapping
+from collections.abc import Callable, MutableMapping
 from functools import lru_cache
 
 import numpy as np
@@ -224,26 +224,45 @@ def instant_segments(store: TraceStore, track: int, t0: int, t1: int, width: int
 
 def counter_segments(store: TraceStore, track: int, t0: int, t1: int, width: int, mono: bool = False,
                      at: int | None = None) -> list[Segment]:
-    """A counter as a filled line (▁…█ per cell, the last sample at the cell's centre), and its
-    value at ``at`` (the cursor: the selected slice's start) written at the row's right end."""
+    """A ``C`` counter track as a filled line (see ``series_segments``)."""
     c = store.counters
     lo = int(np.searchsorted(c.track, track, side="left"))
     hi = int(np.searchsorted(c.track, track, side="right"))
-    ts, val = c.ts_ns[lo:hi], c.value[lo:hi]
+    return series_segments(c.ts_ns[lo:hi], c.value[lo:hi], t0, t1, width, mono, at)
+
+
+def series_segments(ts: np.ndarray, val: np.ndarray, t0: int, t1: int, width: int, mono: bool = False,
+                    at: int | None = None, fmt: Callable[[float], str] | None = None) -> list[Segment]:
+    """A series (sorted times, values) as a filled line, 0 to the maximum in ▁…█, and its value at
+    ``at`` (the cursor: the selected slice's start) written at the row's right end, by ``fmt``
+    (default: a plain number).
+
+    A cell shows the highest level the series holds inside it (the level carried in at its left
+    edge, or any sample within), so a peak narrower than a cell is never invisible."""
     if not len(ts) or t1 <= t0:
         return [Segment(" " * width, Style() if mono else EMPTY)]
-    centres = t0 + (np.arange(width) + 0.5) * (t1 - t0) / width
-    k = np.searchsorted(ts, centres, side="right") - 1  # step function: last sample at or before
-    vmin, vmax = float(val.min()), float(val.max())
+    edges = t0 + np.arange(width + 1) * (t1 - t0) / width
+    carried = np.searchsorted(ts, edges[:-1], side="right") - 1  # the sample in force at the left edge
+    lo, hi = np.searchsorted(ts, edges[:-1], side="left"), np.searchsorted(ts, edges[1:], side="left")
+    value = np.where(carried >= 0, val[np.maximum(carried, 0)], -np.inf).astype(np.float64)
+    inside = np.flatnonzero(hi > lo)
+    if len(inside):  # the max of each cell's own samples: one reduceat over (lo, hi) pairs
+        bounds = np.stack([lo[inside], hi[inside]], axis=1).ravel()
+        peaks = np.maximum.reduceat(np.append(val, -np.inf).astype(np.float64), bounds)[::2]
+        value[inside] = np.maximum(value[inside], peaks)
+    # Heights from 0 (or the minimum, when below 0) to the maximum, as Perfetto scales a counter:
+    # a level that stays near 1.9 GiB is drawn high, not as the floor of its own small range.
+    vmin, vmax = min(float(val.min()), 0.0), float(val.max())
     span = (vmax - vmin) or 1.0
-    level = np.where(k >= 0, ((val[np.maximum(k, 0)] - vmin) / span * 7).round().astype(int) + 1, 0)
+    seen = np.isfinite(value)
+    level = np.where(seen, ((np.where(seen, value, vmin) - vmin) / span * 7).round().astype(int) + 1, 0)
     levels = " " + SPARK  # level 0: no sample yet
     text = "".join(levels[v] for v in level.tolist())
     style = Style() if mono else Style(color=colours.COUNTER, bgcolor=EMPTY.bgcolor)
     if at is not None:
         k_at = int(np.searchsorted(ts, at, side="right")) - 1
         if k_at >= 0:
-            label = f" {float(val[k_at]):,.6g} "
+            label = f" {fmt(float(val[k_at])) if fmt else format(float(val[k_at]), ',.6g')} "
             if len(label) + 2 <= width:
                 return [Segment(text[: width - len(label)], style),
                         Segment(label, Style(bold=True) if mono else Style(color=colours.DARK_INK,

@@ -91,10 +91,17 @@ class AppShell(_Base):
         return help_sections(self.HELP_SCOPES, self.keymap)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        """Every binding of the app is a palette command (with its key and id)."""
+        """Every binding of the app is a palette command (with its key and id), run by the node that
+        binds it (none while loading)."""
         yield from super().get_system_commands(screen)
-        for title, help_line, action in palette_entries(self.KEY_SCOPE, self.keymap):
-            yield SystemCommand(title, help_line, partial(self.run_action, action))
+        for title, help_line, action, on in palette_entries(self.KEY_SCOPE, self.keymap):
+            node = self if on == "app" else self.key_node(on)
+            if node is not None:
+                yield SystemCommand(title, help_line, partial(self.run_action, action, node))
+
+    def key_node(self, on: str) -> Any:
+        """The node that binds the keys marked ``on`` (vtui.ui.keys.Key.on); None while loading."""
+        return None
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return dict(VARIABLES)

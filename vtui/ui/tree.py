@@ -23,6 +23,7 @@ from vtui.errors import UsageError
 from vtui.fmt import format_duration as fd
 from vtui.present.names import cut_middle, distinct_cuts
 from vtui.regex_guard import UserRegex, compile_user
+from vtui.store.slicetime import TimeRange, over
 from vtui.store.store import TraceStore
 from vtui.ui import colours
 from vtui.ui.flame import (
@@ -218,11 +219,11 @@ class CallTreeScreen(Screen[None]):
     KEY_SCOPE = "tree"  # its section of the help
     BINDINGS = bindings("tree")
 
-    def __init__(self, store: TraceStore, t0: int, t1: int, tracks: np.ndarray | None = None, title: str = "",
+    def __init__(self, store: TraceStore, rng: TimeRange, tracks: np.ndarray | None = None, title: str = "",
                  on_jump: Callable[[int], None] | None = None) -> None:
         """``on_jump(slice_row)`` shows a slice in the timeline (the screen closes first)."""
         super().__init__()
-        self.store, self.t0, self.t1, self.tracks = store, int(t0), int(t1), tracks
+        self.store, self.range, self.tracks = store, over(store, rng), tracks
         self.title_text = title
         self.on_jump = on_jump
         self.weight = "total"
@@ -247,7 +248,7 @@ class CallTreeScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="calltree", description="call tree", exit_on_error=False)
     def _compute(self) -> None:
         try:
-            tree = build_tree(self.store, self.t0, self.t1, self.tracks)
+            tree = build_tree(self.store, self.range, self.tracks)
         except Exception as exc:  # noqa: BLE001 — shown on the screen, never a traceback
             self.app.call_from_thread(self._show_error, f"could not build the call tree ({type(exc).__name__}: {exc})")
             return
@@ -285,14 +286,16 @@ class CallTreeScreen(Screen[None]):
         self._refresh_title()
         self._refresh_status()
 
+    def _scope(self) -> str:
+        return "whole trace" if self.range.whole else f"range {fd(self.range.t0)} – {fd(self.range.t1)}"
+
     def _refresh_title(self) -> None:
-        whole = self.t0 == 0 and self.t1 == int(self.store.span_ns)
-        scope = "whole trace" if whole else f"range {fd(self.t0)} – {fd(self.t1)}"
+        scope = self._scope()
         kind = "bottom-up" if self.inverted else "top-down"
         view = "flame graph" if self.flame else "tree"
         find = f" · /{printable(self.pattern.pattern)}/" if self.pattern else ""
         self.query_one("#ct-title", Static).update(
-            f"Call tree · {self.title_text} · {scope} ({fd(self.t1 - self.t0)}) · {kind} · {view} · "
+            f"Call tree · {self.title_text} · {scope} ({fd(self.range.span_ns)}) · {kind} · {view} · "
             f"weight {self.weight}{find}")
         crumbs = ["all"] + [printable(t.names[int(t.roots()[0])]) for t in self.stack[1:]] if self.stack else ["all"]
         text = " › ".join(c if len(c) <= 40 else c[:39] + "…" for c in crumbs)
@@ -304,7 +307,7 @@ class CallTreeScreen(Screen[None]):
             return
         lines = []
         if node >= 0:
-            span = max(self.t1 - self.t0, 1)
+            span = max(self.range.span_ns, 1)
             gpu = f" · GPU {fd(int(tree.gpu_ns[node]))} (direct {fd(int(tree.gpu_self_ns[node]))})" if tree.gpu.present else ""
             lines.append(f"{printable(tree.names[node])[:120]} · ×{int(tree.count[node]):,} · total "
                          f"{fd(int(tree.total_ns[node]))} ({100.0 * tree.total_ns[node] / span:.1f}% of range) · self "
@@ -398,6 +401,15 @@ class CallTreeScreen(Screen[None]):
         at = np.flatnonzero(heavy == self.view.selected)
         self.view.select_node(int(heavy[(int(at[0]) + 1) % len(heavy)] if len(at) else heavy[0]))
         self._refresh_status()
+
+    def action_handover(self) -> None:
+        """The range's hand-over findings (read from the top-down tree, whatever is shown)."""
+        if False not in self.base:
+            self.notify("The call tree is still being built", timeout=2)
+            return
+        from vtui.ui.handover_view import HandOverScreen
+
+        self.app.push_screen(HandOverScreen(self.store, self.base[False], f"{self.title_text} · {self._scope()}"))
 
     def action_timeline(self) -> None:
         tree, node = self.current, self.view.selected

@@ -11,16 +11,20 @@ import numpy as np
 from sortedcontainers import SortedKeyList
 
 from vtui.analysis.measure import Measurement, measure
+from vtui.analysis.memory_tracks import series_of_track
 from vtui.analysis.search import ARGS_PREFIX, SearchResult, search, step
 from vtui.errors import UsageError
+from vtui.gcpause import gc_paused
 from vtui.regex_guard import UserRegex, compile_user, smart_ignore_case
+from vtui.store.slicetime import TimeRange, time_range
 from vtui.store.store import TraceStore
-from vtui.store.tracks import COUNTER, Track
+from vtui.store.tracks import COUNTER, GLOBAL, Track
 
 SEARCH_LIMIT_S = 10.0  # the app's search gives up after this (a trace's args can be gigabytes)
 MIN_SPAN_NS = 100  # deepest zoom: 100 ns across the timeline
 LANE_CAP = 12  # rows a deep (Python-stack) track gets until expanded: the GPU streams stay in sight
 HEADER = -2  # Row.lane of a group's header row (a process, or the pinned tracks)
+SERIES = -3  # Row.lane of a derived counter row (memory from [memory] instants): Row.series says which
 PINNED = ("pinned",)  # the group key of the pinned tracks
 RANGE_UNDO = 50  # range changes u can take back
 
@@ -37,6 +41,7 @@ class Row:
     first: bool  # first row of its track (where the label goes)
     more: int = 0  # on a collapsed track's last row: how many lanes are folded away
     group: tuple = ()  # a header row: the key of the group it heads (what folding keys on)
+    series: int = -1  # a SERIES row: its index into ``memory_series(store)``
 
 
 @dataclass
@@ -153,8 +158,17 @@ class ViewState:
     def groups(self) -> list[tuple[tuple, list[Track]]]:
         """Visible tracks by group: the pinned ones first, then each process in track order."""
         out: dict[tuple, list[Track]] = {}
+        titles: dict[tuple, str] = {}  # one process title per process, not one per track (a million threads)
         for t in self.visible_tracks():
-            out.setdefault(self.group_of(t.id), []).append(t)
+            if t.id in self.pinned:
+                key = PINNED
+            else:
+                process = (t.source, t.pid, t.group, t.process_name, t.process_label, t.kind == GLOBAL)
+                title = titles.get(process)
+                if title is None:
+                    title = titles[process] = t.process_title
+                key = ("process", t.source, title)
+            out.setdefault(key, []).append(t)
         return list(out.items())
 
     def group_of(self, track: int) -> tuple:
@@ -180,11 +194,12 @@ class ViewState:
 
     def rebuild_rows(self) -> None:
         rows: list[Row] = []
-        for key, tracks in self.groups():
-            rows.append(Row(tracks[0].id, HEADER, False, group=key))
-            if key not in self.folded:
-                for t in tracks:
-                    rows.extend(self._track_rows(t))
+        with gc_paused():
+            for key, tracks in self.groups():
+                rows.append(Row(tracks[0].id, HEADER, False, group=key))
+                if key not in self.folded:
+                    for t in tracks:
+                        rows.extend(self._track_rows(t))
         self.rows = rows
 
     def _track_rows(self, t: Track) -> list[Row]:
@@ -194,6 +209,8 @@ class ViewState:
             rows.append(Row(t.id, lane, lane == 0, t.lanes - shown if lane == shown - 1 else 0))
         if t.instant_count or t.kind == COUNTER:
             rows.append(Row(t.id, -1, shown == 0))
+        if t.instant_count:  # memory drawn as counters, below the thread that recorded it
+            rows.extend(Row(t.id, SERIES, False, series=k) for k in series_of_track(self.store, t.id))
         return rows
 
     def toggle_hidden(self, track: int) -> None:
@@ -399,7 +416,8 @@ class ViewState:
         span = self._selected_span()
         if span is None:
             return False
-        a, b = self.range or (0, int(self.store.span_ns))
+        current = self.analysis_range()
+        a, b = current.t0, current.t1
         if end:  # keep the start unless the new end comes before it: then the slice's own start
             self.set_range(a if a < span[1] else span[0], span[1])
         else:
@@ -409,9 +427,10 @@ class ViewState:
     def range_from_window(self) -> None:
         self.set_range(self.t0, self.t1)
 
-    def analysis_window(self) -> tuple[int, int]:
-        """What tables and insights cover: the range, else the whole trace."""
-        return self.range or (0, int(self.store.span_ns))
+    def analysis_range(self) -> TimeRange:
+        """What tables and the call tree cover: the range, else the whole trace (the one range
+        value the analyses take, built here at the app's edge)."""
+        return time_range(self.store, *self.range) if self.range else time_range(self.store)
 
     def visible_track_ids(self) -> np.ndarray:
         return np.array(sorted(t.id for t in self.visible_tracks()), dtype=np.int64)

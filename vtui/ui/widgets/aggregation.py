@@ -54,11 +54,10 @@ class AggregationPane(Vertical):
 
     def refresh_table(self) -> None:
         """Recompute over the view's range and visible tracks."""
-        t0, t1 = self.view.analysis_window()
         found = self.view.found
         only = found.rows if self.matches_only and found is not None else None
-        self.agg = aggregate(self.view.store, t0, t1, self.view.visible_track_ids(), by=self.by, sort=self.sort,
-                             only=only)
+        self.agg = aggregate(self.view.store, self.view.analysis_range(), self.view.visible_track_ids(), by=self.by,
+                             sort=self.sort, only=only)
         self._fill()
 
     def set_grouping(self, by: str) -> None:

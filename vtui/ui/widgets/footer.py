@@ -26,6 +26,9 @@ class Footer(TextualFooter):
         items = list(super().compose())
         palette = [w for w in items if isinstance(w, FooterKey) and w.has_class("-command-palette")]
         keys = [w for w in items if w not in palette]
+        for w in keys:  # bound to the footer's value: born with it, or each key restyles on mount (~76 before a first frame)
+            if isinstance(w, FooterKey):
+                w.set_reactive(FooterKey.compact, self.compact)
         width = self.size.width or self.app.size.width
         budget = width - sum(_cells(w) for w in palette) - 1
         yield from footer_fit(keys, budget)

@@ -13,13 +13,16 @@ from textual.message import Message
 from textual.strip import Strip
 from textual.widget import Widget
 
-from vtui.fmt import format_duration
+from vtui.analysis.memory_tracks import memory_series
+from vtui.fmt import format_bytes, format_duration
+from vtui.present.names import cut_middle
 from vtui.store.tracks import COUNTER
 from vtui.ui import colours
-from vtui.ui.render import EMPTY, counter_segments, instant_segments, lane_segments
+from vtui.ui.render import EMPTY, counter_segments, instant_segments, lane_segments, series_segments
 from vtui.ui.safe import visible
 from vtui.ui.timefmt import tick_labels, tick_times
-from vtui.ui.view import HEADER, ViewState
+from vtui.ui.view import HEADER, SERIES, ViewState
+from vtui.ui.widgets.follow import follow_view
 
 LABEL_WIDTH = 22
 RULER_ROWS = 1
@@ -38,7 +41,7 @@ MONO = {LABEL_STYLE: Style(), LABEL_DIM: Style(dim=True), RULER_STYLE: Style(), 
 
 
 class Timeline(Widget, can_focus=True):
-    """Draws ``ViewState``; the app changes the state and calls ``refresh_view``."""
+    """Draws ``ViewState``; redrawn on every change its pane announces (``follow_view``)."""
 
     class Clicked(Message):
         def __init__(self, slice_row: int) -> None:
@@ -66,6 +69,9 @@ class Timeline(Widget, can_focus=True):
         self._drag_from: int | None = None  # x where a mouse drag started
         self._revealed: tuple = ()  # (selection, window) last scrolled to: scroll again only when either moves
         self._links: list[tuple[int, int, int]] = []  # the selection's flows: (time, row, row)
+
+    def on_mount(self) -> None:
+        follow_view(self, self.refresh_view)  # drawn again on every change of the view
 
     # ---- state -------------------------------------------------------------------------
     def refresh_view(self) -> None:
@@ -217,6 +223,10 @@ class Timeline(Widget, can_focus=True):
         if row.lane == HEADER:
             folded = row.group in self.view.folded
             text, style = ("▶ " if folded else "▼ ") + visible(self.view.group_title(row.group)), HEADER_STYLE
+        elif row.lane == SERIES:
+            title = visible(memory_series(self.view.store)[row.series].title)
+            text = "mem " + title if len(title) + 4 <= self.label_width else cut_middle(title, self.label_width)
+            style = LABEL_STYLE
         elif row.first:
             text = visible(f"{track.process_title} › {track.title}" if track.kind != COUNTER else f"{track.title}")
             text = text if len(text) <= self.label_width else "…" + text[-(self.label_width - 1):]
@@ -234,6 +244,10 @@ class Timeline(Widget, can_focus=True):
         track = v.store.tracks[row.track]
         if row.lane == HEADER:
             return [Segment(" " * w, self._s(EMPTY))]
+        if row.lane == SERIES:
+            series = memory_series(v.store)[row.series]
+            return series_segments(series.times_ns, series.values, v.t0, v.t1, w, mono=self.mono,
+                                   at=self._cursor_time(), fmt=format_bytes)
         if row.lane >= 0:
             return lane_segments(v.store, row.track, row.lane, v.t0, v.t1, w, v.selected, v.highlight, mono=self.mono)
         if track.kind == COUNTER:

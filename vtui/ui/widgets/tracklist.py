@@ -13,10 +13,11 @@ from textual.message import Message
 from textual.strip import Strip
 from textual.widget import Widget
 
+from vtui.analysis.memory_tracks import memory_series
 from vtui.ui import colours
 from vtui.ui.keys import bindings
 from vtui.ui.safe import visible
-from vtui.ui.view import HEADER, Row, ViewState
+from vtui.ui.view import HEADER, SERIES, Row, ViewState
 from vtui.ui.widgets.timeline import RULER_ROWS, Timeline
 
 KIND_ICON = {"thread": "", "gpu": "GPU ", "async": "async ", "counter": "ctr ", "process": "", "global": ""}
@@ -122,6 +123,8 @@ class TrackList(Widget, can_focus=True):
                 count = len(dict(v.groups()).get(row.group, [])) if folded else 0
                 return [(("▶ " if folded else "▼ ") + visible(v.group_title(row.group)), GROUP),
                         (f" ({count} track{'s' if count != 1 else ''})" if folded else "", GROUP)]
+            if row.lane == SERIES:
+                return [("   mem " + visible(memory_series(v.store)[row.series].title), NAME)]
             if row.first:
                 fold = ("▸ " if v.is_collapsed(track.id) else "▾ ") if track.lanes > v.lane_cap + 1 else "  "
                 return [(" " + fold + KIND_ICON.get(track.kind, "") + visible(track.title) + " ", NAME),

@@ -1,0 +1,74 @@
+"""``vtui diff``'s analysis (``compare`` of two whole traces) on stores reopened from the cache, in
+CPU-seconds, next to a floor measured in the same process: one selection of the whole trace
+(``range_slices`` and its self time), which ``compare`` needs at least once per side.
+
+Each run is a fresh process: ``load_trace`` twice (warm: from the cache entry, made first if
+missing), then one ``compare``. Medians over the runs; the load average is printed with them.
+
+    python benchmarks/bench_compare.py TRACE [--runs 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+CHILD = r"""
+import json, resource, sys
+sys.path.insert(0, sys.argv[2])
+from vtui.load.trace import load_trace
+from vtui.analysis.compare import compare
+from vtui.store.slicetime import range_slices
+
+def cpu_s():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+if __name__ == "__main__":
+    a, b, floor_store = load_trace(sys.argv[1]), load_trace(sys.argv[1]), load_trace(sys.argv[1])
+    c = cpu_s()
+    range_slices(floor_store, 0, int(floor_store.span_ns)).self_ns
+    floor = cpu_s() - c
+    c = cpu_s()
+    compare(a, b)
+    print(json.dumps({"compare": cpu_s() - c, "floor": floor, "events": a.event_count}))
+"""
+
+
+def bench(path: Path, runs: int) -> dict:
+    with tempfile.TemporaryDirectory(prefix="vtui-bench-cache-") as cache_home:  # never the user's ~/.cache
+        env = {**os.environ, "XDG_CACHE_HOME": cache_home}
+        subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[2]);"
+                        "from vtui.load.trace import load_trace; load_trace(sys.argv[1])", str(path), str(ROOT)],
+                       check=True, env=env)  # the cache entry
+        got = [json.loads(subprocess.run([sys.executable, "-c", CHILD, str(path), str(ROOT)], capture_output=True,
+                                         text=True, check=True, env=env).stdout.strip().splitlines()[-1])
+               for _ in range(runs)]
+    med = statistics.median
+    compare_s, floor_s = med(g["compare"] for g in got), med(g["floor"] for g in got)
+    return {"file": path.name, "runs": runs, "events": got[0]["events"],
+            "load_avg_1_5_min": [round(x, 2) for x in os.getloadavg()[:2]],
+            "compare_cpu_s": round(compare_s, 3), "floor_one_selection_cpu_s": round(floor_s, 3),
+            "ratio_to_floor": round(compare_s / max(floor_s, 1e-9), 2),
+            "all_compare_cpu_s": [round(g["compare"], 3) for g in got]}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("trace", type=Path)
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    print(json.dumps(bench(args.trace, args.runs)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,78 @@
+"""Scale in tracks: a trace of 1,000,000 threads with one slice each (issue 30, point 10), opened
+cold (load + index-cache write, as a first open) and warm (reopen from the cache), against the
+msgspec floor of the same file. Medians of N fresh processes, CPU-seconds (user + system), the
+1-minute load average before and after (the machine is shared: say so with every figure).
+
+    python benchmarks/bench_many_tracks.py                   # 1,000,000 tracks, 3 runs
+    python benchmarks/bench_many_tracks.py --tracks 100000 --runs 5
+    python benchmarks/bench_many_tracks.py --root /path/to/other/checkout   # the same for another vtui
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from benchmarks.bench_load import FLOOR, VTUI  # noqa: E402
+from benchmarks.bytecode import compiled_env  # noqa: E402
+from benchmarks.many_tracks_synth import write_many_tracks  # noqa: E402
+
+
+def _run(code: str, path: Path, root: Path, *extra: str, env: dict | None = None) -> dict:
+    import subprocess
+
+    out = subprocess.run([sys.executable, "-c", code, str(path), str(root), *extra], capture_output=True, text=True,
+                         check=True, env=env, cwd=root)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def bench(path: Path, runs: int, root: Path) -> dict:
+    med = lambda rows, k: round(statistics.median(r[k] for r in rows), 3)  # noqa: E731
+    with tempfile.TemporaryDirectory(prefix="vtui-bench-cache-") as cache_home, compiled_env() as env:
+        env = {**env, "XDG_CACHE_HOME": cache_home, "PYTHONPATH": str(root)}
+        load_before = os.getloadavg()[0]
+        floor, cold, warm = [], [], []
+        for _ in range(runs):  # interleaved: a busy spell hits every mode alike
+            floor.append(_run(FLOOR, path, root))
+            shutil.rmtree(Path(cache_home) / "vtui", ignore_errors=True)
+            cold.append(_run(VTUI, path, root, "first", env=env))  # loads and writes the entry
+            warm.append(_run(VTUI, path, root, "warm", env=env))
+        load_after = os.getloadavg()[0]
+    floor_cpu = med(floor, "cpu_s")
+    return {
+        "file": path.name, "mb": round(path.stat().st_size / 1e6, 1), "root": str(root), "runs": runs,
+        "floor_s": med(floor, "seconds"), "floor_cpu_s": floor_cpu,
+        "cold_s": med(cold, "seconds"), "cold_cpu_s": med(cold, "cpu_s"),
+        "cold_cpu_over_floor": round(med(cold, "cpu_s") / floor_cpu, 1),
+        "cold_peak_rss_mb": round(med(cold, "peak_rss_mb")),
+        "warm_s": med(warm, "seconds"), "warm_all_s": [round(r["seconds"], 3) for r in warm],
+        "warm_cpu_s": med(warm, "cpu_s"), "warm_cpu_over_floor": round(med(warm, "cpu_s") / floor_cpu, 2),
+        "warm_peak_rss_mb": round(med(warm, "peak_rss_mb")),
+        "load_average_1min": [round(load_before, 2), round(load_after, 2)],
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--tracks", type=int, default=1_000_000)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--root", type=Path, default=ROOT, help="the vtui checkout to measure (default: this one)")
+    parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "vtui-bench")
+    opts = parser.parse_args()
+    opts.cache.mkdir(parents=True, exist_ok=True)
+    path = opts.cache / f"many_tracks_{opts.tracks}.json"
+    if not path.exists():
+        write_many_tracks(path.with_suffix(".tmp"), opts.tracks).rename(path)
+    print(json.dumps(bench(path, opts.runs, opts.root.resolve())), flush=True)
+
+
+if __name__ == "__main__":
+    main()

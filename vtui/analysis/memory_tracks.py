@@ -1,0 +1,87 @@
+"""The profiler's ``[memory]`` instants as counter series for the timeline, as Perfetto draws them:
+memory allocated (and reserved, where the trace has the allocator's totals) per process and device.
+
+One series per (source, pid, device, total). The level is ``Total Allocated`` / ``Total Reserved``
+where every event of the series has it, else the running sum of ``Bytes`` (relative to whatever
+was allocated before the profile started, as in ``vtui.analysis.memory``). Computed once per store.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from vtui.analysis.memory import MEMORY_EVENT, _by_device, _by_device_columns, _int_columns, _memory_args
+from vtui.store.store import TraceStore
+
+_KEY, _BY_TRACK = ("memory_series",), ("memory_series", "by track")
+
+
+@dataclass(frozen=True)
+class MemorySeries:
+    """One counter line: a memory level (bytes) over time."""
+
+    track: int  # the track that holds most of the series' events: its rows come after this track's
+    title: str  # "cuda:0 allocated": the device first, so a cut keeps it
+    times_ns: np.ndarray  # sorted
+    values: np.ndarray  # bytes (int64)
+    absolute: bool  # from the allocator's totals (else a running sum of Bytes)
+
+
+def memory_series(store: TraceStore) -> list[MemorySeries]:
+    """Every memory series of the trace (cached on the store: the store never changes)."""
+    got = store.derived.get(_KEY)
+    if got is None:
+        got = store.derived[_KEY] = _build(store)
+    return got
+
+
+def series_of_track(store: TraceStore, track: int) -> list[int]:
+    """Indices (into ``memory_series``) of the series drawn below ``track``."""
+    by_track = store.derived.get(_BY_TRACK)
+    if by_track is None:
+        by_track = {}
+        for k, s in enumerate(memory_series(store)):
+            by_track.setdefault(s.track, []).append(k)
+        store.derived[_BY_TRACK] = by_track
+    return by_track.get(track, [])
+
+
+def _build(store: TraceStore) -> list[MemorySeries]:
+    ids = [i for i, s in enumerate(store.strings) if s == MEMORY_EVENT]
+    inst = store.instants
+    if not ids or not len(inst):
+        return []
+    rows = np.flatnonzero(np.isin(inst.name_id, ids))
+    if not len(rows):
+        return []
+    rows = rows[np.argsort(inst.ts_ns[rows], kind="stable")]
+    # The process of each event: (source, pid) through its track.
+    proc_key: dict[tuple[int, str], int] = {}
+    procs = np.empty(len(store.tracks), dtype=np.int64)
+    for t in store.tracks:
+        procs[t.id] = proc_key.setdefault((t.source, repr(t.pid)), len(proc_key))
+    proc = procs[inst.track[rows]]
+    out: list[MemorySeries] = []
+    cols = _int_columns(store, rows)
+    args = None if cols is not None else _memory_args(store, rows)
+    by_proc = np.argsort(proc, kind="stable")  # each process's events together, still in time order
+    cuts = np.flatnonzero(np.diff(proc[by_proc])) + 1
+    for sel in np.split(by_proc, cuts):
+        times = inst.ts_ns[rows[sel]]
+        if cols is not None:
+            per, _ = _by_device_columns(times, [(v[sel], has[sel]) for v, has in cols])
+        else:  # some value is not a plain integer: the event-by-event path
+            assert args is not None
+            per, _ = _by_device(times, [args[i] for i in sel.tolist()])
+        # The track most of this process's memory events sit on (the allocating thread).
+        on, count = np.unique(inst.track[rows[sel]], return_counts=True)
+        track = int(on[count.argmax()])
+        for dev, (ts, nbytes, allocated, reserved) in sorted(per.items(), key=lambda kv: (kv[0] == "cpu", kv[0])):
+            absolute = allocated is not None
+            level = allocated if allocated is not None else np.cumsum(nbytes)
+            out.append(MemorySeries(track, f"{dev} allocated", ts, level, absolute))
+            if reserved is not None and reserved.max(initial=0) > 0:  # (the CPU allocator reserves nothing)
+                out.append(MemorySeries(track, f"{dev} reserved", ts, reserved, True))
+    return out
