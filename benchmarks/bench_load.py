@@ -12,17 +12,18 @@ first, as an installed vtui has it (see ``bytecode.py``).
 Each process also reports its CPU-seconds (user + system, its own and its finished children's:
 decoders, the app's loader), and ``*_cpu_over_floor`` divides their median by the floor's. On a
 shared machine wall time doubles when another job holds a core; CPU-seconds move far less, so
-they are the figure to compare across runs (the 1-minute load average is recorded before/after).
+they are the figure to compare across runs (the lowest and highest 1-minute load average seen is
+recorded, with the number of ``--neighbour`` processes that spun on a core while it measured).
 
     python benchmarks/bench_load.py                 # hf_llama_big + a synthetic 1 GB trace
     python benchmarks/bench_load.py --synthetic-mb 200 --runs 3
+    python benchmarks/bench_load.py --synthetic-mb 300 --modes cold,cold1,cold2 --neighbour 0,1
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import statistics
 import subprocess
@@ -33,6 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from benchmarks.bytecode import compiled_env  # noqa: E402
+from benchmarks.neighbour import load_average, neighbours  # noqa: E402
 
 SHARED_BIG = ROOT.parent / "shared" / "traces" / "generated" / "hf_llama_big.json.gz"
 
@@ -88,7 +90,7 @@ if __name__ == "__main__":
         from vtui.load.background import load_in_background
         store = load_in_background(Path(sys.argv[1]), lambda _: None, cache=True)
     else:
-        kw = {"cold1": dict(cache=False, jobs=1), "cold2": dict(cache=False, jobs=2),
+        kw = {"cold": dict(cache=False), "cold1": dict(cache=False, jobs=1), "cold2": dict(cache=False, jobs=2),
               "first": dict(cache=True), "warm": dict(cache=True)}[mode]
         store = load_trace(sys.argv[1], **kw)
     dt = time.perf_counter() - t
@@ -100,7 +102,7 @@ if __name__ == "__main__":
                       "store_bytes_per_event": store.nbytes / max(store.event_count, 1),
                       "args_mb": sum(int(t.args_len.sum()) for t in (store.slices, store.instants)) / 1e6}))
 """
-MODES = ("cold1", "cold2", "first", "warm", "app")
+MODES = ("cold", "cold1", "cold2", "first", "warm", "app")  # cold: the decoders vtui picks (idle cores)
 
 
 def _run(code: str, path: Path, *extra: str, env: dict | None = None) -> dict:
@@ -109,45 +111,56 @@ def _run(code: str, path: Path, *extra: str, env: dict | None = None) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def bench(path: Path, runs: int) -> dict:
-    med = lambda rows, k: statistics.median(r[k] for r in rows)  # noqa: E731
+def bench(path: Path, runs: int, modes: tuple[str, ...] = MODES, settings: tuple[int, ...] = (0,)) -> list[dict]:
+    """One result per neighbour setting. Runs interleave settings and modes, so a busy spell
+    of the machine hits every mode, the floor and each setting alike."""
     raw_mb = _raw_size(path) / 1e6
+    got: dict[int, dict[str, list[dict]]] = {n: {m: [] for m in ("floor", *modes)} for n in settings}
+    loads: dict[int, list[float]] = {n: [] for n in settings}
     with tempfile.TemporaryDirectory(prefix="vtui-bench-cache-") as cache_home, compiled_env() as env:
         env = {**env, "XDG_CACHE_HOME": cache_home}
-        load_before = os.getloadavg()[0]
-        floor: list[dict] = []
-        got: dict[str, list[dict]] = {m: [] for m in MODES}
-        for _ in range(runs):  # interleaved, so a busy spell hits every mode (and the floor) alike
-            floor.append(_run(FLOOR, path))
-            for mode in ("cold1", "cold2"):
-                got[mode].append(_run(VTUI, path, mode, env=env))
-            shutil.rmtree(Path(cache_home) / "vtui", ignore_errors=True)
-            got["first"].append(_run(VTUI, path, "first", env=env))  # writes the entry
-            got["warm"].append(_run(VTUI, path, "warm", env=env))
-            shutil.rmtree(Path(cache_home) / "vtui", ignore_errors=True)
-            got["app"].append(_run(VTUI, path, "app", env=env))  # a first open, as the app does it
-    first = got["cold2"][0]
+        for _ in range(runs):
+            for n in settings:
+                with neighbours(n):
+                    loads[n].append(load_average())
+                    got[n]["floor"].append(_run(FLOOR, path))
+                    for mode in modes:
+                        if mode in ("first", "app"):
+                            shutil.rmtree(Path(cache_home) / "vtui", ignore_errors=True)  # a first open
+                        elif mode == "warm" and "first" not in modes:
+                            _run(VTUI, path, "first", env=env)  # the entry to reopen
+                        got[n][mode].append(_run(VTUI, path, mode, env=env))
+                    loads[n].append(load_average())
+    return [_summary(path, raw_mb, runs, modes, n, got[n], loads[n]) for n in settings]
+
+
+def _summary(path: Path, raw_mb: float, runs: int, modes: tuple[str, ...], neighbour: int,
+             got: dict[str, list[dict]], loads: list[float]) -> dict:
+    med = lambda rows, k: statistics.median(r[k] for r in rows)  # noqa: E731
+    floor = got["floor"]
+    first = got[modes[0]][0]
     result = {
         "file": path.name, "raw_mb": round(raw_mb, 1), "events": first["events"], "runs": runs,
+        "neighbours": neighbour, "load_average_1min": [min(loads), max(loads)],  # lowest, highest seen
         "floor_s": round(med(floor, "seconds"), 3),
         "floor_cpu_s": round(med(floor, "cpu_s"), 3),
         "floor_peak_rss_mb": round(med(floor, "peak_rss_mb")),
     }
-    for mode in MODES:
+    for mode in modes:
         rows = got[mode]
         result[f"{mode}_s"] = round(med(rows, "seconds"), 3)
         result[f"{mode}_all_s"] = [round(r["seconds"], 3) for r in rows]
         result[f"{mode}_cpu_s"] = round(med(rows, "cpu_s"), 3)
+        result[f"{mode}_all_cpu_s"] = [round(r["cpu_s"], 3) for r in rows]
         result[f"{mode}_cpu_over_floor"] = round(result[f"{mode}_cpu_s"] / result["floor_cpu_s"], 2)
+        result[f"{mode}_wall_over_floor"] = round(result[f"{mode}_s"] / result["floor_s"], 2)
         result[f"{mode}_peak_rss_mb"] = round(med(rows, "peak_rss_mb"))
         result[f"{mode}_child_peak_mb"] = round(med(rows, "child_peak_mb"))
         result[f"{mode}_resident_mb"] = round(med(rows, "resident_mb"))
-    result["ratio_cold2_to_floor"] = round(result["cold2_s"] / result["floor_s"], 2)
-    result["ratio_cold1_to_floor"] = round(result["cold1_s"] / result["floor_s"], 2)
-    result["load_average_1min"] = [round(load_before, 2), round(os.getloadavg()[0], 2)]  # before, after
-    result["speedup_2_over_1"] = round(result["cold1_s"] / result["cold2_s"], 2)
-    result["cold2_peak_over_file"] = round(result["cold2_peak_rss_mb"] / raw_mb, 2)
-    result["resident_bytes_per_event"] = round(result["cold2_resident_mb"] * 2**20 / max(first["events"], 1), 1)
+    if "cold1" in modes and "cold2" in modes:
+        result["speedup_2_over_1"] = round(result["cold1_s"] / result["cold2_s"], 2)
+        result["cold2_peak_over_file"] = round(result["cold2_peak_rss_mb"] / raw_mb, 2)
+        result["resident_bytes_per_event"] = round(result["cold2_resident_mb"] * 2**20 / max(first["events"], 1), 1)
     result["store_bytes_per_event"] = round(first["store_bytes_per_event"], 1)
     result["args_mb"] = round(first["args_mb"], 1)
     return result
@@ -167,6 +180,10 @@ def _raw_size(path: Path) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--neighbour", default="0", metavar="N[,N...]",
+                        help="N processes spinning on a core while a run measures (a busy machine); "
+                             "several settings (0,1) are interleaved and each gets its own result line")
+    parser.add_argument("--modes", default=",".join(MODES), help=f"comma-separated, of {','.join(MODES)}")
     parser.add_argument("--synthetic-mb", type=float, default=1024)
     parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "vtui-bench")
     parser.add_argument("files", nargs="*", type=Path)
@@ -187,7 +204,9 @@ def main() -> None:
                 tmp.rename(synth)
             files.append(synth)
     for f in files:
-        print(json.dumps(bench(f, opts.runs)), flush=True)
+        settings = tuple(int(n) for n in opts.neighbour.split(","))
+        for result in bench(f, opts.runs, tuple(opts.modes.split(",")), settings):
+            print(json.dumps(result), flush=True)
 
 
 if __name__ == "__main__":

@@ -3,14 +3,16 @@
 Times `lane_segments`/`counter_segments`/`instant_segments` for all visible rows — what a
 full repaint costs — at whole-trace zoom and at 1 % zoom, median of N repaints.
 
-    python benchmarks/bench_render.py [TRACE ...] [--slices 1000000]
+    python benchmarks/bench_render.py [TRACE ...] [--slices 1000000] [--neighbour 0,1]
+
+``--neighbour N``: N processes spin on a core for the whole run (a busy machine); each figure
+line gives the setting and the 1-minute load average. The CPU figure is this thread's own.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import sys
 import time
@@ -22,6 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 BIG = ROOT.parent / "shared" / "traces" / "generated" / "hf_llama_big.json.gz"
 
+from benchmarks.neighbour import load_average, neighbours  # noqa: E402
 from vtui.analysis.memory_tracks import memory_series  # noqa: E402
 from vtui.load.trace import load_trace  # noqa: E402
 from vtui.ui.render import counter_segments, instant_segments, lane_segments, series_segments  # noqa: E402
@@ -48,9 +51,10 @@ def repaint(view: ViewState, width: int, height: int) -> int:
     return cells
 
 
-def bench(store, label: str, runs: int) -> dict:
+def bench(store, label: str, runs: int, neighbour: int = 0) -> dict:
     view = ViewState(store)
-    out = {"trace": label, "slices": len(store.slices), "rows": min(len(view.rows), HEIGHT)}
+    out = {"trace": label, "slices": len(store.slices), "rows": min(len(view.rows), HEIGHT), "neighbours": neighbour,
+           "load_average_1min_before": load_average()}
     rng = np.random.default_rng(0)
     for name, frac in (("whole", 1.0), ("1pct", 0.01)):
         times, cpu = [], []
@@ -66,7 +70,7 @@ def bench(store, label: str, runs: int) -> dict:
         out[f"{name}_median_ms"] = round(statistics.median(times), 2)
         out[f"{name}_cpu_median_ms"] = round(statistics.median(cpu), 2)  # this thread's CPU: less moved by other jobs
         out[f"{name}_p90_ms"] = round(float(np.percentile(times, 90)), 2)
-    out["load_average_1min"] = round(os.getloadavg()[0], 2)
+    out["load_average_1min"] = load_average()
     return out
 
 
@@ -96,16 +100,24 @@ def main() -> None:
     parser.add_argument("traces", nargs="*", type=Path)
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--slices", type=int, default=1_000_000)
+    parser.add_argument("--neighbour", default="0", metavar="N[,N...]",
+                        help="N processes spinning on a core while the repaints are timed; several: a line each")
     opts = parser.parse_args()
+    settings = [int(n) for n in opts.neighbour.split(",")]
     traces = opts.traces or ([BIG] if BIG.exists() else [])
     for p in traces:
-        print(json.dumps(bench(load_trace(p), p.name, opts.runs)), flush=True)
+        store = load_trace(p)
+        for n in settings:
+            with neighbours(n):
+                print(json.dumps(bench(store, p.name, opts.runs, n)), flush=True)
     if opts.slices:
         import tempfile
 
         with tempfile.TemporaryDirectory() as tmp:
             store = synthetic_store(opts.slices, Path(tmp) / "synthetic.json")
-            print(json.dumps(bench(store, f"synthetic {len(store.slices):,} slices", opts.runs)), flush=True)
+            for n in settings:
+                with neighbours(n):
+                    print(json.dumps(bench(store, f"synthetic {len(store.slices):,} slices", opts.runs, n)), flush=True)
 
 
 if __name__ == "__main__":

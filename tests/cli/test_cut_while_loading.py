@@ -50,6 +50,7 @@ if __name__ == "__main__":
     parallel.MIN_RANGE = 1 << 16  # a small file still goes to the decoder processes
     parallel.ParallelDecode.steal = False
     trace.PARALLEL_MIN = 0
+    trace.default_jobs = lambda: 2  # decoders however busy the machine is (vtui starts one per idle core)
     real_scan, real_join = trace.scan_trace, parallel._join_in_order
 
     def scan(data, *args, **kwargs):

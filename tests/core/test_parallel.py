@@ -343,3 +343,32 @@ def test_load_memory_settings_are_put_back():
         assert setter(True) is True  # back on after
     finally:
         setter(before)
+
+
+@pytest.mark.parametrize(("cores", "load", "jobs"), [
+    (2, 0.0, 2),  # a quiet machine: every core
+    (2, 0.4, 2),
+    (2, 1.0, 1),  # one core held by another job: one decoder
+    (2, 0.7, 1),
+    (2, 4.7, 1),  # both held (a busy shared machine): still one
+    (1, 0.0, 1),
+    (8, 3.2, 5),
+    (64, 0.0, parallel.MAX_JOBS),
+    (4, -1.0, 4),  # a nonsense load average counts as none
+])
+def test_decode_jobs_counts_the_idle_cores(cores, load, jobs):
+    assert parallel.decode_jobs(cores, load) == jobs
+
+
+def test_default_jobs_reads_the_load_average(monkeypatch):
+    monkeypatch.setattr(parallel.os, "sched_getaffinity", lambda _pid: {0, 1}, raising=False)
+    monkeypatch.setattr(parallel.os, "getloadavg", lambda: (1.2, 0.0, 0.0))
+    assert parallel.default_jobs() == 1
+    monkeypatch.setattr(parallel.os, "getloadavg", lambda: (0.1, 0.0, 0.0))
+    assert parallel.default_jobs() == 2
+
+    def no_load_average():
+        raise OSError("no load average")
+
+    monkeypatch.setattr(parallel.os, "getloadavg", no_load_average)
+    assert parallel.default_jobs() == 2

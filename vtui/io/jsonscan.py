@@ -513,7 +513,7 @@ def decode_chunk(data, pos: int, limit: int, raw: bool = False, size: int = CHUN
                 end = match.start() + 1
         for _ in range(RETRIES):
             try:
-                events = decoder.decode(b"[" + data[pos:end] + b"]")
+                events = decoder.decode(_framed(data, pos, end))
                 if raw and any(memoryview(e)[0] != 0x7B for e in events):
                     raise msgspec.ValidationError("an element is not an object")
                 return events, end
@@ -525,6 +525,12 @@ def decode_chunk(data, pos: int, limit: int, raw: bool = False, size: int = CHUN
         if size <= SMALL:
             return None
         size //= 4
+
+
+def _framed(data, pos: int, end: int) -> bytes:
+    """``[`` + the chunk + ``]``, copied once (slicing a mapped file and then joining copied it twice)."""
+    with memoryview(data) as view:
+        return b"".join((b"[", view[pos:end], b"]"))
 
 
 def decode_range(data, start: int, end: int, sink: ColumnSink,

@@ -47,20 +47,32 @@ _lock: Any = None
 
 
 def default_jobs() -> int:
-    """The cores this process may use.
-
-    Every one of them, even when other work keeps them busy: ranges are claimed one at a time,
-    so a decoder that gets little CPU simply decodes less. Measured on the 2-core machine, 1 GB:
-    idle 5.5 s with one process vs 3.6 s with two; one core kept busy by another job 5.5 vs
-    4.8 s; both busy 8.9 vs 6.7 s.
-    """
+    """Decoder processes for a load that starts now: the cores this process may use, less those
+    other work keeps busy (see ``decode_jobs``)."""
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         cores = os.cpu_count() or 1
-    # At most 8: each decoder is a Python with numpy and msgspec (~60-90 MB), and with as many
-    # processes as ranges there is nothing left to balance. (Only 2 cores were measured here.)
-    return max(1, min(cores, MAX_JOBS))
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):  # no load average here: assume the cores are free
+        load = 0.0
+    return decode_jobs(cores, load)
+
+
+def decode_jobs(cores: int, load: float) -> int:
+    """As many decoders as there are idle cores (``load``: the 1-minute load average), at least one.
+
+    A second decoder on a core another job holds buys little and costs much: it gets half a core,
+    its start (~0.3 s CPU) and the join of its ranges are paid in full, and two processes sharing
+    the caches with a neighbour spend more CPU per byte. Measured on the 2-core machine, 1 GB,
+    one core kept busy: two decoders 1.06-1.08x faster than one, for more CPU-seconds (issue 31).
+    The load average trails by up to a minute: a load right after another one may start fewer.
+    At most ``MAX_JOBS``: each decoder is a Python with numpy and msgspec (~60-90 MB), and with as
+    many processes as ranges there is nothing left to balance. (Only 2 cores were measured here.)
+    """
+    idle = cores - max(load, 0.0)
+    return max(1, min(int(idle + 0.5), cores, MAX_JOBS))
 
 
 def can_fork_workers() -> bool:
