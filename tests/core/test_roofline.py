@@ -288,3 +288,24 @@ def test_cpu_only_trace_uses_cpu_time_and_says_so():
     assert all(o.gpu_ns == 0 and o.pct_of_roofline is None for o in report.ops)
     linear = [o for o in report.ops if o.name == "aten::linear"]
     assert linear and all(o.tflops == pytest.approx(o.flops / o.cpu_ns / 1e3) for o in linear)
+
+
+def test_group_roofline_keeps_a_zero_roofline_time(tmp_path):
+    """Empty tensors cost 0 bytes: a roofline time of 0 ns is a figure (the report says 0 %), not unknown."""
+    from vtui.analysis.aggregate import aggregate
+    from vtui.analysis.roofline import group_roofline
+
+    ev = [
+        {"ph": "X", "cat": "cpu_op", "name": "aten::copy_", "pid": 1, "tid": 1, "ts": 0, "dur": 20,
+         "args": {"Input Dims": [[0], [0]], "Input type": ["float", "float"]}},
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 5, "dur": 4,
+         "args": {"correlation": 7}},
+        {"ph": "X", "cat": "kernel", "name": "copy_kernel", "pid": 0, "tid": 7, "ts": 10, "dur": 10,
+         "args": {"correlation": 7}},
+    ]
+    store = _trace(tmp_path, "NVIDIA H100 80GB HBM3", ev)
+    op = analyse_roofline(store).ops[0]
+    assert (op.bytes, op.pct_of_roofline) == (0, 0.0)
+    agg = aggregate(store, None, None)
+    [g] = group_roofline(store, agg.selected, agg.keys).values()
+    assert (g.calls, g.bytes, g.gpu_ns, g.roofline_ns, g.pct_of_roofline) == (1, 0, 10_000, 0.0, 0.0)

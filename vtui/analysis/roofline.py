@@ -204,8 +204,8 @@ def group_roofline(store: TraceStore, rows: np.ndarray, keys: np.ndarray) -> dic
     known = np.array([c is not None for *_, c in costs], dtype=bool)
     flops = np.array([c.flops if c else 0 for *_, c in costs], dtype=np.int64)
     nbytes = np.array([c.bytes if c else 0 for *_, c in costs], dtype=np.int64)
-    roof = np.array([(roofline_time(c.flops, c.bytes, c.precision, peaks)[0] if c and peaks else None) or np.nan
-                     for *_, c in costs], dtype=np.float64)
+    times = [roofline_time(c.flops, c.bytes, c.precision, peaks)[0] if c and peaks else None for *_, c in costs]
+    roof = np.array([np.nan if t is None else t for t in times], dtype=np.float64)  # 0 ns (empty tensors) is a figure
     ok = known[key_of]
     group, key_of = keys[sel][ok].astype(np.int64), key_of[ok]
     gpu = _gpu_time(store, ops[ok])
