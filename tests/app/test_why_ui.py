@@ -98,3 +98,28 @@ async def test_aggregation_table_shows_flops_and_roofline_columns_for_ops_with_s
             else:
                 assert cells[-2] == "—" and cells[-3] == "0"
             await pilot.press("slash", *["backspace"] * len(name), "enter")
+
+
+async def test_clicking_a_roofline_column_header_leaves_the_order_alone():
+    """The roofline columns do not sort: a click on their header must not flip the current order
+    (the drawn first row stays the same), while a click on 'count' sorts by count."""
+    app = VtuiApp(QWEN, store=load_trace(QWEN))
+    async with app.run_test(size=(200, 50)) as pilot:
+        await settle(pilot)
+        await pilot.press("2")
+        await pilot.pause()
+        pane = app.query_one("AggregationPane")
+        table = app.query_one("#agg-table")
+        before = (pane.sort, pane.descending, read_screen(app).text)
+        labels = [str(c.label).strip() for c in table.columns.values()]
+        for title in ("FLOPs", "TFLOP/s", "% roof"):
+            index = labels.index(title)
+            pane.on_data_table_header_selected(table.HeaderSelected(table, list(table.columns)[index], index,
+                                                                    table.columns[list(table.columns)[index]].label))
+            await pilot.pause()
+            assert (pane.sort, pane.descending, read_screen(app).text) == before, title
+        index = labels.index("count")
+        pane.on_data_table_header_selected(table.HeaderSelected(table, list(table.columns)[index], index,
+                                                                table.columns[list(table.columns)[index]].label))
+        await pilot.pause()
+        assert pane.sort == "count"

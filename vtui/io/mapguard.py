@@ -5,7 +5,8 @@ file shorter meanwhile, touching a page past its new end raises SIGBUS, which ki
 before any cleanup runs. The optional C helper ``_vtui_mapguard`` (``vtui/io/_mapguard.c``)
 turns such reads into zeros and counts them; the loader then finds the file changed (its
 fingerprint) and stops with its one-line message. Without the helper, ``guarded()`` is False
-and the reader copies the file into memory instead of mapping it.
+and the file is still mapped (a copy would cost the file's size in RAM and the parallel decoders):
+a cut then ends the process with SIGBUS, as before the guard existed.
 """
 
 from __future__ import annotations

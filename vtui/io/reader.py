@@ -77,9 +77,8 @@ def open_trace_data(path: Path, progress: Progress | None = None, spill_dir: str
     """Bytes of a trace for decoding, without holding a big file in RAM.
 
     Returns (data, warnings, data_path, spilled): a plain file is memory-mapped and
-    ``data_path`` is the file itself (read into memory, ``data_path`` None, where no SIGBUS guard
-    is built: see ``vtui.io.mapguard``); a big gzip is inflated into a temp file in ``spill_dir``
-    (``spilled``: the caller deletes it) and mapped; a small one is inflated into memory
+    ``data_path`` is the file itself (``vtui.io.mapguard``: a file cut meanwhile); a big gzip is
+    inflated into a temp file in ``spill_dir`` (``spilled``: the caller deletes it) and mapped; a small one is inflated into memory
     (``data_path`` None). Worker processes map ``data_path`` themselves.
     """
     try:
@@ -92,8 +91,10 @@ def open_trace_data(path: Path, progress: Progress | None = None, spill_dir: str
                     progress(1.0)
                 if size == 0:
                     return b"", [], None, False
-                if not guarded():  # no SIGBUS guard: a file cut while mapped would kill the process
-                    return _read_plain(fh, size, None), [], None, False
+                # Mapped, guard or not: without the guard (no compiler at install) a file cut while
+                # mapped can still end the process with SIGBUS, but copying a GB trace into memory
+                # would cost its size in RAM and the parallel decoders (they map the file themselves).
+                guarded()
                 return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ), [], str(path), False
             if size < SPILL_GZIP:
                 data, warnings = _gunzip(fh, size, progress, max_inflate)

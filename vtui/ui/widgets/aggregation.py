@@ -177,7 +177,10 @@ class AggregationPane(Vertical):
         if event.column_index == 0:
             column = "name"
         else:
-            column = COLUMN_SORT.get(self.columns[event.column_index - 1], self.sort)
+            picked = self.columns[event.column_index - 1] if event.column_index - 1 < len(self.columns) else ""
+            if picked not in COLUMN_SORT:  # the roofline columns do not sort: a click leaves the order alone
+                return
+            column = COLUMN_SORT[picked]
         self.descending = not self.descending if column == self.sort else column != "name"
         self.sort = column
         self._fill()
