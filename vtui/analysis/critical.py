@@ -28,7 +28,7 @@ import msgspec
 import numpy as np
 
 from vtui.analysis.roofline import launched_by
-from vtui.store.devices import cpu_op_mask, name_mask
+from vtui.store.devices import cpu_op_mask, string_mask
 from vtui.store.grouping import distinct_ids
 from vtui.store.store import TraceStore
 
@@ -54,6 +54,20 @@ def _cols(store: TraceStore) -> _Cols:
         s = store.slices
         got = store.derived["critical_cols"] = _Cols(*(np.asarray(getattr(s, n)) for n in ("start_ns", "end_ns", "track", "name_id")))
     return got
+
+def _named(store: TraceStore, regex: re.Pattern[str]) -> np.ndarray:
+    """Per interned string: ``regex.search`` of it (the walk asks about a few rows, or none)."""
+    return store.memo(("critical_named", regex.pattern), lambda: string_mask(store, regex.search))
+
+
+def _rows_named(store: TraceStore, regex: re.Pattern[str]) -> np.ndarray:
+    """The slice rows whose name matches; no pass over the slices when no name does (a trace
+    without syncs or events)."""
+    named = _named(store, regex)
+    if not named.any():
+        return np.zeros(0, dtype=np.int64)
+    return np.flatnonzero(named[_cols(store).name_id])
+
 
 BLOCKING = re.compile(r"^(cuda|hip)(StreamSynchronize|DeviceSynchronize|EventSynchronize|Memcpy|MemcpyWithStream|Memcpy2D)$")
 COLLECTIVE = re.compile(r"(?i)nccl|rccl|all_?reduce|all_?gather|reduce_?scatter|all_?to_?all|sendrecv")
@@ -132,34 +146,40 @@ class _Device:
         # sorted, so "the first work in a run launched inside the step" is one binary search.
         known = np.where(has_launch, l_start, np.iinfo(np.int64).min)
         self.l_acc = np.empty(n, dtype=np.int64)
-        for t in distinct_ids(self.track) if n else []:
-            sel = np.flatnonzero(self.track == t)  # contiguous: sorted by (stream, start)
-            self.l_acc[sel[0] : sel[-1] + 1] = np.maximum.accumulate(known[sel[0] : sel[-1] + 1])
+        cuts = np.flatnonzero(np.diff(self.track)) + 1 if n else pos  # streams are contiguous: sorted by (stream, start)
+        for a, b in zip([0, *cuts.tolist()], [*cuts.tolist(), n]) if n else []:
+            self.l_acc[a:b] = np.maximum.accumulate(known[a:b])
         # A wait on another stream's event: the work after the wait depends on the work before the record.
         self.event_src = _event_edges(store, self, l_start)
         ev = self.event_src >= 0
-        ev_end = np.where(ev, self.end[np.maximum(self.event_src, 0)], np.iinfo(np.int64).min // 2)
-        event_last = (ev & (ev_end <= self.start) & (ev_end > np.where(same, prev_end, ev_end - 1))
-                      & (~has_launch | (ev_end > ready)))
+        if not ev.any():  # no event waits (most traces): none of the masks below can be true
+            event_last = ev
+        else:
+            event_last = self._event_last(ev, same, prev_end, has_launch, ready)
+            ready = np.where(event_last, np.minimum(self.end[np.maximum(self.event_src, 0)], self.start), ready)
         self.event_src = np.where(event_last, self.event_src, -1)
-        ready = np.where(event_last, np.minimum(ev_end, self.start), ready)
         self.ready = ready  # when the last dependency let it go (unknown launch: the previous work's end)
         # The previous work on the stream arrived last: the walk stays on the stream.
         from_prev = same & (~has_launch | (prev_end >= ready)) & ~event_last
         self.head = np.maximum.accumulate(np.where(~from_prev, pos, 0)) if n else pos
-        comm = name_mask(store, COLLECTIVE)[self.rows] if n else np.zeros(0, dtype=bool)
+        comm = _named(store, COLLECTIVE)[s.name_id[self.rows]]
         dur = (self.end - self.start).astype(np.int64)
         gap = np.where(same, np.maximum(self.start - prev_end, 0), 0)
         self.comm = comm
         self.cum_gpu = np.concatenate([[0], np.cumsum(np.where(comm, 0, dur))])
         self.cum_comm = np.concatenate([[0], np.cumsum(np.where(comm, dur, 0))])
         self.cum_gap = np.concatenate([[0], np.cumsum(gap)])
-        self.by_end = np.argsort(self.end, kind="stable")
-        self.end_sorted = self.end[self.by_end]
         # Ends that fall below the previous work's, counted: a run [h, p] has its ends in order
         # when the count is the same at both ends (what a binary search over them needs).
         self.end_drops = np.concatenate([[0], np.cumsum(self.end[1:] < self.end[:-1])]) if n else pos
         self.end_by_launch = self.end[self.by_launch]
+
+    def _event_last(self, ev: np.ndarray, same: np.ndarray, prev_end: np.ndarray, has_launch: np.ndarray,
+                    ready: np.ndarray) -> np.ndarray:
+        """Per work: its event's work ended last of its dependencies (so the walk goes there)."""
+        ev_end = np.where(ev, self.end[np.maximum(self.event_src, 0)], np.iinfo(np.int64).min // 2)
+        return (ev & (ev_end <= self.start) & (ev_end > np.where(same, prev_end, ev_end - 1))
+                & (~has_launch | (ev_end > ready)))
 
     def last_launched(self, lo: int, hi: int) -> int:
         """Position of the work that ends last among the work launched in [lo, hi) (-1: none)."""
@@ -203,7 +223,7 @@ def _event_edges(store: TraceStore, dev: _Device, l_start: np.ndarray) -> np.nda
     out = np.full(len(dev.rows), -1, dtype=np.int64)
     if not len(dev.rows) or not len(s):
         return out
-    waits, records = np.flatnonzero(name_mask(store, WAIT_EVENT)), np.flatnonzero(name_mask(store, RECORD_EVENT))
+    waits, records = _rows_named(store, WAIT_EVENT), _rows_named(store, RECORD_EVENT)
     if not len(waits) or not len(records):
         return out
     for t in distinct_ids(s.track[waits]):
@@ -231,13 +251,14 @@ class _Blocking:
 
     def __init__(self, store: TraceStore, dev: _Device) -> None:
         s = _cols(store)
-        rows = np.flatnonzero(name_mask(store, BLOCKING)) if len(s) else np.zeros(0, dtype=np.int64)
+        rows = _rows_named(store, BLOCKING)
         target = np.full(len(rows), -1, dtype=np.int64)  # position in dev
         if len(rows) and len(dev.rows):
             st, en = s.start_ns[rows], s.end_ns[rows]
             # The device work that ended last while the call was blocked.
-            k = np.searchsorted(dev.end_sorted, en, side="right") - 1
-            cand = dev.by_end[np.maximum(k, 0)]
+            by_end = np.argsort(dev.end, kind="stable")
+            k = np.searchsorted(dev.end[by_end], en, side="right") - 1
+            cand = by_end[np.maximum(k, 0)]
             ok = (k >= 0) & (dev.end[cand] >= st)
             target = np.where(ok, cand, -1)
             # A synchronous copy waits for its own copy first.
@@ -685,13 +706,26 @@ def _expand(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _sums(seg: np.ndarray, ids: np.ndarray, ns: np.ndarray) -> tuple[list[int], list[int], list[int]]:
-    """Per (segment, id) with ascending ids within each segment: segment, id, summed ns."""
+    """Per (segment, id) present, ascending: segment, id, summed ns. The ids get dense codes (a
+    table over the string ids: few names), so the sums are a bincount, not a sort of every row."""
     if not len(seg):
         return [], [], []
-    order = np.lexsort((ids, seg))
-    s, i = seg[order], ids[order]
-    first = np.flatnonzero(np.concatenate(([True], (s[1:] != s[:-1]) | (i[1:] != i[:-1]))))
-    return s[first].tolist(), i[first].tolist(), np.add.reduceat(ns[order].astype(np.int64), first).tolist()
+    present = np.zeros(int(ids.max()) + 1, dtype=bool)
+    present[ids] = True
+    names = np.flatnonzero(present)
+    code = np.zeros(len(present), dtype=np.int64)
+    code[names] = np.arange(len(names), dtype=np.int64)
+    span = int(seg.max()) + 1
+    size = span * len(names)
+    if size > 8 * len(seg) + (1 << 20) or int(ns.sum()) >= 1 << 52:  # sparse, or past a float's exact sums
+        order = np.lexsort((ids, seg))
+        s, i = seg[order], ids[order]
+        first = np.flatnonzero(np.concatenate(([True], (s[1:] != s[:-1]) | (i[1:] != i[:-1]))))
+        return s[first].tolist(), i[first].tolist(), np.add.reduceat(ns[order].astype(np.int64), first).tolist()
+    key = seg * len(names) + code[ids]
+    hit = np.flatnonzero(np.bincount(key, minlength=size))
+    sums = np.bincount(key, weights=ns, minlength=size)[hit].astype(np.int64)
+    return (hit // len(names)).tolist(), names[hit % len(names)].tolist(), sums.tolist()
 
 
 def _summarise_all(store: TraceStore, dev: _Device, picked: list[int], rows: list[int], lo: np.ndarray,
