@@ -12,6 +12,11 @@ not a Python step per kernel), and at a run's first piece to its launch call, on
 times: CPU time (``cpu``), device work (``gpu``, ``comm`` for collectives), and waiting (launch to
 start, between pieces of work, from the work's end to the blocking call's return).
 
+All the steps walk together (``_walk_all``): each numpy pass takes one hop of every step still
+walking, and the names on the paths are summed over every step at once; ``_walk`` is the same walk
+one step at a time, the reference the tests hold it equal to. The graph (device work, blocking
+calls) and each report are kept per store.
+
 A step is ``comm`` when collectives are the largest part of its path; ``sync`` when the blocking
 calls on it serialise CPU work with device work that could have overlapped (per call, the smaller
 of the CPU time after it and the device time before it, ≥ 25 % of the step); else ``cpu`` or
