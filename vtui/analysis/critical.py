@@ -12,6 +12,11 @@ not a Python step per kernel), and at a run's first piece to its launch call, on
 times: CPU time (``cpu``), device work (``gpu``, ``comm`` for collectives), and waiting (launch to
 start, between pieces of work, from the work's end to the blocking call's return).
 
+All the steps walk together (``_walk_all``): each numpy pass takes one hop of every step still
+walking, and the names on the paths are summed over every step at once; ``_walk`` is the same walk
+one step at a time, the reference the tests hold it equal to. The graph (device work, blocking
+calls) and each report are kept per store.
+
 A step is ``comm`` when collectives are the largest part of its path; ``sync`` when the blocking
 calls on it serialise CPU work with device work that could have overlapped (per call, the smaller
 of the CPU time after it and the device time before it, ≥ 25 % of the step); else ``cpu`` or
@@ -21,13 +26,14 @@ of the CPU time after it and the device time before it, ≥ 25 % of the step); e
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import msgspec
 import numpy as np
 
 from vtui.analysis.roofline import launched_by
-from vtui.store.devices import cpu_op_mask, name_mask
+from vtui.store.devices import cpu_op_mask, string_mask
 from vtui.store.grouping import distinct_ids
 from vtui.store.store import TraceStore
 
@@ -54,11 +60,26 @@ def _cols(store: TraceStore) -> _Cols:
         got = store.derived["critical_cols"] = _Cols(*(np.asarray(getattr(s, n)) for n in ("start_ns", "end_ns", "track", "name_id")))
     return got
 
+def _named(store: TraceStore, regex: re.Pattern[str]) -> np.ndarray:
+    """Per interned string: ``regex.search`` of it (the walk asks about a few rows, or none)."""
+    return store.memo(("critical_named", regex.pattern), lambda: string_mask(store, regex.search))
+
+
+def _rows_named(store: TraceStore, regex: re.Pattern[str]) -> np.ndarray:
+    """The slice rows whose name matches; no pass over the slices when no name does (a trace
+    without syncs or events)."""
+    named = _named(store, regex)
+    if not named.any():
+        return np.zeros(0, dtype=np.int64)
+    return np.flatnonzero(named[_cols(store).name_id])
+
+
 BLOCKING = re.compile(r"^(cuda|hip)(StreamSynchronize|DeviceSynchronize|EventSynchronize|Memcpy|MemcpyWithStream|Memcpy2D)$")
 COLLECTIVE = re.compile(r"(?i)nccl|rccl|all_?reduce|all_?gather|reduce_?scatter|all_?to_?all|sendrecv")
 SYNC_SHARE = 0.25  # blocking calls that cost this share of the step make it sync-bound
 MAX_HOPS = 4096  # CPU <-> device switches walked per step (each is O(log n)); past it the rest is "wait"
 TOP = 5
+LAUNCH_CHUNK = 1 << 22  # device work laid out at once by last_launched_all (memory bound)
 MAX_STEPS = 2000  # steps walked per call (~0.1 ms each); more are sampled evenly, and the report says so
 
 
@@ -69,7 +90,7 @@ class Segment:
     start: int
     end: int
     ns: int  # its time on the path (a run of device work: the work alone, its gaps are a wait segment)
-    rows: tuple[int, ...] = ()  # the slices on the path in this segment (device work, the blocking call)
+    rows: Sequence[int] | np.ndarray = ()  # the slices on the path in this segment (device work, the blocking call)
 
 
 @dataclass
@@ -91,8 +112,7 @@ class StepPath:
 
     def path_rows(self) -> np.ndarray:
         """The slices on the path: the step, the device work, the blocking calls and the CPU operators."""
-        rows = [self.row] + [r for seg in self.segments for r in seg.rows]
-        return np.unique(np.array(rows, dtype=np.int64)) if rows else np.zeros(0, dtype=np.int64)
+        return np.unique(np.concatenate([[self.row], *(np.asarray(seg.rows, dtype=np.int64) for seg in self.segments)]))
 
 
 @dataclass
@@ -131,30 +151,40 @@ class _Device:
         # sorted, so "the first work in a run launched inside the step" is one binary search.
         known = np.where(has_launch, l_start, np.iinfo(np.int64).min)
         self.l_acc = np.empty(n, dtype=np.int64)
-        for t in distinct_ids(self.track) if n else []:
-            sel = np.flatnonzero(self.track == t)  # contiguous: sorted by (stream, start)
-            self.l_acc[sel[0] : sel[-1] + 1] = np.maximum.accumulate(known[sel[0] : sel[-1] + 1])
+        cuts = np.flatnonzero(np.diff(self.track)) + 1 if n else pos  # streams are contiguous: sorted by (stream, start)
+        for a, b in zip([0, *cuts.tolist()], [*cuts.tolist(), n]) if n else []:
+            self.l_acc[a:b] = np.maximum.accumulate(known[a:b])
         # A wait on another stream's event: the work after the wait depends on the work before the record.
         self.event_src = _event_edges(store, self, l_start)
         ev = self.event_src >= 0
-        ev_end = np.where(ev, self.end[np.maximum(self.event_src, 0)], np.iinfo(np.int64).min // 2)
-        event_last = (ev & (ev_end <= self.start) & (ev_end > np.where(same, prev_end, ev_end - 1))
-                      & (~has_launch | (ev_end > ready)))
+        if not ev.any():  # no event waits (most traces): none of the masks below can be true
+            event_last = ev
+        else:
+            event_last = self._event_last(ev, same, prev_end, has_launch, ready)
+            ready = np.where(event_last, np.minimum(self.end[np.maximum(self.event_src, 0)], self.start), ready)
         self.event_src = np.where(event_last, self.event_src, -1)
-        ready = np.where(event_last, np.minimum(ev_end, self.start), ready)
         self.ready = ready  # when the last dependency let it go (unknown launch: the previous work's end)
         # The previous work on the stream arrived last: the walk stays on the stream.
         from_prev = same & (~has_launch | (prev_end >= ready)) & ~event_last
         self.head = np.maximum.accumulate(np.where(~from_prev, pos, 0)) if n else pos
-        comm = name_mask(store, COLLECTIVE)[self.rows] if n else np.zeros(0, dtype=bool)
+        comm = _named(store, COLLECTIVE)[s.name_id[self.rows]]
         dur = (self.end - self.start).astype(np.int64)
         gap = np.where(same, np.maximum(self.start - prev_end, 0), 0)
         self.comm = comm
         self.cum_gpu = np.concatenate([[0], np.cumsum(np.where(comm, 0, dur))])
         self.cum_comm = np.concatenate([[0], np.cumsum(np.where(comm, dur, 0))])
         self.cum_gap = np.concatenate([[0], np.cumsum(gap)])
-        self.by_end = np.argsort(self.end, kind="stable")
-        self.end_sorted = self.end[self.by_end]
+        # Ends that fall below the previous work's, counted: a run [h, p] has its ends in order
+        # when the count is the same at both ends (what a binary search over them needs).
+        self.end_drops = np.concatenate([[0], np.cumsum(self.end[1:] < self.end[:-1])]) if n else pos
+        self.end_by_launch = self.end[self.by_launch]
+
+    def _event_last(self, ev: np.ndarray, same: np.ndarray, prev_end: np.ndarray, has_launch: np.ndarray,
+                    ready: np.ndarray) -> np.ndarray:
+        """Per work: its event's work ended last of its dependencies (so the walk goes there)."""
+        ev_end = np.where(ev, self.end[np.maximum(self.event_src, 0)], np.iinfo(np.int64).min // 2)
+        return (ev & (ev_end <= self.start) & (ev_end > np.where(same, prev_end, ev_end - 1))
+                & (~has_launch | (ev_end > ready)))
 
     def last_launched(self, lo: int, hi: int) -> int:
         """Position of the work that ends last among the work launched in [lo, hi) (-1: none)."""
@@ -163,6 +193,26 @@ class _Device:
             return -1
         cand = self.by_launch[a:b]
         return int(cand[int(np.argmax(self.end[cand]))])
+
+    def last_launched_all(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        """``last_launched`` of every [lo, hi) at once: the ranges' work laid end to end (in
+        chunks), each range's maximum end, and its first work that reaches it."""
+        out = np.full(len(lo), -1, dtype=np.int64)
+        a = np.searchsorted(self.launch_start_sorted, lo, side="left")
+        b = np.searchsorted(self.launch_start_sorted, hi, side="left")
+        some = np.flatnonzero(b > a)
+        lens = (b - a)[some]
+        chunk = np.cumsum(lens) // LAUNCH_CHUNK
+        for c in distinct_ids(chunk) if len(some) else []:
+            sel = some[chunk == c]
+            at, which = _expand(a[sel], b[sel] - 1)
+            ends = self.end_by_launch[at]
+            starts = np.flatnonzero(np.concatenate(([True], which[1:] != which[:-1])))
+            top = np.maximum.reduceat(ends, starts)
+            idx = np.arange(len(at), dtype=np.int64)
+            firsts = np.minimum.reduceat(np.where(ends == top[which], idx, len(at)), starts)
+            out[sel] = self.by_launch[at[firsts]]
+        return out
 
 
 WAIT_EVENT = re.compile(r"^(cuda|hip)StreamWaitEvent$")
@@ -178,7 +228,7 @@ def _event_edges(store: TraceStore, dev: _Device, l_start: np.ndarray) -> np.nda
     out = np.full(len(dev.rows), -1, dtype=np.int64)
     if not len(dev.rows) or not len(s):
         return out
-    waits, records = np.flatnonzero(name_mask(store, WAIT_EVENT)), np.flatnonzero(name_mask(store, RECORD_EVENT))
+    waits, records = _rows_named(store, WAIT_EVENT), _rows_named(store, RECORD_EVENT)
     if not len(waits) or not len(records):
         return out
     for t in distinct_ids(s.track[waits]):
@@ -206,13 +256,14 @@ class _Blocking:
 
     def __init__(self, store: TraceStore, dev: _Device) -> None:
         s = _cols(store)
-        rows = np.flatnonzero(name_mask(store, BLOCKING)) if len(s) else np.zeros(0, dtype=np.int64)
+        rows = _rows_named(store, BLOCKING)
         target = np.full(len(rows), -1, dtype=np.int64)  # position in dev
         if len(rows) and len(dev.rows):
             st, en = s.start_ns[rows], s.end_ns[rows]
             # The device work that ended last while the call was blocked.
-            k = np.searchsorted(dev.end_sorted, en, side="right") - 1
-            cand = dev.by_end[np.maximum(k, 0)]
+            by_end = np.argsort(dev.end, kind="stable")
+            k = np.searchsorted(dev.end[by_end], en, side="right") - 1
+            cand = by_end[np.maximum(k, 0)]
             ok = (k >= 0) & (dev.end[cand] >= st)
             target = np.where(ok, cand, -1)
             # A synchronous copy waits for its own copy first.
@@ -239,6 +290,24 @@ class _Blocking:
         if k < 0 or en[k] <= lo:
             return None
         return int(rows[k]), int(st[k]), int(en[k]), int(tgt[k])
+
+    def last_before_all(self, track: np.ndarray, x: np.ndarray, lo: np.ndarray) -> tuple[np.ndarray, ...]:
+        """``last_before`` of every query: (found, row, start, end, target), arrays."""
+        n = len(x)
+        found = np.zeros(n, dtype=bool)
+        row, st, en, tgt = (np.zeros(n, dtype=np.int64) for _ in range(4))
+        for t in distinct_ids(track) if n else []:
+            got = self.by_track.get(int(t))
+            if got is None:
+                continue
+            sel = np.flatnonzero(track == t)
+            rows, b_st, b_en, b_tgt = got
+            k = np.searchsorted(b_en, x[sel], side="right") - 1
+            kk = np.maximum(k, 0)
+            ok = (k >= 0) & (b_en[kk] > lo[sel])
+            found[sel] = ok
+            row[sel], st[sel], en[sel], tgt[sel] = rows[kk], b_st[kk], b_en[kk], b_tgt[kk]
+        return found, row, st, en, tgt
 
 
 def _walk(dev: _Device, blk: _Blocking, track: int, lo: int, hi: int) -> tuple[list[Segment], int, int]:
@@ -333,24 +402,54 @@ def _walk(dev: _Device, blk: _Blocking, track: int, lo: int, hi: int) -> tuple[l
 
 
 def analyse_critical(store: TraceStore, step_rows: np.ndarray) -> CriticalReport:
-    """The critical path of each step (slice rows of the steps, as ``analyse_steps`` finds them)."""
-    s = _cols(store)
+    """The critical path of each step (slice rows of the steps, as ``analyse_steps`` finds them);
+    once per store and steps (the report is shared: callers do not change it)."""
     step_rows = np.asarray(step_rows, dtype=np.int64)
+    key = ("critical_report", step_rows.tobytes())
+    got = store.derived.get(key)
+    if got is None:
+        got = store.derived[key] = _analyse(store, step_rows)
+    return got
+
+
+def _graph(store: TraceStore) -> tuple[_Device, _Blocking]:
+    """The whole trace's device work and blocking calls, once per store."""
+    got = store.derived.get("critical_graph")
+    if got is None:
+        dev = _Device(store)
+        got = store.derived["critical_graph"] = (dev, _Blocking(store, dev))
+    return got
+
+
+def _analyse(store: TraceStore, step_rows: np.ndarray) -> CriticalReport:
+    s = _cols(store)
     if not len(step_rows):
         return CriticalReport(False)
-    dev = _Device(store)
-    blk = _Blocking(store, dev)
+    dev, blk = _graph(store)
     out = CriticalReport(True, steps_total=len(step_rows))
     picked = np.arange(len(step_rows))
     if len(picked) > MAX_STEPS:
         picked = np.unique(np.linspace(0, len(step_rows) - 1, MAX_STEPS).round().astype(np.int64))
-    for i, row in zip(picked.tolist(), step_rows[picked].tolist()):
-        lo, hi, track = int(s.start_ns[row]), int(s.end_ns[row]), int(s.track[row])
-        segs, sync_ns, end = _walk(dev, blk, track, lo, hi)
-        out.steps.append(_summarise(store, i, row, lo, end, segs, sync_ns, hi))
+    rows = step_rows[picked]
+    lo, hi = s.start_ns[rows].astype(np.int64), s.end_ns[rows].astype(np.int64)
+    segs, sync, end = _walk_all(dev, blk, s.track[rows].astype(np.int64), lo, hi)
+    out.steps = _summarise_all(store, dev, picked.tolist(), rows.tolist(), lo, end, hi, sync, segs)
     for st in out.steps:
         out.by_bound_ns[st.bound] = out.by_bound_ns.get(st.bound, 0) + (st.step_end - st.start)
     out.bound = max(sorted(out.by_bound_ns), key=lambda k: out.by_bound_ns[k])
+    return out
+
+
+def walk_steps_one_by_one(store: TraceStore, step_rows: np.ndarray) -> list[StepPath]:
+    """The reference for ``_analyse``'s batched walk: ``_walk`` and ``_summarise`` step by step
+    (the tests hold the two equal)."""
+    s = _cols(store)
+    dev, blk = _graph(store)
+    out = []
+    for i, row in enumerate(np.asarray(step_rows, dtype=np.int64).tolist()):
+        lo, hi, track = int(s.start_ns[row]), int(s.end_ns[row]), int(s.track[row])
+        segs, sync_ns, end = _walk(dev, blk, track, lo, hi)
+        out.append(_summarise(store, i, row, lo, end, segs, sync_ns, hi))
     return out
 
 
@@ -376,8 +475,13 @@ def step_path(store: TraceStore, row: int) -> StepPath | None:
 def _outer_ops(store: TraceStore, rows: np.ndarray) -> np.ndarray:
     """Of ``rows``, the operators with no operator above them (what CPU time on the path is named
     after). Climbs from these rows only: a step's slices, not the whole trace."""
+    rows = rows[cpu_op_mask(store)[rows]]
+    return rows[_outer_mask(store, rows)]
+
+
+def _outer_mask(store: TraceStore, rows: np.ndarray) -> np.ndarray:
+    """Of ``rows`` (operators), those with no operator above them."""
     ops = cpu_op_mask(store)
-    rows = rows[ops[rows]]
     parent = np.asarray(store.slices.parent)
     keep = np.ones(len(rows), dtype=bool)
     anc = parent[rows].astype(np.int64)
@@ -387,7 +491,7 @@ def _outer_ops(store: TraceStore, rows: np.ndarray) -> np.ndarray:
             break
         keep[live] &= ~ops[anc[live]]
         anc[live] = parent[anc[live]]
-    return rows[keep]
+    return keep
 
 
 def _summarise(store: TraceStore, index: int, row: int, lo: int, hi: int,
@@ -419,8 +523,14 @@ def _summarise(store: TraceStore, index: int, row: int, lo: int, hi: int,
             if length > named:
                 key = ("cpu", "(CPU outside operators)")
                 names[key] = names.get(key, 0) + length - named
-    cpu, gpu, comm, queue = totals["cpu"], totals["gpu"], totals["comm"], totals["queue"]
-    wait = totals["wait"] + queue
+    return _verdict(index, row, lo, hi, segs, sync_ns, step_end, [totals[k] for k in KINDS], names)
+
+
+def _verdict(index: int, row: int, lo: int, hi: int, segs: list[Segment], sync_ns: int, step_end: int,
+             totals: list[int], names: dict[tuple[str, str], int]) -> StepPath:
+    """The step's bound and heaviest names from its path's totals (in ``KINDS`` order)."""
+    cpu, gpu, comm, wait, queue = totals
+    wait += queue
     if comm and comm >= max(cpu, gpu + queue):
         bound = "comm"
     elif sync_ns >= SYNC_SHARE * max(step_end - lo, 1):
@@ -429,6 +539,265 @@ def _summarise(store: TraceStore, index: int, row: int, lo: int, hi: int,
         bound = "cpu" if cpu >= gpu + comm + queue else "gpu"
     top = sorted(((k, n, v) for (k, n), v in names.items() if v > 0), key=lambda x: (-x[2], x[1]))[:TOP]
     return StepPath(index, row, lo, hi, step_end, bound, cpu, gpu, comm, wait, sync_ns, top, segs, queue)
+
+
+# ---- all steps at once -------------------------------------------------------------------------
+# The walk above, one hop of every step per numpy pass (``_walk`` is the reference, tested equal):
+# the segments come out as columns, ordered per step as ``_walk`` appends them.
+KINDS = ("cpu", "gpu", "comm", "wait", "queue")
+_CPU, _GPU, _COMM, _WAIT, _QUEUE = range(5)
+_NO_ROWS, _GPU_RUN, _COMM_RUN, _ONE_ROW = range(4)  # what a segment's rows are: none, a run's, one slice
+
+
+class _Segs:
+    """Segment columns, appended a numpy batch at a time."""
+
+    NAMES = ("step", "hop", "sub", "kind", "track", "start", "end", "ns", "rk", "a", "b")
+
+    def __init__(self) -> None:
+        self.parts: list[tuple[np.ndarray, ...]] = []
+
+    def add(self, mask: np.ndarray, steps: np.ndarray, hop: int, sub: int, kind: int, track, start, end, ns,
+            rk: int = _NO_ROWS, a=-1, b=-1) -> None:
+        """Segments of ``steps[mask]`` (the other arguments: arrays over ``steps``, or scalars)."""
+        if not mask.any():
+            return
+        m = int(mask.sum())
+
+        def col(v) -> np.ndarray:
+            return np.broadcast_to(np.asarray(v, dtype=np.int64), mask.shape)[mask] if np.ndim(v) else np.full(m, v, dtype=np.int64)
+
+        self.parts.append((steps[mask].astype(np.int64), np.full(m, hop, dtype=np.int64), np.full(m, sub, dtype=np.int64),
+                           np.full(m, kind, dtype=np.int64), col(track), col(start), col(end), col(ns),
+                           np.full(m, rk, dtype=np.int64), col(a), col(b)))
+
+    def columns(self) -> dict[str, np.ndarray]:
+        if not self.parts:
+            return {n: np.zeros(0, dtype=np.int64) for n in self.NAMES}
+        cols = [np.concatenate(c) for c in zip(*self.parts)]
+        order = np.lexsort((cols[2], cols[1], cols[0]))
+        return {n: c[order] for n, c in zip(self.NAMES, cols)}
+
+
+def _bisect(arr: np.ndarray, a: np.ndarray, b: np.ndarray, v: np.ndarray, right: bool) -> np.ndarray:
+    """Per query, ``a + np.searchsorted(arr[a:b], v)`` for sorted ranges, all at once."""
+    lo, hi = a.astype(np.int64), b.astype(np.int64)
+    while True:
+        live = lo < hi
+        if not live.any():
+            return lo
+        mid = (lo + hi) // 2
+        val = arr[np.where(live, mid, 0)]
+        go = (val <= v) if right else (val < v)
+        lo = np.where(live & go, mid + 1, lo)
+        hi = np.where(live & ~go, mid, hi)
+
+
+def _walk_all(dev: _Device, blk: _Blocking, track: np.ndarray, lo: np.ndarray, hi: np.ndarray
+              ) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
+    """``_walk`` of every step (arrays over the steps): the segment columns, the sync time, the path's end."""
+    n = len(lo)
+    segs = _Segs()
+    steps = np.arange(n, dtype=np.int64)
+    track, x = track.astype(np.int64).copy(), hi.astype(np.int64).copy()
+    last = dev.last_launched_all(lo, hi)
+    on_gpu = (last >= 0) & (dev.end[np.maximum(last, 0)] > hi) if len(dev.rows) else np.zeros(n, dtype=bool)
+    x[on_gpu] = dev.end[last[on_gpu]]
+    pos = np.where(on_gpu, last, -1)
+    end = x.copy()
+    active = np.ones(n, dtype=bool)
+    pend_on, pend, sync = np.zeros(n, dtype=bool), np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+    for hop in range(MAX_HOPS):
+        active &= x > lo
+        if not active.any():
+            break
+        c, g = np.flatnonzero(active & ~on_gpu), np.flatnonzero(active & on_gpu)
+        if len(c):
+            _cpu_hop(dev, blk, segs, hop, c, track, x, lo, active, on_gpu, pos, pend_on, pend)
+        if len(g):
+            _gpu_hop(dev, segs, hop, g, track, x, lo, active, on_gpu, pos, pend_on, pend, sync)
+    left = active & (x > lo)  # walked MAX_HOPS hops and not there yet: the rest is waiting
+    segs.add(left, steps, MAX_HOPS, 0, _WAIT, track, lo, x, x - lo)
+    return segs.columns(), sync, end
+
+
+def _cpu_hop(dev, blk, segs, hop, c, track, x, lo, active, on_gpu, pos, pend_on, pend) -> None:
+    xc, lc, tc = x[c], lo[c], track[c]
+    ok, row, st, en, tgt = blk.last_before_all(tc, xc, lc)
+    miss = ~ok
+    segs.add(miss, c, hop, 0, _CPU, tc, lc, xc, xc - lc)
+    x[c[miss]] = lc[miss]
+    active[c[miss]] = False
+    if not ok.any():
+        return
+    h = ok
+    from_en = np.maximum(en, lc)
+    segs.add(h & (en < xc), c, hop, 0, _CPU, tc, from_en, xc, xc - from_en)
+    g_end = np.zeros(len(c), dtype=np.int64)
+    g_end[h] = dev.end[tgt[h]]
+    w0 = np.maximum(g_end, lc)
+    segs.add(h & (g_end < en), c, hop, 1, _WAIT, tc, w0, en, en - w0, _ONE_ROW, row, row)
+    k = c[h]
+    pend[k], pend_on[k] = (xc - from_en)[h], True
+    on_gpu[k], pos[k], x[k] = True, tgt[h], np.minimum(g_end, en)[h]
+
+
+def _gpu_hop(dev, segs, hop, g, track, x, lo, active, on_gpu, pos, pend_on, pend, sync) -> None:
+    p, xg, lg = pos[g], x[g], lo[g]
+    h = dev.head[p]
+    t = dev.track[p]
+    own = _bisect(dev.l_acc, h, p + 1, lg, right=False)
+    behind = own > p  # all of it was launched before the step: the step waits behind that queue
+    segs.add(behind, g, hop, 0, _QUEUE, t, lg, xg, xg - lg)
+    x[g[behind]] = lg[behind]
+    active[g[behind]] = False
+    go = ~behind
+    queued = go & (own > h)
+    first = np.where(queued, own, h)
+    clip_run = go & ~queued & (dev.start[h] < lg)  # the run began before the step: only its part inside counts
+    if clip_run.any():
+        i = np.flatnonzero(clip_run)
+        sorted_run = dev.end_drops[p[i]] == dev.end_drops[h[i]]
+        got = _bisect(dev.end, h[i], p[i] + 1, lg[i], right=True)
+        for j in np.flatnonzero(~sorted_run).tolist():  # ends out of order: numpy's search on the very slice
+            a, b = int(h[i[j]]), int(p[i[j]])
+            got[j] = a + int(np.searchsorted(dev.end[a : b + 1], lg[i[j]], side="right"))
+        first[i] = np.minimum(got, p[i])
+    f = np.where(go, first, 0)
+    gpu = dev.cum_gpu[p + 1] - dev.cum_gpu[f]
+    comm = dev.cum_comm[p + 1] - dev.cum_comm[f]
+    gap = dev.cum_gap[p + 1] - dev.cum_gap[f + 1]
+    start = np.maximum(dev.start[f], lg)
+    clip = np.maximum(lg - dev.start[f], 0)
+    first_comm = dev.comm[f]
+    comm = np.where(first_comm, comm - clip, comm)
+    gpu = np.where(first_comm, gpu, gpu - clip)
+    segs.add(go & (gpu != 0), g, hop, 1, _GPU, t, start, xg, gpu, _GPU_RUN, f, p)
+    segs.add(go & (comm != 0), g, hop, 2, _COMM, t, start, xg, comm, _COMM_RUN, f, p)
+    segs.add(go & (gap != 0), g, hop, 3, _WAIT, t, start, xg, gap)
+    popped = go & pend_on[g]
+    k = g[popped]
+    sync[k] += np.minimum(pend[k], (gpu + comm)[popped])
+    pend_on[k] = False
+    segs.add(queued & (start > lg), g, hop, 4, _QUEUE, t, lg, start, start - lg)
+    done = queued.copy()
+    rest = go & ~queued
+    ev = dev.event_src[h]
+    by_event = rest & (ev >= 0) & (dev.start[h] >= lg)  # it waited on another stream's event: over there
+    ready = dev.ready[h]
+    w0 = np.maximum(ready, lg)
+    segs.add(by_event & (ready < start), g, hop, 4, _WAIT, t, w0, start, start - w0)
+    k = g[by_event]
+    pos[k], x[k] = ev[by_event], ready[by_event]
+    stop = rest & ~by_event & ((dev.start[h] < lg) | (dev.launch[h] < 0))
+    segs.add(stop & (start > lg), g, hop, 4, _WAIT, t, lg, start, start - lg)
+    done |= stop
+    to_cpu = rest & ~by_event & ~stop
+    segs.add(to_cpu & (ready < start), g, hop, 4, _WAIT, t, w0, start, start - w0)
+    k = g[to_cpu]
+    on_gpu[k], x[k], track[k] = False, ready[to_cpu], dev.launch_track[h[to_cpu]]
+    k = g[done]
+    x[k] = lg[done]
+    active[k] = False
+
+
+def _expand(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The positions of the ranges [a, b] (inclusive), concatenated, and the range each came from."""
+    lens = np.maximum(b - a + 1, 0)
+    total = int(lens.sum())
+    which = np.repeat(np.arange(len(a), dtype=np.int64), lens)
+    starts = np.cumsum(lens) - lens
+    return np.arange(total, dtype=np.int64) - starts[which] + a[which], which
+
+
+def _sums(seg: np.ndarray, ids: np.ndarray, ns: np.ndarray) -> tuple[list[int], list[int], list[int]]:
+    """Per (segment, id) present, ascending: segment, id, summed ns. The ids get dense codes (a
+    table over the string ids: few names), so the sums are a bincount, not a sort of every row."""
+    if not len(seg):
+        return [], [], []
+    present = np.zeros(int(ids.max()) + 1, dtype=bool)
+    present[ids] = True
+    names = np.flatnonzero(present)
+    code = np.zeros(len(present), dtype=np.int64)
+    code[names] = np.arange(len(names), dtype=np.int64)
+    span = int(seg.max()) + 1
+    size = span * len(names)
+    if size > 8 * len(seg) + (1 << 20) or int(ns.sum()) >= 1 << 52:  # sparse, or past a float's exact sums
+        order = np.lexsort((ids, seg))
+        s, i = seg[order], ids[order]
+        first = np.flatnonzero(np.concatenate(([True], (s[1:] != s[:-1]) | (i[1:] != i[:-1]))))
+        return s[first].tolist(), i[first].tolist(), np.add.reduceat(ns[order].astype(np.int64), first).tolist()
+    key = seg * len(names) + code[ids]
+    hit = np.flatnonzero(np.bincount(key, minlength=size))
+    sums = np.bincount(key, weights=ns, minlength=size)[hit].astype(np.int64)
+    return (hit // len(names)).tolist(), names[hit % len(names)].tolist(), sums.tolist()
+
+
+def _summarise_all(store: TraceStore, dev: _Device, picked: list[int], rows: list[int], lo: np.ndarray,
+                   end: np.ndarray, hi: np.ndarray, sync: np.ndarray, sg: dict[str, np.ndarray]) -> list[StepPath]:
+    """``_summarise`` of every step from the segment columns: the names' time summed by numpy over
+    all segments at once, then one short Python pass per step to assemble its ``StepPath``."""
+    s = _cols(store)
+    n_seg = len(sg["step"])
+    seg_rows: list[Sequence[int] | np.ndarray] = [()] * n_seg  # views into one array each: no Python int per row
+    # Device work on the path: each run's work (of its kind), clipped to the segment's start.
+    run = np.flatnonzero((sg["rk"] == _GPU_RUN) | (sg["rk"] == _COMM_RUN))
+    at, which = _expand(sg["a"][run], sg["b"][run])
+    keep = dev.comm[at] == (sg["rk"][run] == _COMM_RUN)[which]
+    at, which = at[keep], which[keep]
+    r = dev.rows[at]
+    d = np.maximum(s.end_ns[r] - np.maximum(s.start_ns[r], sg["start"][run][which]), 0)
+    g_seg, g_id, g_ns = _sums(run[which], s.name_id[r], d)
+    cuts = np.searchsorted(which, np.arange(len(run) + 1))
+    cl = cuts.tolist()
+    for j, k in enumerate(run.tolist()):
+        seg_rows[k] = r[cl[j] : cl[j + 1]]
+    for k in np.flatnonzero(sg["rk"] == _ONE_ROW).tolist():
+        seg_rows[k] = sg["a"][k : k + 1]
+    # CPU time on the path: the outermost operators overlapping each CPU segment.
+    cpu = np.flatnonzero((sg["kind"] == _CPU) & (sg["ns"] > 0))
+    parts = [store.index.query(t, a, b) for t, a, b in zip(sg["track"][cpu].tolist(), sg["start"][cpu].tolist(), sg["end"][cpu].tolist())]
+    q = np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, dtype=np.int64)
+    q_seg = np.repeat(cpu, [len(x) for x in parts]) if parts else np.zeros(0, dtype=np.int64)
+    if len(q):
+        ops = cpu_op_mask(store)[q]
+        q, q_seg = q[ops], q_seg[ops]
+        outer = _outer_mask(store, q)
+        q, q_seg = q[outer], q_seg[outer]
+    d = np.maximum(np.minimum(s.end_ns[q], sg["end"][q_seg]) - np.maximum(s.start_ns[q], sg["start"][q_seg]), 0)
+    c_seg, c_id, c_ns = _sums(q_seg, s.name_id[q], d)
+    cuts = np.searchsorted(q_seg, cpu)
+    cuts_end = np.searchsorted(q_seg, cpu, side="right")
+    for k, a, b in zip(cpu.tolist(), cuts.tolist(), cuts_end.tolist()):
+        seg_rows[k] = q[a:b]
+    # Per segment, its (id, ns) list, in segment order.
+    named: dict[int, list[tuple[int, int]]] = {}
+    for k, i, v in zip(g_seg + c_seg, g_id + c_id, g_ns + c_ns):
+        named.setdefault(k, []).append((i, v))
+    bounds = np.searchsorted(sg["step"], np.arange(len(picked) + 1)).tolist()
+    cols = [sg[n].tolist() for n in ("kind", "track", "start", "end", "ns")]
+    strings = store.strings
+    out = []
+    for i, (index, row) in enumerate(zip(picked, rows)):
+        totals = [0, 0, 0, 0, 0]
+        names: dict[tuple[str, str], int] = {}
+        segs = []
+        for k in range(bounds[i], bounds[i + 1]):
+            kind, length = cols[0][k], cols[4][k]
+            segs.append(Segment(KINDS[kind], cols[1][k], cols[2][k], cols[3][k], length, seg_rows[k]))
+            totals[kind] += length
+            got = named.get(k, ())
+            label = KINDS[kind]
+            total_named = 0
+            for nid, ns in got:
+                key = (label, strings[nid])
+                names[key] = names.get(key, 0) + ns
+                total_named += ns
+            if kind == _CPU and length > total_named:
+                key = ("cpu", "(CPU outside operators)")
+                names[key] = names.get(key, 0) + length - total_named
+        out.append(_verdict(index, row, int(lo[i]), int(end[i]), segs, int(sync[i]), int(hi[i]), totals, names))
+    return out
 
 
 def _sum_by(ids: np.ndarray, weights: np.ndarray) -> tuple[list[int], list[int]]:
