@@ -169,6 +169,7 @@ def check_unchanged(source: SourceInfo) -> None:
 def _write_trace(source: SourceInfo, ordinals: np.ndarray, progress: Callable[[float], None],
                  fh: BinaryIO) -> None:
     fh.write(b'{"traceEvents":[\n')
+    events_at = fh.tell()
     first = [True]
 
     def write(raw: msgspec.Raw) -> None:
@@ -177,7 +178,12 @@ def _write_trace(source: SourceInfo, ordinals: np.ndarray, progress: Callable[[f
         first[0] = False
         fh.write(raw)
 
-    copied = copy_events(source.path, ordinals, write, progress)
+    def rewind() -> None:  # the read from a checkpoint fell short: the full scan starts over
+        fh.seek(events_at)
+        fh.truncate()
+        first[0] = True
+
+    copied = copy_events(source.path, ordinals, write, progress, source.checkpoints, rewind)
     if copied != len(ordinals):  # the file no longer holds those events (changed under us)
         raise UsageError(f"{source.path}: changed while exporting ({copied:,} of {len(ordinals):,} events found)")
     check_unchanged(source)  # and not rewritten in place meanwhile

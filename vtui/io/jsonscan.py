@@ -80,6 +80,12 @@ def scan_trace(data: bytes, sink: ColumnSink, progress: Callable[[float], None] 
     raise TraceLoadError(_describe_non_trace(data, start))
 
 
+def scan_events_from(data: bytes, pos: int, sink: Any, progress: Callable[[float], None] | None = None) -> None:
+    """Hand ``sink`` the raw bytes of each event from ``pos`` (an event's ``{`` where a load's
+    decoded chunk began) to the end of its array, as ``scan_trace(raw=True)`` would from there."""
+    _ArrayScan(data, pos, sink, ScanResult(form="array"), progress, None, raw=True).run()
+
+
 _COMMENT_LINE = re.compile(rb"(?m)^[ \t]*//")
 
 
@@ -237,6 +243,8 @@ class _ArrayScan:
                     size = SMALL
                 else:
                     events, end = got
+                    if not self.raw:
+                        self.sink.mark(self.pos)  # where an export may start reading (see rawevents)
                     self.sink.add(events)
                     if not self.raw:
                         self.sink.keep_exact_ts(events, lambda a=self.pos, b=end: data[a:b])
@@ -551,6 +559,7 @@ def decode_range(data, start: int, end: int, sink: ColumnSink,
         if got is None:
             return pos
         events, chunk_end = got
+        sink.mark(pos)
         sink.add(events)
         sink.keep_exact_ts(events, lambda a=pos, b=chunk_end: data[a:b])
         del events
