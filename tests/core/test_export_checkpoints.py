@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from tests.core.test_parallel import _doc, _events, _InProcess, _scan
-from tests.helpers import FIXTURES
+from tests.helpers import FIXTURES, X, load_events
 from vtui.export.trace import export_range
 from vtui.io import columns, jsonscan, rawevents
 from vtui.io.reader import open_trace_data
@@ -161,3 +161,47 @@ def test_checkpoints_come_back_from_the_cache(tmp_path, fine_marks):
     t0, t1 = again.span_ns // 2, again.span_ns // 2 + again.span_ns // 100
     export_range(again, tmp_path / "new.json", t0, t1)
     assert (tmp_path / "new.json").read_bytes() == _reference(first, tmp_path / "ref.json", t0, t1)
+
+
+def _whole_chains_by_dict(f, frows: np.ndarray) -> np.ndarray:
+    """The plain-Python reference: a dict from (source, end event) to the edge ending there."""
+    kept = set(frows.tolist())
+    before = {(int(src), int(dst)): k for k, (src, dst) in enumerate(zip(f.source.tolist(), f.dst_event.tolist()))
+              if dst >= 0}
+    out = []
+    for k in frows.tolist():
+        edge, ok = k, True
+        while f.src_event[edge] >= 0:
+            prev = before.get((int(f.source[edge]), int(f.src_event[edge])))
+            if prev is None:
+                break
+            if prev not in kept:
+                ok = False
+                break
+            edge = prev
+        if ok:
+            out.append(k)
+    return np.array(out, dtype=np.int64)
+
+
+def _chains(n: int) -> list[dict]:
+    """n s → t → t → f chains, each edge from one slice to the next (some chains reuse an id)."""
+    out = []
+    for i in range(n):
+        base = i * 100
+        for step, ph in enumerate("sttf"):
+            out.append(X(f"op{step}", base + step * 10, 8, tid=1 + step))
+            out.append({"ph": ph, "id": i % (n - 3), "name": "chain", "cat": "c", "pid": 1, "tid": 1 + step,
+                        "ts": base + step * 10 + 1, **({"bp": "e"} if ph == "f" else {})})
+    return out
+
+
+def test_flow_chains_kept_as_the_plain_python_walk_keeps_them(tmp_path):
+    from vtui.export.trace import _previous_edges, _whole_chains
+
+    f = load_events(tmp_path, _chains(40)).flows
+    assert len(f) > 100 and (_previous_edges(f) >= 0).sum() > 60  # real chains, edges before edges
+    rng = np.random.default_rng(7)
+    for share in (1.0, 0.7, 0.3):
+        frows = np.flatnonzero(rng.random(len(f)) < share)
+        assert np.array_equal(_whole_chains(f, frows), _whole_chains_by_dict(f, frows)), share

@@ -76,23 +76,40 @@ def plan_export(store: TraceStore, t0: int, t1: int, tracks: np.ndarray | None =
 def _whole_chains(f, frows: np.ndarray) -> np.ndarray:
     """Keep an s/t/f edge only when every edge before it in its chain (back to the ``s``) is kept
     too: a ``t`` → ``f`` edge without its ``s`` would load as a flow with no start."""
+    prev = _previous_edges(f)
     kept = set(frows.tolist())
-    before = {(int(src), int(dst)): k for k, (src, dst) in  # (source, dst event) -> the edge ending there
-              enumerate(zip(f.source.tolist(), f.dst_event.tolist())) if dst >= 0}
     out = []
     for k in frows.tolist():
-        edge, ok = k, True
-        while f.src_event[edge] >= 0:
-            prev = before.get((int(f.source[edge]), int(f.src_event[edge])))
-            if prev is None:
-                break  # the chain starts here (an s event)
-            if prev not in kept:
+        edge, ok, seen = k, True, {k}
+        while (before := int(prev[edge])) >= 0 and before not in seen:  # (seen: a cycle ends the walk)
+            if before not in kept:
                 ok = False
                 break
-            edge = prev
+            seen.add(before)
+            edge = before
         if ok:
             out.append(k)
     return np.array(out, dtype=np.int64)
+
+
+def _previous_edges(f) -> np.ndarray:
+    """Per flow edge, the edge whose end event starts it (same source; the last such edge), or -1:
+    the edge starts its chain. One sort over all edges, no Python loop over them."""
+    def key(source: np.ndarray, event: np.ndarray) -> np.ndarray:
+        return (source.astype(np.int64) << 32) | event.astype(np.int64)
+
+    prev = np.full(len(f.src_event), -1, dtype=np.int64)
+    ends = np.flatnonzero(f.dst_event >= 0)
+    order = np.argsort(key(f.source[ends], f.dst_event[ends]), kind="stable")
+    end_edges = ends[order]
+    end_keys = key(f.source[end_edges], f.dst_event[end_edges])
+    starts = np.flatnonzero(f.src_event >= 0)
+    wanted = key(f.source[starts], f.src_event[starts])
+    at = np.searchsorted(end_keys, wanted, side="right") - 1  # the last edge with that end, as a dict keeps
+    hit = at >= 0
+    hit[hit] = end_keys[at[hit]] == wanted[hit]
+    prev[starts[hit]] = end_edges[at[hit]]
+    return prev
 
 
 SKIPPED_KEYS = ("traceEvents", "systemTraceEvents")  # event data, not metadata: never copied whole

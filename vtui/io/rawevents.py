@@ -14,20 +14,29 @@ from vtui.io.nsys import is_sqlite, nsys_events
 from vtui.io.reader import open_trace_data
 
 
-class _AllCopied(Exception):
-    """Raised by the sink once the last wanted event is written: a partial scan stops there."""
+class _Jump(Exception):
+    """Raised by a sink reading from checkpoints: stop this scan (``mark`` None: all copied; else
+    go on from that mark, the next wanted event being past it)."""
+
+    def __init__(self, mark: int | None) -> None:
+        self.mark = mark
 
 
 class _CopySink:
-    """Receives every event's raw bytes in file order and hands on those whose ordinal is wanted."""
+    """Receives every event's raw bytes in file order and hands on those whose ordinal is wanted.
+
+    With ``marks`` (the checkpoints' ordinals) it stops the scan once all are copied, or once the
+    next wanted event lies past a later checkpoint (the bytes between are skipped, not decoded).
+    """
 
     def __init__(self, wanted: np.ndarray, write: Callable[[msgspec.Raw], object], first: int = 0,
-                 stop_when_done: bool = False) -> None:
+                 marks: np.ndarray | None = None, progress: Callable[[float], None] | None = None) -> None:
         self.wanted = wanted  # sorted unique ordinals
         self.write = write
         self.rows = first  # the ordinal of the next event the scan hands over
         self.copied = 0
-        self.stop_when_done = stop_when_done
+        self.marks = marks
+        self.progress = progress
 
     def add(self, events: list[msgspec.Raw]) -> None:
         n = len(events)
@@ -37,8 +46,20 @@ class _CopySink:
             self.write(events[ordinal - self.rows])
         self.copied += hi - lo
         self.rows += n
-        if self.stop_when_done and self.copied == len(self.wanted):
-            raise _AllCopied
+        if self.marks is None:
+            return
+        if self.progress:
+            self.progress(self.copied / len(self.wanted))
+        if self.copied == len(self.wanted):
+            raise _Jump(None)
+        mark = mark_before(self.marks, int(self.wanted[self.copied]))
+        if self.marks[mark] > self.rows:
+            raise _Jump(mark)
+
+
+def mark_before(marks: np.ndarray, ordinal: int) -> int:
+    """Index of the last checkpoint at or before ``ordinal`` (-1: none)."""
+    return int(np.searchsorted(marks, ordinal, side="right")) - 1
 
 
 def copy_events(path: str | Path, ordinals: np.ndarray, write: Callable[[msgspec.Raw], object],
@@ -83,29 +104,27 @@ def copy_events(path: str | Path, ordinals: np.ndarray, write: Callable[[msgspec
 
 def _copy_from_mark(data, wanted: np.ndarray, write: Callable[[msgspec.Raw], object],
                     progress: Callable[[float], None] | None, checkpoints: Sequence[Sequence[int]]) -> int:
-    """Copy ``wanted`` scanning from the mark before the first of them; how many were copied
-    (-1: no usable mark, nothing written)."""
+    """Copy ``wanted``, scanning from the checkpoint before each run of them to just past the run;
+    how many were copied (-1: no usable checkpoint, nothing written)."""
     marks = usable_marks(checkpoints, len(data))
     if marks is None:
         return -1
     positions, firsts = marks
-    k = int(np.searchsorted(firsts, wanted[0], side="right")) - 1
-    after = int(np.searchsorted(firsts, wanted[-1], side="right"))  # the first mark past the last wanted
-    if k < 0 or data[int(positions[k]) : int(positions[k]) + 1] != b"{":
+    first = mark_before(firsts, int(wanted[0]))
+    if first < 0:
         return -1
-    start = int(positions[k])
-    stop = int(positions[after]) if after < len(positions) else len(data)  # about where the copy ends
-    n = max(len(data), 1)
-
-    def report(frac: float) -> None:  # the scan reports its position in the whole file
-        if progress:
-            progress(min(1.0, max(0.0, (frac * n - start) / max(stop - start, 1))))
-
-    sink = _CopySink(wanted, write, first=int(firsts[k]), stop_when_done=True)
-    try:
-        scan_events_from(data, start, sink, report)
-    except _AllCopied:
-        pass
+    sink = _CopySink(wanted, write, int(firsts[first]), firsts, progress)
+    k: int | None = first
+    while k is not None:
+        pos = int(positions[k])
+        if data[pos : pos + 1] != b"{":  # not an event's start: these marks do not fit the file
+            break
+        sink.rows = int(firsts[k])
+        try:
+            scan_events_from(data, pos, sink)
+            break  # the array ended first (a later top-level array holds the rest)
+        except _Jump as jump:
+            k = jump.mark
     return sink.copied
 
 
