@@ -20,7 +20,7 @@ import numpy as np
 from vtui.analysis.selection import counter_rows, instant_rows, slice_rows
 from vtui.atomic import atomic_write, check_output_folder, check_output_path
 from vtui.errors import UsageError
-from vtui.io.rawevents import copy_events
+from vtui.io.rawevents import copy_events, sorted_unique
 from vtui.io.reader import file_fingerprint
 from vtui.store.store import SourceInfo, TraceStore
 
@@ -42,7 +42,7 @@ def plan_export(store: TraceStore, t0: int, t1: int, tracks: np.ndarray | None =
 
     def take(source: np.ndarray, ordinal: np.ndarray) -> None:
         keep = ordinal >= 0
-        for src in np.unique(source[keep]).tolist():
+        for src in sorted_unique(source[keep]).tolist():
             parts.setdefault(src, []).append(ordinal[keep & (source == src)].astype(np.int64))
 
     s, i, c, f = store.slices, store.instants, store.counters, store.flows
@@ -67,7 +67,7 @@ def plan_export(store: TraceStore, t0: int, t1: int, tracks: np.ndarray | None =
     meta = [(src, ordinal) for src, ordinal, pid in store.metadata_refs if (src, pid) in processes]
     if meta:
         take(np.array([m[0] for m in meta]), np.array([m[1] for m in meta]))
-    ordinals = {src: np.unique(np.concatenate(p)) for src, p in parts.items()}
+    ordinals = {src: sorted_unique(np.concatenate(p)) for src, p in parts.items()}
     counts = {"slices": len(rows), "instants": len(irows), "counter_samples": len(crows), "flows": len(frows),
               "metadata": len(meta)}
     return ExportPlan(ordinals=ordinals, counts=counts)

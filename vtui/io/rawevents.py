@@ -57,6 +57,14 @@ class _CopySink:
             raise _Jump(mark)
 
 
+def sorted_unique(values: np.ndarray) -> np.ndarray:
+    """``np.unique`` by a sort: numpy 2.4's hashes, ~80x slower here (0.16 s vs 2 ms for 200k ints)."""
+    out = np.sort(values)
+    if len(out) > 1:
+        out = out[np.concatenate(([True], out[1:] != out[:-1]))]
+    return out
+
+
 def mark_before(marks: np.ndarray, ordinal: int) -> int:
     """Index of the last checkpoint at or before ``ordinal`` (-1: none)."""
     return int(np.searchsorted(marks, ordinal, side="right")) - 1
@@ -83,7 +91,7 @@ def copy_events(path: str | Path, ordinals: np.ndarray, write: Callable[[msgspec
         for raw in picked:
             write(raw)
         return len(picked)
-    wanted = np.unique(np.asarray(ordinals, dtype=np.int64))
+    wanted = sorted_unique(np.asarray(ordinals, dtype=np.int64))
     data, _warnings, data_path, spilled = open_trace_data(Path(path), None)
     try:
         if len(wanted) and rewind is not None:
