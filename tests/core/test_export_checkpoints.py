@@ -205,3 +205,24 @@ def test_flow_chains_kept_as_the_plain_python_walk_keeps_them(tmp_path):
     for share in (1.0, 0.7, 0.3):
         frows = np.flatnonzero(rng.random(len(f)) < share)
         assert np.array_equal(_whole_chains(f, frows), _whole_chains_by_dict(f, frows)), share
+
+
+def test_a_narrow_range_decodes_only_the_events_near_it(tmp_path, fine_marks, monkeypatch):
+    """Metadata at the file's start, the range in the middle: the read jumps from one checkpoint
+    to the next instead of decoding every event between them."""
+    meta = [{"ph": "M", "name": "process_name", "pid": 1, "tid": 0, "args": {"name": "p"}}]
+    store = load_events(tmp_path, meta + [X(f"op{i % 5}", i * 10, 5) for i in range(5000)])
+    t0, t1 = store.span_ns // 2, store.span_ns // 2 + store.span_ns // 100
+    ref = _reference(store, tmp_path / "ref.json", t0, t1)
+    seen = [0]
+    real = rawevents._CopySink.add
+
+    def counting(self, events):
+        seen[0] += len(events)
+        return real(self, events)
+
+    monkeypatch.setattr(rawevents._CopySink, "add", counting)
+    plan = export_range(store, tmp_path / "new.json", t0, t1, overwrite=True)
+    assert (tmp_path / "new.json").read_bytes() == ref
+    assert plan.counts["metadata"] == 1 and plan.counts["slices"] >= 50
+    assert seen[0] < 5001 // 10  # the 1 % range, the metadata, and a chunk around each
