@@ -83,14 +83,14 @@ def test_ctrl_c_during_export_leaves_no_file(tmp_path: Path, monkeypatch, capsys
 
     seen = [0]
 
-    def interrupting(path, ordinals, write, progress=None):
+    def interrupting(path, ordinals, write, progress=None, *marks):
         def write_some(raw):  # the writer gets the events one by one: ctrl-c half-way through
             seen[0] += 1
             if seen[0] == 50:
                 raise KeyboardInterrupt
             write(raw)
 
-        return real(path, ordinals, write_some, progress)
+        return real(path, ordinals, write_some, progress, *marks)
 
     monkeypatch.setattr(export, "copy_events", interrupting)
     out = tmp_path / "out" / "range.json"

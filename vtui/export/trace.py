@@ -20,7 +20,7 @@ import numpy as np
 from vtui.analysis.selection import counter_rows, instant_rows, slice_rows
 from vtui.atomic import atomic_write, check_output_folder, check_output_path
 from vtui.errors import UsageError
-from vtui.io.rawevents import copy_events
+from vtui.io.rawevents import copy_events, sorted_unique
 from vtui.io.reader import file_fingerprint
 from vtui.store.store import SourceInfo, TraceStore
 
@@ -42,7 +42,7 @@ def plan_export(store: TraceStore, t0: int, t1: int, tracks: np.ndarray | None =
 
     def take(source: np.ndarray, ordinal: np.ndarray) -> None:
         keep = ordinal >= 0
-        for src in np.unique(source[keep]).tolist():
+        for src in sorted_unique(source[keep]).tolist():
             parts.setdefault(src, []).append(ordinal[keep & (source == src)].astype(np.int64))
 
     s, i, c, f = store.slices, store.instants, store.counters, store.flows
@@ -67,7 +67,7 @@ def plan_export(store: TraceStore, t0: int, t1: int, tracks: np.ndarray | None =
     meta = [(src, ordinal) for src, ordinal, pid in store.metadata_refs if (src, pid) in processes]
     if meta:
         take(np.array([m[0] for m in meta]), np.array([m[1] for m in meta]))
-    ordinals = {src: np.unique(np.concatenate(p)) for src, p in parts.items()}
+    ordinals = {src: sorted_unique(np.concatenate(p)) for src, p in parts.items()}
     counts = {"slices": len(rows), "instants": len(irows), "counter_samples": len(crows), "flows": len(frows),
               "metadata": len(meta)}
     return ExportPlan(ordinals=ordinals, counts=counts)
@@ -76,23 +76,40 @@ def plan_export(store: TraceStore, t0: int, t1: int, tracks: np.ndarray | None =
 def _whole_chains(f, frows: np.ndarray) -> np.ndarray:
     """Keep an s/t/f edge only when every edge before it in its chain (back to the ``s``) is kept
     too: a ``t`` → ``f`` edge without its ``s`` would load as a flow with no start."""
+    prev = _previous_edges(f)
     kept = set(frows.tolist())
-    before = {(int(src), int(dst)): k for k, (src, dst) in  # (source, dst event) -> the edge ending there
-              enumerate(zip(f.source.tolist(), f.dst_event.tolist())) if dst >= 0}
     out = []
     for k in frows.tolist():
-        edge, ok = k, True
-        while f.src_event[edge] >= 0:
-            prev = before.get((int(f.source[edge]), int(f.src_event[edge])))
-            if prev is None:
-                break  # the chain starts here (an s event)
-            if prev not in kept:
+        edge, ok, seen = k, True, {k}
+        while (before := int(prev[edge])) >= 0 and before not in seen:  # (seen: a cycle ends the walk)
+            if before not in kept:
                 ok = False
                 break
-            edge = prev
+            seen.add(before)
+            edge = before
         if ok:
             out.append(k)
     return np.array(out, dtype=np.int64)
+
+
+def _previous_edges(f) -> np.ndarray:
+    """Per flow edge, the edge whose end event starts it (same source; the last such edge), or -1:
+    the edge starts its chain. One sort over all edges, no Python loop over them."""
+    def key(source: np.ndarray, event: np.ndarray) -> np.ndarray:
+        return (source.astype(np.int64) << 32) | event.astype(np.int64)
+
+    prev = np.full(len(f.src_event), -1, dtype=np.int64)
+    ends = np.flatnonzero(f.dst_event >= 0)
+    order = np.argsort(key(f.source[ends], f.dst_event[ends]), kind="stable")
+    end_edges = ends[order]
+    end_keys = key(f.source[end_edges], f.dst_event[end_edges])
+    starts = np.flatnonzero(f.src_event >= 0)
+    wanted = key(f.source[starts], f.src_event[starts])
+    at = np.searchsorted(end_keys, wanted, side="right") - 1  # the last edge with that end, as a dict keeps
+    hit = at >= 0
+    hit[hit] = end_keys[at[hit]] == wanted[hit]
+    prev[starts[hit]] = end_edges[at[hit]]
+    return prev
 
 
 SKIPPED_KEYS = ("traceEvents", "systemTraceEvents")  # event data, not metadata: never copied whole
@@ -169,6 +186,7 @@ def check_unchanged(source: SourceInfo) -> None:
 def _write_trace(source: SourceInfo, ordinals: np.ndarray, progress: Callable[[float], None],
                  fh: BinaryIO) -> None:
     fh.write(b'{"traceEvents":[\n')
+    events_at = fh.tell()
     first = [True]
 
     def write(raw: msgspec.Raw) -> None:
@@ -177,7 +195,12 @@ def _write_trace(source: SourceInfo, ordinals: np.ndarray, progress: Callable[[f
         first[0] = False
         fh.write(raw)
 
-    copied = copy_events(source.path, ordinals, write, progress)
+    def rewind() -> None:  # the read from a checkpoint fell short: the full scan starts over
+        fh.seek(events_at)
+        fh.truncate()
+        first[0] = True
+
+    copied = copy_events(source.path, ordinals, write, progress, source.checkpoints, rewind)
     if copied != len(ordinals):  # the file no longer holds those events (changed under us)
         raise UsageError(f"{source.path}: changed while exporting ({copied:,} of {len(ordinals):,} events found)")
     check_unchanged(source)  # and not rewritten in place meanwhile

@@ -85,6 +85,8 @@ class Columns:
     dur_ns: np.ndarray | None = None
     # (chunks, of them through the C helper) for `vtui info`
     chunks: tuple[int, int] = (0, 0)
+    # (byte offset, ordinal) of event starts a raw scan can resume from, ascending (see ColumnSink.mark)
+    checkpoints: list[tuple[int, int]] = field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.ph)
@@ -124,6 +126,7 @@ class ColumnSink:
     _last_from_text: bool = True  # did the last add() read ts/dur from their text?
     _chunks: int = 0
     _fast_chunks: int = 0
+    _marks: list[tuple[int, int]] = field(default_factory=list)
 
     @property
     def rows(self) -> int:
@@ -178,6 +181,13 @@ class ColumnSink:
         )
         kid = self._kinds[key] = len(self._kinds)
         return kid
+
+    def mark(self, pos: int) -> None:
+        """The next event added starts at byte ``pos`` of the data, at the event array's level (a
+        proven boundary: a decoded chunk starts there). Kept every ``MARK_STEP`` bytes or more, so
+        an export reads from the mark before its first event instead of from the file's start."""
+        if not self._marks or pos >= self._marks[-1][0] + MARK_STEP:
+            self._marks.append((pos, self._rows))
 
     def add(self, events: list[Event]) -> None:
         n = len(events)
@@ -351,6 +361,7 @@ class ColumnSink:
         self._by_phase.update(cols.by_phase)
         self._chunks += cols.chunks[0]
         self._fast_chunks += cols.chunks[1]
+        self._marks.extend((pos, row + self._rows) for pos, row in cols.checkpoints)
         self._rows += n
 
     def _put(self, name: str, arr: np.ndarray) -> None:
@@ -390,9 +401,11 @@ class ColumnSink:
             ts_ns=cat("ts_ns", np.int64),
             dur_ns=cat("dur_ns", np.int64),
             chunks=(self._chunks, self._fast_chunks),
+            checkpoints=list(self._marks),
         )
 
 
+MARK_STEP = 4 << 20  # bytes between kept checkpoints: ~256 per GB, and an export reads <= 4 MiB before its first event
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1  # integer ids outside this are interned like strings
 _KIND = operator.attrgetter("ph", "name", "cat", "pid", "tid")
 _INT_OR_NONE = {int, type(None)}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import mmap
+import operator
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -78,6 +79,12 @@ def scan_trace(data: bytes, sink: ColumnSink, progress: Callable[[float], None] 
     if first == b"{":
         return _scan_object(data, start, sink, progress, fast, raw)
     raise TraceLoadError(_describe_non_trace(data, start))
+
+
+def scan_events_from(data: bytes, pos: int, sink: Any, progress: Callable[[float], None] | None = None) -> None:
+    """Hand ``sink`` the raw bytes of each event from ``pos`` (an event's ``{`` where a load's
+    decoded chunk began) to the end of its array, as ``scan_trace(raw=True)`` would from there."""
+    _ArrayScan(data, pos, sink, ScanResult(form="array"), progress, None, raw=True).run()
 
 
 _COMMENT_LINE = re.compile(rb"(?m)^[ \t]*//")
@@ -237,6 +244,8 @@ class _ArrayScan:
                     size = SMALL
                 else:
                     events, end = got
+                    if not self.raw:
+                        self.sink.mark(self.pos)  # where an export may start reading (see rawevents)
                     self.sink.add(events)
                     if not self.raw:
                         self.sink.keep_exact_ts(events, lambda a=self.pos, b=end: data[a:b])
@@ -490,6 +499,7 @@ def array_tail_end(data, pos: int) -> int:
     return max(pos, _rskip(data, close, _WS + b","))
 
 
+_FIRST_BYTE = operator.itemgetter(0)  # of an event's raw bytes; mapped in C, no Python call per event
 RETRIES = 8  # later ``},{`` matches tried when a chunk's end proves to be inside a string
 
 
@@ -514,7 +524,7 @@ def decode_chunk(data, pos: int, limit: int, raw: bool = False, size: int = CHUN
         for _ in range(RETRIES):
             try:
                 events = decoder.decode(_framed(data, pos, end))
-                if raw and any(memoryview(e)[0] != 0x7B for e in events):
+                if raw and bytes(map(_FIRST_BYTE, map(memoryview, events))).count(0x7B) != len(events):
                     raise msgspec.ValidationError("an element is not an object")
                 return events, end
             except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):  # RecursionError: nested too deep
@@ -551,6 +561,7 @@ def decode_range(data, start: int, end: int, sink: ColumnSink,
         if got is None:
             return pos
         events, chunk_end = got
+        sink.mark(pos)
         sink.add(events)
         sink.keep_exact_ts(events, lambda a=pos, b=chunk_end: data[a:b])
         del events

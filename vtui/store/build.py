@@ -128,7 +128,8 @@ class _Points:
 def _sources(parts: list[SourcePart]) -> list[SourceInfo]:
     return [SourceInfo(path=p.path, label=p.label, form=p.form, repaired=p.repaired, events=len(p.cols()),
                        by_phase=p.cols().by_phase, metadata=p.metadata, warnings=p.warnings,
-                       fingerprint=p.fingerprint, decode_chunks=list(p.cols().chunks)) for p in parts]
+                       fingerprint=p.fingerprint, decode_chunks=list(p.cols().chunks),
+                       checkpoints=[list(c) for c in p.cols().checkpoints]) for p in parts]
 
 
 def _part_warnings(parts: list[SourcePart]) -> list[str]:

@@ -31,6 +31,9 @@ class SourceInfo:
     warnings: list[str] = field(default_factory=list)
     fingerprint: list[Any] = field(default_factory=list)  # [size, mtime_ns, edge hash] when it was read
     decode_chunks: list[int] = field(default_factory=list)  # [chunks decoded, of them by the C helper] ([] : none)
+    # [byte offset, ordinal] of event starts in the (inflated) file, ascending, ~4 MiB apart: an export
+    # reads from the one before its first event (vtui.io.rawevents); [] : from the start
+    checkpoints: list[list[int]] = field(default_factory=list)
 
     @property
     def display_time_unit(self) -> str:

@@ -1,0 +1,102 @@
+"""Range export on a warm cache entry: 1 % and 10 % of a trace, each in fresh processes.
+
+Each run is a new Python that opens the trace's cache entry and exports the middle ``FRAC`` of
+its span (``export_range``); it reports the export's own CPU-s and wall time, and the parent
+takes the whole process's CPU-s (start-up and the entry's open included). The floor, measured in
+the same run and also in fresh processes: read the exported file back and write its events
+again (decode as ``msgspec.Raw``, join, write) — the least an export of those bytes can cost.
+``--root`` runs another checkout's code (the "before" column).
+
+    python benchmarks/bench_export.py TRACE [--runs 3] [--fractions 0.01 0.1] [--root DIR]
+
+Make a trace with ``python benchmarks/synth.py /tmp/s300.json --mb 300``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+_EXPORT = r"""
+import json, sys, time
+sys.path.insert(0, sys.argv[1])
+from pathlib import Path
+from vtui.export.trace import export_range
+from vtui.load.trace import load_trace
+from vtui.options import LoadOptions
+trace, frac, out, cache = sys.argv[2], float(sys.argv[3]), sys.argv[4], sys.argv[5]
+c0 = time.process_time()
+store = load_trace(trace, options=LoadOptions(cache_dir=Path(cache)))
+c1, w1 = time.process_time(), time.perf_counter()
+span = store.span_ns
+t0, t1 = int(span * (0.5 - frac / 2)), int(span * (0.5 + frac / 2))
+plan = export_range(store, out, t0, t1, overwrite=True)
+c2, w2 = time.process_time(), time.perf_counter()
+print(json.dumps({"open_cpu": c1 - c0, "export_cpu": c2 - c1, "export_wall": w2 - w1, "events": plan.events}))
+"""
+
+_FLOOR = r"""
+import json, sys, time
+import msgspec
+src, out = sys.argv[1], sys.argv[2]
+c0 = time.process_time()
+with open(src, "rb") as fh:
+    events = msgspec.json.decode(fh.read(), type=dict[str, msgspec.Raw])["traceEvents"]
+raws = msgspec.json.decode(events, type=list[msgspec.Raw])
+with open(out, "wb") as fh:
+    fh.write(b'{"traceEvents":[\n' + b",\n".join(bytes(r) for r in raws) + b"\n]}\n")
+print(json.dumps({"cpu": time.process_time() - c0}))
+"""
+
+
+def _run(args: list[str]) -> tuple[dict, float]:
+    """(the child's JSON line, the child's whole CPU-s: user + system)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run([sys.executable, *args], capture_output=True, text=True, check=False)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode:
+        sys.exit(f"child failed: {done.stderr.strip().splitlines()[-1:]}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return json.loads(done.stdout.strip().splitlines()[-1]), cpu
+
+
+def _load() -> str:
+    return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("trace", type=Path)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--fractions", type=float, nargs="+", default=[0.01, 0.1])
+    parser.add_argument("--root", type=Path, default=ROOT, help="the checkout whose vtui is measured")
+    parser.add_argument("--cache-dir", type=Path, default=Path(tempfile.gettempdir()) / "vtui-bench-export-cache")
+    opts = parser.parse_args()
+    trace, root = str(opts.trace.resolve()), str(opts.root.resolve())
+    with tempfile.TemporaryDirectory() as tmp:
+        out, copy = os.path.join(tmp, "range.json"), os.path.join(tmp, "floor.json")
+        _run(["-c", _EXPORT, root, trace, "0.001", out, str(opts.cache_dir)])  # the cache entry, made or found
+        print(f"{opts.trace.name} ({os.path.getsize(trace) / 1e6:,.0f} MB), code: {root}, {opts.runs} fresh processes each")
+        for frac in opts.fractions:
+            runs = [_run(["-c", _EXPORT, root, trace, str(frac), out, str(opts.cache_dir)]) for _ in range(opts.runs)]
+            floors = [_run(["-c", _FLOOR, out, copy])[0]["cpu"] for _ in range(opts.runs)]
+            export_cpu = statistics.median(r["export_cpu"] for r, _ in runs)
+            wall = statistics.median(r["export_wall"] for r, _ in runs)
+            whole = statistics.median(cpu for _, cpu in runs)
+            floor = statistics.median(floors)
+            print(f"  {frac:.0%} range: {runs[0][0]['events']:,} events, {os.path.getsize(out) / 1e6:.1f} MB written; "
+                  f"export {export_cpu:.3f} CPU-s ({wall:.3f} s wall), whole process {whole:.2f} CPU-s; "
+                  f"floor {floor:.3f} CPU-s, export / floor {export_cpu / max(floor, 1e-9):.1f}x  ({_load()})")
+
+
+if __name__ == "__main__":
+    main()
