@@ -20,6 +20,7 @@ from vtui.store.tracktable import KIND_CODE
 HEADER = -2  # Row.lane of a group's header row (a process, or the pinned tracks)
 SERIES = -3  # Row.lane of a derived counter row (memory from [memory] instants): Row.series says which
 POINTS = -1  # Row.lane of a track's instants / counter row
+_BLOCK = 4096  # rows made at a time when iterating
 
 
 @dataclass(frozen=True)
@@ -66,10 +67,12 @@ class RowList(Sequence[Row]):
                    self.keys[g] if g >= 0 else (), int(c["series"][k]))
 
     def __iter__(self) -> Iterator[Row]:
-        c = {name: arr.tolist() for name, arr in self.cols.items()}
         keys = self.keys
-        for track, lane, first, more, g, series in zip(c["track"], c["lane"], c["first"], c["more"], c["group"], c["series"]):
-            yield Row(track, lane, first, more, keys[g] if g >= 0 else (), series)
+        for at in range(0, len(self), _BLOCK):  # in blocks: a loop that stops early makes few Rows
+            c = {name: arr[at : at + _BLOCK].tolist() for name, arr in self.cols.items()}
+            for track, lane, first, more, g, series in zip(c["track"], c["lane"], c["first"], c["more"], c["group"],
+                                                           c["series"]):
+                yield Row(track, lane, first, more, keys[g] if g >= 0 else (), series)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, (RowList, list)):
