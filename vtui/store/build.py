@@ -25,7 +25,6 @@ from vtui.store.sorting import order_by
 from vtui.store.store import SourceInfo, TraceStore
 from vtui.store.tables import CounterTable, FlowTable, InstantTable, SliceTable
 from vtui.store.trackset import TrackSet
-from vtui.store.tracktable import TrackTable
 
 X, B, E = PH_CODE["X"], PH_CODE["B"], PH_CODE["E"]
 ASYNC_B, ASYNC_N, ASYNC_E = PH_CODE["b"], PH_CODE["n"], PH_CODE["e"]
@@ -96,15 +95,15 @@ def build_store(parts: list[SourcePart], args_blob=None, progress: Callable[[flo
     counters = _sorted_counters(counters, remap)
     tracks.set_point_stats(instants, counters)
 
-    index = IntervalIndex(slices, len(tracks.tracks))
+    index = IntervalIndex(slices, len(tracks))
     report(0.8)
     flows, flow_found = _flows(m, slices, index, pending_flows, slice_row, ts_ns)
     found += flow_found
-    found += warning_if("overlapping_slices", sum(t.overlapping for t in tracks.tracks if t.kind in ("thread", "gpu")))
+    found += warning_if("overlapping_slices", tracks.thread_overlaps())
 
     store = TraceStore(
         sources=sources,
-        strings=m.strings, tracks=TrackTable.from_tracks(tracks.tracks), slices=slices, instants=instants, counters=counters, flows=flows,
+        strings=m.strings, tracks=tracks.table(), slices=slices, instants=instants, counters=counters, flows=flows,
         args_blob=m.args_blob, origin_us=origin_us, span_ns=trace_end,
         warnings=_part_warnings(parts) + [w.text for w in found],
         metadata_events=meta_events, extra_end_args=extra, metadata_refs=meta_refs, nesting_tolerance_ns=tolerance,
@@ -232,7 +231,7 @@ def _slice_table(m: Merged, sl: _Slices, remap: np.ndarray, tracks: TrackSet, to
     end_row = end_row[order]
     nest_key = sl.pop("nest", np.int64)[order]
     del order
-    bounds = np.searchsorted(slice_track, np.arange(len(tracks.tracks) + 1))
+    bounds = np.searchsorted(slice_track, np.arange(len(tracks) + 1))
     report(0.4)
     nested = nest(start, end, bounds, tolerance, slice_track, nest_key)
     report(0.65)

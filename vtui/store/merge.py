@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,6 +75,17 @@ def thread_key(src: int, pid: Any, tid: Any) -> tuple[int, Any, Any]:
     return (src, pid, tid)
 
 
+def _thread_map(src: int, keys: list[tuple[Any, Any]], threads: dict[tuple[int, Any, Any], int]) -> np.ndarray:
+    """A source's (pid, tid) keys -> global thread ids, adding new ones to ``threads``. Plain ints
+    (a usual trace) are keys already and each one new (the key holds the source): no call per
+    thread, which a trace of a million threads would feel."""
+    base = len(threads)
+    if set(map(type, itertools.chain.from_iterable(keys))) <= {int}:
+        threads.update(zip([(src, p, t) for p, t in keys], range(base, base + len(keys))))
+        return np.arange(base, base + len(keys), dtype=np.int32) if keys else np.zeros(1, dtype=np.int32)
+    return np.array([threads.setdefault(thread_key(src, p, t), len(threads)) for p, t in keys] or [0], dtype=np.int32)
+
+
 def merge_sources(parts: list[SourcePart], args_blob=None) -> Merged:
     """``args_blob``: the shared args file, when the parts' args offsets already point into it."""
     strings: dict[str, int] = {}
@@ -95,10 +107,7 @@ def merge_sources(parts: list[SourcePart], args_blob=None) -> Merged:
         c = part.cols()
         n = len(c)
         s_map = np.array([strings.setdefault(text_of(v), len(strings)) for v in c.strings] or [0], dtype=np.int32)
-        t_map = np.array(
-            [threads.setdefault(thread_key(src, p, t), len(threads)) for p, t in c.thread_keys] or [0],
-            dtype=np.int32,
-        )
+        t_map = _thread_map(src, c.thread_keys, threads)
         id_val = c.id_val
         if c.ids and src:  # non-integer ids: renumbered after the earlier sources' ones
             id_val = np.where(c.id_kind == 2, id_val + other_ids, id_val)

@@ -1,4 +1,11 @@
-"""Create tracks while building, name them from M metadata, and give them a display order."""
+"""Create tracks while building, name them from M metadata, and give them a display order.
+
+The tracks are columns from the start: a thread's track is a number per thread key (made for
+every new thread of a batch at once), and sorting, naming and the per-track counts are numpy
+passes over those columns. Only tracks made one at a time (async, counter, process and global
+instants: a few per process) keep a small record each. A trace of a million threads makes no
+Python object per track (issue 30, point 10); ``table()`` hands the columns to ``TrackTable``.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +18,8 @@ from vtui.store.devices import device_category, device_label, host_category
 from vtui.store.grouping import distinct_ids, group_key
 from vtui.store.merge import Merged, text_of
 from vtui.store.tables import CounterTable, InstantTable, SliceTable
-from vtui.store.tracks import ASYNC, COUNTER, GLOBAL, GPU, PROCESS, THREAD, Track, id_sort_key, show_id
+from vtui.store.tracks import ASYNC, COUNTER, GLOBAL, GPU, PROCESS, THREAD, id_sort_key, show_id
+from vtui.store.tracktable import COUNTS, KIND_CODE, TrackTable
 
 _KIND_RANK = {THREAD: 0, GPU: 0, ASYNC: 1, COUNTER: 2, PROCESS: 3, GLOBAL: 4}
 _NO_SORT = 0  # a process or thread without a sort index sorts as 0 (Perfetto and Catapult)
@@ -20,20 +28,30 @@ _NO_SORT = 0  # a process or thread without a sort index sorts as 0 (Perfetto an
 class TrackSet:
     def __init__(self, m: Merged) -> None:
         self.m = m
-        self.tracks: list[Track] = []
+        n = len(m.thread_keys)
+        # Per thread key: its source and its pid / tid as refs into ``ids`` (distinct values).
+        keys = m.thread_keys  # (no zip(*keys): over a million tuples it costs ~0.5 s)
+        self._thread_source = np.fromiter((k[0] for k in keys), dtype=np.int32, count=n)
+        refs, self.ids, self._id_rank, self._none_ref = _intern_ids([k[1] for k in keys] + [k[2] for k in keys])
+        self._thread_pid, self._thread_tid = refs[:n], refs[n:]
+        self._process_of_thread = _first_seen_ranks(group_key(self._thread_source, self._thread_pid)) if n else np.zeros(1, dtype=np.int64)
+        self._thread_lookup = np.full(n, -1, dtype=np.int64)  # thread -> its track (before the display order)
+        self._count = 0  # tracks made so far
+        # Tracks made one at a time: track -> (kind, source, pid ref, name) and key -> track.
+        self._single: dict[int, tuple[str, int, int, str]] = {}
         self._by_key: dict[tuple, int] = {}
-        self._thread_lookup = np.full(len(m.thread_keys), -1, dtype=np.int64)
-        processes: dict[tuple[int, Any], int] = {}
-        self._process_of_thread = np.array(
-            [processes.setdefault(key[:2], len(processes)) for key in m.thread_keys] or [0], dtype=np.int64
-        )
         self.process_names: dict[tuple[int, Any], str] = {}
         self.process_labels: dict[tuple[int, Any], str] = {}
         self.process_sort: dict[tuple[int, Any], float] = {}
-        self.thread_names: dict[tuple[int, Any, Any], str] = {}
-        self.thread_sort: dict[tuple[int, Any, Any], float] = {}
+        self.thread_names: dict[int, str] = {}  # by thread (an index into ``m.thread_keys``)
+        self.thread_sort: dict[int, float] = {}
         self.labels: list[str] = []
         self.metadata_conflicts = 0  # names / sort indices given again with another value
+        self.columns: dict[str, np.ndarray] = {}  # after finish(): the tracks in display order
+        self.text: list[str] = []
+
+    def __len__(self) -> int:
+        return self._count
 
     # ---- metadata ------------------------------------------------------------------
     def read_metadata(self, rows: np.ndarray) -> list[dict[str, Any]]:
@@ -41,7 +59,8 @@ class TrackSet:
         m = self.m
         others = []
         for r in rows.tolist():
-            src, pid, tid = m.thread_keys[int(m.thread[r])]
+            thread = int(m.thread[r])
+            src, pid, tid = m.thread_keys[thread]
             name = m.strings[int(m.name[r])]
             args = _decode(m.args_blob, int(m.args_off[r]), int(m.args_len[r]))
             value = args.get("name", args.get("labels", args.get("sort_index")))
@@ -52,14 +71,14 @@ class TrackSet:
             elif name == "process_sort_index" and isinstance(args.get("sort_index"), (int, float)):
                 self._set(self.process_sort, (src, pid), args["sort_index"])
             elif name == "thread_name":
-                self._set(self.thread_names, (src, pid, tid), text_of(value).strip())
+                self._set(self.thread_names, thread, text_of(value).strip())
             elif name == "thread_sort_index" and isinstance(args.get("sort_index"), (int, float)):
-                self._set(self.thread_sort, (src, pid, tid), args["sort_index"])
+                self._set(self.thread_sort, thread, args["sort_index"])
             else:
                 others.append({"name": name, "pid": pid, "tid": tid, "args": args})
         return others
 
-    def _set(self, table: dict, key: tuple, value: Any) -> None:
+    def _set(self, table: dict, key: Any, value: Any) -> None:
         """The last value wins; a different earlier one is counted for a warning."""
         old = table.get(key, value)
         if old != value and old == old:  # old == old: a NaN sort index never "conflicts"
@@ -67,28 +86,23 @@ class TrackSet:
         table[key] = value
 
     # ---- creating tracks -------------------------------------------------------------
-    def _get(self, key: tuple, make) -> int:
-        tid = self._by_key.get(key)
-        if tid is None:
-            tid = len(self.tracks)
-            self._by_key[key] = tid
-            self.tracks.append(make(tid))
-        return tid
-
-    def _thread_track(self, thread: int) -> int:
-        src, pid, tid = self.m.thread_keys[thread]
-        return self._get(
-            ("thread", src, pid, tid),
-            lambda i: Track(id=i, kind=THREAD, source=src, pid=pid, tid=tid,
-                            name=self.thread_names.get((src, pid, tid)) or _thread_title(tid)),
-        )
+    def _get(self, key: tuple, kind: str, thread: int, name: str) -> int:
+        """The track of ``key``, made once: of ``kind``, in the process of ``thread``."""
+        got = self._by_key.get(key)
+        if got is None:
+            got = self._by_key[key] = self._count
+            pid = self._none_ref if kind == GLOBAL else int(self._thread_pid[thread])
+            self._single[got] = (kind, int(self._thread_source[thread]), pid, name)
+            self._count += 1
+        return got
 
     def thread_tracks(self, threads: np.ndarray, create: bool = True) -> np.ndarray:
         """Track id per event thread; with ``create=False`` unknown threads give -1."""
-        if create:
-            for t in distinct_ids(threads):
-                if self._thread_lookup[t] < 0:
-                    self._thread_lookup[t] = self._thread_track(t)
+        if create and len(threads):
+            distinct = np.array(distinct_ids(threads), dtype=np.int64)
+            new = distinct[self._thread_lookup[distinct] < 0]
+            self._thread_lookup[new] = np.arange(self._count, self._count + len(new))
+            self._count += len(new)
         return self._thread_lookup[threads] if len(threads) else np.zeros(0, dtype=np.int64)
 
     def async_groups(self, rows: np.ndarray, family: int) -> np.ndarray:
@@ -104,9 +118,7 @@ class TrackSet:
         out = []
         for t, nm in zip(threads.tolist(), names.tolist()):
             src, pid, _ = self.m.thread_keys[t]
-            title = self.m.strings[nm] or "[no name]"
-            out.append(self._get(("async", src, pid, nm),
-                                 lambda i, src=src, pid=pid, title=title: Track(id=i, kind=ASYNC, source=src, pid=pid, name=title)))
+            out.append(self._get(("async", src, pid, nm), ASYNC, t, self.m.strings[nm] or "[no name]"))
         return np.array(out, dtype=np.int64)
 
     def instant_tracks(self, threads: np.ndarray, scope: np.ndarray) -> np.ndarray:
@@ -114,79 +126,211 @@ class TrackSet:
         thread_rows = scope == 0
         out[thread_rows] = self.thread_tracks(threads[thread_rows])
         for i in np.flatnonzero(~thread_rows).tolist():
-            src, pid, _ = self.m.thread_keys[int(threads[i])]
+            t = int(threads[i])
+            src, pid, _ = self.m.thread_keys[t]
             if scope[i] == 1:
-                out[i] = self._get(("process", src, pid),
-                                   lambda k, src=src, pid=pid: Track(id=k, kind=PROCESS, source=src, pid=pid, name="process instants"))
+                out[i] = self._get(("process", src, pid), PROCESS, t, "process instants")
             else:
-                out[i] = self._get(("global", src),
-                                   lambda k, src=src: Track(id=k, kind=GLOBAL, source=src, pid=None, name="global instants"))
+                out[i] = self._get(("global", src), GLOBAL, t, "global instants")
         return out
 
     def counter_track(self, thread: int, name: int, id_kind: int, id_val: int, series: str) -> int:
         """The track of one counter series: per process, name, id (if any) and series key."""
         src, pid, _ = self.m.thread_keys[thread]
+        key = ("counter", src, pid, name, id_kind, id_val, series)
+        if key in self._by_key:
+            return self._by_key[key]
         base = self.m.strings[name] or "[no name]"
         ident = "" if id_kind == 0 else f"[{_id_text(id_val if id_kind == 1 else self.m.ids[id_val])}]"
-        title = base + ident + ("" if series == "value" else f" {series}")
-        return self._get(("counter", src, pid, name, id_kind, id_val, series),
-                         lambda i: Track(id=i, kind=COUNTER, source=src, pid=pid, name=title))
+        return self._get(key, COUNTER, thread, base + ident + ("" if series == "value" else f" {series}"))
 
     # ---- finishing -------------------------------------------------------------------
     def finish(self) -> np.ndarray:
-        """Name processes, sort tracks for display and renumber them.
+        """Name processes, sort tracks for display and renumber them; the columns in display order.
 
         Returns old id -> new id, with one extra trailing -1 so that -1 maps to -1.
         """
-        sort_keys = []
-        for t in self.tracks:
-            key = (t.source, t.pid)
-            t.process_name = self.process_names.get(key, "")
-            t.process_label = self.process_labels.get(key, "")
-            t.group = self.labels[t.source] if t.source < len(self.labels) else ""
-            sort_keys.append((
-                t.source, _KIND_RANK[t.kind] == 4, self.process_sort.get(key, _NO_SORT), id_sort_key(t.pid),
-                _KIND_RANK[t.kind], self.thread_sort.get((t.source, t.pid, t.tid), _NO_SORT), id_sort_key(t.tid), t.name,
-            ))
-        order = sorted(range(len(self.tracks)), key=sort_keys.__getitem__)
-        remap = np.full(len(self.tracks) + 1, -1, dtype=np.int64)
-        remap[np.array(order, dtype=np.int64)] = np.arange(len(order))
-        self.tracks = [self.tracks[i] for i in order]
-        for new_id, t in enumerate(self.tracks):
-            t.id = new_id
+        n = self._count
+        threads = np.flatnonzero(self._thread_lookup >= 0)
+        ids = self._thread_lookup[threads]  # their tracks
+        kind = np.full(n, KIND_CODE[THREAD], dtype=np.int8)
+        source = np.zeros(n, dtype=np.int32)
+        pid = np.zeros(n, dtype=np.int32)
+        tid = np.full(n, self._none_ref, dtype=np.int32)
+        thread_of = np.full(n, -1, dtype=np.int64)  # the thread of a thread track
+        source[ids], pid[ids], tid[ids], thread_of[ids] = (
+            self._thread_source[threads], self._thread_pid[threads], self._thread_tid[threads], threads)
+        single = np.fromiter(self._single, dtype=np.int64, count=len(self._single))
+        records = list(self._single.values())
+        if records:
+            kind[single] = [KIND_CODE[r[0]] for r in records]
+            source[single], pid[single] = [r[1] for r in records], [r[2] for r in records]
+
+        text = _Texts()
+        name = np.zeros(n, dtype=np.int32)
+        name[ids] = self._thread_titles(threads, text)
+        name[single] = [text.ref(r[3]) for r in records]
+        process, process_keys = self._processes(source, pid)
+        sort_key = self._process_column(process_keys, lambda key: self.process_sort.get(key, _NO_SORT))
+        thread_sort = np.zeros(n, dtype=np.int64)
+        sort_ranks = self._thread_sort_ranks(threads, records)
+        thread_sort[ids], thread_sort[single] = sort_ranks[: len(ids)], sort_ranks[len(ids):]
+        name_rank = np.zeros(n, dtype=np.int64)  # only tracks made one at a time can tie before their names
+        if records:
+            by_name = sorted(range(len(records)), key=lambda i: records[i][3])
+            name_rank[single[by_name]] = np.arange(len(records))
+        rank_of_kind = np.array([_KIND_RANK[k] for k in KIND_CODE], dtype=np.int64)[kind]
+        order = np.lexsort((np.arange(n), name_rank, self._id_rank[tid], thread_sort, rank_of_kind,
+                            self._id_rank[pid], sort_key[process], rank_of_kind == 4, source))
+        remap = np.full(n + 1, -1, dtype=np.int64)
+        remap[order] = np.arange(n)
+
+        groups = [text.ref(label) for label in self.labels]
+        process_name = self._process_column(process_keys, lambda key: text.ref(self.process_names.get(key, "")))
+        process_label = self._process_column(process_keys, lambda key: text.ref(self.process_labels.get(key, "")))
+        group = np.array([groups[s] if s < len(groups) else text.ref("") for s in range(int(source.max(initial=0)) + 1)],
+                         dtype=np.int32)
+        self._labels_gpu = self._process_column(
+            process_keys, lambda key: device_label(self.process_labels.get(key, "")), dtype=bool)[process][order]
+        self.columns = {
+            "kind": kind[order], "source": source[order], "pid": pid[order], "tid": tid[order], "name": name[order],
+            "process_name": process_name[process][order].astype(np.int32),
+            "process_label": process_label[process][order].astype(np.int32),
+            "group": group[source[order]], **{c: np.zeros(n, dtype=np.int64) for c in COUNTS},
+        }
+        self.text = text.values
         return remap
+
+    def _processes(self, source: np.ndarray, pid: np.ndarray) -> tuple[np.ndarray, list[tuple[int, Any]]]:
+        """Per track: its process (an index into the returned (source, pid) keys)."""
+        if not len(source):
+            return np.zeros(0, dtype=np.int64), []
+        _, first, process = np.unique(group_key(source, pid), return_index=True, return_inverse=True)
+        return process.reshape(-1), [(int(source[k]), self.ids[int(pid[k])]) for k in first.tolist()]
+
+    @staticmethod
+    def _process_column(keys: list, value, dtype=np.int64) -> np.ndarray:
+        """Per process: ``value(key)``; sort values as their ranks (Python's order of the values)."""
+        values = [value(key) for key in keys]
+        if dtype is not np.int64 or all(isinstance(v, int) and not isinstance(v, bool) and abs(v) < 1 << 62 for v in values):
+            return np.array(values, dtype=dtype)
+        return _ranks(values)
+
+    def _thread_titles(self, threads: np.ndarray, text: _Texts) -> np.ndarray:
+        """Text refs of the thread tracks' names: the thread_name, else "thread <tid>"."""
+        out = np.empty(len(threads), dtype=np.int32)
+        named = np.zeros(len(threads), dtype=bool)
+        if self.thread_names:
+            names = {t: v for t, v in self.thread_names.items() if v}  # an empty name: the tid's title
+            named = np.isin(threads, np.fromiter(names, dtype=np.int64, count=len(names)))
+            out[named] = [text.ref(names[t]) for t in threads[named].tolist()]
+        tid_refs, where = np.unique(self._thread_tid[threads[~named]], return_inverse=True)
+        base = text.extend(_thread_title(self.ids[k]) for k in tid_refs.tolist())
+        out[~named] = base + where.reshape(-1)
+        return out
+
+    def _thread_sort_ranks(self, threads: np.ndarray, records: list[tuple]) -> np.ndarray:
+        """The thread sort index of the thread tracks, then of the tracks made one at a time
+        (those read it as thread (source, pid, None) had: the old keys' lookup), as ranks."""
+        n = len(threads) + len(records)
+        if not self.thread_sort:
+            return np.zeros(n, dtype=np.int64)
+        by_key = {self.m.thread_keys[t]: v for t, v in self.thread_sort.items()}
+        values = [self.thread_sort.get(t, _NO_SORT) for t in threads.tolist()]
+        values += [by_key.get((src, self.ids[p], None), _NO_SORT) for _, src, p, _ in records]
+        return _ranks(values)
 
     def set_slice_stats(self, slices: SliceTable, nested_lanes: np.ndarray, overlapping: np.ndarray) -> None:
         """Per track: slice count, lanes, overlaps, GPU or not. ``slices`` sorted by (track, lane)."""
-        n = len(self.tracks)
+        n = len(self)
+        c = self.columns
         bounds = np.searchsorted(slices.track, np.arange(n + 1))
-        counts = np.diff(bounds)
-        lanes = np.zeros(n, dtype=np.int64)
-        has = counts > 0
-        lanes[has] = slices.lane[bounds[1:][has] - 1].astype(np.int64) + 1  # the last row has the top lane
-        over = np.bincount(slices.track[overlapping], minlength=n)
+        c["slice_count"] = np.diff(bounds).astype(np.int64)
+        has = c["slice_count"] > 0
+        c["lanes"][has] = slices.lane[bounds[1:][has] - 1].astype(np.int64) + 1  # the last row has the top lane
+        k = min(n, len(nested_lanes))
+        c["nested_lanes"][:k] = nested_lanes[:k]
+        c["overlapping"] = np.bincount(slices.track[overlapping], minlength=n).astype(np.int64)
         gpu_cat = np.array([device_category(s) for s in self.m.strings], dtype=bool)
         gpu = np.zeros(n, dtype=bool)
         gpu[slices.track[gpu_cat[slices.cat_id]]] = True
         host_cat = np.array([host_category(s) for s in self.m.strings], dtype=bool)
         host = np.zeros(n, dtype=bool)
         host[slices.track[host_cat[slices.cat_id]]] = True
-        for t in self.tracks:
-            t.slice_count = int(counts[t.id])
-            t.lanes = int(lanes[t.id])
-            t.nested_lanes = int(nested_lanes[t.id]) if t.id < len(nested_lanes) else 0
-            t.overlapping = int(over[t.id])
-            # A device label alone makes a device track only where no host-side work sits on it.
-            if t.kind == THREAD and (gpu[t.id] or (device_label(t.process_label) and not host[t.id])):
-                t.kind = GPU
+        # A device label alone makes a device track only where no host-side work sits on it.
+        to_gpu = (c["kind"] == KIND_CODE[THREAD]) & (gpu | (self._labels_gpu & ~host))
+        c["kind"][to_gpu] = KIND_CODE[GPU]
 
     def set_point_stats(self, instants: InstantTable, counters: CounterTable) -> None:
-        n = len(self.tracks)
-        ic = np.bincount(instants.track, minlength=n)
-        cc = np.bincount(counters.track, minlength=n)
-        for t in self.tracks:
-            t.instant_count = int(ic[t.id])
-            t.counter_count = int(cc[t.id])
+        n = len(self)
+        self.columns["instant_count"] = np.bincount(instants.track, minlength=n).astype(np.int64)
+        self.columns["counter_count"] = np.bincount(counters.track, minlength=n).astype(np.int64)
+
+    def thread_overlaps(self) -> int:
+        """Overlapping slices on thread and GPU tracks (the warning's count)."""
+        c = self.columns
+        return int(c["overlapping"][np.isin(c["kind"], [KIND_CODE[THREAD], KIND_CODE[GPU]])].sum())
+
+    def table(self) -> TrackTable:
+        return TrackTable(self.columns, self.ids, self.text)
+
+
+class _Texts:
+    """Distinct texts of the track table (a block of thread titles may repeat a name: harmless)."""
+
+    def __init__(self) -> None:
+        self.values: list[str] = []
+        self._index: dict[str, int] = {}
+
+    def ref(self, value: str) -> int:
+        got = self._index.get(value)
+        if got is None:
+            got = self._index[value] = len(self.values)
+            self.values.append(value)
+        return got
+
+    def extend(self, values) -> int:
+        """Append ``values`` as one block; the ref of its first."""
+        base = len(self.values)
+        self.values.extend(values)
+        return base
+
+
+def _intern_ids(values: list) -> tuple[np.ndarray, list[Any], np.ndarray, int]:
+    """Refs into the distinct values, the values (None among them), each one's rank in
+    ``id_sort_key`` order, and None's ref. Integers in int64 (every thread key of a usual
+    trace): numpy; anything else: a dict."""
+    if set(map(type, values)) <= {int}:
+        try:
+            arr = np.fromiter(values, dtype=np.int64, count=len(values))
+        except OverflowError:  # an int past int64: the general path
+            arr = None
+        if arr is not None:
+            distinct, refs = np.unique(arr, return_inverse=True)
+            return refs.reshape(-1), [*distinct.tolist(), None], np.arange(len(distinct) + 1), len(distinct)
+    index: dict[tuple[type, Any], int] = {}  # by type too: 1 and "1" stay apart
+    out = np.fromiter((index.setdefault((type(v), v), len(index)) for v in [*values, None]), dtype=np.int64,
+                      count=len(values) + 1)
+    ids = [v for _, v in index]
+    order = sorted(range(len(ids)), key=lambda i: id_sort_key(ids[i]))
+    rank = np.empty(len(ids), dtype=np.int64)
+    rank[np.array(order, dtype=np.int64)] = np.arange(len(ids))
+    return out[:-1], ids, rank, int(out[-1])
+
+
+def _ranks(values: list) -> np.ndarray:
+    """Each value's rank in Python's order of the distinct values (equal values, equal ranks)."""
+    distinct = sorted(set(values))
+    where = {v: i for i, v in enumerate(distinct)}
+    return np.fromiter((where[v] for v in values), dtype=np.int64, count=len(values))
+
+
+def _first_seen_ranks(key: np.ndarray) -> np.ndarray:
+    """Per row: 0, 1, ... in the order its key first appears."""
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    rank = np.empty(len(first), dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(len(first))
+    return rank[inverse.reshape(-1)]
 
 
 def _id_text(ident: Any) -> str:

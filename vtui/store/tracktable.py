@@ -21,7 +21,8 @@ from vtui.store.grouping import group_key
 from vtui.store.tracks import ASYNC, COUNTER, GLOBAL, GPU, PROCESS, THREAD, Track
 
 KINDS = (THREAD, GPU, ASYNC, COUNTER, PROCESS, GLOBAL)  # a kind's code is its position here
-_KIND_CODE = {k: i for i, k in enumerate(KINDS)}
+KIND_CODE = {k: i for i, k in enumerate(KINDS)}
+_KIND_CODE = KIND_CODE
 
 # Every column and its dtype (the cache checks an entry's against these, not against itself).
 REFS = ("pid", "tid", "name", "process_name", "process_label", "group")  # ids into ``ids`` / ``text``

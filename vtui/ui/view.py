@@ -14,17 +14,17 @@ from vtui.analysis.measure import Measurement, measure
 from vtui.analysis.memory_tracks import series_of_track
 from vtui.analysis.search import ARGS_PREFIX, SearchResult, search, step
 from vtui.errors import UsageError
-from vtui.gcpause import gc_paused
 from vtui.regex_guard import UserRegex, compile_user, smart_ignore_case
+from vtui.store.grouping import group_key
 from vtui.store.slicetime import TimeRange, time_range
 from vtui.store.store import TraceStore
-from vtui.store.tracks import COUNTER, GLOBAL, Track
+from vtui.store.tracks import GLOBAL, Track
+from vtui.store.tracktable import KIND_CODE
+from vtui.ui.rows import HEADER, SERIES, Row, RowList, build_rows  # noqa: F401 (HEADER, SERIES: the widgets import them here)
 
 SEARCH_LIMIT_S = 10.0  # the app's search gives up after this (a trace's args can be gigabytes)
 MIN_SPAN_NS = 100  # deepest zoom: 100 ns across the timeline
 LANE_CAP = 12  # rows a deep (Python-stack) track gets until expanded: the GPU streams stay in sight
-HEADER = -2  # Row.lane of a group's header row (a process, or the pinned tracks)
-SERIES = -3  # Row.lane of a derived counter row (memory from [memory] instants): Row.series says which
 PINNED = ("pinned",)  # the group key of the pinned tracks
 RANGE_UNDO = 50  # range changes u can take back
 
@@ -32,16 +32,6 @@ RANGE_UNDO = 50  # range changes u can take back
 def smart_case(query: str) -> bool:
     """Any case unless the pattern (after ``args:``) has a capital (``aten::mm`` finds ``ATen::MM``)."""
     return smart_ignore_case(query[len(ARGS_PREFIX):] if query.startswith(ARGS_PREFIX) else query)
-
-
-@dataclass(frozen=True)
-class Row:
-    track: int
-    lane: int  # -1: the track's instants / counter row
-    first: bool  # first row of its track (where the label goes)
-    more: int = 0  # on a collapsed track's last row: how many lanes are folded away
-    group: tuple = ()  # a header row: the key of the group it heads (what folding keys on)
-    series: int = -1  # a SERIES row: its index into ``memory_series(store)``
 
 
 @dataclass
@@ -57,7 +47,7 @@ class ViewState:
     scale_ns: int = 0  # the widest window when above the trace's span (compare mode: one scale for both traces)
     cells: int = 100  # plot width in cells (the timeline sets it): what "narrower than a cell" means
     expanded: set[int] = field(default_factory=set)  # tracks shown with every lane
-    rows: list[Row] = field(default_factory=list)
+    rows: RowList = field(default_factory=RowList.empty)
     top: int = 0  # first row on screen: the timeline and the track list both draw from it
     folded: set[tuple] = field(default_factory=set)  # group keys shown as their header row alone
     origin: tuple[int, str] | None = None  # relative time axis: (zero in ns from the trace start, what it is)
@@ -71,6 +61,7 @@ class ViewState:
     mark_names: dict = field(default_factory=dict)  # (a span, b span) -> the names of A and B
     measurements: SortedKeyList = field(default_factory=lambda: SortedKeyList(key=lambda m: (m.a, m.b)))
     _filter_compiled: tuple = field(default=("", None), repr=False)  # (filter text, its guarded regex)
+    _group_sizes: dict = field(default_factory=dict, repr=False)  # group key -> visible tracks (last rebuild)
 
     def __post_init__(self) -> None:
         self.show_all()
@@ -150,26 +141,57 @@ class ViewState:
         return rx.search(hay) if rx is not None else self.filter_text.lower() in hay.lower()
 
     def visible_tracks(self) -> list[Track]:
-        tracks = [t for t in self.store.tracks if t.id not in self.hidden and self.matches(t)]
-        pinned = [t for t in tracks if t.id in self.pinned]
-        pinned.sort(key=lambda t: self.pinned.index(t.id))
-        return pinned + [t for t in tracks if t.id not in self.pinned]
+        return [self.store.tracks[i] for i in self._visible_ids().tolist()]
+
+    def _visible_ids(self) -> np.ndarray:
+        """Ids of the tracks shown: not hidden, let through by the filter; the pinned first, in pin order."""
+        n = len(self.store.tracks)
+        keep = np.ones(n, dtype=bool)
+        keep[[i for i in self.hidden if 0 <= i < n]] = False
+        if self.filter_text:  # text per track: the filter's regex reads each one
+            keep &= np.fromiter((self.matches(t) for t in self.store.tracks), dtype=bool, count=n)
+        ids = np.flatnonzero(keep)
+        pins = [p for p in self.pinned if 0 <= p < n and keep[p]]
+        return np.concatenate([np.array(pins, dtype=np.int64), ids[~np.isin(ids, pins)]]) if pins else ids
+
+    def _grouped(self) -> tuple[np.ndarray, np.ndarray, list[tuple]]:
+        """The visible tracks in row order, each one's group (an index into the keys) and the keys:
+        the pinned first, then each process in order of its first track. A process's title is made
+        once per distinct (source, pid, file label, names, global), never per track."""
+        ids = self._visible_ids()
+        c = self.store.tracks.columns
+        keys: list[tuple] = []
+        group = np.zeros(len(ids), dtype=np.int64)
+        pinned = np.isin(ids, self.pinned)
+        if pinned.any():
+            keys.append(PINNED)
+        rest = ids[~pinned]
+        if len(rest):
+            combo = group_key(c["source"][rest], c["pid"][rest], c["group"][rest], c["process_name"][rest],
+                              c["process_label"][rest], (c["kind"][rest] == KIND_CODE[GLOBAL]).astype(np.int64))
+            _, first, inverse = np.unique(combo, return_index=True, return_inverse=True)
+            index = {key: i for i, key in enumerate(keys)}
+            of_combo = np.empty(len(first), dtype=np.int64)
+            for u in np.argsort(first, kind="stable").tolist():  # in order of first appearance
+                t = self.store.tracks[int(rest[first[u]])]
+                key = ("process", t.source, t.process_title)
+                if key not in index:
+                    index[key] = len(keys)
+                    keys.append(key)
+                of_combo[u] = index[key]
+            group[~pinned] = of_combo[inverse.reshape(-1)]
+        order = np.argsort(group, kind="stable")
+        return ids[order], group[order], keys
 
     def groups(self) -> list[tuple[tuple, list[Track]]]:
         """Visible tracks by group: the pinned ones first, then each process in track order."""
-        out: dict[tuple, list[Track]] = {}
-        titles: dict[tuple, str] = {}  # one process title per process, not one per track (a million threads)
-        for t in self.visible_tracks():
-            if t.id in self.pinned:
-                key = PINNED
-            else:
-                process = (t.source, t.pid, t.group, t.process_name, t.process_label, t.kind == GLOBAL)
-                title = titles.get(process)
-                if title is None:
-                    title = titles[process] = t.process_title
-                key = ("process", t.source, title)
-            out.setdefault(key, []).append(t)
-        return list(out.items())
+        ids, group, keys = self._grouped()
+        bounds = np.searchsorted(group, np.arange(len(keys) + 1))
+        return [(key, [self.store.tracks[i] for i in ids[bounds[j]:bounds[j + 1]].tolist()]) for j, key in enumerate(keys)]
+
+    def group_size(self, key: tuple) -> int:
+        """How many visible tracks the group ``key`` holds (as of the last rebuild of the rows)."""
+        return self._group_sizes.get(key, 0)
 
     def group_of(self, track: int) -> tuple:
         t = self.store.tracks[track]
@@ -193,25 +215,10 @@ class ViewState:
         self.rebuild_rows()
 
     def rebuild_rows(self) -> None:
-        rows: list[Row] = []
-        with gc_paused():
-            for key, tracks in self.groups():
-                rows.append(Row(tracks[0].id, HEADER, False, group=key))
-                if key not in self.folded:
-                    for t in tracks:
-                        rows.extend(self._track_rows(t))
-        self.rows = rows
-
-    def _track_rows(self, t: Track) -> list[Row]:
-        rows: list[Row] = []
-        shown = t.lanes if t.id in self.expanded or t.lanes <= self.lane_cap + 1 else self.lane_cap
-        for lane in range(shown):
-            rows.append(Row(t.id, lane, lane == 0, t.lanes - shown if lane == shown - 1 else 0))
-        if t.instant_count or t.kind == COUNTER:
-            rows.append(Row(t.id, -1, shown == 0))
-        if t.instant_count:  # memory drawn as counters, below the thread that recorded it
-            rows.extend(Row(t.id, SERIES, False, series=k) for k in series_of_track(self.store, t.id))
-        return rows
+        ids, group, keys = self._grouped()
+        self._group_sizes = dict(zip(keys, np.bincount(group, minlength=len(keys)).tolist()))
+        self.rows = build_rows(self.store, ids, group, keys, self.folded, self.expanded, self.lane_cap,
+                               lambda track: series_of_track(self.store, track))
 
     def toggle_hidden(self, track: int) -> None:
         self.hidden.symmetric_difference_update({track})
@@ -235,11 +242,8 @@ class ViewState:
         if self.selected < 0:
             return -1
         s = self.store.slices
-        key = (int(s.track[self.selected]), int(s.lane[self.selected]))
-        for i, r in enumerate(self.rows):
-            if (r.track, r.lane) == key:
-                return i
-        return -1
+        track, lane = int(s.track[self.selected]), int(s.lane[self.selected])
+        return self.rows.find(track, lane)
 
     # ---- selection moves -----------------------------------------------------------------
     def select(self, row: int) -> None:
@@ -362,13 +366,12 @@ class ViewState:
         f, s = self.store.flows, self.store.slices
         hits = np.flatnonzero(((f.src_slice == self.selected) | (f.dst_slice == self.selected))
                               & (f.src_slice >= 0) & (f.dst_slice >= 0))
-        where = {(r.track, r.lane): i for i, r in enumerate(self.rows) if r.lane >= 0}
+        find = self.rows.find
         out = []
         for k in hits[:16].tolist():  # a slice with many flows: the first few are enough to follow
             a, b = int(f.src_slice[k]), int(f.dst_slice[k])
-            ra = where.get((int(s.track[a]), int(s.lane[a])))
-            rb = where.get((int(s.track[b]), int(s.lane[b])))
-            if ra is not None and rb is not None and ra != rb:
+            ra, rb = find(int(s.track[a]), int(s.lane[a])), find(int(s.track[b]), int(s.lane[b]))
+            if ra >= 0 and rb >= 0 and ra != rb:
                 out.append((int(f.dst_ts_ns[k]), ra, rb))
         return out
 
@@ -433,7 +436,7 @@ class ViewState:
         return time_range(self.store, *self.range) if self.range else time_range(self.store)
 
     def visible_track_ids(self) -> np.ndarray:
-        return np.array(sorted(t.id for t in self.visible_tracks()), dtype=np.int64)
+        return np.sort(self._visible_ids()).astype(np.int64)
 
     # ---- time axis ----------------------------------------------------------------------
     def toggle_origin(self) -> bool:

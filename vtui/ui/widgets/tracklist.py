@@ -6,6 +6,7 @@ for a track's further rows. Below the last row come the hidden tracks, so they c
 
 from __future__ import annotations
 
+import numpy as np
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
@@ -70,23 +71,30 @@ class TrackList(Widget, can_focus=True):
         k = index - len(rows) - 1  # after the "hidden" heading
         return ("hidden", hidden[k].id) if 0 <= k < len(hidden) else None
 
-    def _stops(self) -> list[tuple[int, Key]]:
-        out = [(i, k) for i in range(len(self.view.rows)) if (k := self._key_of(i)) is not None]
+    def _stop_lines(self) -> np.ndarray:
+        """The lines the cursor stops on, ascending: the rows' headers and track labels (found in
+        the row columns: a million tracks are a million stops), then the hidden tracks."""
+        lines = self.view.rows.stop_lines()
         if self.view.hidden:
             start = len(self.view.rows) + 1
-            out += [(start + j, ("hidden", t.id)) for j, t in enumerate(self.view.hidden_tracks())]
-        return out
+            lines = np.concatenate([lines, start + np.arange(len(self.view.hidden_tracks()))])
+        return lines
 
     def cursor_index(self) -> int:
         """The line the cursor is on (a track that became hidden is found among the hidden), else -1."""
         if self.cursor is None:
             return -1
         rows, cursor, index = self._cursor_at
-        if rows is self.view.rows and cursor == self.cursor:  # rows are rebuilt (a new list) on every change
+        if rows is self.view.rows and cursor == self.cursor:  # rows are rebuilt (a new RowList) on every change
             return index
         kind, value = self.cursor
-        index = next((i for i, key in self._stops()
-                      if key == self.cursor or (kind != "group" and key[0] != "group" and key[1] == value)), -1)
+        if kind == "group":
+            index = self.view.rows.header_line(value)
+        else:  # the track's label row, else its line among the hidden
+            index = self.view.rows.first_line(value)
+            hidden = [t.id for t in self.view.hidden_tracks()] if index < 0 and self.view.hidden else []
+            if value in hidden:
+                index = len(self.view.rows) + 1 + hidden.index(value)
         self._cursor_at = (self.view.rows, self.cursor, index)
         return index
 
@@ -120,7 +128,7 @@ class TrackList(Widget, can_focus=True):
             track = v.store.tracks[row.track]
             if row.lane == HEADER:
                 folded = row.group in v.folded
-                count = len(dict(v.groups()).get(row.group, [])) if folded else 0
+                count = v.group_size(row.group) if folded else 0
                 return [(("▶ " if folded else "▼ ") + visible(v.group_title(row.group)), GROUP),
                         (f" ({count} track{'s' if count != 1 else ''})" if folded else "", GROUP)]
             if row.lane == SERIES:
@@ -143,15 +151,20 @@ class TrackList(Widget, can_focus=True):
 
     # ---- keys and mouse --------------------------------------------------------------------------
     def action_move(self, step: int) -> None:
-        stops = self._stops()
-        if not stops:
+        lines = self._stop_lines()
+        if not len(lines):
             return
         here = self.cursor_index()
-        ahead = [stop for stop in stops if (stop[0] > here if step > 0 else stop[0] < here)]
         if here < 0:  # the first move starts on screen, where the eye is
-            ahead = [stop for stop in stops if stop[0] >= self.view.top][:1] or stops[:1]
-        if ahead:
-            index, key = ahead[0] if step > 0 else ahead[-1]
+            k = int(np.searchsorted(lines, self.view.top))
+            k = k if k < len(lines) else 0
+        else:
+            k = int(np.searchsorted(lines, here, side="right")) if step > 0 else int(np.searchsorted(lines, here)) - 1
+            if not 0 <= k < len(lines):
+                return
+        index = int(lines[k])
+        key = self._key_of(index)
+        if key is not None:
             self._go(key, index)
 
     def _go(self, key: Key, index: int) -> None:

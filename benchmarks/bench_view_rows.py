@@ -1,0 +1,75 @@
+"""The app's own work before its first frame at scale in tracks: the timeline's rows
+(``ViewState``, the track list and the timeline draw from them) for a trace of 1,000,000 threads
+reopened from the cache, and a rebuild of them after one track is hidden. Medians of N fresh
+processes, CPU-seconds of that step alone, the 1-minute load average before and after (the machine
+is shared: say so with every figure). ``--root`` measures another checkout (the code before).
+
+    python benchmarks/bench_view_rows.py                      # 1,000,000 tracks, 3 runs
+    python benchmarks/bench_view_rows.py --root /path/to/other/checkout
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from benchmarks.many_tracks_synth import write_many_tracks  # noqa: E402
+
+PROBE = r"""
+import json, sys, time
+sys.path.insert(0, sys.argv[2])
+from vtui.load.trace import load_trace
+from vtui.ui.view import ViewState
+
+store = load_trace(sys.argv[1])  # from the cache entry
+cpu = time.process_time()
+view = ViewState(store)
+first = time.process_time() - cpu
+cpu = time.process_time()
+view.toggle_hidden(5)
+print(json.dumps({"rows_cpu_s": first, "rebuild_cpu_s": time.process_time() - cpu, "rows": len(view.rows)}))
+"""
+
+
+def bench(path: Path, runs: int, root: Path) -> dict:
+    med = lambda rows, k: round(statistics.median(r[k] for r in rows), 3)  # noqa: E731
+    with tempfile.TemporaryDirectory(prefix="vtui-bench-cache-") as cache_home:
+        env = {**os.environ, "XDG_CACHE_HOME": cache_home, "PYTHONPATH": str(root)}
+        subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[2]);"
+                        "from vtui.load.trace import load_trace; load_trace(sys.argv[1])", str(path), str(root)],
+                       check=True, env=env, cwd=root)  # writes the entry
+        load_before = os.getloadavg()[0]
+        got = [json.loads(subprocess.run([sys.executable, "-c", PROBE, str(path), str(root)], capture_output=True,
+                                         text=True, check=True, env=env, cwd=root).stdout.strip().splitlines()[-1])
+               for _ in range(runs)]
+        load_after = os.getloadavg()[0]
+    return {"file": path.name, "root": str(root), "runs": runs, "rows": got[0]["rows"],
+            "rows_cpu_s": med(got, "rows_cpu_s"), "rows_all_cpu_s": [round(g["rows_cpu_s"], 3) for g in got],
+            "rebuild_after_hide_cpu_s": med(got, "rebuild_cpu_s"),
+            "load_average_1min": [round(load_before, 2), round(load_after, 2)]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--tracks", type=int, default=1_000_000)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--root", type=Path, default=ROOT, help="the vtui checkout to measure (default: this one)")
+    parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "vtui-bench")
+    opts = parser.parse_args()
+    opts.cache.mkdir(parents=True, exist_ok=True)
+    path = opts.cache / f"many_tracks_{opts.tracks}.json"
+    if not path.exists():
+        write_many_tracks(path.with_suffix(".tmp"), opts.tracks).rename(path)
+    print(json.dumps(bench(path, opts.runs, opts.root.resolve())), flush=True)
+
+
+if __name__ == "__main__":
+    main()
