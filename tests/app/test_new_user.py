@@ -6,8 +6,11 @@ from __future__ import annotations
 import threading
 
 from tests.app.screen import read_screen
+from tests.helpers import X, load_events, settle
 from vtui.demo import demo_trace_path
+from vtui.ui.app import VtuiApp
 from vtui.ui.compare import CompareApp
+from vtui.ui.insights import InsightsScreen
 
 
 async def test_compare_help_opens_while_the_traces_are_still_loading(monkeypatch):
@@ -35,3 +38,32 @@ async def test_compare_help_opens_while_the_traces_are_still_loading(monkeypatch
             await pilot.press("q")
     finally:
         release.set()
+
+
+def _steps_with_a_hash_phase() -> list[dict]:
+    """Three ProfilerSteps, each running a torch.compile graph (``## Call CompiledFxGraph … ##``,
+    as vLLM traces name it) and an op."""
+    events = []
+    for k in range(3):
+        t = 1000.0 * k
+        events += [X(f"ProfilerStep#{k}", t, 900, cat="user_annotation"),
+                   X("## Call CompiledFxGraph fabc123 ##", t + 10, 600, cat="user_annotation"),
+                   X("aten::mm", t + 700, 150)]
+    return events
+
+
+async def test_insights_lists_phases_whose_names_start_with_a_hash(tmp_path):
+    store = load_events(tmp_path, _steps_with_a_hash_phase())
+    app = VtuiApp(tmp_path / "t.json", store=store)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        await pilot.press("i")
+        await settle(pilot)
+        await settle(pilot)
+        assert isinstance(app.screen, InsightsScreen) and app.screen.insights.steps.count == 3
+        screen = read_screen(app)
+        phases = screen.find("phases (direct children")
+        assert phases, screen.text
+        below = screen.text[phases[0] + 1: phases[0] + 4]
+        assert any("## Call CompiledFxGraph fabc" in line for line in below), below
+        assert any("aten::mm" in line for line in below), below

@@ -195,8 +195,8 @@ class InsightsScreen(Screen[None]):
             self.on_step(row)
 
     def _steps_text(self, ins: Insights) -> Text:
-        lines = [ln for ln in steps_lines(ins) if not ln.startswith("    #") and "step times" not in ln]
-        return _section("Steps and phases", lines)
+        # The step times are the plot below (filtering the lines by their text dropped phases named "## …").
+        return _section("Steps and phases", steps_lines(ins, times=False))
 
     # ---- actions ---------------------------------------------------------------------------
     def action_close(self) -> None:
