@@ -67,3 +67,21 @@ async def test_insights_lists_phases_whose_names_start_with_a_hash(tmp_path):
         below = screen.text[phases[0] + 1: phases[0] + 4]
         assert any("## Call CompiledFxGraph fabc" in line for line in below), below
         assert any("aten::mm" in line for line in below), below
+
+
+async def test_track_list_keeps_the_slice_count_when_the_title_is_long(tmp_path):
+    # vLLM's engine thread: "thread 851 (VLLM::EngineCor)" plus its slice count is wider than the
+    # list; the count was cut to its first digit ("120k" drawn as "1").
+    name = "thread 851 (VLLM::EngineCore-worker)"  # as Kineto names threads
+    events = [{"ph": "M", "name": "thread_name", "pid": 1, "tid": 851, "args": {"name": name}}]
+    events += [X(f"op{k}", 10.0 * k, 5, tid=851) for k in range(1234)]
+    store = load_events(tmp_path, events)
+    app = VtuiApp(tmp_path / "t.json", store=store)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        screen = read_screen(app)
+        lines = [line.split("│")[0] for line in screen.text if "thread 851" in line.split("│")[0]]
+        assert len(lines) == 1, screen.text
+        label = lines[0].rstrip()
+        assert label.endswith(" 1k"), label  # the count, whole (1,234 slices)
+        assert "…" in label and label.lstrip(" ▾▸").startswith("thread 851"), label
