@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import threading
 
+import pytest
+
 from tests.app.screen import read_screen
-from tests.helpers import X, load_events, settle
+from tests.helpers import QWEN, X, load_events, settle
+from vtui.load.trace import load_trace
+from vtui.present.compare_text import format_pct, format_value
 from vtui.demo import demo_trace_path
 from vtui.ui.app import VtuiApp
 from vtui.ui.compare import CompareApp
@@ -85,3 +89,23 @@ async def test_track_list_keeps_the_slice_count_when_the_title_is_long(tmp_path)
         label = lines[0].rstrip()
         assert label.endswith(" 1k"), label  # the count, whole (1,234 slices)
         assert "…" in label and label.lstrip(" ▾▸").startswith("thread 851"), label
+
+
+@pytest.mark.parametrize("size", [(120, 40), (160, 48)])
+async def test_compare_status_line_shows_both_figures_whole(demo_store, size):
+    # At 160 columns the line ended in "step mean (excl. the run's first): A 622.928 ms, B 630.639"
+    # (no unit, or no figures at all): the long lock text and metric labels pushed them off.
+    qwen = load_trace(QWEN)
+    app = CompareApp(demo_trace_path(), QWEN, stores=(demo_store, qwen))
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot, 2)
+        by_name = {m.name: m for m in app.comparison.metrics}
+        for keys in ([], ["l"]):  # unlocked, then locked
+            await pilot.press(*keys)
+            await pilot.pause()
+            status = read_screen(app).text[-2]
+            for name in ("span_ns", "step_mean_ns"):
+                m = by_name[name]
+                figures = f"A {format_value(m.a, m.unit)}, B {format_value(m.b, m.unit)} ({format_pct(m.pct)})"
+                assert figures in status, status
+            assert ("locked" if keys else "unlocked") in status, status
