@@ -109,3 +109,25 @@ async def test_compare_status_line_shows_both_figures_whole(demo_store, size):
                 figures = f"A {format_value(m.a, m.unit)}, B {format_value(m.b, m.unit)} ({format_pct(m.pct)})"
                 assert figures in status, status
             assert ("locked" if keys else "unlocked") in status, status
+
+
+async def test_title_lines_at_80_columns_fill_the_line_not_one_word(tmp_path):
+    # "Call tree · tracelens__graph_capture_rank_0.1773….pt.trace.json.gz · whole trace …" at 80
+    # columns drew "Call tree ·" alone: the title wrapped at the file name onto a hidden second line.
+    name = "vllm_engine_core_tracelens__graph_capture_rank_0.1773709742341309550.pt.trace.json"
+    store = load_events(tmp_path, [X(f"op{k}", 10.0 * k, 5) for k in range(20)], name=name)
+    app = VtuiApp(tmp_path / name, store=store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        top = read_screen(app).text[0].rstrip()
+        assert top.startswith(" vtui · vllm_engine_core") and len(top) >= 76, top
+        await pilot.press("F")
+        await settle(pilot)
+        await settle(pilot)
+        top = read_screen(app).text[0].rstrip()
+        assert top.startswith(" Call tree · vllm_engine_core") and len(top) >= 76, top
+        await pilot.press("escape", "i")
+        await settle(pilot)
+        await settle(pilot)
+        top = read_screen(app).text[0].rstrip()
+        assert top.startswith(" Insights · vllm_engine_core") and len(top) >= 76, top
