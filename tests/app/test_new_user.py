@@ -7,8 +7,8 @@ import threading
 
 import pytest
 
-from tests.app.screen import read_screen
-from tests.helpers import QWEN, X, load_events, settle
+from tests.app.screen import read_screen, tick_time
+from tests.helpers import FIXTURES, QWEN, X, load_events, settle
 from vtui.load.trace import load_trace
 from vtui.present.compare_text import format_pct, format_value
 from vtui.demo import demo_trace_path
@@ -131,3 +131,24 @@ async def test_title_lines_at_80_columns_fill_the_line_not_one_word(tmp_path):
         await settle(pilot)
         top = read_screen(app).text[0].rstrip()
         assert top.startswith(" Insights · vllm_engine_core") and len(top) >= 76, top
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)])
+async def test_ruler_never_draws_a_tick_label_cut_by_the_edge(size):
+    # The nsys export at 160 columns ended its ruler in "┼2" (2 s cut to a bare 2); a 12 ms trace
+    # in "┼12m" (read: minutes).
+    path = FIXTURES / "pipit__saxpy-mpi-cuda_nsys_perlmutter0.sqlite"
+    store = load_trace(path)
+    app = VtuiApp(path, store=store)
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        for keys in ([], ["w"], ["w", "d", "d"]):
+            await pilot.press(*keys)
+            await pilot.pause()
+            ruler = read_screen(app).text[1]
+            plot = ruler[ruler.index("│") + 1:]
+            labels = [part.split(" ")[0] for part in plot.split("┼")[1:]]
+            assert labels, ruler
+            for label in labels:
+                if label:
+                    tick_time(label)  # a whole label (ValueError if cut)
