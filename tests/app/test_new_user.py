@@ -9,9 +9,9 @@ import pytest
 
 from tests.app.screen import read_screen, tick_time
 from tests.helpers import FIXTURES, QWEN, X, load_events, settle
+from vtui.demo import demo_trace_path
 from vtui.load.trace import load_trace
 from vtui.present.compare_text import format_pct, format_value
-from vtui.demo import demo_trace_path
 from vtui.ui.app import VtuiApp
 from vtui.ui.compare import CompareApp
 from vtui.ui.insights import InsightsScreen
