@@ -152,3 +152,18 @@ async def test_ruler_never_draws_a_tick_label_cut_by_the_edge(size):
             for label in labels:
                 if label:
                     tick_time(label)  # a whole label (ValueError if cut)
+
+
+async def test_insights_in_the_app_name_its_key_for_the_steps_not_the_cli_option():
+    # The nsys export has no steps: Insights said "pass --step REGEX" and "(try --step REGEX)",
+    # options of the CLI that the app has no way to take; its key is r.
+    path = FIXTURES / "pipit__saxpy-mpi-cuda_nsys_perlmutter0.sqlite"
+    app = VtuiApp(path, store=load_trace(path))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        await pilot.press("i")
+        await settle(pilot)
+        await settle(pilot)
+        text = "\n".join(read_screen(app).text)
+        assert "no repeating step found" in text, text
+        assert "--step" not in text and "press r for a step regex" in text, text
