@@ -167,3 +167,26 @@ async def test_insights_in_the_app_name_its_key_for_the_steps_not_the_cli_option
         text = "\n".join(read_screen(app).text)
         assert "no repeating step found" in text, text
         assert "--step" not in text and "press r for a step regex" in text, text
+
+
+async def test_differential_call_tree_rows_stay_one_line_each(demo_store):
+    # At 160 columns the header's rule ("----  ----  …") and long call paths wrapped onto a second
+    # screen line, so the rule printed twice and rows lost their columns.
+    from vtui.ui.tree_diff import TreeDiffScreen  # noqa: PLC0415
+
+    qwen = load_trace(QWEN)
+    app = CompareApp(demo_trace_path(), QWEN, stores=(demo_store, qwen))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot, 2)
+        await pilot.press("F")
+        await settle(pilot)
+        await settle(pilot)
+        assert isinstance(app.screen, TreeDiffScreen) and app.screen.lines
+        longest = max(len(line) for line in app.screen.lines)
+        assert longest > 160  # the test needs a line wider than the screen
+        text = read_screen(app).text
+        head = next(y for y, line in enumerate(text) if "call path" in line)
+        rules = [y for y, line in enumerate(text) if line.strip() and set(line[:150].strip()) <= {"-", " "}]
+        assert rules == [head + 1], text[head:head + 4]
+        for y, want in zip(range(head + 2, len(text) - 1), app.screen.lines[2:]):
+            assert text[y].strip()[:10] == want.strip()[:10], (text[y], want)  # one screen line per row
