@@ -29,6 +29,8 @@ FP32_GEMM_SHARE = 10.0
 PYTHON_SHARE = 30.0
 GAP_SHARE = 10.0
 
+STEP_OPTION = "pass --step REGEX"  # the CLI's way to name the steps (the app says its own key)
+
 
 @dataclass
 class Finding:
@@ -49,7 +51,7 @@ def step_findings(st: StepReport, serving: ServingReport | None = None) -> list[
             return [Finding("steps", INFO, f"no {st.pattern} step starts in this range ({st.in_trace} in the trace)",
                             "widen the range to cover whole steps")]
         return [Finding("steps", INFO, "no repeating step found" + (f" for /{st.pattern}/" if st.source == "user" else ""),
-                        "name the unit of work (record_function('engine_step')) or pass --step REGEX")]
+                        "name the unit of work (record_function('engine_step')) or " + STEP_OPTION)]
     out: list[Finding] = []
     tr, rest = st.trend, st.rest
     by_kind = serving is not None and serving.present and serving.kinds_known

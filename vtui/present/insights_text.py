@@ -17,13 +17,15 @@ MAX_BAR_ROWS = 40  # more steps than this: a sparkline row instead of one bar pe
 NAME_WIDTH = 44  # trace names: clipped to this, control characters escaped (safe_field)
 
 
-def steps_lines(ins: Insights, bar_width: int = 40) -> list[str]:
+def steps_lines(ins: Insights, bar_width: int = 40, times: bool = True, step_option: str = "--step REGEX") -> list[str]:
+    """The steps, their trend and phases; ``times``: and the step times (the app plots them itself).
+    ``step_option``: how to name the steps when none are found (the CLI's option; the app's key)."""
     st = ins.steps
     if not st.present and st.in_trace:
         return [f"Steps: no {safe_field(st.pattern, 120)} step starts in this range ({st.in_trace} in the trace)"]
     if not st.present:
         what = f" matching /{safe_field(st.pattern, 120)}/" if st.source == "user" else ""
-        return [f"Steps: no repeating step found{what} (try --step REGEX)"]
+        return [f"Steps: no repeating step found{what} (try {step_option})"]
     rest, tr = st.rest, st.trend
     src = {"known": "known pattern", "user": "your regex", "generic": "guessed: most time among repeated top-level names"}
     first = ("  first step (prefill / time to first token)" if st.run_start
@@ -57,6 +59,8 @@ def steps_lines(ins: Insights, bar_width: int = 40) -> list[str]:
             lines.append(f"    {safe_field(ph.name, 32):<32} {fd(ph.total_ns):>12} {ph.pct:5.1f}%   first {fd(ph.first_ns)}"
                          f" · then {fd(ph.rest_mean_ns)}/step")
     durs = st.durations
+    if not times:
+        return lines
     if len(durs) <= MAX_BAR_ROWS:
         lines.append("  step times:")
         for i, (d, bar) in enumerate(zip(durs.tolist(), step_bars(durs, bar_width))):

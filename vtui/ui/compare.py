@@ -34,6 +34,7 @@ from vtui.ui.view import ViewState
 from vtui.ui.widgets.timeline import Timeline
 
 TABS = ("tab-timelines", "tab-metrics", "tab-ops", "tab-steps")
+STATUS_LABEL = {"span_ns": "span", "step_mean_ns": "step mean"}  # the metrics on the status line
 
 
 class TracePane(TimelinePane):
@@ -256,19 +257,25 @@ class CompareApp(AppShell, App[int]):
         c = self.comparison
         if c is None:
             return
-        lock = {None: "unlocked: keys move the focused timeline",
-                "steps": "locked at the first steps: same times from each trace's first step",
-                "starts": "locked at the starts: same times from each trace's start"}[self.lock_mode]
-        for pane in self.panes():
-            if pane.search.running:
-                lock = f"searching /{pane.search.pattern}/ in {pane.tag}… (esc stops) · {lock}"
+        lock = {None: "unlocked", "steps": "locked at the first steps", "starts": "locked at the starts"}[self.lock_mode]
+        why = {None: ": keys move the focused timeline", "steps": ": same times from each trace's first step",
+               "starts": ": same times from each trace's start"}[self.lock_mode]
+        past = empty = ""
         if self.locked:  # say where a locked window reaches past a trace (drawn empty there)
-            past = [p.tag for p in self.panes() if p.view.t1 > p.store.span_ns or p.view.t0 < 0]
-            if past:
-                lock += f" ({', '.join(past)} past {'its' if len(past) == 1 else 'their'} trace: empty there)"
-        spans = " · ".join(f"{m.label}: A {format_value(m.a, m.unit)}, B {format_value(m.b, m.unit)} ({format_pct(m.pct)})"
-                           for m in c.metrics if m.name in ("span_ns", "step_mean_ns"))
-        self.query_one("#status", Static).update(plain(f"{lock} · {spans}"))
+            tags = [p.tag for p in self.panes() if p.view.t1 > p.store.span_ns or p.view.t0 < 0]
+            if tags:
+                past, empty = f" ({', '.join(tags)} past {'its' if len(tags) == 1 else 'their'} trace", ": empty there"
+        searching = "".join(f"searching /{pane.search.pattern}/ in {pane.tag}… (esc stops) · "
+                            for pane in self.panes() if pane.search.running)
+        # Short labels: the figures are what the line is for (long ones pushed them off at 160 columns).
+        figures = " · ".join(f"{STATUS_LABEL[m.name]} A {format_value(m.a, m.unit)}, B {format_value(m.b, m.unit)} "
+                             f"({format_pct(m.pct)})" for m in c.metrics if m.name in STATUS_LABEL)
+        status = self.query_one("#status", Static)
+        close = ")" if past else ""
+        line = f"{searching}{lock}{why}{past}{empty}{close} · {figures}"
+        if len(line) > status.size.width - 2:  # the explanations go first (the help has them)
+            line = f"{searching}{lock}{past}{close} · {figures}"
+        status.update(plain(line))
 
     # ---- actions (the panes have the timeline's) ----------------------------------------------
     def key_node(self, on: str):

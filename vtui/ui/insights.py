@@ -12,6 +12,7 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, OptionList, Static
 
+from vtui.analysis.findings import STEP_OPTION
 from vtui.analysis.insights import Insights, compute_insights
 from vtui.analysis.lists import OUTLIER_FACTOR, Gap, Outlier, gpu_idle_gaps, kernel_outliers
 from vtui.errors import UsageError
@@ -30,6 +31,7 @@ from vtui.ui.screens import PromptScreen
 from vtui.ui.serving_view import kind_style, serving_widgets
 from vtui.ui.widgets.scrollbars import whole_cell_scrollbars
 
+APP_STEP_OPTION = "press r for a step regex"
 MAX_PLOT_ROWS = 200  # one bar per step up to here; longer runs are summarised
 
 
@@ -134,7 +136,8 @@ class InsightsScreen(Screen[None]):
         for f in ins.findings:
             findings.append(f"[{f.severity}] ", style=colours.SEVERITY.get(f.severity, ""))
             findings.append(visible(f.message) + "\n")
-            findings.append(f"    → {visible(f.hint)}\n", style=colours.NOTE)
+            hint = f.hint.replace(STEP_OPTION, APP_STEP_OPTION)  # the app has a key, not the CLI's option
+            findings.append(f"    → {visible(hint)}\n", style=colours.NOTE)
         widgets = [Static(findings, id="ins-findings"), Static(self._steps_text(ins), id="ins-steps")]
         if ins.steps.present:
             more = ins.steps.count - MAX_PLOT_ROWS
@@ -195,8 +198,8 @@ class InsightsScreen(Screen[None]):
             self.on_step(row)
 
     def _steps_text(self, ins: Insights) -> Text:
-        lines = [ln for ln in steps_lines(ins) if not ln.startswith("    #") and "step times" not in ln]
-        return _section("Steps and phases", lines)
+        # The step times are the plot below (filtering the lines by their text dropped phases named "## …").
+        return _section("Steps and phases", steps_lines(ins, times=False, step_option=APP_STEP_OPTION))
 
     # ---- actions ---------------------------------------------------------------------------
     def action_close(self) -> None:

@@ -175,7 +175,7 @@ KEYS: tuple[Key, ...] = (
        tooltip="Steps, operators, GPU idle, sync points, memory of the focused trace",
        words="steps, phases, GPU idle, sync points, memory, operators, outliers"),
     _K("compare", "view.call_tree", "F", "app.tree_diff", "Differential call tree", footer=True, on="compare"),
-    _K("compare", "app.help", "question_mark,f1", "app.help", "Help", footer=True, on="compare"),
+    _K("compare", "app.help", "question_mark,f1", "help", "Help", footer=True, on="app"),  # also while loading
     _K("compare", "compare.lock", "l", "app.lock", "Lock times", footer=True, on="compare",
        tooltip="Lock the two windows: same times from the first steps, then from the trace starts, then unlocked"),
     _K("compare", "compare.tab_timelines", "1", "app.tab(0)", "Timelines", footer=True, on="compare"),

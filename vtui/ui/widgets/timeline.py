@@ -264,6 +264,8 @@ class Timeline(Widget, can_focus=True):
         anchor, labels = tick_labels(ticks, step)
         for t, text in zip(ticks, labels):
             x = self._x_of(t + zero)
+            if x < 0 or x + 1 + len(text) > w:  # a label cut by an edge misreads ("2s" as "2", "12ms" as "12m")
+                text = ""
             for i, ch in enumerate("┼" + text):
                 if 0 <= x + i < w:
                     cells[x + i] = ch

@@ -15,6 +15,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from vtui.analysis.memory_tracks import memory_series
+from vtui.present.names import cut_middle
 from vtui.ui import colours
 from vtui.ui.keys import bindings
 from vtui.ui.safe import visible
@@ -115,13 +116,13 @@ class TrackList(Widget, can_focus=True):
             style = CURSOR if self.timeline.has_focus else HEAD
             return Strip([Segment(head.ljust(width)[:width], self._s(style))])
         index = self.view.top + y - RULER_ROWS
-        parts = self._line(index)
+        parts = self._line(index, width)
         if self.has_focus and self.cursor is not None and index == self.cursor_index():
             parts = [(text, CURSOR) for text, _ in parts]
         segments = [Segment(text, self._s(style)) for text, style in parts]
         return Strip(segments).adjust_cell_length(width, self._s(NAME)).crop(0, width)
 
-    def _line(self, index: int) -> list[tuple[str, Style]]:
+    def _line(self, index: int, width: int) -> list[tuple[str, Style]]:
         v = self.view
         if index < len(v.rows):
             row = v.rows[index]
@@ -135,8 +136,11 @@ class TrackList(Widget, can_focus=True):
                 return [("   mem " + visible(memory_series(v.store)[row.series].title), NAME)]
             if row.first:
                 fold = ("▸ " if v.is_collapsed(track.id) else "▾ ") if track.lanes > v.lane_cap + 1 else "  "
-                return [(" " + fold + KIND_ICON.get(track.kind, "") + visible(track.title) + " ", NAME),
-                        (_short(track.slice_count or track.instant_count or track.counter_count), DIM)]
+                head = " " + fold + KIND_ICON.get(track.kind, "")
+                count = _short(track.slice_count or track.instant_count or track.counter_count)
+                # The title gives way (its middle), never the count: a count cut to "1" reads as one slice.
+                title = cut_middle(visible(track.title), max(1, width - len(head) - len(count) - 1))
+                return [(head + title + " ", NAME), (count, DIM)]
             if row.more:
                 return [(f"   ⋯ +{row.more} rows (enter)", DIM)]
             return [("   │", DIM)]

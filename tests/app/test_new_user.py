@@ -1,0 +1,192 @@
+"""What a new user ran into, trying the app in tmux on traces it had not seen (issue 24): each test
+reads the rendered screen and failed before its fix."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from tests.app.screen import read_screen, tick_time
+from tests.helpers import FIXTURES, QWEN, X, load_events, settle
+from vtui.demo import demo_trace_path
+from vtui.load.trace import load_trace
+from vtui.present.compare_text import format_pct, format_value
+from vtui.ui.app import VtuiApp
+from vtui.ui.compare import CompareApp
+from vtui.ui.insights import InsightsScreen
+
+
+async def test_compare_help_opens_while_the_traces_are_still_loading(monkeypatch):
+    release = threading.Event()
+
+    def slow_load(self, progress, control):
+        release.wait(60)  # a bound for the test, not a sleep: the test releases it at once
+        raise RuntimeError("released")
+
+    monkeypatch.setattr(CompareApp, "_load", slow_load)
+    app = CompareApp(demo_trace_path(), demo_trace_path())
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.pause()
+            assert "loading…" in read_screen(app).text[0]
+            await pilot.press("question_mark")
+            await pilot.pause()
+            await pilot.pause()
+            screen = "\n".join(read_screen(app).text)
+            assert "vtui compare keys" in screen and "Lock times" in screen
+            await pilot.press("escape")  # closes the help; q still quits
+            await pilot.pause()
+            assert "vtui compare keys" not in "\n".join(read_screen(app).text)
+            release.set()
+            await pilot.press("q")
+    finally:
+        release.set()
+
+
+def _steps_with_a_hash_phase() -> list[dict]:
+    """Three ProfilerSteps, each running a torch.compile graph (``## Call CompiledFxGraph … ##``,
+    as vLLM traces name it) and an op."""
+    events = []
+    for k in range(3):
+        t = 1000.0 * k
+        events += [X(f"ProfilerStep#{k}", t, 900, cat="user_annotation"),
+                   X("## Call CompiledFxGraph fabc123 ##", t + 10, 600, cat="user_annotation"),
+                   X("aten::mm", t + 700, 150)]
+    return events
+
+
+async def test_insights_lists_phases_whose_names_start_with_a_hash(tmp_path):
+    store = load_events(tmp_path, _steps_with_a_hash_phase())
+    app = VtuiApp(tmp_path / "t.json", store=store)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        await pilot.press("i")
+        await settle(pilot)
+        await settle(pilot)
+        assert isinstance(app.screen, InsightsScreen) and app.screen.insights.steps.count == 3
+        screen = read_screen(app)
+        phases = screen.find("phases (direct children")
+        assert phases, screen.text
+        below = screen.text[phases[0] + 1: phases[0] + 4]
+        assert any("## Call CompiledFxGraph fabc" in line for line in below), below
+        assert any("aten::mm" in line for line in below), below
+
+
+async def test_track_list_keeps_the_slice_count_when_the_title_is_long(tmp_path):
+    # vLLM's engine thread: "thread 851 (VLLM::EngineCor)" plus its slice count is wider than the
+    # list; the count was cut to its first digit ("120k" drawn as "1").
+    name = "thread 851 (VLLM::EngineCore-worker)"  # as Kineto names threads
+    events = [{"ph": "M", "name": "thread_name", "pid": 1, "tid": 851, "args": {"name": name}}]
+    events += [X(f"op{k}", 10.0 * k, 5, tid=851) for k in range(1234)]
+    store = load_events(tmp_path, events)
+    app = VtuiApp(tmp_path / "t.json", store=store)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        screen = read_screen(app)
+        lines = [line.split("│")[0] for line in screen.text if "thread 851" in line.split("│")[0]]
+        assert len(lines) == 1, screen.text
+        label = lines[0].rstrip()
+        assert label.endswith(" 1k"), label  # the count, whole (1,234 slices)
+        assert "…" in label and label.lstrip(" ▾▸").startswith("thread 851"), label
+
+
+@pytest.mark.parametrize("size", [(120, 40), (160, 48)])
+async def test_compare_status_line_shows_both_figures_whole(demo_store, size):
+    # At 160 columns the line ended in "step mean (excl. the run's first): A 622.928 ms, B 630.639"
+    # (no unit, or no figures at all): the long lock text and metric labels pushed them off.
+    qwen = load_trace(QWEN)
+    app = CompareApp(demo_trace_path(), QWEN, stores=(demo_store, qwen))
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot, 2)
+        by_name = {m.name: m for m in app.comparison.metrics}
+        for keys in ([], ["l"]):  # unlocked, then locked
+            await pilot.press(*keys)
+            await pilot.pause()
+            status = read_screen(app).text[-2]
+            for name in ("span_ns", "step_mean_ns"):
+                m = by_name[name]
+                figures = f"A {format_value(m.a, m.unit)}, B {format_value(m.b, m.unit)} ({format_pct(m.pct)})"
+                assert figures in status, status
+            assert ("locked" if keys else "unlocked") in status, status
+
+
+async def test_title_lines_at_80_columns_fill_the_line_not_one_word(tmp_path):
+    # "Call tree · tracelens__graph_capture_rank_0.1773….pt.trace.json.gz · whole trace …" at 80
+    # columns drew "Call tree ·" alone: the title wrapped at the file name onto a hidden second line.
+    name = "vllm_engine_core_tracelens__graph_capture_rank_0.1773709742341309550.pt.trace.json"
+    store = load_events(tmp_path, [X(f"op{k}", 10.0 * k, 5) for k in range(20)], name=name)
+    app = VtuiApp(tmp_path / name, store=store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        top = read_screen(app).text[0].rstrip()
+        assert top.startswith(" vtui · vllm_engine_core") and len(top) >= 76, top
+        await pilot.press("F")
+        await settle(pilot)
+        await settle(pilot)
+        top = read_screen(app).text[0].rstrip()
+        assert top.startswith(" Call tree · vllm_engine_core") and len(top) >= 76, top
+        await pilot.press("escape", "i")
+        await settle(pilot)
+        await settle(pilot)
+        top = read_screen(app).text[0].rstrip()
+        assert top.startswith(" Insights · vllm_engine_core") and len(top) >= 76, top
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)])
+async def test_ruler_never_draws_a_tick_label_cut_by_the_edge(size):
+    # The nsys export at 160 columns ended its ruler in "┼2" (2 s cut to a bare 2); a 12 ms trace
+    # in "┼12m" (read: minutes).
+    path = FIXTURES / "pipit__saxpy-mpi-cuda_nsys_perlmutter0.sqlite"
+    store = load_trace(path)
+    app = VtuiApp(path, store=store)
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        for keys in ([], ["w"], ["w", "d", "d"]):
+            await pilot.press(*keys)
+            await pilot.pause()
+            ruler = read_screen(app).text[1]
+            plot = ruler[ruler.index("│") + 1:]
+            labels = [part.split(" ")[0] for part in plot.split("┼")[1:]]
+            assert labels, ruler
+            for label in labels:
+                if label:
+                    tick_time(label)  # a whole label (ValueError if cut)
+
+
+async def test_insights_in_the_app_name_its_key_for_the_steps_not_the_cli_option():
+    # The nsys export has no steps: Insights said "pass --step REGEX" and "(try --step REGEX)",
+    # options of the CLI that the app has no way to take; its key is r.
+    path = FIXTURES / "pipit__saxpy-mpi-cuda_nsys_perlmutter0.sqlite"
+    app = VtuiApp(path, store=load_trace(path))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        await pilot.press("i")
+        await settle(pilot)
+        await settle(pilot)
+        text = "\n".join(read_screen(app).text)
+        assert "no repeating step found" in text, text
+        assert "--step" not in text and "press r for a step regex" in text, text
+
+
+async def test_differential_call_tree_rows_stay_one_line_each(demo_store):
+    # At 160 columns the header's rule ("----  ----  …") and long call paths wrapped onto a second
+    # screen line, so the rule printed twice and rows lost their columns.
+    from vtui.ui.tree_diff import TreeDiffScreen  # noqa: PLC0415
+
+    qwen = load_trace(QWEN)
+    app = CompareApp(demo_trace_path(), QWEN, stores=(demo_store, qwen))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot, 2)
+        await pilot.press("F")
+        await settle(pilot)
+        await settle(pilot)
+        assert isinstance(app.screen, TreeDiffScreen) and app.screen.lines
+        longest = max(len(line) for line in app.screen.lines)
+        assert longest > 160  # the test needs a line wider than the screen
+        text = read_screen(app).text
+        head = next(y for y, line in enumerate(text) if "call path" in line)
+        rules = [y for y, line in enumerate(text) if line.strip() and set(line[:150].strip()) <= {"-", " "}]
+        assert rules == [head + 1], text[head:head + 4]
+        for y, want in zip(range(head + 2, len(text) - 1), app.screen.lines[2:]):
+            assert text[y].strip()[:10] == want.strip()[:10], (text[y], want)  # one screen line per row
