@@ -21,6 +21,7 @@ from vtui.store.store import TraceStore
 from vtui.ui import colours
 from vtui.ui.keys import bindings
 from vtui.ui.safe import visible
+from vtui.ui.workers import deliver
 
 STEP_BAR = 6  # cells per step bar
 MAX_STEPS = 12  # steps drawn per rank row
@@ -98,7 +99,7 @@ class RanksScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="ranks")
     def compute(self) -> None:
         report, matched = analyse_ranks(rank_tables(self.store), self.align)
-        self.app.call_from_thread(self.show, report, matched)
+        deliver(self.app, self.show, report, matched)
 
     def show(self, report: RanksReport, matched: Matched) -> None:
         self.report, self.matched = report, matched

@@ -15,6 +15,7 @@ from vtui.store.store import TraceStore
 from vtui.ui.colours import FASTER, SLOWER
 from vtui.ui.keys import bindings
 from vtui.ui.safe import plain
+from vtui.ui.workers import deliver
 
 
 class TreeDiffScreen(Screen[None]):
@@ -47,7 +48,7 @@ class TreeDiffScreen(Screen[None]):
 
         a, b = self.stores
         lines = diff_lines(diff_trees(build_tree(a), build_tree(b)))
-        self.app.call_from_thread(self._show, lines)
+        deliver(self.app, self._show, lines)
 
     def _show(self, lines: list[str]) -> None:
         self.lines = lines

@@ -1,0 +1,110 @@
+"""``vtui.ui.workers.deliver``: a thread worker's result reaches the screen only while that worker
+is still the current one — a newer run of its group, or closing its screen, drops it."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+from textual import work
+from textual.app import App, ComposeResult
+from textual.screen import Screen
+from textual.widgets import Static
+
+from vtui.ui.workers import deliver
+
+WAIT_S = 10.0  # an upper bound on a gate that the test itself opens, never a timing
+
+
+class ProbeScreen(Screen[None]):
+    """Draws the tag of the last run that delivered; each run waits on its gate first."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.started: dict[str, threading.Event] = {}
+        self.finished: dict[str, threading.Event] = {}
+        self.calls: list[str] = []  # every show(), drawn or not
+
+    def compose(self) -> ComposeResult:
+        yield Static("nothing yet", id="shown")
+
+    def show(self, tag: str) -> None:
+        self.calls.append(tag)
+        self.query_one("#shown", Static).update(tag)  # raises once the screen is gone
+
+    @work(thread=True, exclusive=True, group="probe", exit_on_error=False)
+    def compute(self, tag: str, gate: threading.Event) -> None:
+        done = self.finished[tag]
+        app = self.app  # taken while the screen is mounted (a removed screen has no app to ask)
+        self.started[tag].set()
+        try:
+            gate.wait(WAIT_S)
+            deliver(app, self.show, tag)
+        finally:
+            done.set()
+
+
+def shown(screen: ProbeScreen) -> str:
+    return str(screen.query_one("#shown", Static).render())
+
+
+def expect(screen: ProbeScreen, *tags: str) -> None:
+    for tag in tags:
+        screen.started[tag], screen.finished[tag] = threading.Event(), threading.Event()
+
+
+async def finished(screen: ProbeScreen, tag: str) -> None:
+    """Until run ``tag``'s thread has returned from ``deliver`` (the UI loop keeps running)."""
+    assert await asyncio.to_thread(screen.finished[tag].wait, WAIT_S)
+
+
+async def test_a_newer_run_drops_the_older_runs_late_result():
+    app = App()
+    async with app.run_test() as pilot:
+        screen = ProbeScreen()
+        await app.push_screen(screen)
+        old_gate, new_gate = threading.Event(), threading.Event()
+        expect(screen, "old", "new")
+        screen.compute("old", old_gate)
+        assert await asyncio.to_thread(screen.started["old"].wait, WAIT_S)  # running, not just queued
+        screen.compute("new", new_gate)  # exclusive: cancels "old", whose thread runs on
+        new_gate.set()
+        await finished(screen, "new")
+        await pilot.pause()
+        assert shown(screen) == "new"
+        old_gate.set()  # the old run ends last: its result must not cover the new one
+        await finished(screen, "old")
+        await pilot.pause()
+        assert shown(screen) == "new"
+
+
+async def test_a_closed_screens_result_is_dropped_not_an_error():
+    app = App()
+    async with app.run_test() as pilot:
+        screen = ProbeScreen()
+        await app.push_screen(screen)
+        gate = threading.Event()
+        expect(screen, "late")
+        worker = screen.compute("late", gate)
+        assert await asyncio.to_thread(screen.started["late"].wait, WAIT_S)
+        app.pop_screen()
+        await pilot.pause()
+        gate.set()
+        await finished(screen, "late")
+        await pilot.pause()
+        assert screen.calls == []  # show() on the removed screen would raise NoMatches in the worker
+        assert worker.is_cancelled and app.screen is not screen and app.is_running
+
+
+async def test_the_current_runs_result_is_shown():
+    app = App()
+    async with app.run_test() as pilot:
+        screen = ProbeScreen()
+        await app.push_screen(screen)
+        gate = threading.Event()
+        expect(screen, "only")
+        screen.compute("only", gate)
+        gate.set()
+        await finished(screen, "only")
+        await pilot.pause()
+        assert shown(screen) == "only"
