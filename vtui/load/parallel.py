@@ -63,7 +63,7 @@ def default_jobs() -> int:
     return max(1, min(cores, MAX_JOBS))
 
 
-def can_fork_workers() -> bool:
+def can_start_workers() -> bool:
     """Daemon processes may not have children (multiprocessing's rule)."""
     return not mp.current_process().daemon
 

@@ -25,7 +25,7 @@ MIN_SPAN_NS = 100  # deepest zoom: 100 ns across the timeline
 LANE_CAP = 12  # rows a deep (Python-stack) track gets until expanded: the GPU streams stay in sight
 HEADER = -2  # Row.lane of a group's header row (a process, or the pinned tracks)
 SERIES = -3  # Row.lane of a derived counter row (memory from [memory] instants): Row.series says which
-PINNED = ("pinned",)  # the group key of the pinned tracks
+PINNED: tuple = ("pinned",)  # the group key of the pinned tracks
 RANGE_UNDO = 50  # range changes u can take back
 
 
