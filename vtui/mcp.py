@@ -296,9 +296,9 @@ def build_server(loader: Callable[[str, bool], Any] | None = None, max_chars: in
 
 
 def _safe(fn: Callable[..., str], tool_error: type[Exception]) -> Callable[..., Any]:
-    """The tool as the SDK calls it: a coroutine, so the command runs on the main thread (the
-    SDK would run a plain function in a worker thread, where `vtui search`'s timer signal cannot
-    stop a runaway regex), and usage errors reach the agent as one escaped line (the SDK shows a
+    """The tool as the SDK calls it: a coroutine, so commands run one at a time on the main thread
+    (the SDK would run a plain function in a worker thread, beside others capturing the same
+    stdout), and usage errors reach the agent as one escaped line (the SDK shows a
     ToolError's text; any other exception only as "Error executing tool")."""
     import functools
 
