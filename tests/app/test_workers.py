@@ -108,3 +108,41 @@ async def test_the_current_runs_result_is_shown():
         await finished(screen, "only")
         await pilot.pause()
         assert shown(screen) == "only"
+
+
+async def test_a_search_that_ends_after_esc_draws_nothing(demo_store, monkeypatch):
+    """The search job hands back through ``deliver`` too: esc cancels its worker, so a search that
+    finishes anyway (one that never looks at the cancel) does not mark the timeline."""
+    import vtui.ui.searching as searching
+    from vtui.analysis.search import search as real_search
+    from vtui.demo import demo_trace_path
+    from vtui.ui.app import VtuiApp
+
+    started, release, returned = threading.Event(), threading.Event(), threading.Event()
+
+    def stubborn(store, text, tracks=None, ignore_case=False, budget=None):
+        started.set()
+        release.wait(WAIT_S)
+        try:
+            return real_search(store, text, tracks=tracks, ignore_case=ignore_case)
+        finally:
+            returned.set()
+
+    monkeypatch.setattr(searching, "search", stubborn)
+    app = VtuiApp(demo_trace_path(), store=demo_store)
+    async with app.run_test(size=(100, 40)) as pilot:
+        for _ in range(200):  # until the loaded view is mounted
+            if getattr(app, "pane", None) is not None:
+                break
+            await pilot.pause()
+        app.pane.timeline.focus()
+        await pilot.pause()
+        await pilot.press("slash", *"a", "enter")
+        assert await asyncio.to_thread(started.wait, WAIT_S)
+        await pilot.press("escape")
+        await pilot.pause()
+        release.set()
+        assert await asyncio.to_thread(returned.wait, WAIT_S)
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.pane.view.found is None and not app.pane.search.running
