@@ -74,7 +74,7 @@ class QueryScreen(ModalScreen[Jump | None]):
         self._status("running…")
         self.run_query(sql)
 
-    @work(thread=True, exclusive=True, group="query", description="SQL query")
+    @work(thread=True, exclusive=True, group="query", description="SQL query", exit_on_error=False)
     def run_query(self, sql: str) -> None:
         from vtui.errors import UsageError
         from vtui.query.engine import run_query
