@@ -146,3 +146,22 @@ async def test_a_search_that_ends_after_esc_draws_nothing(demo_store, monkeypatc
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert app.pane.view.found is None and not app.pane.search.running
+
+
+async def test_a_failing_tree_diff_is_one_line_on_its_screen(demo_store, monkeypatch):
+    import vtui.analysis.calltree_diff as calltree_diff
+    from vtui.ui.tree_diff import TreeDiffScreen
+
+    def broken(a, b):
+        raise ValueError("no \x1b[31mtrees\x1b[0m")
+
+    monkeypatch.setattr(calltree_diff, "diff_trees", broken)
+    app = App()
+    async with app.run_test() as pilot:
+        screen = TreeDiffScreen(demo_store, demo_store, "A · B")
+        await app.push_screen(screen)
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        body = str(screen.query_one("#td-body", Static).render())
+        assert body.startswith("could not compare the call trees (ValueError: no ") and "\x1b" not in body
+        assert app.is_running and len(screen.lines) == 1
