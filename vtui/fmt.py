@@ -1,4 +1,4 @@
-"""Formatting of times and sizes for people (shared by the app and the CLI)."""
+"""Times and sizes for people, written and read (shared by the app, the CLI and the options)."""
 
 from __future__ import annotations
 
@@ -30,6 +30,22 @@ def format_bytes(n: float) -> str:
         if abs(n) >= scale:
             return f"{n / scale:.1f} {unit}"
     return f"{int(n)} B"
+
+
+_SIZE = re.compile(r"(\d+(?:\.\d*)?)\s*([kmgt]?)(i?)(b?)")
+_POWERS = {"": 0, "k": 1, "m": 2, "g": 3, "t": 4}
+
+
+def parse_size(text: str, default: int) -> int:
+    """``4GiB`` / ``4G`` -> 4·2³⁰ (binary, as ``format_bytes`` prints); ``4GB`` -> 4·10⁹
+    (decimal); ``500`` -> bytes. Empty or unreadable text gives ``default``."""
+    m = _SIZE.fullmatch(text.strip().lower())
+    if m is None:
+        return default
+    number, prefix, binary, byte = m.groups()
+    decimal = bool(prefix) and byte and not binary  # "GB" is decimal; "G", "GiB", "Gi" binary
+    base = 1000 if decimal else 1024
+    return int(float(number) * base ** _POWERS[prefix])
 
 
 _PARSE_UNITS = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000}

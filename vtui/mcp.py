@@ -18,7 +18,7 @@ import json
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -26,7 +26,8 @@ from typing import Annotated, Any
 from vtui.errors import UsageError
 
 HELP = "serve the trace tools (info, insights, stats, tree, search, query, diff, ranks) to agents over MCP (stdio)"
-MAX_CHARS = int(os.environ.get("VTUI_MCP_MAX_CHARS", "60000"))
+DEFAULT_MAX_CHARS = 60_000  # a reply at most (``VTUI_MCP_MAX_CHARS`` changes it)
+MIN_CHARS = 1_000  # below this a page cannot hold its own note
 DEFAULT_LIMIT = 100
 STORES_KEPT = 4
 
@@ -39,9 +40,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(opts: argparse.Namespace) -> int:
     if opts.stores < 1:
         raise UsageError("--stores must be at least 1")
-    server = build_server(StoreCache(opts.stores))
+    server = build_server(StoreCache(opts.stores), max_chars_from(os.environ))
     server.run("stdio")
     return 0
+
+
+def max_chars_from(environ: Mapping[str, str]) -> int:
+    """``VTUI_MCP_MAX_CHARS``, read here at the edge (not at import, where a bad value would be a
+    traceback); a bad value is a usage error that says what is wanted."""
+    text = environ.get("VTUI_MCP_MAX_CHARS", "").strip()
+    if not text:
+        return DEFAULT_MAX_CHARS
+    value = int(text) if text.isdigit() else 0
+    if value < MIN_CHARS:
+        raise UsageError(f"VTUI_MCP_MAX_CHARS must be a whole number of characters, at least {MIN_CHARS:,} "
+                         f"(default {DEFAULT_MAX_CHARS:,}), not {text!r}")
+    return value
 
 
 # ---- stores kept across calls ------------------------------------------------------------------
@@ -105,7 +119,7 @@ def run_command(name: str, argv: list[str], loader: Callable[[str, bool], Any] |
 
 
 # ---- paging --------------------------------------------------------------------------------------
-def page(doc: Any, offset: int = 0, limit: int = DEFAULT_LIMIT, max_chars: int = MAX_CHARS,
+def page(doc: Any, offset: int = 0, limit: int = DEFAULT_LIMIT, max_chars: int = DEFAULT_MAX_CHARS,
          more_after: bool = False) -> str:
     """``doc`` as JSON text of at most ``max_chars``: its longest list (the whole doc when it is a
     list) cut to ``limit`` items from ``offset`` with a ``page`` note saying what is left; the
@@ -157,9 +171,9 @@ class ToolSpec:
     fn: Callable[..., str]
 
 
-def tool_specs(loader: Callable[[str, bool], Any]) -> list[ToolSpec]:
+def tool_specs(loader: Callable[[str, bool], Any], max_chars: int = DEFAULT_MAX_CHARS) -> list[ToolSpec]:
     """Every tool: a typed function (its signature is the input schema) that builds the CLI's
-    arguments. ``ranks`` only when the CLI has that command."""
+    arguments, its reply paged to ``max_chars``. ``ranks`` only when the CLI has that command."""
     from pydantic import Field
 
     from vtui.commands import COMMANDS
@@ -174,7 +188,7 @@ def tool_specs(loader: Callable[[str, bool], Any]) -> list[ToolSpec]:
         return [] if value is None or value is False else [flag] if value is True else [flag, str(value)]
 
     def cli(name: str, argv: list[str], offset: int, limit: int, more_after: bool = False) -> str:
-        return page(run_command(name, argv, loader), offset, limit, more_after=more_after)
+        return page(run_command(name, argv, loader), offset, limit, max_chars, more_after=more_after)
 
     def info(trace: Trace, offset: Offset = 0, limit: Limit = DEFAULT_LIMIT) -> str:
         return cli("info", [trace, "--json"], offset, limit)
@@ -220,7 +234,7 @@ def tool_specs(loader: Callable[[str, bool], Any]) -> list[ToolSpec]:
               offset: Offset = 0, limit: Limit = DEFAULT_LIMIT) -> str:
         doc = run_command("query", [trace, sql, "--format", "json", "--time-limit", str(time_limit),
                                     "--max-rows", str(offset + limit)], loader)
-        return page(doc, offset, limit, more_after=bool(doc.get("truncated")))
+        return page(doc, offset, limit, max_chars, more_after=bool(doc.get("truncated")))
 
     def diff(a: Annotated[str, Field(description="trace A, the baseline")],
              b: Annotated[str, Field(description="trace B, compared with A")],
@@ -256,7 +270,7 @@ def tool_specs(loader: Callable[[str, bool], Any]) -> list[ToolSpec]:
     return [s for s in specs if s.command in COMMANDS]
 
 
-def build_server(loader: Callable[[str, bool], Any] | None = None):
+def build_server(loader: Callable[[str, bool], Any] | None = None, max_chars: int = DEFAULT_MAX_CHARS):
     """The MCP server with every tool of ``tool_specs`` (the SDK derives each input schema)."""
     try:
         from mcp.server.mcpserver import MCPServer as Server  # mcp 2
@@ -276,15 +290,15 @@ def build_server(loader: Callable[[str, bool], Any] | None = None):
         server._lowlevel_server.version = __version__  # shown to the client (no public setter in mcp 1)
     except AttributeError:
         pass
-    for spec in tool_specs(loader or StoreCache()):
+    for spec in tool_specs(loader or StoreCache(), max_chars):
         server.add_tool(_safe(spec.fn, ToolError), name=spec.name, description=spec.description, structured_output=False)
     return server
 
 
 def _safe(fn: Callable[..., str], tool_error: type[Exception]) -> Callable[..., Any]:
-    """The tool as the SDK calls it: a coroutine, so the command runs on the main thread (the
-    SDK would run a plain function in a worker thread, where `vtui search`'s timer signal cannot
-    stop a runaway regex), and usage errors reach the agent as one escaped line (the SDK shows a
+    """The tool as the SDK calls it: a coroutine, so commands run one at a time on the main thread
+    (the SDK would run a plain function in a worker thread, beside others capturing the same
+    stdout), and usage errors reach the agent as one escaped line (the SDK shows a
     ToolError's text; any other exception only as "Error executing tool")."""
     import functools
 

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from vtui.fmt import parse_size
 from vtui.io.reader import MAX_INFLATE_RATIO
+from vtui.xdg import xdg_home
 
 DEFAULT_CACHE_MAX = 4_000_000_000  # bytes on disk (4 GB); a 1 GB trace's entry is ~0.4 GB
 
@@ -42,26 +43,6 @@ class LoadOptions:
         return self.cache_dir if self.cache_dir is not None else default_cache_dir()
 
 
-
 def default_cache_dir(environ: Mapping[str, str] | None = None) -> Path:
-    """``$XDG_CACHE_HOME/vtui``, else ``~/.cache/vtui`` (a relative XDG_CACHE_HOME is ignored,
-    as the XDG spec says). Not platformdirs: that is these two lines, and on macOS it would move
-    an existing cache to ~/Library/Caches."""
-    base = (os.environ if environ is None else environ).get("XDG_CACHE_HOME") or ""
-    return (Path(base) if os.path.isabs(base) else Path.home() / ".cache") / "vtui"
-
-
-_SIZE = re.compile(r"(\d+(?:\.\d*)?)\s*([kmgt]?)(i?)(b?)")
-_POWERS = {"": 0, "k": 1, "m": 2, "g": 3, "t": 4}
-
-
-def parse_size(text: str, default: int) -> int:
-    """``4GiB`` / ``4G`` -> 4·2³⁰ (binary, as ``vtui cache list`` prints); ``4GB`` -> 4·10⁹
-    (decimal); ``500`` -> bytes. Empty or unreadable text gives ``default``."""
-    m = _SIZE.fullmatch(text.strip().lower())
-    if m is None:
-        return default
-    number, prefix, binary, byte = m.groups()
-    decimal = bool(prefix) and byte and not binary  # "GB" is decimal; "G", "GiB", "Gi" binary
-    base = 1000 if decimal else 1024
-    return int(float(number) * base ** _POWERS[prefix])
+    """``$XDG_CACHE_HOME/vtui``, else ``~/.cache/vtui`` (``vtui.xdg``'s rule)."""
+    return xdg_home("XDG_CACHE_HOME", environ) / "vtui"

@@ -82,7 +82,7 @@ def hard_exit_after(seconds: float, code: Callable[[], int]) -> threading.Timer:
 
 
 def kill_children() -> None:
-    """SIGKILL every child process multiprocessing started here (the loader, a search)."""
+    """SIGKILL every child process multiprocessing started here (the loader, its decoders)."""
     import multiprocessing as mp  # noqa: PLC0415 — only on the way out
 
     for child in mp.active_children():
@@ -91,8 +91,8 @@ def kill_children() -> None:
 
 
 def as_child_process(death_signal: int = signal.SIGKILL) -> None:
-    """First thing in a child process (forked or spawned from the app): the default response to
-    SIGTERM / SIGHUP / SIGINT (a fork inherits the event loop's handlers, which ignore them), and
+    """First thing in a child process (spawned from the app): the default response to SIGTERM /
+    SIGHUP / SIGINT (whatever the parent's handlers were when it started the child), and
     ``death_signal`` from the kernel when the parent dies (Linux), so no child outlives vtui."""
     with contextlib.suppress(ValueError, OSError):  # not the main thread / no wakeup fd
         signal.set_wakeup_fd(-1)

@@ -61,3 +61,21 @@ async def test_ranks_screen_marks_the_straggler_and_jumps(tmp_path):
         assert app.view.t0 <= min(s.start_ns[want]) and max(s.end_ns[want]) <= app.view.t1
         assert app.view.t1 - app.view.t0 < 5_000_000  # framed on the collective, not the whole trace
 
+
+
+async def test_a_failing_ranks_analysis_is_one_line_on_the_screen(tmp_path, monkeypatch):
+    import vtui.ui.ranks as ranks_view
+
+    def broken(tables, align):
+        raise ValueError("no \x1b[31mclock\x1b[0m")
+
+    monkeypatch.setattr(ranks_view, "analyse_ranks", broken)
+    folder = _folder(tmp_path)
+    app = VtuiApp(folder, store=load_trace(folder, cache=False))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await pilot.pause()
+        await pilot.press("K")
+        await _settle(pilot)
+        assert isinstance(app.screen, RanksScreen) and app.is_running  # not ended by the worker's error
+        summary = str(app.screen.query_one("#ranks-summary", Static).render())
+        assert summary.startswith("could not compare the ranks (ValueError: no ") and "\x1b" not in summary

@@ -545,3 +545,23 @@ def test_vtui_diff_prints_the_differential_tree_of_two_ranges(capsys):
         walk(r)
     assert any(r["delta_total_ns"] < 0 for r in doc["roots"])  # B is half the run
     assert main(["diff", str(QWEN_PATH), str(QWEN_PATH), "--table", "tree", "--format", "csv"]) == 1  # usage error
+
+
+def test_self_ranks_by_self_time_but_a_flame_box_is_its_subtree(tmp_path):
+    """``weight("self")`` (what the tree sorts and prunes by) is a node's own self time;
+    ``width("self")`` (a flame graph box) must hold its children, so it is the sum of self time
+    over the node's subtree, which for properly nested slices is the node's total time."""
+    events = [X("a", 0, 10), X("b", 1, 3), X("c", 2, 1), X("d", 5, 2), X("a", 20, 5), X("d", 21, 1)]
+    tree = build_tree(load_events(tmp_path, events))
+    by_path = {"/".join(tree.path(n)): n for n in range(len(tree))}
+    assert np.array_equal(tree.weight("self"), tree.self_ns) and np.array_equal(tree.weight("total"), tree.total_ns)
+    a, b = by_path["a"], by_path["a/b"]
+    assert tree.self_ns[a] == (10 - 3 - 2 + 5 - 1) * 1000 and tree.total_ns[a] == 15_000  # µs in the file
+    subtree_self = np.zeros(len(tree), dtype=np.int64)
+    for n in np.argsort(-tree.depth, kind="stable"):  # deepest first: a child adds into its parent
+        subtree_self[n] += tree.self_ns[n]
+        if tree.parent[n] >= 0:
+            subtree_self[tree.parent[n]] += subtree_self[n]
+    assert np.array_equal(tree.width("self"), subtree_self) and np.array_equal(tree.width("self"), tree.total_ns)
+    assert tree.width("self")[a] > tree.weight("self")[a] and tree.width("self")[b] == 3000 > tree.weight("self")[b]
+    assert np.array_equal(tree.width("gpu"), tree.gpu_ns)

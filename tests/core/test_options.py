@@ -11,8 +11,9 @@ import pytest
 
 from tests.helpers import FIXTURES, raw_events
 from vtui.cli import main
+from vtui.fmt import format_bytes, parse_size
 from vtui.load import background
-from vtui.options import DEFAULT_CACHE_MAX, LoadOptions, default_cache_dir, parse_size
+from vtui.options import DEFAULT_CACHE_MAX, LoadOptions, default_cache_dir
 from vtui.store import cache
 
 KINETO = FIXTURES / "kineto__before_fix_trace.json"
@@ -25,6 +26,24 @@ KINETO = FIXTURES / "kineto__before_fix_trace.json"
 ])
 def test_sizes_read_binary_and_decimal_units_apart(text, size):
     assert parse_size(text, DEFAULT_CACHE_MAX) == size
+
+
+@pytest.mark.parametrize("size", [0, 512, 1 << 10, 3 << 20, 4 << 30, 5 << 40])
+def test_a_size_printed_reads_back_as_itself(size):
+    """``cache list`` prints with ``format_bytes`` and ``VTUI_CACHE_MAX`` reads with ``parse_size``:
+    what one writes, the other reads as the same bytes (binary units on both sides)."""
+    assert parse_size(format_bytes(size), -1) == size
+
+
+def test_xdg_homes_share_one_rule(monkeypatch, tmp_path):
+    from vtui.ui.keymap import keymap_path
+    from vtui.xdg import xdg_home
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", "relative/config")  # ignored, as the XDG spec says
+    assert keymap_path() == Path.home() / ".config" / "vtui" / "keys.toml"
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    assert keymap_path() == tmp_path / "vtui" / "keys.toml"
+    assert xdg_home("XDG_CACHE_HOME", {"XDG_CACHE_HOME": ""}) == Path.home() / ".cache"
 
 
 def test_options_come_from_the_environment_given():

@@ -149,7 +149,7 @@ def test_search_pages_through_the_cli_matches(client, capsys):
 
 def test_a_huge_result_is_capped_and_paged(client):
     error, text = client.call("query", trace=str(STACK), sql="SELECT * FROM slice", limit=10_000)
-    assert not error and len(text) <= vmcp.MAX_CHARS
+    assert not error and len(text) <= vmcp.DEFAULT_MAX_CHARS
     doc = json.loads(text)
     assert 0 < doc["page"]["returned"] < 10_000 and doc["page"]["next_offset"] == doc["page"]["returned"]
     assert doc["rows"][0][0] == 0  # the first page starts at the first row

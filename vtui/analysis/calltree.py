@@ -154,9 +154,9 @@ class CallTree:
 
 # ---- per-store cache (range-independent work) -------------------------------------------------
 def _cached(store: TraceStore) -> dict:
-    """The call tree's part of the store's own memo (``TraceStore.derived``): it lives and goes
+    """The call tree's part of the store's own memo (``TraceStore.memo``): it lives and goes
     with the store, like every other per-store array, instead of a module dict keyed by id()."""
-    return store.derived.setdefault("calltree", {})
+    return store.memo("calltree", dict)
 
 
 def _canonical_names(store: TraceStore, merge: bool) -> tuple[np.ndarray, list[str]]:

@@ -31,21 +31,18 @@ class MemorySeries:
 
 def memory_series(store: TraceStore) -> list[MemorySeries]:
     """Every memory series of the trace (cached on the store: the store never changes)."""
-    got = store.derived.get(_KEY)
-    if got is None:
-        got = store.derived[_KEY] = _build(store)
-    return got
+    return store.memo(_KEY, lambda: _build(store))
 
 
 def series_of_track(store: TraceStore, track: int) -> list[int]:
     """Indices (into ``memory_series``) of the series drawn below ``track``."""
-    by_track = store.derived.get(_BY_TRACK)
-    if by_track is None:
-        by_track = {}
+    def build() -> dict[int, list[int]]:
+        by_track: dict[int, list[int]] = {}
         for k, s in enumerate(memory_series(store)):
             by_track.setdefault(s.track, []).append(k)
-        store.derived[_BY_TRACK] = by_track
-    return by_track.get(track, [])
+        return by_track
+
+    return store.memo(_BY_TRACK, build).get(track, [])
 
 
 def _build(store: TraceStore) -> list[MemorySeries]:

@@ -1,7 +1,7 @@
 """Many ranks: steps side by side, collectives matched across ranks, the straggler, and the
 communication the compute does not hide.
 
-Definitions (issue 27; the SQL engine, vtui/query/ranks.sql, computes the same):
+Definitions (the SQL engine, vtui/query/ranks.sql, computes the same):
 - A collective is one NCCL/RCCL kernel per rank, matched across ranks by process group and its
   order within that group on each rank (``seq``, by kernel start). Where the process group is
   unknown (older traces) the collective's kind stands for it.

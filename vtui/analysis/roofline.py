@@ -154,11 +154,7 @@ def analyse_roofline(store: TraceStore, rng: TimeRange | None = None) -> Rooflin
     """The roofline of the ops starting in ``rng`` (its end excluded; the whole trace when None);
     once per store and range (the report is shared: callers do not change it)."""
     rng = over(store, rng)
-    key = ("roofline_report", rng.t0, rng.t1)
-    got = store.derived.get(key)
-    if got is None:
-        got = store.derived[key] = _analyse(store, rng.t0, rng.t1)
-    return got
+    return store.memo(("roofline_report", rng.t0, rng.t1), lambda: _analyse(store, rng.t0, rng.t1))
 
 
 def _candidates(store: TraceStore, fam: np.ndarray) -> np.ndarray:

@@ -698,5 +698,14 @@ PyInit__vtui_fastcols(void)
             return NULL;
         }
     }
-    return PyModule_Create(&module);
+    PyObject *mod = PyModule_Create(&module);
+#ifdef Py_GIL_DISABLED
+    /* Declared, not assumed: it reads msgspec's structs and fills lists with the GIL's
+       protection, so a free-threaded Python (3.13t) keeps the GIL on while it is imported. */
+    if (mod != NULL && PyUnstable_Module_SetGIL(mod, Py_MOD_GIL_USED) < 0) {
+        Py_DECREF(mod);
+        return NULL;
+    }
+#endif
+    return mod;
 }

@@ -92,5 +92,14 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC
 PyInit__vtui_mapguard(void)
 {
-    return PyModule_Create(&module);
+    PyObject *mod = PyModule_Create(&module);
+#ifdef Py_GIL_DISABLED
+    /* Declared, not assumed: install() keeps process-wide state (the previous handler) with no
+       lock of its own, so a free-threaded Python (3.13t) keeps the GIL on while it is imported. */
+    if (mod != NULL && PyUnstable_Module_SetGIL(mod, Py_MOD_GIL_USED) < 0) {
+        Py_DECREF(mod);
+        return NULL;
+    }
+#endif
+    return mod;
 }

@@ -75,7 +75,7 @@ def decode_jobs(cores: int, load: float) -> int:
     return max(1, min(int(idle + 0.5), cores, MAX_JOBS))
 
 
-def can_fork_workers() -> bool:
+def can_start_workers() -> bool:
     """Daemon processes may not have children (multiprocessing's rule)."""
     return not mp.current_process().daemon
 

@@ -18,7 +18,7 @@ from vtui.io.nsys import FORM as NSYS_FORM
 from vtui.io.nsys import is_sqlite, read_nsys
 from vtui.io.reader import GZIP_MAGIC, file_fingerprint, open_trace_data, read_error
 from vtui.load.malloc import give_back_free_memory, load_memory_settings
-from vtui.load.parallel import ParallelDecode, can_fork_workers, check_not_bootstrapping, default_jobs
+from vtui.load.parallel import ParallelDecode, can_start_workers, check_not_bootstrapping, default_jobs
 from vtui.options import LoadOptions
 from vtui.store import cache as trace_cache
 from vtui.store.build import build_store
@@ -223,7 +223,7 @@ def _load_part(path: Path, read_progress: Progress, decode_progress: Progress, m
     data, read_warnings, data_path, spilled = open_trace_data(path, read_progress, work_dir, options.max_inflate)
     sink = ColumnSink(args=args.writer(), pure_python=options.pure_python)
     fast = None
-    if data_path and jobs > 1 and len(data) >= PARALLEL_MIN and can_fork_workers():
+    if data_path and jobs > 1 and len(data) >= PARALLEL_MIN and can_start_workers():
         fast = ParallelDecode(data_path, args, jobs, decode_progress, pure_python=options.pure_python)
     head = bytes(data[: 1 << 16])  # inflated: a gzip's comment lines are found too (see below)
     try:

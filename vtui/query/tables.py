@@ -5,7 +5,7 @@ Names and columns follow Perfetto's trace processor (``slice``, ``thread_track``
 unchanged; times are int64 ns from the trace start. ``instant`` is vtui's own (Perfetto files
 instants as zero-length slices; here ``slice`` is exactly what ``vtui stats`` counts). A store
 of several files (a folder of ranks) gives every table a ``rank`` column. Each table is built
-once per store, when a query first names it (``store.derived`` keeps it: the store never changes).
+once per store, when a query first names it (``store.memo`` keeps it: the store never changes).
 """
 
 from __future__ import annotations
@@ -23,11 +23,7 @@ THREAD_KINDS = (THREAD, GPU)  # a GPU stream is a thread (pid = device, tid = st
 
 
 def memo(store: TraceStore, name: str, build: Callable[[], Any]) -> Any:
-    key = ("query", name)
-    got = store.derived.get(key)
-    if got is None:
-        got = store.derived[key] = build()
-    return got
+    return store.memo(("query", name), build)
 
 
 def words(store: TraceStore) -> Any:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 import numpy as np
@@ -15,6 +15,9 @@ from vtui.store.containment import self_time
 from vtui.store.index import IntervalIndex
 from vtui.store.tables import CounterTable, FlowTable, InstantTable, SliceTable
 from vtui.store.tracktable import TrackTable
+
+T = TypeVar("T")
+_MISSING = object()
 
 
 @dataclass
@@ -72,16 +75,19 @@ class TraceStore:
 
     @cached_property
     def derived(self) -> dict[Any, Any]:
-        """Memo for arrays derived from the columns (per-slice masks by category or name): the
-        store never changes once built, so each is computed once per store (see ``memo``)."""
+        """The store's one memo (per-slice masks, Arrow tables, memory series, call-tree parts,
+        reports per range): the store never changes once built, so each is computed once per
+        store and goes with it. Filled through ``memo``."""
         return {}
 
-    def memo(self, key: Any, compute: Callable[[], np.ndarray]) -> np.ndarray:
-        """``compute()`` once per ``key``; the array comes back read-only, as every caller shares it."""
-        got = self.derived.get(key)
-        if got is None:
+    def memo(self, key: Any, compute: Callable[[], T]) -> T:
+        """``compute()`` once per ``key``; an array comes back read-only, as every caller shares it
+        (other values are shared too: callers do not change them)."""
+        got = self.derived.get(key, _MISSING)
+        if got is _MISSING:
             got = compute()
-            got.flags.writeable = False
+            if isinstance(got, np.ndarray):
+                got.flags.writeable = False
             self.derived[key] = got
         return got
 

@@ -1,7 +1,7 @@
 """The store's tracks as columns: a million tracks reopen from the cache as a few arrays.
 
 A ``Track`` object per row cost ~40 s to rebuild from the cache for a trace of 1,000,000 tracks
-(issue 30, point 10). Here every field is a numpy column (texts and pid/tid values as ids into
+(``benchmarks/bench_many_tracks.py``). Here every field is a numpy column (texts and pid/tid values as ids into
 two small lists), and a ``Track`` is made only when a caller asks for that row, once, and kept:
 the timeline and the details show a few dozen. It reads as the list of tracks it replaces
 (``len``, ``[i]``, iteration, slicing); whole-table questions (``kind_is``, ``overlapping``)

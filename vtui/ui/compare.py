@@ -305,8 +305,8 @@ class CompareApp(AppShell, App[int]):
                      None: "Windows unlocked"}[self.lock_mode], timeout=2)
 
     def action_tab(self, index: int) -> None:
-        for tabs in self.query("#tabs"):
-            tabs.active = TABS[index]  # type: ignore[attr-defined]
+        for tabs in self.query("#tabs").results(TabbedContent):
+            tabs.active = TABS[index]
             target = self.query_one(f"#{TABS[index]}").query("DataTable, Timeline")
             if target:
                 target.first().focus()  # keys go to the shown view, not a hidden one

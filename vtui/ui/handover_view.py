@@ -16,6 +16,7 @@ from vtui.store.store import TraceStore
 from vtui.ui import colours
 from vtui.ui.keys import bindings
 from vtui.ui.safe import plain
+from vtui.ui.workers import deliver
 
 
 class HandOverScreen(Screen[None]):
@@ -46,9 +47,9 @@ class HandOverScreen(Screen[None]):
         try:
             lines = handover_lines(analyse_handover(self.store, self.calltree))
         except Exception as exc:  # noqa: BLE001 — shown on the screen, never a traceback
-            self.app.call_from_thread(self._show, [f"could not read the hand-overs ({type(exc).__name__}: {exc})"], True)
+            deliver(self.app, self._show, [f"could not read the hand-overs ({type(exc).__name__}: {exc})"], True)
             return
-        self.app.call_from_thread(self._show, lines, False)
+        deliver(self.app, self._show, lines, False)
 
     def _show(self, lines: list[str], failed: bool) -> None:
         self.lines = lines

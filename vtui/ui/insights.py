@@ -30,6 +30,7 @@ from vtui.ui.safe import plain, visible
 from vtui.ui.screens import PromptScreen
 from vtui.ui.serving_view import kind_style, serving_widgets
 from vtui.ui.widgets.scrollbars import whole_cell_scrollbars
+from vtui.ui.workers import deliver
 
 APP_STEP_OPTION = "press r for a step regex"
 MAX_PLOT_ROWS = 200  # one bar per step up to here; longer runs are summarised
@@ -88,7 +89,6 @@ class InsightsScreen(Screen[None]):
         self.title_text = title
         self.step_regex = step_regex
         self.insights: Insights | None = None
-        self._generation = 0  # bumped per computation: a late result of an older one is dropped
 
     def compose(self) -> ComposeResult:
         yield Static("", id="ins-title")
@@ -108,28 +108,23 @@ class InsightsScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="insights", description="compute insights", exit_on_error=False)
     def _compute(self) -> None:
-        generation = self._generation
         try:
             ins = compute_insights(self.store, self.range, self.step_regex)
-            self.gaps = gpu_idle_gaps(self.store, self.range)
-            self.outliers = kernel_outliers(self.store, self.range)
+            gaps = gpu_idle_gaps(self.store, self.range)
+            outliers = kernel_outliers(self.store, self.range)
         except Exception as exc:  # noqa: BLE001 — shown on the screen, never a traceback
-            self.app.call_from_thread(self._show_error, generation,
-                                      f"could not compute insights ({type(exc).__name__}: {exc})")
+            deliver(self.app, self._show_error,
+                    f"could not compute insights ({type(exc).__name__}: {exc})")
             return
-        self.app.call_from_thread(self._show, generation, ins)
+        deliver(self.app, self._show, ins, gaps, outliers)  # dropped if a newer run started
 
-    async def _show_error(self, generation: int, message: str) -> None:
-        if generation != self._generation:
-            return
+    async def _show_error(self, message: str) -> None:
         body = self.query_one("#ins-body")
         await body.remove_children()
         await body.mount(Static(plain(message, style=colours.ERROR)))
 
-    async def _show(self, generation: int, ins: Insights) -> None:
-        if generation != self._generation:
-            return
-        self.insights = ins
+    async def _show(self, ins: Insights, gaps: list[Gap], outliers: list[Outlier]) -> None:
+        self.insights, self.gaps, self.outliers = ins, gaps, outliers
         body = self.query_one("#ins-body")
         await body.remove_children()
         findings = Text("Findings\n", style=colours.HEADING)
@@ -240,7 +235,6 @@ class InsightsScreen(Screen[None]):
         await self._restart()
 
     async def _restart(self) -> None:
-        self._generation += 1
         self._refresh_title()
         body = self.query_one("#ins-body")
         await body.remove_children()

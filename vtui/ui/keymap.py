@@ -22,6 +22,7 @@ from textual.keys import Keys, _character_to_key, key_to_character
 
 from vtui.safe_text import safe_field
 from vtui.ui.keys import KEY_IDS, KEYS
+from vtui.xdg import xdg_home
 
 MODIFIERS = frozenset({"ctrl", "shift", "alt", "meta", "super", "hyper"})
 _NAMED = frozenset(k.value for k in Keys)
@@ -32,8 +33,7 @@ class KeymapError(ValueError):
 
 
 def keymap_path() -> Path:
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "vtui" / "keys.toml"
+    return xdg_home("XDG_CONFIG_HOME") / "vtui" / "keys.toml"
 
 
 def check_key(key: str) -> str:

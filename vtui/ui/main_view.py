@@ -212,6 +212,7 @@ class MainPane(TimelinePane):
         rng = self.view.analysis_range()
         self._export_worker(out.strip(), rng.t0, rng.t1, self.view.visible_track_ids(), force)
 
+    # Not ``deliver``: an export's outcome is always said, as its file is written whatever started later.
     @work(thread=True, exclusive=True, group="export", description="export range", exit_on_error=False)
     def _export_worker(self, out: str, t0: int, t1: int, tracks, force: bool) -> None:
         from vtui.export.trace import export_range  # noqa: PLC0415

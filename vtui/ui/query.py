@@ -20,6 +20,7 @@ from vtui.safe_text import clip
 from vtui.store.store import TraceStore
 from vtui.ui.keys import bindings
 from vtui.ui.safe import visible
+from vtui.ui.workers import deliver
 
 TIME_LIMIT_S = 10.0
 SHOWN_ROWS = 1000  # DataTable shows 1k rows in ~0.3 s; more is a LIMIT away
@@ -73,7 +74,7 @@ class QueryScreen(ModalScreen[Jump | None]):
         self._status("running…")
         self.run_query(sql)
 
-    @work(thread=True, exclusive=True, group="query", description="SQL query")
+    @work(thread=True, exclusive=True, group="query", description="SQL query", exit_on_error=False)
     def run_query(self, sql: str) -> None:
         from vtui.errors import UsageError
         from vtui.query.engine import run_query
@@ -81,12 +82,12 @@ class QueryScreen(ModalScreen[Jump | None]):
         try:
             result = run_query(self.store, sql, time_limit=TIME_LIMIT_S, max_rows=SHOWN_ROWS)
         except UsageError as exc:
-            self.app.call_from_thread(self._status, f"error: {exc}")
+            deliver(self.app, self._status, f"error: {exc}")
             return
         except Exception as exc:  # noqa: BLE001 — a message in the pane, never a traceback
-            self.app.call_from_thread(self._status, f"query failed ({type(exc).__name__}: {exc})")
+            deliver(self.app, self._status, f"query failed ({type(exc).__name__}: {exc})")
             return
-        self.app.call_from_thread(self._show, result)
+        deliver(self.app, self._show, result)
 
     def _status(self, text: str) -> None:
         self.query_one("#query-status", Static).update(Text(visible(clip(text, 600))))

@@ -21,6 +21,7 @@ from vtui.store.store import TraceStore
 from vtui.ui import colours
 from vtui.ui.keys import bindings
 from vtui.ui.safe import visible
+from vtui.ui.workers import deliver
 
 STEP_BAR = 6  # cells per step bar
 MAX_STEPS = 12  # steps drawn per rank row
@@ -95,10 +96,17 @@ class RanksScreen(Screen[None]):
     def on_mount(self) -> None:
         self.compute()
 
-    @work(thread=True, exclusive=True, group="ranks")
+    @work(thread=True, exclusive=True, group="ranks", exit_on_error=False)
     def compute(self) -> None:
-        report, matched = analyse_ranks(rank_tables(self.store), self.align)
-        self.app.call_from_thread(self.show, report, matched)
+        try:
+            report, matched = analyse_ranks(rank_tables(self.store), self.align)
+        except Exception as exc:  # noqa: BLE001 — shown on the screen, never a traceback
+            deliver(self.app, self.show_error, f"could not compare the ranks ({type(exc).__name__}: {exc})")
+            return
+        deliver(self.app, self.show, report, matched)
+
+    def show_error(self, message: str) -> None:
+        self.query_one("#ranks-summary", Static).update(Text(visible(message), style=colours.ERROR))
 
     def show(self, report: RanksReport, matched: Matched) -> None:
         self.report, self.matched = report, matched

@@ -93,7 +93,9 @@ class RowList(Sequence[Row]):
     def header_line(self, key: tuple) -> int:
         """The header row of the group ``key``, -1 if none."""
         g = next((i for i, k in enumerate(self.keys) if k == key), -1)
-        hits = np.flatnonzero((self.cols["group"] == g) & (self.cols["lane"] == HEADER)) if g >= 0 else []
+        if g < 0:
+            return -1
+        hits = np.flatnonzero((self.cols["group"] == g) & (self.cols["lane"] == HEADER))
         return int(hits[0]) if len(hits) else -1
 
     def first_line(self, track: int) -> int:

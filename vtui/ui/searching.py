@@ -10,12 +10,14 @@ from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
+from textual.worker import Worker
 
 from vtui.analysis.search import SearchResult, search
 from vtui.errors import UsageError
 from vtui.regex_guard import Budget
 from vtui.store.store import TraceStore
 from vtui.ui.view import SEARCH_LIMIT_S, smart_case
+from vtui.ui.workers import deliver
 
 Done = Callable[[SearchResult | None, str | None], None]  # (the result, else the error line)
 
@@ -39,7 +41,8 @@ class SearchJob:
     def __init__(self, limit_s: float = SEARCH_LIMIT_S) -> None:
         self.limit_s = limit_s
         self.pattern: str | None = None
-        self._cancel = threading.Event()
+        self._cancel = threading.Event()  # read by the regex engine between chunks
+        self._worker: Worker | None = None
 
     @property
     def running(self) -> bool:
@@ -48,30 +51,27 @@ class SearchJob:
     def start(self, node, store: TraceStore, text: str, tracks: np.ndarray, done: Done) -> None:
         """Search ``store`` for ``text`` in a worker of ``node`` (a widget, screen or app); ``done`` is
         called on the UI thread, unless a newer search or ``stop`` came first."""
-        self._cancel.set()  # a search still running gives way to this one
+        self._cancel.set()  # a search still running gives way to this one (the engine stops)
         cancel = self._cancel = threading.Event()
         self.pattern = text
         app = node.app
 
         def finish(found: SearchResult | None, error: str | None) -> None:
-            if cancel is not self._cancel:
-                return  # a newer search, or a stopped one, owns the status now
             self.pattern = None
             done(found, error)
 
         def work() -> None:
             found, error = run_search(store, text, tracks, cancel, self.limit_s)
-            if not cancel.is_set():
-                try:
-                    app.call_from_thread(finish, found, error)
-                except RuntimeError:  # the app has ended meanwhile
-                    pass
+            deliver(app, finish, found, error)  # dropped once a newer search or stop() cancelled it
 
-        node.run_worker(work, thread=True, group="search", description="search", exit_on_error=False)
+        self._worker = node.run_worker(work, thread=True, exclusive=True, group="search", description="search",
+                                       exit_on_error=False)
 
     def stop(self) -> bool:
         """esc / quit: stop the running search (the engine checks the cancel between chunks). False when none ran."""
         self._cancel.set()
+        if self._worker is not None:
+            self._worker.cancel()
         if self.pattern is None:
             return False
         self.pattern = None

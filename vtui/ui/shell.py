@@ -163,9 +163,9 @@ class AppShell(_Base):
                              markup=False))
 
     def stop_work(self) -> None:
-        """Stop the app's own background work on quit (a running search's process)."""
+        """Stop the app's own background work on quit (a running search)."""
 
-    def action_quit(self) -> None:  # type: ignore[override]  # App's is async; a sync action is allowed (Textual awaits either)
+    async def action_quit(self) -> None:  # async as App's is (the signature it overrides)
         self.stop_work()
         self._load_control.cancel()
         self.exit(return_code=1 if self.load_error else 0)
@@ -173,15 +173,15 @@ class AppShell(_Base):
     def run(self, *args: Any, **kwargs: Any) -> Any:
         """A real run (not ``run_test``): every exit from here on is sure to end the process."""
         self._sure_exit = True
-        return super().run(*args, **kwargs)  # type: ignore[misc]
+        return super().run(*args, **kwargs)
 
     def exit(self, *args: Any, **kwargs: Any) -> None:
-        super().exit(*args, **kwargs)  # type: ignore[misc]
+        super().exit(*args, **kwargs)
         self._sure_to_end()
 
     def panic(self, *renderables: Any) -> None:
         """Textual's way out of an error (the input thread's, when the terminal is gone)."""
-        super().panic(*renderables)  # type: ignore[misc]
+        super().panic(*renderables)
         self._sure_to_end()
 
     def _sure_to_end(self) -> None:

@@ -39,6 +39,7 @@ from vtui.ui.keys import bindings
 from vtui.ui.render import EMPTY
 from vtui.ui.safe import visible
 from vtui.ui.screens import PromptScreen
+from vtui.ui.workers import deliver
 
 
 class CallTreeView(Widget, can_focus=True):
@@ -250,9 +251,9 @@ class CallTreeScreen(Screen[None]):
         try:
             tree = build_tree(self.store, self.range, self.tracks)
         except Exception as exc:  # noqa: BLE001 — shown on the screen, never a traceback
-            self.app.call_from_thread(self._show_error, f"could not build the call tree ({type(exc).__name__}: {exc})")
+            deliver(self.app, self._show_error, f"could not build the call tree ({type(exc).__name__}: {exc})")
             return
-        self.app.call_from_thread(self._ready, tree)
+        deliver(self.app, self._ready, tree)
 
     def _show_error(self, message: str) -> None:
         self.error = message

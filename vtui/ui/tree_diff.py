@@ -12,9 +12,10 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from vtui.store.store import TraceStore
-from vtui.ui.colours import FASTER, SLOWER
+from vtui.ui.colours import ERROR, FASTER, SLOWER
 from vtui.ui.keys import bindings
 from vtui.ui.safe import plain
+from vtui.ui.workers import deliver
 
 
 class TreeDiffScreen(Screen[None]):
@@ -46,12 +47,20 @@ class TreeDiffScreen(Screen[None]):
         from vtui.present.tree_text import diff_lines
 
         a, b = self.stores
-        lines = diff_lines(diff_trees(build_tree(a), build_tree(b)))
-        self.app.call_from_thread(self._show, lines)
+        try:
+            lines = diff_lines(diff_trees(build_tree(a), build_tree(b)))
+        except Exception as exc:  # noqa: BLE001 — shown on the screen, never a traceback
+            deliver(self.app, self._show_error, f"could not compare the call trees ({type(exc).__name__}: {exc})")
+            return
+        deliver(self.app, self._show, lines)
 
     def _show(self, lines: list[str]) -> None:
         self.lines = lines
         self.query_one("#td-body", Static).update(coloured(lines))
+
+    def _show_error(self, message: str) -> None:
+        self.lines = [message]
+        self.query_one("#td-body", Static).update(plain(message, style=ERROR))
 
 
 def coloured(lines: list[str]) -> Text:

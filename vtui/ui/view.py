@@ -25,7 +25,7 @@ from vtui.ui.rows import HEADER, SERIES, Row, RowList, build_rows  # noqa: F401 
 SEARCH_LIMIT_S = 10.0  # the app's search gives up after this (a trace's args can be gigabytes)
 MIN_SPAN_NS = 100  # deepest zoom: 100 ns across the timeline
 LANE_CAP = 12  # rows a deep (Python-stack) track gets until expanded: the GPU streams stay in sight
-PINNED = ("pinned",)  # the group key of the pinned tracks
+PINNED: tuple = ("pinned",)  # the group key of the pinned tracks
 RANGE_UNDO = 50  # range changes u can take back
 
 
