@@ -131,3 +131,30 @@ def _table_lines(app) -> list[str]:
     text = read_screen(app).text
     top = next(y for y, line in enumerate(text) if "TFLOP/s" in line)
     return text[top : top + 10]
+async def test_the_slice_tables_roofline_takes_insights_range_rule():
+    """In a range that starts inside an aten::linear call, the slice table's roofline columns count
+    the calls starting in the range, as Insights does (not the cut call), and its header says so."""
+    from vtui.present.why_text import format_flops
+    from vtui.store.slicetime import time_range
+
+    store = load_trace(QWEN)
+    s = store.slices
+    linear = np.flatnonzero(np.isin(s.name_id, [i for i, n in enumerate(store.strings) if n == "aten::linear"]))
+    linear = linear[np.argsort(s.start_ns[linear], kind="stable")]
+    mid = len(linear) // 2
+    t0, t1 = int(s.start_ns[linear[mid]]) + 1, int(s.start_ns[linear[mid + 2]]) + 1  # cuts one call at t0
+    want = sum(o.flops for o in analyse_roofline(store, time_range(store, t0, t1)).ops if o.name == "aten::linear")
+    assert want
+    app = VtuiApp(QWEN, store=store)
+    async with app.run_test(size=(220, 50)) as pilot:
+        await settle(pilot)
+        app.view.set_range(t0, t1)
+        await pilot.press("2")
+        await pilot.pause()
+        app.query_one("#agg-table").focus()
+        await pilot.press("slash", *"aten::linear", "enter")
+        await pilot.pause()
+        screen = read_screen(app)
+        assert screen.find("roofline: calls starting in it")
+        line = screen.text[[y for y in screen.find("aten::linear") if "FLOP" in screen.text[y]][-1]]
+        assert f" {format_flops(want)} " in line, (line, format_flops(want))

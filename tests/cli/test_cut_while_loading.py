@@ -125,3 +125,18 @@ def test_sighup_to_the_process_group_mid_load_is_quiet(tmp_path):
     assert result.returncode == 128 + signal.SIGHUP, result.stderr[-2000:]
     assert result.stderr == "" and result.stdout == ""
     assert temp_left == [] and processes_left == []
+
+
+def test_the_sigbus_handler_calls_only_async_signal_safe_functions():
+    """A signal handler may call only async-signal-safe functions (signal-safety(7)): anything it
+    needs that is not (sysconf: the page size) is worked out in install() and kept in a static.
+    mmap is not on POSIX's list but is a plain system call on Linux, the only place the guard is built."""
+    import re
+
+    source = (ROOT / "vtui" / "io" / "_mapguard.c").read_text()
+    body = source[source.index("on_sigbus(int signum"):]
+    body = body[body.index("{"): body.index("\n}\n")]
+    body = re.sub(r"/\*.*?\*/", "", body, flags=re.S)
+    called = set(re.findall(r"\b([A-Za-z_]\w*)\s*\(", body)) - {"if", "while", "for", "sizeof", "return"}
+    called -= set(re.findall(r"\(\s*(?:unsigned\s+)?(\w+)\s*\*?\s*\)", body))  # casts like (void *)
+    assert called <= {"mmap", "sigaction"}, called

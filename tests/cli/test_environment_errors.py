@@ -144,3 +144,14 @@ def test_out_of_memory_while_loading_is_one_line_and_leaves_no_temp_file(tmp_pat
     monkeypatch.setattr("vtui.commands.info.run", exhausted)  # past the load (an analysis): one line too
     assert main(["info", str(path), "--no-cache"]) == 1
     _one_line(capsys.readouterr().err, "out of memory")
+
+
+def test_a_comment_far_past_the_head_is_named_not_called_a_cut(tmp_path):
+    # 2,000 events (well past the first 64 KiB) and then a // line: the hint looks where the scan stopped.
+    head = ",\n".join(json.dumps({**EVENTS[0], "ts": EVENTS[0]["ts"] + i}) for i in range(2000))
+    assert len(head) > 1 << 16
+    path = tmp_path / "c.json"
+    path.write_text("[" + head + ",\n// the rest\n" + json.dumps(EVENTS[0]) + "]")
+    store = load_trace(path, cache=False)
+    assert len(store.slices) == 2000
+    assert any("// comment lines" in w and "cut short" not in w for w in store.warnings), store.warnings

@@ -48,3 +48,17 @@ def test_insights_text_and_json_carry_the_roofline_and_the_critical_path(capsys)
     assert j["roofline"]["device"]["name"] == "NVIDIA H100 SXM" and j["roofline"]["ops"][0]["name"] == "aten::linear"
     st = j["critical_path"]["steps"][0]
     assert st["cpu_ns"] + st["gpu_ns"] + st["wait_ns"] == st["path_ns"] and j["critical_path"]["bound"] == "gpu"
+
+
+def test_by_shape_reads_the_shapes_through_shape_ids(capsys, monkeypatch):
+    """One reader for one job: `--by shape` interns the shapes with ``shape_ids`` (C-backed), not
+    a second msgspec decoder; the same rows as the pure-Python path of that reader."""
+    import vtui.analysis.shapes as shapes
+
+    calls = []
+    real = shapes.shape_ids
+    monkeypatch.setattr(shapes, "shape_ids", lambda store, rows, **kw: calls.append(len(rows)) or real(store, rows, **kw))
+    fast = cli_json(capsys, "stats", QWEN, "--by", "shape", "--format", "json")["rows"]
+    assert calls and calls[0] > 100
+    monkeypatch.setattr(shapes, "shape_ids", lambda store, rows, **kw: real(store, rows, pure_python=True))
+    assert cli_json(capsys, "stats", QWEN, "--by", "shape", "--format", "json")["rows"] == fast

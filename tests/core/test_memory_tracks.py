@@ -51,3 +51,21 @@ def test_two_processes_and_odd_values(tmp_path):
     store = load_events(tmp_path, [X("a", 0, 50), X("b", 0, 50, pid=2, tid=2), *mem])
     series = {(store.tracks[s.track].pid, s.title): s.values.tolist() for s in memory_series(store)}
     assert series == {(1, "cuda:0 allocated"): [100, 150], (2, "cuda:0 allocated"): [7]}
+
+
+def test_built_from_the_columns_not_a_python_pass(monkeypatch):
+    """The series come from the track and name columns: no Track object per track, no scan of
+    every interned string (a trace has millions of them)."""
+    from vtui.store.tracktable import TrackTable
+
+    store = load_trace(QWEN, cache=False)
+    want = [(s.track, s.title, s.values.tolist()) for s in memory_series(store)]
+    fresh = load_trace(QWEN, cache=False)
+
+    class NoScan(list):
+        def __iter__(self):
+            raise AssertionError("scanned every string")
+
+    fresh.strings = NoScan(fresh.strings)
+    monkeypatch.setattr(TrackTable, "__iter__", lambda self: (_ for _ in ()).throw(AssertionError("made every Track")))
+    assert [(s.track, s.title, s.values.tolist()) for s in memory_series(fresh)] == want

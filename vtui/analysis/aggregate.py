@@ -136,15 +136,18 @@ def _group(store: TraceStore, rows: np.ndarray, by: str) -> tuple[np.ndarray, Ca
 def _by_shape(store: TraceStore, rows: np.ndarray) -> tuple[np.ndarray, Callable[[int], str]]:
     """An op by its recorded shapes: name, ``Input Dims`` and the tensor types (``record_shapes``);
     a slice without them is grouped by its name alone. Only the selected rows' args are decoded."""
-    from vtui.analysis.shapes import decode_shapes, raw_value
+    from vtui.analysis.shapes import raw_value, shape_ids
 
-    names = store.slices.name_id[rows].tolist()
-    keys: dict[tuple[int, bytes, bytes], int] = {}
-    out = np.empty(len(rows), dtype=np.int64)
-    for i, (nid, sh) in enumerate(zip(names, decode_shapes(store, rows) if len(rows) else [])):
-        out[i] = keys.setdefault((nid, bytes(sh.dims), bytes(sh.types)), len(keys))
+    tid, triples = shape_ids(store, rows)  # the one shapes reader (C-backed, msgspec fallback)
+    pairs = np.stack([store.slices.name_id[rows].astype(np.int64), tid], axis=1) if len(rows) else np.zeros((0, 2), np.int64)
+    uniq, first, out = np.unique(pairs, axis=0, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")  # groups numbered in the order first seen, as before
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    out = rank[out.reshape(-1)]
+    keys = [(int(nid), triples[int(t)][0], triples[int(t)][1]) for nid, t in uniq[order].tolist()]
     labels: list[str] = []
-    for nid, dims, types in keys:
+    for nid, dims, types in keys:  # (the concrete inputs are not part of the group)
         d, t = raw_value(msgspec.Raw(dims)), raw_value(msgspec.Raw(types))
         if d is None:
             labels.append(store.strings[nid])

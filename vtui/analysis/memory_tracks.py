@@ -46,20 +46,19 @@ def series_of_track(store: TraceStore, track: int) -> list[int]:
 
 
 def _build(store: TraceStore) -> list[MemorySeries]:
-    ids = [i for i, s in enumerate(store.strings) if s == MEMORY_EVENT]
     inst = store.instants
-    if not ids or not len(inst):
+    if not len(inst):
+        return []
+    # Only the instants' own names can be "[memory]": test those few, not every string of the trace.
+    ids = [i for i in np.unique(inst.name_id).tolist() if store.strings[i] == MEMORY_EVENT]
+    if not ids:
         return []
     rows = np.flatnonzero(np.isin(inst.name_id, ids))
     if not len(rows):
         return []
     rows = rows[np.argsort(inst.ts_ns[rows], kind="stable")]
-    # The process of each event: (source, pid) through its track.
-    proc_key: dict[tuple[int, str], int] = {}
-    procs = np.empty(len(store.tracks), dtype=np.int64)
-    for t in store.tracks:
-        procs[t.id] = proc_key.setdefault((t.source, repr(t.pid)), len(proc_key))
-    proc = procs[inst.track[rows]]
+    # The process of each event: (source, pid) through its track, from the track columns.
+    proc = store.tracks.process_ids()[inst.track[rows]]
     out: list[MemorySeries] = []
     cols = _int_columns(store, rows)
     args = None if cols is not None else _memory_args(store, rows)

@@ -182,10 +182,16 @@ class GroupRoofline:
         return 100.0 * self.roofline_ns / self.gpu_ns if self.roofline_ns is not None and self.gpu_ns > 0 else None
 
 
-def group_roofline(store: TraceStore, rows: np.ndarray, keys: np.ndarray) -> dict[int, GroupRoofline]:
+def group_roofline(store: TraceStore, rows: np.ndarray, keys: np.ndarray,
+                   starts_in: tuple[int, int] | None = None) -> dict[int, GroupRoofline]:
     """Per group of ``rows`` (``keys``: a group id per row), the FLOPs, bytes, launched GPU time and
     roofline time of its whole calls that are roofline ops (outermost candidates whose shapes say);
-    groups with none are absent. The same rules and costs as ``analyse_roofline``."""
+    groups with none are absent. The same rules and costs as ``analyse_roofline``; with
+    ``starts_in`` = (t0, t1), its range rule too: only the calls starting in [t0, t1)."""
+    if starts_in is not None:
+        start = store.slices.start_ns[rows]
+        keep = (start >= starts_in[0]) & (start < starts_in[1])
+        rows, keys = rows[keep], keys[keep]
     fam = _family_codes(store)
     if not len(rows) or not fam.any():
         return {}

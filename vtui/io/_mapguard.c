@@ -23,12 +23,13 @@
 static struct sigaction previous;
 static volatile sig_atomic_t installed;
 static volatile long long replaced;  /* pages replaced by zeros (written only in the handler) */
+static long page_size;  /* set by install(): sysconf() is not async-signal-safe, so the handler only reads it */
 
 static void
 on_sigbus(int signum, siginfo_t *info, void *context)
 {
     if (info != NULL && info->si_code == BUS_ADRERR) {
-        long page = sysconf(_SC_PAGESIZE);
+        long page = page_size;
         uintptr_t at = (uintptr_t)info->si_addr & ~(uintptr_t)(page - 1);
         /* One page only: the faulting page lies inside the file's mapping, so nothing else is hit. */
         void *got = mmap((void *)at, (size_t)page, PROT_READ, MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -48,6 +49,11 @@ install(PyObject *self, PyObject *unused)
 {
     if (!installed) {
         struct sigaction action;
+        page_size = sysconf(_SC_PAGESIZE);
+        if (page_size <= 0) {
+            PyErr_SetString(PyExc_OSError, "the page size is unknown");
+            return NULL;
+        }
         memset(&action, 0, sizeof(action));
         action.sa_sigaction = on_sigbus;
         action.sa_flags = SA_SIGINFO | SA_NODEFER;

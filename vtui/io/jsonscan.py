@@ -100,10 +100,19 @@ def _check_encoding(data) -> None:
                              "(convert it: iconv -f UTF-16 -t UTF-8)")
 
 
-def comment_hint(data) -> str:
-    """For a trace that gave no events: say so when it holds // comment lines (JSON has none)."""
-    return " (it has // comment lines, which JSON does not allow: remove them)" \
-        if _COMMENT_LINE.search(bytes(data[: 1 << 16])) else ""
+_NEAR = 1 << 12  # bytes either side of where a scan stopped that may hold the // line that stopped it
+
+
+def comment_hint(data, stopped_at: int | None = None) -> str:
+    """Say so when the trace holds // comment lines (JSON has none): in its head, or (a scan that
+    stopped part-way) around where it stopped, which may be far past the head."""
+    found = _COMMENT_LINE.search(bytes(data[: 1 << 16])) is not None
+    if not found and stopped_at is not None:
+        lo = max(0, stopped_at - _NEAR)
+        near = bytes(data[max(0, lo - 1) : stopped_at + _NEAR])
+        # From offset 1 when it starts mid-file: '^' then matches only after a real newline.
+        found = _COMMENT_LINE.search(near, 1 if lo else 0) is not None
+    return " (it has // comment lines, which JSON does not allow: remove them)" if found else ""
 
 
 def _describe_non_trace(data: bytes, start: int) -> str:
@@ -273,7 +282,7 @@ class _ArrayScan:
             )
         if closed is None:
             self.result.repaired = True
-            why = comment_hint(data) or " (file cut short)"  # a // line stops the scan as a cut does
+            why = comment_hint(data, self.pos) or " (file cut short)"  # a // line stops the scan as a cut does
             self.result.warnings.append(f"event array is not closed{why}; kept {self.sink.rows:,} complete events")
         return closed
 

@@ -71,7 +71,8 @@ class AggregationPane(Vertical):
         only = found.rows if self.matches_only and found is not None else None
         self.agg = aggregate(self.view.store, self.view.analysis_range(), self.view.visible_track_ids(), by=self.by,
                              sort=self.sort, only=only)
-        self.roof = group_roofline(self.view.store, self.agg.selected, self.agg.keys)
+        # Insights' range rule (calls starting in the range), so the two roofline figures agree.
+        self.roof = group_roofline(self.view.store, self.agg.selected, self.agg.keys, (self.agg.t0, self.agg.t1))
         self._fill()
 
     def set_grouping(self, by: str) -> None:
@@ -108,8 +109,9 @@ class AggregationPane(Vertical):
         if self.matches_only and found is not None:
             where = f"matches of /{visible(found.pattern)}/ in the {where}"
         arrow = "↓" if self.descending else "↑"
+        rule = "roofline: calls starting in it · " if self.roof else ""  # (the other columns: slices overlapping it)
         self.query_one("#agg-head", Static).update(Text(
-            f"{where} {format_duration(a.t0)} – {format_duration(a.t1)} ({format_duration(a.t1 - a.t0)}) · "
+            f"{where} {format_duration(a.t0)} – {format_duration(a.t1)} ({format_duration(a.t1 - a.t0)}) · {rule}"
             f"{a.slices:,} slices on {a.tracks} tracks · by {a.by} · sort {self.sort}{arrow} · "
             f"{len(self.shown)} rows · b group, o sort, / filter, enter jumps, x exports", no_wrap=True))
 
