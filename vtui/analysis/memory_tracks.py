@@ -55,10 +55,9 @@ def _build(store: TraceStore) -> list[MemorySeries]:
         return []
     rows = rows[np.argsort(inst.ts_ns[rows], kind="stable")]
     # The process of each event: (source, pid) through its track.
-    proc_key: dict[tuple[int, str], int] = {}
-    procs = np.empty(len(store.tracks), dtype=np.int64)
-    for t in store.tracks:
-        procs[t.id] = proc_key.setdefault((t.source, repr(t.pid)), len(proc_key))
+    # Numbered in order of each process's first track, from the columns (no Track per row).
+    _, first, inverse = np.unique(store.tracks.process_ids(), return_index=True, return_inverse=True)
+    procs = np.argsort(np.argsort(first, kind="stable"), kind="stable")[inverse.reshape(-1)]
     proc = procs[inst.track[rows]]
     out: list[MemorySeries] = []
     cols = _int_columns(store, rows)

@@ -146,7 +146,7 @@ class TrackTable(Sequence[Track]):
         titles = [process_title_of(kind == _KIND_CODE[GLOBAL], text[g], text[lab], text[nm], ids[pid])
                   for kind, g, lab, nm, pid in zip(*(c[n][first].tolist() for n in
                                                      ("kind", "group", "process_label", "process_name", "pid")))]
-        return inverse.reshape(-1), titles
+        return _distinct(inverse, titles)
 
     def titles(self) -> tuple[np.ndarray, list[str]]:
         """Per track an index into the distinct row titles, and those titles (once per (name, tid))."""
@@ -154,7 +154,7 @@ class TrackTable(Sequence[Track]):
         _, first, inverse = np.unique(group_key(c["name"], c["tid"]), return_index=True, return_inverse=True)
         text, ids = self.text, self.ids
         titles = [title_of(text[nm], ids[tid]) for nm, tid in zip(c["name"][first].tolist(), c["tid"][first].tolist())]
-        return inverse.reshape(-1), titles
+        return _distinct(inverse, titles)
 
     def texts(self, form: str) -> tuple[np.ndarray, list[str]]:
         """Per track an index into distinct texts, and those texts, each ``form.format(process=…, title=…,
@@ -165,7 +165,7 @@ class TrackTable(Sequence[Track]):
         _, first, inverse = np.unique(group_key(pcode, tcode, kind), return_index=True, return_inverse=True)
         texts = [form.format(process=ptitles[p], title=ttitles[t], kind=KINDS[k])
                  for p, t, k in zip(pcode[first].tolist(), tcode[first].tolist(), kind[first].tolist())]
-        return inverse.reshape(-1), texts
+        return _distinct(inverse, texts)
 
     @property
     def overlapping(self) -> int:
@@ -192,3 +192,10 @@ class TrackTable(Sequence[Track]):
             return "a track id that is not a number or text"
         return None
 
+
+
+def _distinct(code: np.ndarray, texts: list[str]) -> tuple[np.ndarray, list[str]]:
+    """``code`` (per track, into ``texts``) and ``texts`` with equal texts made one (two pids' titles may read alike)."""
+    seen: dict[str, int] = {}
+    remap = np.fromiter((seen.setdefault(t, len(seen)) for t in texts), dtype=np.int64, count=len(texts))
+    return remap[code.reshape(-1)], list(seen)
