@@ -196,6 +196,8 @@ class TrackTable(Sequence[Track]):
 
 def _distinct(code: np.ndarray, texts: list[str]) -> tuple[np.ndarray, list[str]]:
     """``code`` (per track, into ``texts``) and ``texts`` with equal texts made one (two pids' titles may read alike)."""
+    if len(set(texts)) == len(texts):  # the common case (every thread its own title): one cheap check
+        return code.reshape(-1), texts
     seen: dict[str, int] = {}
     remap = np.fromiter((seen.setdefault(t, len(seen)) for t in texts), dtype=np.int64, count=len(texts))
     return remap[code.reshape(-1)], list(seen)
