@@ -62,6 +62,13 @@ def safe_field(text: Any, limit: int = MAX_FIELD) -> str:
     return escape_controls(clip(str(text), limit))
 
 
+def safe_fields(texts: list[str], limit: int = MAX_FIELD) -> list[str]:
+    """``safe_field`` of each of ``texts``; one scan of them all when none needs a change (the common case)."""
+    if all(len(t) <= limit for t in texts) and _CONTROLS.search("".join(texts)) is None:
+        return texts
+    return [safe_field(t, limit) for t in texts]
+
+
 def json_text(value: Any, indent: int | None = 2) -> str:
     """JSON for a terminal: lossless (the data round-trips), but no raw DEL/C1 byte, bidi or
     invisible character in it (each as a ``\\uXXXX`` escape)."""

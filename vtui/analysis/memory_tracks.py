@@ -57,8 +57,11 @@ def _build(store: TraceStore) -> list[MemorySeries]:
     if not len(rows):
         return []
     rows = rows[np.argsort(inst.ts_ns[rows], kind="stable")]
-    # The process of each event: (source, pid) through its track, from the track columns.
-    proc = store.tracks.process_ids()[inst.track[rows]]
+    # The process of each event: (source, pid) through its track.
+    # Numbered in order of each process's first track, from the columns (no Track per row).
+    _, first, inverse = np.unique(store.tracks.process_ids(), return_index=True, return_inverse=True)
+    procs = np.argsort(np.argsort(first, kind="stable"), kind="stable")[inverse.reshape(-1)]
+    proc = procs[inst.track[rows]]
     out: list[MemorySeries] = []
     cols = _int_columns(store, rows)
     args = None if cols is not None else _memory_args(store, rows)

@@ -33,13 +33,16 @@ def compile_regex(pattern: str, ignore_case: bool = False) -> UserRegex:
     return compile_user(pattern, ignore_case)
 
 
+LABEL_FORM = "{process} / {title}"  # Track.label: what --track REGEX matches
+
+
 def tracks_matching(store: TraceStore, pattern: str | None) -> np.ndarray:
     """Track ids whose display name (process and thread/stream name) matches ``pattern``; all if None."""
     if not pattern:
         return np.arange(len(store.tracks), dtype=np.int64)
     regex = compile_regex(pattern)
-    hit = regex.mask([t.label for t in store.tracks])
-    ids = [t.id for t, h in zip(store.tracks, hit.tolist()) if h]
-    if not ids:
+    code, labels = store.tracks.texts(LABEL_FORM)  # each distinct label matched once
+    ids = np.flatnonzero(regex.mask(labels)[code]).astype(np.int64)
+    if not len(ids):
         raise UsageError(f"no track matches {pattern!r}")
-    return np.asarray(ids, dtype=np.int64)
+    return ids

@@ -5,11 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
+import numpy as np
 
 from vtui.fmt import format_duration
-from vtui.safe_text import safe_field
+from vtui.safe_text import safe_field, safe_fields
 from vtui.store.store import TraceStore
 from vtui.store.tracks import show_id
+from vtui.store.tracktable import KINDS
 
 
 class DecodeChunks(msgspec.Struct):
@@ -26,6 +28,10 @@ def _decode_chunks(store: TraceStore) -> DecodeChunks:
 
 
 def info_dict(store: TraceStore) -> dict[str, Any]:
+    return {**_summary(store), "track_list": _track_list(store)}
+
+
+def _summary(store: TraceStore) -> dict[str, Any]:
     return {
         "sources": [
             {"path": s.path, "label": s.label, "form": s.form, "repaired": s.repaired, "events": s.events,
@@ -48,13 +54,24 @@ def info_dict(store: TraceStore) -> dict[str, Any]:
         "nesting_tolerance_ns": store.nesting_tolerance_ns,
         "decode_chunks": msgspec.structs.asdict(_decode_chunks(store)),
         "warnings": list(store.warnings),
-        "track_list": [
-            {"id": t.id, "kind": t.kind, "pid": _jsonable(t.pid), "tid": _jsonable(t.tid), "process": t.process_title,
-             "name": t.title, "slices": t.slice_count, "instants": t.instant_count, "counter_samples": t.counter_count,
-             "lanes": t.lanes, "overlapping": t.overlapping}
-            for t in store.tracks
-        ],
     }
+
+
+def _track_list(store: TraceStore) -> list[dict[str, Any]]:
+    """One dict per track, from the columns (no Track objects: a million tracks is a million rows)."""
+    t = store.tracks
+    pcode, ptitles = t.process_titles()
+    tcode, ttitles = t.titles()
+    ids = [_jsonable(v) for v in t.ids]
+    c = {n: t.columns[n].tolist() for n in ("kind", "pid", "tid", "slice_count", "instant_count", "counter_count",
+                                             "lanes", "overlapping")}
+    return [
+        {"id": k, "kind": KINDS[kind], "pid": ids[pid], "tid": ids[tid], "process": ptitles[p], "name": ttitles[n],
+         "slices": sl, "instants": ins, "counter_samples": cs, "lanes": ln, "overlapping": ov}
+        for k, kind, pid, tid, p, n, sl, ins, cs, ln, ov in zip(
+            range(len(t)), c["kind"], c["pid"], c["tid"], pcode.tolist(), tcode.tolist(), c["slice_count"],
+            c["instant_count"], c["counter_count"], c["lanes"], c["overlapping"])
+    ]
 
 
 def _jsonable(value: Any) -> Any:
@@ -65,7 +82,7 @@ TITLE_WIDTH = 80  # characters of a process / thread name in the track list
 
 
 def info_text(store: TraceStore) -> str:
-    d = info_dict(store)
+    d = _summary(store)
     lines = []
     for s in d["sources"]:
         state = "repaired" if s["repaired"] else "intact"
@@ -87,18 +104,32 @@ def info_text(store: TraceStore) -> str:
         lines.append(f"{chunks['chunks']:,} event chunks decoded, {chunks['compiled_helper']:,} ({share:.0f}%) "
                      "through the compiled helper")
     lines.append(f"{d['tracks']} tracks:")
-    width = max((len(safe_field(t.process_title, TITLE_WIDTH)) for t in store.tracks), default=0)
-    for t in store.tracks:
-        counts = f"{t.slice_count:>9,} slices"
-        if t.instant_count:
-            counts += f" {t.instant_count:,} instants"
-        if t.counter_count:
-            counts += f" {t.counter_count:,} samples"
-        process, title = safe_field(t.process_title, TITLE_WIDTH), safe_field(t.title, TITLE_WIDTH)
-        lines.append(f"  {t.kind:<8} {process:<{width}}  {title} (pid {safe_field(show_id(t.pid), 40)}, tid {safe_field(show_id(t.tid), 40)}) {counts}")
+    lines.extend(_track_lines(store))
     if d["warnings"]:
         lines.append(f"{len(d['warnings'])} warnings:")
         lines.extend(f"  - {safe_field(w, 2000)}" for w in d["warnings"])
     else:
         lines.append("no warnings")
     return "\n".join(lines)
+
+
+def _track_lines(store: TraceStore) -> list[str]:
+    """A line per track, from the columns; each distinct title and id is made safe once."""
+    t = store.tracks
+    pcode, ptitles = t.process_titles()
+    tcode, ttitles = t.titles()
+    processes = safe_fields(ptitles, TITLE_WIDTH)
+    titles = safe_fields(ttitles, TITLE_WIDTH)
+    ids = safe_fields([show_id(v) for v in t.ids], 40)
+    width = max((len(processes[p]) for p in np.unique(pcode).tolist()), default=0)
+    c = {n: t.columns[n].tolist() for n in ("kind", "pid", "tid", "slice_count", "instant_count", "counter_count")}
+    lines = []
+    for kind, p, n, pid, tid, sl, ins, cs in zip(c["kind"], pcode.tolist(), tcode.tolist(), c["pid"], c["tid"],
+                                                 c["slice_count"], c["instant_count"], c["counter_count"]):
+        counts = f"{sl:>9,} slices"
+        if ins:
+            counts += f" {ins:,} instants"
+        if cs:
+            counts += f" {cs:,} samples"
+        lines.append(f"  {KINDS[kind]:<8} {processes[p]:<{width}}  {titles[n]} (pid {ids[pid]}, tid {ids[tid]}) {counts}")
+    return lines

@@ -46,6 +46,27 @@ def show_id(value: Any) -> str:
     return "?" if value is None else str(value)
 
 
+def process_title_of(is_global: bool, group: str, process_label: str, process_name: str, pid: Any) -> str:
+    """A track's process title from its fields (``Track.process_title``; the track table calls it once
+    per distinct process, not per track)."""
+    if is_global:
+        return group or "global"
+    parts = []
+    if group:
+        parts.append(group)
+    name = process_label if process_label.startswith("GPU") else process_name
+    if name:
+        parts.append(name)
+    if pid is not None and show_id(pid) not in name:
+        parts.append(show_id(pid))
+    return " ".join(parts) or "?"
+
+
+def title_of(name: str, tid: Any) -> str:
+    """A track's row title: its name, else its tid."""
+    return name or show_id(tid)
+
+
 @dataclass(slots=True)  # a million rows: less memory, made faster
 class Track:
     """One timeline row group: a row of the store's ``TrackTable`` (``vtui.store.tracktable``), made
@@ -70,21 +91,11 @@ class Track:
     @property
     def process_title(self) -> str:
         """How the process is shown: label for GPUs (Kineto), else name, then pid."""
-        if self.kind == GLOBAL:
-            return self.group or "global"
-        parts = []
-        if self.group:
-            parts.append(self.group)
-        name = self.process_label if self.process_label.startswith("GPU") else self.process_name
-        if name:
-            parts.append(name)
-        if self.pid is not None and show_id(self.pid) not in name:
-            parts.append(show_id(self.pid))
-        return " ".join(parts) or "?"
+        return process_title_of(self.kind == GLOBAL, self.group, self.process_label, self.process_name, self.pid)
 
     @property
     def title(self) -> str:
-        return self.name or show_id(self.tid)
+        return title_of(self.name, self.tid)
 
     @property
     def label(self) -> str:

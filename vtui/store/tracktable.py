@@ -18,7 +18,7 @@ import numpy as np
 
 from vtui.gcpause import gc_paused
 from vtui.store.grouping import group_key
-from vtui.store.tracks import ASYNC, COUNTER, GLOBAL, GPU, PROCESS, THREAD, Track
+from vtui.store.tracks import ASYNC, COUNTER, GLOBAL, GPU, PROCESS, THREAD, Track, process_title_of, title_of
 
 KINDS = (THREAD, GPU, ASYNC, COUNTER, PROCESS, GLOBAL)  # a kind's code is its position here
 KIND_CODE = {k: i for i, k in enumerate(KINDS)}
@@ -135,6 +135,38 @@ class TrackTable(Sequence[Track]):
         """Per track: one id per (source, pid), equal exactly where both are."""
         return group_key(self.columns["source"], self.columns["pid"])
 
+    def process_titles(self) -> tuple[np.ndarray, list[str]]:
+        """Per track an index into the distinct process titles, and those titles: each made once per
+        distinct (global, group, label, name, pid), not once per track."""
+        c = self.columns
+        key = group_key((c["kind"] == _KIND_CODE[GLOBAL]).astype(np.int64), c["group"], c["process_label"],
+                        c["process_name"], c["pid"])
+        _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+        text, ids = self.text, self.ids
+        titles = [process_title_of(kind == _KIND_CODE[GLOBAL], text[g], text[lab], text[nm], ids[pid])
+                  for kind, g, lab, nm, pid in zip(*(c[n][first].tolist() for n in
+                                                     ("kind", "group", "process_label", "process_name", "pid")))]
+        return _distinct(inverse, titles)
+
+    def titles(self) -> tuple[np.ndarray, list[str]]:
+        """Per track an index into the distinct row titles, and those titles (once per (name, tid))."""
+        c = self.columns
+        _, first, inverse = np.unique(group_key(c["name"], c["tid"]), return_index=True, return_inverse=True)
+        text, ids = self.text, self.ids
+        titles = [title_of(text[nm], ids[tid]) for nm, tid in zip(c["name"][first].tolist(), c["tid"][first].tolist())]
+        return _distinct(inverse, titles)
+
+    def texts(self, form: str) -> tuple[np.ndarray, list[str]]:
+        """Per track an index into distinct texts, and those texts, each ``form.format(process=…, title=…,
+        kind=…)`` of a track: what a track filter matches, made once per distinct text."""
+        pcode, ptitles = self.process_titles()
+        tcode, ttitles = self.titles()
+        kind = self.columns["kind"].astype(np.int64)
+        _, first, inverse = np.unique(group_key(pcode, tcode, kind), return_index=True, return_inverse=True)
+        texts = [form.format(process=ptitles[p], title=ttitles[t], kind=KINDS[k])
+                 for p, t, k in zip(pcode[first].tolist(), tcode[first].tolist(), kind[first].tolist())]
+        return _distinct(inverse, texts)
+
     @property
     def overlapping(self) -> int:
         return int(self.columns["overlapping"].sum())
@@ -160,3 +192,12 @@ class TrackTable(Sequence[Track]):
             return "a track id that is not a number or text"
         return None
 
+
+
+def _distinct(code: np.ndarray, texts: list[str]) -> tuple[np.ndarray, list[str]]:
+    """``code`` (per track, into ``texts``) and ``texts`` with equal texts made one (two pids' titles may read alike)."""
+    if len(set(texts)) == len(texts):  # the common case (every thread its own title): one cheap check
+        return code.reshape(-1), texts
+    seen: dict[str, int] = {}
+    remap = np.fromiter((seen.setdefault(t, len(seen)) for t in texts), dtype=np.int64, count=len(texts))
+    return remap[code.reshape(-1)], list(seen)

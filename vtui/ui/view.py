@@ -27,6 +27,7 @@ MIN_SPAN_NS = 100  # deepest zoom: 100 ns across the timeline
 LANE_CAP = 12  # rows a deep (Python-stack) track gets until expanded: the GPU streams stay in sight
 PINNED: tuple = ("pinned",)  # the group key of the pinned tracks
 RANGE_UNDO = 50  # range changes u can take back
+FILTER_FORM = "{process} {title} {kind}"  # the text of a track the filter `t` matches
 
 
 def smart_case(query: str) -> bool:
@@ -136,7 +137,7 @@ class ViewState:
     def matches(self, track: Track) -> bool:
         if not self.filter_text:
             return True
-        hay = f"{track.process_title} {track.title} {track.kind}"
+        hay = FILTER_FORM.format(process=track.process_title, title=track.title, kind=track.kind)
         rx = self._filter_regex()
         return rx.search(hay) if rx is not None else self.filter_text.lower() in hay.lower()
 
@@ -148,8 +149,15 @@ class ViewState:
         n = len(self.store.tracks)
         keep = np.ones(n, dtype=bool)
         keep[[i for i in self.hidden if 0 <= i < n]] = False
-        if self.filter_text:  # text per track: the filter's regex reads each one
-            keep &= np.fromiter((self.matches(t) for t in self.store.tracks), dtype=bool, count=n)
+        if self.filter_text:  # the filter reads each distinct text once; numpy maps it back to the tracks
+            code, texts = self.store.tracks.texts(FILTER_FORM)
+            rx = self._filter_regex()
+            if rx is not None:
+                hit = rx.mask(texts)
+            else:
+                needle = self.filter_text.lower()
+                hit = np.fromiter((needle in t.lower() for t in texts), dtype=bool, count=len(texts))
+            keep &= hit[code]
         ids = np.flatnonzero(keep)
         pins = [p for p in self.pinned if 0 <= p < n and keep[p]]
         return np.concatenate([np.array(pins, dtype=np.int64), ids[~np.isin(ids, pins)]]) if pins else ids

@@ -1,0 +1,74 @@
+"""CLI commands at 1,000,000 tracks (issue 31): ``vtui info`` (a line per track) and ``vtui stats
+--track REGEX`` (the filter over every track's label), each in a fresh process reopening a warm cache
+entry, against a floor in the same run (a fresh process that imports vtui and reopens the same entry:
+what every command pays before its own work). Medians of N runs, CPU-seconds (user + system of the
+process and its children), the 1-minute load average before and after (the machine is shared).
+
+    python benchmarks/bench_many_tracks_cli.py                      # 1,000,000 tracks, 3 runs
+    python benchmarks/bench_many_tracks_cli.py --root /other/checkout --tracks 100000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from benchmarks.bytecode import compiled_env  # noqa: E402
+from benchmarks.many_tracks_synth import write_many_tracks  # noqa: E402
+
+FLOOR = "import sys; sys.path.insert(0, sys.argv[2]); from vtui.load.trace import load_trace; load_trace(sys.argv[1])"
+
+
+def _cpu_of(cmd: list[str], env: dict, cwd: Path) -> float:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(cmd, env=env, cwd=cwd, check=True, stdout=subprocess.DEVNULL)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def bench(path: Path, runs: int, root: Path) -> dict:
+    cases = {
+        "floor_reopen": [sys.executable, "-c", FLOOR, str(path), str(root)],
+        "info": [sys.executable, "-m", "vtui", "info", str(path)],
+        "stats_track": [sys.executable, "-m", "vtui", "stats", str(path), "--track", "thread 9"],
+    }
+    with tempfile.TemporaryDirectory(prefix="vtui-bench-cache-") as cache_home, compiled_env() as env:
+        env = {**env, "XDG_CACHE_HOME": cache_home, "PYTHONPATH": str(root)}
+        subprocess.run(cases["floor_reopen"], env=env, cwd=root, check=True)  # writes the entry
+        load_before = os.getloadavg()[0]
+        cpu: dict[str, list[float]] = {k: [] for k in cases}
+        for _ in range(runs):  # interleaved: a busy spell hits every case alike
+            for k, cmd in cases.items():
+                cpu[k].append(_cpu_of(cmd, env, root))
+        load_after = os.getloadavg()[0]
+    med = {k: round(statistics.median(v), 3) for k, v in cpu.items()}
+    return {"file": path.name, "root": str(root), "runs": runs, **{f"{k}_cpu_s": v for k, v in med.items()},
+            **{f"{k}_over_floor": round(med[k] / med["floor_reopen"], 2) for k in ("info", "stats_track")},
+            "load_average_1min": [round(load_before, 2), round(load_after, 2)]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--tracks", type=int, default=1_000_000)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--root", type=Path, default=ROOT, help="the vtui checkout to measure (default: this one)")
+    parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "vtui-bench")
+    opts = parser.parse_args()
+    opts.cache.mkdir(parents=True, exist_ok=True)
+    path = opts.cache / f"many_tracks_{opts.tracks}.json"
+    if not path.exists():
+        write_many_tracks(path.with_suffix(".tmp"), opts.tracks).rename(path)
+    print(json.dumps(bench(path, opts.runs, opts.root.resolve())), flush=True)
+
+
+if __name__ == "__main__":
+    main()
