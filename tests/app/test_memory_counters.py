@@ -100,3 +100,31 @@ async def test_memory_without_totals_is_the_running_sum_of_bytes(tmp_path):
         await settle(pilot, 2)
         line = read_screen(app).text[read_screen(app).find("cuda:3 allocated")[0]]
         assert line.rstrip().endswith(" 4.0 KiB"), line  # 1024 + 4096 - 1024 at 350 µs
+
+
+async def test_memory_rows_come_right_after_the_first_frame(monkeypatch):
+    """The first frame is drawn before the memory series are built (that pass reads every
+    [memory] event's args); the rows follow without a key press."""
+    from vtui.analysis import memory_tracks
+    from vtui.ui.widgets.timeline import Timeline
+
+    built: list[bool] = []
+    first_paint: list[bool] = []
+    build = memory_tracks._build
+    monkeypatch.setattr(memory_tracks, "_build", lambda store: built.append(True) or build(store))
+    render_line = Timeline.render_line
+
+    def spy(self, y):
+        if not first_paint:
+            first_paint.append(bool(built))  # were the series built before the first line drawn?
+        return render_line(self, y)
+
+    monkeypatch.setattr(Timeline, "render_line", spy)
+    store = load_trace(QWEN, cache=False)
+    app = VtuiApp(QWEN, store=store)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot)
+        assert first_paint == [False], "the timeline's first paint waited for the memory series"
+        screen = read_screen(app)
+        assert len(screen.find("cuda:0 allocated")) == 1, "the memory row is drawn once the first frame is out"
+        assert any(r.series >= 0 for r in app.view.rows), "the view's rows hold the memory series"

@@ -70,7 +70,7 @@ class MainPane(TimelinePane):
     BINDINGS = bindings("timeline", on="view")
 
     def __init__(self, store: TraceStore, path: Path, **kwargs: Any) -> None:
-        super().__init__(store, path.name, **kwargs)
+        super().__init__(store, path.name, memory_rows=False, **kwargs)  # added after the first frame
         self.path = path
         self.tracklist_wanted: bool | None = None  # None: shown from NARROW columns up; T decides
 
@@ -87,6 +87,12 @@ class MainPane(TimelinePane):
         self._fit_tracklist()
         self.timeline.focus()
         self.changed()
+        self.call_after_refresh(self._add_memory_rows)
+
+    def _add_memory_rows(self) -> None:
+        # After the first frame: building the memory series reads every [memory] event's args.
+        if self.view.show_memory_rows():
+            self.changed()
 
     def on_resize(self) -> None:
         self._fit_tracklist()

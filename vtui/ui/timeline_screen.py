@@ -54,11 +54,12 @@ class TimelinePane(Vertical):
 
     version: var[int] = var(0, init=False)  # bumped on every change of the view: the widgets watch it
 
-    def __init__(self, store: TraceStore, name: str, scale_ns: int = 0, **kwargs: Any) -> None:
+    def __init__(self, store: TraceStore, name: str, scale_ns: int = 0, memory_rows: bool = True,
+                 **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.store = store
         self.name_shown = name  # the trace's file name, for titles
-        self.view = ViewState(store, scale_ns=scale_ns)
+        self.view = ViewState(store, scale_ns=scale_ns, memory_rows=memory_rows)
         self.search = SearchJob()  # at most one running; its pattern says "searching…"
 
     # ---- the one way a view changes ---------------------------------------------------------

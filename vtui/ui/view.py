@@ -63,6 +63,9 @@ class ViewState:
     measurements: SortedKeyList = field(default_factory=lambda: SortedKeyList(key=lambda m: (m.a, m.b)))
     _filter_compiled: tuple = field(default=("", None), repr=False)  # (filter text, its guarded regex)
     _group_sizes: dict = field(default_factory=dict, repr=False)  # group key -> visible tracks (last rebuild)
+    # False: no memory rows yet (the app's first frame skips their pass over every [memory] event's
+    # args; show_memory_rows adds them right after it)
+    memory_rows: bool = True
 
     def __post_init__(self) -> None:
         self.show_all()
@@ -226,7 +229,16 @@ class ViewState:
         ids, group, keys = self._grouped()
         self._group_sizes = dict(zip(keys, np.bincount(group, minlength=len(keys)).tolist()))
         self.rows = build_rows(self.store, ids, group, keys, self.folded, self.expanded, self.lane_cap,
-                               lambda track: series_of_track(self.store, track))
+                               lambda track: series_of_track(self.store, track) if self.memory_rows else [])
+
+    def show_memory_rows(self) -> bool:
+        """Add the memory rows held back for the first frame; True when the rows changed."""
+        if self.memory_rows:
+            return False
+        self.memory_rows = True
+        before = len(self.rows)
+        self.rebuild_rows()
+        return len(self.rows) != before
 
     def toggle_hidden(self, track: int) -> None:
         self.hidden.symmetric_difference_update({track})
