@@ -10,7 +10,6 @@ msgspec floor of the same file. Medians of N fresh processes, CPU-seconds (user 
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -23,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from benchmarks.bench_load import FLOOR, VTUI  # noqa: E402
 from benchmarks.bytecode import compiled_env  # noqa: E402
-from benchmarks.many_tracks_synth import write_many_tracks  # noqa: E402
+from benchmarks.many_tracks_synth import bench_arguments  # noqa: E402
 
 
 def _run(code: str, path: Path, root: Path, *extra: str, env: dict | None = None) -> dict:
@@ -61,16 +60,7 @@ def bench(path: Path, runs: int, root: Path) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--tracks", type=int, default=1_000_000)
-    parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--root", type=Path, default=ROOT, help="the vtui checkout to measure (default: this one)")
-    parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "vtui-bench")
-    opts = parser.parse_args()
-    opts.cache.mkdir(parents=True, exist_ok=True)
-    path = opts.cache / f"many_tracks_{opts.tracks}.json"
-    if not path.exists():
-        write_many_tracks(path.with_suffix(".tmp"), opts.tracks).rename(path)
+    opts, path = bench_arguments(__doc__ or "", ROOT)
     print(json.dumps(bench(path, opts.runs, opts.root.resolve())), flush=True)
 
 

@@ -7,7 +7,24 @@ point 10: 1,000,000 tracks in ~65 MB), every eighth thread named by an M event.
 from __future__ import annotations
 
 import argparse
+import tempfile
 from pathlib import Path
+
+
+def bench_arguments(doc: str, root: Path) -> tuple[argparse.Namespace, Path]:
+    """The many-tracks benchmarks' shared command line (--tracks, --runs, --root, --cache) and the
+    trace they measure, written once into the cache folder."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--tracks", type=int, default=1_000_000)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--root", type=Path, default=root, help="the vtui checkout to measure (default: this one)")
+    parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "vtui-bench")
+    opts = parser.parse_args()
+    opts.cache.mkdir(parents=True, exist_ok=True)
+    path = opts.cache / f"many_tracks_{opts.tracks}.json"
+    if not path.exists():
+        write_many_tracks(path.with_suffix(".tmp"), opts.tracks).rename(path)
+    return opts, path
 
 
 def write_many_tracks(path: Path, tracks: int) -> Path:
