@@ -159,3 +159,23 @@ def deadline(seconds: float, what: str) -> Iterator[None]:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
+
+
+def search_until_cancelled(monkeypatch):
+    """Replace the app's search with one that runs until esc cancels it (RE2 ends every real one
+    fast); returns the event set once it has started."""
+    import threading
+
+    import vtui.ui.searching as searching
+    from vtui.regex_guard import RegexStopped
+
+    started = threading.Event()
+
+    def endless(store, text, tracks=None, ignore_case=False, budget=None):
+        started.set()
+        if not budget.cancel.wait(60):  # a bound for the test, not a sleep: esc sets it at once
+            raise AssertionError("esc did not cancel the search")
+        raise RegexStopped("search cancelled")
+
+    monkeypatch.setattr(searching, "search", endless)
+    return started

@@ -4,12 +4,10 @@ same offsets from each trace's first step (also past the shorter trace's end); s
 
 from __future__ import annotations
 
-import threading
-
 import pytest
 
 from tests.app.screen import read_screen
-from tests.helpers import X, settle, write_trace
+from tests.helpers import X, search_until_cancelled, settle, write_trace
 from vtui.load.trace import load_trace
 from vtui.ui.compare import CompareApp
 
@@ -50,9 +48,6 @@ async def test_the_step_lock_keeps_the_same_offsets_from_each_first_step(pair):
 
 
 async def test_compare_search_says_searching_stops_and_reports_errors(pair, monkeypatch):
-    import vtui.ui.searching as searching
-    from vtui.regex_guard import RegexStopped
-
     a, b, sa, sb = pair
     app = CompareApp(a, b, stores=(sa, sb))
     async with app.run_test(size=(140, 40)) as pilot:
@@ -61,16 +56,7 @@ async def test_compare_search_says_searching_stops_and_reports_errors(pair, monk
         await settle(pilot)
         messages = [n.message for n in app._notifications]
         assert any("(foo" in m and "(?i)" not in m for m in messages), messages  # the user's pattern, no (?i)
-        started = threading.Event()
-
-        def endless(store, text, tracks=None, ignore_case=False, budget=None):
-            """A search that runs until it is cancelled (RE2 ends every real one fast)."""
-            started.set()
-            if not budget.cancel.wait(60):  # a bound for the test, not a sleep: esc sets it at once
-                raise AssertionError("esc did not cancel the search")
-            raise RegexStopped("search cancelled")
-
-        monkeypatch.setattr(searching, "search", endless)
+        started = search_until_cancelled(monkeypatch)
         await pilot.press("slash", *"slow", "enter")
         await pilot.pause()
         assert started.wait(30)

@@ -4,12 +4,10 @@ same in each, because it is one piece of code mounted three times."""
 
 from __future__ import annotations
 
-import threading
-
 import pytest
 
 from tests.app.screen import read_screen
-from tests.helpers import settle
+from tests.helpers import search_until_cancelled, settle
 from vtui.demo import demo_trace_path
 from vtui.ui.app import VtuiApp
 from vtui.ui.compare import CompareApp, TracePane
@@ -123,18 +121,7 @@ async def test_a_search_error_is_told_in_the_main_view_and_in_each_compare_pane(
 
 @pytest.mark.parametrize("which", [0, 1])
 async def test_each_compare_pane_says_searching_and_esc_stops_it(demo_store, monkeypatch, which):
-    import vtui.ui.searching as searching
-    from vtui.regex_guard import RegexStopped
-
-    started = threading.Event()
-
-    def endless(store, text, tracks=None, ignore_case=False, budget=None):
-        started.set()
-        if not budget.cancel.wait(60):  # a bound for the test, not a sleep: esc sets it at once
-            raise AssertionError("esc did not cancel the search")
-        raise RegexStopped("search cancelled")
-
-    monkeypatch.setattr(searching, "search", endless)
+    started = search_until_cancelled(monkeypatch)
     path = demo_trace_path()
     app = CompareApp(path, path, stores=(demo_store, demo_store))
     async with app.run_test(size=(140, 40)) as pilot:
