@@ -105,11 +105,6 @@ def ids(store: TraceStore) -> Ids:
     return memo(store, "ids", lambda: Ids(store))
 
 
-def _track_texts(store: TraceStore, name: str) -> Any:
-    """The tracks' distinct texts (``TrackTable.text``) as one Arrow array, taken per row by the tables."""
-    return memo(store, f"track_{name}", lambda: _texts(list(store.tracks.text)))
-
-
 def _taken(values: Any, codes: np.ndarray, null_where: np.ndarray | None = None) -> Any:
     """``values[codes]`` as an Arrow string (or int) array; NULL where ``null_where``."""
     pa = ac.pyarrow()
@@ -118,11 +113,14 @@ def _taken(values: Any, codes: np.ndarray, null_where: np.ndarray | None = None)
 
 
 def _coded(store: TraceStore, method: str, rows: np.ndarray) -> Any:
-    """A per-track text (``TrackTable.titles`` / ``process_titles`` / ``texts(form)``) of ``rows``."""
+    """A per-track text of ``rows``: ``TrackTable.titles`` / ``process_titles`` (each distinct text
+    made once), or ``label``: the two joined as ``Track.label`` joins them, by Arrow, not per track."""
+    if method == "label":
+        pc = ac.pyarrow_compute()
+        return pc.binary_join_element_wise(_coded(store, "process_titles", rows), _coded(store, "titles", rows), " / ")
 
     def build() -> tuple[np.ndarray, Any]:
-        tracks = store.tracks
-        code, texts = tracks.texts("{process} / {title}") if method == "label" else getattr(tracks, method)()
+        code, texts = getattr(store.tracks, method)()
         return code, _texts(texts)
 
     code, texts = memo(store, f"track_{method}", build)
@@ -133,16 +131,30 @@ def _kinds(store: TraceStore, rows: np.ndarray) -> Any:
     return _taken(_texts(list(KINDS)), store.tracks.columns["kind"][rows])
 
 
+def _distinct(values: list[Any], refs: np.ndarray) -> tuple[list[Any], np.ndarray]:
+    """The values ``refs`` point at, each once, and per ref its index among them (a table of one
+    process need not read a million tids)."""
+    used, code = np.unique(refs, return_inverse=True)
+    return [values[i] for i in used.tolist()], code.reshape(-1)
+
+
 def _id_ints(store: TraceStore, column: str, rows: np.ndarray) -> Any:
     """pid / tid of ``rows`` as ints, NULL where the value is not one (``_int_or_null``)."""
-    return _taken(_int_or_null(store.tracks.ids), store.tracks.columns[column][rows])
+    values, code = _distinct(store.tracks.ids, store.tracks.columns[column][rows])
+    return _taken(_int_or_null(values), code)
 
 
-def _nonempty_text(store: TraceStore, column: str, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(text id, is it empty) per row of a text column of the tracks."""
-    refs = store.tracks.columns[column][rows]
-    empty = np.array([not t for t in store.tracks.text], dtype=bool)
-    return refs, empty[refs]
+def _text_or(store: TraceStore, column: str, rows: np.ndarray, pid_text: bool = False) -> Any:
+    """A text column of ``rows`` (thread or process name), NULL where empty; ``pid_text``: where
+    empty, the pid when it is text (the trace named the process by it)."""
+    t = store.tracks
+    names, code = _distinct(t.text, t.columns[column][rows])
+    texts: list[str | None] = [v or None for v in names]
+    if pid_text:
+        pids, pid_code = _distinct(t.ids, t.columns["pid"][rows])
+        code = np.where(np.array([not v for v in names], dtype=bool)[code], len(names) + pid_code, code)
+        texts += [v if isinstance(v, str) else None for v in pids]
+    return _taken(_texts(texts), code)
 
 
 def _int64(values: np.ndarray) -> Any:
@@ -157,17 +169,10 @@ def _rank_rows(store: TraceStore, rows: np.ndarray, cols: dict[str, Any]) -> dic
 def process_table(store: TraceStore) -> Any:
     got = ids(store)
     rows = got.process_rows
-    t = store.tracks
-    # name: the process name, else a pid that is text (the trace named the process by it), else NULL.
-    refs, empty = _nonempty_text(store, "process_name", rows)
-    pid_refs = t.columns["pid"][rows].astype(np.int64)
-    pid_text = np.array([isinstance(v, str) for v in t.ids], dtype=bool)
-    names = _texts([*t.text, *(v if isinstance(v, str) else None for v in t.ids)])
-    code = np.where(empty, len(t.text) + pid_refs, refs)
     return ac.table(_rank_rows(store, rows, {
         "upid": ac.column(np.arange(len(rows), dtype=np.int64)),
         "pid": _id_ints(store, "pid", rows),
-        "name": _taken(names, code, empty & ~pid_text[pid_refs]),
+        "name": _text_or(store, "process_name", rows, pid_text=True),
         "label": _coded(store, "process_titles", rows),  # vtui's title (GPU labels, rank prefix)
     }))
 
@@ -175,11 +180,10 @@ def process_table(store: TraceStore) -> Any:
 def thread_table(store: TraceStore) -> Any:
     got = ids(store)
     rows = got.thread_rows
-    refs, empty = _nonempty_text(store, "name", rows)
     return ac.table(_rank_rows(store, rows, {
         "utid": ac.column(np.arange(len(rows), dtype=np.int64)),
         "tid": _id_ints(store, "tid", rows),
-        "name": _taken(_track_texts(store, "text"), refs, empty),
+        "name": _text_or(store, "name", rows),
         "upid": _int64(got.upid[rows]),
     }))
 
