@@ -282,9 +282,10 @@ def device_of_track(store: TraceStore) -> np.ndarray:
     t = store.tracks
     if not len(t):
         return np.zeros(1, dtype=np.int64)
+    used, pid = np.unique(t.columns["pid"], return_inverse=True)  # the pids only: not every tid's text
     texts: dict[str, int] = {}
-    pid_text = np.array([texts.setdefault(str(v), len(texts)) for v in t.ids], dtype=np.int64)
-    key = group_key(t.columns["source"], pid_text[t.columns["pid"]])
+    pid_text = np.array([texts.setdefault(str(t.ids[i]), len(texts)) for i in used.tolist()], dtype=np.int64)
+    key = group_key(t.columns["source"], pid_text[pid.reshape(-1)])
     _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
     rank = np.empty(len(first), dtype=np.int64)
     rank[np.argsort(first, kind="stable")] = np.arange(len(first))
