@@ -1,5 +1,6 @@
-"""CLI commands at 1,000,000 tracks (issue 31): ``vtui info`` (a line per track) and ``vtui stats
---track REGEX`` (the filter over every track's label), each in a fresh process reopening a warm cache
+"""CLI commands at 1,000,000 tracks (issue 31): ``vtui info`` (a line per track), ``vtui stats
+--track REGEX`` (the filter over every track's label) and ``vtui query`` over the track, thread,
+process, thread_track and counter_track tables, each in a fresh process reopening a warm cache
 entry, against a floor in the same run (a fresh process that imports vtui and reopens the same entry:
 what every command pays before its own work). Medians of N runs, CPU-seconds (user + system of the
 process and its children), the 1-minute load average before and after (the machine is shared).
@@ -24,6 +25,8 @@ sys.path.insert(0, str(ROOT))
 from benchmarks.bytecode import compiled_env  # noqa: E402
 from benchmarks.many_tracks_synth import bench_arguments  # noqa: E402
 
+TRACK_SQL = ("SELECT (SELECT COUNT(*) FROM track), (SELECT COUNT(*) FROM thread_track),"
+             " (SELECT COUNT(*) FROM thread JOIN process USING (upid)), (SELECT COUNT(*) FROM counter_track)")
 FLOOR = "import sys; sys.path.insert(0, sys.argv[2]); from vtui.load.trace import load_trace; load_trace(sys.argv[1])"
 
 
@@ -39,6 +42,7 @@ def bench(path: Path, runs: int, root: Path) -> dict:
         "floor_reopen": [sys.executable, "-c", FLOOR, str(path), str(root)],
         "info": [sys.executable, "-m", "vtui", "info", str(path)],
         "stats_track": [sys.executable, "-m", "vtui", "stats", str(path), "--track", "thread 9"],
+        "query_tracks": [sys.executable, "-m", "vtui", "query", str(path), TRACK_SQL],
     }
     with tempfile.TemporaryDirectory(prefix="vtui-bench-cache-") as cache_home, compiled_env() as env:
         env = {**env, "XDG_CACHE_HOME": cache_home, "PYTHONPATH": str(root)}
@@ -51,7 +55,7 @@ def bench(path: Path, runs: int, root: Path) -> dict:
         load_after = os.getloadavg()[0]
     med = {k: round(statistics.median(v), 3) for k, v in cpu.items()}
     return {"file": path.name, "root": str(root), "runs": runs, **{f"{k}_cpu_s": v for k, v in med.items()},
-            **{f"{k}_over_floor": round(med[k] / med["floor_reopen"], 2) for k in ("info", "stats_track")},
+            **{f"{k}_over_floor": round(med[k] / med["floor_reopen"], 2) for k in ("info", "stats_track", "query_tracks")},
             "load_average_1min": [round(load_before, 2), round(load_after, 2)]}
 
 

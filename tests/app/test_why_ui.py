@@ -158,3 +158,49 @@ async def test_the_slice_tables_roofline_takes_insights_range_rule():
         assert screen.find("roofline: calls starting in it")
         line = screen.text[[y for y in screen.find("aten::linear") if "FLOP" in screen.text[y]][-1]]
         assert f" {format_flops(want)} " in line, (line, format_flops(want))
+
+
+async def test_the_slice_tables_roofline_is_not_worked_out_again_on_a_refresh(monkeypatch):
+    """Back to a range the slice table has shown (u after a typed range): the roofline columns are
+    the ones drawn before, from the memo (counted), while a new range is worked out."""
+    from tests.helpers import answer_prompt
+    from vtui.analysis import roofline
+
+    calls: list[tuple[int, int] | None] = []
+    real = roofline._group_roofline_now
+
+    def counted(st, rows, keys, starts_in):
+        calls.append(starts_in)
+        return real(st, rows, keys, starts_in)
+
+    monkeypatch.setattr(roofline, "_group_roofline_now", counted)
+    store = load_trace(QWEN)
+    span = int(store.span_ns)
+    app = VtuiApp(QWEN, store=store)
+    async with app.run_test(size=(200, 50)) as pilot:
+        await settle(pilot)
+        await pilot.press("2")
+        await settle(pilot)
+        app.query_one("#agg-table").focus()
+        await pilot.press("slash", *"aten::", "enter")  # the rows with roofline figures
+        await settle(pilot)
+        whole = _drawn_table(app)
+        assert whole[0].startswith("whole trace") and "TFLOP" in whole[3] and calls == [(0, span)]
+        await pilot.press("escape")  # back on the timeline, the table still shown
+        await pilot.press("g")
+        await answer_prompt(pilot, f"{span // 4}ns:{span // 2}ns")
+        await settle(pilot)
+        assert app.view.range == (span // 4, span // 2)
+        assert calls == [(0, span), (span // 4, span // 2)] and _drawn_table(app) != whole
+        await pilot.press("u")
+        await settle(pilot)
+        assert app.view.range is None
+        assert _drawn_table(app) == whole and len(calls) == 2  # drawn again, not worked out again
+
+
+def _drawn_table(app) -> list[str]:
+    """The slice table's head line, filter, header and rows as drawn (up to the timeline's status line)."""
+    text = read_screen(app).text
+    top = next(y for y, line in enumerate(text) if "TFLOP/s" in line) - 2  # the head, the filter, the header
+    end = next(y for y in range(top, len(text)) if " window " in text[y] and " zoom " in text[y])
+    return text[top:end]

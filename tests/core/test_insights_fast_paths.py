@@ -27,10 +27,9 @@ from vtui.analysis.memory import (
     analyse_memory,
     memory_args_one_by_one,
 )
-from vtui.analysis.ops import analyse_ops
 from vtui.load.trace import load_trace
 from vtui.store import devices
-from vtui.store.slicetime import clipped_bounds, range_slices, self_times, time_range
+from vtui.store.slicetime import clipped_bounds, range_slices, self_times
 
 
 def _memory_rows(store) -> np.ndarray:
@@ -201,24 +200,6 @@ def test_memoised_masks_equal_masks_made_slice_by_slice_and_are_read_only(name: 
     assert not devices.name_mask(store, upper).any()
     assert devices.name_mask(store, re.compile("ATEN::", re.I)).tolist() == [
         "aten::" in store.strings[n].lower() for n in store.slices.name_id.tolist()]
-
-
-# ---- one range selection shared by the analyses --------------------------------------------------
-def test_a_selection_of_another_range_is_refused():
-    """The selection a range value carries is its own: one of another range, track set or store is
-    refused; its own is used as it is (the analyses of one Insights pass share it)."""
-    store = load_trace(FIXTURES / "hf_llama_stack.json.gz", cache=False)
-    span = int(store.span_ns)
-    half = range_slices(store, 0, span // 2)
-    assert time_range(store, 0, span // 2, half).slices is half
-    for wrong in (half, range_slices(store, 0, span // 2, np.array([0])),
-                  range_slices(load_trace(FIXTURES / "hf_llama_stack.json.gz", cache=False), 0, span)):
-        with pytest.raises(ValueError, match="not this range's"):
-            time_range(store, 0, span, wrong)
-    with pytest.raises(ValueError, match="not this range's"):
-        time_range(store, 0, span // 2, range_slices(store, 0, span // 2, np.array([0])))
-    for t0, t1 in ((0, span), (span // 4, span // 2)):
-        assert analyse_ops(store, time_range(store, t0, t1)) == analyse_ops(store, time_range(store, t0, t1))
 
 
 @pytest.mark.parametrize("name", ["hf_llama_stack.json.gz", "tracelens__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"])

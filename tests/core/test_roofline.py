@@ -309,3 +309,42 @@ def test_group_roofline_keeps_a_zero_roofline_time(tmp_path):
     agg = aggregate(store, None, None)
     [g] = group_roofline(store, agg.selected, agg.keys).values()
     assert (g.calls, g.bytes, g.gpu_ns, g.roofline_ns, g.pct_of_roofline) == (1, 0, 10_000, 0.0, 0.0)
+
+
+def test_group_roofline_is_memoised_on_its_inputs_content(monkeypatch):
+    """The slice table asks on every refresh: the same rows, keys and range rule (equal arrays, not
+    the same objects) are worked out once; other inputs are worked out anew; the last few are kept."""
+    import numpy as np
+
+    from vtui.analysis import roofline
+    from vtui.analysis.aggregate import aggregate
+
+    store = load_trace(QWEN, cache=False)
+    calls: list[int] = []
+    real = roofline._group_roofline_now
+
+    def counted(st, rows, keys, starts_in):
+        calls.append(len(rows))
+        return real(st, rows, keys, starts_in)
+
+    monkeypatch.setattr(roofline, "_group_roofline_now", counted)
+    agg = aggregate(store, None, None, by="name")
+    span = (agg.t0, agg.t1)
+    first = roofline.group_roofline(store, agg.selected, agg.keys, span)
+    assert first and len(calls) == 1
+    again = aggregate(store, None, None, by="name")  # a refresh: new arrays, the same content
+    assert again.selected is not agg.selected
+    assert roofline.group_roofline(store, again.selected, again.keys, span) == first and len(calls) == 1
+    assert roofline.group_roofline(store, agg.selected, agg.keys, span) == real(store, agg.selected, agg.keys, span)
+    # Another grouping, range rule or row set is its own entry.
+    by_cat = aggregate(store, None, None, by="cat")
+    roofline.group_roofline(store, by_cat.selected, by_cat.keys, span)
+    roofline.group_roofline(store, agg.selected, agg.keys, None)
+    roofline.group_roofline(store, agg.selected[1:], agg.keys[1:], span)
+    assert len(calls) == 4
+    # Slots: the oldest goes once more than GROUP_MEMO_SLOTS were asked for.
+    for k in range(roofline.GROUP_MEMO_SLOTS):
+        roofline.group_roofline(store, agg.selected, np.zeros(len(agg.keys), dtype=np.int64) + k, span)
+    assert len(calls) == 4 + roofline.GROUP_MEMO_SLOTS
+    roofline.group_roofline(store, agg.selected, agg.keys, span)  # pushed out: worked out again
+    assert len(calls) == 5 + roofline.GROUP_MEMO_SLOTS

@@ -249,7 +249,7 @@ def analyse_memory(store: TraceStore, rng: TimeRange | None = None) -> MemoryRep
     """PyTorch's memory events in ``rng`` (the whole trace when None), per device."""
     rng = over(store, rng)
     t0, t1 = rng.t0, rng.t1
-    ids = [i for i, s in enumerate(store.strings) if s == MEMORY_EVENT]
+    ids = store.string_ids(MEMORY_EVENT)
     inst = store.instants
     rows = np.flatnonzero(np.isin(inst.name_id, ids)) if ids else np.zeros(0, dtype=np.int64)
     if not len(rows):

@@ -49,8 +49,7 @@ def _build(store: TraceStore) -> list[MemorySeries]:
     inst = store.instants
     if not len(inst):
         return []
-    # Only the instants' own names can be "[memory]": test those few, not every string of the trace.
-    ids = [i for i in np.unique(inst.name_id).tolist() if store.strings[i] == MEMORY_EVENT]
+    ids = store.string_ids(MEMORY_EVENT)  # found once per store, not per instant or per string in Python
     if not ids:
         return []
     rows = np.flatnonzero(np.isin(inst.name_id, ids))

@@ -20,6 +20,7 @@ import numpy as np
 
 from vtui.analysis.steps import KNOWN_STEP_PATTERNS, _best_track, _cpu_candidates, _outermost
 from vtui.store.devices import KERNEL, device_work_kinds, name_mask, on_thread_track, runtime_mask
+from vtui.store.grouping import group_key
 from vtui.store.store import TraceStore
 
 # NCCL's kernels (ncclKernel_…, ncclDevKernel_…) and RCCL's (rcclGenericKernel, ncclDevKernel_Generic).
@@ -274,15 +275,30 @@ def _steps(store: TraceStore, source: int) -> np.ndarray:
     return best[np.argsort(s.start_ns[best], kind="stable")]
 
 
+def device_of_track(store: TraceStore) -> np.ndarray:
+    """Per track its device number: a GPU is its (source, pid) (Kineto's device id), the pid as text
+    (7 and "7" are one), numbered in track order; [0] for a store without tracks. From the track
+    columns: the text of each distinct pid once, no ``Track`` made."""
+    t = store.tracks
+    if not len(t):
+        return np.zeros(1, dtype=np.int64)
+    used, pid = np.unique(t.columns["pid"], return_inverse=True)  # the pids only: not every tid's text
+    texts: dict[str, int] = {}
+    pid_text = np.array([texts.setdefault(str(t.ids[i]), len(texts)) for i in used.tolist()], dtype=np.int64)
+    key = group_key(t.columns["source"], pid_text[pid.reshape(-1)])
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    rank = np.empty(len(first), dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(len(first))
+    return rank[inverse.reshape(-1)]
+
+
 def rank_tables(store: TraceStore) -> list[RankTable]:
     """One table per source file of the store, in source order (ranks numbered by `rank_number`)."""
     s = store.slices
     kinds = device_work_kinds(store)
     is_kernel = kinds == KERNEL
     coll = is_kernel & name_mask(store, COLLECTIVE_KERNEL) if len(s) else np.zeros(0, dtype=bool)
-    devices: dict[tuple[int, str], int] = {}  # a GPU is its (source, pid): Kineto's device id
-    device_of_track = np.array([devices.setdefault((t.source, str(t.pid)), len(devices)) for t in store.tracks] or [0],
-                               dtype=np.int64)
+    device_of = device_of_track(store)
     out = []
     for src_i, src in enumerate(store.sources):
         epoch = _epoch_ns(store, src_i)
@@ -300,7 +316,7 @@ def rank_tables(store: TraceStore) -> list[RankTable]:
         table.coll_row = krows
         table.coll_start = s.start_ns[krows].astype(np.int64) + epoch
         table.coll_end = s.end_ns[krows].astype(np.int64) + epoch
-        table.coll_device = device_of_track[s.track[krows]]
+        table.coll_device = device_of[s.track[krows]]
         k, g, z, b = _collectives(store, krows) if len(krows) else ([], [], [], [])
         table.coll_kind, table.coll_group = k, g
         table.coll_size = np.array(z, dtype=np.int64)
@@ -308,6 +324,6 @@ def rank_tables(store: TraceStore) -> list[RankTable]:
         comp = np.flatnonzero(is_kernel & ~coll & mine)
         table.comp_start = s.start_ns[comp].astype(np.int64) + epoch
         table.comp_end = s.end_ns[comp].astype(np.int64) + epoch
-        table.comp_device = device_of_track[s.track[comp]]
+        table.comp_device = device_of[s.track[comp]]
         out.append(table)
     return out

@@ -12,6 +12,8 @@ correlation ids); roofline time = max(FLOPs / peak of its precision, bytes / ban
 
 from __future__ import annotations
 
+import hashlib
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import msgspec
@@ -182,12 +184,37 @@ class GroupRoofline:
         return 100.0 * self.roofline_ns / self.gpu_ns if self.roofline_ns is not None and self.gpu_ns > 0 else None
 
 
+GROUP_MEMO_SLOTS = 8  # the slice table's last few (range, tracks, grouping): going back costs nothing
+
+
 def group_roofline(store: TraceStore, rows: np.ndarray, keys: np.ndarray,
                    starts_in: tuple[int, int] | None = None) -> dict[int, GroupRoofline]:
     """Per group of ``rows`` (``keys``: a group id per row), the FLOPs, bytes, launched GPU time and
     roofline time of its whole calls that are roofline ops (outermost candidates whose shapes say);
     groups with none are absent. The same rules and costs as ``analyse_roofline``; with
-    ``starts_in`` = (t0, t1), its range rule too: only the calls starting in [t0, t1)."""
+    ``starts_in`` = (t0, t1), its range rule too: only the calls starting in [t0, t1).
+
+    Memoised per store on the content of (rows, keys, starts_in), the last ``GROUP_MEMO_SLOTS``
+    kept: the slice table asks again on every refresh, mostly with inputs it had before."""
+    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    keys = np.ascontiguousarray(keys, dtype=np.int64)
+    digest = hashlib.blake2b(rows.tobytes(), digest_size=16)
+    digest.update(keys.tobytes())
+    key = (len(rows), digest.digest(), None if starts_in is None else (int(starts_in[0]), int(starts_in[1])))
+    slots: OrderedDict[tuple, dict[int, GroupRoofline]] = store.memo("group_roofline_slots", OrderedDict)
+    got = slots.get(key)
+    if got is None:
+        got = _group_roofline_now(store, rows, keys, starts_in)
+        slots[key] = got
+        while len(slots) > GROUP_MEMO_SLOTS:
+            slots.popitem(last=False)
+    else:
+        slots.move_to_end(key)
+    return dict(got)  # the values are frozen; the dict is the caller's own
+
+
+def _group_roofline_now(store: TraceStore, rows: np.ndarray, keys: np.ndarray,
+                        starts_in: tuple[int, int] | None) -> dict[int, GroupRoofline]:
     if starts_in is not None:
         start = store.slices.start_ns[rows]
         keep = (start >= starts_in[0]) & (start < starts_in[1])

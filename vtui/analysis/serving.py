@@ -121,7 +121,7 @@ def _embedding_shape(store: TraceStore, rows: np.ndarray) -> list[tuple[int, int
     """Per forward pass: (batch, tokens) from the ``input_ids`` shape of its first aten::embedding."""
     s = store.slices
     out: list[tuple[int, int] | None] = [None] * len(rows)
-    emb = [i for i, n in enumerate(store.strings) if n == "aten::embedding"]
+    emb = store.string_ids("aten::embedding")
     if not emb:
         return out
     cand = np.flatnonzero(np.isin(s.name_id, emb))

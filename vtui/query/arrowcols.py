@@ -27,6 +27,13 @@ def pyarrow():
     return pa
 
 
+def pyarrow_compute():
+    pyarrow()  # the UsageError when it is missing
+    import pyarrow.compute as pc
+
+    return pc
+
+
 def column(values: np.ndarray, null_where: np.ndarray | None = None) -> Any:
     """``values`` as an Arrow array sharing its buffer; rows where ``null_where`` is True are NULL."""
     pa = pyarrow()

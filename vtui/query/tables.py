@@ -16,8 +16,10 @@ from typing import Any
 import numpy as np
 
 from vtui.query import arrowcols as ac
+from vtui.store.grouping import group_key
 from vtui.store.store import TraceStore
-from vtui.store.tracks import COUNTER, GLOBAL, GPU, THREAD, Track
+from vtui.store.tracks import COUNTER, GLOBAL, GPU, THREAD
+from vtui.store.tracktable import KIND_CODE, KINDS
 
 THREAD_KINDS = (THREAD, GPU)  # a GPU stream is a thread (pid = device, tid = stream), as in Perfetto's JSON import
 
@@ -52,9 +54,11 @@ def _with_rank(store: TraceStore, cols: dict[str, Any], source: np.ndarray) -> d
 
 
 def _int_or_null(values: list[Any]) -> Any:
-    """pids/tids: ints, NULL where the trace named them with a string (kept in ``name``)."""
+    """pids/tids: ints, NULL where the trace named them with a string (kept in ``name``) or with
+    something else that is not a number in int64."""
     pa = ac.pyarrow()
-    return pa.array([v if isinstance(v, int) and -(2**63) <= v < 2**63 else None for v in values], type=pa.int64())
+    return pa.array([v if isinstance(v, int) and not isinstance(v, bool) and -(2**63) <= v < 2**63 else None
+                     for v in values], type=pa.int64())
 
 
 def _texts(values: list[str | None]) -> Any:
@@ -65,97 +69,156 @@ def _texts(values: list[str | None]) -> Any:
         return pa.array([None if v is None else v.encode("utf-8", "replace").decode() for v in values], type=pa.string())
 
 
-# ---- processes and threads: small (one row per track), plain Python ----------------------------
+# ---- processes and threads: from the track columns, whole-array passes -----------------------------
+# A million tracks (one per thread) would be a million ``Track`` objects walked in Python: seconds.
+# Texts and pid/tid values are made once per distinct value (``TrackTable``'s lists) and taken per row.
+def _first_seen(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row: 0, 1, ... in the order its key first appears; and the first row of each, in that order."""
+    if not len(key):
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    return rank[inverse.reshape(-1)], first[order].astype(np.int64)
+
+
 class Ids:
-    """upid per (source, pid) and utid per thread track, in track order."""
+    """upid per (source, pid) and utid per (source, pid, tid) of a thread track, numbered in track
+    order; pid/tid values compare by their ``TrackTable`` ids (1, True and "1" stay apart)."""
 
     def __init__(self, store: TraceStore) -> None:
-        self.upid_of: dict[tuple[int, Any], int] = {}
-        self.utid_of_track: dict[int, int] = {}
-        self.utid_key: dict[tuple[int, Any, Any], int] = {}
-        self.processes: list[Track] = []  # first track of each process
-        self.threads: list[Track] = []  # first track of each thread
-        for t in store.tracks:
-            if t.kind != GLOBAL and (t.source, t.pid) not in self.upid_of:
-                self.upid_of[(t.source, t.pid)] = len(self.processes)
-                self.processes.append(t)
-            if t.kind in THREAD_KINDS:
-                key = (t.source, t.pid, t.tid)
-                if key not in self.utid_key:
-                    self.utid_key[key] = len(self.threads)
-                    self.threads.append(t)
-                self.utid_of_track[t.id] = self.utid_key[key]
-
-    def upid(self, t: Track) -> int | None:
-        return None if t.kind == GLOBAL else self.upid_of[(t.source, t.pid)]
+        c = store.tracks.columns
+        n = len(store.tracks)
+        kind = c["kind"]
+        self.upid = np.full(n, -1, dtype=np.int64)  # per track; -1: a global track
+        self.utid = np.full(n, -1, dtype=np.int64)  # per track; -1: not a thread track
+        scoped = np.flatnonzero(kind != KIND_CODE[GLOBAL])
+        self.upid[scoped], first = _first_seen(group_key(c["source"][scoped], c["pid"][scoped]))
+        self.process_rows = scoped[first]  # the first track of each process
+        self.thread_tracks = t = np.flatnonzero(np.isin(kind, [KIND_CODE[k] for k in THREAD_KINDS]))
+        self.utid[t], first = _first_seen(group_key(c["source"][t], c["pid"][t], c["tid"][t]))
+        self.thread_rows = t[first]  # the first track of each thread
 
 
 def ids(store: TraceStore) -> Ids:
     return memo(store, "ids", lambda: Ids(store))
 
 
-def _rank_list(store: TraceStore, tracks: list[Track], cols: dict[str, Any]) -> dict[str, Any]:
-    return _with_rank(store, cols, np.array([t.source for t in tracks], dtype=np.int64))
+def _taken(values: Any, codes: np.ndarray, null_where: np.ndarray | None = None) -> Any:
+    """``values[codes]`` as an Arrow string (or int) array; NULL where ``null_where``."""
+    pa = ac.pyarrow()
+    index = pa.array(np.asarray(codes, dtype=np.int64), mask=null_where)
+    return values.take(index)
+
+
+def _coded(store: TraceStore, method: str, rows: np.ndarray) -> Any:
+    """A per-track text of ``rows``: ``TrackTable.titles`` / ``process_titles`` (each distinct text
+    made once), or ``label``: the two joined as ``Track.label`` joins them, by Arrow, not per track."""
+    if method == "label":
+        pc = ac.pyarrow_compute()
+        return pc.binary_join_element_wise(_coded(store, "process_titles", rows), _coded(store, "titles", rows), " / ")
+
+    def build() -> tuple[np.ndarray, Any]:
+        code, texts = getattr(store.tracks, method)()
+        return code, _texts(texts)
+
+    code, texts = memo(store, f"track_{method}", build)
+    return _taken(texts, code[rows])
+
+
+def _kinds(store: TraceStore, rows: np.ndarray) -> Any:
+    return _taken(_texts(list(KINDS)), store.tracks.columns["kind"][rows])
+
+
+def _distinct(values: list[Any], refs: np.ndarray) -> tuple[list[Any], np.ndarray]:
+    """The values ``refs`` point at, each once, and per ref its index among them (a table of one
+    process need not read a million tids)."""
+    used, code = np.unique(refs, return_inverse=True)
+    return [values[i] for i in used.tolist()], code.reshape(-1)
+
+
+def _id_ints(store: TraceStore, column: str, rows: np.ndarray) -> Any:
+    """pid / tid of ``rows`` as ints, NULL where the value is not one (``_int_or_null``)."""
+    values, code = _distinct(store.tracks.ids, store.tracks.columns[column][rows])
+    return _taken(_int_or_null(values), code)
+
+
+def _text_or(store: TraceStore, column: str, rows: np.ndarray, pid_text: bool = False) -> Any:
+    """A text column of ``rows`` (thread or process name), NULL where empty; ``pid_text``: where
+    empty, the pid when it is text (the trace named the process by it)."""
+    t = store.tracks
+    names, code = _distinct(t.text, t.columns[column][rows])
+    texts: list[str | None] = [v or None for v in names]
+    if pid_text:
+        pids, pid_code = _distinct(t.ids, t.columns["pid"][rows])
+        code = np.where(np.array([not v for v in names], dtype=bool)[code], len(names) + pid_code, code)
+        texts += [v if isinstance(v, str) else None for v in pids]
+    return _taken(_texts(texts), code)
+
+
+def _int64(values: np.ndarray) -> Any:
+    """int64 ids, NULL where -1."""
+    return ac.column(np.ascontiguousarray(values, dtype=np.int64), null_where=values < 0)
+
+
+def _rank_rows(store: TraceStore, rows: np.ndarray, cols: dict[str, Any]) -> dict[str, Any]:
+    return _with_rank(store, cols, store.tracks.columns["source"][rows].astype(np.int64))
 
 
 def process_table(store: TraceStore) -> Any:
     got = ids(store)
-    procs = got.processes
-    pa = ac.pyarrow()
-    return ac.table(_rank_list(store, procs, {
-        "upid": pa.array(range(len(procs)), type=pa.int64()),
-        "pid": _int_or_null([p.pid for p in procs]),
-        "name": _texts([p.process_name or (p.pid if isinstance(p.pid, str) else None) for p in procs]),
-        "label": _texts([p.process_title for p in procs]),  # vtui's title (GPU labels, rank prefix)
+    rows = got.process_rows
+    return ac.table(_rank_rows(store, rows, {
+        "upid": ac.column(np.arange(len(rows), dtype=np.int64)),
+        "pid": _id_ints(store, "pid", rows),
+        "name": _text_or(store, "process_name", rows, pid_text=True),
+        "label": _coded(store, "process_titles", rows),  # vtui's title (GPU labels, rank prefix)
     }))
 
 
 def thread_table(store: TraceStore) -> Any:
     got = ids(store)
-    threads = got.threads
-    pa = ac.pyarrow()
-    return ac.table(_rank_list(store, threads, {
-        "utid": pa.array(range(len(threads)), type=pa.int64()),
-        "tid": _int_or_null([t.tid for t in threads]),
-        "name": _texts([t.name or None for t in threads]),
-        "upid": pa.array([got.upid(t) for t in threads], type=pa.int64()),
+    rows = got.thread_rows
+    return ac.table(_rank_rows(store, rows, {
+        "utid": ac.column(np.arange(len(rows), dtype=np.int64)),
+        "tid": _id_ints(store, "tid", rows),
+        "name": _text_or(store, "name", rows),
+        "upid": _int64(got.upid[rows]),
     }))
 
 
 def thread_track_table(store: TraceStore) -> Any:
     got = ids(store)
-    mine = [t for t in store.tracks if t.kind in THREAD_KINDS]
-    pa = ac.pyarrow()
-    return ac.table(_rank_list(store, mine, {
-        "id": pa.array([t.id for t in mine], type=pa.int64()),
-        "utid": pa.array([got.utid_of_track[t.id] for t in mine], type=pa.int64()),
-        "name": _texts([t.title for t in mine]),
-        "type": _texts([t.kind for t in mine]),
+    mine = got.thread_tracks
+    return ac.table(_rank_rows(store, mine, {
+        "id": ac.column(mine.astype(np.int64)),
+        "utid": _int64(got.utid[mine]),
+        "name": _coded(store, "titles", mine),
+        "type": _kinds(store, mine),
     }))
 
 
 def track_table(store: TraceStore) -> Any:
     got = ids(store)
-    tracks = store.tracks
-    pa = ac.pyarrow()
-    return ac.table(_rank_list(store, tracks, {
-        "id": pa.array([t.id for t in tracks], type=pa.int64()),
-        "name": _texts([t.title for t in tracks]),
-        "type": _texts([t.kind for t in tracks]),  # thread, gpu, async, counter, process, global
-        "upid": pa.array([got.upid(t) for t in tracks], type=pa.int64()),
-        "utid": pa.array([got.utid_of_track.get(t.id) for t in tracks], type=pa.int64()),
-        "label": _texts([t.label for t in tracks]),  # what --track REGEX matches
+    rows = np.arange(len(store.tracks), dtype=np.int64)
+    return ac.table(_rank_rows(store, rows, {
+        "id": ac.column(rows),
+        "name": _coded(store, "titles", rows),
+        "type": _kinds(store, rows),  # thread, gpu, async, counter, process, global
+        "upid": _int64(got.upid),
+        "utid": _int64(got.utid),
+        "label": _coded(store, "label", rows),  # what --track REGEX matches
     }))
 
 
 def counter_track_table(store: TraceStore) -> Any:
     got = ids(store)
-    mine = [t for t in store.tracks if t.kind == COUNTER]
-    pa = ac.pyarrow()
-    return ac.table(_rank_list(store, mine, {
-        "id": pa.array([t.id for t in mine], type=pa.int64()),
-        "name": _texts([t.title for t in mine]),
-        "upid": pa.array([got.upid(t) for t in mine], type=pa.int64()),
+    mine = np.flatnonzero(store.tracks.kind_is(COUNTER)).astype(np.int64)
+    return ac.table(_rank_rows(store, mine, {
+        "id": ac.column(mine),
+        "name": _coded(store, "titles", mine),
+        "upid": _int64(got.upid[mine]),
     }))
 
 

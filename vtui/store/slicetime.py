@@ -132,11 +132,6 @@ class RangeSlices:
     start: np.ndarray  # clipped to the range
     end: np.ndarray
     _store: TraceStore = field(repr=False)
-    every_track: bool = True  # False when chosen on some tracks only
-
-    def belongs_to(self, store: TraceStore, t0: int, t1: int) -> bool:
-        """Is this the selection of [t0, t1] on every track of ``store`` (so analyses may share it)."""
-        return self._store is store and (self.t0, self.t1) == (t0, t1) and self.every_track
 
     @property
     def clip(self) -> np.ndarray:
@@ -155,7 +150,7 @@ def range_slices(store: TraceStore, t0: int, t1: int, tracks: np.ndarray | None 
     """Everything a range selects, with clipped durations; self time on first use."""
     rows = range_rows(store, t0, t1, tracks)
     start, end = clipped_bounds(store, rows, t0, t1)
-    return RangeSlices(t0, t1, rows, start, end, store, tracks is None)
+    return RangeSlices(t0, t1, rows, start, end, store)
 
 
 @dataclass(frozen=True, eq=False)
@@ -169,18 +164,15 @@ class TimeRange:
     store: TraceStore = field(repr=False)
     t0: int
     t1: int
-    given: RangeSlices | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not 0 <= self.t0 <= self.t1 <= int(self.store.span_ns):
             raise ValueError(f"range {self.t0}–{self.t1} ns is not inside the trace (0–{int(self.store.span_ns)})")
-        if self.given is not None and not self.given.belongs_to(self.store, self.t0, self.t1):
-            raise ValueError("the selection given is not this range's (another trace, range or track set)")
 
     @cached_property
     def slices(self) -> RangeSlices:
-        """The slices the range selects on every track (the given selection, else computed once)."""
-        return self.given if self.given is not None else range_slices(self.store, self.t0, self.t1)
+        """The slices the range selects on every track, computed once on first use."""
+        return range_slices(self.store, self.t0, self.t1)
 
     @property
     def span_ns(self) -> int:
@@ -192,15 +184,14 @@ class TimeRange:
         return self.t0 == 0 and self.t1 == int(self.store.span_ns)
 
 
-def time_range(store: TraceStore, t0: int | None = None, t1: int | None = None,
-               slices: RangeSlices | None = None) -> TimeRange:
+def time_range(store: TraceStore, t0: int | None = None, t1: int | None = None) -> TimeRange:
     """The one rule for a range: no start is the trace's start (0), no end its end (``span_ns``);
     both clamped into the trace (a range past its end selects nothing but zero-length slices at
-    the very end). ``slices``: the range's selection if the caller already has it (checked)."""
+    the very end)."""
     span = int(store.span_ns)
     a = 0 if t0 is None else min(max(int(t0), 0), span)
     b = span if t1 is None else min(max(int(t1), a), span)
-    return TimeRange(store, a, b, slices)
+    return TimeRange(store, a, b)
 
 
 def over(store: TraceStore, rng: TimeRange | None) -> TimeRange:

@@ -91,6 +91,23 @@ class TraceStore:
             self.derived[key] = got
         return got
 
+    def string_ids(self, text: str) -> list[int]:
+        """The ids of the interned strings equal to ``text`` (one at most: the build interns each
+        text once), found once per store by the list's own search (C, not a Python loop over a
+        million names) and memoised."""
+
+        def find() -> list[int]:
+            out: list[int] = []
+            i = -1
+            while True:
+                try:
+                    i = self.strings.index(text, i + 1)
+                except ValueError:
+                    return out
+                out.append(i)
+
+        return list(self.memo(("string_ids", text), lambda: tuple(find())))
+
     # ---- counts -------------------------------------------------------------------
     @property
     def event_count(self) -> int:
