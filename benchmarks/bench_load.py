@@ -46,7 +46,8 @@ def usage():  # this process and its finished children: CPU split, page faults, 
     return {"user_s": me.ru_utime + kids.ru_utime, "sys_s": me.ru_stime + kids.ru_stime,
             "self_cpu_s": me.ru_utime + me.ru_stime, "minflt": me.ru_minflt + kids.ru_minflt,
             "majflt": me.ru_majflt + kids.ru_majflt, "nvcsw": me.ru_nvcsw + kids.ru_nvcsw,
-            "nivcsw": me.ru_nivcsw + kids.ru_nivcsw}
+            "nivcsw": me.ru_nivcsw + kids.ru_nivcsw,
+            "read_mb": (me.ru_inblock + kids.ru_inblock) * 512 / 1e6}  # from the disk, not the page cache
 
 def usage_since(before):
     now = usage()
@@ -199,7 +200,7 @@ def _summary(path: Path, raw_mb: float, runs: int, modes: tuple[str, ...], neigh
     return result
 
 
-_DETAIL = ("cpu_s", "user_s", "sys_s", "self_cpu_s", "minflt", "majflt", "nvcsw", "nivcsw", "peak_rss_mb",
+_DETAIL = ("cpu_s", "user_s", "sys_s", "self_cpu_s", "minflt", "majflt", "nvcsw", "nivcsw", "read_mb", "peak_rss_mb",
            "child_peak_mb")
 
 
