@@ -34,7 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from benchmarks.bytecode import compiled_env  # noqa: E402
-from benchmarks.neighbour import load_average, neighbours  # noqa: E402
+from benchmarks.neighbour import KINDS, load_average, neighbours  # noqa: E402
 
 SHARED_BIG = ROOT.parent / "shared" / "traces" / "generated" / "hf_llama_big.json.gz"
 
@@ -157,7 +157,8 @@ def _run(code: str, path: Path, *extra: str, env: dict | None = None) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def bench(path: Path, runs: int, modes: tuple[str, ...] = MODES, settings: tuple[int, ...] = (0,)) -> list[dict]:
+def bench(path: Path, runs: int, modes: tuple[str, ...] = MODES, settings: tuple[int, ...] = (0,),
+          kind: str = "spin") -> list[dict]:
     """One result per neighbour setting. Runs interleave settings and modes, so a busy spell
     of the machine hits every mode, the floor and each setting alike."""
     raw_mb = _raw_size(path) / 1e6
@@ -167,7 +168,7 @@ def bench(path: Path, runs: int, modes: tuple[str, ...] = MODES, settings: tuple
         env = {**env, "XDG_CACHE_HOME": cache_home}
         for _ in range(runs):
             for n in settings:
-                with neighbours(n):
+                with neighbours(n, kind):
                     loads[n].append(load_average())
                     got[n]["floor"].append(_run(FLOOR, path))
                     for mode in modes:
@@ -177,7 +178,7 @@ def bench(path: Path, runs: int, modes: tuple[str, ...] = MODES, settings: tuple
                             _run(VTUI, path, "first", env=env)  # the entry to reopen
                         got[n][mode].append(_run(VTUI, path, mode, env=env))
                     loads[n].append(load_average())
-    return [_summary(path, raw_mb, runs, modes, n, got[n], loads[n]) for n in settings]
+    return [{**_summary(path, raw_mb, runs, modes, n, got[n], loads[n]), "neighbour_kind": kind} for n in settings]
 
 
 def _summary(path: Path, raw_mb: float, runs: int, modes: tuple[str, ...], neighbour: int,
@@ -245,6 +246,8 @@ def main() -> None:
     parser.add_argument("--neighbour", default="0", metavar="N[,N...]",
                         help="N processes spinning on a core while a run measures (a busy machine); "
                              "several settings (0,1) are interleaved and each gets its own result line")
+    parser.add_argument("--neighbour-kind", choices=sorted(KINDS), default="spin",
+                        help="spin: a core taken, caches left alone; memory: it also streams 64 MB (as another load does)")
     parser.add_argument("--modes", default=",".join(MODES), help=f"comma-separated, of {','.join(MODES)}")
     parser.add_argument("--synthetic-mb", type=float, default=1024)
     parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "vtui-bench")
@@ -267,7 +270,7 @@ def main() -> None:
             files.append(synth)
     for f in files:
         settings = tuple(int(n) for n in opts.neighbour.split(","))
-        for result in bench(f, opts.runs, tuple(opts.modes.split(",")), settings):
+        for result in bench(f, opts.runs, tuple(opts.modes.split(",")), settings, opts.neighbour_kind):
             print(json.dumps(result), flush=True)
 
 
