@@ -34,11 +34,27 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from benchmarks.bytecode import compiled_env  # noqa: E402
-from benchmarks.neighbour import load_average, neighbours  # noqa: E402
+from benchmarks.neighbour import KINDS, load_average, neighbours  # noqa: E402
 
 SHARED_BIG = ROOT.parent / "shared" / "traces" / "generated" / "hf_llama_big.json.gz"
 
-FLOOR = r"""
+USAGE = r"""
+import resource as _resource
+
+def usage():  # this process and its finished children: CPU split, page faults, context switches
+    me, kids = _resource.getrusage(_resource.RUSAGE_SELF), _resource.getrusage(_resource.RUSAGE_CHILDREN)
+    return {"user_s": me.ru_utime + kids.ru_utime, "sys_s": me.ru_stime + kids.ru_stime,
+            "self_cpu_s": me.ru_utime + me.ru_stime, "minflt": me.ru_minflt + kids.ru_minflt,
+            "majflt": me.ru_majflt + kids.ru_majflt, "nvcsw": me.ru_nvcsw + kids.ru_nvcsw,
+            "nivcsw": me.ru_nivcsw + kids.ru_nivcsw,
+            "read_mb": (me.ru_inblock + kids.ru_inblock) * 512 / 1e6}  # from the disk, not the page cache
+
+def usage_since(before):
+    now = usage()
+    return {k: round(now[k] - before[k], 3) for k in now}
+"""
+
+FLOOR = USAGE + r"""
 import gzip, json, resource, sys, time
 from typing import Any
 import msgspec
@@ -57,6 +73,7 @@ class Doc(msgspec.Struct, gc=False):
     traceEvents: list[Ev]
 
 path = sys.argv[1]
+u0 = usage()
 cpu0 = sum(r.ru_utime + r.ru_stime for r in map(resource.getrusage, (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)))
 t = time.perf_counter()
 data = open(path, "rb").read()
@@ -66,10 +83,10 @@ events = msgspec.json.decode(data, type=Doc).traceEvents
 dt = time.perf_counter() - t
 cpu = sum(r.ru_utime + r.ru_stime for r in map(resource.getrusage, (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)))
 print(json.dumps({"seconds": dt, "cpu_s": cpu - cpu0, "events": len(events),
-                  "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+                  "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, **usage_since(u0)}))
 """
 
-VTUI = r"""
+VTUI = USAGE + r"""
 import json, os, resource, sys, time
 sys.path.insert(0, sys.argv[2])
 from vtui.load.trace import load_trace
@@ -83,6 +100,20 @@ def cpu_s():  # this process and its finished children (decoders, the app's load
 
 if __name__ == "__main__":
     mode = sys.argv[3]
+    import vtui.load.trace as _trace
+    phases = {}
+    _build = _trace.build_store
+
+    def build_store(*a, **k):  # the CPU before the build (read + decode), the build's, and after (cache, trim)
+        phases["decode"] = usage_since(u0)
+        b0 = usage()
+        try:
+            return _build(*a, **k)
+        finally:
+            phases["build"] = usage_since(b0)
+
+    _trace.build_store = build_store
+    u0 = usage()
     cpu0 = cpu_s()
     t = time.perf_counter()
     if mode == "app":  # as the app opens a trace: loader process, decoders, cache, mapped entry
@@ -100,18 +131,34 @@ if __name__ == "__main__":
                       "child_peak_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
                       "resident_mb": rss_mb(),
                       "store_bytes_per_event": store.nbytes / max(store.event_count, 1),
-                      "args_mb": sum(int(t.args_len.sum()) for t in (store.slices, store.instants)) / 1e6}))
+                      "args_mb": sum(int(t.args_len.sum()) for t in (store.slices, store.instants)) / 1e6,
+                      **usage_since(u0), "phases": phases}))
 """
 MODES = ("cold", "cold1", "cold2", "first", "warm", "app")  # cold: the decoders vtui picks (idle cores)
 
 
+def in_page_cache(path: Path) -> None:
+    """Read the file through once, so the measured process finds it in the page cache. Here the
+    kernel drops file pages nobody mapped for a minute (DAMON pageout), and the first process of a
+    round then paid the disk reads and the cache's fresh pages: 180 MB of a 1 GB trace read from
+    disk by the floor, measured (``read_mb``)."""
+    with open(path, "rb") as fh:
+        while fh.readinto(_BLOCK):
+            pass
+
+
+_BLOCK = bytearray(8 << 20)
+
+
 def _run(code: str, path: Path, *extra: str, env: dict | None = None) -> dict:
+    in_page_cache(path)
     out = subprocess.run([sys.executable, "-c", code, str(path), str(ROOT), *extra], capture_output=True, text=True,
                          check=True, env=env)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def bench(path: Path, runs: int, modes: tuple[str, ...] = MODES, settings: tuple[int, ...] = (0,)) -> list[dict]:
+def bench(path: Path, runs: int, modes: tuple[str, ...] = MODES, settings: tuple[int, ...] = (0,),
+          kind: str = "spin") -> list[dict]:
     """One result per neighbour setting. Runs interleave settings and modes, so a busy spell
     of the machine hits every mode, the floor and each setting alike."""
     raw_mb = _raw_size(path) / 1e6
@@ -121,7 +168,7 @@ def bench(path: Path, runs: int, modes: tuple[str, ...] = MODES, settings: tuple
         env = {**env, "XDG_CACHE_HOME": cache_home}
         for _ in range(runs):
             for n in settings:
-                with neighbours(n):
+                with neighbours(n, kind):
                     loads[n].append(load_average())
                     got[n]["floor"].append(_run(FLOOR, path))
                     for mode in modes:
@@ -131,7 +178,7 @@ def bench(path: Path, runs: int, modes: tuple[str, ...] = MODES, settings: tuple
                             _run(VTUI, path, "first", env=env)  # the entry to reopen
                         got[n][mode].append(_run(VTUI, path, mode, env=env))
                     loads[n].append(load_average())
-    return [_summary(path, raw_mb, runs, modes, n, got[n], loads[n]) for n in settings]
+    return [{**_summary(path, raw_mb, runs, modes, n, got[n], loads[n]), "neighbour_kind": kind} for n in settings]
 
 
 def _summary(path: Path, raw_mb: float, runs: int, modes: tuple[str, ...], neighbour: int,
@@ -145,6 +192,7 @@ def _summary(path: Path, raw_mb: float, runs: int, modes: tuple[str, ...], neigh
         "floor_s": round(med(floor, "seconds"), 3),
         "floor_cpu_s": round(med(floor, "cpu_s"), 3),
         "floor_peak_rss_mb": round(med(floor, "peak_rss_mb")),
+        "floor_runs": [_detail(r) for r in floor],
     }
     for mode in modes:
         rows = got[mode]
@@ -157,6 +205,7 @@ def _summary(path: Path, raw_mb: float, runs: int, modes: tuple[str, ...], neigh
         result[f"{mode}_peak_rss_mb"] = round(med(rows, "peak_rss_mb"))
         result[f"{mode}_child_peak_mb"] = round(med(rows, "child_peak_mb"))
         result[f"{mode}_resident_mb"] = round(med(rows, "resident_mb"))
+        result[f"{mode}_runs"] = [_detail(r) for r in rows]
     if "cold1" in modes and "cold2" in modes:
         result["speedup_2_over_1"] = round(result["cold1_s"] / result["cold2_s"], 2)
         result["cold2_peak_over_file"] = round(result["cold2_peak_rss_mb"] / raw_mb, 2)
@@ -164,6 +213,20 @@ def _summary(path: Path, raw_mb: float, runs: int, modes: tuple[str, ...], neigh
     result["store_bytes_per_event"] = round(first["store_bytes_per_event"], 1)
     result["args_mb"] = round(first["args_mb"], 1)
     return result
+
+
+_DETAIL = ("cpu_s", "user_s", "sys_s", "self_cpu_s", "minflt", "majflt", "nvcsw", "nivcsw", "read_mb", "peak_rss_mb",
+           "child_peak_mb")
+
+
+def _detail(row: dict) -> dict:
+    """One run's CPU split (user/system), page faults, context switches (voluntary/involuntary),
+    peak RSS, and vtui's phases (read + decode, build) where the run has them: what tells a slow
+    run from a fast one of the same setting."""
+    out = {k: round(row[k], 3) if isinstance(row[k], float) else row[k] for k in _DETAIL if k in row}
+    if row.get("phases"):
+        out["phases"] = row["phases"]
+    return out
 
 
 def _raw_size(path: Path) -> int:
@@ -183,6 +246,8 @@ def main() -> None:
     parser.add_argument("--neighbour", default="0", metavar="N[,N...]",
                         help="N processes spinning on a core while a run measures (a busy machine); "
                              "several settings (0,1) are interleaved and each gets its own result line")
+    parser.add_argument("--neighbour-kind", choices=sorted(KINDS), default="spin",
+                        help="spin: a core taken, caches left alone; memory: it also streams 64 MB (as another load does)")
     parser.add_argument("--modes", default=",".join(MODES), help=f"comma-separated, of {','.join(MODES)}")
     parser.add_argument("--synthetic-mb", type=float, default=1024)
     parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "vtui-bench")
@@ -205,7 +270,7 @@ def main() -> None:
             files.append(synth)
     for f in files:
         settings = tuple(int(n) for n in opts.neighbour.split(","))
-        for result in bench(f, opts.runs, tuple(opts.modes.split(",")), settings):
+        for result in bench(f, opts.runs, tuple(opts.modes.split(",")), settings, opts.neighbour_kind):
             print(json.dumps(result), flush=True)
 
 

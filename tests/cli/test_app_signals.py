@@ -28,8 +28,8 @@ import vtui.load.background as background
 background.PROCESS_THRESHOLD = 0  # even a small trace goes through the loader process
 _add = columns.ColumnSink.add
 
-def held_add(self, events):
-    _add(self, events)
+def held_add(self, events, *more):
+    _add(self, events, *more)
     if __name__ != "__main__":  # the loader process
         temps = [str(p) for p in _temps()]
         with open(os.environ["MARKER"] + ".tmp", "w") as fh:

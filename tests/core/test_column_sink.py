@@ -3,9 +3,11 @@ whatever mix of ids, scopes, flow fields and odd values a chunk holds, and howev
 
 from __future__ import annotations
 
+import json
 import math
 from decimal import ROUND_HALF_EVEN, Decimal
 
+import msgspec
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -83,3 +85,90 @@ def test_columns_match_the_per_event_rules_however_the_chunks_fall(events, cut):
             assert us == ns / 1000
     none_dur = np.array([e.dur is None for e in events], dtype=bool)
     assert np.isnan(cols.dur[none_dur]).all() and (cols.dur_ns[none_dur] == NO_NS).all()
+
+
+def _same_columns(a, b) -> None:
+    for f in a.__dataclass_fields__:
+        x, y = getattr(a, f), getattr(b, f)
+        if isinstance(x, np.ndarray):
+            assert x.dtype == y.dtype and x.shape == y.shape, f
+            assert np.array_equal(x, y, equal_nan=x.dtype.kind == "f"), f
+        else:
+            assert x == y, f
+
+
+def _decoded(count: int) -> tuple[list[Event], bytes]:
+    """``count`` events as the chunk decoder gives them (times as text), and their JSON."""
+    text = ",".join(
+        f'{{"ph":"{"XBi"[k % 3]}","name":"n{k % 5}","pid":1,"tid":{k % 4},"ts":{k}.5{k % 10},"dur":{k % 7},'
+        f'"id":{k},"args":{{"k":{k}}}}}' for k in range(count)).encode()
+    return msgspec.json.Decoder(list[Event]).decode(b"[" + text + b"]"), text
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(EVENTS, max_size=40), st.integers(1, 40), st.sampled_from([0.05, 0.5, 1.0, 3.0, 40.0]))
+def test_columns_are_the_same_whatever_size_was_expected(built, cut, guess):
+    """The buffers sized from ``expect_bytes`` (too small, right, too big, none) hold exactly the
+    rows the per-chunk arrays held: decoded chunks, built events (ts read again from their text:
+    ``keep_exact_ts`` replaces the last part) and columns absorbed from another sink."""
+    decoded, text = _decoded(60)
+    per_byte = len(text) / len(decoded)
+
+    def fill(sink: ColumnSink) -> None:
+        for at in range(0, len(decoded), cut):
+            sink.add(decoded[at : at + cut], int(per_byte * len(decoded[at : at + cut])))
+        for at in range(0, len(built), cut):
+            sink.add(built[at : at + cut])
+        # Times as Python values, as the event-by-event walk makes them; their text has ns a double drops.
+        walked_text = b",".join(b'{"ph":"X","ts":17121954955%05d.123,"dur":1.0001}' % k for k in range(9))
+        walked = [Event(**obj) for obj in json.loads(b"[" + walked_text + b"]")]
+        sink.add(walked)
+        sink.keep_exact_ts(walked, lambda: walked_text)
+        other = ColumnSink(args=_Args(), expect_bytes=int(guess * len(text)))
+        other.add(decoded[:7], int(per_byte * 7))
+        sink.absorb(other.finish(), int(per_byte * 7))
+
+    plain, sized = ColumnSink(args=_Args()), ColumnSink(args=_Args(), expect_bytes=int(guess * len(text) * 2))
+    fill(plain)
+    fill(sized)
+    got = sized.finish()
+    _same_columns(plain.finish(), got)
+    walked = slice(len(decoded) + len(built), len(decoded) + len(built) + 9)
+    assert got.ts_ns[walked].tolist() == [1712195495500000123 + k * 1000 for k in range(9)]  # from the text
+
+
+class _Args:
+    def __init__(self) -> None:
+        self.size = 0
+
+    def put(self, data: bytes) -> int:
+        at, self.size = self.size, self.size + len(data)
+        return at
+
+
+def test_a_good_estimate_fills_each_column_once_in_one_array():
+    """With ``expect_bytes`` each column is one buffer made for the whole source, and ``finish``
+    hands it over, trimmed, instead of joining per-chunk arrays (which wrote every column twice)."""
+    decoded, text = _decoded(3000)
+    sink = ColumnSink(args=_Args(), expect_bytes=len(text))
+    step = 100
+    for at in range(0, len(decoded), step):
+        sink.add(decoded[at : at + step], len(text) * step // len(decoded))
+    assert all(not col.blocks for col in sink._parts.values())  # never outgrown: one buffer each
+    cols = sink.finish()
+    for name in ("ph", "ts", "ts_ns", "name", "args_off", "id_val"):
+        arr = getattr(cols, name)
+        assert len(arr) == len(decoded) and arr.base is None  # the buffer itself, no copy, no slack
+    assert cols.ts_ns.tolist()[:3] == [500, 1510, 2520]
+
+
+def test_parts_of_another_dtype_join_as_concatenate_joins_them():
+    from vtui.io.columns import _Growing
+
+    col = _Growing()
+    parts = [np.array([1, 2], dtype=np.int32), np.array([3], dtype=np.int32), np.array([2**40], dtype=np.int64),
+             np.array([4], dtype=np.int32)]
+    for arr in parts:
+        col.put(arr, room=10)
+    got, want = col.finish(), np.concatenate(parts)
+    assert got.dtype == want.dtype and got.tolist() == want.tolist()

@@ -108,7 +108,12 @@ class ColumnSink:
 
     args: ArgsWriter | None = None
     pure_python: bool = False  # never the C helper (the reference path; LoadOptions.pure_python)
-    _parts: dict[str, list[np.ndarray]] = field(default_factory=dict)
+    # About how many bytes of events this sink will see (0: unknown). With it, and the bytes of the
+    # first chunk (``add(..., nbytes=)``), each column is one buffer sized for the whole source:
+    # no per-chunk arrays joined at ``finish`` (that join wrote every column twice, in fresh memory).
+    expect_bytes: int = 0
+    _parts: dict[str, _Growing] = field(default_factory=dict)
+    _want: int = 0  # rows the next new buffer is made for
     _strings: dict[Any, int] = field(default_factory=dict)
     _threads: dict[tuple[Any, Any], int] = field(default_factory=dict)
     _ids: dict[Any, int] = field(default_factory=dict)
@@ -142,8 +147,8 @@ class ColumnSink:
         if got is None:  # not JSON msgspec reads (leniently read events): keep the values' own ns
             return
         for key, (ns, us) in zip(("ts", "dur"), got):
-            self._parts[key][-1] = us
-            self._parts[key + "_ns"][-1] = ns
+            self._parts[key].replace_last(us)
+            self._parts[key + "_ns"].replace_last(ns)
 
     def _kinds_of(self, events: list[Event]) -> np.ndarray:
         # One comprehension builds each key and looks it up (attribute loads in a comprehension
@@ -189,10 +194,12 @@ class ColumnSink:
         if not self._marks or pos >= self._marks[-1][0] + MARK_STEP:
             self._marks.append((pos, self._rows))
 
-    def add(self, events: list[Event]) -> None:
+    def add(self, events: list[Event], nbytes: int = 0) -> None:
+        """``nbytes``: how many bytes of the source these events are (sizes the columns, see ``expect_bytes``)."""
         n = len(events)
         if not n:
             return
+        self._size_for(n, nbytes)
         # The C helper's per-event reads, or None: this chunk takes the Python path (same result).
         fast = _extract(events, self._kinds) if _extract is not None and not self.pure_python else None
         self._chunks += 1
@@ -330,7 +337,17 @@ class ColumnSink:
             id_val[int_rows] = int_vals
             id_kind[int_rows] = 1
 
-    def absorb(self, cols: Columns) -> None:
+    def _size_for(self, n: int, nbytes: int) -> None:
+        """How many rows a column's next buffer holds: from the first chunk's rows per byte times
+        ``expect_bytes`` (+ 6 %), else (no estimate, or past it) half as many again as so far."""
+        if self._want > self._rows + n:
+            return
+        if self.expect_bytes and nbytes and not self._rows:
+            self._want = int(n * self.expect_bytes / nbytes * 1.06) + n
+        else:
+            self._want = self._rows + max(n, self._rows // 2, _MIN_ROWS)
+
+    def absorb(self, cols: Columns, nbytes: int = 0) -> None:
         """Append columns decoded elsewhere (another byte range, another process), in order.
 
         Their strings, threads and non-integer ids are re-interned here; first-seen order is
@@ -342,6 +359,7 @@ class ColumnSink:
             return
         if cols.args_blob:
             raise ValueError("absorb() needs columns whose args went to the shared args file")
+        self._size_for(n, nbytes)
         s_map = np.array([self._strings.setdefault(v, len(self._strings)) for v in cols.strings] or [0], dtype=np.int32)
         t_map = np.array([self._threads.setdefault(k, len(self._threads)) for k in cols.thread_keys] or [0], dtype=np.int32)
         id_val = cols.id_val
@@ -365,7 +383,10 @@ class ColumnSink:
         self._rows += n
 
     def _put(self, name: str, arr: np.ndarray) -> None:
-        self._parts.setdefault(name, []).append(arr)
+        col = self._parts.get(name)
+        if col is None:
+            col = self._parts[name] = _Growing()
+        col.put(arr, self._want - self._rows)
 
     def _phase_counts(self) -> dict[str, int]:
         counts = Counter(self._by_phase)
@@ -376,8 +397,8 @@ class ColumnSink:
 
     def finish(self) -> Columns:
         def cat(name: str, dtype) -> np.ndarray:
-            parts = self._parts.get(name)
-            return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
+            col = self._parts.pop(name, None)
+            return col.finish() if col is not None else np.zeros(0, dtype=dtype)
 
         return Columns(
             ph=cat("ph", np.int8),
@@ -405,6 +426,56 @@ class ColumnSink:
         )
 
 
+class _Growing:
+    """One column's rows in order: written into a buffer made for the rows expected, so a
+    source's column is (usually) one array, filled once. Arrays of another dtype, or rows past
+    the buffer, start a new one; ``finish`` joins them as ``np.concatenate`` of the parts would."""
+
+    __slots__ = ("blocks", "buf", "n", "last")
+
+    def __init__(self) -> None:
+        self.blocks: list[np.ndarray] = []  # full buffers and odd parts, in order, before ``buf``
+        self.buf: np.ndarray | None = None
+        self.n = 0  # rows of ``buf`` used
+        self.last = 0  # where the last part put into ``buf`` starts
+
+    def put(self, arr: np.ndarray, room: int) -> None:
+        """Append ``arr``; ``room``: rows a new buffer should hold from here."""
+        k = len(arr)
+        buf = self.buf
+        if buf is None or buf.dtype != arr.dtype or self.n + k > len(buf):
+            self._seal()
+            buf = self.buf = np.empty(max(room, k), dtype=arr.dtype)
+        buf[self.n : self.n + k] = arr
+        self.last = self.n
+        self.n += k
+
+    def replace_last(self, arr: np.ndarray) -> None:
+        """The last part put, replaced by ``arr`` (as long)."""
+        buf = self.buf  # (the times read again: the same dtypes as the first read's)
+        assert buf is not None and len(arr) == self.n - self.last and buf.dtype == arr.dtype
+        buf[self.last : self.n] = arr
+
+    def _seal(self) -> None:
+        if self.buf is not None and self.n:
+            self.blocks.append(self.buf[: self.n])
+        self.buf, self.n, self.last = None, 0, 0
+
+    def finish(self) -> np.ndarray:
+        if self.buf is not None and not self.blocks:
+            out, self.buf = self.buf, None
+            if self.n < len(out):
+                try:  # give back the rows not used (in place: realloc)
+                    out.resize(self.n, refcheck=False)
+                except ValueError:  # (another reference to it: none is handed out; kept whole then)
+                    out = out[: self.n]
+            return out
+        self._seal()
+        blocks, self.blocks = self.blocks, []
+        return blocks[0] if len(blocks) == 1 else np.concatenate(blocks)
+
+
+_MIN_ROWS = 1 << 14  # rows of a column's first buffer when no estimate is given
 MARK_STEP = 4 << 20  # bytes between kept checkpoints: ~256 per GB, and an export reads <= 4 MiB before its first event
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1  # integer ids outside this are interned like strings
 _KIND = operator.attrgetter("ph", "name", "cat", "pid", "tid")

@@ -255,7 +255,9 @@ class _ArrayScan:
                     events, end = got
                     if not self.raw:
                         self.sink.mark(self.pos)  # where an export may start reading (see rawevents)
-                    self.sink.add(events)
+                        self.sink.add(events, end - self.pos)
+                    else:
+                        self.sink.add(events)
                     if not self.raw:
                         self.sink.keep_exact_ts(events, lambda a=self.pos, b=end: data[a:b])
                     del events
@@ -571,7 +573,7 @@ def decode_range(data, start: int, end: int, sink: ColumnSink,
             return pos
         events, chunk_end = got
         sink.mark(pos)
-        sink.add(events)
+        sink.add(events, chunk_end - pos)
         sink.keep_exact_ts(events, lambda a=pos, b=chunk_end: data[a:b])
         del events
         released = release_pages(data, released, chunk_end)

@@ -238,7 +238,7 @@ def _join_in_order(ranges: list[tuple[int, int]], results: list, out_dir: str, f
     proven to end where the next begins. Returns (position reached, ranges kept)."""
     reached, kept = pos, 0
     pending = set(futures)
-    for k, (_start, end) in enumerate(ranges):
+    for k, (start, end) in enumerate(ranges):
         result, results[k] = results[k], None
         while result is None:
             path = os.path.join(out_dir, f"{k}.pickle")
@@ -252,7 +252,7 @@ def _join_in_order(ranges: list[tuple[int, int]], results: list, out_dir: str, f
         if result is None:
             break
         cols, got = result
-        sink.absorb(cols)
+        sink.absorb(cols, got - start)
         reached = got
         kept += 1
         if got != end:  # not proven: what follows is decoded again, in order
@@ -331,7 +331,7 @@ def _decode_here(data, rng: tuple[int, int], args_path: str, base: tuple[int, in
                  report: Callable[[int], None], pure_python: bool = False) -> tuple[Columns, int]:
     start, end = rng
     writer = RangeWriter(args_path, *base)
-    sink = ColumnSink(args=writer, pure_python=pure_python)
+    sink = ColumnSink(args=writer, pure_python=pure_python, expect_bytes=end - start)
     def progress(pos: int) -> None:
         report(pos - start)
 

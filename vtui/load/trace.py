@@ -221,7 +221,7 @@ def _load_part(path: Path, read_progress: Progress, decode_progress: Progress, m
         raise TraceLoadError(f"{path}: an Nsight Systems report; vtui reads its SQLite export: "
                              f"nsys export --type sqlite {path.name}")
     data, read_warnings, data_path, spilled = open_trace_data(path, read_progress, work_dir, options.max_inflate)
-    sink = ColumnSink(args=args.writer(), pure_python=options.pure_python)
+    sink = ColumnSink(args=args.writer(), pure_python=options.pure_python, expect_bytes=len(data))
     fast = None
     if data_path and jobs > 1 and len(data) >= PARALLEL_MIN and can_start_workers():
         fast = ParallelDecode(data_path, args, jobs, decode_progress, pure_python=options.pure_python)
