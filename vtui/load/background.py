@@ -140,15 +140,30 @@ class LoadControl:
             proc.kill()
 
 
+def _options(cache: bool, options: LoadOptions | None) -> LoadOptions:
+    options = LoadOptions.from_environ() if options is None else options
+    return options if cache else dataclasses.replace(options, cache=False)
+
+
+def reopen_cached(path: Path, cache: bool = True, options: LoadOptions | None = None) -> TraceStore | None:
+    """The trace's cache entry mapped (milliseconds: no thread needed), as ``load_in_background``
+    would open it; None without one, and on any error, which ``load_in_background`` then reports."""
+    options = _options(cache, options)
+    if not options.cache:
+        return None
+    try:
+        return open_cached(path, options.cache_root)
+    except (OSError, TraceLoadError):
+        return None
+
+
 def load_in_background(path: Path, progress: Callable[[float], None], cache: bool = True,
                        control: LoadControl | None = None, options: LoadOptions | None = None) -> TraceStore:
     """Blocking; call from a worker thread. Raises TraceLoadError (also when ``control`` cancels).
     ``options``: as ``load_trace`` takes them (the loader process gets them as an argument)."""
     control = control or LoadControl()
     progress = _coarse(progress)
-    options = LoadOptions.from_environ() if options is None else options
-    if not cache:
-        options = dataclasses.replace(options, cache=False)
+    options = _options(cache, options)
     if options.cache:  # a reopen maps the cache entry here: no loader process to start (~0.5 s of imports)
         try:
             store = open_cached(path, options.cache_root)
