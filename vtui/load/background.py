@@ -96,16 +96,20 @@ def _coarse(progress: Callable[[float], None]) -> Callable[[float], None]:
 
 
 def _open_cached(path: Path, private: str | None, options: LoadOptions) -> TraceStore:
-    """The entry the loader process wrote: in the user's cache, or in its private folder."""
-    if private is None:
-        return load_trace(path, options=options)
+    """The entry the loader process wrote: in the user's cache, or in its private folder. Not
+    verified again (``open_entry(verify=False)``): the loader checked the store as it built it,
+    and a pass over every column here would delay the first frame."""
     try:
         files = trace_files(path)
         key = trace_cache.entry_key(files)
-        store = trace_cache.open_entry(key, Path(private) / "vtui") if key else None
+        root = Path(private) / "vtui" if private is not None else options.cache_root
+        store = trace_cache.open_entry(key, root, verify=False) if key else None
     finally:
-        shutil.rmtree(private, ignore_errors=True)  # mapped files stay readable once unlinked
+        if private is not None:
+            shutil.rmtree(private, ignore_errors=True)  # mapped files stay readable once unlinked
     if store is None:
+        if private is None:  # gone meanwhile (another vtui evicted it): load it here
+            return load_trace(path, options=options)
         raise TraceLoadError(f"{path}: the loader's result could not be read back")
     for src, f in zip(store.sources, files):
         src.path = str(f)
