@@ -5,8 +5,9 @@ Insights: N processes each make N calls on the store reopened from the cache; re
 median of all calls and, apart, the median of the first calls (``insights_first_cpu_s``).
 
 Each measurement is a fresh process started the way ``vtui TRACE`` starts (interpreter, imports,
-the app headless), timed from before the process starts until the timeline has been drawn with
-the trace; CPU-seconds are that process's and its children's (loader, decoders), user + system.
+the app headless), timed from before the process starts until the first frame with the trace
+(the end of the first screen update that drew timeline lines); ``settled`` is one pause later,
+after what the app does right after that frame (the memory rows, a second layout). CPU-seconds are that process's and its children's (loader, decoders), user + system.
 Medians of N runs; the cache goes to a temp folder; vtui's bytecode is compiled first, as an
 installed vtui has it (see ``bytecode.py``). Warm opens have a floor measured in the same run: a
 CLI process that opens the entry (``vtui info``).
@@ -32,22 +33,42 @@ sys.path.insert(0, str(ROOT))
 from benchmarks.bytecode import compiled_env  # noqa: E402
 
 APP = r"""
-import json, resource, sys, time
+import asyncio, json, resource, sys, time
 sys.path.insert(0, sys.argv[2])
+from textual.app import App
 from vtui.ui.app import VtuiApp
 from vtui.ui.widgets.timeline import Timeline
 
 def cpu_s():
     return sum(r.ru_utime + r.ru_stime for r in map(resource.getrusage, (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)))
 
+# The first frame with the trace: the end of the first screen update that drew timeline lines
+# (App._display is where Textual hands each update to the terminal, headless too).
+drawn, frame, shown = [], {}, asyncio.Event()
+line = Timeline.render_line
+def render_line(self, y):
+    drawn.append(1)
+    return line(self, y)
+Timeline.render_line = render_line
+display = App._display
+def _display(self, screen, renderable):
+    display(self, screen, renderable)
+    if drawn and not frame:
+        frame.update(done=time.time(), cpu_s=cpu_s())
+        shown.set()
+App._display = _display
+
 async def first_frame(pilot):
+    # Waits without polling the app (a pilot.pause every 10 ms cost ~0.15 CPU-s per second of a
+    # cold load, which vtui TRACE never pays); a load error is looked for twice a second.
     app = pilot.app
-    while app.store is None and app.load_error is None:
-        await pilot.pause(0.01)
-    while not app.query(Timeline):
-        await pilot.pause(0.01)
-    await pilot.pause()  # the timeline's first paint
-    print(json.dumps({"done": time.time(), "cpu_s": cpu_s(), "error": app.load_error}), flush=True)
+    while not frame and app.load_error is None:
+        try:
+            await asyncio.wait_for(shown.wait(), 0.5)
+        except asyncio.TimeoutError:
+            pass
+    await pilot.pause()  # what comes right after the first frame (the memory rows, a second layout)
+    print(json.dumps({**frame, "settled": time.time(), "settled_cpu_s": cpu_s(), "error": app.load_error}), flush=True)
     app.exit()
 
 VtuiApp(sys.argv[1]).run(headless=True, size=(200, 60), auto_pilot=first_frame)
@@ -79,7 +100,8 @@ def _app_run(path: Path, env: dict) -> dict:
     got = json.loads(line)
     if got["error"]:
         raise SystemExit(f"load failed: {got['error']}")
-    return {"seconds": got["done"] - start, "cpu_s": got["cpu_s"]}
+    return {"seconds": got["done"] - start, "cpu_s": got["cpu_s"],
+            "settled_s": got["settled"] - start, "settled_cpu_s": got["settled_cpu_s"]}
 
 
 def _cli_insights(path: Path, env: dict) -> dict:
@@ -123,6 +145,7 @@ def bench(path: Path, runs: int, warm_only: bool = False) -> dict:
             return {"file": path.name, "runs": runs,
                     "app_warm_s": med(warm, "seconds"), "app_warm_cpu_s": med(warm, "cpu_s"),
                     "app_warm_all_s": [round(r["seconds"], 2) for r in warm],
+                    "app_warm_settled_s": med(warm, "settled_s"), "app_warm_settled_cpu_s": med(warm, "settled_cpu_s"),
                     "floor_cli_info_s": med(floor, "seconds"), "floor_cli_info_cpu_s": med(floor, "cpu_s"),
                     "load_average_1min": [round(load_before, 2), round(os.getloadavg()[0], 2)]}
         cli = [_cli_insights(path, env) for _ in range(runs)]
@@ -139,6 +162,7 @@ def bench(path: Path, runs: int, warm_only: bool = False) -> dict:
         "app_cold_all_s": [round(r["seconds"], 2) for r in cold],
         "app_warm_s": med(warm, "seconds"), "app_warm_cpu_s": med(warm, "cpu_s"),
         "app_warm_all_s": [round(r["seconds"], 2) for r in warm],
+        "app_warm_settled_s": med(warm, "settled_s"), "app_warm_settled_cpu_s": med(warm, "settled_cpu_s"),
         "floor_cli_info_s": med(floor, "seconds"), "floor_cli_info_cpu_s": med(floor, "cpu_s"),
         "insights_s": round(statistics.median(ins["seconds"]), 3),
         "insights_cpu_s": round(statistics.median(ins["cpu_s"]), 3),

@@ -18,3 +18,13 @@ def gc_paused() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
+
+
+@contextlib.contextmanager
+def imports_frozen() -> Iterator[None]:
+    """Around a program's start-up imports: no collection meanwhile, then what exists is frozen
+    (``gc.freeze``): modules, classes and functions live as long as the process, and every full
+    collection after would walk them all again (~30 ms each, one due right after the imports)."""
+    with gc_paused():
+        yield
+    gc.freeze()

@@ -50,3 +50,40 @@ async def test_compare_failure_is_one_message_not_markup(tmp_path):
         assert str(app.query_one("#title").render()) == "vtui compare · failed"
         await pilot.press("q")
     assert app.return_code == 1
+
+
+async def test_the_progress_bar_moves_at_most_every_progress_every_s(monkeypatch):
+    """A load reports hundreds of steps; each move of the bar is a frame drawn on the UI thread,
+    on the cores the load needs: the bar takes one per PROGRESS_EVERY_S, and always the end."""
+    from vtui.ui import shell
+
+    clock = [100.0]
+    monkeypatch.setattr(shell, "monotonic", lambda: clock[0])
+
+    from textual.app import App
+
+    class Shell(shell.AppShell, App):  # the loading stage alone: the fake load below is its load
+        def compose(self):
+            yield from self.loading_widgets("loading", "Loading")
+
+    app = Shell()
+    shown: list[float] = []
+    monkeypatch.setattr(app, "_set_progress", shown.append)
+    store = []
+
+    def run(progress, control):
+        for k in range(1000):  # 1000 steps in 0.5 s of the (fake) clock
+            clock[0] += 0.0005
+            progress(k / 1000)
+        progress(1.0)
+        return store
+
+    monkeypatch.setattr(app, "loaded", lambda result: None)
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.start_load(shell.LoadJob(run, "fake load", "failed", "failed:", str))
+        for _ in range(200):
+            if shown and shown[-1] == 1.0:
+                break
+            await pilot.pause()
+    assert shown[0] == 0.0 and shown[-1] == 1.0
+    assert len(shown) <= 0.5 / shell.PROGRESS_EVERY_S + 2

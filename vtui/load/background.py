@@ -96,16 +96,20 @@ def _coarse(progress: Callable[[float], None]) -> Callable[[float], None]:
 
 
 def _open_cached(path: Path, private: str | None, options: LoadOptions) -> TraceStore:
-    """The entry the loader process wrote: in the user's cache, or in its private folder."""
-    if private is None:
-        return load_trace(path, options=options)
+    """The entry the loader process wrote: in the user's cache, or in its private folder. Not
+    verified again (``open_entry(verify=False)``): the loader checked the store as it built it,
+    and a pass over every column here would delay the first frame."""
     try:
         files = trace_files(path)
         key = trace_cache.entry_key(files)
-        store = trace_cache.open_entry(key, Path(private) / "vtui") if key else None
+        root = Path(private) / "vtui" if private is not None else options.cache_root
+        store = trace_cache.open_entry(key, root, verify=False) if key else None
     finally:
-        shutil.rmtree(private, ignore_errors=True)  # mapped files stay readable once unlinked
+        if private is not None:
+            shutil.rmtree(private, ignore_errors=True)  # mapped files stay readable once unlinked
     if store is None:
+        if private is None:  # gone meanwhile (another vtui evicted it): load it here
+            return load_trace(path, options=options)
         raise TraceLoadError(f"{path}: the loader's result could not be read back")
     for src, f in zip(store.sources, files):
         src.path = str(f)
@@ -140,15 +144,30 @@ class LoadControl:
             proc.kill()
 
 
+def _options(cache: bool, options: LoadOptions | None) -> LoadOptions:
+    options = LoadOptions.from_environ() if options is None else options
+    return options if cache else dataclasses.replace(options, cache=False)
+
+
+def reopen_cached(path: Path, cache: bool = True, options: LoadOptions | None = None) -> TraceStore | None:
+    """The trace's cache entry mapped (milliseconds: no thread needed), as ``load_in_background``
+    would open it; None without one, and on any error, which ``load_in_background`` then reports."""
+    options = _options(cache, options)
+    if not options.cache:
+        return None
+    try:
+        return open_cached(path, options.cache_root)
+    except (OSError, TraceLoadError):
+        return None
+
+
 def load_in_background(path: Path, progress: Callable[[float], None], cache: bool = True,
                        control: LoadControl | None = None, options: LoadOptions | None = None) -> TraceStore:
     """Blocking; call from a worker thread. Raises TraceLoadError (also when ``control`` cancels).
     ``options``: as ``load_trace`` takes them (the loader process gets them as an argument)."""
     control = control or LoadControl()
     progress = _coarse(progress)
-    options = LoadOptions.from_environ() if options is None else options
-    if not cache:
-        options = dataclasses.replace(options, cache=False)
+    options = _options(cache, options)
     if options.cache:  # a reopen maps the cache entry here: no loader process to start (~0.5 s of imports)
         try:
             store = open_cached(path, options.cache_root)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from vtui.analysis.steps import find_step_rows
 from vtui.fmt import format_duration, parse_range, parse_time
 from vtui.store.slicetime import time_range
 from vtui.store.store import TraceStore
@@ -30,6 +29,8 @@ def parse_target(text: str, store: TraceStore) -> Target:
     span = int(store.span_ns)
     step = re.fullmatch(r"(?:#|step\s*#?)\s*(\d+)", text, re.IGNORECASE)
     if step:
+        from vtui.analysis.steps import find_step_rows  # noqa: PLC0415 — only a step number needs it
+
         label, _source, rows = find_step_rows(store)
         k = int(step.group(1))
         if not len(rows):
