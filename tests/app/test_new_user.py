@@ -190,3 +190,50 @@ async def test_differential_call_tree_rows_stay_one_line_each(demo_store):
         assert rules == [head + 1], text[head:head + 4]
         for y, want in zip(range(head + 2, len(text) - 1), app.screen.lines[2:]):
             assert text[y].strip()[:10] == want.strip()[:10], (text[y], want)  # one screen line per row
+
+
+def _graph_replay(flows: bool) -> list[dict]:
+    """A vLLM decode step replaying a HIP graph: one ``hipGraphLaunch`` whose three kernels carry
+    its correlation id. Kineto writes one ac2g flow, to the first kernel (``flows``), or none."""
+    ev = [{"ph": "M", "name": "thread_name", "pid": 1, "tid": 1, "args": {"name": "VLLM::EngineCore"}},
+          {"ph": "M", "name": "process_name", "pid": 2, "tid": 7, "args": {"name": "GPU 0"}},
+          {"ph": "M", "name": "thread_name", "pid": 2, "tid": 7, "args": {"name": "stream 7"}},
+          X("execute_context_0(0)_generation_4(4)", 0, 1000, cat="user_annotation"),
+          X("hipGraphLaunch", 100, 30, cat="cuda_runtime", correlation=77),
+          X("hipStreamSynchronize", 200, 700, cat="cuda_runtime", correlation=78)]
+    for k, name in enumerate(("rmsnorm_kernel", "gemm_kernel", "attention_kernel")):
+        ev.append(X(name, 300 + 150 * k, 100, cat="kernel", pid=2, tid=7, correlation=77))
+    if flows:
+        ev += [{"ph": "s", "id": 77, "pid": 1, "tid": 1, "ts": 100, "cat": "ac2g", "name": "ac2g"},
+               {"ph": "f", "id": 77, "pid": 2, "tid": 7, "ts": 300, "cat": "ac2g", "name": "ac2g", "bp": "e"}]
+    return ev
+
+
+@pytest.mark.parametrize("flows", [True, False])
+async def test_a_graph_kernel_leads_back_to_its_graph_launch_by_correlation(tmp_path, flows):
+    # A kernel of a HIP graph replay (its correlation id is the hipGraphLaunch's; Kineto writes one
+    # flow for the whole graph, or none) said nothing of its launch, and [ said "No incoming flow
+    # into this slice" with the hipGraphLaunch on screen.
+    store = load_events(tmp_path, _graph_replay(flows))
+    app = VtuiApp(tmp_path / "t.json", store=store)
+    rows = {store.name(r): r for r in range(len(store.slices))}
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot)
+        pane = app.query_one("MainPane")
+        pane.act(lambda v: v.select(rows["attention_kernel"]))
+        await settle(pilot, 2)
+        text = "\n".join(read_screen(app).text)
+        assert "launch ← hipGraphLaunch on" in text, text
+        await pilot.press("left_square_bracket")
+        await settle(pilot, 2)
+        assert app.view.selected == rows["hipGraphLaunch"]
+        text = "\n".join(read_screen(app).text)
+        assert "No incoming flow" not in text, text
+        # the launch lists the kernels it launched; ] goes to the first
+        assert "launched → attention_kernel on GPU 0" in text, text
+        await pilot.press("right_square_bracket")
+        await settle(pilot, 2)
+        assert app.view.selected == rows["rmsnorm_kernel"]
+        pane.act(lambda v: v.select(rows["hipStreamSynchronize"]))  # a call that launched nothing: no link
+        await settle(pilot, 2)
+        assert "launched →" not in "\n".join(read_screen(app).text)

@@ -35,8 +35,12 @@ class DetailsPanel(Static, can_focus=True):
             text.append(visible(" ‹ ".join(d.parents[:6])) + (" ‹ …" if len(d.parents) > 6 else "") + "\n")
         for link in d.flows[:4]:
             arrow, key = ("→", "]") if link.direction == "out" else ("←", "[")
-            text.append(f"flow {arrow} ", style=KEY_STYLE)
+            # a launch paired by its correlation id, no flow event: "launch ←" / "launched →"
+            label = "flow" if link.via == "flow" else ("launched" if link.direction == "out" else "launch")
+            text.append(f"{label} {arrow} ", style=KEY_STYLE)
             text.append(visible(f"{link.name} on {link.track_title}") + f" at {format_duration(link.ts_ns)} ({key})\n")
+        if len(d.flows) + d.more_links > 4:
+            text.append(f"… {len(d.flows) + d.more_links - 4:,} more\n", style="dim")
         for k, v in list(d.args.items())[:12]:
             value = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
             text.append(visible(f"{k} "), style=KEY_STYLE)
