@@ -237,3 +237,31 @@ async def test_a_graph_kernel_leads_back_to_its_graph_launch_by_correlation(tmp_
         pane.act(lambda v: v.select(rows["hipStreamSynchronize"]))  # a call that launched nothing: no link
         await settle(pilot, 2)
         assert "launched →" not in "\n".join(read_screen(app).text)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 30)])
+async def test_ranks_screen_rows_fit_the_width(tmp_path, size):
+    # A folder of 4 ranks with 12 steps at 80 columns: each rank's row (12 step bars of 7 cells,
+    # its label, its exposed time) was 130 columns and wrapped, the bars of one rank over two lines.
+    from benchmarks.ranks_synth import rank_events, slow_rank, write_rank  # noqa: PLC0415
+    from vtui.ui.ranks import RanksScreen  # noqa: PLC0415
+
+    for r in range(4):
+        write_rank(tmp_path, f"t_rank{r}.json", rank_events(r, 4, 12, slow_rank(2)), r, 4)
+    app = VtuiApp(tmp_path, store=load_trace(tmp_path, cache=False))
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        await pilot.press("K")
+        await settle(pilot, 2)
+        await settle(pilot, 2)
+        assert isinstance(app.screen, RanksScreen) and app.screen.report is not None
+        text = read_screen(app).text
+        title = next(y for y, line in enumerate(text) if line.startswith("wait in collectives per step"))
+        rows = text[title + 1:title + 5]
+        for k, line in enumerate(rows):  # one screen line per rank, its exposed time on it
+            assert f"rank {k}" in line and "exposed comm" in line and line.rstrip().endswith(")" if k != 2 else "straggler"), rows
+        bars = rows[0].split("│")[1:-1]
+        shown = int(text[title].split("), ")[1].split(" of ")[0])
+        assert len(bars) == shown >= 1, rows
+        if size[0] >= 120:
+            assert shown >= 9, text[title]

@@ -27,11 +27,29 @@ STEP_BAR = 6  # cells per step bar
 MAX_STEPS = 12  # steps drawn per rank row
 
 
-def rank_rows(report: RanksReport) -> list[Text]:
-    """One line per rank: per step, a bar of the time it waited in the step's collectives (scaled
-    to the longest wait of any rank and step; the straggler's stay empty), then its exposed time."""
+LABEL = 12  # "▶ rank 12345"
+
+
+def _suffix(e, mark: bool) -> str:
+    return f"│ exposed comm {fd(e.exposed_ns)} ({e.exposed_pct:.1f} %)" + ("  ◀ straggler" if mark else "")
+
+
+def steps_shown(report: RanksReport, width: int | None = None) -> int:
+    """How many step bars a rank row draws: at most MAX_STEPS, and within ``width`` columns with
+    the row's label and exposed time (else the row wraps and the bars no longer line up); at least 1."""
+    if width is None:
+        return MAX_STEPS
     straggler = report.straggler.rank if report.straggler else None
-    steps = report.steps[:MAX_STEPS]
+    suffix = max((len(_suffix(e, straggler == r.rank)) for r, e in zip(report.ranks, report.exposed)), default=0)
+    return max(1, min(MAX_STEPS, (width - LABEL - suffix) // (STEP_BAR + 1)))
+
+
+def rank_rows(report: RanksReport, width: int | None = None) -> list[Text]:
+    """One line per rank: per step, a bar of the time it waited in the step's collectives (scaled
+    to the longest wait of any rank and step; the straggler's stay empty), then its exposed time.
+    ``width``: the columns the rows must fit (fewer steps drawn on a narrow screen)."""
+    straggler = report.straggler.rank if report.straggler else None
+    steps = report.steps[:steps_shown(report, width)]
     longest = max((w for s in steps for w in s.waits_ns if w is not None), default=0)
     rows = []
     for p, (r, e) in enumerate(zip(report.ranks, report.exposed)):
@@ -42,15 +60,15 @@ def rank_rows(report: RanksReport) -> list[Text]:
             bar = step_bars(np.array([w or 0, longest]), STEP_BAR)[0] if longest else ""
             row.append("│", style=colours.TEXT)
             row.append(bar.ljust(STEP_BAR), style=colours.WARNING)
-        row.append(f"│ exposed comm {fd(e.exposed_ns)} ({e.exposed_pct:.1f} %)", style=colours.TEXT)
+        row.append(_suffix(e, False), style=colours.TEXT)
         if mark:
             row.append("  ◀ straggler", style=colours.ERROR)
         rows.append(row)
     return rows
 
 
-def bars_title(report: RanksReport) -> Text:
-    steps = report.steps[:MAX_STEPS]
+def bars_title(report: RanksReport, width: int | None = None) -> Text:
+    steps = report.steps[:steps_shown(report, width)]
     longest = max((w for s in steps for w in s.waits_ns if w is not None), default=0)
     return Text(f"wait in collectives per step (a full bar: {fd(longest)}), {len(steps)} of {len(report.steps)} steps",
                 style=colours.TEXT)
@@ -111,13 +129,22 @@ class RanksScreen(Screen[None]):
     def show(self, report: RanksReport, matched: Matched) -> None:
         self.report, self.matched = report, matched
         self.query_one("#ranks-summary", Static).update(summary(report))
-        rows = Text("\n").join([bars_title(report), *rank_rows(report)])
-        self.query_one("#ranks-rows", Static).update(rows)
+        self._draw_rows()
         options = self.query_one("#ranks-collectives", OptionList)
         options.clear_options()
         options.add_options([collective_line(c) for c in report.collectives] or [Text("no NCCL/RCCL collectives")])
         options.highlighted = 0
         options.focus()
+
+    def _draw_rows(self) -> None:
+        if self.report is None:
+            return
+        width = self.size.width - 1
+        rows = Text("\n").join([bars_title(self.report, width), *rank_rows(self.report, width)])
+        self.query_one("#ranks-rows", Static).update(rows)
+
+    def on_resize(self) -> None:
+        self._draw_rows()
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         if self.matched is None or not self.report or not self.report.collectives:
