@@ -265,3 +265,24 @@ async def test_ranks_screen_rows_fit_the_width(tmp_path, size):
         assert len(bars) == shown >= 1, rows
         if size[0] >= 120:
             assert shown >= 9, text[title]
+
+
+async def test_load_warnings_do_not_call_a_graph_replays_kernels_launched_before_the_trace(tmp_path):
+    # Kineto writes one ac2g "s" at a hipGraphLaunch and an "f" with the same id at each kernel of
+    # the graph; all but the first "f" found the flow closed, and W said "2 flow ends had no start
+    # (launched before the trace?)" with the launch in the trace. A flow end whose id never
+    # started still says so.
+    events = _graph_replay(flows=True)
+    events += [{"ph": "f", "id": 77, "pid": 2, "tid": 7, "ts": t, "cat": "ac2g", "name": "ac2g", "bp": "e"}
+               for t in (450, 600)]  # the graph's other two kernels
+    events += [X("early_kernel", 950, 10, cat="kernel", pid=2, tid=7, correlation=5),
+               {"ph": "f", "id": 5, "pid": 2, "tid": 7, "ts": 950, "cat": "ac2g", "name": "ac2g", "bp": "e"}]
+    store = load_events(tmp_path, events)
+    app = VtuiApp(tmp_path / "t.json", store=store)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot)
+        await pilot.press("W")
+        await settle(pilot, 2)
+        text = "\n".join(read_screen(app).text)
+        assert "1 flow ends had no start (launched before the trace?)" in text, text
+        assert "2 flow ends reuse the id of a flow already ended" in text, text
