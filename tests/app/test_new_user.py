@@ -167,6 +167,7 @@ async def test_insights_in_the_app_name_its_key_for_the_steps_not_the_cli_option
         text = "\n".join(read_screen(app).text)
         assert "no repeating step found" in text, text
         assert "--step" not in text and "press r for a step regex" in text, text
+        assert "(press r for a step regex)" in text and "try press" not in text, text  # was "(try press r …)"
 
 
 async def test_differential_call_tree_rows_stay_one_line_each(demo_store):

@@ -17,15 +17,15 @@ MAX_BAR_ROWS = 40  # more steps than this: a sparkline row instead of one bar pe
 NAME_WIDTH = 44  # trace names: clipped to this, control characters escaped (safe_field)
 
 
-def steps_lines(ins: Insights, bar_width: int = 40, times: bool = True, step_option: str = "--step REGEX") -> list[str]:
+def steps_lines(ins: Insights, bar_width: int = 40, times: bool = True, step_option: str = "try --step REGEX") -> list[str]:
     """The steps, their trend and phases; ``times``: and the step times (the app plots them itself).
-    ``step_option``: how to name the steps when none are found (the CLI's option; the app's key)."""
+    ``step_option``: what to do when no steps are found (try the CLI's option; press the app's key)."""
     st = ins.steps
     if not st.present and st.in_trace:
         return [f"Steps: no {safe_field(st.pattern, 120)} step starts in this range ({st.in_trace} in the trace)"]
     if not st.present:
         what = f" matching /{safe_field(st.pattern, 120)}/" if st.source == "user" else ""
-        return [f"Steps: no repeating step found{what} (try {step_option})"]
+        return [f"Steps: no repeating step found{what} ({step_option})"]
     rest, tr = st.rest, st.trend
     src = {"known": "known pattern", "user": "your regex", "generic": "guessed: most time among repeated top-level names"}
     first = ("  first step (prefill / time to first token)" if st.run_start
