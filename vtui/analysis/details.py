@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from vtui.analysis.launched import launch_of
+from vtui.analysis.launched import launch_of, launch_of_if_known
 from vtui.store.devices import device_work_kinds, runtime_mask
 from vtui.store.store import TraceStore
 
@@ -43,7 +43,8 @@ class SliceDetails:
     more_links: int = 0  # links left out of flows (a graph launch may have launched hundreds of kernels)
 
 
-def slice_details(store: TraceStore, row: int) -> SliceDetails:
+def slice_details(store: TraceStore, row: int, pair: bool = True) -> SliceDetails:
+    """``pair``: pair launches by correlation if not done yet (else only a pairing already made is used)."""
     s = store.slices
     chain: list[str] = []
     p = int(s.parent[row])
@@ -51,7 +52,7 @@ def slice_details(store: TraceStore, row: int) -> SliceDetails:
         chain.append(store.name(p))
         p = int(s.parent[p])
     track = store.tracks[int(s.track[row])]
-    links, total = flow_links_counted(store, row)
+    links, total = flow_links_counted(store, row, pair)
     return SliceDetails(
         row=row, name=store.name(row), category=store.strings[int(s.cat_id[row])],
         track_title=f"{track.process_title} › {track.title}", start_ns=int(s.start_ns[row]),
@@ -61,17 +62,25 @@ def slice_details(store: TraceStore, row: int) -> SliceDetails:
     )
 
 
-def flow_links(store: TraceStore, row: int) -> list[FlowLink]:
+def flow_links(store: TraceStore, row: int, pair: bool = True) -> list[FlowLink]:
     """See ``flow_links_counted``: the links only."""
-    return flow_links_counted(store, row)[0]
+    return flow_links_counted(store, row, pair)[0]
 
 
-def flow_links_counted(store: TraceStore, row: int) -> tuple[list[FlowLink], int]:
+def needs_pairing(store: TraceStore, row: int) -> bool:
+    """Whether the links of ``row`` may include launches not yet paired by correlation."""
+    if launch_of_if_known(store) is not None or row < 0:
+        return False
+    return bool(device_work_kinds(store)[row] > 0 or runtime_mask(store)[row])
+
+
+def flow_links_counted(store: TraceStore, row: int, pair: bool = True) -> tuple[list[FlowLink], int]:
     """The slice's flows in and out, then, where no flow does, its launch paired by correlation:
     for GPU work the runtime call that launched it, for a runtime call the work it launched (a
     cudaGraphLaunch / hipGraphLaunch has one correlation for all its kernels and Kineto writes
     at most one flow for them, often none). At most ``_MAX_LINKS`` of each kind, and how many
-    there are in all."""
+    there are in all. ``pair``: pair the launches if not done yet; else (a redraw) only a pairing
+    already made is used (see ``needs_pairing``)."""
     s, f = store.slices, store.flows
     links: list[FlowLink] = []
     total = 0
@@ -89,13 +98,16 @@ def flow_links_counted(store: TraceStore, row: int) -> tuple[list[FlowLink], int
             add(direction, int(there[k]), "flow")
     linked = {link.slice_row for link in links}
     has_in = any(link.direction == "in" for link in links)
+    launches = launch_of(store) if pair else launch_of_if_known(store)
+    if launches is None:
+        return links, total
     if not has_in and device_work_kinds(store)[row] > 0:
-        call = int(launch_of(store)[row])
+        call = int(launches[row])
         if call >= 0 and call not in linked:
             add("in", call, "correlation")
             total += 1
     elif runtime_mask(store)[row]:
-        launched = np.flatnonzero(launch_of(store) == row)
+        launched = np.flatnonzero(launches == row)
         if len(launched):
             first = launched[np.argsort(s.start_ns[launched], kind="stable")]
             out = [r for r in first.tolist() if r not in linked]

@@ -389,7 +389,7 @@ class ViewState:
         find = self.rows.find
         out = []
         here = self.selected
-        for link in flow_links(self.store, here)[:16]:  # a slice with many flows: the first few are enough to follow
+        for link in flow_links(self.store, here, pair=False)[:16]:  # a redraw: pairing is a worker's  # a slice with many flows: the first few are enough to follow
             a, b = (link.slice_row, here) if link.direction == "in" else (here, link.slice_row)
             ra, rb = find(int(s.track[a]), int(s.lane[a])), find(int(s.track[b]), int(s.lane[b]))
             if ra >= 0 and rb >= 0 and ra != rb:
