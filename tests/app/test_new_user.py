@@ -312,3 +312,21 @@ async def test_pairing_launches_by_correlation_runs_off_the_ui_thread(tmp_path, 
         assert threads == [False], threads  # once, in a worker
         text = "\n".join(read_screen(app).text)
         assert "launch ← hipGraphLaunch on" in text, text  # shown when the worker is done
+
+
+async def test_insights_call_a_training_steps_first_step_no_prefill(tmp_path):
+    # HTA's MI250 training trace (ProfilerStep#N) and a Chrome trace (guessed MessageLoop::RunTask
+    # steps) both read "first step (prefill / time to first token)" and "steps/s (tokens/s per
+    # sequence)": an inference engine's words for steps that are not one's.
+    store = load_events(tmp_path, _steps_with_a_hash_phase())
+    app = VtuiApp(tmp_path / "t.json", store=store)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        await pilot.press("i")
+        await settle(pilot)
+        await settle(pilot)
+        text = read_screen(app).text
+        head = next(y for y, line in enumerate(text) if "Steps: ProfilerStep#N" in line)
+        steps = "\n".join(text[head:head + 3])
+        assert "first step (the run's first)" in steps and "steps/s" in steps, steps
+        assert "prefill" not in steps and "time to first token" not in steps and "per sequence" not in steps, steps

@@ -36,6 +36,8 @@ KNOWN_STEP_PATTERNS: list[tuple[str, str]] = [
     (TRANSFORMERS_FORWARD, r"^nn\.Module: \w*(ForCausalLM|ForConditionalGeneration|LMHeadModel)\w*$"
                            r"|^transformers/models/[\w/]+/modeling_\w+\.py\(\d+\): forward$"),
 ]
+# The known patterns that are an inference engine's steps: the first is the prefill (TTFT).
+SERVING_STEP_PATTERNS = frozenset({ENGINE_ANNOTATION, "engine_step", TRANSFORMERS_FORWARD})
 GENERIC_MIN_COUNT = 3
 GENERIC_MIN_COVER = 0.3  # the repeated name covers >= 30% of its track's top-level time
 
