@@ -330,3 +330,41 @@ async def test_insights_call_a_training_steps_first_step_no_prefill(tmp_path):
         steps = "\n".join(text[head:head + 3])
         assert "first step (the run's first)" in steps and "steps/s" in steps, steps
         assert "prefill" not in steps and "time to first token" not in steps and "per sequence" not in steps, steps
+
+
+async def test_insights_at_80_columns_wrap_a_line_under_its_own_indent(qwen_store):
+    # At 80 columns every long line of Insights went on at the left edge: a finding's hint, a
+    # phase row's "then … /step" read as new entries, the table's columns lost.
+    app = VtuiApp(QWEN, store=qwen_store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("i")
+        await settle(pilot, 2)
+        await settle(pilot)
+        text = read_screen(app).text
+        start = next(y for y, line in enumerate(text) if line.strip() == "Findings")
+        end = next((y for y, line in enumerate(text) if line.strip() == "Steps and phases"), len(text) - 1)
+        body = [line for line in text[start + 1:end] if line.strip()]
+        assert len(body) > 6, text  # the findings fill the screen: some lines wrapped
+        for line in body:
+            indent = len(line) - len(line.lstrip(" "))
+            # a finding starts at column 1; its own continuation, its hint and the hint's go further in
+            assert line.startswith(" [") or indent >= 3, body
+        hints = [y for y, line in enumerate(body) if line.lstrip().startswith("→")]
+        assert hints and all(body[y].startswith("     → ") for y in hints), body
+
+
+def test_hang_wrap_keeps_every_character_and_the_width():
+    from rich.text import Text  # noqa: PLC0415
+
+    from vtui.ui.widgets.hanging import hang_wrap  # noqa: PLC0415
+
+    src = Text("short\n    a phase row with words " + "x" * 50 + " then 12 µs/step\n")
+    src.stylize("bold", 10, 15)
+    out = hang_wrap(src, 20)
+    lines = out.plain.split("\n")
+    assert all(len(line) <= 20 for line in lines), lines
+    assert lines[0] == "short" and lines[1].startswith("    a phase") and lines[-1] == ""
+    assert all(line.startswith("      ") for line in lines[2:-1]), lines  # under the row's indent + 2
+    assert "".join(out.plain.split()) == "".join(src.plain.split())  # only spaces moved
+    assert any(span.style == "bold" for span in out.spans)
