@@ -368,3 +368,22 @@ def test_hang_wrap_keeps_every_character_and_the_width():
     assert all(line.startswith("      ") for line in lines[2:-1]), lines  # under the row's indent + 2
     assert "".join(out.plain.split()) == "".join(src.plain.split())  # only spaces moved
     assert any(span.style == "bold" for span in out.spans)
+
+
+async def test_details_at_80_columns_wrap_a_long_kernel_name_under_its_indent(tmp_path):
+    # A templated kernel name in the details pane went on at the left edge, where the next line
+    # (start, dur, args) starts: one could not tell the name from the fields below it.
+    name = "void at::native::elementwise_kernel<128, 4, at::native::gpu_kernel_impl<at::native::" + "x" * 60 + ">"
+    events = [X("cudaLaunchKernel", 0, 10, cat="cuda_runtime", correlation=1),
+              X(name, 20, 100, cat="kernel", pid=2, tid=7, correlation=1)]
+    store = load_events(tmp_path, events)
+    app = VtuiApp(tmp_path / "t.json", store=store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        app.query_one("MainPane").act(lambda v: v.select(1 if store.name(1) == name else 0))
+        await settle(pilot, 2)
+        text = read_screen(app).text
+        top = next(y for y, line in enumerate(text) if line.startswith(" void at::native::elementwise_kernel"))
+        rest = next(y for y, line in enumerate(text) if line.startswith(" start "))
+        assert rest > top + 1, text[top:rest + 1]  # the name wrapped
+        assert all(line.startswith("   ") for line in text[top + 1:rest]), text[top:rest + 1]

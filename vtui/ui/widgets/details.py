@@ -7,7 +7,6 @@ import json
 from rich.text import Text
 from textual import work
 from textual.css.query import NoMatches
-from textual.widgets import Static
 
 from vtui.analysis.details import needs_pairing, slice_details
 from vtui.analysis.launched import launch_of
@@ -15,12 +14,13 @@ from vtui.fmt import format_duration
 from vtui.store.store import TraceStore
 from vtui.ui.colours import NOTE
 from vtui.ui.safe import visible
+from vtui.ui.widgets.hanging import HangingText
 from vtui.ui.workers import deliver
 
 KEY_STYLE = NOTE
 
 
-class DetailsPanel(Static, can_focus=True):
+class DetailsPanel(HangingText, can_focus=True):
     _shown: tuple[int, int] = (0, -1)  # (id of the store, row) shown last
 
     def show_slice(self, store: TraceStore, row: int) -> None:

@@ -44,9 +44,14 @@ def hang_wrap(text: Text, width: int) -> Text:
 class HangingText(Static):
     """A Static of report lines, wrapped with ``hang_wrap`` at its width (again on a resize)."""
 
-    def __init__(self, text: Text, **kwargs) -> None:
+    def __init__(self, text: Text | str = "", **kwargs) -> None:
         super().__init__(text, **kwargs)
-        self._source = text
+        self._source = text if isinstance(text, Text) else Text(text)
+
+    def update(self, content=None, *, layout: bool = True) -> None:  # type: ignore[override]
+        content = Text("") if content is None else content
+        self._source = content if isinstance(content, Text) else Text(str(content))
+        super().update(content, layout=layout)
 
     def render(self):
         return hang_wrap(self._source, self.content_size.width)
