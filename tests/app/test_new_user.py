@@ -387,3 +387,22 @@ async def test_details_at_80_columns_wrap_a_long_kernel_name_under_its_indent(tm
         rest = next(y for y, line in enumerate(text) if line.startswith(" start "))
         assert rest > top + 1, text[top:rest + 1]  # the name wrapped
         assert all(line.startswith("   ") for line in text[top + 1:rest]), text[top:rest + 1]
+
+
+async def test_insights_over_a_folder_of_ranks_say_whose_steps_they_are(tmp_path):
+    # Over 4 ranks, Insights showed one rank's steps (the track with most matches) without saying
+    # which: "ProfilerStep#N (known pattern) · 12 steps", with 12 steps on every rank.
+    from benchmarks.ranks_synth import rank_events, slow_rank, write_rank  # noqa: PLC0415
+
+    for r in range(4):
+        write_rank(tmp_path, f"t_rank{r}.json", rank_events(r, 4, 3, slow_rank(2)), r, 4)
+    store = load_trace(tmp_path, cache=False)
+    app = VtuiApp(tmp_path, store=store)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        await pilot.press("i")
+        await settle(pilot, 2)
+        await settle(pilot)
+        line = next(line for line in read_screen(app).text if line.lstrip().startswith("Steps: "))
+        t = store.tracks[app.screen.insights.steps.track]
+        assert line.rstrip().endswith(f" on {t.process_title} › {t.title}") and "rank" in t.process_title, line

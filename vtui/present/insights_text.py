@@ -38,7 +38,8 @@ def steps_lines(ins: Insights, bar_width: int = 40, times: bool = True, step_opt
              else "  first step in the range (the run's first step is before it: not a TTFT)")
     if sv.present and sv.kinds_known and sv.steps and sv.steps[0].kind not in ("prefill", "mixed"):
         first = f"  first step (a {sv.steps[0].kind} step, not a prefill: see Serving for TTFT)"
-    lines = [f"Steps: {safe_field(st.pattern, 120)} ({src.get(st.source, st.source)}) · {counted(st.count, 'step')}",
+    on = f" on {safe_field(st.where, 120)}" if st.where else ""  # a folder of ranks: whose steps these are
+    lines = [f"Steps: {safe_field(st.pattern, 120)} ({src.get(st.source, st.source)}) · {counted(st.count, 'step')}{on}",
              f"{first}  {fd(st.first_ns)}"]
     if rest:
         per_sequence = " (tokens/s per sequence)" if serving else ""
