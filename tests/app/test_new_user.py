@@ -406,3 +406,33 @@ async def test_insights_over_a_folder_of_ranks_say_whose_steps_they_are(tmp_path
         line = next(line for line in read_screen(app).text if line.lstrip().startswith("Steps: "))
         t = store.tracks[app.screen.insights.steps.track]
         assert line.rstrip().endswith(f" on {t.process_title} › {t.title}") and "rank" in t.process_title, line
+
+
+async def test_ranks_screen_collectives_take_one_line_each_at_80_columns(tmp_path):
+    # At 80 columns each collective ("all_reduce 0 #0 latency … busbw 41.94 GB/s", 100 columns)
+    # wrapped onto a second line: half the list on screen, "rank 2 busbw" read as a new row.
+    from textual.widgets import OptionList  # noqa: PLC0415
+
+    from benchmarks.ranks_synth import rank_events, slow_rank, write_rank  # noqa: PLC0415
+    from vtui.ui.ranks import RanksScreen  # noqa: PLC0415
+
+    for r in range(4):
+        write_rank(tmp_path, f"t_rank{r}.json", rank_events(r, 4, 6, slow_rank(2)), r, 4)
+    app = VtuiApp(tmp_path, store=load_trace(tmp_path, cache=False))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("K")
+        await settle(pilot, 2)
+        await settle(pilot, 2)
+        assert isinstance(app.screen, RanksScreen) and app.screen.report is not None
+        await pilot.press("down", "down")
+        text = read_screen(app).text
+        rows = [line for line in text if "all_reduce" in line]
+        assert len(rows) >= 4, text
+        assert all("GB/s" in line for line in rows), rows  # the whole collective on its line
+        follow = [text[text.index(line) + 1] for line in rows[:-1]]
+        assert all("all_reduce" in line for line in follow), follow  # no continuation lines between
+        await pilot.resize_terminal(140, 30)
+        await settle(pilot, 2)
+        assert any("latency" in line for line in read_screen(app).text)  # the full form when it fits
+        assert app.screen.query_one("#ranks-collectives", OptionList).highlighted == 2  # kept across

@@ -86,8 +86,14 @@ def summary(report: RanksReport) -> Text:
     return text
 
 
-def collective_line(c) -> Text:
+COMPACT_BELOW = 104  # columns: a narrower screen gets the short form of a collective's line (one line, not two)
+
+
+def collective_line(c, compact: bool = False) -> Text:
     bw = "–" if c.busbw_gbps is None else f"{c.busbw_gbps:8.2f}"
+    if compact:
+        return Text(visible(f"{c.name:<12} {c.group or '?':>3} #{c.seq:<3} lat {fd(c.latency_ns):>9} "
+                            f"skew {fd(c.skew_ns):>10} last {c.last_rank:<3} {bw} GB/s"))
     return Text(visible(f"{c.name:<15} {c.group or '?':>6} #{c.seq:<4} latency {fd(c.latency_ns):>10}  "
                         f"skew {fd(c.skew_ns):>10}  last rank {c.last_rank:<4} busbw {bw} GB/s"))
 
@@ -103,6 +109,7 @@ class RanksScreen(Screen[None]):
         self.store, self.on_jump, self.align = store, on_jump, align
         self.report: RanksReport | None = None
         self.matched: Matched | None = None
+        self._compact: bool | None = None  # the collectives' lines are in the short form (a narrow screen)
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -130,11 +137,22 @@ class RanksScreen(Screen[None]):
         self.report, self.matched = report, matched
         self.query_one("#ranks-summary", Static).update(summary(report))
         self._draw_rows()
+        self._fill_collectives(0)
+        self.query_one("#ranks-collectives", OptionList).focus()
+
+    def _fill_collectives(self, highlighted: int | None) -> None:
+        if self.report is None:
+            return
+        compact = self.size.width < COMPACT_BELOW
+        if compact == self._compact and highlighted is None:
+            return  # the lines already have the form for this width
+        self._compact = compact
         options = self.query_one("#ranks-collectives", OptionList)
+        keep = options.highlighted if highlighted is None else highlighted
         options.clear_options()
-        options.add_options([collective_line(c) for c in report.collectives] or [Text("no NCCL/RCCL collectives")])
-        options.highlighted = 0
-        options.focus()
+        options.add_options([collective_line(c, compact) for c in self.report.collectives]
+                            or [Text("no NCCL/RCCL collectives")])
+        options.highlighted = keep if keep is not None else 0
 
     def _draw_rows(self) -> None:
         if self.report is None:
@@ -145,6 +163,7 @@ class RanksScreen(Screen[None]):
 
     def on_resize(self) -> None:
         self._draw_rows()
+        self._fill_collectives(None)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         if self.matched is None or not self.report or not self.report.collectives:
