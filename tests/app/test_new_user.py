@@ -436,3 +436,30 @@ async def test_ranks_screen_collectives_take_one_line_each_at_80_columns(tmp_pat
         await settle(pilot, 2)
         assert any("latency" in line for line in read_screen(app).text)  # the full form when it fits
         assert app.screen.query_one("#ranks-collectives", OptionList).highlighted == 2  # kept across
+
+
+async def test_insights_do_not_count_kv_cache_kernels_or_frames_as_cache_events(tmp_path):
+    # vLLM and SGLang traces: "Caches: 24 cache events · no hit/miss information" listed
+    # reshape_and_cache_flash_kernel (the KV-cache write, a GPU kernel) and Python frames whose
+    # file sits under mem_cache/ — none a cache lookup.
+    events = _graph_replay(flows=False)
+    events += [X("void vllm::reshape_and_cache_flash_kernel<bf16>(...)", 860, 20, cat="kernel", pid=2, tid=7),
+               X("sglang/srt/mem_cache/memory_pool.py(310): set_kv_buffer", 140, 20, cat="python_function"),
+               X("KVCacheManager.evict", 170, 5, cat="cpu_op")]
+    store = load_events(tmp_path, events)
+    app = VtuiApp(tmp_path / "t.json", store=store)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        await pilot.press("i")
+        await settle(pilot, 2)
+        await settle(pilot)
+        for _ in range(12):  # the section is far down: ] moves a section at a time
+            found = [line for line in read_screen(app).text if line.lstrip().startswith("Caches:")]
+            if found:
+                break
+            await pilot.press("right_square_bracket")
+            await pilot.pause()
+        assert found, read_screen(app).text
+        line = found[0]
+        assert "Caches: 1 cache events" in line and "evictions 1" in line, line
+        assert "reshape_and_cache" not in line and "mem_cache" not in line, line
