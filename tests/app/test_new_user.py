@@ -463,3 +463,16 @@ async def test_insights_do_not_count_kv_cache_kernels_or_frames_as_cache_events(
         line = found[0]
         assert "Caches: 1 cache events" in line and "evictions 1" in line, line
         assert "reshape_and_cache" not in line and "mem_cache" not in line, line
+
+
+async def test_compare_metrics_do_not_call_any_first_step_a_ttft(demo_store):
+    # Comparing two training ranks, Metrics read "time to first step (TTFT)": the first step's
+    # length, a TTFT only for an inference engine's steps (Serving's own row says when it is one).
+    qwen = load_trace(QWEN)
+    app = CompareApp(demo_trace_path(), QWEN, stores=(demo_store, qwen))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot, 2)
+        await pilot.press("2")
+        await settle(pilot)
+        text = "\n".join(read_screen(app).text)
+        assert "first step (TTFT when serving)" in text and "time to first step (TTFT)" not in text, text
