@@ -1,5 +1,7 @@
 """Cache-like events: anything whose name says ``cache``, split into hits, misses and evictions
-where the name or the args say so."""
+where the name or the args say so. GPU work is not one: a kernel named for a cache
+(``reshape_and_cache_flash``, ``store_kvcache``: writing the KV cache) is compute, not a hit or miss;
+nor is a Python frame, named by its source path (``…/mem_cache/memory_pool.py(…): set_kv_buffer``)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from vtui.analysis.selection import instant_rows
+from vtui.store.devices import device_work_kinds, python_mask
 from vtui.store.slicetime import TimeRange, over
 from vtui.store.store import TraceStore
 
@@ -47,6 +50,8 @@ def analyse_caches(store: TraceStore, rng: TimeRange | None = None) -> CacheRepo
     rs = rng.slices  # the one range rule; time clipped to the range
     pos = np.flatnonzero(is_cache[s.name_id[rs.rows]]) if len(s) else np.zeros(0, dtype=np.int64)
     srows = rs.rows[pos]
+    if len(srows):
+        srows = srows[(device_work_kinds(store)[srows] == 0) & ~python_mask(store)[srows]]
     irows = instant_rows(store, rng.t0, rng.t1)
     irows = irows[is_cache[inst.name_id[irows]]] if len(irows) else irows
     out = CacheReport(bool(len(srows) or len(irows)))

@@ -35,7 +35,7 @@ class MetricSpec:
 
 METRICS: list[MetricSpec] = [
     MetricSpec("span_ns", "wall time of the range", "ns", "lower"),
-    MetricSpec("ttft_ns", "time to first step (TTFT)", "ns", "lower"),
+    MetricSpec("ttft_ns", "first step (TTFT when serving)", "ns", "lower"),
     MetricSpec("step_mean_ns", "step mean (excl. the run's first)", "ns", "lower"),
     MetricSpec("step_median_ns", "step median (excl. the run's first)", "ns", "lower"),
     MetricSpec("step_p90_ns", "step p90 (excl. the run's first)", "ns", "lower"),

@@ -26,11 +26,19 @@ from vtui.store.correlate import correlation_ids
 from vtui.store.devices import device_work_kinds, runtime_mask
 from vtui.store.store import TraceStore
 
+_LAUNCH_OF = "launched.launch_of"
+
 
 def launch_of(store: TraceStore) -> np.ndarray:
     """Per slice row: the runtime call that launched this device work; -1 for other rows and for
     work with no known launch. Computed once per store."""
-    return store.memo("launched.launch_of", lambda: _pair_all(store))
+    return store.memo(_LAUNCH_OF, lambda: _pair_all(store))
+
+
+def launch_of_if_known(store: TraceStore) -> np.ndarray | None:
+    """``launch_of`` if already computed, else None: what a redraw may use without paying for the
+    pairing (it decodes the args of every launch call and GPU op without a flow)."""
+    return store.derived.get(_LAUNCH_OF)
 
 
 def _pair_all(store: TraceStore) -> np.ndarray:

@@ -36,6 +36,8 @@ KNOWN_STEP_PATTERNS: list[tuple[str, str]] = [
     (TRANSFORMERS_FORWARD, r"^nn\.Module: \w*(ForCausalLM|ForConditionalGeneration|LMHeadModel)\w*$"
                            r"|^transformers/models/[\w/]+/modeling_\w+\.py\(\d+\): forward$"),
 ]
+# The known patterns that are an inference engine's steps: the first is the prefill (TTFT).
+SERVING_STEP_PATTERNS = frozenset({ENGINE_ANNOTATION, "engine_step", TRANSFORMERS_FORWARD})
 GENERIC_MIN_COUNT = 3
 GENERIC_MIN_COVER = 0.3  # the repeated name covers >= 30% of its track's top-level time
 
@@ -67,6 +69,7 @@ class StepReport:
     # When steps' direct children are Python frames: the first level below them that is not a frame.
     op_phases: list[Phase] = field(default_factory=list)
     op_unattributed_ns: int = 0
+    where: str = ""  # the steps' track ("process › thread") when the store holds several files (ranks)
 
     @property
     def count(self) -> int:
@@ -305,6 +308,9 @@ def analyse_steps(store: TraceStore, rng: TimeRange | None = None, regex: str | 
     starts, ends = s.start_ns[rows].astype(np.int64), s.end_ns[rows].astype(np.int64)
     phases, unattributed = phases_of(store, rows)
     op_phases, op_unattributed = phases_below_frames(store, rows)
-    return StepReport(True, label, source, int(s.track[rows[0]]), rows, starts, ends, phases, unattributed,
+    track = int(s.track[rows[0]])
+    t = store.tracks[track]
+    where = f"{t.process_title} › {t.title}" if len(store.sources) > 1 else ""  # which rank's
+    return StepReport(True, label, source, track, rows, starts, ends, phases, unattributed,
                       analyse_trend(starts, ends), in_trace, run_start=int(rows[0]) == int(all_rows[0]),
-                      op_phases=op_phases, op_unattributed_ns=op_unattributed)
+                      op_phases=op_phases, op_unattributed_ns=op_unattributed, where=where)

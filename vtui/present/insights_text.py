@@ -5,6 +5,7 @@ from __future__ import annotations
 from vtui.analysis.insights import Insights
 from vtui.analysis.memory import sparkline_series
 from vtui.analysis.ops import hint_for
+from vtui.analysis.steps import SERVING_STEP_PATTERNS
 from vtui.fmt import counted, format_bytes
 from vtui.fmt import format_duration as fd
 from vtui.present.bars import sparkline, step_bars
@@ -17,26 +18,32 @@ MAX_BAR_ROWS = 40  # more steps than this: a sparkline row instead of one bar pe
 NAME_WIDTH = 44  # trace names: clipped to this, control characters escaped (safe_field)
 
 
-def steps_lines(ins: Insights, bar_width: int = 40, times: bool = True, step_option: str = "--step REGEX") -> list[str]:
+def steps_lines(ins: Insights, bar_width: int = 40, times: bool = True, step_option: str = "try --step REGEX") -> list[str]:
     """The steps, their trend and phases; ``times``: and the step times (the app plots them itself).
-    ``step_option``: how to name the steps when none are found (the CLI's option; the app's key)."""
+    ``step_option``: what to do when no steps are found (try the CLI's option; press the app's key)."""
     st = ins.steps
     if not st.present and st.in_trace:
         return [f"Steps: no {safe_field(st.pattern, 120)} step starts in this range ({st.in_trace} in the trace)"]
     if not st.present:
         what = f" matching /{safe_field(st.pattern, 120)}/" if st.source == "user" else ""
-        return [f"Steps: no repeating step found{what} (try {step_option})"]
+        return [f"Steps: no repeating step found{what} ({step_option})"]
     rest, tr = st.rest, st.trend
     src = {"known": "known pattern", "user": "your regex", "generic": "guessed: most time among repeated top-level names"}
-    first = ("  first step (prefill / time to first token)" if st.run_start
-             else "  first step in the range (the run's first step is before it: not a TTFT)")
     sv = ins.serving
+    # A prefill / TTFT only where the steps are an inference engine's (its step names, or steps
+    # whose kind the annotations tell); a training ProfilerStep, a browser's task, a guessed name: not.
+    serving = st.pattern in SERVING_STEP_PATTERNS or (sv.present and sv.kinds_known)
+    first = ("  first step (prefill / time to first token)" if st.run_start and serving
+             else "  first step (the run's first)" if st.run_start
+             else "  first step in the range (the run's first step is before it: not a TTFT)")
     if sv.present and sv.kinds_known and sv.steps and sv.steps[0].kind not in ("prefill", "mixed"):
         first = f"  first step (a {sv.steps[0].kind} step, not a prefill: see Serving for TTFT)"
-    lines = [f"Steps: {safe_field(st.pattern, 120)} ({src.get(st.source, st.source)}) · {counted(st.count, 'step')}",
+    on = f" on {safe_field(st.where, 120)}" if st.where else ""  # a folder of ranks: whose steps these are
+    lines = [f"Steps: {safe_field(st.pattern, 120)} ({src.get(st.source, st.source)}) · {counted(st.count, 'step')}{on}",
              f"{first}  {fd(st.first_ns)}"]
     if rest:
-        rate = f" · ≈{st.steps_per_s:,.1f} steps/s (tokens/s per sequence)" if st.steps_per_s else ""
+        per_sequence = " (tokens/s per sequence)" if serving else ""
+        rate = f" · ≈{st.steps_per_s:,.1f} steps/s{per_sequence}" if st.steps_per_s else ""
         which = "other steps" if st.run_start else "all steps in the range"
         lines.append(f"  {which}: mean {fd(rest.mean)} · median {fd(rest.median)} · p90 {fd(rest.p90)} · "
                      f"max {fd(rest.max)}{rate}")

@@ -286,6 +286,7 @@ def _flows(m: Merged, slices: SliceTable, index: IntervalIndex, pending_flows: C
     for column in (flows.src_event, flows.dst_event):
         column[:] = np.where(column >= 0, m.ordinal[np.maximum(column, 0)], -1)
     found = warning_if("flow_end_without_start", stats["flow_ends_without_start"])
+    found += warning_if("flow_end_after_end", stats["flow_ends_after_end"])
     found += warning_if("flow_start_without_end", stats["flow_starts_without_end"])
     found += warning_if("flow_rebound", stats["flows_rebound_by_correlation"])
     found += warning_if("flow_correlation_disagree", stats["flows_correlation_disagree"])

@@ -35,6 +35,8 @@ RULES: dict[str, tuple[str, str]] = {
     "counter_not_number": ("{count:,} counter values were not numbers (or past the float range; skipped)", ""),
     "unknown_phase": ("{count:,} events with unknown phases were skipped", ": {example}"),
     "flow_end_without_start": ("{count:,} flow ends had no start (launched before the trace?)", ""),
+    "flow_end_after_end": ("{count:,} flow ends reuse the id of a flow already ended (one start, many ends: a "
+                           "CUDA/HIP graph's kernels); the first end takes the arrow", ""),
     "flow_start_without_end": ("{count:,} flow starts had no end", ""),
     "flow_rebound": ("{count:,} flows joined slices with different correlation ids (moved to the slice at the "
                      "same point with the matching id)", ""),

@@ -37,13 +37,15 @@ class FlowChains:
     before: np.ndarray  # int64 event at its start
     starts_without_end: int
     ends_without_start: int
+    ends_after_end: int = 0  # f events whose id's chain an earlier f already closed (see chain_edges)
 
 
 def flow_chains(events: FlowEvents) -> FlowChains:
     """Sort the events by (group, id, ts, file order) and find the chains' edges."""
     order = np.lexsort((events.order, events.ts_ns, events.id_val, events.group))
     edge, prev, counts = chain_edges(events.group[order], events.id_val[order], events.kind[order])
-    return FlowChains(at=order[edge], before=order[prev], starts_without_end=counts[0], ends_without_start=counts[1])
+    return FlowChains(at=order[edge], before=order[prev], starts_without_end=counts[0], ends_without_start=counts[1],
+                      ends_after_end=counts[2])
 
 
 def enclosing_slices(slices: SliceTable, index: IntervalIndex, track: np.ndarray, ts: np.ndarray
@@ -109,7 +111,7 @@ def next_slices(slices: SliceTable, index: IntervalIndex, track: np.ndarray, ts:
 
 
 def chain_edges(group: np.ndarray, id_val: np.ndarray, kind: np.ndarray
-                ) -> tuple[np.ndarray, np.ndarray, tuple[int, int]]:
+                ) -> tuple[np.ndarray, np.ndarray, tuple[int, int, int]]:
     """The edges of v1 flow chains, events sorted by (group, id, ts, file order).
 
     A chain is an ``s`` followed by ``t`` steps and closed by an ``f``, within one group and id: each
@@ -117,7 +119,9 @@ def chain_edges(group: np.ndarray, id_val: np.ndarray, kind: np.ndarray
     ``s`` or last ``t``). A ``t`` or ``f`` with no open chain is dropped; an ``s`` while a chain
     is open is ignored (Perfetto and Catapult: ``s A, s C, f D`` is A→D) and counted as a start
     without end. Returns (edge positions, their predecessors' positions, (starts without end,
-    ends without start)). Vectorised: a chain is open after an event iff the last non-``t`` up
+    ends without start, ends after end)): an ``f`` dropped after an earlier ``f`` closed its id's
+    chain is counted apart from one whose id never started (Kineto writes a graph replay so: one
+    ``s`` at the cudaGraphLaunch, an ``f`` at each of its kernels). Vectorised: a chain is open after an event iff the last non-``t`` up
     to it, within its group, is an ``s`` (an ``s`` opens or leaves open, an ``f`` closes).
     """
     n = len(kind)
@@ -142,9 +146,12 @@ def chain_edges(group: np.ndarray, id_val: np.ndarray, kind: np.ndarray
     last_in_group[:-1] = new_group[1:]
     open_after = (kind == 0) | ((kind == 1) & open_before)
     starts_without_end = int((last_in_group & open_after).sum())
-    ends_without_start = int(((kind == 2) & ~reached).sum())
+    dropped = (kind == 2) & ~reached
+    started = np.maximum.accumulate(np.where(kind == 0, pos, -1)) >= group_start  # an s of this chain came before
+    ends_after_end = int((dropped & started).sum())
+    ends_without_start = int(dropped.sum()) - ends_after_end
     edge = np.flatnonzero(reached)
-    return edge, prev[edge], (starts_without_end + ignored_starts, ends_without_start)
+    return edge, prev[edge], (starts_without_end + ignored_starts, ends_without_start, ends_after_end)
 
 
 def build_flows(
@@ -164,7 +171,7 @@ def build_flows(
     warnings (one-sided flows, ends moved or kept by correlation). ``chains``: ``flow_chains(events)``
     if already found.
     """
-    stats = {"flow_starts_without_end": 0, "flow_ends_without_start": 0, "flow_ends_unbound": 0,
+    stats = {"flow_starts_without_end": 0, "flow_ends_without_start": 0, "flow_ends_after_end": 0, "flow_ends_unbound": 0,
              "flows_rebound_by_correlation": 0, "flows_correlation_disagree": 0}
     parts: list[dict[str, np.ndarray]] = []  # edges from v1 chains, then from v2 bindings
     if len(events.ts_ns):
@@ -180,6 +187,7 @@ def build_flows(
         chains = chains or flow_chains(events)
         stats["flow_starts_without_end"] += chains.starts_without_end
         stats["flow_ends_without_start"] += chains.ends_without_start
+        stats["flow_ends_after_end"] += chains.ends_after_end
         at, before = chains.at, chains.before
         src, dst, checked = reconcile(slices, index, args_blob, bound[before], bound[at],
                                       (events.track[before], events.ts_ns[before]), (events.track[at], events.ts_ns[at]),

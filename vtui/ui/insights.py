@@ -29,6 +29,7 @@ from vtui.ui.keys import bindings
 from vtui.ui.safe import plain, visible
 from vtui.ui.screens import PromptScreen
 from vtui.ui.serving_view import kind_style, serving_widgets
+from vtui.ui.widgets.hanging import HangingText
 from vtui.ui.widgets.scrollbars import whole_cell_scrollbars
 from vtui.ui.workers import deliver
 
@@ -133,20 +134,20 @@ class InsightsScreen(Screen[None]):
             findings.append(visible(f.message) + "\n")
             hint = f.hint.replace(STEP_OPTION, APP_STEP_OPTION)  # the app has a key, not the CLI's option
             findings.append(f"    → {visible(hint)}\n", style=colours.NOTE)
-        widgets = [Static(findings, id="ins-findings"), Static(self._steps_text(ins), id="ins-steps")]
+        widgets = [HangingText(findings, id="ins-findings"), HangingText(self._steps_text(ins), id="ins-steps")]
         if ins.steps.present:
             more = ins.steps.count - MAX_PLOT_ROWS
             note = f" (first {MAX_PLOT_ROWS} of {ins.steps.count})" if more > 0 else ""
             widgets.append(Static(Text(f"Step times{note} — enter jumps to a step in the timeline", style=colours.NOTE)))
             widgets.append(OptionList(*step_plot_rows(ins), id="ins-plot"))
         widgets += serving_widgets(ins)
-        widgets += [Static(_section("Operators", ops_lines(ins)), id="ins-ops"),
-                    Static(_section("GPU", gpu_lines(ins)), id="ins-gpu")]
+        widgets += [HangingText(_section("Operators", ops_lines(ins)), id="ins-ops"),
+                    HangingText(_section("GPU", gpu_lines(ins)), id="ins-gpu")]
         widgets += self._why(ins)
         widgets += self._lists()
         widgets += [
-                    Static(_section("Memory", memory_lines(ins)), id="ins-memory"),
-                    Static(_section("Caches and Python", misc_lines(ins)), id="ins-misc")]
+                    HangingText(_section("Memory", memory_lines(ins)), id="ins-memory"),
+                    HangingText(_section("Caches and Python", misc_lines(ins)), id="ins-misc")]
         await body.mount(*widgets)
         whole_cell_scrollbars(body)  # (no ▁…▇ thumb ends at the right edge)
         if ins.steps.present:
@@ -154,9 +155,9 @@ class InsightsScreen(Screen[None]):
 
     def _why(self, ins: Insights) -> list:
         """Roofline per op (worst % of roofline by GPU time first, with hints) and the critical path per step."""
-        return [Static(_section("Roofline (GPU time above the roofline, most first)", roofline_lines(ins.roofline, 15)),
+        return [HangingText(_section("Roofline (GPU time above the roofline, most first)", roofline_lines(ins.roofline, 15)),
                        id="ins-roofline"),
-                Static(_section("Critical path per step", critical_lines(ins.critical)), id="ins-critical")]
+                HangingText(_section("Critical path per step", critical_lines(ins.critical)), id="ins-critical")]
 
     def _lists(self) -> list:
         """GPU idle gaps and kernel outliers as lists to jump from (not only totals)."""

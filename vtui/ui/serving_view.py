@@ -14,6 +14,7 @@ from vtui.fmt import format_duration as fd
 from vtui.present.serving_text import graph_lines, serving_lines
 from vtui.ui import colours
 from vtui.ui.safe import visible
+from vtui.ui.widgets.hanging import HangingText
 
 KIND_STYLE = {"prefill": colours.FIRST_STEP, "decode": colours.SUCCESS, "mixed": colours.WARNING,
               "unknown": colours.MUTED}
@@ -84,10 +85,10 @@ def serving_widgets(ins: Insights) -> list[Static]:
     if sv.present:
         lines = [ln for ln in serving_lines(sv) if not ln.startswith("    ") or ln.startswith("    phases")]
         lines = [ln for ln in lines if not ln.startswith("  steps (") and not ln.startswith("  step time by kind")]
-        out.append(Static(_lines("Serving (prefill / decode)", lines, sv), id="ins-serving"))
+        out.append(HangingText(_lines("Serving (prefill / decode)", lines, sv), id="ins-serving"))
         if sv.kinds_known:
             out.append(Static(Text("Step time by kind", style=colours.HEADING), classes="ins-chart-title"))
             out.append(Static(step_chart(sv), id="ins-serving-chart"))
     if ins.graphs.present:
-        out.append(Static(_lines("CUDA/HIP graphs", graph_lines(ins.graphs)), id="ins-graphs"))
+        out.append(HangingText(_lines("CUDA/HIP graphs", graph_lines(ins.graphs)), id="ins-graphs"))
     return out

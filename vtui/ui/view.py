@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from sortedcontainers import SortedKeyList
 
+from vtui.analysis.details import flow_links
 from vtui.analysis.measure import Measurement, measure
 from vtui.analysis.memory_tracks import series_of_track
 from vtui.analysis.search import ARGS_PREFIX, SearchResult, search, step
@@ -364,35 +365,35 @@ class ViewState:
             i += direction
 
     def follow_flow(self, outgoing: bool) -> bool:
-        """]: to where the selected slice's flow goes; [: to where its incoming flow came from."""
+        """]: to where the selected slice's flow goes; [: to where its incoming flow came from. Where
+        no flow event joins a launch and its GPU work, their shared correlation id does."""
         if self.selected < 0:
             return False
-        f = self.store.flows
-        here, there = (f.src_slice, f.dst_slice) if outgoing else (f.dst_slice, f.src_slice)
-        hits = np.flatnonzero((here == self.selected) & (there >= 0))
-        if not len(hits):
+        want = "out" if outgoing else "in"
+        hits = [link.slice_row for link in flow_links(self.store, self.selected) if link.direction == want]
+        if not hits:
             return False
-        target = int(there[hits[0]])
+        target = hits[0]
         self.unhide_track_of(target)
         self.reveal(target)
         return True
 
     def flow_links(self) -> list[tuple[int, int, int]]:
-        """The selected slice's flows (launch → kernel, and back) as (time ns, from row, to row) in
-        the rows shown: drawn as a connector at that time from one row to the other. Ends on
-        rows not shown (hidden, folded) are left out."""
+        """The selected slice's flows (launch → kernel, and back; a launch paired by correlation
+        where no flow event says it) as (time ns, from row, to row) in the rows shown: drawn as a
+        connector at that time from one row to the other. Ends on rows not shown (hidden, folded)
+        are left out."""
         if self.selected < 0:
             return []
-        f, s = self.store.flows, self.store.slices
-        hits = np.flatnonzero(((f.src_slice == self.selected) | (f.dst_slice == self.selected))
-                              & (f.src_slice >= 0) & (f.dst_slice >= 0))
+        s = self.store.slices
         find = self.rows.find
         out = []
-        for k in hits[:16].tolist():  # a slice with many flows: the first few are enough to follow
-            a, b = int(f.src_slice[k]), int(f.dst_slice[k])
+        here = self.selected
+        for link in flow_links(self.store, here, pair=False)[:16]:  # a redraw: pairing is a worker's  # a slice with many flows: the first few are enough to follow
+            a, b = (link.slice_row, here) if link.direction == "in" else (here, link.slice_row)
             ra, rb = find(int(s.track[a]), int(s.lane[a])), find(int(s.track[b]), int(s.lane[b]))
             if ra >= 0 and rb >= 0 and ra != rb:
-                out.append((int(f.dst_ts_ns[k]), ra, rb))
+                out.append((int(s.start_ns[b]), ra, rb))
         return out
 
     def unhide_track_of(self, row: int) -> None:

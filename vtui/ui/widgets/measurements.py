@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 from rich.text import Text
-from textual.widgets import Static
 
 from vtui.analysis.measure import Measurement
 from vtui.fmt import format_duration
 from vtui.ui.colours import NOTE
 from vtui.ui.safe import visible
 from vtui.ui.view import ViewState
+from vtui.ui.widgets.hanging import HangingText
 
 KEY_STYLE = NOTE
 MAX_TRACKS = 6  # per measurement, the busiest tracks between the marks
 
 
-class MeasurePane(Static, can_focus=True):
+class MeasurePane(HangingText, can_focus=True):
     def show(self, view: ViewState) -> None:
         text = Text()
         if view.mark_a >= 0:
