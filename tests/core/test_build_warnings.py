@@ -44,7 +44,7 @@ def test_every_rule_in_one_trace_gives_the_texts_users_know(tmp_path):
     assert _load(tmp_path, events).warnings == [
         "2 events without a usable ts were skipped (1 of them more than 126 years away from most others)",
         "1 process/thread names or sort indices were given again with a different value (the last one wins)",
-        "1 X events had a missing, negative or huge dur (shown as 0)",
+        "1 X events had a missing, negative or huge dur (skipped, as Perfetto skips them)",
         "1 E events had no open B on their thread (ignored)",
         "1 B events were never closed (they run to the trace end)",
         "1 async b/e ends had no open begin (ignored)",

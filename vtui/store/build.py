@@ -61,7 +61,7 @@ def build_store(parts: list[SourcePart], args_blob=None, progress: Callable[[flo
     sources = _sources(parts)
     m = merge_sources(parts, args_blob)
     report(0.1)
-    ts_ns, dur_ns, valid, origin_us, bad_ts, far_ts = _times(m)
+    ts_ns, dur_ns, valid, origin_us, bad_ts, far_ts, bad_dur = _times(m)
     found = warning_if("unusable_ts", bad_ts + far_ts, f"{far_ts:,}" if far_ts else "")
     # Masked maxima (no gathered copies of two 40 MB columns).
     trace_end = int(max(np.max(ts_ns + dur_ns, where=valid, initial=0), np.max(ts_ns, where=valid, initial=0)))
@@ -73,7 +73,8 @@ def build_store(parts: list[SourcePart], args_blob=None, progress: Callable[[flo
 
     sl = _Slices()
     points = _Points()
-    found += _complete_slices(m, ts_ns, dur_ns, valid, tracks, sl)
+    _complete_slices(m, ts_ns, dur_ns, valid, tracks, sl)
+    found += warning_if("bad_dur", bad_dur)
     del dur_ns  # X slices only: let the nesting reuse its memory
     end_rows: dict[int, int] = {}
     found += _begin_end_slices(m, ts_ns, valid, trace_end, tracks, sl, end_rows)
@@ -150,15 +151,11 @@ def _metadata(m: Merged, tracks: TrackSet) -> tuple[list[dict], list[tuple[int, 
 
 
 def _complete_slices(m: Merged, ts_ns: np.ndarray, dur_ns: np.ndarray, valid: np.ndarray, tracks: TrackSet,
-                     sl: _Slices) -> list[BuildWarning]:
-    """X events: one slice each."""
+                     sl: _Slices) -> None:
+    """X events: one slice each (those without a usable dur are not valid: see ``_times``)."""
     rows = np.flatnonzero((m.ph == X) & valid)
-    raw_dur = m.dur_ns[rows]  # same test as _times: missing, negative or past ~126 years is not usable
-    bad_dur = int(((raw_dur < 0) | (raw_dur >= _WINDOW_NS)).sum())
-    del raw_dur
     sl.add(nest=np.full(len(rows), -1), row=rows, end_row=np.full(len(rows), -1), start=ts_ns[rows],
            end=ts_ns[rows] + dur_ns[rows], track=tracks.thread_tracks(m.thread[rows]))
-    return warning_if("bad_dur", bad_dur)
 
 
 def _begin_end_slices(m: Merged, ts_ns: np.ndarray, valid: np.ndarray, trace_end: int, tracks: TrackSet,
@@ -300,11 +297,13 @@ _INT64_MAX = int(np.iinfo(np.int64).max)
 _WINDOW_NS = 4 * 10**18  # ts_ns relative to the origin must stay below this (int64 with room for dur)
 
 
-def _times(m: Merged) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, int, int]:
+def _times(m: Merged) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, int, int, int]:
     """int64 ns relative to the smallest usable timestamp, from the exact ns of the text: the
     origin is subtracted in integers, so every start sits on the file's absolute ns grid. Also a
-    validity mask for ts and counts of events without a usable ts and of events too far from the
-    rest.
+    validity mask for ts and counts of events without a usable ts, of events too far from the
+    rest, and of X events without a usable dur (missing, not a number, negative or past ~126
+    years): those are skipped, as Perfetto skips them (``json_parser_failure``,
+    ``slice_negative_duration``), so they neither make a slice nor set the origin or the end.
 
     When the timestamps span more than int64 ns can hold (~126 years), the origin is the start of
     the ~126-year window that holds the most events, and the events outside it are rejected:
@@ -315,6 +314,9 @@ def _times(m: Merged) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, int, i
     has_ns = m.ts_ns != NO_NS
     far = finite & ~has_ns
     usable = finite & has_ns
+    dur_ns = m.dur_ns
+    no_dur = usable & (m.ph == X) & ((dur_ns < 0) | (dur_ns >= _WINDOW_NS))  # NO_NS is negative
+    usable &= ~no_dur
     if usable.any() and int(m.ts_ns[usable].max()) - int(m.ts_ns[usable].min()) >= _WINDOW_NS:
         ts = np.sort(m.ts_ns[usable])
         reach = np.minimum(ts, _INT64_MAX - _WINDOW_NS) + _WINDOW_NS  # (a window from near the top ends at it)
@@ -324,11 +326,12 @@ def _times(m: Merged) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, int, i
         usable &= ~far
     origin_ns = int(m.ts_ns[usable].min()) if usable.any() else 0
     ts_ns = np.subtract(m.ts_ns, origin_ns, where=usable, out=np.zeros(len(m.ts_ns), dtype=np.int64))
-    dur_ns = m.dur_ns.copy()
-    dur_ns[(dur_ns < 0) | (dur_ns >= _WINDOW_NS)] = 0  # NO_NS too
+    dur_ns = dur_ns.copy()
+    dur_ns[(dur_ns < 0) | (dur_ns >= _WINDOW_NS)] = 0  # NO_NS too (events other than X may have none)
     n_far = int(far.sum())
-    bad_ts = int((not_meta & ~usable).sum()) - n_far
-    return ts_ns, dur_ns, usable, origin_ns / 1000.0, bad_ts, n_far
+    n_no_dur = int(no_dur.sum())
+    bad_ts = int((not_meta & ~usable).sum()) - n_far - n_no_dur
+    return ts_ns, dur_ns, usable, origin_ns / 1000.0, bad_ts, n_far, n_no_dur
 
 
 def _nesting_tolerance(m: Merged, valid: np.ndarray, origin_us: float, span_ns: int) -> int:

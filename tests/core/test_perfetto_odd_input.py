@@ -1,0 +1,35 @@
+"""Importer rules on odd input that real tools write, each on a minimal JSON case, with the result
+Perfetto's JSON importer gives (json_trace_tokenizer.cc, json_trace_parser_impl.cc, slice_tracker.cc,
+flow_tracker.cc, track_compressor.cc): vtui does the same unless the README's importer rules say
+why not."""
+
+from __future__ import annotations
+
+from tests.helpers import load_events
+
+
+def _rows(store, name: str) -> list[int]:
+    return [r for r in range(len(store.slices)) if store.name(r) == name]
+
+
+def _span(store, name: str) -> tuple[int, int]:
+    (row,) = _rows(store, name)
+    return int(store.slices.start_ns[row]), int(store.slices.end_ns[row])
+
+
+def _edges(store) -> set[tuple[str, str]]:
+    f = store.flows
+    return {(store.name(int(a)) if a >= 0 else "-", store.name(int(b)) if b >= 0 else "-")
+            for a, b in zip(f.src_slice, f.dst_slice)}
+
+
+def test_an_x_without_a_usable_dur_is_skipped(tmp_path):
+    # Perfetto: a missing dur is json_parser_failure, a negative one slice_negative_duration; no
+    # slice either way (vtui drew them as zero-length slices). They set no origin either.
+    x = {"ph": "X", "pid": 1, "tid": 1}
+    events = [{**x, "name": "missing", "ts": 0}, {**x, "name": "negative", "ts": 1, "dur": -1},
+              {**x, "name": "text", "ts": 2, "dur": "x"}, {**x, "name": "ok", "ts": 3, "dur": 1}]
+    store = load_events(tmp_path, events)
+    assert sorted(store.name(r) for r in range(len(store.slices))) == ["ok"]
+    assert _span(store, "ok") == (0, 1_000) and store.origin_us == 3.0
+    assert any(w.startswith("3 X events had a missing, negative or huge dur (skipped") for w in store.warnings)
