@@ -33,3 +33,25 @@ def test_an_x_without_a_usable_dur_is_skipped(tmp_path):
     assert sorted(store.name(r) for r in range(len(store.slices))) == ["ok"]
     assert _span(store, "ok") == (0, 1_000) and store.origin_us == 3.0
     assert any(w.startswith("3 X events had a missing, negative or huge dur (skipped") for w in store.warnings)
+
+
+def test_async_events_without_an_id_or_a_pid_are_skipped(tmp_path):
+    # Perfetto: b/e/n need a pid and an id (json_parser_failure); Catapult needs the id too.
+    a = {"cat": "c", "tid": 1}
+    events = [{**a, "ph": "b", "name": "no pid", "id": 5, "ts": 0}, {**a, "ph": "e", "name": "no pid", "id": 5, "ts": 3},
+              {**a, "ph": "b", "name": "no id", "pid": 1, "ts": 0}, {**a, "ph": "e", "name": "no id", "pid": 1, "ts": 3},
+              {**a, "ph": "b", "name": "kept", "pid": 1, "id": 5, "ts": 1}, {**a, "ph": "e", "name": "kept", "pid": 1, "id": 5, "ts": 2}]
+    store = load_events(tmp_path, events)
+    assert [store.name(r) for r in range(len(store.slices))] == ["kept"]
+    assert any(w.startswith("4 async events without an id or a pid were skipped") for w in store.warnings)
+
+
+def test_flow_events_without_an_id_are_skipped(tmp_path):
+    # Perfetto: flow_invalid_id. (vtui chained every id-less flow of a name: A→D.)
+    x = {"ph": "X", "pid": 1, "dur": 1}
+    fl = {"cat": "f", "name": "f", "pid": 1}
+    events = [{**x, "name": "A", "tid": 1, "ts": 0}, {**x, "name": "D", "tid": 2, "ts": 5},
+              {**fl, "ph": "s", "tid": 1, "ts": 0}, {**fl, "ph": "f", "bp": "e", "tid": 2, "ts": 5}]
+    store = load_events(tmp_path, events)
+    assert _edges(store) == set()
+    assert any(w.startswith("2 flow events without an id were skipped") for w in store.warnings)

@@ -83,6 +83,8 @@ def build_store(parts: list[SourcePart], args_blob=None, progress: Callable[[flo
     counters, not_numbers = _counters(m, np.flatnonzero((m.ph == COUNTER) & valid), ts_ns, tracks)
     found += warning_if("counter_not_number", not_numbers)
     found += _unknown_phases(m)
+    # A v1 flow event without an id joins nothing (Perfetto: flow_invalid_id).
+    found += warning_if("flow_without_id", int((_flow_rows(m, valid) & (m.id_kind == 0)).sum()))
 
     # Tracks get their display order now, before slices are sorted by track.
     remap = tracks.finish()
@@ -178,8 +180,15 @@ def _async_slices(m: Merged, ts_ns: np.ndarray, valid: np.ndarray, trace_end: in
     (n, T/p) become points on the track of their slice."""
     ph = m.ph
     found: list[BuildWarning] = []
+    # Without an id or a pid an async event belongs to nothing: skipped (Perfetto's
+    # json_parser_failure; Catapult skips one without an id too).
+    with_pid = np.array([key[1] is not None for key in m.thread_keys] or [False])
+    anonymous = 0
     for begin_code, end_code, point_codes, family in ((ASYNC_B, ASYNC_E, [ASYNC_N], 0), (LEGACY[0], LEGACY[3], LEGACY[1:3], 1)):
         rows = np.flatnonzero(np.isin(ph, [begin_code, end_code, *point_codes]) & valid)
+        keep = (m.id_kind[rows] != 0) & with_pid[m.thread[rows]]
+        anonymous += int(len(rows) - keep.sum())
+        rows = rows[keep]
         if not len(rows):
             continue
         groups = tracks.async_groups(rows, family)
@@ -200,7 +209,7 @@ def _async_slices(m: Merged, ts_ns: np.ndarray, valid: np.ndarray, trace_end: in
         steps = rows[np.isin(ph[rows], point_codes)]
         roots = np.array([p.instant_roots.get(r, r) for r in steps.tolist()], dtype=np.int64)
         points.add(steps, tracks.async_tracks(m.thread[roots], m.name[roots]))
-    return found
+    return found + warning_if("async_anonymous", anonymous)
 
 
 def _instant_points(m: Merged, valid: np.ndarray, tracks: TrackSet, points: _Points) -> None:
@@ -411,9 +420,13 @@ _HEX = re.compile(r"[+-]?0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[
 _DECIMAL = re.compile(r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf|infinity|nan)", re.IGNORECASE)
 
 
+def _flow_rows(m: Merged, valid: np.ndarray) -> np.ndarray:
+    """The v1 flow events (s/t/f) with a usable ts, as a mask."""
+    return np.isin(m.ph, np.array(list(FLOW), dtype=np.int8)) & valid
+
+
 def _flow_events(m: Merged, ts_ns: np.ndarray, valid: np.ndarray, tracks: TrackSet, remap: np.ndarray) -> FlowEvents:
-    codes = np.array(list(FLOW), dtype=np.int8)
-    rows = np.flatnonzero(np.isin(m.ph, codes) & valid)
+    rows = np.flatnonzero(_flow_rows(m, valid) & (m.id_kind != 0))  # without an id: see build_store
     kind = np.select([m.ph[rows] == c for c in FLOW], list(FLOW.values())).astype(np.int8)
     group = group_key(m.source[rows], m.cat[rows], m.name[rows], m.id_kind[rows])
     return FlowEvents(

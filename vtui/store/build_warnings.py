@@ -32,8 +32,10 @@ RULES: dict[str, tuple[str, str]] = {
     "unclosed_begin": ("{count:,} B events were never closed (they run to the trace end)", ""),
     "async_unmatched_end": ("{count:,} async {example} ends had no open begin (ignored)", ""),
     "async_unclosed_begin": ("{count:,} async {example} begins were never ended (they run to the trace end)", ""),
+    "async_anonymous": ("{count:,} async events without an id or a pid were skipped (as Perfetto skips them)", ""),
     "counter_not_number": ("{count:,} counter values were not numbers (or past the float range; skipped)", ""),
     "unknown_phase": ("{count:,} events with unknown phases were skipped", ": {example}"),
+    "flow_without_id": ("{count:,} flow events without an id were skipped (as Perfetto skips them)", ""),
     "flow_end_without_start": ("{count:,} flow ends had no start (launched before the trace?)", ""),
     "flow_start_without_end": ("{count:,} flow starts had no end", ""),
     "flow_rebound": ("{count:,} flows joined slices with different correlation ids (moved to the slice at the "
