@@ -55,3 +55,27 @@ def test_flow_events_without_an_id_are_skipped(tmp_path):
     store = load_events(tmp_path, events)
     assert _edges(store) == set()
     assert any(w.startswith("2 flow events without an id were skipped") for w in store.warnings)
+
+
+def test_a_string_flow_id_is_hex_as_perfetto_reads_it(tmp_path):
+    # MaybeExtractFlowIdentifier: CStringToUInt64(id, 16), so "10" is 16 and meets the int 16
+    # (vtui read only "0x" strings as hex). A text that is no hex stays a text id of its own.
+    x = {"ph": "X", "pid": 1, "dur": 1}
+    fl = {"cat": "f", "name": "f", "pid": 1}
+    events = [{**x, "name": n, "tid": i, "ts": 2 * i} for i, n in enumerate("ABCDEF")]
+    events += [{**fl, "id": "10", "ph": "s", "tid": 0, "ts": 0}, {**fl, "id": 16, "ph": "f", "bp": "e", "tid": 1, "ts": 2},
+               {**fl, "id": 255, "ph": "s", "tid": 2, "ts": 4}, {**fl, "id": " 0XfF", "ph": "f", "bp": "e", "tid": 3, "ts": 6},
+               {**fl, "id": "zz", "ph": "s", "tid": 4, "ts": 8}, {**fl, "id": "zz", "ph": "f", "bp": "e", "tid": 5, "ts": 10}]
+    x2 = {**x, "tid": 9, "bind_id": "ffffffffffffffff"}
+    events += [{**x2, "name": "P", "ts": 20, "flow_out": True}, {**x2, "name": "Q", "ts": 22, "bind_id": -1, "flow_in": True}]
+    assert _edges(load_events(tmp_path, events)) == {("A", "B"), ("C", "D"), ("E", "F"), ("P", "Q")}
+
+
+def test_a_string_async_id_never_meets_an_int(tmp_path):
+    # Perfetto hashes the string for an async cookie and Catapult keys by the text: "0x5" and 5
+    # are two ids, so the e with id 5 is stray and "0x5" ends at 3 (vtui read "0x5" as 5: [0, 2]).
+    a = {"cat": "c", "pid": 1, "tid": 1, "name": "A"}
+    events = [{**a, "ph": "b", "id": "0x5", "ts": 0}, {**a, "ph": "e", "id": 5, "ts": 2}, {**a, "ph": "e", "id": "0x5", "ts": 3}]
+    store = load_events(tmp_path, events)
+    assert _span(store, "A") == (0, 3_000)
+    assert any(w.startswith("1 async b/e ends had no open begin") for w in store.warnings)

@@ -37,9 +37,11 @@ def test_all_phases(tmp_path):
         {"ph": "C", "name": "mem", "pid": 1, "ts": 0, "args": {"used": 5, "free": 7}},
         {"ph": "C", "name": "mem", "pid": 1, "ts": 50, "args": {"used": 6, "free": "x"}},
         {"ph": "b", "cat": "c", "id": "0x10", "name": "req", "pid": 1, "tid": 9, "ts": 5},
-        {"ph": "n", "cat": "c", "id": 16, "name": "tick", "pid": 1, "tid": 9, "ts": 6},
-        {"ph": "b", "cat": "c", "id": 16, "name": "inner", "pid": 1, "tid": 9, "ts": 7},
-        {"ph": "e", "cat": "c", "id": 16, "name": "inner", "pid": 1, "tid": 9, "ts": 8},
+        {"ph": "n", "cat": "c", "id": "0x10", "name": "tick", "pid": 1, "tid": 9, "ts": 6},
+        {"ph": "b", "cat": "c", "id": "0x10", "name": "inner", "pid": 1, "tid": 9, "ts": 7},
+        {"ph": "e", "cat": "c", "id": "0x10", "name": "inner", "pid": 1, "tid": 9, "ts": 8},
+        {"ph": "b", "cat": "c", "id": 16, "name": "other", "pid": 1, "tid": 9, "ts": 7},
+        {"ph": "e", "cat": "c", "id": 16, "name": "other", "pid": 1, "tid": 9, "ts": 9},
         {"ph": "e", "cat": "c", "id": "0x10", "name": "req", "pid": 1, "tid": 9, "ts": 60},
         {"ph": "S", "cat": "l", "id": 3, "name": "legacy", "pid": 1, "tid": 2, "ts": 1},
         {"ph": "T", "cat": "l", "id": 3, "name": "legacy", "pid": 1, "tid": 2, "ts": 2, "args": {"step": "s1"}},
@@ -72,13 +74,16 @@ def test_all_phases(tmp_path):
     # thread_name given twice: the last wins.
     main = [t for t in store.tracks if t.pid == 1 and t.tid == 2][0]
     assert main.name == "main" and main.process_name == "python"
-    # Async: 0x10 and 16 are one id; the inner b/e nests; n is an instant on that track.
+    # Async: the inner b/e nests; n is an instant on that track. The string id "0x10" and the
+    # int 16 are two ids (Perfetto hashes the string, Catapult keys by it), so "other" nests in
+    # nothing.
     async_names = _names(store, "async")
-    assert async_names == ["inner", "legacy", "req"]
+    assert async_names == ["inner", "legacy", "other", "req"]
     req = [i for i in range(len(store.slices)) if store.name(i) == "req"][0]
     inner = [i for i in range(len(store.slices)) if store.name(i) == "inner"][0]
+    other = [i for i in range(len(store.slices)) if store.name(i) == "other"][0]
     assert store.slices.track[req] == store.slices.track[inner]
-    assert store.slices.parent[inner] == req
+    assert store.slices.parent[inner] == req and store.slices.parent[other] == -1
     # Counters: one series per key; non-numbers skipped with a warning.
     series = sorted(t.name for t in store.tracks if t.kind == "counter")
     assert series == ["mem free", "mem used"]
