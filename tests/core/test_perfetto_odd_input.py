@@ -94,3 +94,16 @@ def test_a_second_v2_flow_out_is_ignored_and_a_step_needs_an_open_flow(tmp_path)
     assert _edges(store) == {("p1", "c1"), ("p1", "c2")}
     assert any(w.startswith("2 flow ends had no start") for w in store.warnings)
     assert any(w.startswith("1 flow starts had no end") for w in store.warnings)
+
+
+def test_an_id2_global_pairs_across_processes_and_beats_id2_local(tmp_path):
+    # Perfetto: id2.global is a global track (legacy_async_global_slice), as in Catapult; when
+    # id2 holds both, global wins. (vtui kept it per process: an unclosed b and a stray e.)
+    a = {"cat": "c", "tid": 1, "name": "g"}
+    events = [{**a, "ph": "b", "pid": 1, "id2": {"local": 1, "global": 5}, "ts": 0},
+              {**a, "ph": "e", "pid": 2, "id2": {"global": 5}, "ts": 3}]
+    store = load_events(tmp_path, events)
+    assert _span(store, "g") == (0, 3_000)
+    (row,) = _rows(store, "g")
+    assert store.tracks[int(store.slices.track[row])].pid == 1  # drawn in its begin's process
+    assert not [w for w in store.warnings if "async" in w]

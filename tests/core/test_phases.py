@@ -193,10 +193,10 @@ def test_ids_of_every_kind_pair_up(tmp_path):
     assert {t.name for t in store.tracks} >= {"queue[42] depth", "mem[0xb0beed4c8c3041ab]"}
 
 
-def test_async_ids_are_per_process_even_plain_and_global_ones(tmp_path):
-    """Perfetto keys async slices per process (InternProcessTrackSet), whatever the id's kind:
-    a begin and an end written by two processes never pair (Catapult's global ids would; where
-    the two disagree vtui follows Perfetto, README's importer rules)."""
+def test_async_ids_are_per_process_except_id2_global(tmp_path):
+    """A plain id and an id2.local are keyed per process: a begin and an end written by two
+    processes never pair (Perfetto before 2023, InternProcessTrackSet; README's importer rules say
+    why plain ids stay so). An id2.global is global, as current Perfetto and Catapult read it."""
     events = [
         {"ph": "b", "cat": "net", "name": "request", "id": 7, "pid": 1, "tid": 1, "ts": 10},
         {"ph": "e", "cat": "net", "name": "request", "id": 7, "pid": 2, "tid": 5, "ts": 30},
@@ -211,7 +211,7 @@ def test_async_ids_are_per_process_even_plain_and_global_ones(tmp_path):
     store = load_trace(_write(tmp_path, events), cache=False)
     spans = {store.name(r): (int(store.slices.start_ns[r]), int(store.slices.end_ns[r]))
              for r in range(len(store.slices)) if store.name(r) != "tail"}
-    # never ended in their process: they run to the trace end
-    assert spans == {"request": (0, 90_000), "global": (30_000, 90_000), "local": (40_000, 90_000),
+    # never ended in their process: they run to the trace end; the global one pairs across them
+    assert spans == {"request": (0, 90_000), "global": (30_000, 35_000), "local": (40_000, 90_000),
                      "same": (60_000, 65_000)}
-    assert any("3 async b/e ends had no open begin" in w for w in store.warnings)
+    assert any("2 async b/e ends had no open begin" in w for w in store.warnings)

@@ -36,6 +36,16 @@ def _hashable(value: Any) -> Any:
         return repr(value)
 
 
+GLOBAL_ID = "global"  # the tag of an id2.global id: ("global", id), one id across processes
+
+
+def is_global_id(ident: Any) -> bool:
+    """An interned id from ``id2.global`` (with or without a ``scope`` around it)?"""
+    if isinstance(ident, tuple) and len(ident) == 2 and isinstance(ident[1], tuple):
+        ident = ident[1]
+    return isinstance(ident, tuple) and len(ident) == 2 and ident[0] == GLOBAL_ID
+
+
 def normalise_id(value: Any, id2: Any = None, scope: Any = None, flow: bool = False) -> Any:
     """One key for an id: id2 and scope namespace it. A string id is its text (async ids: Perfetto
     hashes the string, Catapult keys by it, so ``"0x10"`` and 16 are two ids), except a flow's
@@ -49,9 +59,15 @@ def normalise_id(value: Any, id2: Any = None, scope: Any = None, flow: bool = Fa
             value = flow_id_of_text(value)
     elif isinstance(value, float) and value.is_integer():
         value = int(value)
-    if isinstance(id2, dict) and id2:
-        kind, inner = next(iter(id2.items()))
-        value = (str(kind), normalise_id(inner))
+    if value is None and isinstance(id2, dict) and id2:
+        # As Perfetto's tokenizer: an id beats id2, and id2's global beats its local.
+        if "global" in id2:
+            value = (GLOBAL_ID, normalise_id(id2["global"]))
+        elif "local" in id2:
+            value = ("local", normalise_id(id2["local"]))
+        else:
+            kind, inner = next(iter(id2.items()))
+            value = (str(kind), normalise_id(inner))
     value = _hashable(value)
     return value if scope is None else (_hashable(scope), value)
 
