@@ -6,6 +6,7 @@ why not."""
 from __future__ import annotations
 
 from tests.helpers import load_events
+from vtui.load.trace import load_trace
 
 
 def _rows(store, name: str) -> list[int]:
@@ -107,3 +108,16 @@ def test_an_id2_global_pairs_across_processes_and_beats_id2_local(tmp_path):
     (row,) = _rows(store, "g")
     assert store.tracks[int(store.slices.track[row])].pid == 1  # drawn in its begin's process
     assert not [w for w in store.warnings if "async" in w]
+
+
+def test_a_counter_value_past_the_float_range_costs_only_itself(tmp_path):
+    # Perfetto reads each series on its own; vtui lost every series of the event when one value
+    # (1e400) was past msgspec's range.
+    path = tmp_path / "t.json"
+    path.write_text('[{"ph":"C","name":"ctr","pid":1,"ts":0,"args":{"a":1,"big":1e400,"b":"2.5"}},'
+                    '{"ph":"C","name":"ctr","pid":1,"ts":1,"args":{"a":3}}]')
+    store = load_trace(path, cache=False)
+    got = sorted((store.tracks[int(t)].name, int(ts), float(v))
+                 for t, ts, v in zip(store.counters.track, store.counters.ts_ns, store.counters.value))
+    assert got == [("ctr a", 0, 1.0), ("ctr a", 1_000, 3.0), ("ctr b", 0, 2.5)]
+    assert any(w.startswith("1 counter values were not numbers") for w in store.warnings)

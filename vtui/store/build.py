@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -372,7 +374,7 @@ def _counters(m: Merged, rows: np.ndarray, ts_ns: np.ndarray, tracks: TrackSet) 
         try:
             args = decode(m.args_blob[off : off + ln]) if ln else {}
         except (msgspec.DecodeError, ValueError, RecursionError):
-            args = None
+            args = _lenient_args(m.args_blob[off : off + ln])
         if not isinstance(args, dict) or not args:
             skipped += 1
             continue
@@ -391,6 +393,22 @@ def _counters(m: Merged, rows: np.ndarray, ts_ns: np.ndarray, tracks: TrackSet) 
                          value=np.array(val_l, dtype=np.float64), ordinal=m.ordinal[event_rows].astype(np.int32),
                          source=m.source[event_rows].astype(np.int16))
     return table, skipped
+
+
+def _finite_or_none(text: str) -> float | None:
+    value = float(text)
+    return value if math.isfinite(value) else None
+
+
+def _lenient_args(raw: bytes) -> object:
+    """Args msgspec would not decode whole, read by the standard parser: a number past the
+    float range (``1e400``) is then one value that is not a number, not the loss of the event's
+    other series (Perfetto reads each value on its own). None where that fails too."""
+    try:
+        return json.loads(bytes(raw).decode("utf-8", "replace"), strict=False, parse_float=_finite_or_none,
+                          parse_constant=lambda _name: None)
+    except (ValueError, RecursionError):
+        return None
 
 
 def counter_value(value: object) -> float | None:
