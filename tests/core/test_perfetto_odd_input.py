@@ -121,3 +121,19 @@ def test_a_counter_value_past_the_float_range_costs_only_itself(tmp_path):
                  for t, ts, v in zip(store.counters.track, store.counters.ts_ns, store.counters.value))
     assert got == [("ctr a", 0, 1.0), ("ctr a", 1_000, 3.0), ("ctr b", 0, 2.5)]
     assert any(w.startswith("1 counter values were not numbers") for w in store.warnings)
+
+
+def test_a_process_or_thread_name_is_a_non_empty_string(tmp_path):
+    # Perfetto: an empty or non-string name is json_parser_failure and changes nothing (vtui let
+    # "" blank the name given before, and named a thread "5").
+    m = {"ph": "M", "pid": 1}
+    events = [{"ph": "X", "name": "x", "pid": 1, "tid": 1, "ts": 0, "dur": 1},
+              {"ph": "X", "name": "y", "pid": 1, "tid": 2, "ts": 0, "dur": 1},
+              {**m, "name": "process_name", "args": {"name": "engine"}}, {**m, "name": "process_name", "args": {"name": ""}},
+              {**m, "name": "thread_name", "tid": 1, "args": {"name": "worker"}},
+              {**m, "name": "thread_name", "tid": 1, "args": {"name": None}},
+              {**m, "name": "thread_name", "tid": 2, "args": {"name": 5}}]
+    store = load_events(tmp_path, events)
+    names = {t.tid: (t.process_name, t.name) for t in store.tracks}
+    assert names == {1: ("engine", "worker"), 2: ("engine", "thread 2")}
+    assert not any("given again" in w for w in store.warnings)

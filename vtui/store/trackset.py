@@ -65,14 +65,20 @@ class TrackSet:
             name = m.strings[int(m.name[r])]
             args = _decode(m.args_blob, int(m.args_off[r]), int(m.args_len[r]))
             value = args.get("name", args.get("labels", args.get("sort_index")))
+            # A name is a non-empty string (Perfetto: anything else is json_parser_failure and
+            # leaves the name as it was, so an empty name never blanks a good one).
+            given = args.get("name")
+            named = isinstance(given, str) and given != ""
             if name == "process_name":
-                self._set(self.process_names, (src, pid), text_of(value).strip())
+                if named:
+                    self._set(self.process_names, (src, pid), given.strip())
             elif name == "process_labels":
                 self._set(self.process_labels, (src, pid), text_of(args.get("labels", value)).strip())
             elif name == "process_sort_index" and isinstance(args.get("sort_index"), (int, float)):
                 self._set(self.process_sort, (src, pid), args["sort_index"])
             elif name == "thread_name":
-                self._set(self.thread_names, thread, text_of(value).strip())
+                if named:
+                    self._set(self.thread_names, thread, given.strip())
             elif name == "thread_sort_index" and isinstance(args.get("sort_index"), (int, float)):
                 self._set(self.thread_sort, thread, args["sort_index"])
             else:
