@@ -68,17 +68,17 @@ class TrackSet:
             # A name is a non-empty string (Perfetto: anything else is json_parser_failure and
             # leaves the name as it was, so an empty name never blanks a good one).
             given = args.get("name")
-            named = isinstance(given, str) and given != ""
+            named = given.strip() if isinstance(given, str) and given else None
             if name == "process_name":
-                if named:
-                    self._set(self.process_names, (src, pid), given.strip())
+                if named is not None:
+                    self._set(self.process_names, (src, pid), named)
             elif name == "process_labels":
                 self._set(self.process_labels, (src, pid), text_of(args.get("labels", value)).strip())
             elif name == "process_sort_index" and isinstance(args.get("sort_index"), (int, float)):
                 self._set(self.process_sort, (src, pid), args["sort_index"])
             elif name == "thread_name":
-                if named:
-                    self._set(self.thread_names, thread, given.strip())
+                if named is not None:
+                    self._set(self.thread_names, thread, named)
             elif name == "thread_sort_index" and isinstance(args.get("sort_index"), (int, float)):
                 self._set(self.thread_sort, thread, args["sort_index"])
             else:
