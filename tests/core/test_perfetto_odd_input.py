@@ -5,6 +5,8 @@ why not."""
 
 from __future__ import annotations
 
+import json
+
 from tests.helpers import load_events
 from vtui.load.trace import load_trace
 
@@ -137,3 +139,15 @@ def test_a_process_or_thread_name_is_a_non_empty_string(tmp_path):
     names = {t.tid: (t.process_name, t.name) for t in store.tracks}
     assert names == {1: ("engine", "worker"), 2: ("engine", "thread 2")}
     assert not any("given again" in w for w in store.warnings)
+
+
+def test_system_trace_events_text_is_named_in_the_warnings(tmp_path):
+    # Perfetto reads the systemTraceEvents string as systrace lines; vtui does not read it, and
+    # said nothing (a trace with its ftrace half silently missing).
+    line = "  foo-5 (5) [000] ...1  1.000000: tracing_mark_write: B|5|work"
+    doc = {"traceEvents": [{"ph": "X", "name": "x", "pid": 1, "tid": 1, "ts": 0, "dur": 1}],
+           "systemTraceEvents": "# tracer: nop\n" + "\n".join([line] * 3) + "\n"}
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(doc))
+    store = load_trace(path, cache=False)
+    assert any(w.startswith("systemTraceEvents holds 3 lines of systrace text: not read") for w in store.warnings)
