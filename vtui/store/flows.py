@@ -188,12 +188,12 @@ def build_flows(
         # src/dst events: merged rows of the s/t and t/f events of each edge (-1 for v2)
         parts.append({"src": src, "dst": dst, "name": events.name_id[at], "cat": events.cat_id[at],
                       "src_event": events.order[before], "dst_event": events.order[at], "source": events.source[at]})
-    # v2, as Perfetto's MaybeAddFlow and FlowTracker do: a slice with flow_out opens the flow of its
-    # bind_id; every later one with flow_in ends one (one producer, several consumers: an edge
-    # each, the flow stays open); one with both is a step: an edge from the current producer,
-    # then the producer itself. A second flow_out while the flow is open is ignored
-    # (flow_duplicate_id), and a flow_in or a step with no open flow joins nothing. Ties in time
-    # keep file order.
+    # v2: a slice with flow_out opens the flow of its bind_id; every later one with flow_in ends
+    # one (one producer, several consumers: an edge each, the flow stays open, as Perfetto's
+    # FlowTracker), until another flow_out takes over. (Perfetto ignores that second flow_out,
+    # flow_duplicate_id: Chrome reuses a pointer as bind_id, and Perfetto then joins every later
+    # consumer to the first producer; README, importer rules.) A flow_in with no open flow joins
+    # nothing and is counted. Ties in time keep file order.
     v2_sorted = sorted(v2, key=lambda item: (item[1], item[2], item[5]))
     current_group = None
     current = None
@@ -202,20 +202,13 @@ def build_flows(
     for row, group, _ts, flow_in, flow_out, _order in v2_sorted:
         if group != current_group:
             current_group, current = group, None
-        if flow_out and not flow_in:
-            if current is None:
-                current = row
-            else:
-                stats["flow_starts_without_end"] += 1  # ignored, as a second v1 s is
-        elif flow_in:
-            if current is None:
-                stats["flow_ends_without_start"] += 1
-                continue
-            if current != row:
-                v2_src.append(current)
-                v2_dst.append(row)
-            if flow_out:
-                current = row
+        if flow_in and current is None and not flow_out:
+            stats["flow_ends_without_start"] += 1
+        elif flow_in and current is not None and current != row:
+            v2_src.append(current)
+            v2_dst.append(row)
+        if flow_out:
+            current = row
     if v2_src:
         dst_rows = np.array(v2_dst, dtype=np.int64)
         none = np.full(len(dst_rows), -1, dtype=np.int64)
