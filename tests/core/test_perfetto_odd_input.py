@@ -26,16 +26,21 @@ def _edges(store) -> set[tuple[str, str]]:
             for a, b in zip(f.src_slice, f.dst_slice)}
 
 
-def test_an_x_without_a_usable_dur_is_skipped(tmp_path):
-    # Perfetto: a missing dur is json_parser_failure, a negative one slice_negative_duration; no
-    # slice either way (vtui drew them as zero-length slices). They set no origin either.
+def test_an_x_with_a_negative_dur_is_skipped_and_one_without_a_dur_runs_to_the_end(tmp_path):
+    # Perfetto drops a negative dur (slice_negative_duration) and vtui now does too (it drew a
+    # zero-length slice), so it sets no origin either. An X with no dur is what Chrome writes for a
+    # call still open when tracing stopped (catapult__lthi_cats: 13, each its thread's last
+    # event): it runs to the trace end, as a B never closed (Catapult's didNotFinish; Perfetto
+    # drops it, json_parser_failure). vtui drew it zero-length.
     x = {"ph": "X", "pid": 1, "tid": 1}
-    events = [{**x, "name": "missing", "ts": 0}, {**x, "name": "negative", "ts": 1, "dur": -1},
-              {**x, "name": "text", "ts": 2, "dur": "x"}, {**x, "name": "ok", "ts": 3, "dur": 1}]
+    events = [{**x, "name": "negative", "ts": 0, "dur": -1}, {**x, "name": "huge", "ts": 1, "dur": 1e300},
+              {**x, "name": "ok", "ts": 3, "dur": 1}, {**x, "name": "open", "ts": 5}, {**x, "name": "end", "tid": 2, "ts": 7, "dur": 2}]
     store = load_events(tmp_path, events)
-    assert sorted(store.name(r) for r in range(len(store.slices))) == ["ok"]
-    assert _span(store, "ok") == (0, 1_000) and store.origin_us == 3.0
-    assert any(w.startswith("3 X events had a missing, negative or huge dur (skipped") for w in store.warnings)
+    assert sorted(store.name(r) for r in range(len(store.slices))) == ["end", "ok", "open"]
+    assert store.origin_us == 3.0 and _span(store, "ok") == (0, 1_000)
+    assert _span(store, "open") == (2_000, 6_000)  # to the end of "end", 9 µs
+    assert any(w.startswith("2 X events had a negative or huge dur (skipped") for w in store.warnings)
+    assert any(w.startswith("1 X events had no dur (still open when tracing stopped?)") for w in store.warnings)
 
 
 def test_async_events_without_an_id_or_a_pid_are_skipped(tmp_path):

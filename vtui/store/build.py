@@ -63,7 +63,7 @@ def build_store(parts: list[SourcePart], args_blob=None, progress: Callable[[flo
     sources = _sources(parts)
     m = merge_sources(parts, args_blob)
     report(0.1)
-    ts_ns, dur_ns, valid, origin_us, bad_ts, far_ts, bad_dur = _times(m)
+    ts_ns, dur_ns, valid, origin_us, bad_ts, far_ts, bad_dur, open_x = _times(m)
     found = warning_if("unusable_ts", bad_ts + far_ts, f"{far_ts:,}" if far_ts else "")
     # Masked maxima (no gathered copies of two 40 MB columns).
     trace_end = int(max(np.max(ts_ns + dur_ns, where=valid, initial=0), np.max(ts_ns, where=valid, initial=0)))
@@ -75,8 +75,8 @@ def build_store(parts: list[SourcePart], args_blob=None, progress: Callable[[flo
 
     sl = _Slices()
     points = _Points()
-    _complete_slices(m, ts_ns, dur_ns, valid, tracks, sl)
-    found += warning_if("bad_dur", bad_dur)
+    _complete_slices(m, ts_ns, dur_ns, valid, trace_end, tracks, sl)
+    found += warning_if("bad_dur", bad_dur) + warning_if("open_x", open_x)
     del dur_ns  # X slices only: let the nesting reuse its memory
     end_rows: dict[int, int] = {}
     found += _begin_end_slices(m, ts_ns, valid, trace_end, tracks, sl, end_rows)
@@ -154,12 +154,14 @@ def _metadata(m: Merged, tracks: TrackSet) -> tuple[list[dict], list[tuple[int, 
     return events, refs
 
 
-def _complete_slices(m: Merged, ts_ns: np.ndarray, dur_ns: np.ndarray, valid: np.ndarray, tracks: TrackSet,
-                     sl: _Slices) -> None:
-    """X events: one slice each (those without a usable dur are not valid: see ``_times``)."""
+def _complete_slices(m: Merged, ts_ns: np.ndarray, dur_ns: np.ndarray, valid: np.ndarray, trace_end: int,
+                     tracks: TrackSet, sl: _Slices) -> None:
+    """X events: one slice each (a negative or huge dur is not valid: see ``_times``). One with no
+    dur is a call still open when the trace stopped: it runs to the trace end, as a B never closed."""
     rows = np.flatnonzero((m.ph == X) & valid)
+    end = np.where(m.dur_ns[rows] == NO_NS, max(trace_end, 0), ts_ns[rows] + dur_ns[rows])  # (the rest: see _times)
     sl.add(nest=np.full(len(rows), -1), row=rows, end_row=np.full(len(rows), -1), start=ts_ns[rows],
-           end=ts_ns[rows] + dur_ns[rows], track=tracks.thread_tracks(m.thread[rows]))
+           end=np.maximum(end, ts_ns[rows]), track=tracks.thread_tracks(m.thread[rows]))
 
 
 def _begin_end_slices(m: Merged, ts_ns: np.ndarray, valid: np.ndarray, trace_end: int, tracks: TrackSet,
@@ -308,13 +310,15 @@ _INT64_MAX = int(np.iinfo(np.int64).max)
 _WINDOW_NS = 4 * 10**18  # ts_ns relative to the origin must stay below this (int64 with room for dur)
 
 
-def _times(m: Merged) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, int, int, int]:
+def _times(m: Merged) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, int, int, int, int]:
     """int64 ns relative to the smallest usable timestamp, from the exact ns of the text: the
     origin is subtracted in integers, so every start sits on the file's absolute ns grid. Also a
     validity mask for ts and counts of events without a usable ts, of events too far from the
-    rest, and of X events without a usable dur (missing, not a number, negative or past ~126
-    years): those are skipped, as Perfetto skips them (``json_parser_failure``,
-    ``slice_negative_duration``), so they neither make a slice nor set the origin or the end.
+    rest, of X events with a negative dur or one past ~126 years (skipped, as Perfetto skips
+    them: ``slice_negative_duration``; they neither make a slice nor set the origin or the end)
+    and of X events with no dur (missing or not a number: Chrome writes those for calls still
+    open when tracing stopped, the last events of their threads; they stay valid and run to the
+    trace end, as Catapult's ``didNotFinish``; Perfetto drops them, ``json_parser_failure``).
 
     When the timestamps span more than int64 ns can hold (~126 years), the origin is the start of
     the ~126-year window that holds the most events, and the events outside it are rejected:
@@ -326,7 +330,9 @@ def _times(m: Merged) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, int, i
     far = finite & ~has_ns
     usable = finite & has_ns
     dur_ns = m.dur_ns
-    no_dur = usable & (m.ph == X) & ((dur_ns < 0) | (dur_ns >= _WINDOW_NS))  # NO_NS is negative
+    is_x = usable & (m.ph == X)
+    open_x = is_x & (dur_ns == NO_NS)  # no number at all (1e300 or inf is FAR_NS: see merge)
+    no_dur = is_x & ~open_x & ((dur_ns < 0) | (dur_ns >= _WINDOW_NS))
     usable &= ~no_dur
     if usable.any() and int(m.ts_ns[usable].max()) - int(m.ts_ns[usable].min()) >= _WINDOW_NS:
         ts = np.sort(m.ts_ns[usable])
@@ -342,7 +348,7 @@ def _times(m: Merged) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, int, i
     n_far = int(far.sum())
     n_no_dur = int(no_dur.sum())
     bad_ts = int((not_meta & ~usable).sum()) - n_far - n_no_dur
-    return ts_ns, dur_ns, usable, origin_ns / 1000.0, bad_ts, n_far, n_no_dur
+    return ts_ns, dur_ns, usable, origin_ns / 1000.0, bad_ts, n_far, n_no_dur, int((open_x & usable).sum())
 
 
 def _nesting_tolerance(m: Merged, valid: np.ndarray, origin_us: float, span_ns: int) -> int:

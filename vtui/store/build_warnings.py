@@ -27,7 +27,8 @@ RULES: dict[str, tuple[str, str]] = {
                     " ({example} of them more than 126 years away from most others)"),
     "metadata_conflict": ("{count:,} process/thread names or sort indices were given again with a different "
                           "value (the last one wins)", ""),
-    "bad_dur": ("{count:,} X events had a missing, negative or huge dur (skipped, as Perfetto skips them)", ""),
+    "bad_dur": ("{count:,} X events had a negative or huge dur (skipped, as Perfetto skips them)", ""),
+    "open_x": ("{count:,} X events had no dur (still open when tracing stopped?): they run to the trace end", ""),
     "unmatched_end": ("{count:,} E events had no open B on their thread (ignored)", ""),
     "unclosed_begin": ("{count:,} B events were never closed (they run to the trace end)", ""),
     "async_unmatched_end": ("{count:,} async {example} ends had no open begin (ignored)", ""),
