@@ -48,14 +48,14 @@ def _expected(events: list[Event]):
     for e in events:
         kind, val = 0, 0
         if e.id is not None or e.id2 is not None:
-            key = normalise_id(e.id, e.id2, e.scope)
+            key = normalise_id(e.id, e.id2, e.scope, flow=e.ph in ("s", "f"))  # a flow's string id is hex
             if type(key) is int and -(2**63) <= key < 2**63:
                 kind, val = 1, key
             else:
                 kind, val = 2, interned.setdefault(key, len(interned))
         scope = {"t": 0, "p": 1, "g": 2}.get(e.s, 0) if isinstance(e.s, str) else 0
         rows.append((kind, val, scope, e.bp == "e"))
-    flows = [(i, normalise_id(e.bind_id), e.flow_in is True, e.flow_out is True)
+    flows = [(i, normalise_id(e.bind_id, flow=True), e.flow_in is True, e.flow_out is True)
              for i, e in enumerate(events) if e.bind_id is not None]
     return rows, flows, list(interned)
 

@@ -126,16 +126,13 @@ def _expected_stats(events: list[dict]) -> tuple[dict, dict]:
             threads_with_pairs.add(_thread(e))
     count: dict = defaultdict(int)
     total: dict = defaultdict(int)
-    for e in events:
-        if e.get("ph") == "X" and isinstance(e.get("ts"), Decimal):
-            dur = e.get("dur")
-            count[e.get("name")] += 1
-            total[e.get("name")] += _ns(dur) if isinstance(dur, Decimal) and dur >= 0 else 0
     selfs = _oracle([{**e, "pid": _thread(e)[0], "tid": _thread(e)[1]} if e.get("ph") == "X" else e for e in events])
     self_by: dict = defaultdict(int)
     mixed = set()
-    for k, (_start, _end, own) in selfs.items():
+    for k, (start, end, own) in selfs.items():  # the X slices (README: no dur runs to the end)
         e = events[k]
+        count[e.get("name")] += 1
+        total[e.get("name")] += end - start
         self_by[e.get("name")] += own
         if _thread(e) in threads_with_pairs:
             mixed.add(e.get("name"))

@@ -36,17 +36,31 @@ def _decimal_events(text: str | bytes) -> list[dict]:
     return doc["traceEvents"] if isinstance(doc, dict) else doc
 
 
+def _timed(e: dict) -> bool:
+    """An event that has a time by the README's rules: not metadata, a number ts, and not an X
+    with a negative dur (skipped, as Perfetto skips it)."""
+    if e.get("ph") == "M" or not isinstance(e.get("ts"), Decimal):
+        return False
+    return not (e.get("ph") == "X" and isinstance(e.get("dur"), Decimal) and e["dur"] < 0)
+
+
 def _oracle(events: list[dict]) -> dict[int, tuple[int, int, int]]:
     """Per X event (by its position in the file): (start ns, end ns, self ns), relative to the
-    smallest ts of any event that is not metadata."""
-    origin = min(e["ts"] for e in events if e.get("ph") != "M" and isinstance(e.get("ts"), Decimal))
+    smallest ts of any timed event. An X with no dur runs to the trace end (the latest end of
+    any timed event); one with a negative dur is no slice."""
+    origin = _ns(min(e["ts"] for e in events if _timed(e)))
+
+    def own_end(e: dict) -> int:
+        dur = e.get("dur")
+        return _ns(e["ts"]) - origin + (_ns(dur) if isinstance(dur, Decimal) and dur >= 0 else 0)
+
+    trace_end = max(own_end(e) for e in events if _timed(e))
     by_thread: dict[tuple[str, str], list[tuple[int, int, int]]] = {}
     for k, e in enumerate(events):
-        if e.get("ph") != "X" or not isinstance(e.get("ts"), Decimal):
+        if e.get("ph") != "X" or not _timed(e):
             continue
-        dur = e.get("dur")
-        start = _ns(e["ts"]) - _ns(origin)  # on the absolute ns grid, as Perfetto rounds
-        end = start + (_ns(dur) if isinstance(dur, Decimal) and dur >= 0 else 0)
+        start = _ns(e["ts"]) - origin  # on the absolute ns grid, as Perfetto rounds
+        end = own_end(e) if isinstance(e.get("dur"), Decimal) else trace_end
         by_thread.setdefault((repr(e.get("pid")), repr(e.get("tid"))), []).append((start, end, k))
     out = {}
     for slices in by_thread.values():

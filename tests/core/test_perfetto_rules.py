@@ -30,17 +30,18 @@ def _load_text(tmp_path: Path, text: str):
 
 
 def test_string_timestamps_are_read_as_perfettos_coerce_to_ts_reads_them(tmp_path):
-    # strtoll on the integer part: leading space and a sign pass; "_", a trailing space, hex
-    # and exponents leave the event without a usable ts (dropped, with a warning).
-    texts = {"plain": '"1000"', "spaced": '" 12.5"', "underscore": '"1_000"', "trailing": '"12 "',
-             "hex": '"0x10"', "exponent": '"1e3"', "number": "7"}
+    # Current Perfetto's CoerceToTs: the string's whole text must be a JSON number
+    # (json::ParseValue). White space, "+", "_", a trailing space, hex, "1." and leading zeros
+    # leave the event without a usable ts (dropped, with a warning); an exponent is a number.
+    texts = {"plain": '"1000"', "exponent": '"2e1"', "spaced": '" 12.5"', "plus": '"+5"', "underscore": '"1_000"',
+             "trailing": '"12 "', "hex": '"0x10"', "dot": '"1."', "zeros": '"007"', "number": "7"}
     events = ",".join(f'{{"ph":"X","name":"{k}","pid":1,"tid":1,"ts":{v},"dur":1}}' for k, v in texts.items())
     store = _load_text(tmp_path, f"[{events}]")
     names = {store.name(r) for r in range(len(store.slices))}
-    assert names == {"plain", "spaced", "number"}
-    # origin 7 µs: 12.5 µs is 5500 ns after it, 1000 µs 993000
-    assert _span(store, "spaced") == (5_500, 6_500) and _span(store, "plain") == (993_000, 994_000)
-    assert any(w.startswith("4 events without a usable ts") for w in store.warnings)
+    assert names == {"plain", "exponent", "number"}
+    # origin 7 µs: 20 µs is 13000 ns after it, 1000 µs 993000
+    assert _span(store, "exponent") == (13_000, 14_000) and _span(store, "plain") == (993_000, 994_000)
+    assert any(w.startswith("7 events without a usable ts") for w in store.warnings)
 
 
 def test_counter_values_are_numbers_or_strings_strtod_reads_whole(tmp_path):

@@ -36,25 +36,68 @@ def _hashable(value: Any) -> Any:
         return repr(value)
 
 
-def normalise_id(value: Any, id2: Any = None, scope: Any = None) -> Any:
-    """One key for an async/flow id: hex strings and ints meet; id2 and scope namespace it.
-    A JSON true/false is its text (Python's True == 1 would make it meet the id 1)."""
+GLOBAL_ID = "global"  # the tag of an id2.global id: ("global", id), one id across processes
+
+
+def is_global_id(ident: Any) -> bool:
+    """An interned id from ``id2.global`` (with or without a ``scope`` around it)?"""
+    if isinstance(ident, tuple) and len(ident) == 2 and isinstance(ident[1], tuple):
+        ident = ident[1]
+    return isinstance(ident, tuple) and len(ident) == 2 and ident[0] == GLOBAL_ID
+
+
+def normalise_id(value: Any, id2: Any = None, scope: Any = None, flow: bool = False) -> Any:
+    """One key for an id: id2 and scope namespace it. A string id is its text (async ids: Perfetto
+    hashes the string, Catapult keys by it, so ``"0x10"`` and 16 are two ids), except a flow's
+    (``flow``: s/t/f ids and ``bind_id``), which Perfetto reads as hex (``CStringToUInt64(s, 16)``:
+    ``"10"`` is 16, ``"0x10"`` too; see ``flow_id_of_text``). A JSON true/false is its text
+    (Python's True == 1 would make it meet the id 1); an integral float is the int."""
     if isinstance(value, bool):
         value = "true" if value else "false"
     elif isinstance(value, str):
-        text = value.strip()
-        if text.lower().startswith("0x"):
-            try:
-                value = int(text, 16)
-            except ValueError:
-                pass
+        if flow:
+            value = flow_id_of_text(value)
     elif isinstance(value, float) and value.is_integer():
         value = int(value)
-    if isinstance(id2, dict) and id2:
-        kind, inner = next(iter(id2.items()))
-        value = (str(kind), normalise_id(inner))
+    if value is None and isinstance(id2, dict) and id2:
+        # As Perfetto's tokenizer: an id beats id2, and id2's global beats its local.
+        if "global" in id2:
+            value = (GLOBAL_ID, normalise_id(id2["global"]))
+        elif "local" in id2:
+            value = ("local", normalise_id(id2["local"]))
+        else:
+            kind, inner = next(iter(id2.items()))
+            value = (str(kind), normalise_id(inner))
     value = _hashable(value)
     return value if scope is None else (_hashable(scope), value)
+
+
+_C_SPACE = " \t\n\v\f\r"
+_HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
+
+
+def flow_id_of_text(text: str) -> int | str:
+    """A string flow id as Perfetto reads it: ``strtoull(text, 16)`` over the whole text (leading
+    white space, a sign and a ``0x`` pass; past 64 bits it saturates), as the int64 of those 64
+    bits, so ``"ffffffffffffffff"`` meets the id -1. A text that is not hex stays the text
+    (Perfetto drops that flow, ``flow_invalid_id``; Catapult joins equal texts: vtui does)."""
+    body = text.lstrip(_C_SPACE)
+    negative = body[:1] == "-"
+    if body[:1] in ("+", "-"):
+        body = body[1:]
+    if body[:2] in ("0x", "0X"):
+        body = body[2:]
+    if not body or not _HEX_DIGITS.issuperset(body):
+        return text
+    bits = min(int(body, 16), 2**64 - 1)
+    if negative:
+        bits = -bits % 2**64
+    return bits - 2**64 if bits >= 2**63 else bits
+
+
+def _is_flow(ph: Any) -> bool:
+    """A v1 flow event's phase (s, t, f: only the first character counts, as in ``phase_code``)."""
+    return isinstance(ph, str) and ph[:1] in ("s", "t", "f")
 
 
 @dataclass
@@ -289,7 +332,7 @@ class ColumnSink:
                 bp[rows] = _bools([v == "e" for v in given])
             if rare:
                 self._flow_v2.extend(
-                    (self._rows + i, normalise_id(e.bind_id), e.flow_in is True, e.flow_out is True)
+                    (self._rows + i, normalise_id(e.bind_id, flow=True), e.flow_in is True, e.flow_out is True)
                     for i, e in zip(rows.tolist(), sub) if e.bind_id is not None
                 )
         self._put("id_kind", id_kind)
@@ -327,7 +370,7 @@ class ColumnSink:
             if ident is None and e.id2 is None:
                 continue
             if not (type(ident) is int and e.id2 is None and e.scope is None):
-                ident = normalise_id(ident, e.id2, e.scope)
+                ident = normalise_id(ident, e.id2, e.scope, flow=_is_flow(e.ph))
             if type(ident) is int and _INT64_MIN <= ident <= _INT64_MAX:
                 int_rows.append(i)
                 int_vals.append(ident)

@@ -10,10 +10,11 @@ Two paths give the same numbers (tests compare them): the optional C helper pars
 as it reads the struct slots; here, ``times_of`` does it column-wise (plain numbers through
 ``float`` where a double provably holds the ns, the rest digit by digit).
 
-Non-numbers follow Perfetto's ``CoerceToTs``: a string is read as ``strtoll`` reads the integer
-part (leading white space and a sign allowed, nothing after the digits) plus a fraction; so
-``"1000"`` is 1000 µs and ``"1_000"``, ``"12 "``, ``"0x10"``, ``"1e3"`` are not numbers (the event
-has no usable ts). ``true``/``false``/``null``, lists and objects are not numbers either.
+Non-numbers follow Perfetto's ``CoerceToTs``: a string counts when its whole text is a JSON
+number (``json::ParseValue`` on the string's contents, nothing left after it); so ``"1000"`` is
+1000 µs and ``"1e3"`` too, while ``"1_000"``, ``"12 "``, ``" 12"``, ``"+5"``, ``"0x10"``, ``"1."``,
+``"007"`` are not numbers (the event has no usable ts). ``true``/``false``/``null``, lists and
+objects are not numbers either.
 """
 
 from __future__ import annotations
@@ -110,11 +111,7 @@ def number_us(value: Any) -> float:
         except ValueError:
             return math.nan
     if isinstance(value, str):
-        body = value.lstrip(_SPACE)
-        match = _STRING_TS.fullmatch(body)
-        if match is None or not (match.group(1) or match.group(2)):
-            return math.nan
-        return float(body if match.group(1) else body.replace(".", "0.", 1))
+        return float(value) if _STRING_TS.fullmatch(value) else math.nan
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return math.nan
     try:
@@ -169,23 +166,15 @@ def value_ns(value: Any) -> int:
     return int(NO_NS)
 
 
-_SPACE = " \t\n\v\f\r"  # what strtoll skips before the number
-_STRING_TS = re.compile(r"[+-]?(\d*)(?:\.(\d*))?")
+# A JSON number, the whole text: what current Perfetto's CoerceToTs accepts in a string ts
+# (json::ParseNumber: no leading zero, no white space or sign but "-", digits after "." and "e").
+_STRING_TS = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 
 
 def _string_ns(text: str) -> int:
-    """A string ts as Perfetto's CoerceToTs reads it (strtoll on the integer part, the fraction
-    as a decimal): no underscores, no trailing characters, no exponent, no hex. Unlike
-    Perfetto's, the fraction of a negative value is subtracted (-1.5 is -1500 ns)."""
-    match = _STRING_TS.fullmatch(text.lstrip(_SPACE))
-    if match is None or not (match.group(1) or match.group(2)):
-        return int(NO_NS)
-    body = match.group(0)
-    if not match.group(1):  # ".5": strtoll found no digits, CoerceToTs takes 0 for them
-        body = body.replace(".", "0.", 1)
-    elif body.endswith("."):
-        body += "0"
-    return _decimal_ns(body.lstrip("+"))
+    """A string ts as Perfetto's CoerceToTs reads it: its text must be a JSON number, which is
+    then read exactly (``"1e3"`` is 1000 µs; ``" 12"``, ``"+5"``, ``"1_000"``, ``"0x10"`` are none)."""
+    return _decimal_ns(text) if _STRING_TS.fullmatch(text) else int(NO_NS)
 
 
 def _plain_ns(text: bytes) -> int:

@@ -190,6 +190,13 @@ def _scan_object(data: bytes, start: int, sink: ColumnSink, progress, fast: Fast
     if arrays > 1:
         result.warnings.append(f"the trace object has {arrays} top-level traceEvents arrays: read all of them, "
                                "in file order, as Perfetto does (Python's json would keep only the last)")
+    system = result.metadata.get("systemTraceEvents")
+    if isinstance(system, str) and system.strip():
+        # Perfetto parses this text as systrace (ftrace lines: sched, atrace B|pid|name...); vtui
+        # does not, so it says so rather than show a trace without them.
+        lines = sum(1 for line in system.splitlines() if line.strip() and not line.startswith("#"))
+        result.warnings.append(f"systemTraceEvents holds {lines:,} lines of systrace text: not read (Perfetto "
+                               "reads them as ftrace events)")
     return result
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -61,7 +63,7 @@ def build_store(parts: list[SourcePart], args_blob=None, progress: Callable[[flo
     sources = _sources(parts)
     m = merge_sources(parts, args_blob)
     report(0.1)
-    ts_ns, dur_ns, valid, origin_us, bad_ts, far_ts = _times(m)
+    ts_ns, dur_ns, valid, origin_us, bad_ts, far_ts, bad_dur, open_x = _times(m)
     found = warning_if("unusable_ts", bad_ts + far_ts, f"{far_ts:,}" if far_ts else "")
     # Masked maxima (no gathered copies of two 40 MB columns).
     trace_end = int(max(np.max(ts_ns + dur_ns, where=valid, initial=0), np.max(ts_ns, where=valid, initial=0)))
@@ -73,7 +75,8 @@ def build_store(parts: list[SourcePart], args_blob=None, progress: Callable[[flo
 
     sl = _Slices()
     points = _Points()
-    found += _complete_slices(m, ts_ns, dur_ns, valid, tracks, sl)
+    _complete_slices(m, ts_ns, dur_ns, valid, trace_end, tracks, sl)
+    found += warning_if("bad_dur", bad_dur) + warning_if("open_x", open_x)
     del dur_ns  # X slices only: let the nesting reuse its memory
     end_rows: dict[int, int] = {}
     found += _begin_end_slices(m, ts_ns, valid, trace_end, tracks, sl, end_rows)
@@ -82,6 +85,8 @@ def build_store(parts: list[SourcePart], args_blob=None, progress: Callable[[flo
     counters, not_numbers = _counters(m, np.flatnonzero((m.ph == COUNTER) & valid), ts_ns, tracks)
     found += warning_if("counter_not_number", not_numbers)
     found += _unknown_phases(m)
+    # A v1 flow event without an id joins nothing (Perfetto: flow_invalid_id).
+    found += warning_if("flow_without_id", int((_flow_rows(m, valid) & (m.id_kind == 0)).sum()))
 
     # Tracks get their display order now, before slices are sorted by track.
     remap = tracks.finish()
@@ -149,16 +154,14 @@ def _metadata(m: Merged, tracks: TrackSet) -> tuple[list[dict], list[tuple[int, 
     return events, refs
 
 
-def _complete_slices(m: Merged, ts_ns: np.ndarray, dur_ns: np.ndarray, valid: np.ndarray, tracks: TrackSet,
-                     sl: _Slices) -> list[BuildWarning]:
-    """X events: one slice each."""
+def _complete_slices(m: Merged, ts_ns: np.ndarray, dur_ns: np.ndarray, valid: np.ndarray, trace_end: int,
+                     tracks: TrackSet, sl: _Slices) -> None:
+    """X events: one slice each (a negative or huge dur is not valid: see ``_times``). One with no
+    dur is a call still open when the trace stopped: it runs to the trace end, as a B never closed."""
     rows = np.flatnonzero((m.ph == X) & valid)
-    raw_dur = m.dur_ns[rows]  # same test as _times: missing, negative or past ~126 years is not usable
-    bad_dur = int(((raw_dur < 0) | (raw_dur >= _WINDOW_NS)).sum())
-    del raw_dur
+    end = np.where(m.dur_ns[rows] == NO_NS, max(trace_end, 0), ts_ns[rows] + dur_ns[rows])  # (the rest: see _times)
     sl.add(nest=np.full(len(rows), -1), row=rows, end_row=np.full(len(rows), -1), start=ts_ns[rows],
-           end=ts_ns[rows] + dur_ns[rows], track=tracks.thread_tracks(m.thread[rows]))
-    return warning_if("bad_dur", bad_dur)
+           end=np.maximum(end, ts_ns[rows]), track=tracks.thread_tracks(m.thread[rows]))
 
 
 def _begin_end_slices(m: Merged, ts_ns: np.ndarray, valid: np.ndarray, trace_end: int, tracks: TrackSet,
@@ -181,8 +184,15 @@ def _async_slices(m: Merged, ts_ns: np.ndarray, valid: np.ndarray, trace_end: in
     (n, T/p) become points on the track of their slice."""
     ph = m.ph
     found: list[BuildWarning] = []
+    # Without an id or a pid an async event belongs to nothing: skipped (Perfetto's
+    # json_parser_failure; Catapult skips one without an id too).
+    with_pid = np.array([key[1] is not None for key in m.thread_keys] or [False])
+    anonymous = 0
     for begin_code, end_code, point_codes, family in ((ASYNC_B, ASYNC_E, [ASYNC_N], 0), (LEGACY[0], LEGACY[3], LEGACY[1:3], 1)):
         rows = np.flatnonzero(np.isin(ph, [begin_code, end_code, *point_codes]) & valid)
+        keep = (m.id_kind[rows] != 0) & with_pid[m.thread[rows]]
+        anonymous += int(len(rows) - keep.sum())
+        rows = rows[keep]
         if not len(rows):
             continue
         groups = tracks.async_groups(rows, family)
@@ -203,7 +213,7 @@ def _async_slices(m: Merged, ts_ns: np.ndarray, valid: np.ndarray, trace_end: in
         steps = rows[np.isin(ph[rows], point_codes)]
         roots = np.array([p.instant_roots.get(r, r) for r in steps.tolist()], dtype=np.int64)
         points.add(steps, tracks.async_tracks(m.thread[roots], m.name[roots]))
-    return found
+    return found + warning_if("async_anonymous", anonymous)
 
 
 def _instant_points(m: Merged, valid: np.ndarray, tracks: TrackSet, points: _Points) -> None:
@@ -301,11 +311,15 @@ _INT64_MAX = int(np.iinfo(np.int64).max)
 _WINDOW_NS = 4 * 10**18  # ts_ns relative to the origin must stay below this (int64 with room for dur)
 
 
-def _times(m: Merged) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, int, int]:
+def _times(m: Merged) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, int, int, int, int]:
     """int64 ns relative to the smallest usable timestamp, from the exact ns of the text: the
     origin is subtracted in integers, so every start sits on the file's absolute ns grid. Also a
-    validity mask for ts and counts of events without a usable ts and of events too far from the
-    rest.
+    validity mask for ts and counts of events without a usable ts, of events too far from the
+    rest, of X events with a negative dur or one past ~126 years (skipped, as Perfetto skips
+    them: ``slice_negative_duration``; they neither make a slice nor set the origin or the end)
+    and of X events with no dur (missing or not a number: Chrome writes those for calls still
+    open when tracing stopped, the last events of their threads; they stay valid and run to the
+    trace end, as Catapult's ``didNotFinish``; Perfetto drops them, ``json_parser_failure``).
 
     When the timestamps span more than int64 ns can hold (~126 years), the origin is the start of
     the ~126-year window that holds the most events, and the events outside it are rejected:
@@ -316,6 +330,11 @@ def _times(m: Merged) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, int, i
     has_ns = m.ts_ns != NO_NS
     far = finite & ~has_ns
     usable = finite & has_ns
+    dur_ns = m.dur_ns
+    is_x = usable & (m.ph == X)
+    open_x = is_x & (dur_ns == NO_NS)  # no number at all (1e300 or inf is FAR_NS: see merge)
+    no_dur = is_x & ~open_x & ((dur_ns < 0) | (dur_ns >= _WINDOW_NS))
+    usable &= ~no_dur
     if usable.any() and int(m.ts_ns[usable].max()) - int(m.ts_ns[usable].min()) >= _WINDOW_NS:
         ts = np.sort(m.ts_ns[usable])
         reach = np.minimum(ts, _INT64_MAX - _WINDOW_NS) + _WINDOW_NS  # (a window from near the top ends at it)
@@ -325,11 +344,12 @@ def _times(m: Merged) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, int, i
         usable &= ~far
     origin_ns = int(m.ts_ns[usable].min()) if usable.any() else 0
     ts_ns = np.subtract(m.ts_ns, origin_ns, where=usable, out=np.zeros(len(m.ts_ns), dtype=np.int64))
-    dur_ns = m.dur_ns.copy()
-    dur_ns[(dur_ns < 0) | (dur_ns >= _WINDOW_NS)] = 0  # NO_NS too
+    dur_ns = dur_ns.copy()
+    dur_ns[(dur_ns < 0) | (dur_ns >= _WINDOW_NS)] = 0  # NO_NS too (events other than X may have none)
     n_far = int(far.sum())
-    bad_ts = int((not_meta & ~usable).sum()) - n_far
-    return ts_ns, dur_ns, usable, origin_ns / 1000.0, bad_ts, n_far
+    n_no_dur = int(no_dur.sum())
+    bad_ts = int((not_meta & ~usable).sum()) - n_far - n_no_dur
+    return ts_ns, dur_ns, usable, origin_ns / 1000.0, bad_ts, n_far, n_no_dur, int((open_x & usable).sum())
 
 
 def _nesting_tolerance(m: Merged, valid: np.ndarray, origin_us: float, span_ns: int) -> int:
@@ -361,7 +381,7 @@ def _counters(m: Merged, rows: np.ndarray, ts_ns: np.ndarray, tracks: TrackSet) 
         try:
             args = decode(m.args_blob[off : off + ln]) if ln else {}
         except (msgspec.DecodeError, ValueError, RecursionError):
-            args = None
+            args = _lenient_args(m.args_blob[off : off + ln])
         if not isinstance(args, dict) or not args:
             skipped += 1
             continue
@@ -380,6 +400,22 @@ def _counters(m: Merged, rows: np.ndarray, ts_ns: np.ndarray, tracks: TrackSet) 
                          value=np.array(val_l, dtype=np.float64), ordinal=m.ordinal[event_rows].astype(np.int32),
                          source=m.source[event_rows].astype(np.int16))
     return table, skipped
+
+
+def _finite_or_none(text: str) -> float | None:
+    value = float(text)
+    return value if math.isfinite(value) else None
+
+
+def _lenient_args(raw: bytes) -> object:
+    """Args msgspec would not decode whole, read by the standard parser: a number past the
+    float range (``1e400``) is then one value that is not a number, not the loss of the event's
+    other series (Perfetto reads each value on its own). None where that fails too."""
+    try:
+        return json.loads(bytes(raw).decode("utf-8", "replace"), strict=False, parse_float=_finite_or_none,
+                          parse_constant=lambda _name: None)
+    except (ValueError, RecursionError):
+        return None
 
 
 def counter_value(value: object) -> float | None:
@@ -409,9 +445,13 @@ _HEX = re.compile(r"[+-]?0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[
 _DECIMAL = re.compile(r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf|infinity|nan)", re.IGNORECASE)
 
 
+def _flow_rows(m: Merged, valid: np.ndarray) -> np.ndarray:
+    """The v1 flow events (s/t/f) with a usable ts, as a mask."""
+    return np.isin(m.ph, np.array(list(FLOW), dtype=np.int8)) & valid
+
+
 def _flow_events(m: Merged, ts_ns: np.ndarray, valid: np.ndarray, tracks: TrackSet, remap: np.ndarray) -> FlowEvents:
-    codes = np.array(list(FLOW), dtype=np.int8)
-    rows = np.flatnonzero(np.isin(m.ph, codes) & valid)
+    rows = np.flatnonzero(_flow_rows(m, valid) & (m.id_kind != 0))  # without an id: see build_store
     kind = np.select([m.ph[rows] == c for c in FLOW], list(FLOW.values())).astype(np.int8)
     group = group_key(m.source[rows], m.cat[rows], m.name[rows], m.id_kind[rows])
     return FlowEvents(

@@ -27,13 +27,16 @@ RULES: dict[str, tuple[str, str]] = {
                     " ({example} of them more than 126 years away from most others)"),
     "metadata_conflict": ("{count:,} process/thread names or sort indices were given again with a different "
                           "value (the last one wins)", ""),
-    "bad_dur": ("{count:,} X events had a missing, negative or huge dur (shown as 0)", ""),
+    "bad_dur": ("{count:,} X events had a negative or huge dur (skipped, as Perfetto skips them)", ""),
+    "open_x": ("{count:,} X events had no dur (still open when tracing stopped?): they run to the trace end", ""),
     "unmatched_end": ("{count:,} E events had no open B on their thread (ignored)", ""),
     "unclosed_begin": ("{count:,} B events were never closed (they run to the trace end)", ""),
     "async_unmatched_end": ("{count:,} async {example} ends had no open begin (ignored)", ""),
     "async_unclosed_begin": ("{count:,} async {example} begins were never ended (they run to the trace end)", ""),
+    "async_anonymous": ("{count:,} async events without an id or a pid were skipped (as Perfetto skips them)", ""),
     "counter_not_number": ("{count:,} counter values were not numbers (or past the float range; skipped)", ""),
     "unknown_phase": ("{count:,} events with unknown phases were skipped", ": {example}"),
+    "flow_without_id": ("{count:,} flow events without an id were skipped (as Perfetto skips them)", ""),
     "flow_end_without_start": ("{count:,} flow ends had no start (launched before the trace?)", ""),
     "flow_end_after_end": ("{count:,} flow ends reuse the id of a flow already ended (one start, many ends: a "
                            "CUDA/HIP graph's kernels); the first end takes the arrow", ""),

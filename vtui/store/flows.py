@@ -196,9 +196,12 @@ def build_flows(
         # src/dst events: merged rows of the s/t and t/f events of each edge (-1 for v2)
         parts.append({"src": src, "dst": dst, "name": events.name_id[at], "cat": events.cat_id[at],
                       "src_event": events.order[before], "dst_event": events.order[at], "source": events.source[at]})
-    # v2: a slice with flow_out starts a flow; every later one of the same id with flow_in ends
-    # one (one producer, several consumers: an edge each, as Perfetto and Catapult draw it) until
-    # another flow_out takes over. Ties in time keep file order.
+    # v2: a slice with flow_out opens the flow of its bind_id; every later one with flow_in ends
+    # one (one producer, several consumers: an edge each, the flow stays open, as Perfetto's
+    # FlowTracker), until another flow_out takes over. (Perfetto ignores that second flow_out,
+    # flow_duplicate_id: Chrome reuses a pointer as bind_id, and Perfetto then joins every later
+    # consumer to the first producer; README, importer rules.) A flow_in with no open flow joins
+    # nothing and is counted. Ties in time keep file order.
     v2_sorted = sorted(v2, key=lambda item: (item[1], item[2], item[5]))
     current_group = None
     current = None
@@ -207,7 +210,9 @@ def build_flows(
     for row, group, _ts, flow_in, flow_out, _order in v2_sorted:
         if group != current_group:
             current_group, current = group, None
-        if flow_in and current is not None and current != row:
+        if flow_in and current is None and not flow_out:
+            stats["flow_ends_without_start"] += 1
+        elif flow_in and current is not None and current != row:
             v2_src.append(current)
             v2_dst.append(row)
         if flow_out:

@@ -37,7 +37,7 @@ class Merged:
     args_blob: bytes
     by_phase: dict[str, int]
     ts_ns: np.ndarray  # int64 absolute ns from the text (NO_NS: none), shifted like ts: the times used
-    dur_ns: np.ndarray  # int64 ns (NO_NS: none)
+    dur_ns: np.ndarray  # int64 ns (NO_NS: no number; FAR_NS: a number past int64 ns)
 
 
 def text_of(value: Any) -> str:
@@ -101,7 +101,7 @@ def merge_sources(parts: list[SourcePart], args_blob=None) -> Merged:
     by_phase: dict[str, int] = {}
     shifts = _clock_shifts(parts)
     exact = _exact_times(parts)
-    durs = [_ns_of(p.cols().dur_ns, p.cols().dur) for p in parts]
+    durs = [_dur_ns_of(p.cols().dur_ns, p.cols().dur) for p in parts]
 
     for src, (part, shift) in enumerate(zip(parts, shifts)):
         c = part.cols()
@@ -188,6 +188,22 @@ def _clock_shifts(parts: list[SourcePart]) -> list[float]:
         return [0.0] * len(parts)
     low = min(bases)
     return [(b - low) / 1000.0 for b in bases]
+
+
+FAR_NS = int(NO_NS) + 1  # a dur that is a number, but none int64 ns hold (1e300, inf): not "no dur"
+
+
+def _dur_ns_of(ns: np.ndarray | None, us: np.ndarray) -> np.ndarray:
+    """A source's dur ns column, NO_NS only where the dur is no number at all (missing, text):
+    a number out of range (1e300, inf, -inf) is FAR_NS, so the build can tell an X still open
+    when tracing stopped (no dur) from one with a dur it cannot use."""
+    out = _ns_of(ns, us)
+    none = np.flatnonzero(out == NO_NS)  # one pass; the NaN test only over these
+    far = none[~np.isnan(us[none])]
+    if len(far):
+        out = out.copy()
+        out[far] = FAR_NS
+    return out
 
 
 def _ns_of(ns: np.ndarray | None, us: np.ndarray) -> np.ndarray:

@@ -14,6 +14,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
+from vtui.io.columns import is_global_id
 from vtui.store.devices import device_category, device_label, host_category
 from vtui.store.grouping import distinct_ids, group_key
 from vtui.store.merge import Merged, text_of
@@ -64,14 +65,20 @@ class TrackSet:
             name = m.strings[int(m.name[r])]
             args = _decode(m.args_blob, int(m.args_off[r]), int(m.args_len[r]))
             value = args.get("name", args.get("labels", args.get("sort_index")))
+            # A name is a non-empty string (Perfetto: anything else is json_parser_failure and
+            # leaves the name as it was, so an empty name never blanks a good one).
+            given = args.get("name")
+            named = given.strip() if isinstance(given, str) and given else None
             if name == "process_name":
-                self._set(self.process_names, (src, pid), text_of(value).strip())
+                if named is not None:
+                    self._set(self.process_names, (src, pid), named)
             elif name == "process_labels":
                 self._set(self.process_labels, (src, pid), text_of(args.get("labels", value)).strip())
             elif name == "process_sort_index" and isinstance(args.get("sort_index"), (int, float)):
                 self._set(self.process_sort, (src, pid), args["sort_index"])
             elif name == "thread_name":
-                self._set(self.thread_names, thread, text_of(value).strip())
+                if named is not None:
+                    self._set(self.thread_names, thread, named)
             elif name == "thread_sort_index" and isinstance(args.get("sort_index"), (int, float)):
                 self._set(self.thread_sort, thread, args["sort_index"])
             else:
@@ -106,13 +113,24 @@ class TrackSet:
         return self._thread_lookup[threads] if len(threads) else np.zeros(0, dtype=np.int64)
 
     def async_groups(self, rows: np.ndarray, family: int) -> np.ndarray:
-        """One group per (source, process, cat, id): Perfetto keys async slices per process
-        (``InternProcessTrackSet``), so the same id in two processes is two slices (Catapult's
-        global ids would join them; where the two disagree vtui follows Perfetto)."""
+        """One group per (source, process, cat, id), across processes for an ``id2.global`` id.
+
+        A plain ``id`` is keyed per process (as Perfetto did before 2023, ``InternProcessTrackSet``):
+        Kineto traces reuse the same ids in pid 0 and another process, and current Perfetto, which
+        keys them globally, then cuts such slices short on one stack (README, importer rules). An
+        ``id2.global`` is global by its writer's word (current Perfetto's
+        ``legacy_async_global_slice``, and Catapult): a b in one process and its e in another are one
+        slice, drawn on the track of its begin's process."""
         m = self.m
-        process = self._process_of_thread[m.thread[rows]] + 1
-        return group_key(m.source[rows], process, m.cat[rows], m.id_kind[rows], m.id_val[rows],
-                         np.full(len(rows), family, dtype=np.int64))
+        kind, val = m.id_kind[rows], m.id_val[rows]
+        shared = np.zeros(len(rows), dtype=bool)
+        other = np.flatnonzero(kind == 2)
+        if len(other):
+            used = np.unique(val[other])
+            is_global = np.array([is_global_id(m.ids[int(i)]) for i in used.tolist()], dtype=bool)
+            shared[other] = is_global[np.searchsorted(used, val[other])]
+        process = np.where(shared, 0, self._process_of_thread[m.thread[rows]] + 1)
+        return group_key(m.source[rows], process, m.cat[rows], kind, val, np.full(len(rows), family, dtype=np.int64))
 
     def async_tracks(self, threads: np.ndarray, names: np.ndarray) -> np.ndarray:
         out = []
