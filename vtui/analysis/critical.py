@@ -107,7 +107,7 @@ class StepPath:
     wait_ns: int
     sync_ns: int  # what the blocking calls serialised (the sync test's figure)
     top: list[tuple[str, str, int]]  # (kind, name, ns), heaviest first
-    segments: list[Segment] = field(default_factory=list)  # step end first
+    segments: Sequence[Segment] = field(default_factory=list)  # step end first
     queue_ns: int = 0  # of wait_ns: the step's device work queued behind work launched before it
 
     def path_rows(self) -> np.ndarray:
@@ -733,13 +733,76 @@ def _sums(seg: np.ndarray, ids: np.ndarray, ns: np.ndarray) -> tuple[list[int], 
     return (hit // len(names)).tolist(), names[hit % len(names)].tolist(), sums.tolist()
 
 
+class _PathSegments(Sequence):
+    """One step's segments, made when first read: the report holds up to ``MAX_STEPS`` steps and
+    the timeline reads the path of one (``path_rows``), so the batched summary keeps the segment
+    columns and makes no Python object per segment up front."""
+
+    def __init__(self, table: _SegTable, a: int, b: int) -> None:
+        self._table, self._a, self._b = table, a, b
+        self._made: list[Segment] | None = None
+
+    def _list(self) -> list[Segment]:
+        if self._made is None:
+            self._made = self._table.segments(self._a, self._b)
+        return self._made
+
+    def __len__(self) -> int:
+        return self._b - self._a
+
+    def __getitem__(self, i):
+        return self._list()[i]
+
+    def __iter__(self):
+        return iter(self._list())
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    def __repr__(self) -> str:
+        return repr(self._list())
+
+
+class _SegTable:
+    """The segment columns of every step, and where each segment's rows lie (views, no copies)."""
+
+    def __init__(self, sg: dict[str, np.ndarray], run: np.ndarray, run_rows: np.ndarray, run_cuts: np.ndarray,
+                 cpu: np.ndarray, cpu_rows: np.ndarray, cpu_cuts: np.ndarray, cpu_cuts_end: np.ndarray) -> None:
+        self.sg = sg
+        n = len(sg["step"])
+        self.run_at = np.full(n, -1, dtype=np.int64)
+        self.run_at[run] = np.arange(len(run), dtype=np.int64)
+        self.cpu_at = np.full(n, -1, dtype=np.int64)
+        self.cpu_at[cpu] = np.arange(len(cpu), dtype=np.int64)
+        self.run_rows, self.run_cuts = run_rows, run_cuts
+        self.cpu_rows, self.cpu_cuts, self.cpu_cuts_end = cpu_rows, cpu_cuts, cpu_cuts_end
+
+    def segments(self, a: int, b: int) -> list[Segment]:
+        sg = self.sg
+        out = []
+        cols = zip(*(sg[n][a:b].tolist() for n in ("kind", "track", "start", "end", "ns", "rk")),
+                   self.run_at[a:b].tolist(), self.cpu_at[a:b].tolist(), range(a, b))
+        for kind, track, start, end, ns, rk, j, m, k in cols:
+            rows: Sequence[int] | np.ndarray = ()
+            if j >= 0:
+                rows = self.run_rows[int(self.run_cuts[j]) : int(self.run_cuts[j + 1])]
+            elif rk == _ONE_ROW:
+                rows = sg["a"][k : k + 1]
+            elif m >= 0:
+                rows = self.cpu_rows[int(self.cpu_cuts[m]) : int(self.cpu_cuts_end[m])]
+            out.append(Segment(KINDS[kind], track, start, end, ns, rows))
+        return out
+
+
+OUTSIDE = "(CPU outside operators)"  # the CPU time on a path that no operator covers
+
+
 def _summarise_all(store: TraceStore, dev: _Device, picked: list[int], rows: list[int], lo: np.ndarray,
                    end: np.ndarray, hi: np.ndarray, sync: np.ndarray, sg: dict[str, np.ndarray]) -> list[StepPath]:
-    """``_summarise`` of every step from the segment columns: the names' time summed by numpy over
-    all segments at once, then one short Python pass per step to assemble its ``StepPath``."""
+    """``_summarise`` of every step from the segment columns: the totals, the names' time and each
+    step's heaviest names and verdict worked out by numpy over all segments at once; then one
+    ``StepPath`` per step, its segments made when read (``_PathSegments``)."""
     s = _cols(store)
-    n_seg = len(sg["step"])
-    seg_rows: list[Sequence[int] | np.ndarray] = [()] * n_seg  # views into one array each: no Python int per row
     # Device work on the path: each run's work (of its kind), clipped to the segment's start.
     run = np.flatnonzero((sg["rk"] == _GPU_RUN) | (sg["rk"] == _COMM_RUN))
     at, which = _expand(sg["a"][run], sg["b"][run])
@@ -748,12 +811,7 @@ def _summarise_all(store: TraceStore, dev: _Device, picked: list[int], rows: lis
     r = dev.rows[at]
     d = np.maximum(s.end_ns[r] - np.maximum(s.start_ns[r], sg["start"][run][which]), 0)
     g_seg, g_id, g_ns = _sums(run[which], s.name_id[r], d)
-    cuts = np.searchsorted(which, np.arange(len(run) + 1))
-    cl = cuts.tolist()
-    for j, k in enumerate(run.tolist()):
-        seg_rows[k] = r[cl[j] : cl[j + 1]]
-    for k in np.flatnonzero(sg["rk"] == _ONE_ROW).tolist():
-        seg_rows[k] = sg["a"][k : k + 1]
+    run_cuts = np.searchsorted(which, np.arange(len(run) + 1))
     # CPU time on the path: the outermost operators overlapping each CPU segment.
     cpu = np.flatnonzero((sg["kind"] == _CPU) & (sg["ns"] > 0))
     parts = [store.index.query(t, a, b) for t, a, b in zip(sg["track"][cpu].tolist(), sg["start"][cpu].tolist(), sg["end"][cpu].tolist())]
@@ -766,37 +824,63 @@ def _summarise_all(store: TraceStore, dev: _Device, picked: list[int], rows: lis
         q, q_seg = q[outer], q_seg[outer]
     d = np.maximum(np.minimum(s.end_ns[q], sg["end"][q_seg]) - np.maximum(s.start_ns[q], sg["start"][q_seg]), 0)
     c_seg, c_id, c_ns = _sums(q_seg, s.name_id[q], d)
-    cuts = np.searchsorted(q_seg, cpu)
-    cuts_end = np.searchsorted(q_seg, cpu, side="right")
-    for k, a, b in zip(cpu.tolist(), cuts.tolist(), cuts_end.tolist()):
-        seg_rows[k] = q[a:b]
-    # Per segment, its (id, ns) list, in segment order.
-    named: dict[int, list[tuple[int, int]]] = {}
-    for k, i, v in zip(g_seg + c_seg, g_id + c_id, g_ns + c_ns):
-        named.setdefault(k, []).append((i, v))
-    bounds = np.searchsorted(sg["step"], np.arange(len(picked) + 1)).tolist()
-    cols = [sg[n].tolist() for n in ("kind", "track", "start", "end", "ns")]
+    table = _SegTable(sg, run, r, run_cuts, cpu, q, np.searchsorted(q_seg, cpu), np.searchsorted(q_seg, cpu, side="right"))
+    n = len(picked)
+    step, kind, length = sg["step"], sg["kind"], sg["ns"]
+    totals = np.zeros((n, len(KINDS)), dtype=np.int64)
+    np.add.at(totals, (step, kind), length)
+    top = _top_names(store, n, step, kind, length, g_seg, g_id, g_ns, c_seg, c_id, c_ns)
+    cpu_t, gpu_t, comm_t, wait_t, queue_t = totals.T
+    span = np.maximum(hi - lo, 1)
+    bound = np.where((comm_t != 0) & (comm_t >= np.maximum(cpu_t, gpu_t + queue_t)), 0,
+                     np.where(sync >= SYNC_SHARE * span, 1, np.where(cpu_t >= gpu_t + comm_t + queue_t, 2, 3)))
+    bounds = np.searchsorted(step, np.arange(n + 1)).tolist()
+    verdicts = ("comm", "sync", "cpu", "gpu")
+    return [StepPath(index, row, a, e, h, verdicts[v], c, g, cm, w + qu, y, top[i], _PathSegments(table, bounds[i], bounds[i + 1]), qu)
+            for i, (index, row, a, e, h, v, c, g, cm, w, qu, y) in enumerate(zip(
+                picked, rows, lo.tolist(), end.tolist(), hi.tolist(), bound.tolist(), cpu_t.tolist(), gpu_t.tolist(),
+                comm_t.tolist(), wait_t.tolist(), queue_t.tolist(), sync.tolist()))]
+
+
+def _top_names(store: TraceStore, n: int, step: np.ndarray, kind: np.ndarray, length: np.ndarray,
+               g_seg: list[int], g_id: list[int], g_ns: list[int], c_seg: list[int], c_id: list[int],
+               c_ns: list[int]) -> list[list[tuple[str, str, int]]]:
+    """Per step, its ``TOP`` heaviest (kind, name, ns) as ``_verdict`` ranks them: by time, then
+    name, then the order the walk met them (segment by segment, names by id, the CPU outside
+    operators last in its segment)."""
+    seg = np.array(g_seg + c_seg, dtype=np.int64)
+    ids = np.array(g_id + c_id, dtype=np.int64)
+    ns = np.array(g_ns + c_ns, dtype=np.int64)
+    covered = np.zeros(len(step), dtype=np.int64)
+    np.add.at(covered, seg, ns)
+    out_seg = np.flatnonzero((kind == _CPU) & (length > covered))
     strings = store.strings
-    out = []
-    for i, (index, row) in enumerate(zip(picked, rows)):
-        totals = [0, 0, 0, 0, 0]
-        names: dict[tuple[str, str], int] = {}
-        segs = []
-        for k in range(bounds[i], bounds[i + 1]):
-            kind, length = cols[0][k], cols[4][k]
-            segs.append(Segment(KINDS[kind], cols[1][k], cols[2][k], cols[3][k], length, seg_rows[k]))
-            totals[kind] += length
-            got = named.get(k, ())
-            label = KINDS[kind]
-            total_named = 0
-            for nid, ns in got:
-                key = (label, strings[nid])
-                names[key] = names.get(key, 0) + ns
-                total_named += ns
-            if kind == _CPU and length > total_named:
-                key = ("cpu", "(CPU outside operators)")
-                names[key] = names.get(key, 0) + length - total_named
-        out.append(_verdict(index, row, int(lo[i]), int(end[i]), segs, int(sync[i]), int(hi[i]), totals, names))
+    texts = sorted({strings[i] for i in set(ids.tolist())} | ({OUTSIDE} if len(out_seg) else set()))
+    rank_of = {t: i for i, t in enumerate(texts)}
+    id_rank = np.array([rank_of[strings[i]] for i in ids.tolist()], dtype=np.int64)
+    seg = np.concatenate([seg, out_seg])
+    rank = np.concatenate([id_rank, np.full(len(out_seg), rank_of.get(OUTSIDE, 0), dtype=np.int64)])
+    ns = np.concatenate([ns, (length - covered)[out_seg]])
+    sub = np.concatenate([ids, np.full(len(out_seg), np.iinfo(np.int64).max, dtype=np.int64)])
+    pos = np.empty(len(seg), dtype=np.int64)
+    pos[np.lexsort((sub, seg))] = np.arange(len(seg), dtype=np.int64)  # the order the walk met them
+    st, kd = step[seg], kind[seg]
+    out: list[list[tuple[str, str, int]]] = [[] for _ in range(n)]
+    if not len(seg):
+        return out
+    order = np.lexsort((rank, kd, st))
+    st, kd, rank, ns, pos = st[order], kd[order], rank[order], ns[order], pos[order]
+    head = np.flatnonzero(np.concatenate(([True], (st[1:] != st[:-1]) | (kd[1:] != kd[:-1]) | (rank[1:] != rank[:-1]))))
+    st, kd, rank = st[head], kd[head], rank[head]
+    ns, pos = np.add.reduceat(ns, head), np.minimum.reduceat(pos, head)
+    live = ns > 0
+    st, kd, rank, ns, pos = st[live], kd[live], rank[live], ns[live], pos[live]
+    order = np.lexsort((pos, rank, -ns, st))
+    st, kd, rank, ns = st[order], kd[order], rank[order], ns[order]
+    first = np.searchsorted(st, st, side="left")
+    keep = np.arange(len(st)) - first < TOP
+    for i, k, t, v in zip(st[keep].tolist(), kd[keep].tolist(), rank[keep].tolist(), ns[keep].tolist()):
+        out[i].append((KINDS[k], texts[t], v))
     return out
 
 

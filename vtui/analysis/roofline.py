@@ -18,7 +18,7 @@ import msgspec
 import numpy as np
 
 from vtui.analysis.flops import Cost, family, op_cost
-from vtui.analysis.launched import launch_of
+from vtui.analysis.launched import launch_of, launch_table
 from vtui.analysis.peaks import DeviceMatch, DevicePeaks, trace_device
 from vtui.analysis.shapes import raw_value, shape_ids
 from vtui.store.devices import cpu_op_mask, device_work_kinds
@@ -124,28 +124,34 @@ def _groups(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return first[present], group[keys]
 
 
-def _gpu_time(store: TraceStore, ops: np.ndarray) -> np.ndarray:
-    """Per op row (outermost candidates): the device time launched from inside it."""
+def _gpu_time(store: TraceStore, ops: np.ndarray, starts: np.ndarray | None = None,
+              ends: np.ndarray | None = None) -> np.ndarray:
+    """Per op row (outermost candidates): the device time launched from inside it. ``starts`` /
+    ``ends``: the ops' own, where the caller has them. The launches come from the store's one
+    launch table (``launched.launch_table``: in memory, shared with the GPU analysis)."""
     out = np.zeros(len(ops), dtype=np.int64)
-    g_rows, launch = launched_by(store)
-    ok = launch >= 0
-    if not ok.any() or not len(ops):
+    if not len(ops):
+        return out
+    table = launch_table(store)
+    if not table.shape[1]:
         return out
     s = store.slices
-    g_rows, launch = g_rows[ok], launch[ok]
-    l_track, l_start, l_end = s.track[launch], s.start_ns[launch], s.end_ns[launch]
-    g_dur = s.end_ns[g_rows] - s.start_ns[g_rows]
-    o_track = s.track[ops]
-    for t in distinct_ids(o_track):
-        mine = np.flatnonzero(o_track == t)
-        starts = s.start_ns[ops[mine]]
-        if len(starts) > 1 and not (starts[1:] >= starts[:-1]).all():  # rows usually come in time order
-            order = np.argsort(starts, kind="stable")
-            mine, starts = mine[order], starts[order]
-        ends = s.end_ns[ops[mine]]
+    l_start, l_end, l_track = table[2], table[3], table[4]
+    g_dur = table[6] - table[5]
+    o_track = np.asarray(s.track[ops])
+    o_start = np.asarray(s.start_ns[ops]) if starts is None else starts
+    o_end = np.asarray(s.end_ns[ops]) if ends is None else ends
+    tracks = distinct_ids(o_track)
+    for t in tracks:
+        mine = np.flatnonzero(o_track == t) if len(tracks) > 1 else np.arange(len(ops))
+        st = o_start[mine]
+        if len(st) > 1 and not (st[1:] >= st[:-1]).all():  # rows usually come in time order
+            order = np.argsort(st, kind="stable")
+            mine, st = mine[order], st[order]
+        en = o_end[mine]
         sel = np.flatnonzero(l_track == t)
-        k = np.searchsorted(starts, l_start[sel], side="right") - 1
-        hit = (k >= 0) & (ends[np.maximum(k, 0)] >= l_end[sel])
+        k = np.searchsorted(st, l_start[sel], side="right") - 1
+        hit = (k >= 0) & (en[np.maximum(k, 0)] >= l_end[sel])
         out += np.bincount(mine[k[hit]], weights=g_dur[sel[hit]], minlength=len(ops)).astype(np.int64)
     return out
 
@@ -264,8 +270,9 @@ def _analyse(store: TraceStore, t0: int, t1: int) -> RooflineReport:
         return report
     has_device_work = bool(len(launched_by(store)[0]))
     report.time_basis = "gpu" if has_device_work else "cpu"
-    gpu = _gpu_time(store, rows)
-    cpu = (s.end_ns[rows] - s.start_ns[rows]).astype(np.int64)
+    starts, ends = np.asarray(s.start_ns[rows]), np.asarray(s.end_ns[rows])
+    gpu = _gpu_time(store, rows, starts, ends)
+    cpu = (ends - starts).astype(np.int64)
     first, key_of, costs = _cost_groups(store, rows, fam)
     n = len(first)
     count = np.bincount(key_of, minlength=n)
