@@ -12,7 +12,7 @@ import msgspec
 import numpy as np
 import pytest
 
-from tests.helpers import FIXTURES, MI250, QWEN, STACK, SHARED_TRACES
+from tests.helpers import FIXTURES, MI250, QWEN, SHARED_TRACES, STACK
 from vtui.analysis import shapes
 from vtui.analysis.roofline import _candidates, _family_codes, analyse_roofline, roofline_json
 from vtui.load.trace import load_trace
