@@ -37,6 +37,11 @@ from vtui.store.devices import cpu_op_mask, string_mask
 from vtui.store.grouping import distinct_ids
 from vtui.store.store import TraceStore
 
+try:
+    from _vtui_fastcols import device_runs as _device_runs
+except ImportError:  # pragma: no cover - depends on the install (an older build lacks it too)
+    _device_runs = None
+
 
 @dataclass(frozen=True)
 class _Cols:
@@ -127,9 +132,59 @@ class CriticalReport:
 class _Device:
     """Device work sorted by (stream, start), with the arrays a walk needs (whole trace, once)."""
 
-    def __init__(self, store: TraceStore) -> None:
+    def __init__(self, store: TraceStore, use_c: bool = True) -> None:
         s = _cols(store)
         rows, launch = launched_by(store)
+        got = self._runs_c(store, s, rows, launch) if use_c and _device_runs is not None else None
+        if got is None:
+            got = self._runs_numpy(store, s, rows, launch)
+        same, prev_end, has_launch, ready, l_start, l_sorted = got
+        n = len(self.rows)
+        # Positions by their launch call's start: the work a step launched is one range of them.
+        self.by_launch = np.arange(n, dtype=np.int64) if l_sorted else np.argsort(l_start, kind="stable")
+        self.launch_start_sorted = l_start if l_sorted else l_start[self.by_launch]
+        # A wait on another stream's event: the work after the wait depends on the work before the record.
+        self.event_src = _event_edges(store, self, l_start)
+        ev = self.event_src >= 0
+        if ev.any():  # most traces have no event waits: then none of this changes a thing
+            event_last = self._event_last(ev, same, prev_end, has_launch, ready)
+            ready = np.where(event_last, np.minimum(self.end[np.maximum(self.event_src, 0)], self.start), ready)
+            self.event_src = np.where(event_last, self.event_src, -1)
+            from_prev = same & (~has_launch | (prev_end >= ready)) & ~event_last
+            self.head = np.maximum.accumulate(np.where(~from_prev, np.arange(n), 0))
+        self.ready = ready  # when the last dependency let it go (unknown launch: the previous work's end)
+        self.end_by_launch = self.end if l_sorted else self.end[self.by_launch]
+
+    def _runs_c(self, store: TraceStore, s: _Cols, rows: np.ndarray, launch: np.ndarray) -> tuple | None:
+        """The per-stream columns in one pass of the C helper (``device_runs``); None where it cannot."""
+        n = len(rows)
+        i64 = [np.empty(n, dtype=np.int64) for _ in range(8)]
+        cums = [np.empty(n + 1, dtype=np.int64) for _ in range(3)]
+        drops = np.empty(n, dtype=np.int64)
+        track = np.empty(n, dtype=np.int32)
+        flags = [np.empty(n, dtype=bool) for _ in range(3)]
+        comm_name = np.ascontiguousarray(_named(store, COLLECTIVE)).view(np.uint8)
+        cols = [np.ascontiguousarray(c) for c in (s.start_ns, s.end_ns, s.track, s.name_id)]
+        if cols[0].dtype != np.int64 or cols[1].dtype != np.int64 or cols[2].dtype != np.int32 or cols[3].dtype != np.int32:
+            return None
+        for _ in range(2):
+            rows, launch = np.ascontiguousarray(rows, dtype=np.int64), np.ascontiguousarray(launch, dtype=np.int64)
+            got = _device_runs(rows, launch, *cols, comm_name, track, *i64, *cums, drops, *(f.view(np.uint8) for f in flags))
+            if got & 1:
+                break
+            order = np.lexsort((s.start_ns[rows], s.track[rows]))  # not in (stream, start) order: sort, then again
+            rows, launch = rows[order], launch[order]
+        else:  # pragma: no cover - the sorted rows always pass
+            return None
+        self.rows, self.launch, self.track = rows, launch, track
+        self.start, self.end, self.launch_track, l_start, ready, prev_end, self.l_acc, self.head = i64
+        self.cum_gpu, self.cum_comm, self.cum_gap = cums
+        self.end_drops = drops
+        same, has_launch, self.comm = flags
+        return same, prev_end, has_launch, ready, l_start, bool(got & 2)
+
+    def _runs_numpy(self, store: TraceStore, s: _Cols, rows: np.ndarray, launch: np.ndarray) -> tuple:
+        """The per-stream columns, numpy (the reference for ``_runs_c``), before any event wait."""
         order = np.lexsort((s.start_ns[rows], s.track[rows]))
         self.rows, self.launch = rows[order], launch[order]
         self.track = s.track[self.rows]
@@ -143,10 +198,7 @@ class _Device:
         has_launch = self.launch >= 0
         ready = np.where(has_launch, np.minimum(s.end_ns[np.maximum(self.launch, 0)], self.start), prev_end)
         self.launch_track = np.where(has_launch, s.track[np.maximum(self.launch, 0)], -1)
-        # Positions by their launch call's start: the work a step launched is one range of them.
         l_start = np.where(has_launch, s.start_ns[np.maximum(self.launch, 0)], np.iinfo(np.int64).max)
-        self.by_launch = np.argsort(l_start, kind="stable")
-        self.launch_start_sorted = l_start[self.by_launch]
         # Along each stream work runs in launch order: the running max of the launch starts is
         # sorted, so "the first work in a run launched inside the step" is one binary search.
         known = np.where(has_launch, l_start, np.iinfo(np.int64).min)
@@ -154,18 +206,9 @@ class _Device:
         cuts = np.flatnonzero(np.diff(self.track)) + 1 if n else pos  # streams are contiguous: sorted by (stream, start)
         for a, b in zip([0, *cuts.tolist()], [*cuts.tolist(), n]) if n else []:
             self.l_acc[a:b] = np.maximum.accumulate(known[a:b])
-        # A wait on another stream's event: the work after the wait depends on the work before the record.
-        self.event_src = _event_edges(store, self, l_start)
-        ev = self.event_src >= 0
-        if not ev.any():  # no event waits (most traces): none of the masks below can be true
-            event_last = ev
-        else:
-            event_last = self._event_last(ev, same, prev_end, has_launch, ready)
-            ready = np.where(event_last, np.minimum(self.end[np.maximum(self.event_src, 0)], self.start), ready)
-        self.event_src = np.where(event_last, self.event_src, -1)
-        self.ready = ready  # when the last dependency let it go (unknown launch: the previous work's end)
-        # The previous work on the stream arrived last: the walk stays on the stream.
-        from_prev = same & (~has_launch | (prev_end >= ready)) & ~event_last
+        # The previous work on the stream arrived last: the walk stays on the stream (event waits
+        # aside: __init__ moves those).
+        from_prev = same & (~has_launch | (prev_end >= ready))
         self.head = np.maximum.accumulate(np.where(~from_prev, pos, 0)) if n else pos
         comm = _named(store, COLLECTIVE)[s.name_id[self.rows]]
         dur = (self.end - self.start).astype(np.int64)
@@ -177,7 +220,7 @@ class _Device:
         # Ends that fall below the previous work's, counted: a run [h, p] has its ends in order
         # when the count is the same at both ends (what a binary search over them needs).
         self.end_drops = np.concatenate([[0], np.cumsum(self.end[1:] < self.end[:-1])]) if n else pos
-        self.end_by_launch = self.end[self.by_launch]
+        return same, prev_end, has_launch, ready, l_start, False
 
     def _event_last(self, ev: np.ndarray, same: np.ndarray, prev_end: np.ndarray, has_launch: np.ndarray,
                     ready: np.ndarray) -> np.ndarray:
