@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import msgspec
 import numpy as np
@@ -134,11 +135,12 @@ class _Device:
 
     def __init__(self, store: TraceStore, use_c: bool = True) -> None:
         s = _cols(store)
+        self._s = s
         rows, launch = launched_by(store)
         got = self._runs_c(store, s, rows, launch) if use_c and _device_runs is not None else None
         if got is None:
             got = self._runs_numpy(store, s, rows, launch)
-        same, prev_end, has_launch, ready, l_start, l_sorted = got
+        ready, l_start, l_sorted = got
         n = len(self.rows)
         # Positions by their launch call's start: the work a step launched is one range of them.
         self.by_launch = np.arange(n, dtype=np.int64) if l_sorted else np.argsort(l_start, kind="stable")
@@ -147,6 +149,7 @@ class _Device:
         self.event_src = _event_edges(store, self, l_start)
         ev = self.event_src >= 0
         if ev.any():  # most traces have no event waits: then none of this changes a thing
+            same, prev_end, has_launch = self._neighbours()
             event_last = self._event_last(ev, same, prev_end, has_launch, ready)
             ready = np.where(event_last, np.minimum(self.end[np.maximum(self.event_src, 0)], self.start), ready)
             self.event_src = np.where(event_last, self.event_src, -1)
@@ -155,33 +158,58 @@ class _Device:
         self.ready = ready  # when the last dependency let it go (unknown launch: the previous work's end)
         self.end_by_launch = self.end if l_sorted else self.end[self.by_launch]
 
+    @cached_property
+    def launch_track(self) -> np.ndarray:
+        """Per work: the thread of its launch call (-1: none); made when first asked for."""
+        return np.where(self.launch >= 0, self._s.track[np.maximum(self.launch, 0)], -1)
+
+    def _neighbours(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per work: the previous one is on its stream; the previous one's end there; a launch is known."""
+        n = len(self.rows)
+        same = np.zeros(n, dtype=bool)
+        same[1:] = self.track[1:] == self.track[:-1]
+        prev_end = np.full(n, np.iinfo(np.int64).min // 2, dtype=np.int64)
+        prev_end[1:] = np.where(same[1:], self.end[:-1], prev_end[1:])
+        return same, prev_end, self.launch >= 0
+
     def _runs_c(self, store: TraceStore, s: _Cols, rows: np.ndarray, launch: np.ndarray) -> tuple | None:
-        """The per-stream columns in one pass of the C helper (``device_runs``); None where it cannot."""
-        n = len(rows)
-        i64 = [np.empty(n, dtype=np.int64) for _ in range(8)]
-        cums = [np.empty(n + 1, dtype=np.int64) for _ in range(3)]
-        drops = np.empty(n, dtype=np.int64)
-        track = np.empty(n, dtype=np.int32)
-        flags = [np.empty(n, dtype=bool) for _ in range(3)]
-        comm_name = np.ascontiguousarray(_named(store, COLLECTIVE)).view(np.uint8)
+        """The per-stream columns in one pass of the C helper (``device_runs``), into as little fresh
+        memory as can be (page faults are most of its time): the work's own columns are views of
+        the slices' where its rows are consecutive (one block per stream, the usual case); no
+        collective names, no comm columns (zeros). None where it cannot run."""
         cols = [np.ascontiguousarray(c) for c in (s.start_ns, s.end_ns, s.track, s.name_id)]
-        if cols[0].dtype != np.int64 or cols[1].dtype != np.int64 or cols[2].dtype != np.int32 or cols[3].dtype != np.int32:
+        if [c.dtype for c in cols] != [np.int64, np.int64, np.int32, np.int32]:
             return None
-        for _ in range(2):
-            rows, launch = np.ascontiguousarray(rows, dtype=np.int64), np.ascontiguousarray(launch, dtype=np.int64)
-            got = _device_runs(rows, launch, *cols, comm_name, track, *i64, *cums, drops, *(f.view(np.uint8) for f in flags))
-            if got & 1:
-                break
-            order = np.lexsort((s.start_ns[rows], s.track[rows]))  # not in (stream, start) order: sort, then again
-            rows, launch = rows[order], launch[order]
-        else:  # pragma: no cover - the sorted rows always pass
-            return None
-        self.rows, self.launch, self.track = rows, launch, track
-        self.start, self.end, self.launch_track, l_start, ready, prev_end, self.l_acc, self.head = i64
-        self.cum_gpu, self.cum_comm, self.cum_gap = cums
-        self.end_drops = drops
-        same, has_launch, self.comm = flags
-        return same, prev_end, has_launch, ready, l_start, bool(got & 2)
+        named_comm = _named(store, COLLECTIVE)
+        comm_name = np.ascontiguousarray(named_comm).view(np.uint8)
+        n = len(rows)
+        i64 = [np.empty(n, dtype=np.int64) for _ in range(5)]
+        cum_gpu, cum_gap = np.empty(n + 1, dtype=np.int64), np.empty(n + 1, dtype=np.int64)
+        drops: np.ndarray = np.empty(n, dtype=np.int32)
+        with_comm = bool(named_comm.any())
+        cum_comm = np.empty(n + 1 if with_comm else 0, dtype=np.int64)
+        comm = np.empty(n if with_comm else 0, dtype=bool)
+        rows, launch = np.ascontiguousarray(rows, dtype=np.int64), np.ascontiguousarray(launch, dtype=np.int64)
+        consecutive = n > 0 and int(rows[-1]) - int(rows[0]) == n - 1  # ascending (launched_by's), so rows[0]..rows[-1]
+        flags = _device_runs(rows, launch, *cols, comm_name, *i64[:4], cum_gpu, cum_comm, cum_gap, drops, comm.view(np.uint8))
+        if not flags & 1:  # not in (stream, start) order: sorted, then again
+            order = np.lexsort((s.start_ns[rows], s.track[rows]))
+            rows, launch, consecutive = rows[order], launch[order], False
+            flags = _device_runs(rows, launch, *cols, comm_name, *i64[:4], cum_gpu, cum_comm, cum_gap, drops,
+                                 comm.view(np.uint8))
+            if not flags & 1:  # pragma: no cover - sorted rows always pass
+                return None
+        self.rows, self.launch = rows, launch
+        if consecutive:
+            a, b = int(rows[0]), int(rows[-1]) + 1
+            self.track, self.start, self.end = s.track[a:b], s.start_ns[a:b], s.end_ns[a:b]
+        else:
+            self.track, self.start, self.end = s.track[rows], s.start_ns[rows], s.end_ns[rows]
+        l_start, ready, self.l_acc, self.head = i64[:4]
+        self.cum_gpu, self.cum_gap, self.end_drops = cum_gpu, cum_gap, drops
+        self.cum_comm = cum_comm if with_comm else np.zeros(n + 1, dtype=np.int64)
+        self.comm = comm if with_comm else np.zeros(n, dtype=bool)
+        return ready, l_start, bool(flags & 2)
 
     def _runs_numpy(self, store: TraceStore, s: _Cols, rows: np.ndarray, launch: np.ndarray) -> tuple:
         """The per-stream columns, numpy (the reference for ``_runs_c``), before any event wait."""
@@ -197,7 +225,6 @@ class _Device:
         prev_end[1:] = np.where(same[1:], self.end[:-1], prev_end[1:])
         has_launch = self.launch >= 0
         ready = np.where(has_launch, np.minimum(s.end_ns[np.maximum(self.launch, 0)], self.start), prev_end)
-        self.launch_track = np.where(has_launch, s.track[np.maximum(self.launch, 0)], -1)
         l_start = np.where(has_launch, s.start_ns[np.maximum(self.launch, 0)], np.iinfo(np.int64).max)
         # Along each stream work runs in launch order: the running max of the launch starts is
         # sorted, so "the first work in a run launched inside the step" is one binary search.
@@ -220,7 +247,7 @@ class _Device:
         # Ends that fall below the previous work's, counted: a run [h, p] has its ends in order
         # when the count is the same at both ends (what a binary search over them needs).
         self.end_drops = np.concatenate([[0], np.cumsum(self.end[1:] < self.end[:-1])]) if n else pos
-        return same, prev_end, has_launch, ready, l_start, False
+        return ready, l_start, False
 
     def _event_last(self, ev: np.ndarray, same: np.ndarray, prev_end: np.ndarray, has_launch: np.ndarray,
                     ready: np.ndarray) -> np.ndarray:

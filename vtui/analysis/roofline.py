@@ -26,6 +26,11 @@ from vtui.store.grouping import distinct_ids
 from vtui.store.slicetime import TimeRange, over
 from vtui.store.store import TraceStore
 
+try:
+    from _vtui_fastcols import launched_sum as _launched_sum
+except ImportError:  # pragma: no cover - depends on the install (an older build lacks it too)
+    _launched_sum = None
+
 
 @dataclass
 class OpRoofline:
@@ -125,10 +130,12 @@ def _groups(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _gpu_time(store: TraceStore, ops: np.ndarray, starts: np.ndarray | None = None,
-              ends: np.ndarray | None = None) -> np.ndarray:
+              ends: np.ndarray | None = None, use_c: bool = True) -> np.ndarray:
     """Per op row (outermost candidates): the device time launched from inside it. ``starts`` /
     ``ends``: the ops' own, where the caller has them. The launches come from the store's one
-    launch table (``launched.launch_table``: in memory, shared with the GPU analysis)."""
+    launch table (``launched.launch_table``: in memory, shared with the GPU analysis, in call
+    start order); per thread, the C helper merges them with the ops (``launched_sum``: no
+    temporaries), else numpy's binary searches (the reference)."""
     out = np.zeros(len(ops), dtype=np.int64)
     if not len(ops):
         return out
@@ -136,23 +143,33 @@ def _gpu_time(store: TraceStore, ops: np.ndarray, starts: np.ndarray | None = No
     if not table.shape[1]:
         return out
     s = store.slices
-    l_start, l_end, l_track = table[2], table[3], table[4]
-    g_dur = table[6] - table[5]
+    l_start, l_end, l_track, g_start, g_end = (np.ascontiguousarray(table[i]) for i in (2, 3, 4, 5, 6))  # rows of a sorted copy may not be
     o_track = np.asarray(s.track[ops])
     o_start = np.asarray(s.start_ns[ops]) if starts is None else starts
     o_end = np.asarray(s.end_ns[ops]) if ends is None else ends
     tracks = distinct_ids(o_track)
     for t in tracks:
-        mine = np.flatnonzero(o_track == t) if len(tracks) > 1 else np.arange(len(ops))
-        st = o_start[mine]
-        if len(st) > 1 and not (st[1:] >= st[:-1]).all():  # rows usually come in time order
+        one = len(tracks) == 1
+        mine = np.arange(len(ops)) if one else np.flatnonzero(o_track == t)
+        st = o_start if one else o_start[mine]
+        sort = len(st) > 1 and not (st[1:] >= st[:-1]).all()  # rows usually come in time order (not across lanes)
+        if sort:
             order = np.argsort(st, kind="stable")
             mine, st = mine[order], st[order]
-        en = o_end[mine]
+        en = o_end[mine] if sort or not one else o_end
+        if use_c and _launched_sum is not None:
+            direct = one and not sort
+            got = out if direct else np.zeros(len(mine), dtype=np.int64)
+            st_c, en_c = np.ascontiguousarray(st, dtype=np.int64), np.ascontiguousarray(en, dtype=np.int64)
+            if _launched_sum(st_c, en_c, l_start, l_end, l_track, g_start, g_end, int(t), got):
+                if not direct:
+                    out[mine] += got
+                continue
         sel = np.flatnonzero(l_track == t)
         k = np.searchsorted(st, l_start[sel], side="right") - 1
         hit = (k >= 0) & (en[np.maximum(k, 0)] >= l_end[sel])
-        out += np.bincount(mine[k[hit]], weights=g_dur[sel[hit]], minlength=len(ops)).astype(np.int64)
+        lit = sel[hit]
+        out += np.bincount(mine[k[hit]], weights=g_end[lit] - g_start[lit], minlength=len(ops)).astype(np.int64)
     return out
 
 
