@@ -54,3 +54,15 @@ def test_ops_on_several_threads_and_out_of_order(tmp_path):
     got = roofline._gpu_time(store, shuffled)
     position = {r: i for i, r in enumerate(ops.tolist())}
     assert got.tolist() == [int(want[position[r]]) for r in shuffled.tolist()]
+
+
+@pytest.mark.parametrize("path", [QWEN, FIXTURES / "hf_llama_stack.json.gz"], ids=lambda p: p.name)
+def test_groups_by_table_and_by_sorting_agree(path, monkeypatch):
+    """(name, shape) groups counted in a small table (the usual case) or sorted (many shapes): one report."""
+    import msgspec
+
+    store = load_trace(path, cache=False)
+    by_table = msgspec.json.encode(roofline.roofline_json(roofline.analyse_roofline(store)))
+    monkeypatch.setattr(roofline, "KEY_TABLE_PER_ROW", -10**9)
+    again = load_trace(path, cache=False)
+    assert msgspec.json.encode(roofline.roofline_json(roofline.analyse_roofline(again))) == by_table
