@@ -15,7 +15,9 @@ start, between pieces of work, from the work's end to the blocking call's return
 All the steps walk together (``_walk_all``): each numpy pass takes one hop of every step still
 walking, and the names on the paths are summed over every step at once; ``_walk`` is the same walk
 one step at a time, the reference the tests hold it equal to. The graph (device work, blocking
-calls) and each report are kept per store.
+calls) and each report are kept per store. The device work's per-stream columns come from one
+pass of the C helper (``_vtui_fastcols.device_runs``; numpy's passes are the reference and the
+fallback), and each step's segments are made only when read (``_PathSegments``).
 
 A step is ``comm`` when collectives are the largest part of its path; ``sync`` when the blocking
 calls on it serialise CPU work with device work that could have overlapped (per call, the smaller
