@@ -134,3 +134,16 @@ def test_an_entry_of_the_format_before_is_rebuilt_with_the_keys(tmp_path):
     again = load_trace(copy)
     assert "rebuilt from the trace" in again.warnings[0] and "older entry" in again.warnings[0]
     assert shapekeys.MEMO in load_trace(copy).derived
+
+
+@needs_c
+def test_the_keys_are_the_same_scanned_in_small_chunks(monkeypatch):
+    """The scan goes a chunk of rows at a time (each chunk's args pages unmapped after it): the ids
+    are those of one scan of every row."""
+    store = load_trace(STACK, cache=False)
+    whole = shapekeys.build(store)
+    monkeypatch.setattr(shapekeys, "CHUNK", 7)
+    chunked = shapekeys.build(store)
+    assert whole is not None and chunked is not None and len(whole.first) > 7
+    assert np.array_equal(whole.keys, chunked.keys) and np.array_equal(whole.first, chunked.first)
+    assert chunked.problem(len(store.slices)) is None

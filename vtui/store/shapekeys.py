@@ -24,6 +24,7 @@ except ImportError:  # pragma: no cover - depends on the install
     _shape_keys = None
 
 MEMO = "shapes.keys"  # the store.derived key
+CHUNK = 1 << 16  # rows scanned per call: each chunk's args pages are unmapped after it (peak memory)
 PREFIX = "aten::"
 
 
@@ -65,17 +66,26 @@ def build(store) -> ShapeKeys | None:
     if not len(rows):
         return ShapeKeys(keys, np.zeros(0, dtype=np.int64))
     blob = store.args_blob
-    view = blob.buffer() if hasattr(blob, "buffer") else blob
-    try:
-        got = _shape_keys(view, np.ascontiguousarray(s.args_off[rows], dtype=np.int64),
-                          np.ascontiguousarray(s.args_len[rows], dtype=np.int32))
-    finally:
-        if isinstance(view, memoryview):
-            view.release()
-    if got is None or len(got[1]) >= 2**31 - 1:
+    offs = np.ascontiguousarray(s.args_off[rows], dtype=np.int64)
+    lens = np.ascontiguousarray(s.args_len[rows], dtype=np.int32)
+    ids = np.empty(len(rows), dtype=np.int64)
+    seen: dict[tuple[bytes, bytes, bytes], int] = {}
+    for lo in range(0, len(rows), CHUNK):
+        view = blob.buffer() if hasattr(blob, "buffer") else blob
+        try:
+            got = _shape_keys(view, offs[lo : lo + CHUNK], lens[lo : lo + CHUNK])
+        finally:
+            if isinstance(view, memoryview):
+                view.release()
+            if hasattr(blob, "drop_resident"):
+                blob.drop_resident()  # the chunk's args pages: the process stays as small as before the scan
+        if got is None:
+            return None
+        remap = np.array([seen.setdefault(t, len(seen)) for t in got[1]], dtype=np.int64)
+        ids[lo : lo + CHUNK] = remap[np.frombuffer(got[0], dtype=np.int64)]
+    if len(seen) >= 2**31 - 1:
         return None
-    ids = np.frombuffer(got[0], dtype=np.int64)
     keys[rows] = ids
-    first = np.full(len(got[1]), len(s), dtype=np.int64)
+    first = np.full(len(seen), len(s), dtype=np.int64)
     np.minimum.at(first, ids, rows)
     return ShapeKeys(keys, first)
