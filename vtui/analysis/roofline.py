@@ -117,13 +117,13 @@ def _shape_label(dims, types) -> str:
 
 
 def _gpu_time(store: TraceStore, ops: np.ndarray, starts: np.ndarray | None = None,
-              ends: np.ndarray | None = None, use_c: bool = True, out: np.ndarray | None = None) -> np.ndarray:
+              ends: np.ndarray | None = None, use_c: bool = True) -> np.ndarray:
     """Per op row (outermost candidates): the device time launched from inside it. ``starts`` /
     ``ends``: the ops' own, where the caller has them. The launches come from the store's one
     launch table (``launched.launch_table``: in memory, shared with the GPU analysis, in call
     start order); per thread, the C helper merges them with the ops (``launched_sum``: no
-    temporaries), else numpy's binary searches (the reference). ``out``: zeros to add into."""
-    out = np.zeros(len(ops), dtype=np.int64) if out is None else out
+    temporaries), else numpy's binary searches (the reference)."""
+    out = np.zeros(len(ops), dtype=np.int64)
     if not len(ops):
         return out
     table = launch_table(store)
@@ -295,15 +295,9 @@ def _analyse(store: TraceStore, t0: int, t1: int) -> RooflineReport:
         return report
     has_device_work = bool(len(launched_by(store)[0]))
     report.time_basis = "gpu" if has_device_work else "cpu"
-    # The ops' columns as rows of one block: numpy asks for huge pages for it (a few page faults,
-    # not one per 4 KiB of each column).
-    block = np.empty((4, len(rows)), dtype=np.int64)
-    starts, ends, cpu, gpu = block
-    np.take(np.asarray(s.start_ns), rows, out=starts)
-    np.take(np.asarray(s.end_ns), rows, out=ends)
-    np.subtract(ends, starts, out=cpu)
-    gpu[:] = 0
-    _gpu_time(store, rows, starts, ends, out=gpu)
+    starts, ends = np.asarray(s.start_ns[rows]), np.asarray(s.end_ns[rows])
+    gpu = _gpu_time(store, rows, starts, ends)
+    cpu = (ends - starts).astype(np.int64)
     n, key_of, costs = _cost_groups(store, rows, fam)
     count = np.bincount(key_of, minlength=n)
     gpu_sum = np.bincount(key_of, weights=gpu, minlength=n)
