@@ -185,14 +185,11 @@ class _Device:
         named_comm = _named(store, COLLECTIVE)
         comm_name = np.ascontiguousarray(named_comm).view(np.uint8)
         n = len(rows)
+        i64 = [np.empty(n, dtype=np.int64) for _ in range(5)]
+        cum_gpu, cum_gap = np.empty(n + 1, dtype=np.int64), np.empty(n + 1, dtype=np.int64)
+        drops: np.ndarray = np.empty(n, dtype=np.int32)
         with_comm = bool(named_comm.any())
-        # One block for every output (rows of it): numpy asks for huge pages for a block this
-        # size, so it costs a few page faults, not one per 4 KiB of each column (~2 us each here).
-        block = np.empty((8, n + 1), dtype=np.int64)
-        i64 = [block[k, :n] for k in range(4)]
-        cum_gpu, cum_gap = block[4], block[5]
-        cum_comm = block[6] if with_comm else np.empty(0, dtype=np.int64)
-        drops: np.ndarray = block[7].view(np.int32)[:n]
+        cum_comm = np.empty(n + 1 if with_comm else 0, dtype=np.int64)
         comm = np.empty(n if with_comm else 0, dtype=bool)
         rows, launch = np.ascontiguousarray(rows, dtype=np.int64), np.ascontiguousarray(launch, dtype=np.int64)
         consecutive = n > 0 and int(rows[-1]) - int(rows[0]) == n - 1  # ascending (launched_by's), so rows[0]..rows[-1]
