@@ -149,8 +149,8 @@ class _Device:
         self.launch_start_sorted = l_start if l_sorted else l_start[self.by_launch]
         # A wait on another stream's event: the work after the wait depends on the work before the record.
         self.event_src = _event_edges(store, self, l_start)
-        ev = self.event_src >= 0
-        if ev.any():  # most traces have no event waits: then none of this changes a thing
+        ev = self.event_src >= 0 if self.event_src.strides != (0,) else None
+        if ev is not None and ev.any():  # most traces have no event waits: then none of this changes a thing
             same, prev_end, has_launch = self._neighbours()
             event_last = self._event_last(ev, same, prev_end, has_launch, ready)
             ready = np.where(event_last, np.minimum(self.end[np.maximum(self.event_src, 0)], self.start), ready)
@@ -297,12 +297,13 @@ def _event_edges(store: TraceStore, dev: _Device, l_start: np.ndarray) -> np.nda
     thread; the record marks the last work that thread launched before it, and the wait holds the
     next work the thread launches, when that goes to another stream."""
     s = _cols(store)
-    out = np.full(len(dev.rows), -1, dtype=np.int64)
+    none = np.broadcast_to(np.int64(-1), (len(dev.rows),))  # no waits (most traces): no column to fill
     if not len(dev.rows) or not len(s):
-        return out
+        return none
     waits, records = _rows_named(store, WAIT_EVENT), _rows_named(store, RECORD_EVENT)
     if not len(waits) or not len(records):
-        return out
+        return none
+    out = np.full(len(dev.rows), -1, dtype=np.int64)
     for t in distinct_ids(s.track[waits]):
         w = waits[s.track[waits] == t]
         r = records[s.track[records] == t]
