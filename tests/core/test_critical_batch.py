@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
 import pytest
 
 import vtui.analysis.critical as critical
 from tests.core.test_critical import Builder
-from tests.helpers import QWEN, UNCLOSED
+from tests.helpers import FIXTURES, MI250, QWEN, UNCLOSED
 from vtui.analysis.steps import analyse_steps
 from vtui.demo import demo_trace_path
 from vtui.load.trace import load_trace
@@ -108,3 +109,51 @@ def test_batched_walk_equals_the_reference_when_a_runs_ends_are_out_of_order(tmp
     store = b.load(tmp_path)
     assert assert_same_as_reference(store) == 1
     assert critical._graph(store)[0].end_drops[-1] > 0  # the ends do drop
+
+
+def _same_device_columns(store) -> int:
+    """The C helper's device columns (``device_runs``) equal the numpy ones, attribute by attribute."""
+    fast, ref = critical._Device(store, use_c=True), critical._Device(store, use_c=False)
+    for name in DEVICE_COLUMNS:
+        assert np.array_equal(getattr(fast, name), getattr(ref, name)), name
+    return len(ref.rows)
+
+
+DEVICE_COLUMNS = ("rows", "launch", "track", "start", "end", "launch_track", "by_launch", "launch_start_sorted", "l_acc",
+                  "event_src", "ready", "head", "comm", "cum_gpu", "cum_comm", "cum_gap", "end_drops", "end_by_launch")
+
+
+needs_c = pytest.mark.skipif(critical._device_runs is None, reason="_vtui_fastcols is not built: only numpy's path exists")
+
+
+@needs_c
+@pytest.mark.parametrize("seed", range(6))
+def test_device_columns_from_c_equal_numpy_on_random_steps(tmp_path, seed):
+    store = _random_trace(tmp_path, seed)
+    assert _same_device_columns(store) > 0
+
+
+@needs_c
+@pytest.mark.parametrize("path", [QWEN, FIXTURES / "kineto__worker0_first_step.json.gz", MI250], ids=lambda p: p.name)
+def test_device_columns_from_c_equal_numpy_on_real_traces(path):
+    assert _same_device_columns(load_trace(path, cache=False)) > 0
+
+
+@needs_c
+def test_device_columns_from_c_equal_numpy_with_event_waits(shared_traces):
+    path = shared_traces / "public" / "hta__nccl_data.json.gz"  # waits on other streams' events
+    if not path.exists():
+        pytest.skip("hta__nccl_data.json.gz not in the shared traces")
+    store = load_trace(path, cache=False)
+    assert _same_device_columns(store) > 0 and (critical._Device(store).event_src >= 0).any()
+
+
+@needs_c
+def test_device_rows_out_of_stream_order_are_sorted_first(tmp_path, monkeypatch):
+    """Rows not in (stream, start) order (device work on lanes): the helper says so, they are sorted
+    and it runs again, as numpy's lexsort orders them."""
+    store = _random_trace(tmp_path, 3)
+    rows, launch = critical.launched_by(store)
+    flipped = (rows[::-1].copy(), launch[::-1].copy())
+    monkeypatch.setattr(critical, "launched_by", lambda _store: flipped)
+    assert _same_device_columns(store) > 0

@@ -15,7 +15,9 @@ start, between pieces of work, from the work's end to the blocking call's return
 All the steps walk together (``_walk_all``): each numpy pass takes one hop of every step still
 walking, and the names on the paths are summed over every step at once; ``_walk`` is the same walk
 one step at a time, the reference the tests hold it equal to. The graph (device work, blocking
-calls) and each report are kept per store.
+calls) and each report are kept per store. The device work's per-stream columns come from one
+pass of the C helper (``_vtui_fastcols.device_runs``; numpy's passes are the reference and the
+fallback), and each step's segments are made only when read (``_PathSegments``).
 
 A step is ``comm`` when collectives are the largest part of its path; ``sync`` when the blocking
 calls on it serialise CPU work with device work that could have overlapped (per call, the smaller
@@ -28,6 +30,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import msgspec
 import numpy as np
@@ -36,6 +39,11 @@ from vtui.analysis.roofline import launched_by
 from vtui.store.devices import cpu_op_mask, string_mask
 from vtui.store.grouping import distinct_ids
 from vtui.store.store import TraceStore
+
+try:
+    from _vtui_fastcols import device_runs as _device_runs
+except ImportError:  # pragma: no cover - depends on the install (an older build lacks it too)
+    _device_runs = None
 
 
 @dataclass(frozen=True)
@@ -107,7 +115,7 @@ class StepPath:
     wait_ns: int
     sync_ns: int  # what the blocking calls serialised (the sync test's figure)
     top: list[tuple[str, str, int]]  # (kind, name, ns), heaviest first
-    segments: list[Segment] = field(default_factory=list)  # step end first
+    segments: Sequence[Segment] = field(default_factory=list)  # step end first
     queue_ns: int = 0  # of wait_ns: the step's device work queued behind work launched before it
 
     def path_rows(self) -> np.ndarray:
@@ -127,9 +135,86 @@ class CriticalReport:
 class _Device:
     """Device work sorted by (stream, start), with the arrays a walk needs (whole trace, once)."""
 
-    def __init__(self, store: TraceStore) -> None:
+    def __init__(self, store: TraceStore, use_c: bool = True) -> None:
         s = _cols(store)
+        self._s = s
         rows, launch = launched_by(store)
+        got = self._runs_c(store, s, rows, launch) if use_c and _device_runs is not None else None
+        if got is None:
+            got = self._runs_numpy(store, s, rows, launch)
+        ready, l_start, l_sorted = got
+        n = len(self.rows)
+        # Positions by their launch call's start: the work a step launched is one range of them.
+        self.by_launch = np.arange(n, dtype=np.int64) if l_sorted else np.argsort(l_start, kind="stable")
+        self.launch_start_sorted = l_start if l_sorted else l_start[self.by_launch]
+        # A wait on another stream's event: the work after the wait depends on the work before the record.
+        self.event_src = _event_edges(store, self, l_start)
+        ev = self.event_src >= 0 if self.event_src.strides != (0,) else None
+        if ev is not None and ev.any():  # most traces have no event waits: then none of this changes a thing
+            same, prev_end, has_launch = self._neighbours()
+            event_last = self._event_last(ev, same, prev_end, has_launch, ready)
+            ready = np.where(event_last, np.minimum(self.end[np.maximum(self.event_src, 0)], self.start), ready)
+            self.event_src = np.where(event_last, self.event_src, -1)
+            from_prev = same & (~has_launch | (prev_end >= ready)) & ~event_last
+            self.head = np.maximum.accumulate(np.where(~from_prev, np.arange(n), 0))
+        self.ready = ready  # when the last dependency let it go (unknown launch: the previous work's end)
+        self.end_by_launch = self.end if l_sorted else self.end[self.by_launch]
+
+    @cached_property
+    def launch_track(self) -> np.ndarray:
+        """Per work: the thread of its launch call (-1: none); made when first asked for."""
+        return np.where(self.launch >= 0, self._s.track[np.maximum(self.launch, 0)], -1)
+
+    def _neighbours(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per work: the previous one is on its stream; the previous one's end there; a launch is known."""
+        n = len(self.rows)
+        same = np.zeros(n, dtype=bool)
+        same[1:] = self.track[1:] == self.track[:-1]
+        prev_end = np.full(n, np.iinfo(np.int64).min // 2, dtype=np.int64)
+        prev_end[1:] = np.where(same[1:], self.end[:-1], prev_end[1:])
+        return same, prev_end, self.launch >= 0
+
+    def _runs_c(self, store: TraceStore, s: _Cols, rows: np.ndarray, launch: np.ndarray) -> tuple | None:
+        """The per-stream columns in one pass of the C helper (``device_runs``), into as little fresh
+        memory as can be (page faults are most of its time): the work's own columns are views of
+        the slices' where its rows are consecutive (one block per stream, the usual case); no
+        collective names, no comm columns (zeros). None where it cannot run."""
+        cols = [np.ascontiguousarray(c) for c in (s.start_ns, s.end_ns, s.track, s.name_id)]
+        if [c.dtype for c in cols] != [np.int64, np.int64, np.int32, np.int32]:
+            return None
+        named_comm = _named(store, COLLECTIVE)
+        comm_name = np.ascontiguousarray(named_comm).view(np.uint8)
+        n = len(rows)
+        i64 = [np.empty(n, dtype=np.int64) for _ in range(5)]
+        cum_gpu, cum_gap = np.empty(n + 1, dtype=np.int64), np.empty(n + 1, dtype=np.int64)
+        drops: np.ndarray = np.empty(n, dtype=np.int32)
+        with_comm = bool(named_comm.any())
+        cum_comm = np.empty(n + 1 if with_comm else 0, dtype=np.int64)
+        comm = np.empty(n if with_comm else 0, dtype=bool)
+        rows, launch = np.ascontiguousarray(rows, dtype=np.int64), np.ascontiguousarray(launch, dtype=np.int64)
+        consecutive = n > 0 and int(rows[-1]) - int(rows[0]) == n - 1  # ascending (launched_by's), so rows[0]..rows[-1]
+        flags = _device_runs(rows, launch, *cols, comm_name, *i64[:4], cum_gpu, cum_comm, cum_gap, drops, comm.view(np.uint8))
+        if not flags & 1:  # not in (stream, start) order: sorted, then again
+            order = np.lexsort((s.start_ns[rows], s.track[rows]))
+            rows, launch, consecutive = rows[order], launch[order], False
+            flags = _device_runs(rows, launch, *cols, comm_name, *i64[:4], cum_gpu, cum_comm, cum_gap, drops,
+                                 comm.view(np.uint8))
+            if not flags & 1:  # pragma: no cover - sorted rows always pass
+                return None
+        self.rows, self.launch = rows, launch
+        if consecutive:
+            a, b = int(rows[0]), int(rows[-1]) + 1
+            self.track, self.start, self.end = s.track[a:b], s.start_ns[a:b], s.end_ns[a:b]
+        else:
+            self.track, self.start, self.end = s.track[rows], s.start_ns[rows], s.end_ns[rows]
+        l_start, ready, self.l_acc, self.head = i64[:4]
+        self.cum_gpu, self.cum_gap, self.end_drops = cum_gpu, cum_gap, drops
+        self.cum_comm = cum_comm if with_comm else np.zeros(n + 1, dtype=np.int64)
+        self.comm = comm if with_comm else np.zeros(n, dtype=bool)
+        return ready, l_start, bool(flags & 2)
+
+    def _runs_numpy(self, store: TraceStore, s: _Cols, rows: np.ndarray, launch: np.ndarray) -> tuple:
+        """The per-stream columns, numpy (the reference for ``_runs_c``), before any event wait."""
         order = np.lexsort((s.start_ns[rows], s.track[rows]))
         self.rows, self.launch = rows[order], launch[order]
         self.track = s.track[self.rows]
@@ -142,11 +227,7 @@ class _Device:
         prev_end[1:] = np.where(same[1:], self.end[:-1], prev_end[1:])
         has_launch = self.launch >= 0
         ready = np.where(has_launch, np.minimum(s.end_ns[np.maximum(self.launch, 0)], self.start), prev_end)
-        self.launch_track = np.where(has_launch, s.track[np.maximum(self.launch, 0)], -1)
-        # Positions by their launch call's start: the work a step launched is one range of them.
         l_start = np.where(has_launch, s.start_ns[np.maximum(self.launch, 0)], np.iinfo(np.int64).max)
-        self.by_launch = np.argsort(l_start, kind="stable")
-        self.launch_start_sorted = l_start[self.by_launch]
         # Along each stream work runs in launch order: the running max of the launch starts is
         # sorted, so "the first work in a run launched inside the step" is one binary search.
         known = np.where(has_launch, l_start, np.iinfo(np.int64).min)
@@ -154,18 +235,9 @@ class _Device:
         cuts = np.flatnonzero(np.diff(self.track)) + 1 if n else pos  # streams are contiguous: sorted by (stream, start)
         for a, b in zip([0, *cuts.tolist()], [*cuts.tolist(), n]) if n else []:
             self.l_acc[a:b] = np.maximum.accumulate(known[a:b])
-        # A wait on another stream's event: the work after the wait depends on the work before the record.
-        self.event_src = _event_edges(store, self, l_start)
-        ev = self.event_src >= 0
-        if not ev.any():  # no event waits (most traces): none of the masks below can be true
-            event_last = ev
-        else:
-            event_last = self._event_last(ev, same, prev_end, has_launch, ready)
-            ready = np.where(event_last, np.minimum(self.end[np.maximum(self.event_src, 0)], self.start), ready)
-        self.event_src = np.where(event_last, self.event_src, -1)
-        self.ready = ready  # when the last dependency let it go (unknown launch: the previous work's end)
-        # The previous work on the stream arrived last: the walk stays on the stream.
-        from_prev = same & (~has_launch | (prev_end >= ready)) & ~event_last
+        # The previous work on the stream arrived last: the walk stays on the stream (event waits
+        # aside: __init__ moves those).
+        from_prev = same & (~has_launch | (prev_end >= ready))
         self.head = np.maximum.accumulate(np.where(~from_prev, pos, 0)) if n else pos
         comm = _named(store, COLLECTIVE)[s.name_id[self.rows]]
         dur = (self.end - self.start).astype(np.int64)
@@ -177,7 +249,7 @@ class _Device:
         # Ends that fall below the previous work's, counted: a run [h, p] has its ends in order
         # when the count is the same at both ends (what a binary search over them needs).
         self.end_drops = np.concatenate([[0], np.cumsum(self.end[1:] < self.end[:-1])]) if n else pos
-        self.end_by_launch = self.end[self.by_launch]
+        return ready, l_start, False
 
     def _event_last(self, ev: np.ndarray, same: np.ndarray, prev_end: np.ndarray, has_launch: np.ndarray,
                     ready: np.ndarray) -> np.ndarray:
@@ -225,12 +297,13 @@ def _event_edges(store: TraceStore, dev: _Device, l_start: np.ndarray) -> np.nda
     thread; the record marks the last work that thread launched before it, and the wait holds the
     next work the thread launches, when that goes to another stream."""
     s = _cols(store)
-    out = np.full(len(dev.rows), -1, dtype=np.int64)
+    none = np.broadcast_to(np.int64(-1), (len(dev.rows),))  # no waits (most traces): no column to fill
     if not len(dev.rows) or not len(s):
-        return out
+        return none
     waits, records = _rows_named(store, WAIT_EVENT), _rows_named(store, RECORD_EVENT)
     if not len(waits) or not len(records):
-        return out
+        return none
+    out = np.full(len(dev.rows), -1, dtype=np.int64)
     for t in distinct_ids(s.track[waits]):
         w = waits[s.track[waits] == t]
         r = records[s.track[records] == t]
@@ -733,13 +806,76 @@ def _sums(seg: np.ndarray, ids: np.ndarray, ns: np.ndarray) -> tuple[list[int], 
     return (hit // len(names)).tolist(), names[hit % len(names)].tolist(), sums.tolist()
 
 
+class _PathSegments(Sequence):
+    """One step's segments, made when first read: the report holds up to ``MAX_STEPS`` steps and
+    the timeline reads the path of one (``path_rows``), so the batched summary keeps the segment
+    columns and makes no Python object per segment up front."""
+
+    def __init__(self, table: _SegTable, a: int, b: int) -> None:
+        self._table, self._a, self._b = table, a, b
+        self._made: list[Segment] | None = None
+
+    def _list(self) -> list[Segment]:
+        if self._made is None:
+            self._made = self._table.segments(self._a, self._b)
+        return self._made
+
+    def __len__(self) -> int:
+        return self._b - self._a
+
+    def __getitem__(self, i):
+        return self._list()[i]
+
+    def __iter__(self):
+        return iter(self._list())
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    def __repr__(self) -> str:
+        return repr(self._list())
+
+
+class _SegTable:
+    """The segment columns of every step, and where each segment's rows lie (views, no copies)."""
+
+    def __init__(self, sg: dict[str, np.ndarray], run: np.ndarray, run_rows: np.ndarray, run_cuts: np.ndarray,
+                 cpu: np.ndarray, cpu_rows: np.ndarray, cpu_cuts: np.ndarray, cpu_cuts_end: np.ndarray) -> None:
+        self.sg = sg
+        n = len(sg["step"])
+        self.run_at = np.full(n, -1, dtype=np.int64)
+        self.run_at[run] = np.arange(len(run), dtype=np.int64)
+        self.cpu_at = np.full(n, -1, dtype=np.int64)
+        self.cpu_at[cpu] = np.arange(len(cpu), dtype=np.int64)
+        self.run_rows, self.run_cuts = run_rows, run_cuts
+        self.cpu_rows, self.cpu_cuts, self.cpu_cuts_end = cpu_rows, cpu_cuts, cpu_cuts_end
+
+    def segments(self, a: int, b: int) -> list[Segment]:
+        sg = self.sg
+        out = []
+        cols = zip(*(sg[n][a:b].tolist() for n in ("kind", "track", "start", "end", "ns", "rk")),
+                   self.run_at[a:b].tolist(), self.cpu_at[a:b].tolist(), range(a, b))
+        for kind, track, start, end, ns, rk, j, m, k in cols:
+            rows: Sequence[int] | np.ndarray = ()
+            if j >= 0:
+                rows = self.run_rows[int(self.run_cuts[j]) : int(self.run_cuts[j + 1])]
+            elif rk == _ONE_ROW:
+                rows = sg["a"][k : k + 1]
+            elif m >= 0:
+                rows = self.cpu_rows[int(self.cpu_cuts[m]) : int(self.cpu_cuts_end[m])]
+            out.append(Segment(KINDS[kind], track, start, end, ns, rows))
+        return out
+
+
+OUTSIDE = "(CPU outside operators)"  # the CPU time on a path that no operator covers
+
+
 def _summarise_all(store: TraceStore, dev: _Device, picked: list[int], rows: list[int], lo: np.ndarray,
                    end: np.ndarray, hi: np.ndarray, sync: np.ndarray, sg: dict[str, np.ndarray]) -> list[StepPath]:
-    """``_summarise`` of every step from the segment columns: the names' time summed by numpy over
-    all segments at once, then one short Python pass per step to assemble its ``StepPath``."""
+    """``_summarise`` of every step from the segment columns: the totals, the names' time and each
+    step's heaviest names and verdict worked out by numpy over all segments at once; then one
+    ``StepPath`` per step, its segments made when read (``_PathSegments``)."""
     s = _cols(store)
-    n_seg = len(sg["step"])
-    seg_rows: list[Sequence[int] | np.ndarray] = [()] * n_seg  # views into one array each: no Python int per row
     # Device work on the path: each run's work (of its kind), clipped to the segment's start.
     run = np.flatnonzero((sg["rk"] == _GPU_RUN) | (sg["rk"] == _COMM_RUN))
     at, which = _expand(sg["a"][run], sg["b"][run])
@@ -748,12 +884,7 @@ def _summarise_all(store: TraceStore, dev: _Device, picked: list[int], rows: lis
     r = dev.rows[at]
     d = np.maximum(s.end_ns[r] - np.maximum(s.start_ns[r], sg["start"][run][which]), 0)
     g_seg, g_id, g_ns = _sums(run[which], s.name_id[r], d)
-    cuts = np.searchsorted(which, np.arange(len(run) + 1))
-    cl = cuts.tolist()
-    for j, k in enumerate(run.tolist()):
-        seg_rows[k] = r[cl[j] : cl[j + 1]]
-    for k in np.flatnonzero(sg["rk"] == _ONE_ROW).tolist():
-        seg_rows[k] = sg["a"][k : k + 1]
+    run_cuts = np.searchsorted(which, np.arange(len(run) + 1))
     # CPU time on the path: the outermost operators overlapping each CPU segment.
     cpu = np.flatnonzero((sg["kind"] == _CPU) & (sg["ns"] > 0))
     parts = [store.index.query(t, a, b) for t, a, b in zip(sg["track"][cpu].tolist(), sg["start"][cpu].tolist(), sg["end"][cpu].tolist())]
@@ -766,37 +897,63 @@ def _summarise_all(store: TraceStore, dev: _Device, picked: list[int], rows: lis
         q, q_seg = q[outer], q_seg[outer]
     d = np.maximum(np.minimum(s.end_ns[q], sg["end"][q_seg]) - np.maximum(s.start_ns[q], sg["start"][q_seg]), 0)
     c_seg, c_id, c_ns = _sums(q_seg, s.name_id[q], d)
-    cuts = np.searchsorted(q_seg, cpu)
-    cuts_end = np.searchsorted(q_seg, cpu, side="right")
-    for k, a, b in zip(cpu.tolist(), cuts.tolist(), cuts_end.tolist()):
-        seg_rows[k] = q[a:b]
-    # Per segment, its (id, ns) list, in segment order.
-    named: dict[int, list[tuple[int, int]]] = {}
-    for k, i, v in zip(g_seg + c_seg, g_id + c_id, g_ns + c_ns):
-        named.setdefault(k, []).append((i, v))
-    bounds = np.searchsorted(sg["step"], np.arange(len(picked) + 1)).tolist()
-    cols = [sg[n].tolist() for n in ("kind", "track", "start", "end", "ns")]
+    table = _SegTable(sg, run, r, run_cuts, cpu, q, np.searchsorted(q_seg, cpu), np.searchsorted(q_seg, cpu, side="right"))
+    n = len(picked)
+    step, kind, length = sg["step"], sg["kind"], sg["ns"]
+    totals = np.zeros((n, len(KINDS)), dtype=np.int64)
+    np.add.at(totals, (step, kind), length)
+    top = _top_names(store, n, step, kind, length, g_seg, g_id, g_ns, c_seg, c_id, c_ns)
+    cpu_t, gpu_t, comm_t, wait_t, queue_t = totals.T
+    span = np.maximum(hi - lo, 1)
+    bound = np.where((comm_t != 0) & (comm_t >= np.maximum(cpu_t, gpu_t + queue_t)), 0,
+                     np.where(sync >= SYNC_SHARE * span, 1, np.where(cpu_t >= gpu_t + comm_t + queue_t, 2, 3)))
+    bounds = np.searchsorted(step, np.arange(n + 1)).tolist()
+    verdicts = ("comm", "sync", "cpu", "gpu")
+    return [StepPath(index, row, a, e, h, verdicts[v], c, g, cm, w + qu, y, top[i], _PathSegments(table, bounds[i], bounds[i + 1]), qu)
+            for i, (index, row, a, e, h, v, c, g, cm, w, qu, y) in enumerate(zip(
+                picked, rows, lo.tolist(), end.tolist(), hi.tolist(), bound.tolist(), cpu_t.tolist(), gpu_t.tolist(),
+                comm_t.tolist(), wait_t.tolist(), queue_t.tolist(), sync.tolist()))]
+
+
+def _top_names(store: TraceStore, n: int, step: np.ndarray, kind: np.ndarray, length: np.ndarray,
+               g_seg: list[int], g_id: list[int], g_ns: list[int], c_seg: list[int], c_id: list[int],
+               c_ns: list[int]) -> list[list[tuple[str, str, int]]]:
+    """Per step, its ``TOP`` heaviest (kind, name, ns) as ``_verdict`` ranks them: by time, then
+    name, then the order the walk met them (segment by segment, names by id, the CPU outside
+    operators last in its segment)."""
+    seg = np.array(g_seg + c_seg, dtype=np.int64)
+    ids = np.array(g_id + c_id, dtype=np.int64)
+    ns = np.array(g_ns + c_ns, dtype=np.int64)
+    covered = np.zeros(len(step), dtype=np.int64)
+    np.add.at(covered, seg, ns)
+    out_seg = np.flatnonzero((kind == _CPU) & (length > covered))
     strings = store.strings
-    out = []
-    for i, (index, row) in enumerate(zip(picked, rows)):
-        totals = [0, 0, 0, 0, 0]
-        names: dict[tuple[str, str], int] = {}
-        segs = []
-        for k in range(bounds[i], bounds[i + 1]):
-            kind, length = cols[0][k], cols[4][k]
-            segs.append(Segment(KINDS[kind], cols[1][k], cols[2][k], cols[3][k], length, seg_rows[k]))
-            totals[kind] += length
-            got = named.get(k, ())
-            label = KINDS[kind]
-            total_named = 0
-            for nid, ns in got:
-                key = (label, strings[nid])
-                names[key] = names.get(key, 0) + ns
-                total_named += ns
-            if kind == _CPU and length > total_named:
-                key = ("cpu", "(CPU outside operators)")
-                names[key] = names.get(key, 0) + length - total_named
-        out.append(_verdict(index, row, int(lo[i]), int(end[i]), segs, int(sync[i]), int(hi[i]), totals, names))
+    texts = sorted({strings[i] for i in set(ids.tolist())} | ({OUTSIDE} if len(out_seg) else set()))
+    rank_of = {t: i for i, t in enumerate(texts)}
+    id_rank = np.array([rank_of[strings[i]] for i in ids.tolist()], dtype=np.int64)
+    seg = np.concatenate([seg, out_seg])
+    rank = np.concatenate([id_rank, np.full(len(out_seg), rank_of.get(OUTSIDE, 0), dtype=np.int64)])
+    ns = np.concatenate([ns, (length - covered)[out_seg]])
+    sub = np.concatenate([ids, np.full(len(out_seg), np.iinfo(np.int64).max, dtype=np.int64)])
+    pos = np.empty(len(seg), dtype=np.int64)
+    pos[np.lexsort((sub, seg))] = np.arange(len(seg), dtype=np.int64)  # the order the walk met them
+    st, kd = step[seg], kind[seg]
+    out: list[list[tuple[str, str, int]]] = [[] for _ in range(n)]
+    if not len(seg):
+        return out
+    order = np.lexsort((rank, kd, st))
+    st, kd, rank, ns, pos = st[order], kd[order], rank[order], ns[order], pos[order]
+    head = np.flatnonzero(np.concatenate(([True], (st[1:] != st[:-1]) | (kd[1:] != kd[:-1]) | (rank[1:] != rank[:-1]))))
+    st, kd, rank = st[head], kd[head], rank[head]
+    ns, pos = np.add.reduceat(ns, head), np.minimum.reduceat(pos, head)
+    live = ns > 0
+    st, kd, rank, ns, pos = st[live], kd[live], rank[live], ns[live], pos[live]
+    order = np.lexsort((pos, rank, -ns, st))
+    st, kd, rank, ns = st[order], kd[order], rank[order], ns[order]
+    first = np.searchsorted(st, st, side="left")
+    keep = np.arange(len(st)) - first < TOP
+    for i, k, t, v in zip(st[keep].tolist(), kd[keep].tolist(), rank[keep].tolist(), ns[keep].tolist()):
+        out[i].append((KINDS[k], texts[t], v))
     return out
 
 

@@ -20,13 +20,18 @@ import msgspec
 import numpy as np
 
 from vtui.analysis.flops import Cost, family, op_cost
-from vtui.analysis.launched import launch_of
+from vtui.analysis.launched import launch_of, launch_table
 from vtui.analysis.peaks import DeviceMatch, DevicePeaks, trace_device
 from vtui.analysis.shapes import raw_value, shape_ids
 from vtui.store.devices import cpu_op_mask, device_work_kinds
 from vtui.store.grouping import distinct_ids
 from vtui.store.slicetime import TimeRange, over
 from vtui.store.store import TraceStore
+
+try:
+    from _vtui_fastcols import launched_sum as _launched_sum
+except ImportError:  # pragma: no cover - depends on the install (an older build lacks it too)
+    _launched_sum = None
 
 
 @dataclass
@@ -70,6 +75,9 @@ class RooflineReport:
     why: str = ""  # why there is no percentage (device unknown), or why nothing at all
 
 
+KEY_TABLE_PER_ROW = 4  # (name, shape) keys are counted in a table while it is this small per row, else sorted
+
+
 def _family_codes(store: TraceStore) -> np.ndarray:
     """Per string id: 0 no rule, 1 GEMM, 2 attention, 3 bytes-only."""
     codes = {"gemm": 1, "attention": 2, "bytes": 3}
@@ -110,45 +118,47 @@ def _shape_label(dims, types) -> str:
     return " · ".join(parts)
 
 
-def _groups(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per distinct key (non-negative ints), the first row holding it; per row, its group. A table
-    over the key space where it is small (no sort), else ``np.unique``."""
-    if not len(keys):
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    top = int(keys.max()) + 1
-    if top > 4 * len(keys) + 1024:
-        return np.unique(keys, return_index=True, return_inverse=True)[1:]
-    first = np.full(top, len(keys), dtype=np.int64)
-    np.minimum.at(first, keys, np.arange(len(keys), dtype=np.int64))
-    present = np.flatnonzero(first < len(keys))
-    group = np.zeros(top, dtype=np.int64)
-    group[present] = np.arange(len(present), dtype=np.int64)
-    return first[present], group[keys]
-
-
-def _gpu_time(store: TraceStore, ops: np.ndarray) -> np.ndarray:
-    """Per op row (outermost candidates): the device time launched from inside it."""
+def _gpu_time(store: TraceStore, ops: np.ndarray, starts: np.ndarray | None = None,
+              ends: np.ndarray | None = None, use_c: bool = True) -> np.ndarray:
+    """Per op row (outermost candidates): the device time launched from inside it. ``starts`` /
+    ``ends``: the ops' own, where the caller has them. The launches come from the store's one
+    launch table (``launched.launch_table``: in memory, shared with the GPU analysis, in call
+    start order); per thread, the C helper merges them with the ops (``launched_sum``: no
+    temporaries), else numpy's binary searches (the reference)."""
     out = np.zeros(len(ops), dtype=np.int64)
-    g_rows, launch = launched_by(store)
-    ok = launch >= 0
-    if not ok.any() or not len(ops):
+    if not len(ops):
+        return out
+    table = launch_table(store)
+    if not table.shape[1]:
         return out
     s = store.slices
-    g_rows, launch = g_rows[ok], launch[ok]
-    l_track, l_start, l_end = s.track[launch], s.start_ns[launch], s.end_ns[launch]
-    g_dur = s.end_ns[g_rows] - s.start_ns[g_rows]
-    o_track = s.track[ops]
-    for t in distinct_ids(o_track):
-        mine = np.flatnonzero(o_track == t)
-        starts = s.start_ns[ops[mine]]
-        if len(starts) > 1 and not (starts[1:] >= starts[:-1]).all():  # rows usually come in time order
-            order = np.argsort(starts, kind="stable")
-            mine, starts = mine[order], starts[order]
-        ends = s.end_ns[ops[mine]]
+    l_start, l_end, l_track, g_start, g_end = (np.ascontiguousarray(table[i]) for i in (2, 3, 4, 5, 6))  # rows of a sorted copy may not be
+    o_track = np.asarray(s.track[ops])
+    o_start = np.asarray(s.start_ns[ops]) if starts is None else starts
+    o_end = np.asarray(s.end_ns[ops]) if ends is None else ends
+    tracks = distinct_ids(o_track)
+    for t in tracks:
+        one = len(tracks) == 1
+        mine = np.arange(len(ops)) if one else np.flatnonzero(o_track == t)
+        st = o_start if one else o_start[mine]
+        sort = len(st) > 1 and not (st[1:] >= st[:-1]).all()  # rows usually come in time order (not across lanes)
+        if sort:
+            order = np.argsort(st, kind="stable")
+            mine, st = mine[order], st[order]
+        en = o_end[mine] if sort or not one else o_end
+        if use_c and _launched_sum is not None:
+            direct = one and not sort
+            got = out if direct else np.zeros(len(mine), dtype=np.int64)
+            st_c, en_c = np.ascontiguousarray(st, dtype=np.int64), np.ascontiguousarray(en, dtype=np.int64)
+            if _launched_sum(st_c, en_c, l_start, l_end, l_track, g_start, g_end, int(t), got):
+                if not direct:
+                    out[mine] += got
+                continue
         sel = np.flatnonzero(l_track == t)
-        k = np.searchsorted(starts, l_start[sel], side="right") - 1
-        hit = (k >= 0) & (ends[np.maximum(k, 0)] >= l_end[sel])
-        out += np.bincount(mine[k[hit]], weights=g_dur[sel[hit]], minlength=len(ops)).astype(np.int64)
+        k = np.searchsorted(st, l_start[sel], side="right") - 1
+        hit = (k >= 0) & (en[np.maximum(k, 0)] >= l_end[sel])
+        lit = sel[hit]
+        out += np.bincount(mine[k[hit]], weights=g_end[lit] - g_start[lit], minlength=len(ops)).astype(np.int64)
     return out
 
 
@@ -228,7 +238,7 @@ def _group_roofline_now(store: TraceStore, rows: np.ndarray, keys: np.ndarray,
     if not len(sel):
         return {}
     ops = rows[sel]
-    first, key_of, costs = _cost_groups(store, ops, fam)
+    _n, key_of, costs = _cost_groups(store, ops, fam)
     peaks = trace_device(store).peaks if len(launched_by(store)[0]) else None  # no GPU work: no roofline
     known = np.array([c is not None for *_, c in costs], dtype=bool)
     flops = np.array([c.flops if c else 0 for *_, c in costs], dtype=np.int64)
@@ -250,28 +260,49 @@ def _group_roofline_now(store: TraceStore, rows: np.ndarray, keys: np.ndarray,
             for g in np.flatnonzero(sums["calls"]).tolist()}
 
 
-def _cost_groups(store: TraceStore, rows: np.ndarray, fam: np.ndarray) -> tuple[np.ndarray, np.ndarray, list]:
-    """Group ``rows`` by (name, shapes): per group its first row, per row its group, and per group
-    (name, dims, types, Cost or None) worked out once from one call of it."""
+def _cost_groups(store: TraceStore, rows: np.ndarray, fam: np.ndarray) -> tuple[int, np.ndarray, list]:
+    """Group ``rows`` by (name, shapes): the number of groups, per row its group (groups in
+    (name id, shape) order), and per group (name, dims, types, Cost or None) worked out once.
+    One gather per row: a small table over (distinct name, distinct shapes) holds each pair's key."""
     s = store.slices
-    nid = s.name_id[rows].astype(np.int64)
+    nid = np.asarray(s.name_id[rows])
     tid, triples = shape_ids(store, rows)
     # Concrete inputs matter to attention (is_causal) and _scaled_mm (out_dtype) only: other names
     # group by (dims, types), so a scalar argument that varies does not split their groups.
     pairs: dict[tuple[bytes, bytes], int] = {}
     pair_of = np.array([pairs.setdefault((d, t), len(pairs)) for d, t, _ in triples], dtype=np.int64)
-    names = np.flatnonzero(np.bincount(nid))  # the distinct names (no sort)
-    needs = np.array([n for n in names.tolist() if fam[n] == 2 or store.strings[n] == "aten::_scaled_mm"], dtype=np.int64)
-    shape_key = np.where(np.isin(nid, needs), len(pairs) + tid, pair_of[tid])
-    first, key_of = _groups(nid * (len(pairs) + len(triples)) + shape_key)
+    rep = np.zeros(len(pairs), dtype=np.int64)  # per pair, a triple holding it (the last: any has its dims and types)
+    rep[pair_of] = np.arange(len(triples), dtype=np.int64)
+    names = np.flatnonzero(np.bincount(nid)) if len(nid) else np.zeros(0, dtype=np.int64)  # distinct, ascending
+    needs = np.array([fam[n] == 2 or store.strings[n] == "aten::_scaled_mm" for n in names.tolist()], dtype=bool)
+    width = len(pairs) + len(triples)  # shape keys: pairs first, then triples
+    code = np.zeros(int(names[-1]) + 1 if len(names) else 0, dtype=np.int64)
+    code[names] = np.arange(len(names), dtype=np.int64)
+    space = len(names) * width
+    if space <= KEY_TABLE_PER_ROW * len(rows) + 1024:  # the usual case: few names and shapes, one gather from a small table
+        shape_key = np.where(needs[:, None], len(pairs) + np.arange(len(triples))[None, :], pair_of[None, :])
+        table = np.arange(len(names), dtype=np.int64)[:, None] * width + shape_key
+        keys = table[code[nid], tid] if len(nid) else np.zeros(0, dtype=np.int64)
+        counts = np.bincount(keys, minlength=space)
+        present = np.flatnonzero(counts)
+        group = np.zeros(len(counts), dtype=np.int64)
+        group[present] = np.arange(len(present), dtype=np.int64)
+        key_of = group[keys]
+    else:  # many distinct shapes (concrete inputs that vary): sort the keys
+        c = code[nid]
+        keys = c * width + np.where(needs[c], len(pairs) + tid, pair_of[tid])
+        present, key_of = np.unique(keys, return_inverse=True)
+        key_of = key_of.reshape(-1)
     costs = []
-    for r in first.tolist():
-        name = store.strings[int(nid[r])]
-        dims_raw, types_raw, conc_raw = triples[int(tid[r])]
+    for key in present.tolist():
+        c, sk = divmod(key, width)
+        n = int(names[c])
+        name = store.strings[n]
+        dims_raw, types_raw, conc_raw = triples[sk - len(pairs)] if sk >= len(pairs) else triples[int(rep[sk])]
         dims, types = raw_value(msgspec.Raw(dims_raw)), raw_value(msgspec.Raw(types_raw))
-        conc = raw_value(msgspec.Raw(conc_raw)) if fam[int(nid[r])] == 2 or name == "aten::_scaled_mm" else None
+        conc = raw_value(msgspec.Raw(conc_raw)) if needs[c] else None
         costs.append((name, dims, types, op_cost(name, dims, types, conc)))
-    return first, key_of, costs
+    return len(present), key_of, costs
 
 
 def _analyse(store: TraceStore, t0: int, t1: int) -> RooflineReport:
@@ -291,10 +322,10 @@ def _analyse(store: TraceStore, t0: int, t1: int) -> RooflineReport:
         return report
     has_device_work = bool(len(launched_by(store)[0]))
     report.time_basis = "gpu" if has_device_work else "cpu"
-    gpu = _gpu_time(store, rows)
-    cpu = (s.end_ns[rows] - s.start_ns[rows]).astype(np.int64)
-    first, key_of, costs = _cost_groups(store, rows, fam)
-    n = len(first)
+    starts, ends = np.asarray(s.start_ns[rows]), np.asarray(s.end_ns[rows])
+    gpu = _gpu_time(store, rows, starts, ends)
+    cpu = (ends - starts).astype(np.int64)
+    n, key_of, costs = _cost_groups(store, rows, fam)
     count = np.bincount(key_of, minlength=n)
     gpu_sum = np.bincount(key_of, weights=gpu, minlength=n)
     cpu_sum = np.bincount(key_of, weights=cpu, minlength=n)

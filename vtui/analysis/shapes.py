@@ -5,6 +5,9 @@ the given rows only, in one decoder call, each kept as raw JSON (so equal shapes
 caller works out a cost once per distinct shape (there are few, even in huge traces). The C helper
 (``_vtui_fastcols.shape_keys``) does it without a Python object per row; the msgspec path here is
 the reference and the fallback (no compiler at install, args it declines), with identical results.
+A store reopened from its cache entry has every ``aten::`` operator's shapes interned already
+(``vtui.store.shapekeys``, done when the entry was written): then the ids are read from there, and
+only one row per distinct shape is scanned.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import msgspec
 import numpy as np
 
 from vtui.analysis.argsjson import args_json
+from vtui.store import shapekeys
 from vtui.store.store import TraceStore
 
 try:
@@ -78,6 +82,38 @@ Triple = tuple[bytes, bytes, bytes]  # raw JSON of Input Dims, Input type, Concr
 
 def shape_ids(store: TraceStore, rows: np.ndarray, pure_python: bool = False) -> tuple[np.ndarray, list[Triple]]:
     """Per row, the id of its shapes triple (int64), and the distinct triples (index = id)."""
+    if not pure_python and len(rows):
+        got = _from_keys(store, rows)
+        if got is not None:
+            return got
+    return _scan(store, rows, pure_python)
+
+
+def _from_keys(store: TraceStore, rows: np.ndarray) -> tuple[np.ndarray, list[Triple]] | None:
+    """``shape_ids`` from the store's interned keys (``shapekeys``); None when it has none, or
+    some row is not interned. Ids are renumbered in the order the rows first show them, and the
+    texts scanned from one row per id, so the answer is the scan's exactly."""
+    derived = getattr(store, "derived", None)
+    sk = derived.get(shapekeys.MEMO) if isinstance(derived, dict) else None
+    if sk is None:
+        return None
+    g = np.asarray(sk.keys[rows])
+    if int(g.min()) < 0:
+        return None
+    first = np.full(len(sk.first), len(g), dtype=np.int64)
+    np.minimum.at(first, g, np.arange(len(g), dtype=np.int64))
+    used = np.flatnonzero(first < len(g))
+    order = used[np.argsort(first[used], kind="stable")]  # global ids in the order the rows show them
+    rank = np.zeros(len(sk.first), dtype=np.int64)
+    rank[order] = np.arange(len(order), dtype=np.int64)
+    ids, triples = _scan(store, np.asarray(sk.first[order], dtype=np.int64), False)
+    if len(triples) != len(order) or not bool((ids == np.arange(len(order))).all()):
+        return None  # not one distinct shape per id (a damaged entry): scan the rows
+    return rank[g], triples
+
+
+def _scan(store: TraceStore, rows: np.ndarray, pure_python: bool) -> tuple[np.ndarray, list[Triple]]:
+    """``shape_ids`` from the rows' args: the C helper, else msgspec."""
     s = store.slices
     offs = np.ascontiguousarray(s.args_off[rows], dtype=np.int64)
     lens = np.ascontiguousarray(s.args_len[rows], dtype=np.int32)

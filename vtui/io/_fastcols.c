@@ -666,9 +666,210 @@ done:
     return result;
 }
 
+
+/* ---- device_runs: the critical path's per-stream columns of the device work, in one pass --------
+ *
+ * vtui.analysis.critical._Device, without its numpy passes (one per column; ~25 over every piece
+ * of device work, each filling fresh memory). ``rows``: the device work's slice rows, ``launch``:
+ * the runtime call of each (-1 none); the slice columns ``start``, ``end``, ``track``, ``name``
+ * (whole, indexed by row); ``comm_name``: 1 per string id that names a collective. Fills the
+ * outputs (one entry per row; cum_* one more) as the numpy code does before any event wait moves
+ * a dependency. An empty ``cum_comm`` and ``comm``: no collective in the trace, not filled (the
+ * caller's zeros). Returns flags: 1 the rows are in (track, start) order (else nothing is
+ * filled: the caller sorts them and calls again), 2 their launch starts are in order too.
+ */
+PyDoc_STRVAR(device_runs_doc, "device_runs(rows, launch, start, end, track, name, comm_name, *outputs) -> flags");
+
+enum { DR_ROWS, DR_LAUNCH, DR_START, DR_END, DR_TRACK, DR_NAME, DR_COMM_NAME,
+       DR_O_LSTART, DR_O_READY, DR_O_LACC, DR_O_HEAD, DR_O_CUM_GPU, DR_O_CUM_COMM, DR_O_CUM_GAP, DR_O_END_DROPS,
+       DR_O_COMM, DR_N };
+
+static PyObject *
+device_runs(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != DR_N) {
+        PyErr_SetString(PyExc_TypeError, "device_runs takes 16 buffers");
+        return NULL;
+    }
+    Py_buffer b[DR_N];
+    int got = 0;
+    PyObject *result = NULL;
+    for (; got < DR_N; got++) {
+        int flags = got >= DR_O_LSTART ? PyBUF_WRITABLE : PyBUF_SIMPLE;
+        if (PyObject_GetBuffer(args[got], &b[got], flags) < 0)
+            goto done;
+    }
+    {
+        const Py_ssize_t n = b[DR_ROWS].len / 8, n_rows = b[DR_START].len / 8, n_names = b[DR_COMM_NAME].len;
+        const int with_comm = b[DR_O_COMM].len > 0;
+        /* sizes: every per-work buffer n entries (cum_*: n + 1), the columns one length */
+        const Py_ssize_t want[DR_N] = {n * 8, n * 8, n_rows * 8, n_rows * 8, n_rows * 4, n_rows * 4, n_names,
+                                       n * 8, n * 8, n * 8, n * 8, (n + 1) * 8, with_comm ? (n + 1) * 8 : 0,
+                                       (n + 1) * 8, n * 4, with_comm ? n : 0};
+        for (int k = 0; k < DR_N; k++) {
+            if (b[k].len != want[k]) {
+                PyErr_Format(PyExc_ValueError, "device_runs: buffer %d has the wrong size", k);
+                goto done;
+            }
+        }
+        const int64_t *rows = b[DR_ROWS].buf, *launch = b[DR_LAUNCH].buf, *start = b[DR_START].buf, *end = b[DR_END].buf;
+        const int32_t *track = b[DR_TRACK].buf, *name = b[DR_NAME].buf;
+        const unsigned char *comm_name = b[DR_COMM_NAME].buf;
+        for (Py_ssize_t i = 0; i < n; i++) {  /* bounds first: nothing is read out of range */
+            if (rows[i] < 0 || rows[i] >= n_rows || launch[i] < -1 || launch[i] >= n_rows
+                || name[rows[i]] < 0 || name[rows[i]] >= n_names) {
+                PyErr_SetString(PyExc_ValueError, "device_runs: a row or name out of range");
+                goto done;
+            }
+        }
+        for (Py_ssize_t i = 1; i < n; i++) {
+            int32_t t0 = track[rows[i - 1]], t1 = track[rows[i]];
+            if (t1 < t0 || (t1 == t0 && start[rows[i]] < start[rows[i - 1]])) {
+                result = PyLong_FromLong(0);
+                goto done;
+            }
+        }
+        int64_t *o_lstart = b[DR_O_LSTART].buf, *o_ready = b[DR_O_READY].buf, *o_lacc = b[DR_O_LACC].buf,
+                *o_head = b[DR_O_HEAD].buf, *cum_gpu = b[DR_O_CUM_GPU].buf, *cum_comm = b[DR_O_CUM_COMM].buf,
+                *cum_gap = b[DR_O_CUM_GAP].buf;
+        int32_t *drops = b[DR_O_END_DROPS].buf;
+        unsigned char *o_comm = b[DR_O_COMM].buf;
+        const int64_t NONE_PREV = INT64_MIN / 2;
+        int64_t acc = INT64_MIN, head = 0, g = 0, c = 0, gap_sum = 0, last_l = INT64_MIN, prev_en = 0;
+        int32_t nd = 0, prev_t = 0;
+        int l_sorted = 1;
+        cum_gpu[0] = cum_gap[0] = 0;
+        if (with_comm)
+            cum_comm[0] = 0;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            int64_t r = rows[i], l = launch[i];
+            int32_t t = track[r];
+            int64_t st = start[r], en = end[r];
+            int same = i > 0 && t == prev_t;
+            int64_t prev = same ? prev_en : NONE_PREV;
+            int has = l >= 0;
+            int64_t ready = has ? (end[l] < st ? end[l] : st) : prev;
+            int64_t ls = has ? start[l] : INT64_MAX;
+            o_ready[i] = ready;
+            o_lstart[i] = ls;
+            if (ls < last_l)
+                l_sorted = 0;
+            last_l = ls;
+            if (!same)
+                acc = INT64_MIN;
+            int64_t known = has ? ls : INT64_MIN;
+            acc = known > acc ? known : acc;
+            o_lacc[i] = acc;
+            if (!(same && (!has || prev >= ready)))  /* the previous work did not arrive last: a run starts */
+                head = i;
+            o_head[i] = head;
+            int64_t dur = en - st;
+            if (with_comm && comm_name[name[r]]) {
+                o_comm[i] = 1;
+                c += dur;
+            }
+            else {
+                if (with_comm)
+                    o_comm[i] = 0;
+                g += dur;
+            }
+            cum_gpu[i + 1] = g;
+            if (with_comm)
+                cum_comm[i + 1] = c;
+            gap_sum += same ? (st - prev > 0 ? st - prev : 0) : 0;
+            cum_gap[i + 1] = gap_sum;
+            if (i > 0 && en < prev_en)
+                nd++;
+            drops[i] = nd;
+            prev_t = t;
+            prev_en = en;
+        }
+        result = PyLong_FromLong(1 | (l_sorted ? 2 : 0));
+    }
+done:
+    for (int k = 0; k < got; k++)
+        PyBuffer_Release(&b[k]);
+    return result;
+}
+
+/* ---- launched_sum: per operator, the device time its launch calls started ----------------------
+ *
+ * vtui.analysis.roofline._gpu_time for one thread, as a merge instead of numpy's binary searches
+ * and temporaries: ``op_start`` / ``op_end`` (int64, the operators, by start), the launch calls'
+ * ``call_start`` / ``call_end`` / ``call_track`` (int64, by call start) and ``gpu_start`` /
+ * ``gpu_end`` (the device work's); each call on ``track`` inside the last operator starting at or
+ * before it (that operator's end at or after the call's) adds its work's length to ``out`` (int64,
+ * one per operator). Returns False, filling nothing, where the calls or operators are not in order.
+ */
+PyDoc_STRVAR(launched_sum_doc, "launched_sum(op_start, op_end, call_start, call_end, call_track, gpu_start, gpu_end, track, out) -> bool");
+
+static PyObject *
+launched_sum(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 9) {
+        PyErr_SetString(PyExc_TypeError, "launched_sum(op_start, op_end, call_start, call_end, call_track, gpu_start, gpu_end, track, out)");
+        return NULL;
+    }
+    long long track = PyLong_AsLongLong(args[7]);
+    if (track == -1 && PyErr_Occurred())
+        return NULL;
+    Py_buffer b[9];
+    int got = 0;
+    PyObject *result = NULL;
+    for (; got < 9; got++) {
+        if (got == 7) {
+            b[7].obj = NULL;
+            continue;
+        }
+        if (PyObject_GetBuffer(args[got], &b[got], got == 8 ? PyBUF_WRITABLE : PyBUF_SIMPLE) < 0)
+            goto done;
+    }
+    {
+        const Py_ssize_t n = b[0].len / 8, m = b[2].len / 8;
+        if (b[1].len != n * 8 || b[8].len != n * 8 || b[3].len != m * 8 || b[4].len != m * 8 || b[5].len != m * 8
+            || b[6].len != m * 8) {
+            PyErr_SetString(PyExc_ValueError, "launched_sum: buffers of different lengths");
+            goto done;
+        }
+        const int64_t *os = b[0].buf, *oe = b[1].buf, *cs = b[2].buf, *ce = b[3].buf, *ct = b[4].buf, *gs = b[5].buf,
+                      *ge = b[6].buf;
+        int64_t *out = b[8].buf;
+        for (Py_ssize_t j = 1; j < n; j++) {
+            if (os[j] < os[j - 1]) {
+                result = Py_NewRef(Py_False);
+                goto done;
+            }
+        }
+        for (Py_ssize_t i = 1; i < m; i++) {
+            if (cs[i] < cs[i - 1]) {
+                result = Py_NewRef(Py_False);
+                goto done;
+            }
+        }
+        Py_ssize_t j = -1;  /* the last operator starting at or before the call */
+        for (Py_ssize_t i = 0; i < m; i++) {
+            if (ct[i] != track)
+                continue;
+            while (j + 1 < n && os[j + 1] <= cs[i])
+                j++;
+            if (j >= 0 && oe[j] >= ce[i])
+                out[j] += ge[i] - gs[i];
+        }
+        result = Py_NewRef(Py_True);
+    }
+done:
+    for (int k = 0; k < got; k++) {
+        if (k != 7)
+            PyBuffer_Release(&b[k]);
+    }
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"extract", (PyCFunction)(void (*)(void))extract, METH_FASTCALL, extract_doc},
     {"shape_keys", (PyCFunction)(void (*)(void))shape_keys, METH_FASTCALL, shape_keys_doc},
+    {"device_runs", (PyCFunction)(void (*)(void))device_runs, METH_FASTCALL, device_runs_doc},
+    {"launched_sum", (PyCFunction)(void (*)(void))launched_sum, METH_FASTCALL, launched_sum_doc},
     {NULL, NULL, 0, NULL},
 };
 

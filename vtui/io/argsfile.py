@@ -46,6 +46,15 @@ class MappedBlob:
         drop the view and its slices before the map can close."""
         return memoryview(self._map) if self._map is not None else memoryview(b"")
 
+    def drop_resident(self) -> None:
+        """Unmap the pages read so far (they stay in the page cache): a pass over every row's args
+        (``vtui.store.shapekeys`` when an entry is written) leaves the process no larger."""
+        if self._map is not None and hasattr(mmap, "MADV_DONTNEED"):
+            try:
+                self._map.madvise(mmap.MADV_DONTNEED)
+            except (OSError, ValueError):  # pragma: no cover - a platform without it
+                pass
+
     def __reduce__(self):
         if self.keep:
             return (MappedBlob, (self.path, True))

@@ -6,7 +6,9 @@ folder trace), so a changed file gets a new key and its old entry is simply not 
 
 An entry holds one ``.npy`` per table column (the tracks' too: ``vtui.store.tracktable``),
 ``args.bin`` (the raw args bytes the columns point into) and ``meta.json`` (strings, the tracks'
-texts and pid/tid values, sources, warnings, and the size and checksum of every file).
+texts and pid/tid values, sources, warnings, and the size and checksum of every file), and,
+where they could be worked out, the ATen operators' interned shapes (``derived.*.npy``:
+``vtui.store.shapekeys``, checked like the columns and handed to the store's memo on reopen).
 It is built in a temp folder and renamed into place, so a reader never sees half an entry. On
 reopen every size, dtype and length is checked, and ids are bounds-checked against the tables
 they index; anything that does not fit (truncated, foreign, older format) is deleted and the
@@ -33,13 +35,14 @@ from vtui.atomic import atomic_write
 from vtui.io.argsfile import MappedBlob
 from vtui.io.reader import file_fingerprint
 from vtui.options import DEFAULT_CACHE_MAX, LoadOptions, default_cache_dir
+from vtui.store import shapekeys
 from vtui.store.store import SourceInfo, TraceStore
 from vtui.store.tables import CounterTable, FlowTable, InstantTable, SliceTable
 from vtui.store.tracktable import COLUMN_DTYPES as TRACK_DTYPES
 from vtui.store.tracktable import TrackTable
 from vtui.tempfiles import TempStats, disk_bytes, sweep, system_temp, temp_prefix, temps_in
 
-FORMAT = 12  # bump whenever what is stored changes: older entries are then rebuilt
+FORMAT = 13  # bump whenever what is stored changes: older entries are then rebuilt
 _TABLES = {"slices": SliceTable, "instants": InstantTable, "counters": CounterTable, "flows": FlowTable}
 DEFAULT_LIMIT = DEFAULT_CACHE_MAX  # bytes on disk (see cache_limit): a 1 GB trace's entry is ~0.4 GB
 _KEY = re.compile(r"^[0-9a-f]{32}$")  # an entry's folder name; anything else in the folder is not ours
@@ -117,6 +120,9 @@ def save_entry(key: str, store: TraceStore, root: Path | None = None, limit: int
         columns = [(f"{table_name}.{f.name}.npy", np.ascontiguousarray(getattr(getattr(store, table_name), f.name)))
                    for table_name in _TABLES for f in dataclasses.fields(getattr(store, table_name))]
         columns += [(f"tracks.{name}.npy", np.ascontiguousarray(arr)) for name, arr in store.tracks.columns.items()]
+        keys = store.derived.get(shapekeys.MEMO) or shapekeys.build(store)  # the ATen operators' shapes, interned
+        if keys is not None:
+            columns += [(f"derived.{name}.npy", np.ascontiguousarray(getattr(keys, attr))) for name, attr in DERIVED.items()]
         # Two threads: copying ~250 MB into the page cache is most of a save, and numpy writes
         # without the GIL (1 GB trace: 0.37 s -> see the README's load table).
         with ThreadPoolExecutor(2) as pool:
@@ -151,6 +157,8 @@ def save_entry(key: str, store: TraceStore, root: Path | None = None, limit: int
         tmp = None
         if isinstance(blob, MappedBlob) and moved:
             blob.path = str(final / "args.bin")  # the same open mapping, now under its final name
+        if keys is not None:
+            store.derived.setdefault(shapekeys.MEMO, keys)
         enforce_limit(keep=key, limit=limit, root=root)
         return True
     except (OSError, ValueError, TypeError, msgspec.EncodeError):
@@ -182,6 +190,12 @@ COLUMN_DTYPES = {
               "dst_track": "<i4", "name_id": "<i4", "cat_id": "<i4", "src_event": "<i8", "dst_event": "<i8",
               "source": "<i2"},
 }
+
+
+# Optional parts of an entry: worked out from the store when it is written (``shapekeys``), absent
+# when they could not be. Entry file name part -> ShapeKeys attribute; the dtypes are the code's.
+DERIVED = {"shape_key": "keys", "shape_first": "first"}
+DERIVED_DTYPES = {"shape_key": "<i4", "shape_first": "<i8"}
 
 
 class _TrackLists(msgspec.Struct):
@@ -305,28 +319,36 @@ def _open(folder: Path, key: str, meta_path: Path, verify: bool = True) -> Trace
         metadata_refs=[(int(src), int(ordinal), pid) for src, ordinal, pid in meta.metadata_refs],
         nesting_tolerance_ns=int(meta.nesting_tolerance_ns),
     )
+    if "derived.shape_key.npy" in meta.arrays:
+        keys = shapekeys.ShapeKeys(*(_array(folder, meta, f"derived.{name}.npy", DERIVED_DTYPES[name]) for name in DERIVED))
+        if (problem := keys.problem(len(store.slices))) is not None:
+            raise _Bad(problem)
+        store.derived[shapekeys.MEMO] = keys
     return store
 
 
 def _columns(folder: Path, meta: _Meta, table_name: str, dtypes: dict[str, str],
              verify: bool = True) -> dict[str, np.ndarray]:
     """One table's columns, mapped, each checked: size, dtype, length, checksum (``verify``); all one length."""
-    cols = {}
-    for column, want in dtypes.items():
-        name = f"{table_name}.{column}.npy"
-        dtype, length, size, crc = meta.arrays[name]
-        path = folder / name
-        if path.stat().st_size != size:
-            raise _Bad(f"{name}: truncated")
-        arr = np.load(path, mmap_mode="r" if length else None, allow_pickle=False)
-        if arr.dtype.str != want or arr.shape != (length,) or dtype != arr.dtype.str:
-            raise _Bad(f"{name}: unexpected dtype or shape")
-        if verify and checksum(arr) != crc:
-            raise _Bad(f"{name}: checksum differs (the file changed after it was written)")
-        cols[column] = arr
+    cols = {column: _array(folder, meta, f"{table_name}.{column}.npy", want, verify) for column, want in dtypes.items()}
     if len({len(c) for c in cols.values()}) > 1:
         raise _Bad(f"{table_name}: columns of different lengths")
     return cols
+
+
+def _array(folder: Path, meta: _Meta, name: str, want: str, verify: bool = True) -> np.ndarray:
+    """One array of the entry, mapped, checked against meta.json and the code: size, dtype, length,
+    checksum (``verify``)."""
+    dtype, length, size, crc = meta.arrays[name]
+    path = folder / name
+    if path.stat().st_size != size:
+        raise _Bad(f"{name}: truncated")
+    arr = np.load(path, mmap_mode="r" if length else None, allow_pickle=False)
+    if arr.dtype.str != want or arr.shape != (length,) or dtype != arr.dtype.str:
+        raise _Bad(f"{name}: unexpected dtype or shape")
+    if verify and checksum(arr) != crc:
+        raise _Bad(f"{name}: checksum differs (the file changed after it was written)")
+    return arr
 
 
 def _check_bounds(tables: dict[str, Any], n_strings: int, n_tracks: int, args_size: int) -> None:
