@@ -1,0 +1,76 @@
+"""Serving steps and graph replays on producers and versions the shared traces lack (see
+tests/serving_cases.py): each figure is checked against what the generator meant and against plain
+Python over the raw JSON (step times, TTFT, TPOT, graph kernels per step)."""
+
+from __future__ import annotations
+
+import re
+import statistics
+
+import pytest
+
+from tests import serving_cases as sc
+from tests.helpers import raw_events, raw_origin, raw_span_ns
+from vtui.analysis.insights import compute_insights
+from vtui.load.trace import load_trace
+
+CASES = [sc.sglang_decode_only]
+ALL = sc.CASES
+
+
+def _raw_steps(case: sc.Case, events: list[dict], first_start_ns: int) -> list[tuple[int, int]]:
+    """(start, end) ns of the step events, on the rank whose first step vtui took (parallel ranks)."""
+    origin = raw_origin(events)
+    pat = re.compile(case.step_name)
+    by_pid: dict = {}
+    for e in events:
+        if e.get("ph") == "X" and pat.search(e["name"]) and (not case.step_pids or e["pid"] in case.step_pids):
+            by_pid.setdefault(e["pid"], []).append(raw_span_ns(origin, e))
+    spans = [sorted(v) for v in by_pid.values()]
+    return next((s for s in spans if s[0][0] == first_start_ns), spans[0])
+
+
+def _graph_kernels_by_step(events: list[dict], steps: list[tuple[int, int]]) -> list[int]:
+    origin = raw_origin(events)
+    launches = {e["args"]["correlation"]: raw_span_ns(origin, e)[0] for e in events
+                if e.get("ph") == "X" and e["name"] in ("cudaGraphLaunch", "hipGraphLaunch")}
+    out = [0] * len(steps)
+    for e in events:
+        if e.get("cat") == "kernel" and e["args"]["correlation"] in launches:
+            t = launches[e["args"]["correlation"]]
+            for i, (a, b) in enumerate(steps):
+                if a <= t < b:
+                    out[i] += 1
+    return out
+
+
+@pytest.mark.parametrize("make", CASES, ids=lambda f: f.__name__)
+def test_serving_figures_on_producer(make, tmp_path):
+    case = make()
+    path = case.write(tmp_path)
+    ins = compute_insights(load_trace(path, cache=False))
+    sv, truth = ins.serving, case.steps
+    assert sv.present and len(sv.steps) == len(truth), (case.name, len(sv.steps))
+    events = raw_events(path)
+    spans = _raw_steps(case, events, sv.steps[0].start_ns)
+    assert [(s.start_ns, s.start_ns + s.dur_ns) for s in sv.steps] == spans
+    for s, t in zip(sv.steps, truth):
+        assert (s.kind, s.prefill_requests, s.decode_requests) == (t.kind, t.prefill_requests, t.decode_requests)
+        if case.tokens_known:
+            assert (s.prefill_tokens, s.decode_tokens) == (t.prefill_tokens, t.decode_tokens)
+    kinds = [t.kind for t in truth]
+    durs = [b - a for a, b in spans]
+    first_prefill = next((i for i, k in enumerate(kinds) if k in ("prefill", "mixed")), None)
+    want_ttft = spans[first_prefill][1] - spans[0][0] if case.run_start and first_prefill is not None else None
+    assert sv.ttft_ns == want_ttft
+    decode = [d for d, k in zip(durs, kinds) if k == "decode"]
+    assert sv.tpot_ns == (statistics.median(decode) if decode else None)
+    assert ins.graphs.launches == case.graph_launches
+    per_step = _graph_kernels_by_step(events, spans)
+    assert per_step == [t.graph_kernels for t in truth]
+    if ins.graphs.per_step:
+        assert [g.kernels for g in ins.graphs.per_step] == per_step
+    # the step list says the kind of the first step, never "prefill / time to first token" for a decode
+    if kinds[0] != "prefill" or not case.run_start:
+        from vtui.present.insights_text import steps_lines
+        assert not any("prefill / time to first token" in ln for ln in steps_lines(ins))
