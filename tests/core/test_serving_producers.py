@@ -14,7 +14,7 @@ from tests.helpers import raw_events, raw_origin, raw_span_ns
 from vtui.analysis.insights import compute_insights
 from vtui.load.trace import load_trace
 
-CASES = [sc.sglang_decode_only]
+CASES = [sc.sglang_decode_only, sc.vllm_v1_profilerstep, sc.hf_profilerstep_loop]
 ALL = sc.CASES
 
 

@@ -4,6 +4,9 @@ Detection order: a user regex if given; else well-known step names (PyTorch's Pr
 vLLM's execute_…context…_generation_… and SGLang's step[…] annotations, engine_step /
 llm_engine_step, transformers' forward passes under generate()); else a generic guess: a
 name that repeats at the top level of a CPU thread and covers much of that thread's time.
+When a pattern whose names tell the kind (the engine annotations, then the forward passes) marks
+the same iterations as the count winner, one inside or around each of its steps (vLLM's
+profiler wrapper opens a ProfilerStep#N per engine step), it is the step.
 Steps are taken on one CPU track (the one with the most matches), outermost matches only, so
 annotations mirrored onto GPU streams or nested re-entries are not counted twice.
 """
@@ -36,6 +39,11 @@ KNOWN_STEP_PATTERNS: list[tuple[str, str]] = [
     (TRANSFORMERS_FORWARD, r"^nn\.Module: \w*(ForCausalLM|ForConditionalGeneration|LMHeadModel)\w*$"
                            r"|^transformers/models/[\w/]+/modeling_\w+\.py\(\d+\): forward$"),
 ]
+# Patterns whose steps say their kind (prefill / decode), most telling first: when one of them marks
+# the same steps as the count winner (one inside each ProfilerStep#N that vLLM's profiler.step() or
+# a prof.step() loop opens, or around each), it is the step.
+KIND_PATTERNS = (ENGINE_ANNOTATION, TRANSFORMERS_FORWARD)
+SAME_STEPS_SHARE = 0.9  # of the steps of either pattern that pair one-to-one with the other's
 GENERIC_MIN_COUNT = 3
 GENERIC_MIN_COVER = 0.3  # the repeated name covers >= 30% of its track's top-level time
 
@@ -150,6 +158,26 @@ def _drop_overlapping(store: TraceStore, rows: np.ndarray) -> np.ndarray:
     return np.array(keep, dtype=np.int64)
 
 
+def _same_steps(store: TraceStore, rows: np.ndarray, other: np.ndarray) -> bool:
+    """Whether two patterns' steps (each in start order) mark the same iterations: nearly every step
+    of each lies inside, or around, its own step of the other (one each, not many in one)."""
+    s = store.slices
+    n = max(len(rows), len(other))
+    if not len(rows) or not len(other) or min(len(rows), len(other)) < SAME_STEPS_SHARE * n:
+        return False
+
+    def one_each(inner: np.ndarray, outer: np.ndarray) -> int:
+        a, b = s.start_ns[outer].astype(np.int64), s.end_ns[outer].astype(np.int64)
+        st, en = s.start_ns[inner].astype(np.int64), s.end_ns[inner].astype(np.int64)
+        k = np.searchsorted(a, st, side="right") - 1  # the last outer step starting at or before
+        ok = k >= 0
+        kk = np.maximum(k, 0)
+        ok &= (st >= a[kk]) & (en <= b[kk])
+        return len(np.unique(kk[ok]))  # distinct outer steps holding one
+
+    return max(one_each(rows, other), one_each(other, rows)) >= SAME_STEPS_SHARE * n
+
+
 def _generic(store: TraceStore, allowed: np.ndarray) -> tuple[str, np.ndarray]:
     """A name repeated at the top level of a thread that covers much of its top-level time."""
     s = store.slices
@@ -185,6 +213,7 @@ def find_step_rows(store: TraceStore, regex: str | None = None) -> tuple[str, st
     allowed = _cpu_candidates(store)
     candidates = [(regex, "user", regex)] if regex else [(label, "known", pat) for label, pat in KNOWN_STEP_PATTERNS]
     best: tuple[str, str, np.ndarray] | None = None
+    found: dict[str, np.ndarray] = {}
     for label, source, pat in candidates:
         if source == "user":  # a user's pattern: the guarded engine (cannot backtrack without end)
             mask = compile_user(pat).mask(store.strings)[store.slices.name_id] & allowed
@@ -194,9 +223,15 @@ def find_step_rows(store: TraceStore, regex: str | None = None) -> tuple[str, st
             rows = _best_track(store, _outermost(store, mask))
             if label == ENGINE_ANNOTATION:
                 rows = _drop_overlapping(store, rows)
+            rows = rows[np.argsort(store.slices.start_ns[rows], kind="stable")]
+            found[label] = rows
             if best is None or len(rows) > len(best[2]):
-                best = (label, source, rows[np.argsort(store.slices.start_ns[rows], kind="stable")])
+                best = (label, source, rows)
     if best is not None:
+        for label in KIND_PATTERNS:  # the same steps under a name that tells their kind
+            rows = found.get(label)
+            if label != best[0] and rows is not None and _same_steps(store, rows, best[2]):
+                return label, "known", rows
         return best
     if regex:
         return regex, "user", empty
