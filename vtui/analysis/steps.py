@@ -229,9 +229,9 @@ def find_step_rows(store: TraceStore, regex: str | None = None) -> tuple[str, st
                 best = (label, source, rows)
     if best is not None:
         for label in KIND_PATTERNS:  # the same steps under a name that tells their kind
-            rows = found.get(label)
-            if label != best[0] and rows is not None and _same_steps(store, rows, best[2]):
-                return label, "known", rows
+            kind_rows = found.get(label)
+            if label != best[0] and kind_rows is not None and _same_steps(store, kind_rows, best[2]):
+                return label, "known", kind_rows
         return best
     if regex:
         return regex, "user", empty
