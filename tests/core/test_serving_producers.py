@@ -14,26 +14,27 @@ from tests.helpers import raw_events, raw_origin, raw_span_ns
 from vtui.analysis.insights import compute_insights
 from vtui.load.trace import load_trace
 
-CASES = [sc.sglang_decode_only, sc.vllm_v1_profilerstep, sc.hf_profilerstep_loop]
+CASES = [sc.sglang_decode_only, sc.vllm_v1_profilerstep, sc.hf_profilerstep_loop, sc.vllm_rocm_tp2_new_cached]
 ALL = sc.CASES
 
 
-def _raw_steps(case: sc.Case, events: list[dict], first_start_ns: int) -> list[tuple[int, int]]:
-    """(start, end) ns of the step events, on the rank whose first step vtui took (parallel ranks)."""
+def _raw_steps(case: sc.Case, events: list[dict], first_start_ns: int) -> tuple[object, list[tuple[int, int]]]:
+    """(pid, (start, end) ns of the step events) of the rank whose first step vtui took (parallel ranks)."""
     origin = raw_origin(events)
     pat = re.compile(case.step_name)
     by_pid: dict = {}
     for e in events:
         if e.get("ph") == "X" and pat.search(e["name"]) and (not case.step_pids or e["pid"] in case.step_pids):
             by_pid.setdefault(e["pid"], []).append(raw_span_ns(origin, e))
-    spans = [sorted(v) for v in by_pid.values()]
-    return next((s for s in spans if s[0][0] == first_start_ns), spans[0])
+    spans = [(pid, sorted(v)) for pid, v in by_pid.items()]
+    return next((s for s in spans if s[1][0][0] == first_start_ns), spans[0])
 
 
-def _graph_kernels_by_step(events: list[dict], steps: list[tuple[int, int]]) -> list[int]:
+def _graph_kernels_by_step(events: list[dict], pid, steps: list[tuple[int, int]]) -> list[int]:
+    """Kernels replayed (same correlation) by the graph launches made in each step, on its process."""
     origin = raw_origin(events)
     launches = {e["args"]["correlation"]: raw_span_ns(origin, e)[0] for e in events
-                if e.get("ph") == "X" and e["name"] in ("cudaGraphLaunch", "hipGraphLaunch")}
+                if e.get("ph") == "X" and e["name"] in ("cudaGraphLaunch", "hipGraphLaunch") and e["pid"] == pid}
     out = [0] * len(steps)
     for e in events:
         if e.get("cat") == "kernel" and e["args"]["correlation"] in launches:
@@ -52,7 +53,7 @@ def test_serving_figures_on_producer(make, tmp_path):
     sv, truth = ins.serving, case.steps
     assert sv.present and len(sv.steps) == len(truth), (case.name, len(sv.steps))
     events = raw_events(path)
-    spans = _raw_steps(case, events, sv.steps[0].start_ns)
+    pid, spans = _raw_steps(case, events, sv.steps[0].start_ns)
     assert [(s.start_ns, s.start_ns + s.dur_ns) for s in sv.steps] == spans
     for s, t in zip(sv.steps, truth):
         assert (s.kind, s.prefill_requests, s.decode_requests) == (t.kind, t.prefill_requests, t.decode_requests)
@@ -66,7 +67,7 @@ def test_serving_figures_on_producer(make, tmp_path):
     decode = [d for d, k in zip(durs, kinds) if k == "decode"]
     assert sv.tpot_ns == (statistics.median(decode) if decode else None)
     assert ins.graphs.launches == case.graph_launches
-    per_step = _graph_kernels_by_step(events, spans)
+    per_step = _graph_kernels_by_step(events, pid, spans)
     assert per_step == [t.graph_kernels for t in truth]
     if ins.graphs.per_step:
         assert [g.kernels for g in ins.graphs.per_step] == per_step
@@ -74,3 +75,15 @@ def test_serving_figures_on_producer(make, tmp_path):
     if kinds[0] != "prefill" or not case.run_start:
         from vtui.present.insights_text import steps_lines
         assert not any("prefill / time to first token" in ln for ln in steps_lines(ins))
+
+
+def test_vllm_new_cached_form():
+    """vLLM's execute_new_{n}_cached_{m}: requests only; the tokens stay unknown (0)."""
+    from vtui.analysis.step_names import parse_step_name
+
+    for name, want in [("execute_new_8_cached_0", ("prefill", 8, 0)), ("execute_new_0_cached_31", ("decode", 0, 31)),
+                       ("execute_new_2_cached_8", ("mixed", 2, 8)), ("execute_new_0_cached_0", ("unknown", 0, 0))]:
+        p = parse_step_name(name)
+        assert p is not None and (p.kind, p.prefill_requests, p.decode_requests) == want
+        assert p.prefill_tokens == p.decode_tokens == 0
+    assert parse_step_name("execute_new_" + "9" * 40 + "_cached_1") is None
