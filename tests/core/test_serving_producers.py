@@ -14,7 +14,8 @@ from tests.helpers import raw_events, raw_origin, raw_span_ns
 from vtui.analysis.insights import compute_insights
 from vtui.load.trace import load_trace
 
-CASES = [sc.sglang_decode_only, sc.vllm_v1_profilerstep, sc.hf_profilerstep_loop, sc.vllm_rocm_tp2_new_cached]
+CASES = [sc.sglang_decode_only, sc.vllm_v1_profilerstep, sc.hf_profilerstep_loop, sc.vllm_rocm_tp2_new_cached,
+         sc.hf_decode_only]
 ALL = sc.CASES
 
 

@@ -117,10 +117,11 @@ def _annotation_tokens(store: TraceStore, rows: np.ndarray) -> list[StepTokens] 
     return [parsed[int(n)] or StepTokens() for n in ids.tolist()]
 
 
-def _embedding_shape(store: TraceStore, rows: np.ndarray) -> list[tuple[int, int] | None]:
-    """Per forward pass: (batch, tokens) from the ``input_ids`` shape of its first aten::embedding."""
+def _embedding_shape(store: TraceStore, rows: np.ndarray) -> list[tuple[int, int, int] | None]:
+    """Per forward pass: (batch, tokens, tokens per sequence) from the ``input_ids`` shape of its
+    first aten::embedding."""
     s = store.slices
-    out: list[tuple[int, int] | None] = [None] * len(rows)
+    out: list[tuple[int, int, int] | None] = [None] * len(rows)
     emb = [i for i, n in enumerate(store.strings) if n == "aten::embedding"]
     if not emb:
         return out
@@ -135,16 +136,18 @@ def _embedding_shape(store: TraceStore, rows: np.ndarray) -> list[tuple[int, int
         if isinstance(dims, list) and len(dims) > 1 and isinstance(dims[1], list) and dims[1] \
                 and all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in dims[1]):
             shape = dims[1]
-            out[step] = (int(shape[0]), int(np.prod(shape)))
+            out[step] = (int(shape[0]), int(np.prod(shape)), int(shape[-1]))
     return out
 
 
 def _forward_tokens(store: TraceStore, rows: np.ndarray, first_is_prefill: bool) -> list[StepTokens]:
-    """generate()'s passes: the run's first is the prefill, the others decode."""
+    """generate()'s passes: the run's first is the prefill, the others decode; a first pass of one
+    token per sequence is a decode too (the profiler started after the prompt)."""
     out = []
     for i, shape in enumerate(_embedding_shape(store, rows)):
-        batch, toks = shape if shape else (0, 0)
-        out.append(StepTokens(batch, toks, 0, 0, True, fixed_kind=PREFILL) if i == 0 and first_is_prefill
+        batch, toks, per_seq = shape if shape else (0, 0, 0)
+        prefill = i == 0 and first_is_prefill and not (shape and per_seq == 1)
+        out.append(StepTokens(batch, toks, 0, 0, True, fixed_kind=PREFILL) if prefill
                    else StepTokens(0, 0, batch, toks, True, fixed_kind=DECODE))
     return out
 
