@@ -88,3 +88,18 @@ def test_vllm_new_cached_form():
         assert p is not None and (p.kind, p.prefill_requests, p.decode_requests) == want
         assert p.prefill_tokens == p.decode_tokens == 0
     assert parse_step_name("execute_new_" + "9" * 40 + "_cached_1") is None
+
+
+@pytest.mark.parametrize("make", [sc.sglang_decode_only, sc.hf_decode_only], ids=lambda f: f.__name__)
+def test_decode_first_step_is_no_ttft_anywhere(make, tmp_path, capsys):
+    """A trace profiled after the prompt: neither the serving part nor the steps' own figures (JSON,
+    the comparison metrics) call its first decode step a time to first token."""
+    from tests.helpers import cli_json
+    from vtui.analysis.insights import summary_metrics
+
+    path = make().write(tmp_path)
+    d = cli_json(capsys, "insights", "--no-cache", "--json", path)
+    assert d["serving"]["ttft_ns"] is None and d["serving"]["decode_steps"] == len(make().steps)
+    assert d["steps"]["ttft_ns"] is None and d["steps"]["first_ns"] > 0
+    m = summary_metrics(load_trace(path, cache=False))
+    assert m["ttft_ns"] is None and m["serving_ttft_ns"] is None and m["tpot_ns"] is not None

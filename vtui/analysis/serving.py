@@ -259,6 +259,7 @@ def analyse_serving(store: TraceStore, st: StepReport) -> ServingReport:
     steps = [ServingStep(i, t.kind, t.prefill_requests, t.prefill_tokens, t.decode_requests, t.decode_tokens, a, d, g, r)
              for i, (t, a, d, g, r) in enumerate(zip(tokens, starts.tolist(), durs.tolist(), gpu.tolist(), rows.tolist()))]
     out = ServingReport(True, source, steps)
+    st.first_kind = steps[0].kind if out.kinds_known else ""  # the steps' own TTFT follows the kinds
     kinds = np.array([s.kind for s in steps])
     pre_tok = np.array([s.prefill_tokens for s in steps], dtype=np.int64)
     dec_tok = np.array([s.decode_tokens for s in steps], dtype=np.int64)

@@ -75,6 +75,9 @@ class StepReport:
     # When steps' direct children are Python frames: the first level below them that is not a frame.
     op_phases: list[Phase] = field(default_factory=list)
     op_unattributed_ns: int = 0
+    # The first step's serving kind when its name or shapes tell it (see vtui.analysis.serving): a
+    # decode first step is no time to first token.
+    first_kind: str = ""
 
     @property
     def count(self) -> int:
@@ -91,7 +94,10 @@ class StepReport:
 
     @property
     def ttft_ns(self) -> int | None:
-        """The first step as time to first token: only when it is the run's first step."""
+        """The first step as time to first token: only when it is the run's first step, and not a
+        step known to be a decode (a trace profiled after the prompt has no TTFT)."""
+        if self.first_kind == "decode":
+            return None
         return self.first_ns if self.run_start else None
 
     @property
