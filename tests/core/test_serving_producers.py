@@ -10,12 +10,12 @@ import statistics
 import pytest
 
 from tests import serving_cases as sc
-from tests.helpers import raw_events, raw_origin, raw_span_ns
+from tests.helpers import raw_events, raw_origin, raw_span_ns, union_length
 from vtui.analysis.insights import compute_insights
 from vtui.load.trace import load_trace
 
 CASES = [sc.sglang_decode_only, sc.vllm_v1_profilerstep, sc.hf_profilerstep_loop, sc.vllm_rocm_tp2_new_cached,
-         sc.hf_decode_only]
+         sc.hf_decode_only, sc.steps_two_threads]
 ALL = sc.CASES
 
 
@@ -46,6 +46,26 @@ def _graph_kernels_by_step(events: list[dict], pid, steps: list[tuple[int, int]]
     return out
 
 
+def _launched_gpu_ns(events: list[dict], pid, steps: list[tuple[int, int]]) -> list[int]:
+    """Per step: the union length of the device work whose launch call (same correlation) starts in
+    the step on the step's process (the step's thread in these traces: one thread launches per step)."""
+    origin = raw_origin(events)
+    calls = {e["args"]["correlation"]: (e["tid"], raw_span_ns(origin, e)[0]) for e in events
+             if e.get("ph") == "X" and e.get("cat") == "cuda_runtime" and e["pid"] == pid and "correlation" in e.get("args", {})}
+    tids = {}
+    for e in events:
+        if e.get("ph") == "X" and e["pid"] == pid and re.search(r"^execute_|^step\[|^nn\.Module: ", e["name"]):
+            tids[raw_span_ns(origin, e)] = e["tid"]
+    out: list[list[tuple[int, int]]] = [[] for _ in steps]
+    for e in events:
+        if e.get("cat") in ("kernel", "gpu_memcpy") and e["args"].get("correlation") in calls:
+            tid, t = calls[e["args"]["correlation"]]
+            for i, span in enumerate(steps):
+                if span[0] <= t < span[1] and tids.get(span, tid) == tid:
+                    out[i].append(raw_span_ns(origin, e))
+    return [union_length(iv) for iv in out]
+
+
 @pytest.mark.parametrize("make", CASES, ids=lambda f: f.__name__)
 def test_serving_figures_on_producer(make, tmp_path):
     case = make()
@@ -68,6 +88,7 @@ def test_serving_figures_on_producer(make, tmp_path):
     decode = [d for d, k in zip(durs, kinds) if k == "decode"]
     assert sv.tpot_ns == (statistics.median(decode) if decode else None)
     assert ins.graphs.launches == case.graph_launches
+    assert [s.gpu_ns for s in sv.steps] == _launched_gpu_ns(events, pid, spans)
     per_step = _graph_kernels_by_step(events, pid, spans)
     assert per_step == [t.graph_kernels for t in truth]
     if ins.graphs.per_step:

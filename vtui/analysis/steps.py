@@ -7,7 +7,8 @@ name that repeats at the top level of a CPU thread and covers much of that threa
 When a pattern whose names tell the kind (the engine annotations, then the forward passes) marks
 the same iterations as the count winner, one inside or around each of its steps (vLLM's
 profiler wrapper opens a ProfilerStep#N per engine step), it is the step.
-Steps are taken on one CPU track (the one with the most matches), outermost matches only, so
+Steps are taken on one CPU track (the one with the most matches, joined by the other threads of its
+process whose matches take turns with its own, never overlapping), outermost matches only, so
 annotations mirrored onto GPU streams or nested re-entries are not counted twice.
 """
 
@@ -141,13 +142,25 @@ def _outermost(store: TraceStore, mask: np.ndarray) -> np.ndarray:
 
 
 def _best_track(store: TraceStore, rows: np.ndarray) -> np.ndarray:
-    """The matches on the one track with most of them (ties: most time)."""
+    """The matches on the one track with most of them (ties: most time), with those of other threads
+    of its process that take turns with them: one sequence of steps that a thread pool runs on
+    several threads (never overlapping in time), unlike parallel ranks or mirrored copies."""
     if not len(rows):
         return rows
-    tracks = store.slices.track[rows]
-    dur = store.slices.dur_ns[rows]
-    best = max(np.unique(tracks).tolist(), key=lambda t: (int((tracks == t).sum()), int(dur[tracks == t].sum())))
-    return rows[tracks == best]
+    s = store.slices
+    tracks = s.track[rows]
+    dur = s.dur_ns[rows]
+    order = sorted(np.unique(tracks).tolist(), key=lambda t: (-int((tracks == t).sum()), -int(dur[tracks == t].sum())))
+    keep = tracks == order[0]
+    pid = store.tracks[order[0]].pid
+    for t in order[1:]:
+        if store.tracks[t].pid != pid:
+            continue
+        both = rows[keep | (tracks == t)]
+        both = both[np.argsort(s.start_ns[both], kind="stable")]
+        if bool((s.start_ns[both[1:]] >= s.end_ns[both[:-1]]).all()):
+            keep |= tracks == t
+    return rows[keep]
 
 
 def _drop_overlapping(store: TraceStore, rows: np.ndarray) -> np.ndarray:
