@@ -124,3 +124,17 @@ def test_decode_first_step_is_no_ttft_anywhere(make, tmp_path, capsys):
     assert d["steps"]["ttft_ns"] is None and d["steps"]["first_ns"] > 0
     m = summary_metrics(load_trace(path, cache=False))
     assert m["ttft_ns"] is None and m["serving_ttft_ns"] is None and m["tpot_ns"] is not None
+
+
+def test_step_annotations_saying_cached_are_no_cache_events(tmp_path):
+    """vLLM's execute_new_{n}_cached_{m}: the requests already running, not a cache."""
+    from vtui.analysis.caches import analyse_caches
+
+    case = sc.vllm_rocm_tp2_new_cached()
+    path = case.write(tmp_path)
+    caches = analyse_caches(load_trace(path, cache=False))
+    names = {n for n, _ in caches.by_name}
+    assert not any(n.startswith("execute_new_") for n in names)
+    raw = [e for e in raw_events(path) if e.get("ph") == "X" and "cache" in e["name"].lower()
+           and not e["name"].startswith("execute_new_")]
+    assert caches.events == len(raw)
