@@ -324,8 +324,55 @@ def steps_two_threads() -> Case:
                 notes="consecutive steps run on two threads (a thread pool): one sequence, not two")
 
 
+# ---- vLLM V1 FULL_AND_PIECEWISE graphs, detailed annotation, Triton kernels by cuLaunchKernelEx -------
+VLLM_PW_STEPS = [(2, 700, 0, 0), (0, 0, 2, 2), (0, 0, 2, 2), (1, 96, 2, 2), (0, 0, 3, 3), (0, 0, 3, 3), (0, 0, 3, 3)]
+PIECES = 4  # piecewise: one graph per stretch of layers between the (eager) attention calls
+
+
+def vllm_piecewise_graphs() -> Case:
+    """Decode steps replay one FULL graph; prefill / mixed steps replay PIECES piecewise graphs with
+    eager attention between them; torch.compile's Triton kernels go through the driver API."""
+    k = _Kineto("cuda")
+    pid, gpu = 77120, 0
+    k.meta(pid, "VLLM::EngineCore", "CPU", pid, "VLLM::EngineCore")
+    k.meta(gpu, "VLLM::EngineCore", "GPU 0")
+    t, truths, gl = 800.0, [], 0
+    for n, nt, m, mt in VLLM_PW_STEPS:
+        dur = 4200.0 if n else 1300.0
+        total = nt + mt
+        name = (f"execute_{total}_context_{n}(sq{nt}sk{nt}sqsq{nt * nt // max(n, 1)}sqsk{nt * nt // max(n, 1)})"
+                f"_generation_{m}(sq{mt}sk{mt * 300}sqsq{mt}sqsk{mt * 300})")
+        k.x(name, t, dur, "user_annotation", pid, pid)
+        k.x("gpu_model_runner: forward", t + 0.2 * dur, 0.6 * dur, "user_annotation", pid, pid)
+        k_t = t + 650.0
+        if n == 0:
+            kern = [LAYER_KERNELS[j % len(LAYER_KERNELS)] for j in range(30)]
+            k_t = k.graph(t + 0.25 * dur, pid, pid, kern, k_t, 4.0, gpu)
+            truths.append(StepTruth("decode", 0, 0, m, mt, len(kern)))
+            gl += 1
+        else:
+            pieces = 0
+            for p in range(PIECES):
+                kern = ["triton_red_fused__to_copy_add_mean_mul_pow_rsqrt_0", LAYER_KERNELS[1], "triton_poi_fused_mul_silu_1"]
+                k_t = k.graph(t + 0.25 * dur + p * 300, pid, pid, kern, k_t + 2, 20.0, gpu)
+                pieces += len(kern)
+                gl += 1
+                if p < PIECES - 1:  # attention between the pieces, eager; a Triton kernel by the driver API
+                    k_t = k.launch(t + 0.25 * dur + p * 300 + 120, pid, pid, LAYER_KERNELS[3], k_t + 2, 35.0, gpu)
+                    k.corr += 1
+                    k.x("cuLaunchKernelEx", t + 0.25 * dur + p * 300 + 160, 6.0, "cuda_driver", pid, pid,
+                        correlation=k.corr)
+                    k.x("triton_poi_fused_cat_2", k_t + 2, 8.0, "kernel", gpu, 7, correlation=k.corr, device=gpu, stream=7)
+                    k_t += 10
+            truths.append(StepTruth("mixed" if m else "prefill", n, nt, m, mt, pieces))
+        k.x("gpu_model_runner: postprocess", t + 0.85 * dur, 0.1 * dur, "user_annotation", pid, pid)
+        t += dur + 250
+    return Case("vllm_piecewise_graphs_h200", k.trace("NVIDIA H200"), truths, graph_launches=gl,
+                notes="FULL graph per decode step; 4 piecewise graphs per prefill/mixed step; cuLaunchKernelEx")
+
+
 CASES = [vllm_v1_profilerstep, vllm_rocm_tp2_new_cached, sglang_decode_only, hf_decode_only,
-         hf_profilerstep_loop, steps_two_threads]
+         hf_profilerstep_loop, steps_two_threads, vllm_piecewise_graphs]
 
 
 def main(folder: str = "/work/bench/hserve") -> None:

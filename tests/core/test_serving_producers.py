@@ -15,7 +15,7 @@ from vtui.analysis.insights import compute_insights
 from vtui.load.trace import load_trace
 
 CASES = [sc.sglang_decode_only, sc.vllm_v1_profilerstep, sc.hf_profilerstep_loop, sc.vllm_rocm_tp2_new_cached,
-         sc.hf_decode_only, sc.steps_two_threads]
+         sc.hf_decode_only, sc.steps_two_threads, sc.vllm_piecewise_graphs]
 ALL = sc.CASES
 
 
@@ -51,7 +51,8 @@ def _launched_gpu_ns(events: list[dict], pid, steps: list[tuple[int, int]]) -> l
     the step on the step's process (the step's thread in these traces: one thread launches per step)."""
     origin = raw_origin(events)
     calls = {e["args"]["correlation"]: (e["tid"], raw_span_ns(origin, e)[0]) for e in events
-             if e.get("ph") == "X" and e.get("cat") == "cuda_runtime" and e["pid"] == pid and "correlation" in e.get("args", {})}
+             if e.get("ph") == "X" and e.get("cat") in ("cuda_runtime", "cuda_driver") and e["pid"] == pid
+             and "correlation" in e.get("args", {})}
     tids = {}
     for e in events:
         if e.get("ph") == "X" and e["pid"] == pid and re.search(r"^execute_|^step\[|^nn\.Module: ", e["name"]):
@@ -93,6 +94,10 @@ def test_serving_figures_on_producer(make, tmp_path):
     assert per_step == [t.graph_kernels for t in truth]
     if ins.graphs.per_step:
         assert [g.kernels for g in ins.graphs.per_step] == per_step
+        origin = raw_origin(events)
+        calls = [raw_span_ns(origin, e)[0] for e in events if e.get("ph") == "X" and e["pid"] == pid
+                 and e["name"] in ("cudaGraphLaunch", "hipGraphLaunch")]
+        assert [g.launches for g in ins.graphs.per_step] == [sum(a <= c < b for c in calls) for a, b in spans]
     # the step list says the kind of the first step, never "prefill / time to first token" for a decode
     if kinds[0] != "prefill" or not case.run_start:
         from vtui.present.insights_text import steps_lines
