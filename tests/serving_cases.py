@@ -66,7 +66,9 @@ class _Kineto:
         return self.x(name, ts, dur, "python_function", pid, tid)
 
     def launch(self, ts, pid, tid, kernel, k_ts, k_dur, gpu_pid, stream=7, api=None, flow=True):
-        """One launch call and the kernel it launched (the kernel starts at k_ts, on the GPU)."""
+        """One launch call and the kernel it launched (the kernel starts at k_ts, on the GPU; never
+        before the call)."""
+        k_ts = max(k_ts, ts + 3.0)
         self.corr += 1
         self.ext += 1
         api = api or ("cudaLaunchKernel" if self.runtime == "cuda" else "hipLaunchKernel")
@@ -83,6 +85,7 @@ class _Kineto:
 
     def graph(self, ts, pid, tid, kernels, k_ts, k_dur, gpu_pid, stream=7):
         """One graph launch: every replayed kernel carries the launch's correlation (no per-kernel flow)."""
+        k_ts = max(k_ts, ts + 5.0)
         self.corr += 1
         api = "cudaGraphLaunch" if self.runtime == "cuda" else "hipGraphLaunch"
         self.x(api, ts, 9.0 + 0.2 * len(kernels), "cuda_runtime", pid, tid, correlation=self.corr)
@@ -362,6 +365,7 @@ def vllm_piecewise_graphs() -> Case:
                     k.corr += 1
                     k.x("cuLaunchKernelEx", t + 0.25 * dur + p * 300 + 160, 6.0, "cuda_driver", pid, pid,
                         correlation=k.corr)
+                    k_t = max(k_t, t + 0.25 * dur + p * 300 + 163)
                     k.x("triton_poi_fused_cat_2", k_t + 2, 8.0, "kernel", gpu, 7, correlation=k.corr, device=gpu, stream=7)
                     k_t += 10
             truths.append(StepTruth("mixed" if m else "prefill", n, nt, m, mt, pieces))
