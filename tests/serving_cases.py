@@ -375,8 +375,52 @@ def vllm_piecewise_graphs() -> Case:
                 notes="FULL graph per decode step; 4 piecewise graphs per prefill/mixed step; cuLaunchKernelEx")
 
 
+# ---- SGLang before its step[…] annotation: the with_stack frames are all there is ----------------
+SGLANG_OLD_LOOP = [("extend", 4)] + [("decode", 4)] * 5 + [("extend", 1)] + [("decode", 5)] * 5
+
+
+def sglang_frames_only() -> Case:
+    """SGLang's profiler runs with_stack=True; versions before the step[…] annotation leave the
+    scheduler's run_batch frames and model_runner's forward_extend / forward_decode below them."""
+    k = _Kineto("cuda")
+    pid, gpu = 2816, 0
+    k.meta(pid, "sglang::scheduler", "CPU", pid, "sglang::scheduler")
+    base = "/usr/local/lib/python3.10/dist-packages/sglang/srt"
+    t, truths, gl = 300.0, [], 0
+    t0 = t
+    for mode, bs in SGLANG_OLD_LOOP:
+        dur = 5200.0 if mode == "extend" else 1100.0 + 20 * bs
+        k.frame(f"{base}/managers/scheduler.py(559): recv_requests", t, 40, pid, pid)
+        k.frame(f"{base}/managers/scheduler.py(1006): get_next_batch_to_run", t + 50, 60, pid, pid)
+        r0 = t + 120
+        k.frame(f"{base}/managers/scheduler.py(1175): run_batch", r0, dur, pid, pid)
+        k.frame(f"{base}/managers/tp_worker.py(171): forward_batch_generation", r0 + 5, dur - 10, pid, pid)
+        k.frame(f"{base}/model_executor/model_runner.py(1012): forward", r0 + 10, dur - 20, pid, pid)
+        k.frame(f"{base}/model_executor/model_runner.py(9{'85' if mode == 'extend' else '70'}): forward_{mode}",
+                r0 + 15, dur - 30, pid, pid)
+        k.frame(f"{base}/layers/attention/flashinfer_backend.py(4{'12' if mode == 'extend' else '80'}): forward_{mode}",
+                r0 + 200, 300, pid, pid)  # the attention backend's method of the same name: not the step's kind
+        k_t = r0 + 500.0
+        if mode == "decode":
+            k.frame(f"{base}/model_executor/cuda_graph_runner.py(434): replay", r0 + 20, dur - 60, pid, pid)
+            kern = [LAYER_KERNELS[j % len(LAYER_KERNELS)] for j in range(20)]
+            k.graph(r0 + 40, pid, pid, kern, k_t, 5.0, gpu)
+            truths.append(StepTruth("decode", 0, 0, 0, 0, len(kern)))
+            gl += 1
+        else:
+            for j in range(8):
+                k_t = k.launch(r0 + 600 + j * 50, pid, pid, LAYER_KERNELS[j % len(LAYER_KERNELS)], k_t + 2, 60.0, gpu)
+            truths.append(StepTruth("prefill"))
+        k.frame(f"{base}/managers/scheduler.py(1226): process_batch_result", r0 + dur + 10, 150, pid, pid)
+        t = r0 + dur + 200
+    k.frame(f"{base}/managers/scheduler.py(502): event_loop_normal", t0 - 5, t - t0 + 10, pid, pid)
+    return Case("sglang_frames_only_h100", k.trace("NVIDIA H100 80GB HBM3"), truths, tokens_known=False,
+                graph_launches=gl, step_name=r"scheduler\.py\(\d+\): run_batch$",
+                notes="no step annotations: run_batch frames are the steps, forward_extend/forward_decode the kind")
+
+
 CASES = [vllm_v1_profilerstep, vllm_rocm_tp2_new_cached, sglang_decode_only, hf_decode_only,
-         hf_profilerstep_loop, steps_two_threads, vllm_piecewise_graphs]
+         hf_profilerstep_loop, steps_two_threads, vllm_piecewise_graphs, sglang_frames_only]
 
 
 def main(folder: str = "/work/bench/hserve") -> None:

@@ -15,7 +15,7 @@ from vtui.analysis.insights import compute_insights
 from vtui.load.trace import load_trace
 
 CASES = [sc.sglang_decode_only, sc.vllm_v1_profilerstep, sc.hf_profilerstep_loop, sc.vllm_rocm_tp2_new_cached,
-         sc.hf_decode_only, sc.steps_two_threads, sc.vllm_piecewise_graphs]
+         sc.hf_decode_only, sc.steps_two_threads, sc.vllm_piecewise_graphs, sc.sglang_frames_only]
 ALL = sc.CASES
 
 
@@ -143,3 +143,30 @@ def test_step_annotations_saying_cached_are_no_cache_events(tmp_path):
     raw = [e for e in raw_events(path) if e.get("ph") == "X" and "cache" in e["name"].lower()
            and not e["name"].startswith("execute_new_")]
     assert caches.events == len(raw)
+
+
+@pytest.mark.parametrize("name, kind", [
+    ("/usr/local/lib/python3.10/dist-packages/sglang/srt/model_executor/model_runner.py(985): forward_extend", "prefill"),
+    ("/sgl-workspace/sglang/python/sglang/srt/model_executor/model_runner.py(970): forward_decode", "decode"),
+    ("sglang/srt/model_executor/model_runner.py(1001): forward_idle", None),
+    ("/sgl-workspace/sglang/python/sglang/srt/layers/attention/aiter_backend.py(2039): forward_extend", None),
+    ("sglang/srt/model_executor/model_runner.py(985): forward_extend_helper", None),
+])
+def test_frame_kinds(name, kind):
+    from vtui.analysis.step_names import frame_kind
+
+    assert frame_kind(name) == kind
+
+
+@pytest.mark.parametrize("name, step", [
+    ("/usr/local/lib/python3.10/dist-packages/sglang/srt/managers/scheduler.py(1175): run_batch", True),
+    ("sglang/srt/managers/scheduler.py(2919): _run_batch_inner", False),
+    ("vllm/v1/engine/core.py(404): step", True),
+    ("/opt/venv/lib/python3.12/site-packages/vllm/v1/engine/core.py(441): step_with_batch_queue", True),
+    ("vllm/v1/engine/core.py(1090): run_engine_core", False),
+    ("mysglang/srt/managers/scheduler.py(1): run_batch", False),
+])
+def test_engine_step_frames(name, step):
+    from vtui.analysis.step_names import ENGINE_FRAME_REGEX
+
+    assert bool(re.search(ENGINE_FRAME_REGEX, name)) == step

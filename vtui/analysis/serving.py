@@ -25,8 +25,18 @@ import numpy as np
 
 from vtui.analysis.basics import Stats, pct
 from vtui.analysis.launched import launched_work, owners
-from vtui.analysis.step_names import DECODE, KINDS, MIXED, PREFILL, UNKNOWN, StepTokens, parse_step_name
+from vtui.analysis.step_names import (
+    DECODE,
+    KINDS,
+    MIXED,
+    PREFILL,
+    UNKNOWN,
+    StepTokens,
+    frame_kind,
+    parse_step_name,
+)
 from vtui.analysis.steps import (
+    ENGINE_FRAME,
     TRANSFORMERS_FORWARD,
     Phase,
     StepReport,
@@ -140,6 +150,23 @@ def _embedding_shape(store: TraceStore, rows: np.ndarray) -> list[tuple[int, int
     return out
 
 
+def _frame_tokens(store: TraceStore, rows: np.ndarray) -> list[StepTokens] | None:
+    """Engine step frames: each step's kind from the first frame below it that names one
+    (step_names.FRAME_KINDS); no request or token counts. None when no step has such a frame."""
+    kinds = {i: k for i, n in enumerate(store.strings) if (k := frame_kind(n)) is not None}
+    if not kinds:
+        return None
+    s = store.slices
+    cand = np.flatnonzero(np.isin(s.name_id, np.fromiter(kinds, dtype=np.int64)) & python_mask(store))
+    cand = cand[np.argsort(s.start_ns[cand], kind="stable")]
+    own = owners(store, rows, cand)
+    out = [StepTokens()] * len(rows)
+    for step, row in zip(own.tolist()[::-1], cand.tolist()[::-1]):  # the first in each step wins
+        if step >= 0:
+            out[step] = StepTokens(known=True, fixed_kind=kinds[int(s.name_id[row])])
+    return out if any(t.known for t in out) else None
+
+
 def _forward_tokens(store: TraceStore, rows: np.ndarray, first_is_prefill: bool) -> list[StepTokens]:
     """generate()'s passes: the run's first is the prefill, the others decode; a first pass of one
     token per sequence is a decode too (the profiler started after the prompt)."""
@@ -248,8 +275,11 @@ def analyse_serving(store: TraceStore, st: StepReport) -> ServingReport:
     tokens = _annotation_tokens(store, rows)
     source = "annotations"
     if tokens is None:
+        frames = _frame_tokens(store, rows) if st.pattern == ENGINE_FRAME else None
         if st.pattern == TRANSFORMERS_FORWARD:
             tokens, source = _forward_tokens(store, rows, first_is_prefill=st.run_start), "transformers"
+        elif frames is not None:
+            tokens, source = frames, "frames"
         else:
             tokens, source = [StepTokens()] * len(rows), "steps"
     starts, ends = st.starts, st.ends

@@ -24,6 +24,15 @@ from dataclasses import dataclass
 PREFILL, DECODE, MIXED, UNKNOWN = "prefill", "decode", "mixed", "unknown"
 KINDS = (PREFILL, DECODE, MIXED, UNKNOWN)
 
+# Engines' step frames (with_stack) where no step annotation is written: SGLang's scheduler
+# run_batch (SGLang profiles with_stack=True; versions before its step[…] annotation leave only
+# frames), vLLM V1's EngineCore.step (kind not named below it).
+ENGINE_FRAME_REGEX = (r"(?:^|/)sglang/srt/managers/scheduler\.py\(\d+\): run_batch$"
+                      r"|(?:^|/)vllm/v1/engine/core\.py\(\d+\): step(?:_with_batch_queue)?$")
+# Frames below a step frame that name its kind, first match wins (the attention backends' methods of
+# the same names are not the model runner's and do not count).
+FRAME_KINDS: list[tuple[re.Pattern[str], str]] = []  # filled below, after the kinds are defined
+
 # The step-finder's pattern for every form above (vtui.analysis.steps).
 ANNOTATION_REGEX = r"^execute_(?:\d+_)?context_\d+|^execute_new_\d+_cached_\d+|^step\[[A-Za-z_]+\b"
 
@@ -35,6 +44,18 @@ _SGLANG = re.compile(r"^step\[([A-Za-z_]+)\b([^\]]*)\]")
 _FIELD = re.compile(rf"\b(bs|toks|tokens)={_N}")
 _SQ = re.compile(rf"^sq{_N}")
 _LEAD = re.compile(rf"^{_N}")
+
+
+FRAME_KINDS += [
+    # SGLang ForwardMode.EXTEND (prefill; a --enable-mixed-chunk MIXED batch also runs forward_extend)
+    (re.compile(r"(?:^|/)sglang/srt/model_executor/model_runner\.py\(\d+\): forward_extend$"), PREFILL),
+    (re.compile(r"(?:^|/)sglang/srt/model_executor/model_runner\.py\(\d+\): forward_decode$"), DECODE),
+]
+
+
+def frame_kind(name: str) -> str | None:
+    """The step kind a frame's name tells (FRAME_KINDS); None for any other frame."""
+    return next((kind for pat, kind in FRAME_KINDS if pat.search(name)), None)
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from vtui.analysis.basics import Stats, dense_unique, pct
-from vtui.analysis.step_names import ANNOTATION_REGEX
+from vtui.analysis.step_names import ANNOTATION_REGEX, ENGINE_FRAME_REGEX
 from vtui.analysis.trends import Trend, analyse_trend
 from vtui.regex_guard import compile_user
 from vtui.store.devices import device_work_kinds, on_thread_track, python_mask, string_mask, whole_run_mask
@@ -30,12 +30,14 @@ from vtui.store.store import TraceStore
 
 ENGINE_ANNOTATION = "engine step annotation"  # vLLM execute_…context…, SGLang step[…] (see step_names)
 TRANSFORMERS_FORWARD = "transformers forward"  # generate()'s forward passes: the first is the prefill
+ENGINE_FRAME = "engine step frame"  # SGLang's run_batch / vLLM's EngineCore.step frames (with_stack)
 KNOWN_STEP_PATTERNS: list[tuple[str, str]] = [
     ("ProfilerStep#N", r"^ProfilerStep#\d+$"),
     # One pattern for every engine form, so two annotations over one step (SGLang writes both) nest
     # and count once.
     (ENGINE_ANNOTATION, ANNOTATION_REGEX),
     ("engine_step", r"(?i)^(llm_?)?engine[._]?step\b|^LLMEngine\.step\b"),
+    (ENGINE_FRAME, ENGINE_FRAME_REGEX),
     # The model's top module (with_modules) or its forward frame (with_stack); outermost only.
     (TRANSFORMERS_FORWARD, r"^nn\.Module: \w*(ForCausalLM|ForConditionalGeneration|LMHeadModel)\w*$"
                            r"|^transformers/models/[\w/]+/modeling_\w+\.py\(\d+\): forward$"),
@@ -43,7 +45,7 @@ KNOWN_STEP_PATTERNS: list[tuple[str, str]] = [
 # Patterns whose steps say their kind (prefill / decode), most telling first: when one of them marks
 # the same steps as the count winner (one inside each ProfilerStep#N that vLLM's profiler.step() or
 # a prof.step() loop opens, or around each), it is the step.
-KIND_PATTERNS = (ENGINE_ANNOTATION, TRANSFORMERS_FORWARD)
+KIND_PATTERNS = (ENGINE_ANNOTATION, ENGINE_FRAME, TRANSFORMERS_FORWARD)
 SAME_STEPS_SHARE = 0.9  # of the steps of either pattern that pair one-to-one with the other's
 GENERIC_MIN_COUNT = 3
 GENERIC_MIN_COVER = 0.3  # the repeated name covers >= 30% of its track's top-level time
@@ -247,9 +249,11 @@ def find_step_rows(store: TraceStore, regex: str | None = None) -> tuple[str, st
             if best is None or len(rows) > len(best[2]):
                 best = (label, source, rows)
     if best is not None:
-        for label in KIND_PATTERNS:  # the same steps under a name that tells their kind
+        for label in KIND_PATTERNS:  # the same steps under a name that tells their kind, most telling first
+            if label == best[0]:
+                break
             kind_rows = found.get(label)
-            if label != best[0] and kind_rows is not None and _same_steps(store, kind_rows, best[2]):
+            if kind_rows is not None and _same_steps(store, kind_rows, best[2]):
                 return label, "known", kind_rows
         return best
     if regex:
