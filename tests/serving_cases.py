@@ -419,8 +419,46 @@ def sglang_frames_only() -> Case:
                 notes="no step annotations: run_batch frames are the steps, forward_extend/forward_decode the kind")
 
 
+# ---- TensorRT-LLM PyTorch backend: packed token ids, generation steps replayed as CUDA graphs ----
+TRTLLM_LOOP = [("ctx", 3, 1536), ("gen", 3, 3), ("gen", 3, 3), ("mix", 1, 512 + 3), ("gen", 4, 4), ("gen", 4, 4),
+               ("ctx", 2, 800)]
+
+
+def trtllm_packed() -> Case:
+    """TLLM_TORCH_PROFILE_TRACE: record_shapes and with_modules, no stack. Eager iterations run the
+    model's modules (``nn.Module: LlamaForCausalLM_0``) on packed 1-D input_ids, which say the token
+    count, not the kind; generation-only iterations replay a CUDA graph and leave no module event."""
+    k = _Kineto("cuda")
+    pid, gpu = 5127, 0
+    k.meta(pid, "python3", "CPU", pid, "python3")
+    t, truths, gl = 400.0, [], 0
+    for mode, reqs, toks in TRTLLM_LOOP:
+        if mode == "gen":  # graph replay: the module tree is not run in Python
+            k.x("aten::copy_", t, 20, "cpu_op", pid, pid, **{"Input Dims": [[reqs], [reqs]]})
+            kern = [LAYER_KERNELS[j % len(LAYER_KERNELS)] for j in range(16)]
+            k.graph(t + 40, pid, pid, kern, t + 300, 6.0, gpu)
+            gl += 1
+            t += 1500
+            continue
+        dur = 3000.0 + toks
+        k.x("nn.Module: LlamaForCausalLM_0", t, dur, "python_function", pid, pid)
+        k.x("nn.Module: LlamaModel_0", t + 5, dur - 300, "python_function", pid, pid)
+        k.x("aten::embedding", t + 10, 30, "cpu_op", pid, pid,
+            **{"Input Dims": [[128256, 4096], [toks], [], [], []],
+               "Input type": ["c10::BFloat16", "int", "Scalar", "Scalar", "Scalar"]})
+        k.x("trtllm::attention", t + 100, 200, "cpu_op", pid, pid, **{"Input Dims": [[toks, 6144]]})
+        for j in range(4):
+            k.launch(t + 150 + 40 * j, pid, pid, LAYER_KERNELS[j], t + 400 + 70 * j, 60.0, gpu)
+        truths.append(StepTruth("unknown"))
+        t += dur + 300
+    return Case("trtllm_pytorch_packed_h100", k.trace("NVIDIA H100 80GB HBM3", {"with_stack": 0, "with_modules": 1}),
+                truths, tokens_known=False, graph_launches=gl, step_name=r"^nn\.Module: LlamaForCausalLM", run_start=False,
+                notes="eager iterations only are module forwards; 1-D input_ids do not tell prefill from decode")
+
+
 CASES = [vllm_v1_profilerstep, vllm_rocm_tp2_new_cached, sglang_decode_only, hf_decode_only,
-         hf_profilerstep_loop, steps_two_threads, vllm_piecewise_graphs, sglang_frames_only]
+         hf_profilerstep_loop, steps_two_threads, vllm_piecewise_graphs, sglang_frames_only,
+         trtllm_packed]
 
 
 def main(folder: str = "/work/bench/hserve") -> None:

@@ -35,6 +35,9 @@ async def test_insights_screen_serving_lines(make, tmp_path):
         found = screen.query("#ins-graphs")
         graphs = str(found.first(Static).render()) if found else ""
     kinds = [t.kind for t in case.steps]
+    if set(kinds) == {"unknown"}:  # nothing tells the kind: no TTFT/TPOT is made up
+        assert f"{len(kinds)} steps of unknown kind" in serving and not re.search(r"TPOT \d", serving)
+        return
     counts = {k: kinds.count(k) for k in ("prefill", "decode", "mixed")}
     assert f"{counts['prefill']} prefill · {counts['decode']} decode · {counts['mixed']} mixed" in serving
     _, spans = _raw_steps(case, events, screen.insights.serving.steps[0].start_ns)

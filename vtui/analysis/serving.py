@@ -129,7 +129,8 @@ def _annotation_tokens(store: TraceStore, rows: np.ndarray) -> list[StepTokens] 
 
 def _embedding_shape(store: TraceStore, rows: np.ndarray) -> list[tuple[int, int, int] | None]:
     """Per forward pass: (batch, tokens, tokens per sequence) from the ``input_ids`` shape of its
-    first aten::embedding."""
+    first aten::embedding; ``(0, tokens, 0)`` for packed 1-D ids (an engine's batch: TensorRT-LLM,
+    vLLM), which say how many tokens but not whose."""
     s = store.slices
     out: list[tuple[int, int, int] | None] = [None] * len(rows)
     emb = [i for i, n in enumerate(store.strings) if n == "aten::embedding"]
@@ -146,7 +147,7 @@ def _embedding_shape(store: TraceStore, rows: np.ndarray) -> list[tuple[int, int
         if isinstance(dims, list) and len(dims) > 1 and isinstance(dims[1], list) and dims[1] \
                 and all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in dims[1]):
             shape = dims[1]
-            out[step] = (int(shape[0]), int(np.prod(shape)), int(shape[-1]))
+            out[step] = (int(shape[0]), int(np.prod(shape)), int(shape[-1])) if len(shape) > 1 else (0, int(shape[0]), 0)
     return out
 
 
@@ -169,9 +170,13 @@ def _frame_tokens(store: TraceStore, rows: np.ndarray) -> list[StepTokens] | Non
 
 def _forward_tokens(store: TraceStore, rows: np.ndarray, first_is_prefill: bool) -> list[StepTokens]:
     """generate()'s passes: the run's first is the prefill, the others decode; a first pass of one
-    token per sequence is a decode too (the profiler started after the prompt)."""
+    token per sequence is a decode too (the profiler started after the prompt). Packed 1-D token
+    ids are an engine's forward, not generate()'s: no kind (a first pass is no prefill there)."""
+    shapes = _embedding_shape(store, rows)
+    if any(sh is not None and sh[0] == 0 and sh[1] > 0 for sh in shapes):
+        return [StepTokens()] * len(rows)
     out = []
-    for i, shape in enumerate(_embedding_shape(store, rows)):
+    for i, shape in enumerate(shapes):
         batch, toks, per_seq = shape if shape else (0, 0, 0)
         prefill = i == 0 and first_is_prefill and not (shape and per_seq == 1)
         out.append(StepTokens(batch, toks, 0, 0, True, fixed_kind=PREFILL) if prefill
