@@ -171,3 +171,19 @@ def test_engine_step_frames(name, step):
     from vtui.analysis.step_names import ENGINE_FRAME_REGEX
 
     assert bool(re.search(ENGINE_FRAME_REGEX, name)) == step
+
+
+@pytest.mark.parametrize("make", [sc.vllm_rocm_tp2_new_cached, sc.sglang_frames_only, sc.sglang_decode_only],
+                         ids=lambda f: f.__name__)
+def test_text_says_when_the_trace_has_no_token_counts(make, tmp_path):
+    """Requests or frames only: the report says the tokens are not written, not "0 prefill tokens"."""
+    from vtui.present.serving_text import serving_lines
+
+    case = make()
+    text = "\n".join(serving_lines(compute_insights(load_trace(case.write(tmp_path), cache=False)).serving))
+    if case.tokens_known:
+        decode = sum(t.decode_tokens for t in case.steps)
+        assert f"/ {decode:,} decode tokens" in text and "not in the trace" not in text
+    else:
+        assert "token counts not in the trace" in text and "0 prefill / 0 decode tokens" not in text
+        assert "     0+0" not in text
