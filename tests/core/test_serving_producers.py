@@ -99,6 +99,18 @@ def test_serving_figures_on_producer(make, tmp_path):
         calls = [raw_span_ns(origin, e)[0] for e in events if e.get("ph") == "X" and e["pid"] == pid
                  and e["name"] in ("cudaGraphLaunch", "hipGraphLaunch")]
         assert [g.launches for g in ins.graphs.per_step] == [sum(a <= c < b for c in calls) for a, b in spans]
+    # `vtui insights --json` says the same
+    from vtui.analysis.insights import insights_dict
+
+    d = insights_dict(ins)["serving"]
+    assert [x["kind"] for x in d["steps"]] == kinds and d["ttft_ns"] == want_ttft
+    assert (d["prefill_steps"], d["decode_steps"], d["mixed_steps"]) == tuple(kinds.count(k) for k in ("prefill", "decode", "mixed"))
+    assert [x["dur_ns"] for x in d["steps"]] == durs and [x["gpu_ns"] for x in d["steps"]] == [s.gpu_ns for s in sv.steps]
+    g = insights_dict(ins)["graphs"]
+    graph_corr = {e["args"]["correlation"] for e in events if e.get("ph") == "X"
+                  and e["name"] in ("cudaGraphLaunch", "hipGraphLaunch")}
+    assert g["launches"] == case.graph_launches
+    assert g["kernels"] == sum(1 for e in events if e.get("cat") == "kernel" and e["args"]["correlation"] in graph_corr)
     # the step list says the kind of the first step, never "prefill / time to first token" for a decode
     if kinds[0] == "decode":
         from vtui.present.insights_text import steps_lines
