@@ -199,3 +199,10 @@ def test_text_says_when_the_trace_has_no_token_counts(make, tmp_path):
     else:
         assert "token counts not in the trace" in text and "0 prefill / 0 decode tokens" not in text
         assert "     0+0" not in text
+
+
+def test_no_steady_window_without_batch_sizes(tmp_path):
+    """SGLang frames say decode, not how many requests: no "steady batch ≈ 0" window."""
+    sv = compute_insights(load_trace(sc.sglang_frames_only().write(tmp_path), cache=False)).serving
+    assert sv.count("decode") == 10 and all(s.decode_requests == 0 for s in sv.steps)
+    assert sv.steady is None

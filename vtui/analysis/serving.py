@@ -323,7 +323,8 @@ def analyse_serving(store: TraceStore, st: StepReport) -> ServingReport:
                                    int(pre_tok[sel].sum()), int(dec_tok[sel].sum()), phases, trend,
                                    [int(sel[k]) for k in trend.spikes]))
     out.slow_prefills = _slow_prefills(steps)
-    win = steady_window(np.array([s.decode_requests for s in steps], dtype=np.float64), decode)
+    batch = np.array([s.decode_requests for s in steps], dtype=np.float64)
+    win = steady_window(batch, decode & (batch > 0))  # no batch written (frames): no steady batch to find
     if win is not None:
         a, b = win
         sel = np.arange(a, b + 1)
