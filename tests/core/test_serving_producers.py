@@ -206,3 +206,19 @@ def test_no_steady_window_without_batch_sizes(tmp_path):
     sv = compute_insights(load_trace(sc.sglang_frames_only().write(tmp_path), cache=False)).serving
     assert sv.count("decode") == 10 and all(s.decode_requests == 0 for s in sv.steps)
     assert sv.steady is None
+
+
+def test_steps_say_which_of_several_engine_processes(tmp_path):
+    """Two TP workers in one trace: the steps are one worker's, and the report says whose."""
+    from vtui.present.insights_text import steps_lines
+
+    case = sc.vllm_rocm_tp2_new_cached()
+    path = case.write(tmp_path)
+    ins = compute_insights(load_trace(path, cache=False))
+    events = raw_events(path)
+    pid, _ = _raw_steps(case, events, ins.serving.steps[0].start_ns)
+    name = next(e["args"]["name"] for e in events if e.get("ph") == "M" and e["name"] == "process_name" and e["pid"] == pid)
+    assert ins.steps.processes == 2
+    assert f"on {name} pid {pid}, 1 of 2 processes with such steps" in steps_lines(ins)[0]
+    one = compute_insights(load_trace(sc.vllm_v1_profilerstep().write(tmp_path), cache=False))
+    assert one.steps.processes == 1 and "processes with such steps" not in steps_lines(one)[0]

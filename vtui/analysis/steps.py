@@ -81,6 +81,8 @@ class StepReport:
     # The first step's serving kind when its name or shapes tell it (see vtui.analysis.serving): a
     # decode first step is no time to first token.
     first_kind: str = ""
+    processes: int = 1  # processes with steps of this pattern (the steps are one process's)
+    process: str = ""  # the steps' process: its name and pid
 
     @property
     def count(self) -> int:
@@ -228,20 +230,40 @@ def find_step_rows(store: TraceStore, regex: str | None = None) -> tuple[str, st
     Among the known patterns the one with the most steps wins (a single ProfilerStep around a
     whole generate loses to the engine steps inside it); ties go to the earlier pattern.
     """
+    label, source, rows, _ = _find_steps(store, regex)
+    return label, source, rows
+
+
+def _pids(store: TraceStore, rows: np.ndarray) -> int:
+    """Distinct processes of the slices ``rows``."""
+    return len({store.tracks[int(t)].pid for t in np.unique(store.slices.track[rows]).tolist()})
+
+
+def _process_of(store: TraceStore, track: int) -> str:
+    tr = store.tracks[track]
+    return f"{tr.process_name or 'process'} pid {tr.pid}"
+
+
+def _find_steps(store: TraceStore, regex: str | None = None) -> tuple[str, str, np.ndarray, int]:
+    """``find_step_rows`` and how many processes have steps of the pattern chosen (engine processes,
+    ranks in one file: the steps come from one of them)."""
     empty = np.zeros(0, dtype=np.int64)
     if not len(store.slices):
-        return (regex or "", "user" if regex else "", empty)
+        return (regex or "", "user" if regex else "", empty, 0)
     allowed = _cpu_candidates(store)
     candidates = [(regex, "user", regex)] if regex else [(label, "known", pat) for label, pat in KNOWN_STEP_PATTERNS]
     best: tuple[str, str, np.ndarray] | None = None
     found: dict[str, np.ndarray] = {}
+    processes: dict[str, int] = {}
     for label, source, pat in candidates:
         if source == "user":  # a user's pattern: the guarded engine (cannot backtrack without end)
             mask = compile_user(pat).mask(store.strings)[store.slices.name_id] & allowed
         else:
             mask = string_mask(store, re.compile(pat).search)[store.slices.name_id] & allowed
         if mask.any():
-            rows = _best_track(store, _outermost(store, mask))
+            outer = _outermost(store, mask)
+            processes[label] = _pids(store, outer)
+            rows = _best_track(store, outer)
             if label == ENGINE_ANNOTATION:
                 rows = _drop_overlapping(store, rows)
             rows = rows[np.argsort(store.slices.start_ns[rows], kind="stable")]
@@ -254,14 +276,14 @@ def find_step_rows(store: TraceStore, regex: str | None = None) -> tuple[str, st
                 break
             kind_rows = found.get(label)
             if kind_rows is not None and _same_steps(store, kind_rows, best[2]):
-                return label, "known", kind_rows
-        return best
+                return label, "known", kind_rows, processes[label]
+        return (*best, processes[best[0]])
     if regex:
-        return regex, "user", empty
+        return regex, "user", empty, 0
     name, rows = _generic(store, allowed)
     if len(rows):
-        return f"repeated: {name}", "generic", rows[np.argsort(store.slices.start_ns[rows], kind="stable")]
-    return "", "", empty
+        return f"repeated: {name}", "generic", rows[np.argsort(store.slices.start_ns[rows], kind="stable")], 1
+    return "", "", empty, 0
 
 
 def _phases(store: TraceStore, rows: np.ndarray, kids: np.ndarray, k_step: np.ndarray) -> tuple[list[Phase], int]:
@@ -354,7 +376,7 @@ def analyse_steps(store: TraceStore, rng: TimeRange | None = None, regex: str | 
     and trends; ``present=False`` when none."""
     rng = over(store, rng)
     t0, t1 = rng.t0, rng.t1
-    label, source, rows = find_step_rows(store, regex)
+    label, source, rows, processes = _find_steps(store, regex)
     s = store.slices
     in_trace, all_rows = len(rows), rows
     rows = rows[(s.start_ns[rows] >= t0) & (s.start_ns[rows] < t1)]
@@ -365,4 +387,5 @@ def analyse_steps(store: TraceStore, rng: TimeRange | None = None, regex: str | 
     op_phases, op_unattributed = phases_below_frames(store, rows)
     return StepReport(True, label, source, int(s.track[rows[0]]), rows, starts, ends, phases, unattributed,
                       analyse_trend(starts, ends), in_trace, run_start=int(rows[0]) == int(all_rows[0]),
-                      op_phases=op_phases, op_unattributed_ns=op_unattributed)
+                      op_phases=op_phases, op_unattributed_ns=op_unattributed, processes=processes,
+                      process=_process_of(store, int(s.track[rows[0]])))

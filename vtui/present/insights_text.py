@@ -33,7 +33,11 @@ def steps_lines(ins: Insights, bar_width: int = 40, times: bool = True, step_opt
     sv = ins.serving
     if sv.present and sv.kinds_known and sv.steps and sv.steps[0].kind not in ("prefill", "mixed"):
         first = f"  first step (a {sv.steps[0].kind} step, not a prefill: see Serving for TTFT)"
-    lines = [f"Steps: {safe_field(st.pattern, 120)} ({src.get(st.source, st.source)}) · {counted(st.count, 'step')}",
+    where = ""
+    if st.processes > 1:  # engine processes / ranks in one file: say whose steps these are
+        where = (f" · on {safe_field(st.process, 80)}, 1 of {st.processes} processes with such steps "
+                 "(the others are not in these figures)")
+    lines = [f"Steps: {safe_field(st.pattern, 120)} ({src.get(st.source, st.source)}) · {counted(st.count, 'step')}{where}",
              f"{first}  {fd(st.first_ns)}"]
     if rest:
         rate = f" · ≈{st.steps_per_s:,.1f} steps/s (tokens/s per sequence)" if st.steps_per_s else ""
