@@ -222,3 +222,20 @@ def test_steps_say_which_of_several_engine_processes(tmp_path):
     assert f"on {name} pid {pid}, 1 of 2 processes with such steps" in steps_lines(ins)[0]
     one = compute_insights(load_trace(sc.vllm_v1_profilerstep().write(tmp_path), cache=False))
     assert one.steps.processes == 1 and "processes with such steps" not in steps_lines(one)[0]
+
+
+def test_threads_whose_steps_overlap_are_not_joined(tmp_path):
+    """Two threads of one process with steps at the same times (parallel copies, not one loop taking
+    turns): the steps are one thread's. Taking turns, they are joined (see steps_two_threads)."""
+    from tests.helpers import X, load_events
+    from vtui.analysis.steps import analyse_steps
+
+    ev = []
+    for i in range(6):
+        t = 100.0 + i * 1000
+        ev.append(X("execute_context_0(0)_generation_2(2)", t, 800, cat="user_annotation", pid=7, tid=1))
+        ev.append(X("execute_context_0(0)_generation_2(2)", t + 50, 800, cat="user_annotation", pid=7, tid=2))
+    st = analyse_steps(load_events(tmp_path, ev))
+    assert st.count == 6
+    ev2 = [dict(e, ts=e["ts"] + (500 if e["tid"] == 2 else 0), dur=400) for e in ev]  # now they take turns
+    assert analyse_steps(load_events(tmp_path, ev2, "t2.json")).count == 12

@@ -157,13 +157,25 @@ def _best_track(store: TraceStore, rows: np.ndarray) -> np.ndarray:
     order = sorted(np.unique(tracks).tolist(), key=lambda t: (-int((tracks == t).sum()), -int(dur[tracks == t].sum())))
     keep = tracks == order[0]
     pid = store.tracks[order[0]].pid
+    kept = rows[keep]
+    kept = kept[np.argsort(s.start_ns[kept], kind="stable")]
+    ks, ke = s.start_ns[kept].astype(np.int64), s.end_ns[kept].astype(np.int64)
     for t in order[1:]:
         if store.tracks[t].pid != pid:
             continue
-        both = rows[keep | (tracks == t)]
-        both = both[np.argsort(s.start_ns[both], kind="stable")]
-        if bool((s.start_ns[both[1:]] >= s.end_ns[both[:-1]]).all()):
+        mine = rows[tracks == t]
+        mine = mine[np.argsort(s.start_ns[mine], kind="stable")]
+        ms, me = s.start_ns[mine].astype(np.int64), s.end_ns[mine].astype(np.int64)
+        if not bool((ms[1:] >= me[:-1]).all()):
+            continue
+        k = np.searchsorted(ks, ms, side="right")  # the kept steps before (k - 1) and after (k) each one
+        before_ok = (k == 0) | (ke[np.maximum(k - 1, 0)] <= ms)
+        after_ok = (k == len(ks)) | (ks[np.minimum(k, len(ks) - 1)] >= me)
+        if bool((before_ok & after_ok).all()):
             keep |= tracks == t
+            kept = rows[keep]
+            kept = kept[np.argsort(s.start_ns[kept], kind="stable")]
+            ks, ke = s.start_ns[kept].astype(np.int64), s.end_ns[kept].astype(np.int64)
     return rows[keep]
 
 
