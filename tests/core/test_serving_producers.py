@@ -239,3 +239,22 @@ def test_threads_whose_steps_overlap_are_not_joined(tmp_path):
     assert st.count == 6
     ev2 = [dict(e, ts=e["ts"] + (500 if e["tid"] == 2 else 0), dur=400) for e in ev]  # now they take turns
     assert analyse_steps(load_events(tmp_path, ev2, "t2.json")).count == 12
+
+
+def test_training_steps_stay_profiler_steps(tmp_path):
+    """prof.step() per training iteration with one forward pass each: the step is the iteration
+    (forward, backward, optimizer), not the forward pass, and nothing is called a prefill."""
+    from tests.helpers import X, load_events
+    from vtui.analysis.steps import analyse_steps
+
+    ev = []
+    for i in range(5):
+        t = 100.0 + i * 10000
+        ev.append(X(f"ProfilerStep#{i}", t, 9000, cat="user_annotation"))
+        ev.append(X("nn.Module: LlamaForCausalLM_0", t + 100, 3000, cat="python_function"))
+        ev.append(X("autograd::engine::evaluate_function: MmBackward0", t + 3500, 4000))
+        ev.append(X("Optimizer.step#AdamW.step", t + 8000, 800))
+    store = load_events(tmp_path, ev)
+    st = analyse_steps(store)
+    assert st.pattern == "ProfilerStep#N" and st.count == 5
+    assert compute_insights(store).serving.kinds_known is False

@@ -193,6 +193,14 @@ def _drop_overlapping(store: TraceStore, rows: np.ndarray) -> np.ndarray:
     return np.array(keep, dtype=np.int64)
 
 
+def _trains(store: TraceStore) -> bool:
+    """The trace runs autograd's backward (training, not serving). Memoised per store."""
+    hit = store.derived.get("trains")
+    if hit is None:
+        hit = store.derived["trains"] = any(n.startswith("autograd::engine::evaluate_function: ") for n in store.strings)
+    return bool(hit)
+
+
 def _same_steps(store: TraceStore, rows: np.ndarray, other: np.ndarray) -> bool:
     """Whether two patterns' steps (each in start order) mark the same iterations: nearly every step
     of each lies inside, or around, its own step of the other (one each, not many in one)."""
@@ -287,6 +295,8 @@ def _find_steps(store: TraceStore, regex: str | None = None) -> tuple[str, str, 
             if label == best[0]:
                 break
             kind_rows = found.get(label)
+            if label == TRANSFORMERS_FORWARD and _trains(store):
+                continue  # a training step's forward pass is a third of it, and no prefill
             if kind_rows is not None and _same_steps(store, kind_rows, best[2]):
                 return label, "known", kind_rows, processes[label]
         return (*best, processes[best[0]])
