@@ -134,14 +134,17 @@ FX_HASH = "ckx3bqv7h2tqzq5hxybr6o3r4wzqyv5lq6gmnixpl3yfwxf5u2cw"
 VLLM_V1_STEPS = ([(4, 2048, 0, 0)] + [(0, 0, 4, 4)] * 4 + [(1, 512, 4, 4)] + [(0, 0, 5, 5)] * 6)
 
 
-def vllm_v1_profilerstep() -> Case:
+def vllm_v1_profilerstep(plan=None, name: str = "vllm_v1_h100_profilerstep", leading: bool = False) -> Case:
+    """``leading``: as torch's profiler does on start(), a ProfilerStep#0 from the start to the first
+    engine step's profiler.step() (so one ProfilerStep more than engine steps)."""
+    plan = VLLM_V1_STEPS if plan is None else plan
     k = _Kineto("cuda")
     pid, tid, gpu = 48213, 48213, 0
     k.meta(pid, "VLLM::EngineCore", "CPU", tid, "VLLM::EngineCore")
     k.meta(gpu, "VLLM::EngineCore", "GPU 0")
     t, truths, gl = 1000.0, [], 0
     prof_steps = []  # ProfilerStep#N spans: from the step() call to the next one
-    for n, nt, m, mt in VLLM_V1_STEPS:
+    for n, nt, m, mt in plan:
         prefill = n > 0
         dur = 5200.0 if prefill and not m else 2600.0 if prefill else 1400.0 + 10 * m
         k.frame("vllm/v1/engine/core.py(404): step", t, dur + 420, pid, tid)
@@ -183,11 +186,18 @@ def vllm_v1_profilerstep() -> Case:
                        k_t + 3, 8.0, gpu)
         k.x("core step: update_from_output", s0 + 210, 90, "user_annotation", pid, tid)
         t += dur + 420 + 35
+    if leading:
+        prof_steps = [500.0] + prof_steps
     ends = prof_steps[1:] + [t]
     for i, (a, b) in enumerate(zip(prof_steps, ends)):
-        k.x(f"ProfilerStep#{i + 1}", a - 1, b - a - 1, "user_annotation", pid, tid)
-    return Case("vllm_v1_h100_profilerstep", k.trace("NVIDIA H100 80GB HBM3"), truths, graph_launches=gl,
+        k.x(f"ProfilerStep#{i + (0 if leading else 1)}", a - 1, b - a - 1, "user_annotation", pid, tid)
+    return Case(name, k.trace("NVIDIA H100 80GB HBM3"), truths, graph_launches=gl,
                 notes="ProfilerStep#N opened by vLLM's profiler.step() around each execute_… annotation")
+
+
+def vllm_v1_five_steps() -> Case:
+    """vLLM's profiler default of 5 active iterations, with torch's ProfilerStep#0 before the first."""
+    return vllm_v1_profilerstep([(2, 900, 0, 0)] + [(0, 0, 2, 2)] * 4, "vllm_v1_h100_five_steps", leading=True)
 
 
 # ---- vLLM (late 2025) execute_new_{n}_cached_{m}, ROCm, TP=2 worker processes, HIP graphs --------
@@ -458,7 +468,7 @@ def trtllm_packed() -> Case:
 
 CASES = [vllm_v1_profilerstep, vllm_rocm_tp2_new_cached, sglang_decode_only, hf_decode_only,
          hf_profilerstep_loop, steps_two_threads, vllm_piecewise_graphs, sglang_frames_only,
-         trtllm_packed]
+         trtllm_packed, vllm_v1_five_steps]
 
 
 def main(folder: str = "/work/bench/hserve") -> None:

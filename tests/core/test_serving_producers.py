@@ -16,7 +16,7 @@ from vtui.load.trace import load_trace
 
 CASES = [sc.sglang_decode_only, sc.vllm_v1_profilerstep, sc.hf_profilerstep_loop, sc.vllm_rocm_tp2_new_cached,
          sc.hf_decode_only, sc.steps_two_threads, sc.vllm_piecewise_graphs, sc.sglang_frames_only,
-         sc.trtllm_packed]
+         sc.trtllm_packed, sc.vllm_v1_five_steps]
 ALL = sc.CASES
 
 

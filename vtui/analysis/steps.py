@@ -47,6 +47,7 @@ KNOWN_STEP_PATTERNS: list[tuple[str, str]] = [
 # a prof.step() loop opens, or around each), it is the step.
 KIND_PATTERNS = (ENGINE_ANNOTATION, ENGINE_FRAME, TRANSFORMERS_FORWARD)
 SAME_STEPS_SHARE = 0.9  # of the steps of either pattern that pair one-to-one with the other's
+SAME_STEPS_SLACK = 2  # or all but this many: torch's ProfilerStep#0 before the first engine step, one after the last
 GENERIC_MIN_COUNT = 3
 GENERIC_MIN_COVER = 0.3  # the repeated name covers >= 30% of its track's top-level time
 
@@ -206,7 +207,8 @@ def _same_steps(store: TraceStore, rows: np.ndarray, other: np.ndarray) -> bool:
     of each lies inside, or around, its own step of the other (one each, not many in one)."""
     s = store.slices
     n = max(len(rows), len(other))
-    if not len(rows) or not len(other) or min(len(rows), len(other)) < SAME_STEPS_SHARE * n:
+    need = min(SAME_STEPS_SHARE * n, n - SAME_STEPS_SLACK)
+    if not len(rows) or not len(other) or min(len(rows), len(other)) < need:
         return False
 
     def one_each(inner: np.ndarray, outer: np.ndarray) -> int:
@@ -218,7 +220,7 @@ def _same_steps(store: TraceStore, rows: np.ndarray, other: np.ndarray) -> bool:
         ok &= (st >= a[kk]) & (en <= b[kk])
         return len(np.unique(kk[ok]))  # distinct outer steps holding one
 
-    return max(one_each(rows, other), one_each(other, rows)) >= SAME_STEPS_SHARE * n
+    return max(one_each(rows, other), one_each(other, rows)) >= max(need, 1)
 
 
 def _generic(store: TraceStore, allowed: np.ndarray) -> tuple[str, np.ndarray]:
