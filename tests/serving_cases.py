@@ -152,9 +152,9 @@ def vllm_v1_profilerstep(plan=None, name: str = "vllm_v1_h100_profilerstep", lea
         k.frame("vllm/v1/executor/uniproc_executor.py(96): execute_model", t + 70, dur + 30, pid, tid)
         k.frame("vllm/v1/worker/gpu_worker.py(612): execute_model", t + 75, dur + 20, pid, tid)
         prof_steps.append(t + 80)
-        name = f"execute_context_{n}({nt})_generation_{m}({mt})"
+        ann = f"execute_context_{n}({nt})_generation_{m}({mt})"
         a0 = t + 82
-        k.x(name, a0, dur, "user_annotation", pid, tid)
+        k.x(ann, a0, dur, "user_annotation", pid, tid)
         k.frame("vllm/v1/worker/gpu_model_runner.py(3521): execute_model", a0 + 1, dur - 2, pid, tid)
         k.x("gpu_model_runner: preprocess", a0 + 3, 0.2 * dur, "user_annotation", pid, tid)
         k.frame("vllm/v1/worker/gpu_model_runner.py(1622): _prepare_inputs", a0 + 5, 0.18 * dur, pid, tid)
