@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from vtui.analysis.selection import instant_rows
+from vtui.analysis.step_names import parse_step_name
 from vtui.store.devices import device_work_kinds, python_mask
 from vtui.store.slicetime import TimeRange, over
 from vtui.store.store import TraceStore
@@ -45,7 +46,10 @@ def _kind(text: str) -> str | None:
 def analyse_caches(store: TraceStore, rng: TimeRange | None = None) -> CacheReport:
     """Cache events in ``rng`` (the whole trace when None)."""
     rng = over(store, rng)
-    is_cache = np.fromiter((bool(CACHE.search(s)) for s in store.strings), dtype=bool, count=len(store.strings))
+    # An engine's step annotation is no cache event though it may say "cached" (vLLM's
+    # execute_new_{n}_cached_{m} counts the requests already running).
+    is_cache = np.fromiter((bool(CACHE.search(s)) and parse_step_name(s) is None for s in store.strings), dtype=bool,
+                           count=len(store.strings))
     s, inst = store.slices, store.instants
     rs = rng.slices  # the one range rule; time clipped to the range
     pos = np.flatnonzero(is_cache[s.name_id[rs.rows]]) if len(s) else np.zeros(0, dtype=np.int64)

@@ -25,8 +25,18 @@ import numpy as np
 
 from vtui.analysis.basics import Stats, pct
 from vtui.analysis.launched import launched_work, owners
-from vtui.analysis.step_names import DECODE, KINDS, MIXED, PREFILL, UNKNOWN, StepTokens, parse_step_name
+from vtui.analysis.step_names import (
+    DECODE,
+    KINDS,
+    MIXED,
+    PREFILL,
+    UNKNOWN,
+    StepTokens,
+    frame_kind,
+    parse_step_name,
+)
 from vtui.analysis.steps import (
+    ENGINE_FRAME,
     TRANSFORMERS_FORWARD,
     Phase,
     StepReport,
@@ -117,10 +127,12 @@ def _annotation_tokens(store: TraceStore, rows: np.ndarray) -> list[StepTokens] 
     return [parsed[int(n)] or StepTokens() for n in ids.tolist()]
 
 
-def _embedding_shape(store: TraceStore, rows: np.ndarray) -> list[tuple[int, int] | None]:
-    """Per forward pass: (batch, tokens) from the ``input_ids`` shape of its first aten::embedding."""
+def _embedding_shape(store: TraceStore, rows: np.ndarray) -> list[tuple[int, int, int] | None]:
+    """Per forward pass: (batch, tokens, tokens per sequence) from the ``input_ids`` shape of its
+    first aten::embedding; ``(0, tokens, 0)`` for packed 1-D ids (an engine's batch: TensorRT-LLM,
+    vLLM), which say how many tokens but not whose."""
     s = store.slices
-    out: list[tuple[int, int] | None] = [None] * len(rows)
+    out: list[tuple[int, int, int] | None] = [None] * len(rows)
     emb = store.string_ids("aten::embedding")
     if not emb:
         return out
@@ -135,16 +147,39 @@ def _embedding_shape(store: TraceStore, rows: np.ndarray) -> list[tuple[int, int
         if isinstance(dims, list) and len(dims) > 1 and isinstance(dims[1], list) and dims[1] \
                 and all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in dims[1]):
             shape = dims[1]
-            out[step] = (int(shape[0]), int(np.prod(shape)))
+            out[step] = (int(shape[0]), int(np.prod(shape)), int(shape[-1])) if len(shape) > 1 else (0, int(shape[0]), 0)
     return out
 
 
+def _frame_tokens(store: TraceStore, rows: np.ndarray) -> list[StepTokens] | None:
+    """Engine step frames: each step's kind from the first frame below it that names one
+    (step_names.FRAME_KINDS); no request or token counts. None when no step has such a frame."""
+    kinds = {i: k for i, n in enumerate(store.strings) if (k := frame_kind(n)) is not None}
+    if not kinds:
+        return None
+    s = store.slices
+    cand = np.flatnonzero(np.isin(s.name_id, np.fromiter(kinds, dtype=np.int64)) & python_mask(store))
+    cand = cand[np.argsort(s.start_ns[cand], kind="stable")]
+    own = owners(store, rows, cand)
+    out = [StepTokens()] * len(rows)
+    for step, row in zip(own.tolist()[::-1], cand.tolist()[::-1]):  # the first in each step wins
+        if step >= 0:
+            out[step] = StepTokens(known=True, fixed_kind=kinds[int(s.name_id[row])])
+    return out if any(t.known for t in out) else None
+
+
 def _forward_tokens(store: TraceStore, rows: np.ndarray, first_is_prefill: bool) -> list[StepTokens]:
-    """generate()'s passes: the run's first is the prefill, the others decode."""
+    """generate()'s passes: the run's first is the prefill, the others decode; a first pass of one
+    token per sequence is a decode too (the profiler started after the prompt). Packed 1-D token
+    ids are an engine's forward, not generate()'s: no kind (a first pass is no prefill there)."""
+    shapes = _embedding_shape(store, rows)
+    if any(sh is not None and sh[0] == 0 and sh[1] > 0 for sh in shapes):
+        return [StepTokens()] * len(rows)
     out = []
-    for i, shape in enumerate(_embedding_shape(store, rows)):
-        batch, toks = shape if shape else (0, 0)
-        out.append(StepTokens(batch, toks, 0, 0, True, fixed_kind=PREFILL) if i == 0 and first_is_prefill
+    for i, shape in enumerate(shapes):
+        batch, toks, per_seq = shape if shape else (0, 0, 0)
+        prefill = i == 0 and first_is_prefill and not (shape and per_seq == 1)
+        out.append(StepTokens(batch, toks, 0, 0, True, fixed_kind=PREFILL) if prefill
                    else StepTokens(0, 0, batch, toks, True, fixed_kind=DECODE))
     return out
 
@@ -245,8 +280,11 @@ def analyse_serving(store: TraceStore, st: StepReport) -> ServingReport:
     tokens = _annotation_tokens(store, rows)
     source = "annotations"
     if tokens is None:
+        frames = _frame_tokens(store, rows) if st.pattern == ENGINE_FRAME else None
         if st.pattern == TRANSFORMERS_FORWARD:
             tokens, source = _forward_tokens(store, rows, first_is_prefill=st.run_start), "transformers"
+        elif frames is not None:
+            tokens, source = frames, "frames"
         else:
             tokens, source = [StepTokens()] * len(rows), "steps"
     starts, ends = st.starts, st.ends
@@ -256,6 +294,7 @@ def analyse_serving(store: TraceStore, st: StepReport) -> ServingReport:
     steps = [ServingStep(i, t.kind, t.prefill_requests, t.prefill_tokens, t.decode_requests, t.decode_tokens, a, d, g, r)
              for i, (t, a, d, g, r) in enumerate(zip(tokens, starts.tolist(), durs.tolist(), gpu.tolist(), rows.tolist()))]
     out = ServingReport(True, source, steps)
+    st.first_kind = steps[0].kind if out.kinds_known else ""  # the steps' own TTFT follows the kinds
     kinds = np.array([s.kind for s in steps])
     pre_tok = np.array([s.prefill_tokens for s in steps], dtype=np.int64)
     dec_tok = np.array([s.decode_tokens for s in steps], dtype=np.int64)
@@ -284,7 +323,8 @@ def analyse_serving(store: TraceStore, st: StepReport) -> ServingReport:
                                    int(pre_tok[sel].sum()), int(dec_tok[sel].sum()), phases, trend,
                                    [int(sel[k]) for k in trend.spikes]))
     out.slow_prefills = _slow_prefills(steps)
-    win = steady_window(np.array([s.decode_requests for s in steps], dtype=np.float64), decode)
+    batch = np.array([s.decode_requests for s in steps], dtype=np.float64)
+    win = steady_window(batch, decode & (batch > 0))  # no batch written (frames): no steady batch to find
     if win is not None:
         a, b = win
         sel = np.arange(a, b + 1)

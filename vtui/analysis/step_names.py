@@ -8,6 +8,9 @@ Forms seen in real traces:
   ``{tokens}_{Σ tokens²}`` (888² = 788,544: the sum of squared query lengths, for attention cost).
 - vLLM detailed ``execute_{T}_context_{n}(sq{q}sk{k}sqsq{..}sqsk{..})_generation_{m}(sq{q}sk{k}…)``:
   T scheduled tokens; sq = query tokens, sk = key (context) tokens, then Σsq² and Σsq·sk.
+- vLLM (2025) ``execute_new_{n}_cached_{m}``: n new requests (their prefill), m cached ones (already
+  running: decode, or a later chunk of a chunked prefill, which the name does not tell apart); no
+  token counts, so the tokens stay 0 (unknown) and the kind follows the requests.
 - SGLang ``step[DECODE bs=32]``, ``step[EXTEND bs=15 toks=15360]`` (EXTEND/PREFILL: prefill;
   DECODE: decode, one token per request unless ``toks`` says otherwise; MIXED: both, tokens filed
   as prefill since the split is not written; IDLE: nothing).
@@ -21,16 +24,38 @@ from dataclasses import dataclass
 PREFILL, DECODE, MIXED, UNKNOWN = "prefill", "decode", "mixed", "unknown"
 KINDS = (PREFILL, DECODE, MIXED, UNKNOWN)
 
+# Engines' step frames (with_stack) where no step annotation is written: SGLang's scheduler
+# run_batch (SGLang profiles with_stack=True; versions before its step[…] annotation leave only
+# frames), vLLM V1's EngineCore.step (kind not named below it).
+ENGINE_FRAME_REGEX = (r"(?:^|/)sglang/srt/managers/scheduler\.py\(\d+\): run_batch$"
+                      r"|(?:^|/)vllm/v1/engine/core\.py\(\d+\): step(?:_with_batch_queue)?$")
+# Frames below a step frame that name its kind, first match wins (the attention backends' methods of
+# the same names are not the model runner's and do not count).
+FRAME_KINDS: list[tuple[re.Pattern[str], str]] = []  # filled below, after the kinds are defined
+
 # The step-finder's pattern for every form above (vtui.analysis.steps).
-ANNOTATION_REGEX = r"^execute_(?:\d+_)?context_\d+|^step\[[A-Za-z_]+\b"
+ANNOTATION_REGEX = r"^execute_(?:\d+_)?context_\d+|^execute_new_\d+_cached_\d+|^step\[[A-Za-z_]+\b"
 
 # At most 15 digits: a hostile name cannot make an int beyond int64 sums (or Python's digit limit).
 _N = r"(\d{1,15})(?!\d)"
 _VLLM = re.compile(rf"^execute_(?:\d{{1,15}}_)?context_{_N}\(([^)]*)\)(?:_generation_{_N}\(([^)]*)\))?")
+_NEW_CACHED = re.compile(rf"^execute_new_{_N}_cached_{_N}")
 _SGLANG = re.compile(r"^step\[([A-Za-z_]+)\b([^\]]*)\]")
 _FIELD = re.compile(rf"\b(bs|toks|tokens)={_N}")
 _SQ = re.compile(rf"^sq{_N}")
 _LEAD = re.compile(rf"^{_N}")
+
+
+FRAME_KINDS += [
+    # SGLang ForwardMode.EXTEND (prefill; a --enable-mixed-chunk MIXED batch also runs forward_extend)
+    (re.compile(r"(?:^|/)sglang/srt/model_executor/model_runner\.py\(\d+\): forward_extend$"), PREFILL),
+    (re.compile(r"(?:^|/)sglang/srt/model_executor/model_runner\.py\(\d+\): forward_decode$"), DECODE),
+]
+
+
+def frame_kind(name: str) -> str | None:
+    """The step kind a frame's name tells (FRAME_KINDS); None for any other frame."""
+    return next((kind for pat, kind in FRAME_KINDS if pat.search(name)), None)
 
 
 @dataclass(frozen=True)
@@ -72,6 +97,9 @@ def parse_step_name(name: str) -> StepTokens | None:
     if m:
         n, m_req = int(m.group(1)), int(m.group(3) or 0)
         return StepTokens(n, _tokens(m.group(2)), m_req, _tokens(m.group(4)), True)
+    m = _NEW_CACHED.match(name)
+    if m:  # requests only: no token counts in this form
+        return StepTokens(int(m.group(1)), 0, int(m.group(2)), 0, True)
     m = _SGLANG.match(name)
     if m:
         mode = m.group(1).upper()

@@ -4,7 +4,11 @@ Detection order: a user regex if given; else well-known step names (PyTorch's Pr
 vLLM's execute_…context…_generation_… and SGLang's step[…] annotations, engine_step /
 llm_engine_step, transformers' forward passes under generate()); else a generic guess: a
 name that repeats at the top level of a CPU thread and covers much of that thread's time.
-Steps are taken on one CPU track (the one with the most matches), outermost matches only, so
+When a pattern whose names tell the kind (the engine annotations, then the forward passes) marks
+the same iterations as the count winner, one inside or around each of its steps (vLLM's
+profiler wrapper opens a ProfilerStep#N per engine step), it is the step.
+Steps are taken on one CPU track (the one with the most matches, joined by the other threads of its
+process whose matches take turns with its own, never overlapping), outermost matches only, so
 annotations mirrored onto GPU streams or nested re-entries are not counted twice.
 """
 
@@ -17,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from vtui.analysis.basics import Stats, dense_unique, pct
-from vtui.analysis.step_names import ANNOTATION_REGEX
+from vtui.analysis.step_names import ANNOTATION_REGEX, ENGINE_FRAME_REGEX
 from vtui.analysis.trends import Trend, analyse_trend
 from vtui.regex_guard import compile_user
 from vtui.store.devices import device_work_kinds, on_thread_track, python_mask, string_mask, whole_run_mask
@@ -26,18 +30,26 @@ from vtui.store.store import TraceStore
 
 ENGINE_ANNOTATION = "engine step annotation"  # vLLM execute_…context…, SGLang step[…] (see step_names)
 TRANSFORMERS_FORWARD = "transformers forward"  # generate()'s forward passes: the first is the prefill
+ENGINE_FRAME = "engine step frame"  # SGLang's run_batch / vLLM's EngineCore.step frames (with_stack)
 KNOWN_STEP_PATTERNS: list[tuple[str, str]] = [
     ("ProfilerStep#N", r"^ProfilerStep#\d+$"),
     # One pattern for every engine form, so two annotations over one step (SGLang writes both) nest
     # and count once.
     (ENGINE_ANNOTATION, ANNOTATION_REGEX),
     ("engine_step", r"(?i)^(llm_?)?engine[._]?step\b|^LLMEngine\.step\b"),
+    (ENGINE_FRAME, ENGINE_FRAME_REGEX),
     # The model's top module (with_modules) or its forward frame (with_stack); outermost only.
     (TRANSFORMERS_FORWARD, r"^nn\.Module: \w*(ForCausalLM|ForConditionalGeneration|LMHeadModel)\w*$"
                            r"|^transformers/models/[\w/]+/modeling_\w+\.py\(\d+\): forward$"),
 ]
 # The known patterns that are an inference engine's steps: the first is the prefill (TTFT).
-SERVING_STEP_PATTERNS = frozenset({ENGINE_ANNOTATION, "engine_step", TRANSFORMERS_FORWARD})
+SERVING_STEP_PATTERNS = frozenset({ENGINE_ANNOTATION, ENGINE_FRAME, "engine_step", TRANSFORMERS_FORWARD})
+# Patterns whose steps say their kind (prefill / decode), most telling first: when one of them marks
+# the same steps as the count winner (one inside each ProfilerStep#N that vLLM's profiler.step() or
+# a prof.step() loop opens, or around each), it is the step.
+KIND_PATTERNS = (ENGINE_ANNOTATION, ENGINE_FRAME, TRANSFORMERS_FORWARD)
+SAME_STEPS_SHARE = 0.9  # of the steps of either pattern that pair one-to-one with the other's
+SAME_STEPS_SLACK = 2  # or all but this many: torch's ProfilerStep#0 before the first engine step, one after the last
 GENERIC_MIN_COUNT = 3
 GENERIC_MIN_COVER = 0.3  # the repeated name covers >= 30% of its track's top-level time
 
@@ -70,6 +82,11 @@ class StepReport:
     op_phases: list[Phase] = field(default_factory=list)
     op_unattributed_ns: int = 0
     where: str = ""  # the steps' track ("process › thread") when the store holds several files (ranks)
+    # The first step's serving kind when its name or shapes tell it (see vtui.analysis.serving): a
+    # decode first step is no time to first token.
+    first_kind: str = ""
+    processes: int = 1  # processes with steps of this pattern (the steps are one process's)
+    process: str = ""  # the steps' process: its name and pid
 
     @property
     def count(self) -> int:
@@ -86,7 +103,10 @@ class StepReport:
 
     @property
     def ttft_ns(self) -> int | None:
-        """The first step as time to first token: only when it is the run's first step."""
+        """The first step as time to first token: only when it is the run's first step, and not a
+        step known to be a decode (a trace profiled after the prompt has no TTFT)."""
+        if self.first_kind == "decode":
+            return None
         return self.first_ns if self.run_start else None
 
     @property
@@ -130,13 +150,37 @@ def _outermost(store: TraceStore, mask: np.ndarray) -> np.ndarray:
 
 
 def _best_track(store: TraceStore, rows: np.ndarray) -> np.ndarray:
-    """The matches on the one track with most of them (ties: most time)."""
+    """The matches on the one track with most of them (ties: most time), with those of other threads
+    of its process that take turns with them: one sequence of steps that a thread pool runs on
+    several threads (never overlapping in time), unlike parallel ranks or mirrored copies."""
     if not len(rows):
         return rows
-    tracks = store.slices.track[rows]
-    dur = store.slices.dur_ns[rows]
-    best = max(np.unique(tracks).tolist(), key=lambda t: (int((tracks == t).sum()), int(dur[tracks == t].sum())))
-    return rows[tracks == best]
+    s = store.slices
+    tracks = s.track[rows]
+    dur = s.dur_ns[rows]
+    order = sorted(np.unique(tracks).tolist(), key=lambda t: (-int((tracks == t).sum()), -int(dur[tracks == t].sum())))
+    keep = tracks == order[0]
+    pid = store.tracks[order[0]].pid
+    kept = rows[keep]
+    kept = kept[np.argsort(s.start_ns[kept], kind="stable")]
+    ks, ke = s.start_ns[kept].astype(np.int64), s.end_ns[kept].astype(np.int64)
+    for t in order[1:]:
+        if store.tracks[t].pid != pid:
+            continue
+        mine = rows[tracks == t]
+        mine = mine[np.argsort(s.start_ns[mine], kind="stable")]
+        ms, me = s.start_ns[mine].astype(np.int64), s.end_ns[mine].astype(np.int64)
+        if not bool((ms[1:] >= me[:-1]).all()):
+            continue
+        k = np.searchsorted(ks, ms, side="right")  # the kept steps before (k - 1) and after (k) each one
+        before_ok = (k == 0) | (ke[np.maximum(k - 1, 0)] <= ms)
+        after_ok = (k == len(ks)) | (ks[np.minimum(k, len(ks) - 1)] >= me)
+        if bool((before_ok & after_ok).all()):
+            keep |= tracks == t
+            kept = rows[keep]
+            kept = kept[np.argsort(s.start_ns[kept], kind="stable")]
+            ks, ke = s.start_ns[kept].astype(np.int64), s.end_ns[kept].astype(np.int64)
+    return rows[keep]
 
 
 def _drop_overlapping(store: TraceStore, rows: np.ndarray) -> np.ndarray:
@@ -151,6 +195,35 @@ def _drop_overlapping(store: TraceStore, rows: np.ndarray) -> np.ndarray:
             keep.append(r)
             reach = int(s.end_ns[r])
     return np.array(keep, dtype=np.int64)
+
+
+def _trains(store: TraceStore) -> bool:
+    """The trace runs autograd's backward (training, not serving). Memoised per store."""
+    hit = store.derived.get("trains")
+    if hit is None:
+        hit = store.derived["trains"] = any(n.startswith("autograd::engine::evaluate_function: ") for n in store.strings)
+    return bool(hit)
+
+
+def _same_steps(store: TraceStore, rows: np.ndarray, other: np.ndarray) -> bool:
+    """Whether two patterns' steps (each in start order) mark the same iterations: nearly every step
+    of each lies inside, or around, its own step of the other (one each, not many in one)."""
+    s = store.slices
+    n = max(len(rows), len(other))
+    need = min(SAME_STEPS_SHARE * n, n - SAME_STEPS_SLACK)
+    if not len(rows) or not len(other) or min(len(rows), len(other)) < need:
+        return False
+
+    def one_each(inner: np.ndarray, outer: np.ndarray) -> int:
+        a, b = s.start_ns[outer].astype(np.int64), s.end_ns[outer].astype(np.int64)
+        st, en = s.start_ns[inner].astype(np.int64), s.end_ns[inner].astype(np.int64)
+        k = np.searchsorted(a, st, side="right") - 1  # the last outer step starting at or before
+        ok = k >= 0
+        kk = np.maximum(k, 0)
+        ok &= (st >= a[kk]) & (en <= b[kk])
+        return len(np.unique(kk[ok]))  # distinct outer steps holding one
+
+    return max(one_each(rows, other), one_each(other, rows)) >= max(need, 1)
 
 
 def _generic(store: TraceStore, allowed: np.ndarray) -> tuple[str, np.ndarray]:
@@ -182,31 +255,62 @@ def find_step_rows(store: TraceStore, regex: str | None = None) -> tuple[str, st
     Among the known patterns the one with the most steps wins (a single ProfilerStep around a
     whole generate loses to the engine steps inside it); ties go to the earlier pattern.
     """
+    label, source, rows, _ = _find_steps(store, regex)
+    return label, source, rows
+
+
+def _pids(store: TraceStore, rows: np.ndarray) -> int:
+    """Distinct processes of the slices ``rows``."""
+    return len({store.tracks[int(t)].pid for t in np.unique(store.slices.track[rows]).tolist()})
+
+
+def _process_of(store: TraceStore, track: int) -> str:
+    tr = store.tracks[track]
+    return f"{tr.process_name or 'process'} pid {tr.pid}"
+
+
+def _find_steps(store: TraceStore, regex: str | None = None) -> tuple[str, str, np.ndarray, int]:
+    """``find_step_rows`` and how many processes have steps of the pattern chosen (engine processes,
+    ranks in one file: the steps come from one of them)."""
     empty = np.zeros(0, dtype=np.int64)
     if not len(store.slices):
-        return (regex or "", "user" if regex else "", empty)
+        return (regex or "", "user" if regex else "", empty, 0)
     allowed = _cpu_candidates(store)
     candidates = [(regex, "user", regex)] if regex else [(label, "known", pat) for label, pat in KNOWN_STEP_PATTERNS]
     best: tuple[str, str, np.ndarray] | None = None
+    found: dict[str, np.ndarray] = {}
+    processes: dict[str, int] = {}
     for label, source, pat in candidates:
         if source == "user":  # a user's pattern: the guarded engine (cannot backtrack without end)
             mask = compile_user(pat).mask(store.strings)[store.slices.name_id] & allowed
         else:
             mask = string_mask(store, re.compile(pat).search)[store.slices.name_id] & allowed
         if mask.any():
-            rows = _best_track(store, _outermost(store, mask))
+            outer = _outermost(store, mask)
+            processes[label] = _pids(store, outer)
+            rows = _best_track(store, outer)
             if label == ENGINE_ANNOTATION:
                 rows = _drop_overlapping(store, rows)
+            rows = rows[np.argsort(store.slices.start_ns[rows], kind="stable")]
+            found[label] = rows
             if best is None or len(rows) > len(best[2]):
-                best = (label, source, rows[np.argsort(store.slices.start_ns[rows], kind="stable")])
+                best = (label, source, rows)
     if best is not None:
-        return best
+        for label in KIND_PATTERNS:  # the same steps under a name that tells their kind, most telling first
+            if label == best[0]:
+                break
+            kind_rows = found.get(label)
+            if label == TRANSFORMERS_FORWARD and _trains(store):
+                continue  # a training step's forward pass is a third of it, and no prefill
+            if kind_rows is not None and _same_steps(store, kind_rows, best[2]):
+                return label, "known", kind_rows, processes[label]
+        return (*best, processes[best[0]])
     if regex:
-        return regex, "user", empty
+        return regex, "user", empty, 0
     name, rows = _generic(store, allowed)
     if len(rows):
-        return f"repeated: {name}", "generic", rows[np.argsort(store.slices.start_ns[rows], kind="stable")]
-    return "", "", empty
+        return f"repeated: {name}", "generic", rows[np.argsort(store.slices.start_ns[rows], kind="stable")], 1
+    return "", "", empty, 0
 
 
 def _phases(store: TraceStore, rows: np.ndarray, kids: np.ndarray, k_step: np.ndarray) -> tuple[list[Phase], int]:
@@ -299,7 +403,7 @@ def analyse_steps(store: TraceStore, rng: TimeRange | None = None, regex: str | 
     and trends; ``present=False`` when none."""
     rng = over(store, rng)
     t0, t1 = rng.t0, rng.t1
-    label, source, rows = find_step_rows(store, regex)
+    label, source, rows, processes = _find_steps(store, regex)
     s = store.slices
     in_trace, all_rows = len(rows), rows
     rows = rows[(s.start_ns[rows] >= t0) & (s.start_ns[rows] < t1)]
@@ -313,4 +417,5 @@ def analyse_steps(store: TraceStore, rng: TimeRange | None = None, regex: str | 
     where = f"{t.process_title} › {t.title}" if len(store.sources) > 1 else ""  # which rank's
     return StepReport(True, label, source, track, rows, starts, ends, phases, unattributed,
                       analyse_trend(starts, ends), in_trace, run_start=int(rows[0]) == int(all_rows[0]),
-                      op_phases=op_phases, op_unattributed_ns=op_unattributed, where=where)
+                      op_phases=op_phases, op_unattributed_ns=op_unattributed, where=where, processes=processes,
+                      process=_process_of(store, track))

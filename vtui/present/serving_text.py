@@ -28,10 +28,17 @@ def _busy(v: float | None) -> str:
     return "no GPU work" if v is None else f"GPU busy {v:.1f}%"
 
 
+def tokens_written(sv: ServingReport) -> bool:
+    """Whether the steps carry token counts: a step of known kind always has a token, so none at all
+    means the producer did not write them (vLLM's execute_new_…_cached_…, SGLang's frames)."""
+    return any(s.prefill_tokens or s.decode_tokens for s in sv.steps) or not sv.kinds_known
+
+
 def serving_head(sv: ServingReport) -> str:
+    tokens = (f"{sv.tokens('prefill_tokens'):,} prefill / {sv.tokens('decode_tokens'):,} decode tokens"
+              if tokens_written(sv) else "token counts not in the trace")
     return (f"Serving ({sv.source}): {sv.count('prefill')} prefill · {sv.count('decode')} decode · "
-            f"{sv.count('mixed')} mixed · {sv.count('unknown')} unknown steps · "
-            f"{sv.tokens('prefill_tokens'):,} prefill / {sv.tokens('decode_tokens'):,} decode tokens")
+            f"{sv.count('mixed')} mixed · {sv.count('unknown')} unknown steps · {tokens}")
 
 
 def serving_lines(sv: ServingReport, bar_width: int = 40) -> list[str]:
@@ -69,8 +76,10 @@ def step_rows(sv: ServingReport, bar_width: int = 40) -> list[str]:
     durs = np.array([s.dur_ns for s in sv.steps], dtype=np.int64)
     if len(durs) <= MAX_STEP_ROWS:
         out = ["  steps (P prefill · D decode · M mixed · ? unknown; tokens prefill+decode; GPU = launched work):"]
+        written = tokens_written(sv)
         for s, bar in zip(sv.steps, step_bars(durs, bar_width)):
-            out.append(f"    #{s.index:<3} {KIND_MARK[s.kind]} {s.prefill_tokens:>6}+{s.decode_tokens:<5} "
+            toks = f"{s.prefill_tokens:>6}+{s.decode_tokens:<5}" if written else f"{'—':>6} {'':<5}"
+            out.append(f"    #{s.index:<3} {KIND_MARK[s.kind]} {toks} "
                        f"{fd(s.dur_ns):>11}  GPU {fd(s.gpu_ns):>11} {bar}")
         return out
     out = [f"  step time by kind ({len(durs)} steps, min {fd(durs.min())} … max {fd(durs.max())}):"]
