@@ -39,8 +39,8 @@ def steps_lines(ins: Insights, bar_width: int = 40, times: bool = True, step_opt
     if sv.present and sv.kinds_known and sv.steps and sv.steps[0].kind not in ("prefill", "mixed"):
         first = f"  first step (a {sv.steps[0].kind} step, not a prefill: see Serving for TTFT)"
     on = f" on {safe_field(st.where, 120)}" if st.where else ""  # a folder of ranks: whose steps these are
-    if st.processes > 1:  # engine processes / ranks in one file: say whose steps these are
-        on += (f" · on {safe_field(st.process, 80)}, 1 of {st.processes} processes with such steps "
+    if st.processes > 1 and not on:  # engine processes / ranks in one file: say whose steps these are
+        on = (f" · on {safe_field(st.process, 80)}, 1 of {st.processes} processes with such steps "
                "(the others are not in these figures)")
     lines = [f"Steps: {safe_field(st.pattern, 120)} ({src.get(st.source, st.source)}) · {counted(st.count, 'step')}{on}",
              f"{first}  {fd(st.first_ns)}"]
