@@ -36,7 +36,7 @@ async def test_page_keys_scroll_the_findings_and_sections_are_one_key_away(qwen_
             await pilot.press("right_square_bracket")
             await pilot.pause()
             presses += 1
-            assert presses <= 8, "Memory never came into view"
+            assert presses <= 12, "Memory never came into view"  # one press per section above it
         here = body.scroll_y
         assert here > 0
         await pilot.press("left_square_bracket")

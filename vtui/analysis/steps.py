@@ -158,14 +158,17 @@ def _best_track(store: TraceStore, rows: np.ndarray) -> np.ndarray:
     s = store.slices
     tracks = s.track[rows]
     dur = s.dur_ns[rows]
-    order = sorted(np.unique(tracks).tolist(), key=lambda t: (-int((tracks == t).sum()), -int(dur[tracks == t].sum())))
+    uniq, inv, counts = np.unique(tracks, return_inverse=True, return_counts=True)
+    time = np.bincount(inv, weights=dur, minlength=len(uniq))
+    order = uniq[np.lexsort((-time, -counts))].tolist()  # most matches first, ties: most time
     keep = tracks == order[0]
-    pid = store.tracks[order[0]].pid
+    process = store.tracks.process_ids()  # one id per (file, pid): no Track made
+    pid = process[order[0]]
     kept = rows[keep]
     kept = kept[np.argsort(s.start_ns[kept], kind="stable")]
     ks, ke = s.start_ns[kept].astype(np.int64), s.end_ns[kept].astype(np.int64)
     for t in order[1:]:
-        if store.tracks[t].pid != pid:
+        if process[t] != pid:
             continue
         mine = rows[tracks == t]
         mine = mine[np.argsort(s.start_ns[mine], kind="stable")]

@@ -320,7 +320,8 @@ def _open(folder: Path, key: str, meta_path: Path, verify: bool = True) -> Trace
         nesting_tolerance_ns=int(meta.nesting_tolerance_ns),
     )
     if "derived.shape_key.npy" in meta.arrays:
-        keys = shapekeys.ShapeKeys(*(_array(folder, meta, f"derived.{name}.npy", DERIVED_DTYPES[name]) for name in DERIVED))
+        keys = shapekeys.ShapeKeys(*(_array(folder, meta, f"derived.{name}.npy", DERIVED_DTYPES[name], verify)
+                                           for name in DERIVED))
         if (problem := keys.problem(len(store.slices))) is not None:
             raise _Bad(problem)
         store.derived[shapekeys.MEMO] = keys
