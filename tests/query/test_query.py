@@ -84,13 +84,14 @@ def test_some_fixture_has_python_threads(stores):
 SCHEMA = {
     "slice": ["id", "ts", "dur", "name", "category", "depth", "parent_id", "track_id", "arg_set_id"],
     "thread_track": ["id", "utid", "name", "type"],
-    "thread": ["utid", "tid", "name", "upid"],
-    "process": ["upid", "pid", "name", "label"],
+    "thread": ["utid", "tid", "name", "upid", "is_main_thread", "start_ts", "end_ts"],
+    "process": ["upid", "pid", "name", "label", "start_ts", "end_ts"],
     "track": ["id", "name", "type", "upid", "utid", "label"],
     "counter": ["id", "ts", "track_id", "value"],
     "counter_track": ["id", "name", "upid"],
     "flow": ["id", "slice_out", "slice_in", "name", "category"],
-    "args": ["arg_set_id", "flat_key", "key", "int_value", "string_value", "real_value", "value_type"],
+    "args": ["id", "arg_set_id", "flat_key", "key", "int_value", "string_value", "real_value", "value_type",
+             "display_value"],
     "instant": ["id", "ts", "name", "category", "track_id"],
     "kernel": ["id", "ts", "dur", "name", "category", "kind", "track_id"],
     "launch": ["slice_id", "kernel_id", "name", "kernel_name", "ts", "kernel_ts", "kernel_dur", "delay", "delay_from_end"],
@@ -98,6 +99,7 @@ SCHEMA = {
     "finding": ["kind", "severity", "message", "hint"],
     "op": ["name", "count", "self", "total", "self_pct", "total_pct"],
     "gpu_busy": ["kind", "label", "busy", "busy_pct", "kernel", "active", "busy_pct_of_active"],
+    "trace_bounds": ["start_ts", "end_ts"],
 }
 
 
@@ -106,7 +108,7 @@ def test_schema_columns(table, stores):
     # (args are decoded for the whole store when named: the small trace for that one)
     store = stores["kineto__before_fix_trace.json" if table == "args" else "kineto__worker0_first_step.json.gz"]
     assert run_query(store, f"SELECT * FROM {table} LIMIT 0").columns == SCHEMA[table]
-    if table != "args":
+    if table not in ("args", "trace_bounds"):
         ranks = stores["ranks"]  # a folder of ranks: the same columns and a rank
         extra = [] if table in ("finding", "op", "gpu_busy") else ["rank"]
         assert run_query(ranks, f"SELECT * FROM {table} LIMIT 0").columns == SCHEMA[table] + extra
@@ -296,7 +298,8 @@ def test_parquet_folder_gives_the_stores_figures(parquet_folders, stores):
         for table in ("slice", "thread_track", "thread", "process", "track", "counter", "counter_track", "flow",
                       "instant", "kernel", "args"):
             extra = [] if table == "args" else ["rank"]
-            assert run_query(pq, f"SELECT * FROM {table} LIMIT 0").columns == SCHEMA[table] + extra, table
+            cols = [c for c in SCHEMA[table] if c not in ("id", "display_value")] if table == "args" else SCHEMA[table]
+            assert run_query(pq, f"SELECT * FROM {table} LIMIT 0").columns == cols + extra, table  # (export: no args.id)
         with pytest.raises(UsageError, match="needs the trace itself"):
             run_query(pq, "SELECT * FROM step")
 

@@ -75,10 +75,16 @@ def _simple(store) -> dict[str, Any]:
         "process": table(procs, {
             "upid": pa.array(range(len(procs)), type=i64), "pid": ints([p.pid for p in procs]),
             "name": texts([p.process_name or (p.pid if isinstance(p.pid, str) else None) for p in procs]),
-            "label": texts([p.process_title for p in procs])}),
+            "label": texts([p.process_title for p in procs]),
+            "start_ts": pa.nulls(len(procs), i64), "end_ts": pa.nulls(len(procs), i64)}),
         "thread": table(threads, {
             "utid": pa.array(range(len(threads)), type=i64), "tid": ints([t.tid for t in threads]),
-            "name": texts([t.name or None for t in threads]), "upid": pa.array([upid(t) for t in threads], type=i64)}),
+            "name": texts([t.name or None for t in threads]), "upid": pa.array([upid(t) for t in threads], type=i64),
+            "is_main_thread": pa.array([None if tid is None or pid is None else tid == pid for tid, pid in
+                                        zip(tables._int_or_null([t.tid for t in threads]).to_pylist(),
+                                            tables._int_or_null([t.pid for t in threads]).to_pylist())],
+                                       type=pa.bool_()),
+            "start_ts": pa.nulls(len(threads), i64), "end_ts": pa.nulls(len(threads), i64)}),
         "thread_track": table(thread_tracks, {
             "id": pa.array([t.id for t in thread_tracks], type=i64),
             "utid": pa.array([utid_of_track[t.id] for t in thread_tracks], type=i64),

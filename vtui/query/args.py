@@ -30,10 +30,11 @@ leaves AS (
          'args' || CASE WHEN contains(t.fullkey, '"')
                         THEN replace(regexp_replace(substr(t.fullkey, 2), '\."((?:[^"\\]|\\.)*)"', '.\1', 'g'), '\"', '"')
                         ELSE substr(t.fullkey, 2) END AS key,
-         t.type AS jtype, t.atom AS atom
+         t.type AS jtype, t.atom AS atom, t.id AS node
   FROM valid v, json_tree(v.json) t
   WHERE t.type NOT IN ('OBJECT', 'ARRAY'))
-SELECT arg_set_id,
+SELECT arg_set_id * 1048576 + node AS id,
+       arg_set_id,
        CASE WHEN contains(key, '[') THEN regexp_replace(key, '\[[0-9]+\]', '', 'g') ELSE key END AS flat_key,
        key,
        CASE WHEN jtype IN ('BIGINT', 'UBIGINT') THEN TRY_CAST(atom::VARCHAR AS BIGINT)
@@ -42,10 +43,13 @@ SELECT arg_set_id,
        CASE WHEN jtype = 'DOUBLE' OR (jtype = 'UBIGINT' AND TRY_CAST(atom::VARCHAR AS BIGINT) IS NULL)
             THEN atom::VARCHAR::DOUBLE END AS real_value,
        CASE jtype WHEN 'VARCHAR' THEN 'string' WHEN 'DOUBLE' THEN 'real' WHEN 'BOOLEAN' THEN 'bool'
-                  WHEN 'NULL' THEN 'null' ELSE 'int' END AS value_type
+                  WHEN 'NULL' THEN 'null' ELSE 'int' END AS value_type,
+       CASE WHEN jtype = 'VARCHAR' THEN json_extract_string(atom, '$')
+            WHEN jtype = 'NULL' THEN NULL ELSE atom::VARCHAR END AS display_value
 FROM leaves
 UNION ALL
-SELECT arg_set_id, 'args.<undecodable args>', 'args.<undecodable args>', NULL, json, NULL, 'string'
+SELECT arg_set_id * 1048576, arg_set_id, 'args.<undecodable args>', 'args.<undecodable args>', NULL, json, NULL,
+       'string', json
 FROM _vtui_args_json WHERE NOT json_valid(json)
 """
 

@@ -81,13 +81,18 @@ def database():
 
 def connect(source: Any, sql: str = "", every_table: bool = False):
     """A cursor (its own connection) with the tables ``sql`` names (all with ``every_table``)
-    registered over ``source`` (a store, or a ``ParquetSource``); registrations are private to
-    the cursor."""
+    registered over ``source`` (a store, or a ``ParquetSource``), and Perfetto's views and table
+    functions it names (``vtui.query.perfetto``) with the tables they read; registrations are
+    private to the cursor."""
     from vtui.query.args import ARGS_NAMES, register_args
     from vtui.query.parquet import ParquetSource
+    from vtui.query.perfetto import object_names, wanted_objects
 
     names = [*table_names(), *ARGS_NAMES]
-    wanted = names if every_table else referenced(sql, names)
+    named = set(names + object_names()) if every_table else set(referenced(sql, names + object_names()))
+    objects = wanted_objects(named)
+    needed = named | {t for reads, _ in objects for t in reads}
+    wanted = [n for n in names if n in needed]
     con = database().cursor()
     for name in wanted:
         if isinstance(source, ParquetSource):
@@ -96,6 +101,8 @@ def connect(source: Any, sql: str = "", every_table: bool = False):
             con.register(name, table_names()[name](source))
     if not isinstance(source, ParquetSource) and set(ARGS_NAMES) & set(wanted):
         register_args(source, con, wanted)
+    for _reads, create in objects:
+        con.execute(create)
     return con
 
 
@@ -106,6 +113,9 @@ def run_query(store: TraceStore | Any, sql: str, time_limit: float = TIME_LIMIT_
     duckdb = duckdb_module()
     if not sql.strip():
         raise UsageError("empty query")
+    from vtui.query.perfetto import translate
+
+    sql = translate(sql)
     own = con is None
     con = connect(store, sql) if own else con
     timer = threading.Timer(time_limit, con.interrupt) if time_limit and time_limit > 0 else None
@@ -114,7 +124,7 @@ def run_query(store: TraceStore | Any, sql: str, time_limit: float = TIME_LIMIT_
             timer.daemon = True
             timer.start()
         try:
-            cursor = con.execute(sql)
+            cursor = _execute(duckdb, con, sql)
             if cursor.description is None:  # a statement with no result (SET, …)
                 return QueryResult([], [], [], 0, False)
             columns = [d[0] for d in cursor.description]
@@ -124,7 +134,10 @@ def run_query(store: TraceStore | Any, sql: str, time_limit: float = TIME_LIMIT_
             raise UsageError(f"the query ran past {time_limit:g} s and was stopped "
                              "(narrow it, add a LIMIT, or raise --time-limit)") from None
         except duckdb.Error as exc:
-            raise UsageError(one_line(str(exc))) from None
+            from vtui.query.perfetto import missing_table_line
+
+            line = one_line(str(exc))
+            raise UsageError(missing_table_line(line, [*table_names(), "args", "arg_json"]) or line) from None
     finally:
         if timer is not None:
             timer.cancel()
@@ -133,6 +146,22 @@ def run_query(store: TraceStore | Any, sql: str, time_limit: float = TIME_LIMIT_
     truncated = max_rows is not None and len(got) > max_rows
     rows = [[plain(v) for v in row] for row in (got[:max_rows] if truncated else got)]
     return QueryResult(columns, types, rows, len(rows), truncated)
+
+
+def _execute(duckdb, con, sql: str):
+    """``con.execute(sql)``, with SQLite's rule for a double-quoted word naming no column (it is
+    text: Perfetto's queries write ``name = "foo"``) applied to each such word DuckDB reports."""
+    from vtui.query.perfetto import string_retry
+
+    for _ in range(64):
+        try:
+            return con.execute(sql)
+        except duckdb.BinderException as exc:
+            again = string_retry(sql, str(exc))
+            if again is None:
+                raise
+            sql = again
+    return con.execute(sql)
 
 
 def one_line(message: str) -> str:

@@ -179,6 +179,12 @@ def _track_tables(tracks: list[dict[str, Any]]) -> dict[str, Any]:
                          for name, (kind, get) in cols.items()})
 
     rank = ("int32", lambda r: r["rank"])
+    none: tuple[str, Any] = ("int64", lambda r: None)  # start_ts / end_ts: no scheduling data (NULL, as Perfetto's)
+
+    def _main_thread(r: dict) -> bool | None:
+        tid, pid = _int_or_none(r["tid"]), _int_or_none(r["pid"])
+        return None if tid is None or pid is None else tid == pid
+
     thread_rows = [t for t in tracks if t["kind"] in (THREAD, GPU)]
     return {
         "track": table(tracks, {"id": ("int64", lambda r: r["id"]), "name": ("string", lambda r: r["name"]),
@@ -190,10 +196,11 @@ def _track_tables(tracks: list[dict[str, Any]]) -> dict[str, Any]:
                                             "rank": rank}),
         "thread": table(threads, {"utid": ("int64", lambda r: r["utid"]), "tid": ("int64", lambda r: _int_or_none(r["tid"])),
                                   "name": ("string", lambda r: r["name"]), "upid": ("int64", lambda r: r["upid"]),
+                                  "is_main_thread": ("bool_", _main_thread), "start_ts": none, "end_ts": none,
                                   "rank": rank}),
         "process": table(procs, {"upid": ("int64", lambda r: r["upid"]), "pid": ("int64", lambda r: _int_or_none(r["pid"])),
                                  "name": ("string", lambda r: r["process"]), "label": ("string", lambda r: r["process"]),
-                                 "rank": rank}),
+                                 "start_ts": none, "end_ts": none, "rank": rank}),
         "counter_track": table([t for t in tracks if t["kind"] == COUNTER],
                                {"id": ("int64", lambda r: r["id"]), "name": ("string", lambda r: r["name"]),
                                 "upid": ("int64", lambda r: r["upid"]), "rank": rank}),

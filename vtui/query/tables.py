@@ -174,17 +174,30 @@ def process_table(store: TraceStore) -> Any:
         "pid": _id_ints(store, "pid", rows),
         "name": _text_or(store, "process_name", rows, pid_text=True),
         "label": _coded(store, "process_titles", rows),  # vtui's title (GPU labels, rank prefix)
+        "start_ts": _no_times(len(rows)),
+        "end_ts": _no_times(len(rows)),
     }))
+
+
+def _no_times(n: int) -> Any:
+    """Perfetto's start_ts / end_ts of a thread or process: known from scheduling data, which a JSON
+    trace has not (trace_processor leaves them NULL too)."""
+    pa = ac.pyarrow()
+    return pa.nulls(n, type=pa.int64())
 
 
 def thread_table(store: TraceStore) -> Any:
     got = ids(store)
     rows = got.thread_rows
+    tid = _id_ints(store, "tid", rows)
     return ac.table(_rank_rows(store, rows, {
         "utid": ac.column(np.arange(len(rows), dtype=np.int64)),
-        "tid": _id_ints(store, "tid", rows),
+        "tid": tid,
         "name": _text_or(store, "name", rows),
         "upid": _int64(got.upid[rows]),
+        "is_main_thread": ac.pyarrow_compute().equal(tid, _id_ints(store, "pid", rows)),  # tid == pid
+        "start_ts": _no_times(len(rows)),
+        "end_ts": _no_times(len(rows)),
     }))
 
 
@@ -281,7 +294,15 @@ def flow_table(store: TraceStore) -> Any:
     }, f.source))
 
 
+def trace_bounds_table(store: TraceStore) -> Any:
+    """Perfetto's ``trace_bounds``: one row, the trace's first and last time (ns from its start)."""
+    pa = ac.pyarrow()
+    return pa.table({"start_ts": pa.array([0], type=pa.int64()),
+                     "end_ts": pa.array([int(store.span_ns)], type=pa.int64())})
+
+
 BUILDERS: dict[str, Callable[[TraceStore], Any]] = {
+    "trace_bounds": trace_bounds_table,
     "slice": slice_table,
     "thread_track": thread_track_table,
     "thread": thread_table,
