@@ -263,8 +263,8 @@ def find_step_rows(store: TraceStore, regex: str | None = None) -> tuple[str, st
 
 
 def _pids(store: TraceStore, rows: np.ndarray) -> int:
-    """Distinct processes of the slices ``rows``."""
-    return len({store.tracks[int(t)].pid for t in np.unique(store.slices.track[rows]).tolist()})
+    """Distinct processes (file, pid) of the slices ``rows``, from the track columns (no Track made)."""
+    return len(np.unique(store.tracks.process_ids()[np.unique(store.slices.track[rows])]))
 
 
 def _process_of(store: TraceStore, track: int) -> str:

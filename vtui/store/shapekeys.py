@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from vtui.store.devices import string_mask
+
 try:
     from _vtui_fastcols import shape_keys as _shape_keys
 except ImportError:  # pragma: no cover - depends on the install
@@ -50,7 +52,7 @@ class ShapeKeys:
 def interned_rows(store) -> np.ndarray:
     """The slices whose shapes are interned: ``aten::`` names with args."""
     s = store.slices
-    aten = np.fromiter((t.startswith(PREFIX) for t in store.strings), dtype=bool, count=len(store.strings))
+    aten = string_mask(store, lambda t: t.startswith(PREFIX))
     if not len(s) or not aten.any():
         return np.zeros(0, dtype=np.int64)
     return np.flatnonzero(aten[s.name_id] & (s.args_len > 0))
