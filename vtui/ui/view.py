@@ -11,6 +11,7 @@ import numpy as np
 from sortedcontainers import SortedKeyList
 
 from vtui.analysis.details import flow_links
+from vtui.analysis.launched import launch_of_if_known
 from vtui.analysis.measure import Measurement, measure
 from vtui.analysis.memory_tracks import series_of_track
 from vtui.analysis.search import ARGS_PREFIX, SearchResult, search, step
@@ -64,6 +65,9 @@ class ViewState:
     measurements: SortedKeyList = field(default_factory=lambda: SortedKeyList(key=lambda m: (m.a, m.b)))
     _filter_compiled: tuple = field(default=("", None), repr=False)  # (filter text, its guarded regex)
     _group_sizes: dict = field(default_factory=dict, repr=False)  # group key -> visible tracks (last rebuild)
+    # The selection's links, kept while the selection and the launch pairing stay: every pan or zoom
+    # redraws the connectors, and finding the links is a pass over every flow and slice.
+    _links_cache: tuple = field(default=(-1, False, []), repr=False)
     # False: no memory rows yet (the app's first frame skips their pass over every [memory] event's
     # args; show_memory_rows adds them right after it)
     memory_rows: bool = True
@@ -389,7 +393,11 @@ class ViewState:
         find = self.rows.find
         out = []
         here = self.selected
-        for link in flow_links(self.store, here, pair=False)[:16]:  # a redraw: pairing is a worker's  # a slice with many flows: the first few are enough to follow
+        paired = launch_of_if_known(self.store) is not None
+        if self._links_cache[:2] != (here, paired):
+            # A redraw: pairing is a worker's. A slice with many flows: the first few are enough to follow.
+            self._links_cache = (here, paired, flow_links(self.store, here, pair=False)[:16])
+        for link in self._links_cache[2]:
             a, b = (link.slice_row, here) if link.direction == "in" else (here, link.slice_row)
             ra, rb = find(int(s.track[a]), int(s.lane[a])), find(int(s.track[b]), int(s.lane[b]))
             if ra >= 0 and rb >= 0 and ra != rb:
