@@ -93,7 +93,8 @@ def _from_keys(store: TraceStore, rows: np.ndarray) -> tuple[np.ndarray, list[Tr
     """``shape_ids`` from the store's interned keys (``shapekeys``); None when it has none, or
     some row is not interned. Ids are renumbered in the order the rows first show them, and the
     texts scanned from one row per id, so the answer is the scan's exactly."""
-    sk = store.derived.get(shapekeys.MEMO)
+    derived = getattr(store, "derived", None)  # a bare store-like object (the tests' args holders) has none
+    sk = derived.get(shapekeys.MEMO) if isinstance(derived, dict) else None
     if sk is None:
         return None
     g = np.asarray(sk.keys[rows])
