@@ -31,6 +31,7 @@ class ExportPlan:
 
     ordinals: dict[int, np.ndarray]
     counts: dict[str, int] = field(default_factory=dict)
+    flow_rows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # the flows exported
 
     @property
     def events(self) -> int:
@@ -70,7 +71,7 @@ def plan_export(store: TraceStore, t0: int, t1: int, tracks: np.ndarray | None =
     ordinals = {src: sorted_unique(np.concatenate(p)) for src, p in parts.items()}
     counts = {"slices": len(rows), "instants": len(irows), "counter_samples": len(crows), "flows": len(frows),
               "metadata": len(meta)}
-    return ExportPlan(ordinals=ordinals, counts=counts)
+    return ExportPlan(ordinals=ordinals, counts=counts, flow_rows=frows)
 
 
 def _whole_chains(f, frows: np.ndarray) -> np.ndarray:

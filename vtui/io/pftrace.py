@@ -178,7 +178,7 @@ class _Open:
     pid: Any
     tid: Any
     args: dict[str, Any]
-    flows: list[tuple[int, bool, bool]]
+    flows: list[tuple[Any, bool, bool]]
 
 
 @dataclass
@@ -194,9 +194,9 @@ class PacketReader:
     packets: int = 0
     rows: int = 0  # events handed out so far: the next one's ordinal
     _stacks: dict[Any, list[_Open]] = field(default_factory=dict)
-    _open_flows: set[Any] = field(default_factory=set)
     _totals: dict[int, float] = field(default_factory=dict)  # incremental counters' running values
     _out: list[Event] = field(default_factory=list)
+    _described: dict[int, bytes] = field(default_factory=dict)  # each track's last descriptor
 
     def events(self, progress: Progress | None) -> Iterator[Event]:
         """Every event, in file order (a slice when it ends), metadata as it is described."""
@@ -304,12 +304,21 @@ class PacketReader:
             track.counter = True
             setattr(track, "_scale", c.unit_multiplier or 1)  # noqa: B010 - kept beside the track, not compared
             setattr(track, "_incremental", c.is_incremental)  # noqa: B010
-        if not self.tracks.add(track):
-            return
+        self.tracks.add(track)
+        described = d.SerializeToString()
+        if self._described.get(d.uuid) == described:
+            return  # the same again: its names are known
+        self._described[d.uuid] = described
         if d.HasField("thread"):
             self._thread(d.thread, name)
         elif d.HasField("process"):
             self._process(d.process, name)
+        elif d.HasField("sibling_order_rank") and not track.counter:  # a custom track's place: its sort index
+            pid, tid = self.tracks.key(d.uuid)
+            if track.parent and track.parent in self.tracks.by_uuid:
+                self._meta("thread_sort_index", pid, tid, {"sort_index": d.sibling_order_rank})
+            else:
+                self._meta("process_sort_index", pid, 0, {"sort_index": d.sibling_order_rank})
 
     def _process(self, p: Any, track_name: str = "") -> None:
         name = p.process_name or track_name or (p.cmdline[0] if len(p.cmdline) else "")
@@ -452,22 +461,18 @@ class PacketReader:
                 self._bind(row, s.flows)
         self._stacks.clear()
 
-    def _bind(self, row: int, flows: list[tuple[int, bool, bool]]) -> None:
+    def _bind(self, row: int, flows: list[tuple[Any, bool, bool]]) -> None:
         for ident, flow_in, flow_out in flows:
             self.flows.append((row, ident, flow_in, flow_out))
 
-    def _flow_bindings(self, e: Any, legacy: Any) -> list[tuple[int, bool, bool]]:
-        """(id, in, out) per flow of the event: a new id starts a flow, a known one continues it,
-        a terminating one ends it (Perfetto's FlowTracker; the old uint64 ids are the same ids)."""
-        out: list[tuple[int, bool, bool]] = []
-        open_flows = self._open_flows
-        for ident in (*e.flow_ids, *e.flow_ids_old):
-            out.append((ident, ident in open_flows, True))
-            open_flows.add(ident)
-        for ident in (*e.terminating_flow_ids, *e.terminating_flow_ids_old):
-            if ident in open_flows:
-                out.append((ident, True, False))
-                open_flows.discard(ident)
+    @staticmethod
+    def _flow_bindings(e: Any, legacy: Any) -> list[tuple[Any, bool, bool]]:
+        """(id, in, out) per flow of the event: ``flow_ids`` end the flow of that id if one is
+        open and start it again from here, ``terminating_flow_ids`` end it (Perfetto's
+        FlowTracker; the old uint64 ids are the same ids). Resolved by the store in time order,
+        as Perfetto's sorter puts the events before its tracker sees them."""
+        out: list[tuple[Any, bool, bool]] = [(ident, True, True) for ident in (*e.flow_ids, *e.flow_ids_old)]
+        out += [(ident, True, False) for ident in (*e.terminating_flow_ids, *e.terminating_flow_ids_old)]
         if legacy is not None and legacy.HasField("bind_id"):
             direction = legacy.flow_direction  # 1 in, 2 out, 3 in and out
             out.append((("legacy", legacy.bind_id), direction in (1, 3), direction in (2, 3)))
