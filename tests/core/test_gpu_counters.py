@@ -48,11 +48,9 @@ def test_counters_of_a_gpu_the_trace_does_not_have_keep_their_own_process(tmp_pa
 
 
 def test_gpu_counters_in_sql(tmp_path, capsys):
-    path = _trace(tmp_path)
-    sql = ("select t.name, t.upid, c.value from counter c join counter_track t on c.track_id = t.id "
-           "where t.name = 'SM throughput' order by c.ts")
-    assert main(["query", str(path), sql, "--format", "json", "--no-cache"]) == 0
-    rows = json.loads(capsys.readouterr().out)
-    rows = rows["rows"] if isinstance(rows, dict) else rows
-    values = [r["value"] if isinstance(r, dict) else r[2] for r in rows]
-    assert values == [50.5, 70.0, 1.0]
+    sql = ("select p.pid, p.label, t.name, c.value from counter c join counter_track t on c.track_id = t.id "
+           "join process p using (upid) where p.pid = 0 order by c.ts, t.name")
+    assert main(["query", str(_trace(tmp_path)), sql, "--format", "json", "--no-cache"]) == 0
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    assert rows == [[0, "GPU 0", "SM throughput", 50.5], [0, "GPU 0", "DRAM bandwidth read", 3.0],
+                    [0, "GPU 0", "DRAM bandwidth write", 4.0], [0, "GPU 0", "SM throughput", 70.0]]

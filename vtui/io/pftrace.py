@@ -33,7 +33,7 @@ from typing import Any
 import msgspec
 
 from vtui.errors import TraceLoadError
-from vtui.io.columns import ArgsWriter, ColumnSink, Columns
+from vtui.io.columns import ArgsWriter, Columns, ColumnSink
 from vtui.io.events import EMPTY_RAW, Event
 from vtui.io.pftrace_state import Sequence, Track, Tracks
 from vtui.io.pftrace_stream import open_stream
@@ -48,7 +48,8 @@ _CHUNK = 8192  # events per ColumnSink.add
 BEGIN, END, INSTANT, COUNTER = 1, 2, 3, 4
 SEQ_CLEARED, SEQ_NEEDS_STATE = 1, 2
 _ENCODE = msgspec.json.encode
-DEFAULT_TRACK = "Default Track"  # events with no track and no thread on their sequence
+DEFAULT_TRACK = "Default Track"
+_PLAIN_VALUES = frozenset({"int_value", "uint_value", "string_value", "double_value", "bool_value"})  # events with no track and no thread on their sequence
 
 
 def is_pftrace(path: str | Path) -> bool:
@@ -201,8 +202,8 @@ class PacketReader:
     def events(self, progress: Progress | None) -> Iterator[Event]:
         """Every event, in file order (a slice when it ends), metadata as it is described."""
         try:
-            from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import TracePacket  # noqa: PLC0415
             from google.protobuf.message import DecodeError  # noqa: PLC0415
+            from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import TracePacket  # noqa: PLC0415
         except ImportError:
             raise TraceLoadError(f"{self.path}: {INSTALL_HINT}") from None
         try:
@@ -264,21 +265,22 @@ class PacketReader:
             seq.extra_double_counters = list(d.extra_double_counter_track_uuids)
         if p.HasField("interned_data"):
             self._intern(seq, p.interned_data)
-        if p.HasField("track_descriptor"):
+        which = p.WhichOneof("data")  # at most one of these per packet (a oneof)
+        if which == "track_event":
+            self._event(seq, p, p.track_event)
+        elif which == "track_descriptor":
             self._track(p.track_descriptor)
-        if p.HasField("process_tree"):
+        elif which == "process_tree":
             self._process_tree(p.process_tree)
-        if p.HasField("process_descriptor"):
+        elif which == "process_descriptor":
             self._process(p.process_descriptor)
-        if p.HasField("thread_descriptor"):
+        elif which == "thread_descriptor":
             t = p.thread_descriptor
             seq.thread = (t.pid, t.tid)
             seq.last_us = t.reference_timestamp_us
             self._thread(t, "")
-        if p.HasField("chrome_events"):
+        elif which == "chrome_events":
             self._chrome_metadata(p.chrome_events)
-        if p.HasField("track_event"):
-            self._event(seq, p, p.track_event)
 
     @staticmethod
     def _intern(seq: Sequence, data: Any) -> None:
@@ -399,10 +401,13 @@ class PacketReader:
         elif kind == END:
             self._end(uuid, ts, e, seq)
         elif kind in (BEGIN, INSTANT, -1):
-            name = e.name if e.HasField("name") else self._interned(seq.names, e.name_iid or (
-                legacy.name_iid if legacy is not None else 0), "event names")
-            cat = ",".join(e.categories) if len(e.categories) else ",".join(
-                self._interned(seq.cats, i, "categories") for i in e.category_iids)
+            named = e.WhichOneof("name_field")
+            if named == "name":
+                name = e.name
+            else:
+                iid = e.name_iid if named else legacy.name_iid if legacy is not None else 0
+                name = seq.names.get(iid) or self._interned(seq.names, iid, "event names")
+            cat = self._categories(seq, e)
             args = self._args(seq, e)
             flows = self._flow_bindings(e, legacy)
             if kind == BEGIN:
@@ -419,6 +424,15 @@ class PacketReader:
         else:
             self._count("track events of a type vtui does not read (skipped)")
         self._extra_counters(seq, e, ts)
+
+    def _categories(self, seq: Sequence, e: Any) -> str:
+        """The event's categories as a Chrome trace writes several: joined by commas."""
+        if e.categories:
+            return ",".join(e.categories)
+        iids = e.category_iids
+        if len(iids) == 1:
+            return seq.cats.get(iids[0]) or self._interned(seq.cats, iids[0], "categories")
+        return ",".join(self._interned(seq.cats, i, "categories") for i in iids)
 
     def _legacy_kind(self, legacy: Any) -> int:
         phase = chr(legacy.phase) if 0 < legacy.phase < 128 else ""
@@ -471,8 +485,11 @@ class PacketReader:
         open and start it again from here, ``terminating_flow_ids`` end it (Perfetto's
         FlowTracker; the old uint64 ids are the same ids). Resolved by the store in time order,
         as Perfetto's sorter puts the events before its tracker sees them."""
-        out: list[tuple[Any, bool, bool]] = [(ident, True, True) for ident in (*e.flow_ids, *e.flow_ids_old)]
-        out += [(ident, True, False) for ident in (*e.terminating_flow_ids, *e.terminating_flow_ids_old)]
+        out: list[tuple[Any, bool, bool]] = []
+        if e.flow_ids or e.flow_ids_old:
+            out += [(ident, True, True) for ident in (*e.flow_ids, *e.flow_ids_old)]
+        if e.terminating_flow_ids or e.terminating_flow_ids_old:
+            out += [(ident, True, False) for ident in (*e.terminating_flow_ids, *e.terminating_flow_ids_old)]
         if legacy is not None and legacy.HasField("bind_id"):
             direction = legacy.flow_direction  # 1 in, 2 out, 3 in and out
             out.append((("legacy", legacy.bind_id), direction in (1, 3), direction in (2, 3)))
@@ -492,11 +509,11 @@ class PacketReader:
                          args=msgspec.Raw(_ENCODE({"value": value}))))
 
     def _extra_counters(self, seq: Sequence, e: Any, ts: int) -> None:
-        if len(e.extra_counter_values):
+        if e.extra_counter_values:
             uuids = list(e.extra_counter_track_uuids) or seq.extra_counters
             for uuid, value in zip(uuids, e.extra_counter_values):
                 self._counter(uuid, ts, value)
-        if len(e.extra_double_counter_values):
+        if e.extra_double_counter_values:
             uuids = list(e.extra_double_counter_track_uuids) or seq.extra_double_counters
             for uuid, value in zip(uuids, e.extra_double_counter_values):
                 self._counter(uuid, ts, value)
@@ -504,8 +521,20 @@ class PacketReader:
     # ---- args ------------------------------------------------------------------------
     def _args(self, seq: Sequence, e: Any) -> dict[str, Any]:
         out: dict[str, Any] = {}
+        names = seq.arg_names
         for a in e.debug_annotations:
-            out[self._arg_name(seq, a)] = self._value(seq, a)
+            named = a.WhichOneof("name_field")
+            if named == "name_iid":
+                key = names.get(a.name_iid)
+                if key is None:
+                    key = self._interned(names, a.name_iid, "annotation names") or "[no name]"
+            else:
+                key = a.name if named else "[no name]"
+            which = a.WhichOneof("value")
+            if which in _PLAIN_VALUES:
+                out[key] = getattr(a, which)
+            else:
+                out[key] = self._value(seq, a, which)
         which = e.WhichOneof("correlation_id_field")
         if which and "correlation" not in out:
             out["correlation"] = (seq.arg_strings.get(e.correlation_id_str_iid, "")
@@ -517,13 +546,12 @@ class PacketReader:
             return a.name
         return self._interned(seq.arg_names, a.name_iid, "annotation names") or "[no name]"
 
-    def _value(self, seq: Sequence, a: Any) -> Any:
-        which = a.WhichOneof("value")
+    def _value(self, seq: Sequence, a: Any, which: str | None) -> Any:
         if which is None:
             if len(a.dict_entries):
-                return {self._arg_name(seq, d): self._value(seq, d) for d in a.dict_entries}
+                return {self._arg_name(seq, d): self._value(seq, d, d.WhichOneof("value")) for d in a.dict_entries}
             if len(a.array_values):
-                return [self._value(seq, v) for v in a.array_values]
+                return [self._value(seq, v, v.WhichOneof("value")) for v in a.array_values]
             return None
         if which == "string_value_iid":
             return self._interned(seq.arg_strings, a.string_value_iid, "annotation strings")
