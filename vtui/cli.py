@@ -24,7 +24,9 @@ HEADER = """\
 vtui — a terminal explorer for Chrome-trace / PyTorch-profiler traces.
 
   vtui                open the bundled demo trace
-  vtui TRACE          open a trace (.json, .json.gz, or a folder of per-rank files)
+  vtui TRACE          open a trace: Chrome-trace JSON (.json, .json.gz), a Perfetto protobuf trace
+                      (.pftrace, .perfetto-trace, gzipped too: needs vtui[pftrace]), an Nsight Systems
+                      SQLite export (.sqlite), or a folder of per-rank files
   vtui A B            open two traces in compare mode
 """
 

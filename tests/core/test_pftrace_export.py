@@ -121,3 +121,22 @@ def test_refuses_to_write_over_its_input(tmp_path, capsys):
     assert main(["export", str(src), "--format", "pftrace", "-o", str(src), "--force", "--no-cache"]) != 0
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_begin_end_pairs_and_a_complete_event_without_dur(tmp_path):
+    """B/E pairs around X events, and an X without ``dur`` (it runs to the trace's end): the E after
+    it still closes the B it belongs to."""
+    events = [{"pid": 0, "tid": 0, "ph": "B", "name": "alpha", "ts": 0},
+              {"pid": 0, "tid": 0, "ph": "B", "name": "beta", "ts": 1},
+              {"pid": 0, "tid": 0, "ph": "X", "name": "gamma", "ts": 2, "dur": 5, "args": {"detail": "foobar"}},
+              {"pid": 0, "tid": 0, "ph": "X", "name": "epsilon", "ts": 7},
+              {"pid": 0, "tid": 0, "ph": "E", "name": "beta", "ts": 13},
+              {"pid": 0, "tid": 0, "ph": "E", "name": "alpha", "ts": 14}]
+    src = tmp_path / "be.json"
+    src.write_text(json.dumps(events))
+    store = load_trace(src, cache=False)
+    export_pftrace(store, tmp_path / "be.pftrace", 0, store.span_ns)
+    back = load_trace(tmp_path / "be.pftrace", cache=False)
+    assert _slice_set(back) == _slice_set(store)
+    ends = {back.strings[int(n)]: int(e) for n, e in zip(back.slices.name_id, back.slices.end_ns)}
+    assert ends == {"alpha": 14000, "beta": 13000, "gamma": 7000, "epsilon": 14000}

@@ -77,6 +77,7 @@ class PacketWriter:
     _processes: dict[Any, _Process] = field(default_factory=dict)
     _threads: dict[tuple[Any, Any], _Thread] = field(default_factory=dict)
     _counters: dict[tuple, int] = field(default_factory=dict)
+    _unended: dict[int, int] = field(default_factory=dict)  # thread track -> its track for X without dur
     _uuid: int = 0
     _names: dict[str, int] = field(default_factory=dict)
     _cats: dict[str, int] = field(default_factory=dict)
@@ -114,9 +115,11 @@ class PacketWriter:
             return
         if ph == "X":
             dur = value_ns(e.dur)
-            self._track_event(BEGIN, ts, e, ordinal)
             if dur != NO_NS and dur >= 0:
+                self._track_event(BEGIN, ts, e, ordinal)
                 self._end(ts + dur, e)
+            else:  # no end: a begin on a track of its own, so no later end of the thread pairs with it
+                self._track_event(BEGIN, ts, e, ordinal, self._unended_track(e.pid, e.tid))
         elif ph == "B":
             self._track_event(BEGIN, ts, e, ordinal)
         elif ph == "E":
@@ -213,6 +216,8 @@ class PacketWriter:
             elif name == "thread_sort_index" and type(args.get("sort_index")) is int:
                 t.sort = args["sort_index"]
             self._describe_thread(t)
+            if t.uuid in self._unended:  # its second track says the same
+                self._describe_thread(_Thread(self._unended[t.uuid], t.process, t.tid, t.name, t.sort))
         else:
             self._skip("M")
 
@@ -241,8 +246,18 @@ class PacketWriter:
             put_bytes(interned, field_no, entry)
         return iid
 
-    def _track_event(self, kind: int, ts: int, e: _Event, ordinal: int) -> None:
-        track = self._thread(e.pid, e.tid).uuid
+    def _unended_track(self, pid: Any, tid: Any) -> int:
+        """A second track of the thread (the same descriptor, another uuid) for complete events
+        without a duration: vtui runs them to the trace's end, as Catapult does."""
+        thread = self._thread(pid, tid)
+        got = self._unended.get(thread.uuid)
+        if got is None:
+            got = self._unended[thread.uuid] = self._next_uuid()
+            self._describe_thread(_Thread(got, thread.process, thread.tid, thread.name, thread.sort))
+        return got
+
+    def _track_event(self, kind: int, ts: int, e: _Event, ordinal: int, track: int = 0) -> None:
+        track = track or self._thread(e.pid, e.tid).uuid
         interned = bytearray()
         event = bytearray()
         put_int(event, _E_TYPE, kind)
