@@ -260,3 +260,77 @@ def test_text_format_packets_converted_to_binary(tmp_path):
     assert tracks[(5, 6)].name == "renamed"  # the process tree's name comes later: the last one wins
     assert tracks[(5, 6)].process_name == "/usr/bin/python3"
     assert store.strings[int(store.instants.name_id[0])] == "on the sequence's thread"
+
+
+def _load_text(tmp_path, text: str):
+    path = tmp_path / "t.pftrace"
+    path.write_bytes(text_format.Parse(text, pb.Trace()).SerializeToString())
+    return load_trace(path, cache=False)
+
+
+def _flow_names(store) -> list[tuple[str, str]]:
+    s, f, names = store.slices, store.flows, store.strings
+    return sorted((names[int(s.name_id[a])], names[int(s.name_id[b])]) for a, b in zip(f.src_slice, f.dst_slice))
+
+
+def _x(ts: int, name: str, track: int, extra: str = "", dur_us: int = 1) -> str:
+    return (f'packet {{ trusted_packet_sequence_id: 1 timestamp: {ts} track_event {{ name: "{name}" track_uuid: {track} '
+            f'{extra} legacy_event {{ phase: 88 duration_us: {dur_us} }} }} }}\n')
+
+
+THREADS = """
+packet { trusted_packet_sequence_id: 1 track_descriptor { uuid: 1 thread { pid: 1 tid: 1 } } }
+packet { trusted_packet_sequence_id: 1 track_descriptor { uuid: 2 thread { pid: 1 tid: 2 } } }
+"""
+
+
+def test_flow_ids_follow_perfettos_flow_tracker_in_time_order(tmp_path):
+    text = THREADS + "".join([
+        _x(30000, "end1", 2, "terminating_flow_ids: 1"),  # written first, happens after its start
+        _x(10000, "start1", 1, "flow_ids: 1"),
+        _x(50000, "start1again", 1, "flow_ids: 1 flow_ids: 2"),  # id 1 ended: a new flow
+        _x(55000, "step1", 2, "flow_ids: 1"),
+        _x(59000, "end2", 2, "terminating_flow_ids: 2"),
+        _x(60000, "late", 2, "terminating_flow_ids: 2"),  # flow 2 was closed: no edge
+    ])
+    text += ('packet { trusted_packet_sequence_id: 1 timestamp: 70000 track_event { name: "mark" track_uuid: 1 '
+             'type: TYPE_INSTANT terminating_flow_ids: 1 } }\n')
+    store = _load_text(tmp_path, text)
+    assert _flow_names(store) == sorted([("start1", "end1"), ("start1again", "step1"), ("start1again", "end2"),
+                                         ("step1", "mark")])
+    mark = [r for r in range(len(store.slices)) if store.strings[int(store.slices.name_id[r])] == "mark"]
+    assert len(mark) == 1 and store.slices.end_ns[mark[0]] == store.slices.start_ns[mark[0]]  # a zero-length slice
+
+
+def test_legacy_flow_events_bind_as_chrome_flows(tmp_path):
+    def legacy(ts, name, track, phase, ident, enclosing=""):
+        return (f'packet {{ trusted_packet_sequence_id: 1 timestamp: {ts} track_event {{ name: "{name}" '
+                f'track_uuid: {track} legacy_event {{ phase: {ord(phase)} unscoped_id: {ident} {enclosing} }} }} }}\n')
+
+    text = THREADS + _x(10000, "begin", 1, dur_us=10) + legacy(10000, "f330", 1, "s", 330)
+    text += legacy(29999, "f330", 2, "f", 330) + _x(30000, "next slice", 2, dur_us=10)
+    text += _x(50000, "enclosing", 2, dur_us=10) + legacy(55000, "f331", 1, "s", 331)
+    text += _x(54000, "source", 1, dur_us=10) + legacy(55100, "f331", 2, "f", 331, "bind_to_enclosing: true")
+    store = _load_text(tmp_path, text)
+    assert _flow_names(store) == sorted([("begin", "next slice"), ("source", "enclosing")])
+
+
+def test_incremental_counters_sum_per_sequence_and_restart_when_state_clears(tmp_path):
+    text = """
+packet { trusted_packet_sequence_id: 1 incremental_state_cleared: true
+  track_descriptor { uuid: 10 name: "bytes" counter { is_incremental: true unit_multiplier: 2 } } }
+packet { trusted_packet_sequence_id: 2 incremental_state_cleared: true
+  track_descriptor { uuid: 10 name: "bytes" counter { is_incremental: true unit_multiplier: 2 } } }
+packet { trusted_packet_sequence_id: 1 sequence_flags: 2 timestamp: 100 track_event { type: TYPE_COUNTER track_uuid: 10 counter_value: 100 } }
+packet { trusted_packet_sequence_id: 2 sequence_flags: 2 timestamp: 150 track_event { type: TYPE_COUNTER track_uuid: 10 counter_value: 50 } }
+packet { trusted_packet_sequence_id: 1 sequence_flags: 2 timestamp: 200 track_event { type: TYPE_COUNTER track_uuid: 10 counter_value: 10 } }
+packet { trusted_packet_sequence_id: 2 sequence_flags: 3 timestamp: 250 track_event { type: TYPE_COUNTER track_uuid: 10 counter_value: 5 } }
+packet { trusted_packet_sequence_id: 1 timestamp: 300
+  track_event { type: TYPE_SLICE_BEGIN name: "x" thread_time_absolute_us: 7 } }
+"""
+    store = _load_text(tmp_path, text)
+    c = store.counters
+    byname = {store.tracks[int(t)].name for t in c.track}
+    rows = np.flatnonzero(c.track == next(t for t in range(len(store.tracks)) if store.tracks[t].name == "bytes"))
+    assert c.value[rows].tolist() == [200.0, 100.0, 220.0, 10.0]  # ×2, summed per sequence; 2 cleared at 250
+    assert "thread_time" in byname and 7000.0 in c.value.tolist()

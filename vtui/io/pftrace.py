@@ -35,6 +35,8 @@ import msgspec
 from vtui.errors import TraceLoadError
 from vtui.io.columns import ArgsWriter, Columns, ColumnSink
 from vtui.io.events import EMPTY_RAW, Event
+from vtui.io.pftrace_args import event_args
+from vtui.io.pftrace_flows import Cell, FlowSteps
 from vtui.io.pftrace_state import Sequence, Track, Tracks
 from vtui.io.pftrace_stream import open_stream
 from vtui.io.protowire import PACKET_TAG, WireError, fields, iter_packets, varint
@@ -49,6 +51,8 @@ BEGIN, END, INSTANT, COUNTER = 1, 2, 3, 4
 SEQ_CLEARED, SEQ_NEEDS_STATE = 1, 2
 _ENCODE = msgspec.json.encode
 DEFAULT_TRACK = "Default Track"
+LEGACY_OTHER = -2  # a legacy phase read as the Chrome-trace event it stands for
+_LEGACY_AS_JSON = frozenset("stfbneSTpF")
 _PLAIN_VALUES = frozenset({"int_value", "uint_value", "string_value", "double_value", "bool_value"})  # events with no track and no thread on their sequence
 
 
@@ -179,7 +183,7 @@ class _Open:
     pid: Any
     tid: Any
     args: dict[str, Any]
-    flows: list[tuple[Any, bool, bool]]
+    cell: Cell | None  # where its flows learn its row (None: no flows)
 
 
 @dataclass
@@ -195,7 +199,7 @@ class PacketReader:
     packets: int = 0
     rows: int = 0  # events handed out so far: the next one's ordinal
     _stacks: dict[Any, list[_Open]] = field(default_factory=dict)
-    _totals: dict[int, float] = field(default_factory=dict)  # incremental counters' running values
+    _flows: FlowSteps = field(default_factory=FlowSteps)
     _out: list[Event] = field(default_factory=list)
     _described: dict[int, bytes] = field(default_factory=dict)  # each track's last descriptor
 
@@ -302,10 +306,9 @@ class PacketReader:
             track.pid = d.process.pid
         if d.HasField("counter"):
             c = d.counter
-            self._totals.pop(d.uuid, None)
-            track.counter = True
-            setattr(track, "_scale", c.unit_multiplier or 1)  # noqa: B010 - kept beside the track, not compared
-            setattr(track, "_incremental", c.is_incremental)  # noqa: B010
+            track.scale, track.incremental = c.unit_multiplier or 1, c.is_incremental
+            if not name:  # Perfetto's names for its built-in counters
+                track.name = {1: "thread_time", 2: "thread_instruction_count"}.get(c.type, "")
         self.tracks.add(track)
         described = d.SerializeToString()
         if self._described.get(d.uuid) == described:
@@ -397,7 +400,7 @@ class PacketReader:
         if kind == 0 and legacy is not None:
             kind = self._legacy_kind(legacy)
         if kind == COUNTER:
-            self._counter(uuid, ts, e.double_counter_value if e.HasField("double_counter_value") else e.counter_value)
+            self._counter(seq, uuid, ts, e.double_counter_value if e.HasField("double_counter_value") else e.counter_value)
         elif kind == END:
             self._end(uuid, ts, e, seq)
         elif kind in (BEGIN, INSTANT, -1):
@@ -409,21 +412,27 @@ class PacketReader:
                 name = seq.names.get(iid) or self._interned(seq.names, iid, "event names")
             cat = self._categories(seq, e)
             args = self._args(seq, e)
-            flows = self._flow_bindings(e, legacy)
+            cell = self._flow_cell(ts, e, legacy)
             if kind == BEGIN:
-                self._stacks.setdefault(uuid, []).append(_Open(ts, name, cat, pid, tid, args, flows))
+                self._stacks.setdefault(uuid, []).append(_Open(ts, name, cat, pid, tid, args, cell))
             elif kind == -1 and legacy is not None:  # legacy complete event
-                self._slice(_Open(ts, name, cat, pid, tid, args, flows), ts + legacy.duration_us * 1000)
+                self._slice(_Open(ts, name, cat, pid, tid, args, cell), ts + legacy.duration_us * 1000)
+            elif cell is not None:  # an instant with flows: a zero-length slice (flows join slices)
+                self._slice(_Open(ts, name, cat, pid, tid, args, cell), ts)
             else:
                 scope = "p" if isinstance(uuid, int) and self.tracks.is_process(uuid) else "t"
                 if legacy is not None and legacy.instant_event_scope:
                     scope = {1: "g", 2: "p", 3: "t"}.get(legacy.instant_event_scope, scope)
-                row = self._emit(Event(ph="i", name=name, cat=cat, ts=_us_text(ts), pid=pid, tid=tid, s=scope,
-                                       args=self._raw_args(args)))
-                self._bind(row, flows)
+                self._emit(Event(ph="i", name=name, cat=cat, ts=_us_text(ts), pid=pid, tid=tid, s=scope,
+                                 args=self._raw_args(args)))
+        elif kind == LEGACY_OTHER and legacy is not None:
+            self._legacy_event(seq, e, legacy, ts, pid, tid)
         else:
             self._count("track events of a type vtui does not read (skipped)")
         self._extra_counters(seq, e, ts)
+        if e.HasField("thread_time_absolute_us") or e.HasField("thread_time_delta_us") or e.HasField(
+                "thread_instruction_count_absolute") or e.HasField("thread_instruction_count_delta"):
+            self._thread_counters(seq, e, ts, pid, tid)
 
     def _categories(self, seq: Sequence, e: Any) -> str:
         """The event's categories as a Chrome trace writes several: joined by commas."""
@@ -438,7 +447,25 @@ class PacketReader:
         phase = chr(legacy.phase) if 0 < legacy.phase < 128 else ""
         if phase == "X":
             return -1
-        return {"B": BEGIN, "E": END, "I": INSTANT, "i": INSTANT, "R": INSTANT, "n": INSTANT}.get(phase, 0)
+        if phase in _LEGACY_AS_JSON:
+            return LEGACY_OTHER
+        return {"B": BEGIN, "E": END, "I": INSTANT, "i": INSTANT, "R": INSTANT}.get(phase, 0)
+
+    def _legacy_event(self, seq: Sequence, e: Any, legacy: Any, ts: int, pid: Any, tid: Any) -> None:
+        """A legacy flow (s/t/f) or async (b/n/e, S/T/p/F) event: the Chrome-trace event it stands for,
+        with its id, so the store pairs and binds it as it does JSON's."""
+        named = e.WhichOneof("name_field")
+        name = e.name if named == "name" else self._interned(seq.names, e.name_iid or legacy.name_iid, "event names")
+        which = legacy.WhichOneof("id")
+        ident: Any = getattr(legacy, which) if which else None
+        id2 = None
+        if which == "local_id":
+            ident, id2 = None, {"local": legacy.local_id}
+        elif which == "global_id":
+            ident, id2 = None, {"global": legacy.global_id}
+        self._emit(Event(ph=chr(legacy.phase), name=name, cat=self._categories(seq, e), ts=_us_text(ts), pid=pid,
+                         tid=tid, id=ident, id2=id2, scope=legacy.id_scope or None,
+                         bp="e" if legacy.bind_to_enclosing else None, args=self._raw_args(self._args(seq, e))))
 
     def _interned(self, table: dict[int, str], iid: int, what: str) -> str:
         if not iid:
@@ -457,14 +484,19 @@ class PacketReader:
         begun = stack.pop()
         if len(e.debug_annotations):
             begun.args.update(self._args(seq, e))
-        begun.flows += self._flow_bindings(e, None)
+        if _has_flows(e):  # flows on an end event belong to the slice it ends
+            if begun.cell is None:
+                begun.cell = [-1]
+            self._flows.add(ts, begun.cell, (*e.flow_ids, *e.flow_ids_old),
+                            (*e.terminating_flow_ids, *e.terminating_flow_ids_old))
         self._slice(begun, ts)
 
     def _slice(self, s: _Open, end: int) -> None:
         dur = end - s.ts
         row = self._emit(Event(ph="X", name=s.name, cat=s.cat, ts=_us_text(s.ts), dur=_us_text(dur), pid=s.pid,
                                tid=s.tid, args=self._raw_args(s.args)))
-        self._bind(row, s.flows)
+        if s.cell is not None:
+            s.cell[0] = row
 
     def _finish_open(self) -> None:
         """Slices begun and never ended: ``B`` events (the store runs them to the trace's end)."""
@@ -472,113 +504,75 @@ class PacketReader:
             for s in stack:
                 row = self._emit(Event(ph="B", name=s.name, cat=s.cat, ts=_us_text(s.ts), pid=s.pid, tid=s.tid,
                                        args=self._raw_args(s.args)))
-                self._bind(row, s.flows)
+                if s.cell is not None:
+                    s.cell[0] = row
         self._stacks.clear()
+        self.flows = self._flows.resolve()
 
-    def _bind(self, row: int, flows: list[tuple[Any, bool, bool]]) -> None:
-        for ident, flow_in, flow_out in flows:
-            self.flows.append((row, ident, flow_in, flow_out))
-
-    @staticmethod
-    def _flow_bindings(e: Any, legacy: Any) -> list[tuple[Any, bool, bool]]:
-        """(id, in, out) per flow of the event: ``flow_ids`` end the flow of that id if one is
-        open and start it again from here, ``terminating_flow_ids`` end it (Perfetto's
-        FlowTracker; the old uint64 ids are the same ids). Resolved by the store in time order,
-        as Perfetto's sorter puts the events before its tracker sees them."""
-        out: list[tuple[Any, bool, bool]] = []
-        if e.flow_ids or e.flow_ids_old:
-            out += [(ident, True, True) for ident in (*e.flow_ids, *e.flow_ids_old)]
-        if e.terminating_flow_ids or e.terminating_flow_ids_old:
-            out += [(ident, True, False) for ident in (*e.terminating_flow_ids, *e.terminating_flow_ids_old)]
-        if legacy is not None and legacy.HasField("bind_id"):
+    def _flow_cell(self, ts: int, e: Any, legacy: Any) -> Cell | None:
+        """The cell for the row of the event's slice, its flows noted; None when it has none."""
+        bound = legacy is not None and legacy.HasField("bind_id")
+        if not bound and not _has_flows(e):
+            return None
+        cell: Cell = [-1]
+        self._flows.add(ts, cell, (*e.flow_ids, *e.flow_ids_old), (*e.terminating_flow_ids, *e.terminating_flow_ids_old))
+        if bound:
             direction = legacy.flow_direction  # 1 in, 2 out, 3 in and out
-            out.append((("legacy", legacy.bind_id), direction in (1, 3), direction in (2, 3)))
-        return out
+            self._flows.bind(cell, ("legacy", legacy.bind_id), direction in (1, 3), direction in (2, 3))
+        return cell
 
     # ---- counters --------------------------------------------------------------------
-    def _counter(self, uuid: Any, ts: int, value: float) -> None:
+    def _counter(self, seq: Sequence, uuid: Any, ts: int, value: float) -> None:
         track = self.tracks.by_uuid.get(uuid) if isinstance(uuid, int) else None
         if track is not None:
-            value = value * getattr(track, "_scale", 1)
-            if getattr(track, "_incremental", False):
-                value = self._totals[track.uuid] = self._totals.get(track.uuid, 0) + value
+            value = value * track.scale
+            if track.incremental:
+                value = seq.totals[track.uuid] = seq.totals.get(track.uuid, 0) + value
             pid, name = self.tracks.process_of(track), track.name or f"track {track.uuid}"
         else:
             pid, name = self.tracks.key(uuid) if isinstance(uuid, int) else (uuid, "counter")
         self._emit(Event(ph="C", name=name, cat="", ts=_us_text(ts), pid=pid, tid=0,
                          args=msgspec.Raw(_ENCODE({"value": value}))))
 
+    def _thread_counters(self, seq: Sequence, e: Any, ts: int, pid: Any, tid: Any) -> None:
+        """The legacy thread time / instruction count fields: counters of the event's thread's
+        process (vtui's counter tracks are per process), named as Perfetto names them."""
+        timed = True
+        if e.HasField("thread_time_absolute_us"):
+            seq.thread_time_us = e.thread_time_absolute_us
+        elif e.HasField("thread_time_delta_us"):
+            seq.thread_time_us += e.thread_time_delta_us
+        else:
+            timed = False
+        if timed:
+            self._emit(Event(ph="C", name="thread_time", cat="", ts=_us_text(ts), pid=pid, tid=tid,
+                             args=msgspec.Raw(_ENCODE({"value": seq.thread_time_us * 1000}))))
+        if e.HasField("thread_instruction_count_absolute"):
+            seq.instructions = e.thread_instruction_count_absolute
+        elif e.HasField("thread_instruction_count_delta"):
+            seq.instructions += e.thread_instruction_count_delta
+        else:
+            return
+        self._emit(Event(ph="C", name="thread_instruction_count", cat="", ts=_us_text(ts), pid=pid, tid=tid,
+                         args=msgspec.Raw(_ENCODE({"value": seq.instructions}))))
+
     def _extra_counters(self, seq: Sequence, e: Any, ts: int) -> None:
         if e.extra_counter_values:
             uuids = list(e.extra_counter_track_uuids) or seq.extra_counters
             for uuid, value in zip(uuids, e.extra_counter_values):
-                self._counter(uuid, ts, value)
+                self._counter(seq, uuid, ts, value)
         if e.extra_double_counter_values:
             uuids = list(e.extra_double_counter_track_uuids) or seq.extra_double_counters
             for uuid, value in zip(uuids, e.extra_double_counter_values):
-                self._counter(uuid, ts, value)
+                self._counter(seq, uuid, ts, value)
 
-    # ---- args ------------------------------------------------------------------------
     def _args(self, seq: Sequence, e: Any) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        names = seq.arg_names
-        for a in e.debug_annotations:
-            named = a.WhichOneof("name_field")
-            if named == "name_iid":
-                key = names.get(a.name_iid)
-                if key is None:
-                    key = self._interned(names, a.name_iid, "annotation names") or "[no name]"
-            else:
-                key = a.name if named else "[no name]"
-            which = a.WhichOneof("value")
-            if which in _PLAIN_VALUES:
-                out[key] = getattr(a, which)
-            else:
-                out[key] = self._value(seq, a, which)
-        which = e.WhichOneof("correlation_id_field")
-        if which and "correlation" not in out:
-            out["correlation"] = (seq.arg_strings.get(e.correlation_id_str_iid, "")
-                                  if which == "correlation_id_str_iid" else getattr(e, which))
-        return out
-
-    def _arg_name(self, seq: Sequence, a: Any) -> str:
-        if a.HasField("name"):
-            return a.name
-        return self._interned(seq.arg_names, a.name_iid, "annotation names") or "[no name]"
-
-    def _value(self, seq: Sequence, a: Any, which: str | None) -> Any:
-        if which is None:
-            if len(a.dict_entries):
-                return {self._arg_name(seq, d): self._value(seq, d, d.WhichOneof("value")) for d in a.dict_entries}
-            if len(a.array_values):
-                return [self._value(seq, v, v.WhichOneof("value")) for v in a.array_values]
-            return None
-        if which == "string_value_iid":
-            return self._interned(seq.arg_strings, a.string_value_iid, "annotation strings")
-        if which == "pointer_value":
-            return f"0x{a.pointer_value:x}"
-        if which == "legacy_json_value":
-            try:
-                return json.loads(a.legacy_json_value)
-            except (ValueError, RecursionError):
-                return a.legacy_json_value
-        if which == "nested_value":
-            return _nested(a.nested_value)
-        return getattr(a, which)
+        return event_args(seq, e, self._interned)
 
     @staticmethod
     def _raw_args(args: dict[str, Any]) -> msgspec.Raw:
         return msgspec.Raw(_ENCODE(args)) if args else EMPTY_RAW
 
 
-def _nested(v: Any, depth: int = 0) -> Any:
-    if depth > 64:
-        return None
-    if v.nested_type == 1:
-        return {k: _nested(x, depth + 1) for k, x in zip(v.dict_keys, v.dict_values)}
-    if v.nested_type == 2:
-        return [_nested(x, depth + 1) for x in v.array_values]
-    for name in ("int_value", "double_value", "bool_value", "string_value"):
-        if v.HasField(name):
-            return getattr(v, name)
-    return None
+def _has_flows(e: Any) -> bool:
+    return bool(e.flow_ids or e.terminating_flow_ids or e.flow_ids_old or e.terminating_flow_ids_old)

@@ -37,6 +37,10 @@ class Sequence:
     extra_double_counters: list[int] = field(default_factory=list)
     thread: tuple[int, int] | None = None  # a legacy ThreadDescriptor packet: the sequence's thread
     last_us: int = 0  # legacy timestamp_delta_us base (µs)
+    totals: dict[int, float] = field(default_factory=dict)  # incremental counters' running values, by track
+    thread_time_us: int = 0  # legacy thread_time_delta_us base
+    instructions: int = 0  # legacy thread_instruction_count_delta base
+
 
     def clear(self) -> None:
         self.names.clear()
@@ -46,6 +50,7 @@ class Sequence:
         self.default_track = None
         self.extra_counters = []
         self.extra_double_counters = []
+        self.totals.clear()
         self.valid = True
 
 
@@ -57,6 +62,8 @@ class Track:
     pid: int | None = None  # a process or thread track's
     tid: int | None = None  # a thread track's
     counter: bool = False
+    scale: float = 1.0  # a counter's unit multiplier
+    incremental: bool = False  # a counter whose values are deltas (summed per sequence)
 
 
 PROCESS_TID = "process"  # the tid of events on a process track itself
