@@ -334,3 +334,51 @@ packet { trusted_packet_sequence_id: 1 timestamp: 300
     rows = np.flatnonzero(c.track == next(t for t in range(len(store.tracks)) if store.tracks[t].name == "bytes"))
     assert c.value[rows].tolist() == [200.0, 100.0, 220.0, 10.0]  # ×2, summed per sequence; 2 cleared at 250
     assert "thread_time" in byname and 7000.0 in c.value.tolist()
+
+
+def test_damaged_bytes_load_or_fail_in_one_line(tmp_path):
+    """Random bytes changed or the file cut: the load keeps what it can or says why, never a traceback."""
+    import random
+
+    _, data = _trace(tmp_path)
+    rng = random.Random(11)
+    loaded = 0
+    for i in range(40):
+        damaged = bytearray(data)
+        for _ in range(rng.choice([1, 3, 20])):
+            damaged[rng.randrange(len(damaged))] = rng.randrange(256)
+        if i % 3 == 0:
+            damaged = damaged[: rng.randrange(1, len(damaged))]
+        path = tmp_path / f"damaged{i}.pftrace"
+        path.write_bytes(bytes(damaged))
+        try:
+            load_trace(path, cache=False)
+            loaded += 1
+        except TraceLoadError as exc:
+            assert "\n" not in str(exc)
+    assert loaded  # most damage leaves packets to read
+
+
+def test_strings_that_are_not_utf8_are_read_with_replacement_characters(tmp_path):
+    from vtui.io import protowire as w
+
+    event = bytearray()
+    w.put_int(event, 9, 3)  # TYPE_INSTANT
+    w.put_bytes(event, 23, b"bad \xff name")
+    w.put_bytes(event, 22, b"cat\xfe")
+    ann = bytearray()
+    w.put_bytes(ann, 10, b"key\xff")
+    w.put_bytes(ann, 6, b"value\xff")
+    w.put_bytes(event, 4, ann)
+    packet = bytearray()
+    w.put_int(packet, 8, 5)
+    w.put_bytes(packet, 11, event)
+    path = tmp_path / "utf8.pftrace"
+    with open(path, "wb") as fh:
+        w.write_packet(fh, packet)
+    store = load_trace(path, cache=False)
+    i = store.instants
+    assert store.strings[int(i.name_id[0])] == "bad \ufffd name"
+    assert store.strings[int(i.cat_id[0])] == "cat\ufffd"
+    off, n = int(i.args_off[0]), int(i.args_len[0])
+    assert msgspec.json.decode(store.args_blob[off : off + n]) == {"key\ufffd": "value\ufffd"}

@@ -37,7 +37,7 @@ from vtui.io.columns import ArgsWriter, Columns, ColumnSink
 from vtui.io.events import EMPTY_RAW, Event
 from vtui.io.pftrace_args import event_args
 from vtui.io.pftrace_flows import Cell, FlowSteps
-from vtui.io.pftrace_state import Sequence, Track, Tracks
+from vtui.io.pftrace_state import Sequence, Track, Tracks, text
 from vtui.io.pftrace_stream import open_stream
 from vtui.io.protowire import PACKET_TAG, WireError, fields, iter_packets, varint
 from vtui.io.reader import GZIP_MAGIC, MAX_INFLATE_RATIO, read_error
@@ -50,10 +50,9 @@ _CHUNK = 8192  # events per ColumnSink.add
 BEGIN, END, INSTANT, COUNTER = 1, 2, 3, 4
 SEQ_CLEARED, SEQ_NEEDS_STATE = 1, 2
 _ENCODE = msgspec.json.encode
-DEFAULT_TRACK = "Default Track"
+DEFAULT_TRACK = "Default Track"  # events with no track and no thread on their sequence
 LEGACY_OTHER = -2  # a legacy phase read as the Chrome-trace event it stands for
 _LEGACY_AS_JSON = frozenset("stfbneSTpF")
-_PLAIN_VALUES = frozenset({"int_value", "uint_value", "string_value", "double_value", "bool_value"})  # events with no track and no thread on their sequence
 
 
 def is_pftrace(path: str | Path) -> bool:
@@ -289,16 +288,16 @@ class PacketReader:
     @staticmethod
     def _intern(seq: Sequence, data: Any) -> None:
         for entry in data.event_names:
-            seq.names[entry.iid] = entry.name
+            seq.names[entry.iid] = text(entry.name)
         for entry in data.event_categories:
-            seq.cats[entry.iid] = entry.name
+            seq.cats[entry.iid] = text(entry.name)
         for entry in data.debug_annotation_names:
-            seq.arg_names[entry.iid] = entry.name
+            seq.arg_names[entry.iid] = text(entry.name)
         for entry in data.debug_annotation_string_values:
             seq.arg_strings[entry.iid] = entry.str.decode("utf-8", "replace")
 
     def _track(self, d: Any) -> None:
-        name = d.name or d.static_name or d.atrace_name
+        name = text(d.name or d.static_name or d.atrace_name)
         track = Track(uuid=d.uuid, parent=d.parent_uuid, name=name, counter=d.HasField("counter"))
         if d.HasField("thread"):
             track.pid, track.tid = d.thread.pid, d.thread.tid
@@ -326,16 +325,16 @@ class PacketReader:
                 self._meta("process_sort_index", pid, 0, {"sort_index": d.sibling_order_rank})
 
     def _process(self, p: Any, track_name: str = "") -> None:
-        name = p.process_name or track_name or (p.cmdline[0] if len(p.cmdline) else "")
+        name = text(p.process_name) or track_name or (text(p.cmdline[0]) if len(p.cmdline) else "")
         if name:
             self._meta("process_name", p.pid, 0, {"name": name})
         if len(p.process_labels):
-            self._meta("process_labels", p.pid, 0, {"labels": ",".join(p.process_labels)})
+            self._meta("process_labels", p.pid, 0, {"labels": ",".join(map(text, p.process_labels))})
         if p.HasField("legacy_sort_index"):
             self._meta("process_sort_index", p.pid, 0, {"sort_index": p.legacy_sort_index})
 
     def _thread(self, t: Any, track_name: str) -> None:
-        name = t.thread_name or track_name
+        name = text(t.thread_name) or track_name
         if name:
             self._meta("thread_name", t.pid, t.tid, {"name": name})
         if t.HasField("legacy_sort_index"):
@@ -344,21 +343,22 @@ class PacketReader:
     def _process_tree(self, tree: Any) -> None:
         for proc in tree.processes:
             if len(proc.cmdline):
-                self._meta("process_name", proc.pid, 0, {"name": proc.cmdline[0]})
+                self._meta("process_name", proc.pid, 0, {"name": text(proc.cmdline[0])})
         for thread in tree.threads:
             if thread.name:
-                self._meta("thread_name", thread.tgid or thread.tid, thread.tid, {"name": thread.name})
+                self._meta("thread_name", thread.tgid or thread.tid, thread.tid, {"name": text(thread.name)})
 
     def _chrome_metadata(self, bundle: Any) -> None:
         for entry in bundle.metadata:
             which = entry.WhichOneof("value")
             if which == "json_value":
                 try:
-                    self.metadata[entry.name] = json.loads(entry.json_value)
-                except ValueError:
-                    self.metadata[entry.name] = entry.json_value
+                    self.metadata[text(entry.name)] = json.loads(text(entry.json_value))
+                except (ValueError, RecursionError):
+                    self.metadata[text(entry.name)] = text(entry.json_value)
             elif which:
-                self.metadata[entry.name] = getattr(entry, which)
+                value = getattr(entry, which)
+                self.metadata[text(entry.name)] = text(value) if isinstance(value, (str, bytes)) else value
 
     def _meta(self, name: str, pid: Any, tid: Any, args: dict[str, Any]) -> None:
         self._emit(Event(ph="M", name=name, cat="__metadata", pid=pid, tid=tid, args=msgspec.Raw(_ENCODE(args))))
@@ -406,7 +406,7 @@ class PacketReader:
         elif kind in (BEGIN, INSTANT, -1):
             named = e.WhichOneof("name_field")
             if named == "name":
-                name = e.name
+                name = text(e.name)
             else:
                 iid = e.name_iid if named else legacy.name_iid if legacy is not None else 0
                 name = seq.names.get(iid) or self._interned(seq.names, iid, "event names")
@@ -437,7 +437,7 @@ class PacketReader:
     def _categories(self, seq: Sequence, e: Any) -> str:
         """The event's categories as a Chrome trace writes several: joined by commas."""
         if e.categories:
-            return ",".join(e.categories)
+            return ",".join(map(text, e.categories))
         iids = e.category_iids
         if len(iids) == 1:
             return seq.cats.get(iids[0]) or self._interned(seq.cats, iids[0], "categories")
@@ -455,7 +455,7 @@ class PacketReader:
         """A legacy flow (s/t/f) or async (b/n/e, S/T/p/F) event: the Chrome-trace event it stands for,
         with its id, so the store pairs and binds it as it does JSON's."""
         named = e.WhichOneof("name_field")
-        name = e.name if named == "name" else self._interned(seq.names, e.name_iid or legacy.name_iid, "event names")
+        name = text(e.name) if named == "name" else self._interned(seq.names, e.name_iid or legacy.name_iid, "event names")
         which = legacy.WhichOneof("id")
         ident: Any = getattr(legacy, which) if which else None
         id2 = None

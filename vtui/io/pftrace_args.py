@@ -8,10 +8,10 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from vtui.io.pftrace_state import Sequence
+from vtui.io.pftrace_state import Sequence, text
 
 Interned = Callable[[dict[int, str], int, str], str]  # (table, iid, what) -> text ("" and counted if missing)
-_PLAIN_VALUES = frozenset({"int_value", "uint_value", "string_value", "double_value", "bool_value"})
+_PLAIN_VALUES = frozenset({"int_value", "uint_value", "double_value", "bool_value"})
 
 
 def event_args(seq: Sequence, e: Any, interned: Interned) -> dict[str, Any]:
@@ -25,7 +25,7 @@ def event_args(seq: Sequence, e: Any, interned: Interned) -> dict[str, Any]:
             if key is None:
                 key = interned(names, a.name_iid, "annotation names") or "[no name]"
         else:
-            key = a.name if named else "[no name]"
+            key = text(a.name) if named else "[no name]"
         which = a.WhichOneof("value")
         if which in _PLAIN_VALUES:
             out[key] = getattr(a, which)
@@ -40,7 +40,7 @@ def event_args(seq: Sequence, e: Any, interned: Interned) -> dict[str, Any]:
 
 def _arg_name(seq: Sequence, a: Any, interned: Interned) -> str:
     if a.HasField("name"):
-        return a.name
+        return text(a.name)
     return interned(seq.arg_names, a.name_iid, "annotation names") or "[no name]"
 
 
@@ -51,15 +51,17 @@ def _value(seq: Sequence, a: Any, which: str | None, interned: Interned) -> Any:
         if len(a.array_values):
             return [_value(seq, v, v.WhichOneof("value"), interned) for v in a.array_values]
         return None
+    if which == "string_value":
+        return text(a.string_value)
     if which == "string_value_iid":
         return interned(seq.arg_strings, a.string_value_iid, "annotation strings")
     if which == "pointer_value":
         return f"0x{a.pointer_value:x}"
     if which == "legacy_json_value":
         try:
-            return json.loads(a.legacy_json_value)
+            return json.loads(text(a.legacy_json_value))
         except (ValueError, RecursionError):
-            return a.legacy_json_value
+            return text(a.legacy_json_value)
     if which == "nested_value":
         return _nested(a.nested_value)
     return getattr(a, which)
@@ -69,10 +71,12 @@ def _nested(v: Any, depth: int = 0) -> Any:
     if depth > 64:
         return None
     if v.nested_type == 1:
-        return {k: _nested(x, depth + 1) for k, x in zip(v.dict_keys, v.dict_values)}
+        return {text(k): _nested(x, depth + 1) for k, x in zip(v.dict_keys, v.dict_values)}
     if v.nested_type == 2:
         return [_nested(x, depth + 1) for x in v.array_values]
-    for name in ("int_value", "double_value", "bool_value", "string_value"):
+    if v.HasField("string_value"):
+        return text(v.string_value)
+    for name in ("int_value", "double_value", "bool_value"):
         if v.HasField(name):
             return getattr(v, name)
     return None

@@ -15,7 +15,7 @@ from typing import BinaryIO
 VARINT, FIXED64, LENGTH, FIXED32 = 0, 1, 2, 5
 PACKET_TAG = 0x0A  # field 1 (Trace.packet), length-delimited
 _BLOCK = 8 << 20
-MAX_PACKET = 256 << 20  # a longer "packet" is damage (Perfetto's own limit is far below)
+MAX_PACKET = 64 << 20  # a longer "packet" is damage (the SDK writes packets of a few KB)
 _DOUBLE = struct.Struct("<d")
 
 
