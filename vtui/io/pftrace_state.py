@@ -21,7 +21,7 @@ _INTEGER = re.compile(r"-?(?:0|[1-9][0-9]{0,18})")
 def text(value: str | bytes) -> str:
     """A string field's text: the protobuf runtime hands a proto2 string that is not UTF-8 over as
     bytes; those are decoded with replacement characters."""
-    return value if type(value) is str else bytes(value).decode("utf-8", "replace")
+    return value if isinstance(value, str) else bytes(value).decode("utf-8", "replace")
 
 
 def key_of_name(name: str) -> Any:
