@@ -140,3 +140,13 @@ def test_begin_end_pairs_and_a_complete_event_without_dur(tmp_path):
     assert _slice_set(back) == _slice_set(store)
     ends = {back.strings[int(n)]: int(e) for n, e in zip(back.slices.name_id, back.slices.end_ns)}
     assert ends == {"alpha": 14000, "beta": 13000, "gamma": 7000, "epsilon": 14000}
+
+
+def test_a_pftrace_exports_back_to_json_with_its_flows(tmp_path):
+    store = load_trace(MI250, cache=False)
+    export_pftrace(store, tmp_path / "m.pftrace", 0, store.span_ns)
+    pf = load_trace(tmp_path / "m.pftrace", cache=False)
+    export_range(pf, tmp_path / "back.json", 0, pf.span_ns)
+    back = load_trace(tmp_path / "back.json", cache=False)
+    assert _slice_set(back) == _slice_set(store)
+    assert _flow_set(back) == _flow_set(store) and len(store.flows) > 0

@@ -138,15 +138,28 @@ def read_pftrace(path: str | Path, args: ArgsWriter | None = None, progress: Pro
 
 def pftrace_events(path: str | Path, ordinals: Any) -> list[msgspec.Raw]:
     """The events at ``ordinals`` (as the loader numbered them) as Chrome-trace JSON objects, so a
-    range of a Perfetto trace can be written out again. The file is read again."""
+    range of a Perfetto trace can be written out again; a slice's flow rides on it as a
+    ``bind_id`` (the first, where a slice has several). The file is read again."""
     import numpy as np  # noqa: PLC0415
 
     wanted = set(np.asarray(ordinals, dtype=np.int64).tolist())
+    reader = PacketReader(Path(path))
+    picked = [(row, event) for row, event in enumerate(reader.events(None)) if row in wanted]
+    bound: dict[int, tuple[Any, bool, bool]] = {}
+    for row, key, flow_in, flow_out in reader.flows:
+        bound.setdefault(row, (key, flow_in, flow_out))
     out: list[msgspec.Raw] = []
-    for row, event in enumerate(PacketReader(Path(path)).events(None)):
-        if row in wanted:
-            out.append(msgspec.Raw(event_json(event)))
+    for row, event in picked:
+        if row in bound:
+            key, flow_in, flow_out = bound[row]
+            event.bind_id, event.flow_in, event.flow_out = _id_text(key), flow_in, flow_out
+        out.append(msgspec.Raw(event_json(event)))
     return out
+
+
+def _id_text(key: Any) -> str:
+    """A flow key as a JSON bind id that is not hex (so it stays text, one id per key)."""
+    return "flow " + ":".join(map(str, key)) if isinstance(key, tuple) else f"flow {key}"
 
 
 def event_json(event: Event) -> bytes:
