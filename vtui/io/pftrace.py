@@ -383,16 +383,15 @@ class PacketReader:
 
     # ---- track events ----------------------------------------------------------------
     def _event(self, seq: Sequence, p: Any, e: Any) -> None:
-        if p.HasField("timestamp"):
-            ts = p.timestamp
-        elif e.HasField("timestamp_absolute_us"):
+        legacy_ts = e.WhichOneof("timestamp")  # the packet's timestamp wins over these (Perfetto's order)
+        if legacy_ts is None or p.HasField("timestamp"):
+            ts = p.timestamp  # (0 where the packet has none)
+        elif legacy_ts == "timestamp_absolute_us":
             ts = e.timestamp_absolute_us * 1000
             seq.last_us = e.timestamp_absolute_us
-        elif e.HasField("timestamp_delta_us"):
+        else:
             seq.last_us += e.timestamp_delta_us
             ts = seq.last_us * 1000
-        else:
-            ts = 0
         legacy = e.legacy_event if e.HasField("legacy_event") else None
         if e.HasField("track_uuid"):
             uuid: Any = e.track_uuid
@@ -443,8 +442,7 @@ class PacketReader:
         else:
             self._count("track events of a type vtui does not read (skipped)")
         self._extra_counters(seq, e, ts)
-        if e.HasField("thread_time_absolute_us") or e.HasField("thread_time_delta_us") or e.HasField(
-                "thread_instruction_count_absolute") or e.HasField("thread_instruction_count_delta"):
+        if e.WhichOneof("thread_time") or e.WhichOneof("thread_instruction_count"):
             self._thread_counters(seq, e, ts, pid, tid)
 
     def _categories(self, seq: Sequence, e: Any) -> str:

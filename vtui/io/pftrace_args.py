@@ -8,9 +8,12 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+import msgspec
+
 from vtui.io.pftrace_state import Sequence, text
 
 Interned = Callable[[dict[int, str], int, str], str]  # (table, iid, what) -> text ("" and counted if missing)
+_JSON = msgspec.json.decode
 _PLAIN_VALUES = frozenset({"int_value", "uint_value", "double_value", "bool_value"})
 
 
@@ -59,6 +62,10 @@ def _value(seq: Sequence, a: Any, which: str | None, interned: Interned) -> Any:
         return f"0x{a.pointer_value:x}"
     if which == "legacy_json_value":
         try:
+            return _JSON(a.legacy_json_value)
+        except (msgspec.DecodeError, RecursionError):
+            pass
+        try:  # what msgspec refuses but the standard library reads (integers past 64 bits...)
             return json.loads(text(a.legacy_json_value))
         except (ValueError, RecursionError):
             return text(a.legacy_json_value)
