@@ -150,3 +150,12 @@ def test_a_pftrace_exports_back_to_json_with_its_flows(tmp_path):
     back = load_trace(tmp_path / "back.json", cache=False)
     assert _slice_set(back) == _slice_set(store)
     assert _flow_set(back) == _flow_set(store) and len(store.flows) > 0
+
+
+def test_a_folder_of_pftrace_ranks_exports_json_files_named_json(tmp_path):
+    store = load_trace(FIXTURES / "ranks", cache=False)
+    export_pftrace(store, tmp_path / "pf", 0, store.span_ns)
+    pf = load_trace(tmp_path / "pf", cache=False)
+    export_range(pf, tmp_path / "js", 0, pf.span_ns)
+    assert sorted(p.name for p in (tmp_path / "js").iterdir()) == ["hta__sampled_rank-0.json", "hta__sampled_rank-1.json"]
+    assert len(load_trace(tmp_path / "js", cache=False).slices) == len(store.slices)

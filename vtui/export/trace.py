@@ -148,11 +148,14 @@ def export_range(store: TraceStore, out: str | Path, t0: int, t1: int, tracks: n
 
 def rank_file_names(paths: list[str]) -> list[str]:
     """One distinct output name per rank file, written as plain JSON: ``r.json.gz`` -> ``r.json``,
-    ``r.sqlite`` -> ``r.json``. Ranks that would share a name (``r.json`` and ``r.json.gz`` in
+    ``r.sqlite`` (or ``r.pftrace``, ``r.perfetto-trace``) -> ``r.json``. Ranks that would share a name (``r.json`` and ``r.json.gz`` in
     one folder) keep their full source name before ``.json``, so no rank overwrites another."""
     def plain(path: str) -> str:
         name = Path(path).name.removesuffix(".gz")
-        return name.removesuffix(".sqlite") + ".json" if name.endswith(".sqlite") else name
+        for other in (".sqlite", ".pftrace", ".perfetto-trace"):
+            if name.endswith(other):
+                return name.removesuffix(other) + ".json"
+        return name
 
     names = [plain(p) for p in paths]
     taken = {n: names.count(n) for n in names}
