@@ -159,3 +159,26 @@ def test_a_folder_of_pftrace_ranks_exports_json_files_named_json(tmp_path):
     export_range(pf, tmp_path / "js", 0, pf.span_ns)
     assert sorted(p.name for p in (tmp_path / "js").iterdir()) == ["hta__sampled_rank-0.json", "hta__sampled_rank-1.json"]
     assert len(load_trace(tmp_path / "js", cache=False).slices) == len(store.slices)
+
+
+def test_async_slices_samples_and_objects_round_trip(tmp_path):
+    events = [{"ph": "b", "name": "request", "cat": "serve", "id": "0x1a", "pid": 1, "tid": 1, "ts": 10},
+              {"ph": "n", "name": "token", "cat": "serve", "id": "0x1a", "pid": 1, "tid": 1, "ts": 12},
+              {"ph": "e", "name": "request", "cat": "serve", "id": "0x1a", "pid": 1, "tid": 2, "ts": 30},
+              {"ph": "b", "name": "request", "cat": "serve", "id2": {"global": 7}, "pid": 1, "tid": 1, "ts": 15},
+              {"ph": "e", "name": "request", "cat": "serve", "id2": {"global": 7}, "pid": 2, "tid": 5, "ts": 25},
+              {"ph": "X", "name": "work", "pid": 1, "tid": 1, "ts": 11, "dur": 3},
+              {"ph": "P", "name": "sample", "pid": 1, "tid": 1, "ts": 13},
+              {"ph": "N", "name": "obj", "id": "0x5", "pid": 1, "tid": 1, "ts": 14},
+              {"ph": "D", "name": "obj", "id": "0x5", "pid": 1, "tid": 1, "ts": 20}]
+    src = tmp_path / "async.json"
+    src.write_text(json.dumps({"traceEvents": events}))
+    store = load_trace(src, cache=False)
+    plan = export_pftrace(store, tmp_path / "async.pftrace", 0, store.span_ns)
+    back = load_trace(tmp_path / "async.pftrace", cache=False)
+    assert "not_written" not in plan.counts
+    assert _slice_set(back) == _slice_set(store)
+    assert len([s for s in _slice_set(store) if s[0] == "request"]) == 2
+    assert len(back.instants) == len(store.instants)
+    kinds = sorted(back.tracks[t].kind for t in range(len(back.tracks)))
+    assert kinds == sorted(store.tracks[t].kind for t in range(len(store.tracks)))

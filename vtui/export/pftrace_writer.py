@@ -28,6 +28,8 @@ BEGIN, END, INSTANT, COUNTER = 1, 2, 3, 4
 SEQUENCE = 1
 _INT32 = (-(1 << 31), (1 << 31) - 1)
 _INT64 = (-(1 << 63), (1 << 63) - 1)
+_ASYNC = frozenset("bneSTpF")  # async phases: written as legacy events with their ids
+_POINTS = frozenset("PNODVvc()")  # samples, objects, marks...: legacy events vtui keeps as points
 
 
 class _Event(msgspec.Struct, gc=False):
@@ -40,6 +42,8 @@ class _Event(msgspec.Struct, gc=False):
     tid: Any = None
     s: Any = None
     id: Any = None
+    id2: Any = None
+    scope: Any = None
     args: Any = None
 
 
@@ -77,6 +81,7 @@ class PacketWriter:
     _processes: dict[Any, _Process] = field(default_factory=dict)
     _threads: dict[tuple[Any, Any], _Thread] = field(default_factory=dict)
     _counters: dict[tuple, int] = field(default_factory=dict)
+    _ids: dict[Any, int] = field(default_factory=dict)  # async ids that are not uint64, numbered
     _unended: dict[int, int] = field(default_factory=dict)  # thread track -> its track for X without dur
     _uuid: int = 0
     _names: dict[str, int] = field(default_factory=dict)
@@ -128,6 +133,8 @@ class PacketWriter:
             self._track_event(INSTANT, ts, e, ordinal)
         elif ph == "C":
             self._counter(ts, e)
+        elif ph in _ASYNC or ph in _POINTS:
+            self._async(ts, e)
         elif ph not in ("s", "t", "f"):  # v1 flow events: the flows ride on their slices
             self._skip(ph or "?")
 
@@ -266,11 +273,7 @@ class PacketWriter:
         if e.cat is not None:
             put_int(event, _E_CAT_IIDS, self._intern(self._cats, 1, _text(e.cat), interned))
         if isinstance(e.args, dict):
-            for key, value in e.args.items():
-                ann = bytearray()
-                put_int(ann, 1, self._intern(self._arg_names, 3, str(key), interned))
-                _annotation_value(ann, value)
-                put_bytes(event, _E_ANN, ann)
+            self._annotations(event, e.args, interned)
         for ident in self.flows_out.get(ordinal, ()):
             put_fixed64(event, _E_FLOW, ident)
         for ident in self.flows_in.get(ordinal, ()):
@@ -281,11 +284,54 @@ class PacketWriter:
             put_bytes(event, _E_LEGACY, legacy)
         self._packet(ts, event, interned)
 
+    def _annotations(self, event: bytearray, args: dict[str, Any], interned: bytearray) -> None:
+        for key, value in args.items():
+            ann = bytearray()
+            put_int(ann, 1, self._intern(self._arg_names, 3, str(key), interned))
+            _annotation_value(ann, value)
+            put_bytes(event, _E_ANN, ann)
+
     def _end(self, ts: int, e: _Event) -> None:
         event = bytearray()
         put_int(event, _E_TYPE, END)
         put_int(event, _E_TRACK, self._thread(e.pid, e.tid).uuid)
         self._packet(ts, event, None)
+
+    def _async(self, ts: int, e: _Event) -> None:
+        """An async (or sample, object...) event as the legacy event Perfetto and vtui's reader read
+        as it: its phase and id (a string id becomes a number of its own per export: the pairing
+        needs equality only)."""
+        legacy = bytearray()
+        put_int(legacy, 2, ord(e.ph[0]))
+        kind, ident = 6, e.id  # unscoped_id
+        if ident is None and isinstance(e.id2, dict) and e.id2:
+            kind, ident = (11, e.id2["global"]) if "global" in e.id2 else (10, e.id2.get("local"))
+        if ident is None and e.ph[0] in _ASYNC:
+            self._skip(e.ph[0] + " without an id")
+            return
+        if ident is not None:
+            put_int(legacy, kind, self._id_number(ident))
+        if isinstance(e.scope, str) and e.scope:
+            put_str(legacy, 7, e.scope)
+        interned = bytearray()
+        event = bytearray()
+        put_int(event, _E_TRACK, self._thread(e.pid, e.tid).uuid)
+        put_int(event, _E_NAME_IID, self._intern(self._names, 2, _text(e.name), interned))
+        if e.cat is not None:
+            put_int(event, _E_CAT_IIDS, self._intern(self._cats, 1, _text(e.cat), interned))
+        if isinstance(e.args, dict):
+            self._annotations(event, e.args, interned)
+        put_bytes(event, _E_LEGACY, legacy)
+        self._packet(ts, event, interned)
+
+    def _id_number(self, ident: Any) -> int:
+        if type(ident) is int and 0 <= ident < 1 << 64:
+            return ident
+        key = _key(ident)
+        got = self._ids.get(key)
+        if got is None:
+            got = self._ids[key] = (1 << 63) + len(self._ids)  # far from the plain ids
+        return got
 
     def _counter(self, ts: int, e: _Event) -> None:
         if not isinstance(e.args, dict):

@@ -52,7 +52,7 @@ SEQ_CLEARED, SEQ_NEEDS_STATE = 1, 2
 _ENCODE = msgspec.json.encode
 DEFAULT_TRACK = "Default Track"  # events with no track and no thread on their sequence
 LEGACY_OTHER = -2  # a legacy phase read as the Chrome-trace event it stands for
-_LEGACY_AS_JSON = frozenset("stfbneSTpF")
+_LEGACY_AS_JSON = frozenset("stfbneSTpFPNODVvc()")
 
 
 def is_pftrace(path: str | Path) -> bool:
