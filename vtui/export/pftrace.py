@@ -2,10 +2,10 @@
 
 The same events as the JSON export (``vtui.export.trace.plan_export``: slices, instants, counter
 samples, metadata of the processes shown), read from the source files and written as TrackEvent
-packets (``pftrace_writer``); the flows between exported slices are written as flow ids on
-them. Smaller than the JSON and faster for Perfetto to open; vtui reads it back
-(``vtui.io.pftrace``). Async, object and sample events have no TrackEvent form here and are
-counted as not written.
+packets (``pftrace_writer``; async, sample and object events as legacy events); the flows between
+exported slices are written as flow ids on them. Smaller than the JSON and faster for Perfetto
+to open; vtui reads it back (``vtui.io.pftrace``). Metadata events other than names, labels and
+sort indices have no place and are counted as not written.
 """
 
 from __future__ import annotations

@@ -6,8 +6,9 @@ thread track per (pid, tid) under it (a ``ThreadDescriptor``, or a track named a
 described before its first event and again when metadata renames it. A complete (``X``) event is
 a begin and an end packet written together (its end is exact to the ns, which the legacy
 ``duration_us`` is not; vtui's reader and Perfetto pair them per track). Args are debug
-annotations with their JSON types; flows are ``flow_ids`` / ``terminating_flow_ids`` on the
-slices they join (given by the caller, from the store's flow table).
+annotations with their JSON types (lists and dicts as legacy JSON); flows are ``flow_ids`` /
+``terminating_flow_ids`` on the slices they join (given by the caller, from the store's flow
+table); async, sample and object events are legacy events with their phase and id.
 """
 
 from __future__ import annotations
