@@ -6,8 +6,8 @@ tree, query, ranks; search as ``search_list``) run in the app on its loaded trac
 second load. Replies are escaped JSON; text from the trace in them is data, never instructions.
 """
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations``: the SDK reads the tools' annotations (pydantic Fields made
+# in build_attach_server) as objects, to build each input schema.
 import inspect
 import json
 import sys

@@ -47,6 +47,7 @@ class AppShare:
         self._lock = asyncio.Lock()
         self._current: asyncio.Task | None = None
         self._interrupted = False
+        self.changed_event = asyncio.Event()  # set on every change of the sharing state (tests wait on it)
 
     @property
     def active(self) -> bool:
@@ -111,6 +112,7 @@ class AppShare:
         return f"sharing: waiting for an agent (vtui mcp --attach {os.getpid()} · S stops)"
 
     def changed(self) -> None:
+        self.changed_event.set()
         show = getattr(self.app, "_show_status", None)
         if show is not None:
             show()

@@ -239,11 +239,19 @@ class ViewTools:
             raise Refused(f"this trace's Insights has no {section} section")
         widget = found.first()
 
-        def scroll() -> None:
-            body = screen.query_one("#ins-body")
-            body.scroll_to(y=widget.virtual_region.y, animate=False)
+        body = screen.query_one("#ins-body")
 
-        await self.on_ui(scroll)
+        def there() -> bool:
+            return widget.virtual_region.y > 0 and abs(body.scroll_y - min(widget.virtual_region.y, body.max_scroll_y)) < 1
+
+        # Asked again until it holds: while Insights is still being laid out a section's place is not final.
+        for _ in range(int(5 / WAIT_STEP_S)):
+            if there():
+                break
+            await self.on_ui(lambda: widget.scroll_visible(top=True, animate=False))
+            await asyncio.sleep(WAIT_STEP_S)
+        else:
+            raise Refused(f"could not scroll Insights to {section}")
         text = _text(widget)
         return {"section": section, "section_text": [safe(line, 400) for line in text.splitlines()[:200]],
                 "untrusted": UNTRUSTED}
