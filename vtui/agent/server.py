@@ -40,7 +40,6 @@ class ShareServer:
         self.on_change = on_change  # a connection came or went, or attached
         self.connections: set[Connection] = set()
         self._server: asyncio.base_events.Server | None = None
-        self._tasks: set[asyncio.Task] = set()
 
     @property
     def attached(self) -> bool:
@@ -60,9 +59,6 @@ class ShareServer:
             raise ShareRefused(f"cannot listen on {self.path} ({exc.strerror or exc})") from None
 
     async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        if task is not None:
-            self._tasks.add(task)
         conn = Connection(writer)
         if not _same_user(writer):
             writer.close()
@@ -72,10 +68,10 @@ class ShareServer:
             await self._serve(reader, conn)
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
+        except asyncio.CancelledError:  # the loop ending (the app's exit): nothing awaits this task
+            pass
         finally:
             self.connections.discard(conn)
-            if task is not None:
-                self._tasks.discard(task)
             writer.close()
             if conn.attached:
                 self.on_change()
@@ -104,9 +100,7 @@ class ShareServer:
             self._server.close()
             self._server = None
         for conn in list(self.connections):
-            conn.writer.close()
-        for task in list(self._tasks):
-            task.cancel()
+            conn.writer.close()  # its reader sees the end: the connection's task returns
         self.connections.clear()
         self._unlink()
 
