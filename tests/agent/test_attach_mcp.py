@@ -58,7 +58,7 @@ async def test_an_agent_navigates_selects_and_opens_on_the_persons_screen(tmp_pa
         sock = runtime_dir / "vtui" / f"{os.getpid()}.sock"
         assert stat.S_ISSOCK(os.lstat(sock).st_mode) and stat.S_IMODE(os.lstat(sock).st_mode) == 0o600
         assert stat.S_IMODE(os.lstat(sock.parent).st_mode) == 0o700
-        assert "sharing: waiting for an agent" in read_screen(app).text[-2]
+        assert "sharing, no agent yet (S stops)" in read_screen(app).text[-2]
 
         with anyio.fail_after(180):  # a hang, not a slow answer, on a shared machine
             async with stdio_client(attach_params(os.getpid())) as (read, write), ClientSession(read, write) as session:
@@ -73,6 +73,7 @@ async def test_an_agent_navigates_selects_and_opens_on_the_persons_screen(tmp_pa
                 assert (view["range"]["start_ns"], view["range"]["end_ns"]) == (a, b)
                 lines = read_screen(app).text
                 status = next(line for line in lines if "shared with an agent" in line)
+                assert status.startswith(" shared with an agent (S ends, esc interrupts) · window")
                 assert "range 6 ms – 7.8 ms (1.8 ms)" in status  # step 3: 7 ms – 8.8 ms from the first event at 1 ms
                 assert any(line.startswith(" agent: went to step #3") for line in lines), lines[-4:]
 
@@ -131,7 +132,7 @@ async def test_an_agent_navigates_selects_and_opens_on_the_persons_screen(tmp_pa
         # the agent's process is gone: the app is back to waiting, still sharing
         await until_change(app, lambda: not app.agent.server.attached)
         await pilot.pause()
-        assert "sharing: waiting for an agent" in read_screen(app).text[-2]
+        assert "sharing, no agent yet (S stops)" in read_screen(app).text[-2]
         assert sock.exists()
     assert not sock.exists(), "the socket outlived the app"
     # (the CLI run here, where the app no longer captures stdout)

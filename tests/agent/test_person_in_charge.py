@@ -33,11 +33,11 @@ async def test_S_starts_and_ends_sharing(tmp_path, runtime_dir):
         assert app.agent is None and not sock.exists()  # off unless asked
         await pilot.press("S")
         await until_shared(pilot)
-        assert sock.exists() and "sharing: waiting for an agent" in drawn(app)
+        assert sock.exists() and "sharing, no agent yet (S stops)" in drawn(app)
         link = Link(os.getpid())
         assert (await link.call({"op": "get_view"}))["ok"]
         await pilot.pause()
-        assert "shared with an agent (S ends · esc interrupts)" in drawn(app)
+        assert "shared with an agent (S ends, esc interrupts)" in drawn(app)
         await pilot.press("S")
         await pilot.pause()
         assert not sock.exists() and "shared with an agent" not in drawn(app) and "agent:" not in drawn(app)

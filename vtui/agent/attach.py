@@ -64,8 +64,8 @@ def _server_classes() -> tuple[type, type[Exception]]:
         from mcp.server.mcpserver.exceptions import ToolError
     except ImportError:
         try:
-            from mcp.server.fastmcp import FastMCP as Server  # mcp 1
-            from mcp.server.fastmcp.exceptions import ToolError
+            from mcp.server.fastmcp import FastMCP as Server  # type: ignore[attr-defined,no-redef]  # mcp 1
+            from mcp.server.fastmcp.exceptions import ToolError  # type: ignore[import-not-found,no-redef]
         except ImportError:
             raise UsageError("the MCP server needs the mcp package: pip install 'vtui[mcp]'") from None
     return Server, ToolError

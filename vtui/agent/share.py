@@ -26,6 +26,7 @@ from vtui.agent.view_tools import ViewTools
 from vtui.agent.wire import WireError, error, ok, request_op
 from vtui.errors import UsageError
 from vtui.fmt import format_duration
+from vtui.safe_text import escape_controls
 from vtui.ui.safe import plain
 
 INTERRUPTED = "interrupted by the person (esc); the view is theirs now"
@@ -108,8 +109,8 @@ class AppShare:
         if self.server is None:
             return ""
         if self.server.attached:
-            return "shared with an agent (S ends · esc interrupts)"
-        return f"sharing: waiting for an agent (vtui mcp --attach {os.getpid()} · S stops)"
+            return "shared with an agent (S ends, esc interrupts)"
+        return "sharing, no agent yet (S stops)"
 
     def changed(self) -> None:
         self.changed_event.set()
@@ -118,9 +119,14 @@ class AppShare:
             show()
 
     def log(self, text: str) -> None:
+        """The agent's action in its line over the status line; also a short toast while a screen
+        (Insights, the call tree…) covers that line."""
         self.last_action = text
-        for line in self.app.screen_stack[0].query(AgentLog):
+        base = self.app.screen_stack[0]
+        for line in base.query(AgentLog):
             line.update(plain(f"agent: {text}"))
+        if self.app.screen is not base:
+            self.app.notify(escape_controls(f"agent: {text}"), timeout=3, markup=False)
 
     def interrupt(self, quiet: bool = False) -> bool:
         """esc: stop the agent's request in progress (its waits end; what it started stops as esc stops it)."""
@@ -182,7 +188,7 @@ async def toggle_share(app: Any) -> None:
     try:
         path = await app.agent.start()
     except UsageError as exc:
-        app.notify(f"Cannot share: {exc}", severity="error", markup=False)
+        app.notify(escape_controls(f"Cannot share: {exc}"), severity="error", markup=False)
         return
-    app.notify(f"Sharing: an agent attaches with  vtui mcp --attach {os.getpid()}  (socket {path}; S stops)",
+    app.notify(escape_controls(f"Sharing: an agent attaches with  vtui mcp --attach {os.getpid()}  (socket {path}; S stops)"),
                timeout=6, markup=False)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from vtui.agent.view_doc import UNTRUSTED, safe, screen_doc, slice_doc, span_doc, view_doc
@@ -96,8 +97,8 @@ class ViewTools:
             top = self.app.screen
             if isinstance(top, PromptScreen):
                 raise Refused("the person is typing in a prompt; try again when they are done")
-            await self.on_ui(lambda top=top: top.dismiss(None))
-            await self.wait_for(lambda top=top: top not in self.app.screen_stack, 5, "closing a screen")
+            await self.on_ui(partial(top.dismiss, None))
+            await self.wait_for(partial(_gone, self.app, top), 5, "closing a screen")
 
     def view(self) -> dict[str, Any]:
         return view_doc(self.app, self.bookmarks)
@@ -358,6 +359,10 @@ def restore(pane: Any, mark: dict[str, Any]) -> None:
         v.set_window(*mark["window"])
 
     pane.act(put)
+
+
+def _gone(app: Any, screen: Any) -> bool:
+    return screen not in app.screen_stack
 
 
 def _text(widget: Any) -> str:

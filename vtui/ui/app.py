@@ -94,8 +94,8 @@ class VtuiApp(AppShell, App[int]):
 
     def _show_status(self) -> None:
         if self.pane is not None:
-            sharing = self.agent.status_words() if self.agent is not None else ""
-            self.query_one("#status", Static).update(plain(" · ".join(filter(None, (self.pane.status_text(), sharing)))))
+            sharing = self.agent.status_words() if self.agent is not None else ""  # first: a long line is cut at the end
+            self.query_one("#status", Static).update(plain(" · ".join(filter(None, (sharing, self.pane.status_text())))))
 
     def _update(self) -> None:
         """Redraw after a change made to ``view`` from outside the keys (tests, scripts)."""
