@@ -25,6 +25,8 @@ import anyio  # noqa: E402
 from mcp import ClientSession, StdioServerParameters  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
 
+import vtui.load.trace as trace_loading  # noqa: E402
+from vtui.cli import main  # noqa: E402
 from vtui.ui.app import VtuiApp  # noqa: E402
 
 VIEW_TOOLS = {"apps", "attach", "get_view", "get_screen", "navigate", "select_range", "set_filter", "search", "open",
@@ -50,7 +52,11 @@ def raw_slice(events: list[dict], name: str) -> tuple[int, int]:
     return raw_span_ns(origin, next(e for e in events if e.get("name") == name))
 
 
-async def test_an_agent_navigates_selects_and_opens_on_the_persons_screen(tmp_path, runtime_dir, capsys):
+def no_second_load(*args, **kwargs):
+    raise AssertionError("the attached trace was loaded again")
+
+
+async def test_an_agent_navigates_selects_and_opens_on_the_persons_screen(tmp_path, runtime_dir, capsys, monkeypatch):
     trace, events = kineto_like(tmp_path)
     app = VtuiApp(trace, cache=False, share=True)
     async with app.run_test(size=(160, 48)) as pilot:
@@ -109,8 +115,14 @@ async def test_an_agent_navigates_selects_and_opens_on_the_persons_screen(tmp_pa
                 mm = [e for e in events if e.get("name") == "aten::mm"]
                 assert got["rows"] == [["aten::mm", round(e["dur"] * 1000)] for e in mm]
 
-                # the CLI's answers on the same trace, without a second load
-                stats = json.loads((await session.call_tool("stats", {"limit": 50})).content[0].text)
+                # the CLI's answers on the same trace, without a second load (a load would fail now)
+                with monkeypatch.context() as patched:
+                    patched.setattr(trace_loading, "load_trace", no_second_load)
+                    stats = json.loads((await session.call_tool("stats", {"limit": 50})).content[0].text)
+                    count = await call(session, "query", {"sql": "SELECT COUNT(*) FROM slice"})
+                    assert count["rows"] == [[sum(e["ph"] == "X" for e in events)]]
+                    for tool, args in (("info", {}), ("insights", {}), ("tree", {}), ("search_list", {"regex": "mm"})):
+                        await call(session, tool, args)
 
                 # a bookmark the agent can come back to
                 await call(session, "open", {"what": "timeline"})
@@ -150,3 +162,9 @@ def test_the_attach_server_ends_with_its_agent(runtime_dir):
     proc.stderr.close()
     assert "apps sharing: none yet" in err
     assert "Traceback" not in err
+
+
+def test_share_is_for_one_trace(tmp_path, capsys):
+    a, _ = kineto_like(tmp_path)
+    assert main(["--share", str(a), str(a)]) == 1
+    assert capsys.readouterr().err.strip() == "vtui: error: --share works with one trace, not compare mode"

@@ -19,21 +19,27 @@ NOBODY = 65534
 
 
 def connect_as(uid: int, path) -> str:
-    """Connect to ``path`` from a child process running as ``uid`` (root only)."""
+    """Ask ``path`` for a reply from a child process running as ``uid`` (root only): "answered",
+    "dropped" (connected, closed unanswered) or "refused" (could not connect)."""
     child = os.fork()
     if child == 0:  # the child: only system calls, then _exit
         code = 1
         try:
             os.setgid(uid)
             os.setuid(uid)
-            socket.socket(socket.AF_UNIX).connect(str(path))
-            code = 0
+            s = socket.socket(socket.AF_UNIX)
+            s.settimeout(30)
+            s.connect(str(path))
+            s.sendall(encode({"op": "hello"}))
+            code = 0 if s.recv(100) else 2
         except PermissionError:
             code = 13
+        except ConnectionError:  # reset or a broken pipe: closed on it
+            code = 2
         finally:
             os._exit(code)
     _, status = os.waitpid(child, 0)
-    return {0: "connected", 13: "refused"}.get(os.waitstatus_to_exitcode(status), "failed")
+    return {0: "answered", 2: "dropped", 13: "refused"}.get(os.waitstatus_to_exitcode(status), "failed")
 
 
 async def echo(req, conn):
@@ -80,7 +86,16 @@ async def test_another_users_folder_or_socket_is_refused(runtime_dir, monkeypatc
         assert (await Link(os.getpid(), folder).call({"op": "get_view"}))["ok"]
         if os.geteuid() == 0:
             # A real second user: the 0700 folder keeps it from the socket altogether.
-            assert connect_as(NOBODY, sock) == "refused"
+            assert await asyncio.to_thread(connect_as, NOBODY, sock) == "refused"
+            # Opened up by hand, the socket still drops a peer of another user unanswered (SO_PEERCRED).
+            for opened in (runtime_dir, folder):
+                os.chmod(opened, 0o711)
+            os.chmod(sock, 0o666)
+            assert await asyncio.to_thread(connect_as, NOBODY, sock) == "dropped"
+            assert await asyncio.to_thread(connect_as, 0, sock) == "answered"
+            for opened in (runtime_dir, folder):
+                os.chmod(opened, 0o700)
+            os.chmod(sock, 0o600)
             os.chown(sock, NOBODY, NOBODY)  # a socket of someone else's in our folder
             with pytest.raises(ShareRefused, match=f"belongs to user {NOBODY}"):
                 check_socket(sock)
