@@ -73,7 +73,7 @@ async def test_an_agent_navigates_selects_and_opens_on_the_persons_screen(tmp_pa
                 tools = {t.name for t in (await session.list_tools()).tools}
                 assert VIEW_TOOLS | CLI_TOOLS <= tools, tools
 
-                # a step by number: the range is that step's span in the raw events
+                # a step by number: the range is that step's span in the raw events (the first call attaches)
                 view = (await call(session, "navigate", {"step": 3}))["view"]
                 a, b = raw_slice(events, "ProfilerStep#3")
                 assert (view["range"]["start_ns"], view["range"]["end_ns"]) == (a, b)
@@ -82,6 +82,9 @@ async def test_an_agent_navigates_selects_and_opens_on_the_persons_screen(tmp_pa
                 assert status.startswith(" shared with an agent (S ends, esc interrupts) · window")
                 assert "range 6 ms – 7.8 ms (1.8 ms)" in status  # step 3: 7 ms – 8.8 ms from the first event at 1 ms
                 assert any(line.startswith(" agent: went to step #3") for line in lines), lines[-4:]
+
+                apps = (await call(session, "apps"))["apps"]
+                assert apps == [{"pid": os.getpid(), "trace": str(trace), "attached": True, "this": True}]
 
                 # a slice by search: selected, and its times are the raw event's
                 view = (await call(session, "navigate", {"search": "ProfilerStep#4"}))["view"]

@@ -11,7 +11,15 @@ import stat
 import pytest
 
 from vtui.agent.link import Link, LinkError
-from vtui.agent.rundir import ShareRefused, check_socket, private_folder, share_folder, shared_apps, socket_path
+from vtui.agent.rundir import (
+    ShareRefused,
+    check_socket,
+    private_folder,
+    share_folder,
+    shared_apps,
+    socket_path,
+    sweep_stale,
+)
 from vtui.agent.server import ShareServer
 from vtui.agent.wire import MAX_REPLY_BYTES, MAX_REQUEST_BYTES, encode, ok
 
@@ -179,6 +187,12 @@ async def test_a_stale_socket_is_replaced_and_anything_else_refused(runtime_dir)
     server = await serving(folder)
     assert (await Link(os.getpid(), folder).call({"op": "ping"}))["ok"]
     server.close()
+    dead = socket_path(folder, 2**22 + 12345)  # above Linux's largest pid: no such process
+    left = socket.socket(socket.AF_UNIX)
+    left.bind(str(dead))
+    left.close()
+    (folder / "77.sock.txt").touch()
+    assert sweep_stale(folder) == 1 and not dead.exists() and (folder / "77.sock.txt").exists()
     path.write_text("not a socket")
     with pytest.raises(ShareRefused, match="is not a socket of yours"):
         await serving(folder)

@@ -108,6 +108,24 @@ def shared_apps(folder: Path, uid: int | None = None) -> list[SharedApp]:
     return found
 
 
+def sweep_stale(folder: Path, uid: int | None = None) -> int:
+    """Remove this user's sockets left by apps that died without closing (SIGKILL); how many."""
+    uid = os.geteuid() if uid is None else uid
+    removed = 0
+    for entry in folder.iterdir():
+        stem = entry.name[: -len(SOCKET_SUFFIX)] if entry.name.endswith(SOCKET_SUFFIX) else ""
+        if not stem.isdigit() or _alive(int(stem)):
+            continue
+        try:
+            st = os.lstat(entry)
+            if stat.S_ISSOCK(st.st_mode) and st.st_uid == uid:
+                os.unlink(entry)
+                removed += 1
+        except OSError:
+            continue
+    return removed
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)

@@ -20,7 +20,7 @@ from typing import Any
 from textual.app import SystemCommand
 from textual.widgets import Static
 
-from vtui.agent.rundir import private_folder, share_folder, socket_path
+from vtui.agent.rundir import private_folder, share_folder, socket_path, sweep_stale
 from vtui.agent.server import Connection, ShareServer
 from vtui.agent.view_tools import ViewTools
 from vtui.agent.wire import WireError, error, ok, request_op
@@ -61,6 +61,7 @@ class AppShare:
     async def start(self) -> Path:
         """Listen (ShareRefused when the folder or socket is not safe), show the log line."""
         folder = private_folder(self.folder or share_folder())
+        sweep_stale(folder)
         server = ShareServer(socket_path(folder), self.handle, self.changed)
         await server.start()
         self.server = server
