@@ -137,3 +137,44 @@ async def test_the_agent_leaving_is_seen(tmp_path, runtime_dir):
         second.close()
         other.close()
 
+
+
+async def test_the_other_view_tools_over_the_socket(tmp_path, runtime_dir):
+    """Filter, the bottom panes, the call tree, and what a bad request is told."""
+    trace, events = kineto_like(tmp_path)
+    app = VtuiApp(trace, cache=False, share=True)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await until_shared(pilot)
+        link = Link(os.getpid())
+        view = (await link.call({"op": "set_filter", "text": "stream"}))["view"]
+        assert view["filter"] == "stream" and view["visible_tracks"] == 1  # the GPU stream alone
+        assert "filter /stream/" in drawn(app) and "agent: filtered tracks by /stream/" in drawn(app)
+        view = (await link.call({"op": "set_filter", "text": ""}))["view"]
+        assert view["filter"] is None and view["visible_tracks"] == 2
+
+        await link.call({"op": "select_range", "range": "1ms:3ms"})
+        view = (await link.call({"op": "open", "what": "aggregation"}))["view"]
+        assert view["bottom_pane"] == "aggregation"
+        await settle(pilot)
+        assert "aten::mm" in drawn(app)  # the table of the range, drawn
+
+        view = (await link.call({"op": "open", "what": "call_tree"}))["view"]
+        assert view["screen"] == "tree" and "Call tree" in drawn(app)
+        view = (await link.call({"op": "navigate", "time": "5ms"}))["view"]
+        assert view["screen"] == "timeline"  # moving the view brings the timeline back
+        assert view["window"]["start_ns"] + view["window"]["end_ns"] == 2 * 5_000_000
+
+        for request, said in (
+                ({"op": "fly"}, "no such request: fly"),
+                ({"op": "open", "what": "browser"}, "open takes one of timeline, insights, call_tree"),
+                ({"op": "open", "what": "insights", "section": "poetry"}, "Insights has the sections findings"),
+                ({"op": "navigate", "step": 99}, "step #99 does not exist: this trace has 6"),
+                ({"op": "navigate", "time": "1ms", "step": 2}, "navigate takes one of"),
+                ({"op": "select_range", "range": "9s:10s"}, "is outside the trace"),
+                ({"op": "search", "regex": "(?<=a)b"}, "search failed: invalid regex"),
+                ({"op": "cli", "tool": "diff", "args": {}}, "cli takes a tool (info, insights"),
+                ({"op": "cli", "tool": "stats", "args": {"trace": "/etc/passwd"}}, "the trace is the app's"),
+                ({"op": "cli", "tool": "stats", "args": {"range": "zz"}}, "range")):
+            reply = await link.call(request)
+            assert reply["ok"] is False and said in reply["error"], (request, reply)
+        link.close()

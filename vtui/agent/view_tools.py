@@ -16,7 +16,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from vtui.agent.view_doc import UNTRUSTED, safe, screen_doc, slice_doc, span_doc, view_doc
+from vtui.agent.view_doc import UNTRUSTED, safe, screen_doc, screen_lines, slice_doc, span_doc, view_doc
 from vtui.agent.wire import error, ok
 from vtui.fmt import format_duration
 
@@ -219,6 +219,8 @@ class ViewTools:
     async def _open_screen(self, action: Callable[[], None], name: str) -> Any:
         await self.on_ui(action)
         await self.wait_for(lambda: type(self.app.screen).__name__ == name, 10, f"opening {name}")
+        # Drawn, so that get_screen right after reads it, as the person sees it.
+        await self.wait_for(lambda: any(line.strip() for line in screen_lines(self.app)), 10, f"drawing {name}")
         return self.app.screen
 
     async def _open_insights(self, section: str) -> dict[str, Any]:
