@@ -129,6 +129,8 @@ async def test_the_agent_leaving_is_seen(tmp_path, runtime_dir):
         assert app.agent.server.attached
         link.close()
         await until_change(app, lambda: not app.agent.server.attached)
+        await pilot.pause()
+        assert "agent: detached (the agent's connection closed)" in drawn(app)
         second = Link(os.getpid())  # another agent may attach once the first has gone
         assert (await second.call({"op": "get_view"}))["ok"]
         other = Link(os.getpid())

@@ -48,6 +48,7 @@ class AppShare:
         self._lock = asyncio.Lock()
         self._current: asyncio.Task | None = None
         self._interrupted = False
+        self._was_attached = False
         self.changed_event = asyncio.Event()  # set on every change of the sharing state (tests wait on it)
 
     @property
@@ -114,6 +115,10 @@ class AppShare:
         return "sharing, no agent yet (S stops)"
 
     def changed(self) -> None:
+        attached = self.server is not None and self.server.attached
+        if self._was_attached and not attached and self.server is not None:
+            self.log("detached (the agent's connection closed)")
+        self._was_attached = attached
         self.changed_event.set()
         show = getattr(self.app, "_show_status", None)
         if show is not None:
@@ -161,6 +166,8 @@ class AppShare:
             self._current = task
             try:
                 return await task
+            except Exception as exc:  # noqa: BLE001 — one line to the agent, never a dead connection
+                return error(escape_controls(f"internal error ({type(exc).__name__}: {exc}); please report it")[:600])
             except asyncio.CancelledError:
                 me = asyncio.current_task()
                 if self._interrupted and (me is None or not me.cancelling()):  # esc, not the share closing

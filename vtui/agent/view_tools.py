@@ -109,6 +109,7 @@ class ViewTools:
         return ok(view=self.view())
 
     async def op_get_screen(self, req: dict[str, Any]) -> dict[str, Any]:
+        await self.on_ui(lambda: None)  # after what the app had queued (a redraw of the last change)
         return ok(**screen_doc(self.app))
 
     # ---- moving the view ---------------------------------------------------------------------
