@@ -166,6 +166,9 @@ async def test_the_other_view_tools_over_the_socket(tmp_path, runtime_dir):
         assert view["screen"] == "timeline"  # moving the view brings the timeline back
         assert view["window"]["start_ns"] + view["window"]["end_ns"] == 2 * 5_000_000
 
+        assert (await link.call({"op": "bookmark", "name": "[b]hot[/b]"}))["bookmark"] == "(b)hot(/b)"
+        assert [c.title for c in app.agent.palette_commands()] == ["bookmark: (b)hot(/b)"]
+
         for request, said in (
                 ({"op": "fly"}, "no such request: fly"),
                 ({"op": "open", "what": "browser"}, "open takes one of timeline, insights, call_tree"),

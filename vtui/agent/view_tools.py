@@ -30,6 +30,7 @@ INSIGHTS_SECTIONS = {"findings": "ins-findings", "steps": "ins-steps", "serving"
                      "graphs": "ins-graphs", "operators": "ins-ops", "gpu": "ins-gpu",
                      "roofline": "ins-roofline", "critical_path": "ins-critical", "gpu_gaps": "ins-gaps",
                      "outliers": "ins-outliers", "memory": "ins-memory", "caches": "ins-misc"}
+NO_MARKUP = str.maketrans("[]", "()")
 OPEN_TARGETS = ("timeline", "insights", "call_tree", "ranks", "sql", "details", "aggregation", "measure")
 
 
@@ -280,7 +281,8 @@ class ViewTools:
 
     # ---- marks and files -------------------------------------------------------------------------
     async def op_bookmark(self, req: dict[str, Any]) -> dict[str, Any]:
-        name = safe(str(req.get("name") or "").strip(), 60)
+        # The palette reads its entries as markup: no brackets from the agent there.
+        name = safe(str(req.get("name") or "").strip(), 60).translate(NO_MARKUP)
         if not name:
             raise Refused("a bookmark needs a name")
         if name not in self.bookmarks and len(self.bookmarks) >= BOOKMARKS_MAX:
