@@ -43,6 +43,11 @@ async def test_S_starts_and_ends_sharing(tmp_path, runtime_dir):
         assert not sock.exists() and "shared with an agent" not in drawn(app) and "agent:" not in drawn(app)
         with pytest.raises(LinkError, match="closed the connection|stopped answering"):
             await link.call({"op": "get_view"})
+        with pytest.raises(LinkError, match=f"app {os.getpid()} is not sharing"):
+            await link.call({"op": "get_view"})
+        await pilot.press("S")  # shared again: the same agent's next call reconnects
+        await until_shared(pilot)
+        assert (await link.call({"op": "get_view"}))["ok"]
         link.close()
 
 
