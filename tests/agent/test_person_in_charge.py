@@ -173,6 +173,7 @@ async def test_the_other_view_tools_over_the_socket(tmp_path, runtime_dir):
 
         assert (await link.call({"op": "bookmark", "name": "[b]hot[/b]"}))["bookmark"] == "(b)hot(/b)"
         assert [c.title for c in app.agent.palette_commands()] == ["bookmark: (b)hot(/b)"]
+        assert (await link.call({"op": "navigate", "bookmark": "[b]hot[/b]"}))["ok"]
 
         for request, said in (
                 ({"op": "fly"}, "no such request: fly"),

@@ -129,11 +129,12 @@ class ViewTools:
             await self.on_ui(lambda: pane.jump_to(row))
             self.log(f"selected {safe(pane.store.name(row), 60)} at {format_duration(int(pane.store.slices.start_ns[row]))}")
         elif what == "bookmark":
-            mark = self.bookmarks.get(str(value))
+            name = bookmark_name(value)
+            mark = self.bookmarks.get(name)
             if mark is None:
-                raise Refused(f"no bookmark {safe(str(value), 60)!r} (bookmarks: {', '.join(sorted(self.bookmarks)) or 'none'})")
+                raise Refused(f"no bookmark {name!r} (bookmarks: {', '.join(sorted(self.bookmarks)) or 'none'})")
             await self.on_ui(lambda: restore(pane, mark))
-            self.log(f"back to bookmark {safe(str(value), 60)}")
+            self.log(f"back to bookmark {name}")
         else:
             text = f"#{int(value)}" if what == "step" and str(value).isdigit() else str(value)
             target = self._target(text)
@@ -281,8 +282,7 @@ class ViewTools:
 
     # ---- marks and files -------------------------------------------------------------------------
     async def op_bookmark(self, req: dict[str, Any]) -> dict[str, Any]:
-        # The palette reads its entries as markup: no brackets from the agent there.
-        name = safe(str(req.get("name") or "").strip(), 60).translate(NO_MARKUP)
+        name = bookmark_name(req.get("name"))
         if not name:
             raise Refused("a bookmark needs a name")
         if name not in self.bookmarks and len(self.bookmarks) >= BOOKMARKS_MAX:
@@ -349,6 +349,12 @@ class ViewTools:
             return parse_target(text, self.pane.store)
         except ValueError as exc:
             raise Refused(safe(str(exc), 300)) from None
+
+
+def bookmark_name(value: Any) -> str:
+    """The name as kept and shown: escaped, at most 60 characters, and without brackets (the
+    command palette reads its entries as markup)."""
+    return safe(str(value or "").strip(), 60).translate(NO_MARKUP)
 
 
 def restore(pane: Any, mark: dict[str, Any]) -> None:
