@@ -189,3 +189,22 @@ async def test_the_other_view_tools_over_the_socket(tmp_path, runtime_dir):
             reply = await link.call(request)
             assert reply["ok"] is False and said in reply["error"], (request, reply)
         link.close()
+
+
+async def test_the_person_returns_to_an_agents_bookmark_from_the_palette(tmp_path, runtime_dir):
+    trace, _ = kineto_like(tmp_path)
+    app = VtuiApp(trace, cache=False, share=True)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await until_shared(pilot)
+        link = Link(os.getpid())
+        await link.call({"op": "select_range", "range": "4ms:6ms"})
+        marked = (await link.call({"op": "bookmark", "name": "slow step"}))["view"]["window"]
+        await pilot.press("0")  # the person looks at the whole trace
+        assert (app.view.t0, app.view.t1) != (marked["start_ns"], marked["end_ns"])
+        await pilot.press("ctrl+p")
+        await pilot.press(*"bookmark: slow")
+        await settle(pilot, 3)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert (app.view.t0, app.view.t1) == (marked["start_ns"], marked["end_ns"])
+        link.close()
