@@ -23,7 +23,6 @@ from __future__ import annotations
 import numpy as np
 
 from vtui.io.events import PH_CODE
-from vtui.store.containment import depths
 from vtui.store.store import TraceStore
 from vtui.store.tracks import ASYNC
 
@@ -78,7 +77,25 @@ def _tree(store: TraceStore) -> tuple[np.ndarray, np.ndarray]:
     walk = is_zero & ~stack_top
     who, cand = order[walk], start_from[walk]
     parent[who] = _leave_ended(cand, ts[who], ts, end, parent)
-    return parent, depths(parent)
+    return parent, _depths(parent, np.concatenate([s.depth, np.zeros(len(rows), dtype=s.depth.dtype)]), zero)
+
+
+def _depths(parent: np.ndarray, depth: np.ndarray, zero: np.ndarray) -> np.ndarray:
+    """``depth`` (the store's) with the zero-length rows' set from their new parents: the other rows
+    and all their ancestors keep theirs. A zero-length row's parent may be one too (a stack of
+    them at one time): those are settled a level of the stack per pass."""
+    pending = np.flatnonzero(zero)
+    settled = ~zero
+    while len(pending):
+        up = parent[pending]
+        ready = (up < 0) | settled[np.maximum(up, 0)]
+        if not ready.any():  # (cannot happen: a parent comes before its child in the stack's order)
+            break
+        now = pending[ready]
+        depth[now] = np.where(parent[now] < 0, 0, depth[np.maximum(parent[now], 0)] + 1)
+        settled[now] = True
+        pending = pending[~ready]
+    return depth
 
 
 def _leave_ended(cand: np.ndarray, at: np.ndarray, ts: np.ndarray, end: np.ndarray, parent: np.ndarray) -> np.ndarray:
