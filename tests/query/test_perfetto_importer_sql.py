@@ -59,6 +59,9 @@ def test_instants_are_slices_of_dur_0_with_their_args(tmp_path):
     scoped = rows(store, "SELECT s.name, extract_arg(s.arg_set_id, 'args.why'), t.upid IS NULL FROM slice s "
                          "JOIN track t ON s.track_id = t.id WHERE s.name LIKE '%mark' ORDER BY s.name")
     assert scoped == [["global mark", "sync", True], ["proc mark", None, False]]
+    # nested on the thread's stack: inside the op open at their time, stacked at one time
+    want, modelled = _raw_tree(MEMORY_EVENTS, zero_only=False)
+    assert modelled == 1 and _sql_tree(store) == want
 
 
 def test_the_memory_series_are_counters(tmp_path):
@@ -183,7 +186,7 @@ def _perfetto_stack(events: list[dict], origin: float) -> list[tuple] | None:
 
 
 def _sql_tree(store, where: str = "TRUE") -> Counter:
-    got = rows(store, f"""SELECT p.pid, COALESCE(t.tid::VARCHAR, t.name), s.name, s.ts, s.dur, s.depth, u.name, u.ts, u.dur FROM slice s
+    got = rows(store, f"""SELECT COALESCE(p.pid::VARCHAR, p.name), COALESCE(t.tid::VARCHAR, t.name), s.name, s.ts, s.dur, s.depth, u.name, u.ts, u.dur FROM slice s
         JOIN thread_track tt ON s.track_id = tt.id JOIN thread t USING (utid) JOIN process p USING (upid)
         LEFT JOIN slice u ON s.parent_id = u.id WHERE {where}""")
     return Counter((pid, tid, name, ts, dur, depth, None if up is None else (up, up_ts, up_dur))
@@ -196,8 +199,8 @@ def _raw_tree(path_or_events, zero_only: bool) -> tuple[Counter, int]:
     threads: dict[tuple, list[dict]] = {}
     for e in events:
         if e.get("ph") in ("X", "B", "E") or (e.get("ph") in THREAD_INSTANT and e.get("s") in (None, "t")):
-            pid = norm(e.get("pid"))
-            tid = str(norm(e.get("tid")) if e.get("tid") is not None else pid)  # a string tid: SQL has it as the name
+            pid = norm(e.get("pid"))  # a string pid or tid: SQL has it as the name
+            tid, pid = str(norm(e.get("tid")) if e.get("tid") is not None else pid), str(pid)
             threads.setdefault((pid, tid), []).append(e)
     want: Counter = Counter()
     modelled = 0
@@ -226,13 +229,17 @@ def test_a_zero_length_slice_at_a_slices_end_is_its_sibling(tmp_path):
     assert store.name(int(store.slices.parent[end])) == "A"
 
 
-def test_a_real_traces_zero_length_slices_follow_perfettos_stack():
+def test_a_real_trace_nests_as_perfettos_stack_does():
+    """Every slice of the threads the sketch models (Kineto's: no B/E, no partial overlap), among
+    them back-to-back zero-length cudaOccupancy… calls. (Qwen's [memory] thread has partial
+    overlaps, which trace_processor moves to a track of their own: not comparable.)"""
     store = load_trace(KINETO, cache=False)
-    want, modelled = _raw_tree(KINETO, zero_only=True)
-    assert modelled >= 3 and sum(want.values()) > 100
+    want, modelled = _raw_tree(KINETO, zero_only=False)
+    assert modelled >= 3 and sum(want.values()) == len(store.slices)
     threads = {(w[0], w[1]) for w in want}
-    got = _sql_tree(store, "s.dur = 0")
+    got = _sql_tree(store)
     assert {k: v for k, v in got.items() if (k[0], k[1]) in threads} == want
-    s = store.slices  # not vacuous: the store nests some of them in a slice they sit at the end of
-    zero = (s.dur_ns == 0) & (s.parent >= 0)
-    assert (s.end_ns[s.parent[zero]] == s.start_ns[zero]).sum() >= 3
+    assert sum(n for k, n in want.items() if k[4] == 0) > 100
+    s = store.slices  # not vacuous: the store nests some in a slice they sit at the end of
+    inside = (s.dur_ns == 0) & (s.parent >= 0)
+    assert (s.end_ns[s.parent[inside]] == s.start_ns[inside]).sum() >= 3
