@@ -4,9 +4,10 @@ Names and columns follow Perfetto's trace processor (``slice``, ``thread_track``
 ``process``, ``track``, ``counter``, ``counter_track``, ``flow``), so its everyday queries run
 unchanged; times are int64 ns from the trace start. ``slice`` holds the instants too, as
 Perfetto's JSON importer files them (dur 0, after the store's slices: ``perfetto_stack``);
-``instant`` is vtui's own (every point event). Names are exact (a thread the trace did not name
-has NULL, a counter series Perfetto's ``name[ id: ID] key``). A store of several files (a folder of ranks) gives every table a ``rank`` column. Each table is built
-once per store, when a query first names it (``store.memo`` keeps it: the store never changes).
+``instant`` is vtui's own (every point event). Names are the trace's exact text (a thread it did
+not name has NULL; a counter series is Perfetto's ``name[ id: ID] key``). A store of several
+files (a folder of ranks) gives every table a ``rank`` column. Each table is built once per
+store, when a query first names it (``store.memo`` keeps it: the store never changes).
 """
 
 from __future__ import annotations
