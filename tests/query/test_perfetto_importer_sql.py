@@ -125,6 +125,8 @@ def _perfetto_counter_names(events: list[dict]) -> Counter:
 
 
 def test_names_are_the_traces_exact_text_or_null(tmp_path):
+    # json_trace_parser.cc, case 'M': a thread_name / process_name is interned as written (no trim),
+    # and nothing else names a thread with a numeric tid: the thread table's name stays NULL.
     events = [X("a", 0, 10, pid=1, tid=6583), X("b", 0, 10, pid=1, tid=7), X("c", 0, 10, pid=2, tid=2),
               {"ph": "M", "name": "thread_name", "pid": 1, "tid": 7, "args": {"name": "stream 7 "}},
               {"ph": "M", "name": "process_name", "pid": 1, "args": {"name": " worker "}},
