@@ -143,6 +143,12 @@ def test_names_are_the_traces_exact_text_or_null(tmp_path):
     assert rows(store, "SELECT pid, name FROM process ORDER BY pid") == \
         [[pid, process_names.get(pid)] for pid in sorted({p for p, _ in threads})]
     assert rows(store, "SELECT COUNT(*) FROM thread WHERE name = 'stream 7 '") == [[1]]  # an exact match holds
+    # a string tid names its thread, a string pid its process (the parser's UpdateThreadName /
+    # SetProcessMetadata on every event that has one); their numbers are NULL
+    named = load_trace(write_trace(tmp_path, [X("w", 0, 1, pid=3, tid="loader "), X("v", 0, 1, pid="job")], "s.json"),
+                       cache=False)
+    assert rows(named, "SELECT t.tid, t.name, p.pid, p.name FROM thread t JOIN process p USING (upid) ORDER BY p.name") == \
+        [[1, None, None, "job"], [None, "loader ", 3, None]]
     got = Counter(name for (name,) in rows(store, "SELECT name FROM counter_track"))
     assert got == _perfetto_counter_names(events)
     assert rows(store, "SELECT COUNT(*) FROM track WHERE type = 'counter' AND name = 'queue id: 0x1f depth'") == [[1]]
