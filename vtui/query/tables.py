@@ -238,9 +238,9 @@ def track_table(store: TraceStore) -> Any:
 
 
 def memory_counters(store: TraceStore) -> list[Any]:
-    """The profiler's ``[memory]`` series (``vtui.analysis.memory_tracks``) as counter tracks after
+    """The profiler's ``[memory]`` series (``vtui.analysis.gpu.memory_tracks``) as counter tracks after
     the store's tracks (ids ``len(store.tracks)`` on): vtui's own, trace_processor makes none."""
-    from vtui.analysis.memory_tracks import memory_series
+    from vtui.analysis.gpu.memory_tracks import memory_series
 
     return memory_series(store) if len(store.instants) else []
 
