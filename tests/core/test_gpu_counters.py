@@ -52,5 +52,6 @@ def test_gpu_counters_in_sql(tmp_path, capsys):
            "join process p using (upid) where p.pid = 0 order by c.ts, t.name")
     assert main(["query", str(_trace(tmp_path)), sql, "--format", "json", "--no-cache"]) == 0
     rows = json.loads(capsys.readouterr().out)["rows"]
-    assert rows == [[0, "GPU 0", "SM throughput", 50.5], [0, "GPU 0", "DRAM bandwidth read", 3.0],
-                    [0, "GPU 0", "DRAM bandwidth write", 4.0], [0, "GPU 0", "SM throughput", 70.0]]
+    # (SQL names a counter as Perfetto's JSON importer does: name, then the series key)
+    assert rows == [[0, "GPU 0", "SM throughput value", 50.5], [0, "GPU 0", "DRAM bandwidth read", 3.0],
+                    [0, "GPU 0", "DRAM bandwidth write", 4.0], [0, "GPU 0", "SM throughput value", 70.0]]
