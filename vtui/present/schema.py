@@ -28,6 +28,7 @@ from vtui.analysis.ranks.analyse import (
     Straggler,
 )
 from vtui.present.critical_json import CriticalJson
+from vtui.present.health_json import HealthItemOut
 from vtui.present.roofline_json import RooflineJson
 from vtui.present.serving_json import GraphsOut, ServingOut
 from vtui.safe_text import json_text
@@ -93,6 +94,7 @@ class Info(Out):
     nesting_tolerance_ns: int
     decode_chunks: DecodeChunks
     warnings: list[str]
+    health: list[HealthItemOut]
     track_list: list[TrackInfo]
 
 
@@ -564,7 +566,7 @@ OUTPUTS: dict[str, type[Out]] = {
 # Bump an output's version whenever its schema changes in any way (a key added, renamed, removed
 # or retyped), and add its snapshot: scripts/schema_snapshots.py writes vtui/data/schema/NAME.vN.json.
 VERSIONS: dict[str, int] = {
-    "info": 1,
+    "info": 2,
     "insights": 2,
     "stats": 1,
     "search": 1,
