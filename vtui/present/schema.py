@@ -311,9 +311,16 @@ class FindingOut(Strict):
     hint: str
 
 
+class InsightsHealth(Strict):
+    worst: str | None  # the most severe trace-health item (info / warn / error), None: nothing found
+    problems: list[str]  # keys of the warn and error items (`vtui info` lists them in full)
+    doubt: list[str]  # the figures those put in doubt
+
+
 class Insights(Out):
     trace: str
     range: Range
+    health: InsightsHealth
     steps: Steps
     phases: list[PhaseRow]
     phases_below_python_frames: list[PhaseRow]
@@ -567,7 +574,7 @@ OUTPUTS: dict[str, type[Out]] = {
 # or retyped), and add its snapshot: scripts/schema_snapshots.py writes vtui/data/schema/NAME.vN.json.
 VERSIONS: dict[str, int] = {
     "info": 2,
-    "insights": 2,
+    "insights": 3,
     "stats": 1,
     "search": 1,
     "tree": 1,
