@@ -248,3 +248,15 @@ def test_info_shows_health_and_strict_fails_on_an_error(tmp_path, capsys):
     good = write_trace(tmp_path, _loop(), "good.json")
     assert main(["info", str(good), "--no-cache", "--strict"]) == 0
     assert "health: nothing found" in capsys.readouterr().out
+
+
+def test_the_health_sql_table_lists_the_items():
+    pytest.importorskip("duckdb", reason="vtui[sql] is not installed")
+    from vtui.query.engine import run_query
+
+    store = load_trace(QWEN)
+    got = run_query(store, "select key, severity, count, example_slice_id, example_ts from health order by key")
+    want = sorted((i.key, i.severity, i.count, i.examples[0].row if i.examples else None,
+                   i.examples[0].t_ns if i.examples else None) for i in analyse_health(store).items)
+    assert [tuple(r) for r in got.rows] == want
+    assert got.rows[[r[0] for r in got.rows].index("missing.launch")][2] == 509
