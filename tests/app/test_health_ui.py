@@ -28,11 +28,8 @@ async def test_w_shows_trace_health_with_examples(tmp_path):
         assert "starts before its launch: gemm_kernel" in text, text
 
 
-async def test_w_on_a_clean_trace_says_nothing_is_in_doubt(tmp_path):
-    store = load_events(tmp_path, _loop())
-    app = VtuiApp(tmp_path / "t.json", store=store)
-    async with app.run_test(size=(100, 30)) as pilot:
-        await settle(pilot)
+async def test_w_on_a_clean_trace_says_nothing_is_in_doubt(tmp_path, open_app):
+    async with open_app(load_events(tmp_path, _loop()), (100, 30)) as (app, pilot):
         await pilot.press("W")
         await settle(pilot, 3)
         assert read_screen(app).find("health: nothing found that puts a figure in doubt")
