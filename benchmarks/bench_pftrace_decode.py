@@ -5,7 +5,7 @@ Both read the fields vtui's reader takes from each event packet (timestamp, sequ
 track, interned name and categories, flow ids, each debug annotation's name and value) out of
 the same synthetic Kineto-shaped trace (slices with 8 debug annotations each, interned names).
 
-    .venv/bin/python -m benchmarks.bench_pftrace_decode [EVENTS]
+    .venv/bin/python -m benchmarks pftrace_decode [EVENTS]
 
 Needs ``pip install perfetto protobuf`` (the test extra).
 """
@@ -13,6 +13,8 @@ Needs ``pip install perfetto protobuf`` (the test extra).
 from __future__ import annotations
 
 import io
+import json
+import os
 import sys
 import time
 
@@ -143,7 +145,6 @@ def by_protobuf(data: bytes) -> int:
 def main() -> None:
     events = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
     data = synth(events)
-    print(f"{events:,} slices, {len(data) / 1e6:.1f} MB")
     best = {"hand decoder": float("inf"), "protobuf (upb)": float("inf")}
     seen = {}
     for _ in range(5):  # interleaved, CPU time (process_time): a busy machine moves both alike
@@ -151,11 +152,11 @@ def main() -> None:
             t = time.process_time()
             seen[label] = fn(data)
             best[label] = min(best[label], time.process_time() - t)
-    for label, cpu in best.items():
-        print(f"{label:16s} {cpu:6.2f} CPU-s (best of 5)  {len(data) / 1e6 / cpu:6.1f} MB/s  (check {seen[label]})")
-    import os  # noqa: PLC0415
-
-    print("load average:", os.getloadavg())
+    assert seen["hand decoder"] == seen["protobuf (upb)"]  # both read the same fields
+    print(json.dumps({"slices": events, "mb": round(len(data) / 1e6, 2),
+                      "hand_cpu_s": round(best["hand decoder"], 3), "protobuf_cpu_s": round(best["protobuf (upb)"], 3),
+                      "protobuf_speedup": round(best["hand decoder"] / best["protobuf (upb)"], 2),
+                      "loadavg": os.getloadavg()}))
 
 
 if __name__ == "__main__":

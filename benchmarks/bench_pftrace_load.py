@@ -5,7 +5,7 @@ A synthetic Kineto-like JSON trace (benchmarks/synth.py) is written, exported wh
 (one decoder process: the pftrace reader is serial). Prints wall and CPU seconds (medians), sizes
 and the ratio the issue asks about (pftrace / JSON; its target: ≤ 1.5).
 
-    .venv/bin/python -m benchmarks.bench_pftrace_load [MB] [RUNS]
+    .venv/bin/python -m benchmarks pftrace_load [MB] [RUNS]
 """
 
 from __future__ import annotations
@@ -46,17 +46,18 @@ def main() -> None:
         pf = Path(tmp) / "synth.pftrace"
         subprocess.run([sys.executable, "-m", "vtui", "export", str(src), "--format", "pftrace", "-o", str(pf),
                         "--no-cache"], check=True, capture_output=True)
-        print(f"{events:,} events; JSON {src.stat().st_size / 1e6:.1f} MB, pftrace {pf.stat().st_size / 1e6:.1f} MB")
+        sizes = {"json_mb": round(src.stat().st_size / 1e6, 1), "pftrace_mb": round(pf.stat().st_size / 1e6, 1)}
         got: dict[str, list[dict]] = {"json": [], "pftrace": []}
         for _ in range(runs):  # interleaved, so a change in the machine's load hits both
             got["json"].append(load_once(src))
             got["pftrace"].append(load_once(pf))
-        med = {k: {m: statistics.median(r[m] for r in v) for m in ("wall", "cpu", "rss_mb")} for k, v in got.items()}
-        for k, m in med.items():
-            print(f"{k:8s} wall {m['wall']:6.2f} s  cpu {m['cpu']:6.2f} s  peak rss {m['rss_mb']:6.0f} MB  "
-                  f"slices {got[k][0]['slices']:,}")
-        print(f"pftrace / JSON: wall {med['pftrace']['wall'] / med['json']['wall']:.2f}x, "
-              f"cpu {med['pftrace']['cpu'] / med['json']['cpu']:.2f}x; load average {os.getloadavg()}")
+        med = {k: {m: round(statistics.median(r[m] for r in v), 3) for m in ("wall", "cpu", "rss_mb")}
+               for k, v in got.items()}
+        assert got["json"][0]["slices"] == got["pftrace"][0]["slices"]
+        print(json.dumps({"events": events, **sizes, "runs": runs, "json": med["json"], "pftrace": med["pftrace"],
+                          "wall_ratio": round(med["pftrace"]["wall"] / med["json"]["wall"], 2),
+                          "cpu_ratio": round(med["pftrace"]["cpu"] / med["json"]["cpu"], 2),
+                          "loadavg": os.getloadavg()}))
 
 
 if __name__ == "__main__":
