@@ -3,7 +3,7 @@
 A synthetic Kineto-like JSON trace (benchmarks/synth.py) is written, exported whole with
 ``vtui export --format pftrace``, and each file loaded in a fresh process without the index cache
 (one decoder process: the pftrace reader is serial). Prints wall and CPU seconds (medians), sizes
-and the ratio the issue asks about (pftrace / JSON; its target: ≤ 1.5).
+and the ratio pftrace / JSON (the aim: ≤ 1.5).
 
     .venv/bin/python -m benchmarks pftrace_load [MB] [RUNS]
 """
