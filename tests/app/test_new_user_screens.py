@@ -5,7 +5,7 @@ opened beside its replay."""
 from __future__ import annotations
 
 from tests.app.screen import read_screen
-from tests.helpers import QWEN, settle
+from tests.helpers import QWEN, X, settle, write_trace
 from vtui.load.trace import load_trace
 from vtui.ui.app import VtuiApp
 
@@ -58,3 +58,28 @@ async def test_sql_pane_keeps_the_numbers_beside_long_names_and_writes_the_row_o
             assert f" {n} " in lines[0] and (name in lines[0] or ("…" in lines[0] and name[-10:] in lines[0]))
         full = " ".join(line.strip() for line in screen.text)
         assert f"name={want[0][0]}"[:300] in full.replace("│ ", "")  # the first row in full, under the table
+
+
+async def test_compare_mode_ends_a_memory_row_where_its_trace_ends(tmp_path):
+    """A (500 µs, with [memory] instants) beside B (2000 µs) on one time scale: A's memory row is
+    drawn up to A's end, blank after it, as A's slices are."""
+    from vtui.ui.compare import CompareApp
+
+    mem = [(100, 1 << 20), (200, 2 << 20), (300, 3 << 20)]
+    a_events = [X("work", 0, 500)] + [
+        {"ph": "i", "s": "t", "name": "[memory]", "pid": 1, "tid": 1, "ts": ts,
+         "args": {"Bytes": 1 << 20, "Total Allocated": total, "Device Type": 1, "Device Id": 0}} for ts, total in mem]
+    a = write_trace(tmp_path, a_events, "a.json")
+    b = write_trace(tmp_path, [X("work", 0, 2000)], "b.json")
+    app = CompareApp(a, b, stores=(load_trace(a, cache=False), load_trace(b, cache=False)))
+    async with app.run_test(size=(160, 40)) as pilot:
+        await settle(pilot, pauses=2)
+        screen = read_screen(app)
+        y = screen.find("cuda:0 allocated")[0]
+        ruler = screen.text[[r for r in screen.find("┼0ns") if r < y][-1]]
+        x0 = ruler.index("┼0ns")
+        plot = screen.text[y][x0:].rstrip("│ ")
+        work = screen.text[[r for r in range(y) if "work" in screen.text[r]][-1]][x0:]
+        drawn = [x for x, ch in enumerate(plot) if ch in "▁▂▃▄▅▆▇█"]
+        slice_end = len(work.rstrip("│ ").rstrip())  # A's one slice covers A's whole span
+        assert drawn and max(drawn) < slice_end + 1, (plot, work)

@@ -247,7 +247,7 @@ class Timeline(Widget, can_focus=True):
         if row.lane == SERIES:
             series = memory_series(v.store)[row.series]
             return series_segments(series.times_ns, series.values, v.t0, v.t1, w, mono=self.mono,
-                                   at=self._cursor_time(), fmt=format_bytes)
+                                   at=self._cursor_time(), fmt=format_bytes, end=v.store.span_ns)
         if row.lane >= 0:
             return lane_segments(v.store, row.track, row.lane, v.t0, v.t1, w, v.selected, v.highlight, mono=self.mono)
         if track.kind == COUNTER:
