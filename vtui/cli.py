@@ -102,6 +102,9 @@ def _run_app(args: list[str]) -> int:
     parser.add_argument("--version", action="version", version=f"vtui {__version__}")
     parser.add_argument("trace", nargs="?", help="trace file or folder (default: the bundled demo trace)")
     parser.add_argument("other", nargs="?", help="a second trace: open both in compare mode")
+    parser.add_argument("--capture", metavar="FILE",
+                        help="vLLM's CUDA-graph capture trace of the same run: Insights (i) gives replayed graph "
+                             "kernels the captured operators and shapes (default: capture_traces/ beside the trace)")
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the index cache")
     add_inflate_argument(parser)
     opts = parser.parse_args(args)
@@ -113,9 +116,12 @@ def _run_app(args: list[str]) -> int:
     path = Path(opts.trace) if opts.trace else demo_trace_path()
     if not path.exists():
         raise TraceLoadError(f"{path}: no such file or directory")
+    capture = Path(opts.capture) if opts.capture else None
+    if capture is not None and not capture.is_file():
+        raise TraceLoadError(f"{capture}: no such file (--capture takes a trace file)")
     from vtui.ui.app import VtuiApp
 
-    app = VtuiApp(path, options=options)
+    app = VtuiApp(path, options=options, capture=capture)
     app.run()
     return app.return_code or 0
 
