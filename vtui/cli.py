@@ -24,7 +24,8 @@ HEADER = """\
 vtui — a terminal explorer for Chrome-trace / PyTorch-profiler traces.
 
   vtui                open the bundled demo trace
-  vtui TRACE          open a trace (.json, .json.gz, or a folder of per-rank files)
+  vtui TRACE          open a trace (.json, .json.gz, an Nsight Systems .sqlite export, or a folder of
+                      per-rank files); --capture FILE adds vLLM's graph capture of a replay
   vtui A B            open two traces in compare mode
 """
 
@@ -109,6 +110,8 @@ def _run_app(args: list[str]) -> int:
     add_inflate_argument(parser)
     opts = parser.parse_args(args)
     options = load_options(opts)  # the environment is read here, once, and passed down
+    if opts.trace and not os.path.lexists(opts.trace) and (hint := _did_you_mean(opts.trace)):
+        raise TraceLoadError(f"{opts.trace}: no such file or directory{hint}")
     if opts.other:
         return _run_compare(Path(opts.trace), Path(opts.other), options)
     from vtui.demo import demo_trace_path
@@ -116,6 +119,9 @@ def _run_app(args: list[str]) -> int:
     path = Path(opts.trace) if opts.trace else demo_trace_path()
     if not path.exists():
         raise TraceLoadError(f"{path}: no such file or directory")
+    from vtui.load.trace import trace_files
+
+    trace_files(path)  # a folder without traces, a pipe: said here, before the full-screen app starts
     capture = Path(opts.capture) if opts.capture else None
     if capture is not None and not capture.is_file():
         raise TraceLoadError(f"{capture}: no such file (--capture takes a trace file)")
@@ -126,10 +132,21 @@ def _run_app(args: list[str]) -> int:
     return app.return_code or 0
 
 
+def _did_you_mean(word: str | None) -> str:
+    """A missing path that reads like a misspelt command: name the command."""
+    import difflib
+
+    if not word or "/" in word or "." in word:
+        return ""
+    close = difflib.get_close_matches(word, list(COMMANDS), n=1, cutoff=0.75)
+    return f" (did you mean `vtui {close[0]}`?)" if close else ""
+
+
 def _run_compare(a: Path, b: Path, options: LoadOptions) -> int:
+    from vtui.load.trace import trace_files
+
     for path in (a, b):
-        if not path.exists():
-            raise TraceLoadError(f"{path}: no such file or directory")
+        trace_files(path)  # missing, a folder without traces: one line before the app starts
     from vtui.ui.compare import CompareApp
 
     app = CompareApp(a, b, options=options)

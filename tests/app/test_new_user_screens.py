@@ -5,7 +5,7 @@ opened beside its replay."""
 from __future__ import annotations
 
 from tests.app.screen import read_screen
-from tests.helpers import QWEN, X, settle, write_trace
+from tests.helpers import QWEN, X, answer_prompt, settle, write_trace
 from vtui.load.trace import load_trace
 from vtui.ui.app import VtuiApp
 
@@ -124,3 +124,17 @@ async def test_the_app_reads_a_capture_trace_beside_its_replay(tmp_path, capsys)
     assert main([str(path), "--capture", str(tmp_path / "missing.json")]) == 1
     err = capsys.readouterr().err.strip()
     assert err.startswith("vtui: error:") and "missing.json" in err and "\n" not in err
+
+
+async def test_go_to_a_time_past_the_end_says_so(tmp_path):
+    """`g 900ms` on a 500 µs trace: the window goes to the end and a note says the time was past it."""
+    path = write_trace(tmp_path, [X("work", 0, 500)])
+    app = VtuiApp(path, store=load_trace(path, cache=False))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("g")
+        await answer_prompt(pilot, "900ms")
+        await settle(pilot, 2)
+        said = [n.message for n in app._notifications]  # (a toast is drawn on its own layer)
+        assert "900 ms is past the trace's end (0 – 500 µs): showing its end" in said, said
+        assert app.view.t0 <= app.view.store.span_ns <= app.view.t1

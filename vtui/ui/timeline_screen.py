@@ -170,6 +170,8 @@ class TimelinePane(Vertical):
         except ValueError as exc:
             self.say(str(exc), error=True)
             return
+        if target.note:
+            self.say(target.note, timeout=4)
         if target.range is not None:
             a, b = target.range
             pad = max((b - a) * 0.05, 1)
