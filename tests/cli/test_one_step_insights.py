@@ -1,0 +1,31 @@
+"""Insights on a trace of one step (a single decode step, as vLLM's profiler often records): the
+trend line says there is too little to judge instead of printing a measured-looking zero trend."""
+
+from __future__ import annotations
+
+from tests.helpers import X, write_trace
+from vtui.cli import main
+
+STEP = "execute_32_context_0(sq0sk0sqsq0sqsk0)_generation_32(sq32sk55086sqsq32sqsk55086)"
+
+
+def _insights(capsys, events, tmp_path) -> list[str]:
+    path = write_trace(tmp_path, events)
+    assert main(["insights", str(path)]) == 0
+    return capsys.readouterr().out.splitlines()
+
+
+def test_one_step_prints_no_zero_trend(tmp_path, capsys):
+    events = [X(STEP, 0, 2400, cat="user_annotation"), X("schedule", 10, 500), X("forward", 600, 1700)]
+    lines = _insights(capsys, events, tmp_path)
+    trend = [line for line in lines if line.strip().startswith("trend:")]
+    assert trend == ["  trend: n/a (1 step: a trend, spikes and slow first need more)"]
+    phases = [line for line in lines if line.strip().startswith(("schedule", "forward")) and "first" in line]
+    assert len(phases) == 2 and all("then" not in line for line in phases), phases
+
+
+def test_two_steps_still_say_gaps_and_the_first_step(tmp_path, capsys):
+    events = [X(STEP, 0, 2400, cat="user_annotation"), X(STEP, 3000, 1200, cat="user_annotation")]
+    trend = [line for line in _insights(capsys, events, tmp_path) if line.strip().startswith("trend:")]
+    assert len(trend) == 1 and trend[0].startswith("  trend: n/a (2 steps: ")
+    assert "gaps 600 µs" in trend[0] and "slow first: no (2.0× median)" in trend[0]
