@@ -1,7 +1,10 @@
-"""Insights on a trace of one step (a single decode step, as vLLM's profiler often records): the
-trend line says there is too little to judge instead of printing a measured-looking zero trend."""
+"""Insights at the edges a first trace hits: one step (a single decode step, as vLLM's profiler
+often records: the trend line says there is too little to judge instead of printing a
+measured-looking zero trend), the profiler's own overhead events (not CPU operators)."""
 
 from __future__ import annotations
+
+import json
 
 from tests.helpers import X, write_trace
 from vtui.cli import main
@@ -29,3 +32,17 @@ def test_two_steps_still_say_gaps_and_the_first_step(tmp_path, capsys):
     trend = [line for line in _insights(capsys, events, tmp_path) if line.strip().startswith("trend:")]
     assert len(trend) == 1 and trend[0].startswith("  trend: n/a (2 steps: ")
     assert "gaps 600 µs" in trend[0] and "slow first: no (2.0× median)" in trend[0]
+
+
+def test_cupti_overhead_is_not_a_cpu_operator(tmp_path, capsys):
+    """Kineto writes CUPTI's buffer requests as cat "overhead" on pid -1: the tracer's time, not the program's."""
+    events = [X("aten::mm", 0, 100), X("aten::add", 200, 50),
+              X("Activity Buffer Request", 300, 900, cat="overhead", pid=-1, tid=0),
+              X("Lazy Function Loading", 1300, 20, cat="overhead", pid=-1, tid=0)]
+    path = write_trace(tmp_path, events)
+    assert main(["insights", str(path), "--json"]) == 0
+    ops = json.loads(capsys.readouterr().out)["ops"]
+    names = {o["name"] for o in ops}
+    assert names == {"aten::mm", "aten::add"}, names
+    assert main(["insights", str(path)]) == 0
+    assert "Activity Buffer Request" not in capsys.readouterr().out
