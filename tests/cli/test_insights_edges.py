@@ -1,6 +1,7 @@
 """Insights at the edges a first trace hits: one step (a single decode step, as vLLM's profiler
 often records: the trend line says there is too little to judge instead of printing a
-measured-looking zero trend), the profiler's own overhead events (not CPU operators)."""
+measured-looking zero trend), the profiler's own overhead events (not CPU operators), ranks that
+tie (no slowest rank)."""
 
 from __future__ import annotations
 
@@ -46,3 +47,21 @@ def test_cupti_overhead_is_not_a_cpu_operator(tmp_path, capsys):
     assert names == {"aten::mm", "aten::add"}, names
     assert main(["insights", str(path)]) == 0
     assert "Activity Buffer Request" not in capsys.readouterr().out
+
+
+def test_ranks_that_tie_have_no_slowest_rank(tmp_path, capsys):
+    """Four ranks computing exactly alike: each step's step time is the same on every rank, so the
+    steps table says "tie" rather than naming rank 0 the slowest."""
+    from benchmarks.ranks_synth import write_rank
+
+    folder = tmp_path / "ranks"
+    folder.mkdir()
+    for r in range(4):
+        steps = [X(f"ProfilerStep#{i}", 100 + 2000 * i, 1500, cat="user_annotation", pid=100 + r, tid=100 + r)
+                 for i in range(3)]
+        write_rank(folder, f"rank{r}.pt.trace.json", steps, r, 4)
+    assert main(["ranks", str(folder)]) == 0
+    out = capsys.readouterr().out
+    steps = out[out.index("Steps"):out.index("Collectives")]
+    rows = [line for line in steps.splitlines()[2:] if line.strip() and not set(line.strip()) <= set("-─ ")]
+    assert rows and all(line.split()[-2] == "tie" for line in rows), steps
