@@ -107,12 +107,16 @@ def _run_app(args: list[str]) -> int:
                         help="vLLM's CUDA-graph capture trace of the same run: Insights (i) gives replayed graph "
                              "kernels the captured operators and shapes (default: capture_traces/ beside the trace)")
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the index cache")
+    parser.add_argument("--share", action="store_true",
+                        help="share the view with an agent: `vtui mcp --attach` connects (a socket only you can open)")
     add_inflate_argument(parser)
     opts = parser.parse_args(args)
     options = load_options(opts)  # the environment is read here, once, and passed down
     if opts.trace and not os.path.lexists(opts.trace) and (hint := _did_you_mean(opts.trace)):
         raise TraceLoadError(f"{opts.trace}: no such file or directory{hint}")
     if opts.other:
+        if opts.share:
+            raise UsageError("--share works with one trace, not compare mode")
         return _run_compare(Path(opts.trace), Path(opts.other), options)
     from vtui.demo import demo_trace_path
 
@@ -127,7 +131,7 @@ def _run_app(args: list[str]) -> int:
         raise TraceLoadError(f"{capture}: no such file (--capture takes a trace file)")
     from vtui.ui.app import VtuiApp
 
-    app = VtuiApp(path, options=options, capture=capture)
+    app = VtuiApp(path, options=options, share=opts.share, capture=capture)
     app.run()
     return app.return_code or 0
 

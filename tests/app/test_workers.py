@@ -115,7 +115,7 @@ async def test_a_search_that_ends_after_esc_draws_nothing(steploop_store, monkey
     finishes anyway (one that never looks at the cancel) does not mark the timeline."""
     import vtui.ui.searching as searching
     from tests.helpers import STEPLOOP
-    from vtui.analysis.search import search as real_search
+    from vtui.analysis.slices.search import search as real_search
     from vtui.ui.app import VtuiApp
 
     started, release, returned = threading.Event(), threading.Event(), threading.Event()
@@ -149,7 +149,7 @@ async def test_a_search_that_ends_after_esc_draws_nothing(steploop_store, monkey
 
 
 async def test_a_failing_tree_diff_is_one_line_on_its_screen(steploop_store, monkeypatch):
-    import vtui.analysis.calltree_diff as calltree_diff
+    import vtui.analysis.calltree.diff as calltree_diff
     from vtui.ui.tree_diff import TreeDiffScreen
 
     def broken(a, b):

@@ -9,7 +9,7 @@ import pytest
 
 from tests.helpers import X, write_trace
 from vtui.cli import main
-from vtui.schema import OUTPUTS
+from vtui.present.schema import OUTPUTS
 
 
 @pytest.fixture
