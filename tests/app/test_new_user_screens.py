@@ -138,3 +138,115 @@ async def test_go_to_a_time_past_the_end_says_so(tmp_path):
         said = [n.message for n in app._notifications]  # (a toast is drawn on its own layer)
         assert "900 ms is past the trace's end (0 – 500 µs): showing its end" in said, said
         assert app.view.t0 <= app.view.store.span_ns <= app.view.t1
+
+
+async def test_memory_rows_say_computing_until_their_series_are_built(monkeypatch):
+    """The first frame holds the memory rows' places ("computing…") while their series are built
+    off the UI thread; keys act meanwhile; then the rows are drawn in those places."""
+    import threading
+
+    from vtui.analysis.gpu import memory_tracks
+    from vtui.ui import main_view
+
+    monkeypatch.setattr(main_view, "INLINE_MEMORY_EVENTS", 0)  # as on a trace with millions of [memory] events
+    gate = threading.Event()
+    build = memory_tracks._build
+
+    def held(store):
+        gate.wait(10)  # released by the test once it has read the first screen (a guard, not a sleep)
+        return build(store)
+
+    monkeypatch.setattr(memory_tracks, "_build", held)
+    store = load_trace(QWEN, cache=False)
+    app = VtuiApp(QWEN, store=store)
+    async with app.run_test(size=(160, 48)) as pilot:
+        for _ in range(3):
+            await pilot.pause()
+        screen = read_screen(app)
+        placeholder = screen.find("memory: computing…")
+        assert len(placeholder) == 1 and "mem computing…" in screen.text[placeholder[0]]
+        assert "Zoom in" in screen.text[-1]  # the footer's keys, not only "? Help q Quit"
+        await pilot.press("w")  # the app answers keys while the series build
+        assert app.view.span < store.span_ns
+        gate.set()
+        await settle(pilot, 2)
+        screen = read_screen(app)
+        assert not screen.find("computing…") and len(screen.find("cuda:0 allocated")) == 1
+        assert screen.find("cuda:0 allocated")[0] == placeholder[0]  # drawn where the place was held
+
+
+def _handover_nodes(store, tree) -> list[tuple[int, int, int, int]]:
+    """(python depth, self ns, total ns, node) of every hand-over, in plain Python over the tree:
+    a node that is not a Python frame (most of its slices not python_function) under one that is."""
+    votes: dict[int, list[int]] = {}
+    for row, node in zip(tree.rows.tolist(), tree.row_node.tolist()):
+        py = store.strings[int(store.slices.cat_id[row])] == "python_function"
+        votes.setdefault(node, [0, 0])[py] += 1
+    is_py = [votes.get(n, [1, 0])[1] * 2 > sum(votes.get(n, [1, 0])) for n in range(len(tree))]
+    out = []
+    for n in range(len(tree)):
+        p = int(tree.parent[n])
+        if is_py[n] or p < 0 or not is_py[p]:
+            continue
+        depth, up = 0, p
+        while up >= 0:
+            depth += is_py[up]
+            up = int(tree.parent[up])
+        out.append((depth, int(tree.self_ns[n]), int(tree.total_ns[n]), n))
+    return out
+
+
+async def test_handover_view_lists_every_handover_and_sorts_by_depth_self_total():
+    from tests.app.test_handover_ui import _handover_screen
+    from tests.helpers import STACK
+    from vtui.analysis.calltree.tree import build_tree
+    from vtui.fmt import format_duration as fd
+
+    store = load_trace(STACK)
+    app = VtuiApp(STACK, store=store)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot)
+        want = _handover_nodes(store, build_tree(store, None, app.view.visible_track_ids()))
+        assert len(want) > 20  # more than the 8 lines (and the 20 kept) before
+        screen = await _handover_screen(pilot)
+        table = screen.query_one("#ho-table")
+        assert table.row_count == len(want)
+        summary = "\n".join(read_screen(app).text)
+        assert f"{len(want)} hand-overs by total ↓" in summary
+
+        def first_row() -> list[str]:
+            return [str(c) for c in table.get_row_at(0)]
+
+        assert first_row()[0] == fd(max(w[2] for w in want))
+        await pilot.press("d")
+        await settle(pilot)
+        assert first_row()[3] == str(max(w[0] for w in want))  # the deepest hand-over first
+        assert any(str(max(w[0] for w in want)) in line for line in read_screen(app).text)
+        await pilot.press("d")
+        await settle(pilot)
+        assert first_row()[3] == str(min(w[0] for w in want))  # again: reversed
+        await pilot.press("s")
+        await settle(pilot)
+        assert first_row()[1] == fd(max(w[1] for w in want))
+
+
+async def test_gpu_gap_cpu_chain_lists_outer_calls_first(tmp_path):
+    """What the launching thread did during a GPU gap, outermost first, by time: a step annotation
+    put on an extra lane (it crosses a sibling's end) is printed above the runtime call inside it."""
+    events = [X("python_loop", 0, 1200),
+              X("prep", 5, 295),
+              X("cudaLaunchKernel", 10, 5, cat="cuda_runtime", correlation=1),
+              X("step[DECODE bs=32]", 200, 900, cat="user_annotation"),  # starts inside prep, ends after it
+              X("hipMemcpyWithStream", 400, 300, cat="cuda_runtime"),
+              X("cudaLaunchKernel", 750, 5, cat="cuda_runtime", correlation=2),
+              X("k1", 20, 80, cat="kernel", pid=0, tid=7, correlation=1),
+              X("k2", 800, 50, cat="kernel", pid=0, tid=7, correlation=2)]
+    path = write_trace(tmp_path, events)
+    app = VtuiApp(path, store=load_trace(path, cache=False))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot)
+        text = await _insights_text(app, pilot)
+        app.screen.query_one("#ins-gaps").scroll_visible(top=True, animate=False)
+        await settle(pilot, 2)
+        text = "\n".join(read_screen(app).text)
+        assert "CPU: python_loop › step[DECODE bs=32] › hipMemcpyWithStream" in text, text

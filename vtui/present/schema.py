@@ -400,6 +400,7 @@ class HandOver(Strict):
     total_ns: int
     python_depth: int
     path: list[str]
+    self_ns: int
 
 
 class TreeFinding(Strict):
@@ -568,7 +569,7 @@ VERSIONS: dict[str, int] = {
     "insights": 2,
     "stats": 1,
     "search": 1,
-    "tree": 1,
+    "tree": 2,
     "tree-diff": 1,
     "diff": 1,
     "ranks": 1,
