@@ -143,7 +143,7 @@ KEYS: tuple[Key, ...] = (
     _K("timeline", "view.ranks", "K", "ranks", "Ranks: stragglers, collectives, exposed communication",
        words="many ranks, NCCL, all-reduce, skew, straggler, busbw"),
     _K("timeline", "app.help", "question_mark,f1", "help", "Help", footer=True, on="app"),
-    _K("timeline", "app.warnings", "W", "warnings", "Load warnings (what was skipped or repaired)"),
+    _K("timeline", "app.warnings", "W", "warnings", "Load warnings and trace health (what cannot be trusted)"),
     _K("timeline", "app.quit", "q", "quit", "Quit", footer=True, on="app"),
     _K("timeline", "app.share", "S", "share", "Share the view with an agent (again: stop)", on="app",
        tooltip="An agent attaches with vtui mcp --attach; its actions show above the status line, esc interrupts",
