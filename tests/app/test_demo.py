@@ -41,7 +41,16 @@ async def test_the_first_screen_shows_gpu_work_and_the_decode_step():
         assert "capture demo_vllm_decode_graph_capture.json.gz" in screen.text[0]
         gpu = [y for y in screen.find("GPU") if "│" in screen.text[y]]
         assert gpu, "a GPU stream row on the first screen"
-        assert any("█" in line or "▉" in line or "▏" in line for line in screen.text[gpu[0]:gpu[0] + 1])
+        # The kernels are drawn as coloured cells: from the first kernel's start to the trace's end
+        # nearly every cell of the GPU row is coloured, before it none (the empty lane's colour).
+        x0 = screen.text[1].index("┼0ns")
+        bg = screen.bg[gpu[0]][x0:]
+        first = min(int(e["ts"] * 1000) for e in raw_events(demo_trace_path()) if e.get("cat") == "kernel")
+        origin = min(int(e["ts"] * 1000) for e in raw_events(demo_trace_path()) if "ts" in e)
+        cut = int(len(bg) * (first - origin) / app.store.span_ns)
+        empty = bg[0]
+        assert all(c == empty for c in bg[:cut - 1])
+        assert sum(c != empty for c in bg[cut + 1:]) >= 0.9 * (len(bg) - cut - 1)
         assert screen.find(step[:12]), "the decode step's annotation is drawn"
 
 
