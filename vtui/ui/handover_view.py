@@ -6,9 +6,7 @@ sorts by total, self time or depth (keys t, s, d; again reverses; or a click on 
 from __future__ import annotations
 
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from vtui.analysis.calltree.handover import HandOver, HandOverReport
@@ -16,10 +14,9 @@ from vtui.analysis.calltree.tree import CallTree
 from vtui.fmt import format_duration as fd
 from vtui.present.names import distinct_cuts
 from vtui.store.store import TraceStore
-from vtui.ui import colours
+from vtui.ui.computed import ComputedScreen
 from vtui.ui.keys import bindings
 from vtui.ui.safe import plain, visible
-from vtui.ui.workers import deliver
 
 SORTS = {"total": lambda h: h.total_ns, "self": lambda h: h.self_ns, "depth": lambda h: h.python_depth}
 COLUMNS = ("total", "self", "calls", "depth", "hand-over", "← called from")
@@ -41,9 +38,13 @@ def _text_widths(name: int, caller: int, room: int) -> tuple[int, int]:
     return name_w, room - name_w
 
 
-class HandOverScreen(Screen[None]):
+class HandOverScreen(ComputedScreen[None]):
     KEY_SCOPE = "handover"  # its section of the help
     BINDINGS = bindings("handover")
+    TITLE_WIDGET = "#ho-title"
+    STATUS_WIDGET = "#ho-summary"
+    FAILED = "could not read the hand-overs"
+    COMPUTING = "Reading the hand-overs…"
 
     def __init__(self, store: TraceStore, tree: CallTree, title: str) -> None:
         """``tree``: the top-down call tree of the range (hand-overs are read from it)."""
@@ -54,31 +55,24 @@ class HandOverScreen(Screen[None]):
         self.shown: list[HandOver] = []  # the table's rows, in order
 
     def compose(self) -> ComposeResult:
-        yield Static(plain(f"Python → C++ hand-over · {self.title_text}"), id="ho-title", markup=False)
-        yield Static("Reading the hand-overs…", id="ho-summary", markup=False)
+        yield Static("", id="ho-title", markup=False)
+        yield Static(self.COMPUTING, id="ho-summary", markup=False)
         yield DataTable(id="ho-table", cursor_type="row", zebra_stripes=True)
         yield Static("", id="ho-findings", markup=False)
         yield Footer()
 
     def on_mount(self) -> None:
         self.query_one("#ho-table").focus()
-        self._compute()
 
-    @work(thread=True, exclusive=True, group="handover", description="hand-overs", exit_on_error=False)
-    def _compute(self) -> None:
+    def title_line(self) -> str:
+        return f"Python → C++ hand-over · {self.title_text}"
+
+    def compute(self) -> HandOverReport:
         from vtui.analysis.calltree.handover import analyse_handover
 
-        try:
-            report = analyse_handover(self.store, self.calltree)
-        except Exception as exc:  # noqa: BLE001 — shown on the screen, never a traceback
-            deliver(self.app, self._failed, f"could not read the hand-overs ({type(exc).__name__}: {exc})")
-            return
-        deliver(self.app, self._show, report)
+        return analyse_handover(self.store, self.calltree)
 
-    def _failed(self, message: str) -> None:
-        self.query_one("#ho-summary", Static).update(plain(message, colours.ERROR))
-
-    def _show(self, report: HandOverReport) -> None:
+    def show(self, report: HandOverReport) -> None:
         from vtui.present.tree_text import handover_lines
 
         self.report = report

@@ -3,14 +3,11 @@ memory, caches and Python overhead for the current window (or the whole trace)."
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
-from textual.screen import Screen
 from textual.widgets import Footer, OptionList, Static
 
 from vtui.analysis.gpu.jump_lists import OUTLIER_FACTOR, Gap, Outlier, gpu_idle_gaps, kernel_outliers
@@ -27,13 +24,13 @@ from vtui.regex_guard import compile_user
 from vtui.store.slicetime import TimeRange, over, time_range
 from vtui.store.store import TraceStore
 from vtui.ui import colours
+from vtui.ui.computed import ComputedScreen, Jump
 from vtui.ui.keys import bindings
 from vtui.ui.safe import plain, visible
 from vtui.ui.screens import PromptScreen
 from vtui.ui.serving_view import kind_style, serving_widgets
 from vtui.ui.widgets.hanging import HangingText
 from vtui.ui.widgets.scrollbars import whole_cell_scrollbars
-from vtui.ui.workers import deliver
 
 APP_STEP_OPTION = "press r for a step regex"
 MAX_PLOT_ROWS = 200  # one bar per step up to here; longer runs are summarised
@@ -72,20 +69,21 @@ def _section(title: str, lines: list[str]) -> Text:
     return text
 
 
-class InsightsScreen(Screen[None]):
+class InsightsScreen(ComputedScreen[Jump | None]):
+    """Closes with where to go in the timeline: a step or an outlier (its slice row), a GPU idle gap
+    (the op after it, and the gap's window); or None."""
+
     KEY_SCOPE = "insights"  # its section of the help
     BINDINGS = bindings("insights")
+    TITLE_WIDGET = "#ins-title"
+    FAILED = "could not compute insights"
+    COMPUTING = "Computing insights…"
 
     def __init__(self, store: TraceStore, rng: TimeRange | None = None, title: str = "",
-                 step_regex: str | None = None, on_step: Callable[[int], None] | None = None,
-                 on_window: Callable[[int, int, int], None] | None = None, capture: Path | None = None) -> None:
-        """``on_step(slice_row)`` is called when a step or an outlier is chosen (enter / click);
-        ``on_window(t0, t1, slice_row)`` when a GPU idle gap is (the row: the op after the gap);
-        ``capture``: vLLM's graph-capture trace of the same run (loaded here, in the worker)."""
+                 step_regex: str | None = None, capture: Path | None = None) -> None:
+        """``capture``: vLLM's graph-capture trace of the same run (loaded here, in the worker)."""
         super().__init__()
         self.capture = capture
-        self.on_step = on_step
-        self.on_window = on_window
         self.gaps: list[Gap] = []
         self.outliers: list[Outlier] = []
         self.store = store
@@ -98,44 +96,32 @@ class InsightsScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Static("", id="ins-title")
         with VerticalScroll(id="ins-body"):
-            yield Static("Computing insights…", id="ins-status")
+            yield Static(self.COMPUTING, id="ins-status")
         yield Footer()
 
-    def on_mount(self) -> None:
-        self._refresh_title()
-        self._compute()
-
-    def _refresh_title(self) -> None:
+    def title_line(self) -> str:
         scope = "whole trace" if self.range.whole else f"window {fd(self.range.t0)} – {fd(self.range.t1)}"
         step = f" · steps /{self.step_regex}/" if self.step_regex else ""
         capture = f" · capture {self.capture.name}" if self.capture is not None else ""
-        self.query_one("#ins-title", Static).update(
-            plain(f"Insights · {self.title_text} · {scope} ({fd(self.range.span_ns)}){step}{capture}"))
+        return f"Insights · {self.title_text} · {scope} ({fd(self.range.span_ns)}){step}{capture}"
 
-    @work(thread=True, exclusive=True, group="insights", description="compute insights", exit_on_error=False)
-    def _compute(self) -> None:
-        try:
-            capture = None
-            if self.capture is not None:
-                from vtui.load.trace import load_trace  # noqa: PLC0415 — only with a capture
+    def compute(self) -> tuple[Insights, list[Gap], list[Outlier]]:
+        capture = None
+        if self.capture is not None:
+            from vtui.load.trace import load_trace  # noqa: PLC0415 — only with a capture
 
-                capture = load_trace(self.capture)  # a bad file: its one line on this screen
-            ins = compute_insights(self.store, self.range, self.step_regex, capture=capture,
-                                   capture_name=self.capture.name if self.capture is not None else "")
-            gaps = gpu_idle_gaps(self.store, self.range)
-            outliers = kernel_outliers(self.store, self.range)
-        except Exception as exc:  # noqa: BLE001 — shown on the screen, never a traceback
-            deliver(self.app, self._show_error,
-                    f"could not compute insights ({type(exc).__name__}: {exc})")
-            return
-        deliver(self.app, self._show, ins, gaps, outliers)  # dropped if a newer run started
+            capture = load_trace(self.capture)  # a bad file: its one line on this screen
+        ins = compute_insights(self.store, self.range, self.step_regex, capture=capture,
+                               capture_name=self.capture.name if self.capture is not None else "")
+        return ins, gpu_idle_gaps(self.store, self.range), kernel_outliers(self.store, self.range)
 
-    async def _show_error(self, message: str) -> None:
+    async def show_error(self, message: str) -> None:
         body = self.query_one("#ins-body")
         await body.remove_children()
         await body.mount(Static(plain(message, style=colours.ERROR)))
 
-    async def _show(self, ins: Insights, gaps: list[Gap], outliers: list[Outlier]) -> None:
+    async def show(self, result: tuple[Insights, list[Gap], list[Outlier]]) -> None:
+        ins, gaps, outliers = result
         self.insights, self.gaps, self.outliers = ins, gaps, outliers
         body = self.query_one("#ins-body")
         await body.remove_children()
@@ -196,17 +182,13 @@ class InsightsScreen(Screen[None]):
         if ins is None:
             return
         which = event.option_list.id
-        if which == "ins-gaps" and self.on_window is not None:
+        if which == "ins-gaps":
             gap = self.gaps[k]
-            self.dismiss(None)
-            self.on_window(gap.start, gap.end, gap.next_row)
-        elif which == "ins-outliers" and self.on_step is not None:
-            self.dismiss(None)
-            self.on_step(self.outliers[k].row)
-        elif which == "ins-plot" and ins.steps.present and self.on_step is not None:
-            row = int(ins.steps.rows[k])
-            self.dismiss(None)
-            self.on_step(row)
+            self.dismiss(Jump(gap.next_row, (gap.start, gap.end)))
+        elif which == "ins-outliers":
+            self.dismiss(Jump(self.outliers[k].row))
+        elif which == "ins-plot" and ins.steps.present:
+            self.dismiss(Jump(int(ins.steps.rows[k])))
 
     def _steps_text(self, ins: Insights) -> Text:
         # The step times are the plot below (filtering the lines by their text dropped phases named "## …").
@@ -251,8 +233,8 @@ class InsightsScreen(Screen[None]):
         await self._restart()
 
     async def _restart(self) -> None:
-        self._refresh_title()
+        self.refresh_title()
         body = self.query_one("#ins-body")
         await body.remove_children()
-        await body.mount(Static("Computing insights…", id="ins-status"))
-        self._compute()
+        await body.mount(Static(self.COMPUTING, id="ins-status"))
+        self.start()

@@ -323,20 +323,26 @@ class MainPane(TimelinePane):
     def action_call_tree(self) -> None:
         from vtui.ui.tree import CallTreeScreen  # noqa: PLC0415
 
+        def jump(row: int | None) -> None:  # ``t``: the node's longest slice
+            if row is not None:
+                self.jump_to(row)
+
         self.app.push_screen(CallTreeScreen(self.store, self.view.analysis_range(), self.view.visible_track_ids(),
-                                            self.path.name, on_jump=self.jump_to))
+                                            self.path.name), jump)
 
     def action_ranks(self) -> None:
         from vtui.ui.ranks import RanksScreen  # noqa: PLC0415
 
         def jump(rows) -> None:  # a collective: its kernel on every rank, highlighted and framed
+            if rows is None:
+                return
             s = self.store.slices
             a, b = int(s.start_ns[rows].min()), int(s.end_ns[rows].max())
             pad = max((b - a) // 4, 1_000)
             self.act(lambda v: ([v.unhide_track_of(int(r)) for r in rows], v.set_highlight(rows),
                                 v.select(int(rows[0])), v.set_window(a - pad, b + pad)))
 
-        self.app.push_screen(RanksScreen(self.store, on_jump=jump))
+        self.app.push_screen(RanksScreen(self.store), jump)
 
     def action_warnings(self) -> None:
         self.app.push_screen(WarningsScreen(self.store.warnings, self.store))

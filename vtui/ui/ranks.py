@@ -3,14 +3,10 @@ the collectives; enter on a collective shows it on every rank's timeline."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.screen import Screen
 from textual.widgets import Footer, OptionList, Static
 
 from vtui.analysis.ranks.analyse import Matched, RanksReport, analyse_ranks
@@ -19,9 +15,9 @@ from vtui.fmt import format_duration as fd
 from vtui.present.bars import step_bars
 from vtui.store.store import TraceStore
 from vtui.ui import colours
+from vtui.ui.computed import ComputedScreen
 from vtui.ui.keys import bindings
 from vtui.ui.safe import visible
-from vtui.ui.workers import deliver
 
 STEP_BAR = 6  # cells per step bar
 MAX_STEPS = 12  # steps drawn per rank row
@@ -98,44 +94,35 @@ def collective_line(c, compact: bool = False) -> Text:
                         f"skew {fd(c.skew_ns):>10}  last rank {c.last_rank:<4} busbw {bw} GB/s"))
 
 
-class RanksScreen(Screen[None]):
+class RanksScreen(ComputedScreen[np.ndarray | None]):
+    """Closes with the chosen collective's kernel on every rank (slice rows), or None."""
+
     KEY_SCOPE = "ranks"  # its section of the help
     BINDINGS = bindings("ranks")
+    STATUS_WIDGET = "#ranks-summary"
+    FAILED = "could not compare the ranks"
+    COMPUTING = "Ranks: computing…"
 
-    def __init__(self, store: TraceStore, on_jump: Callable[[np.ndarray], None] | None = None,
-                 align: str = "epoch") -> None:
-        """``on_jump(slice_rows)``: the chosen collective's kernel on every rank."""
+    def __init__(self, store: TraceStore, align: str = "epoch") -> None:
         super().__init__()
-        self.store, self.on_jump, self.align = store, on_jump, align
+        self.store, self.align = store, align
         self.report: RanksReport | None = None
         self.matched: Matched | None = None
         self._compact: bool | None = None  # the collectives' lines are in the short form (a narrow screen)
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(Text("Ranks: computing…", style=colours.HEADING), id="ranks-summary")
+            yield Static(Text(self.COMPUTING, style=colours.HEADING), id="ranks-summary")
             yield Static("", id="ranks-rows")
             yield OptionList(id="ranks-collectives")
         yield Footer()
 
-    def on_mount(self) -> None:
-        self.compute()
+    def compute(self) -> tuple[RanksReport, Matched]:
+        return analyse_ranks(rank_tables(self.store), self.align)
 
-    @work(thread=True, exclusive=True, group="ranks", exit_on_error=False)
-    def compute(self) -> None:
-        try:
-            report, matched = analyse_ranks(rank_tables(self.store), self.align)
-        except Exception as exc:  # noqa: BLE001 — shown on the screen, never a traceback
-            deliver(self.app, self.show_error, f"could not compare the ranks ({type(exc).__name__}: {exc})")
-            return
-        deliver(self.app, self.show, report, matched)
-
-    def show_error(self, message: str) -> None:
-        self.query_one("#ranks-summary", Static).update(Text(visible(message), style=colours.ERROR))
-
-    def show(self, report: RanksReport, matched: Matched) -> None:
-        self.report, self.matched = report, matched
-        self.query_one("#ranks-summary", Static).update(summary(report))
+    def show(self, result: tuple[RanksReport, Matched]) -> None:
+        self.report, self.matched = result
+        self.query_one("#ranks-summary", Static).update(summary(self.report))
         self._draw_rows()
         self._fill_collectives(0)
         self.query_one("#ranks-collectives", OptionList).focus()
@@ -169,13 +156,12 @@ class RanksScreen(Screen[None]):
         if self.matched is None or not self.report or not self.report.collectives:
             return
         rows = self.matched.row[self.matched.coll == event.option_index]
-        if self.on_jump is not None and len(rows):
-            self.dismiss()
-            self.on_jump(rows)
+        if len(rows):
+            self.dismiss(rows)
 
     def action_close(self) -> None:
-        self.dismiss()
+        self.dismiss(None)
 
     def action_align(self) -> None:
         self.align = "collective" if self.align == "epoch" else "epoch"
-        self.compute()
+        self.start()

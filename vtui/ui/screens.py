@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
@@ -11,9 +10,9 @@ from textual.widgets import Input, Static
 
 from vtui.store.store import TraceStore
 from vtui.ui.colours import PRIMARY
+from vtui.ui.computed import ComputedScreen
 from vtui.ui.keys import bindings
 from vtui.ui.safe import visible
-from vtui.ui.workers import deliver
 
 
 class HelpScreen(ModalScreen[None]):
@@ -43,11 +42,12 @@ class HelpScreen(ModalScreen[None]):
         self.query_one("#help-scroll").focus()  # arrows and page keys scroll it
 
 
-class WarningsScreen(ModalScreen[None]):
+class WarningsScreen(ModalScreen[None], ComputedScreen[None]):  # modal first: its styles come down the first base
     """What the loader skipped or repaired, one line per warning (each with its count), and the
     trace's health (what in it cannot be trusted), computed in a worker as the screen opens."""
 
     BINDINGS = bindings("warnings")
+    COMPUTING = "\ntrace health: computing…"
 
     def __init__(self, warnings: list[str], store: TraceStore | None = None) -> None:
         super().__init__()
@@ -60,25 +60,26 @@ class WarningsScreen(ModalScreen[None]):
             # Text, not markup: warnings quote names and phases straight from the file.
             yield Static(Text("\n".join(f"- {visible(w)}" for w in self.warnings) or "no warnings"), id="warnings-text")
             if self.store is not None:
-                yield Static(Text("\ntrace health: computing…"), id="health-text")
+                yield Static(Text(self.COMPUTING), id="health-text")
 
-    def on_mount(self) -> None:
-        if self.store is not None:
-            self._health()
+    def start(self) -> None:
+        if self.store is not None:  # without a store: the warnings alone
+            super().start()
 
-    @work(thread=True, exclusive=True, group="health", description="trace health", exit_on_error=False)
-    def _health(self) -> None:
+    def compute(self) -> list[str]:
         from vtui.analysis.health.report import analyse_health
         from vtui.present.health_json import health_lines
 
         assert self.store is not None
-        try:
-            lines = health_lines(analyse_health(self.store))
-        except Exception as exc:  # noqa: BLE001 — said on the screen, never a traceback
-            lines = [f"trace health could not be computed ({type(exc).__name__})"]
-        deliver(self.app, self._show_health, lines)
+        return health_lines(analyse_health(self.store))
 
-    def _show_health(self, lines: list[str]) -> None:
+    def failure(self, exc: BaseException) -> str:
+        return f"trace health could not be computed ({type(exc).__name__})"
+
+    def show_error(self, message: str) -> None:
+        self.show([message])  # a line of the health section, as a finding would be
+
+    def show(self, lines: list[str]) -> None:
         self.query_one("#health-text", Static).update(Text("\n" + "\n".join(visible(line) for line in lines)))
 
 

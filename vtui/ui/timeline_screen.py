@@ -21,6 +21,7 @@ from textual.widgets import Static
 from vtui.analysis.slices.search import SearchResult
 from vtui.store.slicetime import time_range
 from vtui.store.store import TraceStore
+from vtui.ui.computed import Jump
 from vtui.ui.goto import HINT, parse_target
 from vtui.ui.safe import visible
 from vtui.ui.screens import PromptScreen
@@ -260,13 +261,16 @@ class TimelinePane(Vertical):
     def action_insights(self) -> None:
         from vtui.ui.insights import InsightsScreen  # noqa: PLC0415
 
-        def jump(row: int) -> None:  # a step chosen on the Insights screen: select and frame it
-            self.act(lambda v: (v.select(row), v.frame_selection()))
-
-        def jump_window(a: int, b: int, row: int) -> None:  # a GPU idle gap: show it with some context
+        def jump(to: Jump | None) -> None:
+            if to is None:
+                return
+            row = to.row
+            if to.window is None:  # a step or an outlier: select and frame it
+                self.act(lambda v: (v.select(row), v.frame_selection()))
+                return
+            a, b = to.window  # a GPU idle gap: show it with some context
             pad = max((b - a) // 2, 1_000)
             self.act(lambda v: (v.unhide_track_of(row), v.select(row), v.set_window(a - pad, b + pad)))
 
         rng = time_range(self.store, *self.insights_window())
-        self.app.push_screen(InsightsScreen(self.store, rng, self.name_shown, on_step=jump, on_window=jump_window,
-                                            capture=self.capture))
+        self.app.push_screen(InsightsScreen(self.store, rng, self.name_shown, capture=self.capture), jump)

@@ -5,15 +5,10 @@ the node's longest slice in the timeline."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 from rich.segment import Segment
-from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
 from textual.geometry import Size
-from textual.screen import Screen
 from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import Footer, Static
@@ -25,7 +20,7 @@ from vtui.present.names import cut_middle, distinct_cuts
 from vtui.regex_guard import UserRegex, compile_user
 from vtui.store.slicetime import TimeRange, over
 from vtui.store.store import TraceStore
-from vtui.ui import colours
+from vtui.ui.computed import ComputedScreen
 from vtui.ui.flame import (
     FlameLayout,
     flame_layout,
@@ -39,7 +34,6 @@ from vtui.ui.keys import bindings
 from vtui.ui.render import EMPTY
 from vtui.ui.safe import visible
 from vtui.ui.screens import PromptScreen
-from vtui.ui.workers import deliver
 
 
 class CallTreeView(Widget, can_focus=True):
@@ -216,17 +210,20 @@ class CallTreeView(Widget, can_focus=True):
         return Strip(segs, width)
 
 
-class CallTreeScreen(Screen[None]):
+class CallTreeScreen(ComputedScreen[int | None]):
+    """Closes with the slice row to show in the timeline (``t``), or None."""
+
     KEY_SCOPE = "tree"  # its section of the help
     BINDINGS = bindings("tree")
+    TITLE_WIDGET = "#ct-title"
+    STATUS_WIDGET = "#ct-status"
+    FAILED = "could not build the call tree"
+    COMPUTING = "Computing the call tree…"
 
-    def __init__(self, store: TraceStore, rng: TimeRange, tracks: np.ndarray | None = None, title: str = "",
-                 on_jump: Callable[[int], None] | None = None) -> None:
-        """``on_jump(slice_row)`` shows a slice in the timeline (the screen closes first)."""
+    def __init__(self, store: TraceStore, rng: TimeRange, tracks: np.ndarray | None = None, title: str = "") -> None:
         super().__init__()
         self.store, self.range, self.tracks = store, over(store, rng), tracks
         self.title_text = title
-        self.on_jump = on_jump
         self.weight = "total"
         self.inverted = False
         self.flame = False
@@ -239,27 +236,17 @@ class CallTreeScreen(Screen[None]):
         yield Static("", id="ct-title", markup=False)
         yield Static("", id="ct-crumbs", markup=False)
         yield CallTreeView(id="ct-view")
-        yield Static("Computing the call tree…", id="ct-status", markup=False)
+        yield Static(self.COMPUTING, id="ct-status", markup=False)
         yield Footer()
 
-    def on_mount(self) -> None:
-        self._refresh_title()
-        self._compute()
+    def compute(self) -> CallTree:
+        return build_tree(self.store, self.range, self.tracks)
 
-    @work(thread=True, exclusive=True, group="calltree", description="call tree", exit_on_error=False)
-    def _compute(self) -> None:
-        try:
-            tree = build_tree(self.store, self.range, self.tracks)
-        except Exception as exc:  # noqa: BLE001 — shown on the screen, never a traceback
-            deliver(self.app, self._show_error, f"could not build the call tree ({type(exc).__name__}: {exc})")
-            return
-        deliver(self.app, self._ready, tree)
-
-    def _show_error(self, message: str) -> None:
+    def show_error(self, message: str) -> None:
         self.error = message
-        self.query_one("#ct-status", Static).update(Text(message, style=colours.ERROR))
+        super().show_error(message)
 
-    def _ready(self, tree: CallTree) -> None:
+    def show(self, tree: CallTree) -> None:
         self.base[False] = tree
         self.stack = [tree]
         self._show()
@@ -284,20 +271,22 @@ class CallTreeScreen(Screen[None]):
         if tree is None:
             return
         self.view.show_tree(tree, self.weight, self.flame, self._marks(tree))
-        self._refresh_title()
+        self.refresh_title()
         self._refresh_status()
 
     def _scope(self) -> str:
         return "whole trace" if self.range.whole else f"range {fd(self.range.t0)} – {fd(self.range.t1)}"
 
-    def _refresh_title(self) -> None:
-        scope = self._scope()
+    def title_line(self) -> str:
         kind = "bottom-up" if self.inverted else "top-down"
         view = "flame graph" if self.flame else "tree"
         find = f" · /{printable(self.pattern.pattern)}/" if self.pattern else ""
-        self.query_one("#ct-title", Static).update(
-            f"Call tree · {self.title_text} · {scope} ({fd(self.range.span_ns)}) · {kind} · {view} · "
-            f"weight {self.weight}{find}")
+        return (f"Call tree · {self.title_text} · {self._scope()} ({fd(self.range.span_ns)}) · {kind} · {view} · "
+                f"weight {self.weight}{find}")
+
+    def refresh_title(self) -> None:
+        """The title line and, below it, the zoom's breadcrumbs."""
+        super().refresh_title()
         crumbs = ["all"] + [printable(t.names[int(t.roots()[0])]) for t in self.stack[1:]] if self.stack else ["all"]
         text = " › ".join(c if len(c) <= 40 else c[:39] + "…" for c in crumbs)
         self.query_one("#ct-crumbs", Static).update(text + ("   (esc / backspace: back)" if len(crumbs) > 1 else ""))
@@ -350,7 +339,7 @@ class CallTreeScreen(Screen[None]):
     def action_toggle_view(self) -> None:
         self.flame = not self.flame
         self.view.toggle_flame()
-        self._refresh_title()
+        self.refresh_title()
 
     def action_weight(self) -> None:
         tree = self.current
@@ -388,7 +377,7 @@ class CallTreeScreen(Screen[None]):
             return
         self.view.marked = self._marks(tree)
         self.view.refresh()
-        self._refresh_title()
+        self.refresh_title()
         if self.pattern is not None:
             self.action_next_match()
 
@@ -414,11 +403,10 @@ class CallTreeScreen(Screen[None]):
 
     def action_timeline(self) -> None:
         tree, node = self.current, self.view.selected
-        if tree is None or node < 0 or self.on_jump is None:
+        if tree is None or node < 0:
             return
         row = tree.longest_slice(node)
         if row < 0:
             self.notify("No slice for this node", timeout=2)
             return
-        self.dismiss(None)
-        self.on_jump(row)
+        self.dismiss(row)

@@ -5,24 +5,25 @@ from __future__ import annotations
 import re
 
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
-from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from vtui.store.store import TraceStore
-from vtui.ui.colours import ERROR, FASTER, SLOWER
+from vtui.ui.colours import FASTER, SLOWER
+from vtui.ui.computed import ComputedScreen
 from vtui.ui.keys import bindings
-from vtui.ui.safe import plain
-from vtui.ui.workers import deliver
 
 
-class TreeDiffScreen(Screen[None]):
+class TreeDiffScreen(ComputedScreen[None]):
     """The whole-trace call trees of A and B side by side, path by path (``vtui diff --table tree``)."""
 
     KEY_SCOPE = "treediff"  # its section of the help
     BINDINGS = bindings("treediff")
+    TITLE_WIDGET = "#td-title"
+    STATUS_WIDGET = "#td-body"
+    FAILED = "could not compare the call trees"
+    COMPUTING = "Computing both call trees…"
 
     def __init__(self, a: TraceStore, b: TraceStore, title: str) -> None:
         super().__init__()
@@ -31,36 +32,32 @@ class TreeDiffScreen(Screen[None]):
         self.lines: list[str] = []
 
     def compose(self) -> ComposeResult:
-        yield Static(plain(f"Differential call tree · {self.title_text}"), id="td-title", markup=False)
+        yield Static("", id="td-title", markup=False)
         with VerticalScroll(id="td-scroll"):
-            yield Static("Computing both call trees…", id="td-body", markup=False)
+            yield Static(self.COMPUTING, id="td-body", markup=False)
         yield Footer()
 
     def on_mount(self) -> None:
         self.query_one("#td-scroll").focus()
-        self._compute()
 
-    @work(thread=True, exclusive=True, group="tree-diff", exit_on_error=False)
-    def _compute(self) -> None:
+    def title_line(self) -> str:
+        return f"Differential call tree · {self.title_text}"
+
+    def compute(self) -> list[str]:
         from vtui.analysis.calltree.diff import diff_trees
         from vtui.analysis.calltree.tree import build_tree
         from vtui.present.tree_text import diff_lines
 
         a, b = self.stores
-        try:
-            lines = diff_lines(diff_trees(build_tree(a), build_tree(b)))
-        except Exception as exc:  # noqa: BLE001 — shown on the screen, never a traceback
-            deliver(self.app, self._show_error, f"could not compare the call trees ({type(exc).__name__}: {exc})")
-            return
-        deliver(self.app, self._show, lines)
+        return diff_lines(diff_trees(build_tree(a), build_tree(b)))
 
-    def _show(self, lines: list[str]) -> None:
+    def show(self, lines: list[str]) -> None:
         self.lines = lines
         self.query_one("#td-body", Static).update(coloured(lines))
 
-    def _show_error(self, message: str) -> None:
+    def show_error(self, message: str) -> None:
         self.lines = [message]
-        self.query_one("#td-body", Static).update(plain(message, style=ERROR))
+        super().show_error(message)
 
 
 def coloured(lines: list[str]) -> Text:
