@@ -40,8 +40,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(opts: argparse.Namespace) -> int:
     if opts.stores < 1:
         raise UsageError("--stores must be at least 1")
+    from vtui.termination import end_at_once_on_signals
+
     server = build_server(StoreCache(opts.stores), max_chars_from(os.environ))
-    server.run("stdio")
+    with end_at_once_on_signals(lambda: _BUSY[0] > 0):  # a supervisor's kill ends it, stdin open or not
+        server.run("stdio")
     return 0
 
 
@@ -89,6 +92,7 @@ class StoreCache:
 
 # ---- one CLI command, its JSON captured ----------------------------------------------------------
 _RUN_LOCK = threading.Lock()  # stdout is captured process-wide: one command at a time
+_BUSY = [0]  # tool calls running: a signal then unwinds the call (its temp files go) before the exit
 
 
 def run_command(name: str, argv: list[str], loader: Callable[[str, bool], Any] | None = None) -> Any:
@@ -304,12 +308,19 @@ def _safe(fn: Callable[..., str], tool_error: type[Exception]) -> Callable[..., 
 
     from vtui.errors import TraceLoadError
     from vtui.safe_text import escape_controls
+    from vtui.termination import Terminated, exit_now
 
     @functools.wraps(fn)
     async def call(*args, **kwargs) -> str:
+        _BUSY[0] += 1
         try:
             return fn(*args, **kwargs)
         except (UsageError, TraceLoadError) as exc:
             raise tool_error(escape_controls(str(exc))) from None
+        except Terminated as exc:  # SIGTERM / SIGHUP / SIGINT mid-call: its cleanups have run
+            exit_now(exc.code)
+            raise
+        finally:
+            _BUSY[0] -= 1
 
     return call
