@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import signal
 import sys
@@ -111,7 +112,8 @@ def end_at_once_on_signals(busy: Callable[[], bool]) -> Iterator[None]:
                 continue
             if not busy():
                 exit_now(128 + data[0])
-            hard_exit_after(EXIT_GRACE_S, lambda code=128 + data[0]: code)
+            code = 128 + data[0]
+            hard_exit_after(EXIT_GRACE_S, functools.partial(int, code))
 
     read_end, write_end = os.pipe()
     os.set_blocking(write_end, False)
