@@ -35,6 +35,8 @@ from vtui.analysis.ranks import (
 )
 from vtui.atomic import atomic_write
 from vtui.errors import UsageError
+from vtui.query import rank_cache
+from vtui.tempfiles import temp_prefix
 
 if TYPE_CHECKING:
     from vtui.options import LoadOptions
@@ -120,20 +122,39 @@ def prepare(path: str | os.PathLike, out: Path | None = None, cache: bool = True
     files = trace_files(Path(path))
     temp = None
     if out is None and cache and trace_cache.work_dir() is not None:
-        out = trace_cache.cache_root() / "ranks-parquet"
+        out = trace_cache.cache_root() / trace_cache.RANKS_FOLDER
     if out is None:
-        temp = out = Path(tempfile.mkdtemp(prefix="vtui-ranks-"))
+        temp = out = Path(tempfile.mkdtemp(prefix=temp_prefix("ranks", hidden=False)))
         cache = False
     folders = []
-    for pos, f in enumerate(files):
-        folder = _rank_folder(out, f, pos, cache) or out / f"rank-file-{pos}"
-        if not all((folder / f"{n}.parquet").is_file() for n in PARQUET):
-            store = load_trace(f, cache=cache, options=options)
-            write_rank(rank_tables(store)[0], pos, folder, pa, pq)
-            del store  # before the next rank: one rank in memory at a time
-        folders.append(folder)
-        if progress:
-            progress(pos + 1, len(files))
+    names = [f"{n}.parquet" for n in PARQUET]
+    try:
+        for pos, f in enumerate(files):
+            folder = _rank_folder(out, f, pos, cache)
+            if folder is not None and rank_cache.reusable(folder, names):
+                os.utime(folder)  # used now: the cache's cap evicts the least recently used first
+            else:
+                if folder is None:
+                    target = out / f"rank-file-{pos}"
+                elif folder.exists() or folder.is_symlink():  # another user's: left alone, not used
+                    temp = temp or Path(tempfile.mkdtemp(prefix=temp_prefix("ranks", hidden=False)))
+                    target, folder = temp / f"rank-file-{pos}", None
+                else:
+                    target = folder
+                store = load_trace(f, cache=cache, options=options)
+                rank_cache.make_folder(target)
+                write_rank(rank_tables(store)[0], pos, target, pa, pq)
+                del store  # before the next rank: one rank in memory at a time
+                if folder is not None:
+                    rank_cache.seal(folder, names)
+                folder = target
+            folders.append(folder)
+            if progress:
+                progress(pos + 1, len(files))
+    except BaseException:  # a rank that fails to load, ctrl-c, SIGTERM: no temp folder left behind
+        if temp is not None:
+            shutil.rmtree(temp, ignore_errors=True)
+        raise
     return folders, temp
 
 
@@ -147,7 +168,7 @@ def run_sql(folders: list[Path], align: str = "epoch") -> RanksReport:
         raise UsageError(f"--align must be one of {', '.join(ALIGNS)}")
     duckdb, _pa, _pq = _libs()
     con = duckdb.connect()
-    spill = tempfile.mkdtemp(prefix="vtui-duckdb-")
+    spill = tempfile.mkdtemp(prefix=temp_prefix("duckdb", hidden=False))
     try:
         con.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
         con.execute(f"SET temp_directory = '{spill.replace(chr(39), chr(39) * 2)}'")
@@ -162,9 +183,8 @@ def run_sql(folders: list[Path], align: str = "epoch") -> RanksReport:
             warnings.append(f"{why}: ranks numbered by file order")
             subs["rank"] = "pos"
         def run(kind: str, name: str, sql: str, extra: dict[str, str]) -> None:
-            text = sql
-            for key, value in {**subs, **extra}.items():
-                text = text.replace("{" + key + "}", value)
+            values = {**subs, **extra}  # one pass: a "{rank}" inside a substituted path stays as it is
+            text = re.sub(r"\{(\w+)\}", lambda m: values.get(m.group(1), m.group(0)), sql)
             if kind.endswith("view"):
                 if name not in PARQUET:  # DuckDB recomputes a view at each use: keep the result instead
                     text = text.replace("CREATE OR REPLACE TEMP VIEW", "CREATE OR REPLACE TEMP TABLE", 1)
@@ -186,6 +206,10 @@ def run_sql(folders: list[Path], align: str = "epoch") -> RanksReport:
                     run(kind, name, sql, extra)
         results["exposed"].sort(key=lambda row: row[0])
         return _report(results, subs["step_key"], align, warnings)
+    except duckdb.Error as exc:  # a Parquet file that went bad after its check, a limit hit …
+        from vtui.query.engine import one_line
+
+        raise UsageError(f"the ranks' SQL failed: {one_line(str(exc))[:500]}") from None
     finally:
         con.close()
         shutil.rmtree(spill, ignore_errors=True)
@@ -194,12 +218,16 @@ def run_sql(folders: list[Path], align: str = "epoch") -> RanksReport:
 def run_ranks(path: str | os.PathLike, align: str = "epoch", cache: bool = True,
               progress: Callable[[int, int], None] | None = None,
               options: LoadOptions | None = None) -> RanksReport:
+    from vtui.store import cache as trace_cache
+
     folders, temp = prepare(path, cache=cache, progress=progress, options=options)
     try:
         return run_sql(folders, align)
     finally:
         if temp is not None:
             shutil.rmtree(temp, ignore_errors=True)
+        if cache and any(trace_cache.cache_root() in f.parents for f in folders):
+            trace_cache.enforce_limit()  # the rank folders count in the cache's cap
 
 
 def _report(res: dict[str, list[tuple]], step_key: str, align: str, warnings: list[str]) -> RanksReport:

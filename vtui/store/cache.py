@@ -46,6 +46,8 @@ FORMAT = 13  # bump whenever what is stored changes: older entries are then rebu
 _TABLES = {"slices": SliceTable, "instants": InstantTable, "counters": CounterTable, "flows": FlowTable}
 DEFAULT_LIMIT = DEFAULT_CACHE_MAX  # bytes on disk (see cache_limit): a 1 GB trace's entry is ~0.4 GB
 _KEY = re.compile(r"^[0-9a-f]{32}$")  # an entry's folder name; anything else in the folder is not ours
+RANKS_FOLDER = "ranks-parquet"  # per-rank Parquet of `vtui ranks --engine duckdb`: in the cap, cleared with it
+_RANKS_KEY = re.compile(r"^[0-9a-f]{32}-[0-9]{1,6}$")  # <key of the rank's file>-<its position>
 # Every TraceStore field the cache writes and reads back (a test checks this is all of them,
 # so a new field cannot silently go missing from reopened stores).
 STORED_FIELDS = frozenset({"sources", "strings", "tracks", "slices", "instants", "counters", "flows", "args_blob",
@@ -416,6 +418,29 @@ def _entry_folders(root: Path) -> list[Path]:
         return []
 
 
+def ranks_folders(root: Path | None = None) -> list[Path]:
+    """The per-rank Parquet folders in the cache, named as vtui names them, not links."""
+    parent = (root or cache_root()) / RANKS_FOLDER
+    if parent.is_symlink():
+        return []
+    try:
+        return sorted(p for p in parent.iterdir() if _RANKS_KEY.match(p.name) and not p.is_symlink() and p.is_dir())
+    except OSError:
+        return []
+
+
+def owner_problem(folder: Path) -> str | None:
+    """Why a cached folder cannot be trusted (another user's, writable by others, a link or
+    odd entry in it), or None."""
+    try:
+        _check_owner(folder)
+    except _Foreign as exc:
+        return str(exc)
+    except OSError as exc:
+        return f"unreadable ({type(exc).__name__})"
+    return None
+
+
 def list_entries(root: Path | None = None) -> list[EntryInfo]:
     out = []
     for folder in _entry_folders(root or cache_root()):
@@ -458,7 +483,7 @@ def clear(root: Path | None = None) -> tuple[int, int]:
     in the folder is touched (notes, a ``.git``, links and what they point to)."""
     root = root or cache_root()
     entries = freed = 0
-    for folder in _entry_folders(root):
+    for folder in _entry_folders(root) + ranks_folders(root):
         size = _remove_entry(folder)
         entries += bool(size)
         freed += size
@@ -482,11 +507,13 @@ def remove(paths: list[Path], root: Path | None = None) -> tuple[int, int]:
 
 
 def enforce_limit(keep: str | None = None, limit: int | None = None, root: Path | None = None) -> tuple[int, int]:
-    """Evict least recently used entries until the cache fits ``limit`` (default
-    ``cache_limit()``); never ``keep`` (the entry just written). Returns (entries, bytes)."""
+    """Evict least recently used entries (and per-rank Parquet folders) until the cache fits
+    ``limit`` (default ``cache_limit()``); never ``keep`` (the entry just written). Returns
+    (entries, bytes)."""
     limit = cache_limit() if limit is None else limit
     # Sizes and last use only (no meta.json read: it holds every string of the trace).
-    found = sorted(((_used(f), disk_bytes(f), f) for f in _entry_folders(root or cache_root())), key=lambda e: e[0])
+    root = root or cache_root()
+    found = sorted(((_used(f), disk_bytes(f), f) for f in _entry_folders(root) + ranks_folders(root)), key=lambda e: e[0])
     total = sum(size for _, size, _ in found)
     entries = freed = 0
     for _, size, folder in found:
