@@ -43,10 +43,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(opts: argparse.Namespace) -> int:
     if opts.stores < 1:
         raise UsageError("--stores must be at least 1")
+    from vtui.mcp_wire import repaired_stdin
     from vtui.termination import end_at_once_on_signals
 
     server = build_server(StoreCache(opts.stores), max_chars_from(os.environ))
-    with end_at_once_on_signals(lambda: _BUSY[0] > 0):  # a supervisor's kill ends it, stdin open or not
+    # a supervisor's kill ends it, stdin open or not; every request gets a reply, bad params too
+    with end_at_once_on_signals(lambda: _BUSY[0] > 0), repaired_stdin():
         server.run("stdio")
     return 0
 

@@ -65,3 +65,17 @@ def test_a_signal_mid_query_ends_it_within_the_grace(tmp_path):
     proc.send_signal(signal.SIGTERM)
     code, err = ended(proc)
     assert code == 128 + signal.SIGTERM and "Traceback" not in err
+
+
+def test_a_request_with_params_that_are_no_object_gets_an_error_reply():
+    proc = start()
+    try:
+        for n, (method, params) in enumerate([("tools/call", "oops"), ("tools/list", [1]), ("ping", 5)], 10):
+            send(proc, {"jsonrpc": "2.0", "id": n, "method": method, "params": params})
+            reply = json.loads(proc.stdout.readline())  # before: no reply at all, the client waits for ever
+            assert reply["id"] == n and reply["error"]["code"] == -32602
+        send(proc, {"jsonrpc": "2.0", "id": 20, "method": "ping"})
+        assert json.loads(proc.stdout.readline()) == {"jsonrpc": "2.0", "id": 20, "result": {}}
+    finally:
+        proc.kill()
+        proc.wait()

@@ -74,8 +74,9 @@ def write_rank(table: RankTable, pos: int, folder: Path, pa, pq) -> None:
     """The four Parquet files of one rank (each written to a temp name, then renamed)."""
     i64 = pa.int64()
     n = len(table.coll_row)
+    named = table.rank if table.rank is not None and 0 <= table.rank < 2**63 else None  # else: ranks by file order
     tables = {
-        "meta": pa.table({"pos": pa.array([pos], i64), "named_rank": pa.array([table.rank], i64),
+        "meta": pa.table({"pos": pa.array([pos], i64), "named_rank": pa.array([named], i64),
                           "file": pa.array([table.file], pa.string()),
                           "world_size": pa.array([table.world_size], i64)}),
         "steps": pa.table({"pos": pa.array(np.full(len(table.step_names), pos), i64),
@@ -176,10 +177,12 @@ def run_sql(folders: list[Path], align: str = "epoch") -> RanksReport:
         subs.update(rank="named_rank", align=align, step_key="name")
         stmts = statements(sql_text())
         results: dict[str, list[tuple[Any, ...]]] = {}
-        names = con.execute(f"SELECT count(*), count(DISTINCT named_rank), min(named_rank) FROM read_parquet({subs['meta_files']})").fetchone()
+        names = con.execute("SELECT count(*), count(DISTINCT named_rank), min(named_rank), count(named_rank) "
+                            f"FROM read_parquet({subs['meta_files']})").fetchone()
         warnings = []
-        if names[2] < 0 or names[1] != names[0]:
-            why = "some files name no rank" if names[2] < 0 else "two files name the same rank"
+        if names[2] is None or names[2] < 0 or names[3] != names[0] or names[1] != names[0]:
+            why = "some files name no rank" if names[3] != names[0] or (names[2] or 0) < 0 else \
+                "two files name the same rank"
             warnings.append(f"{why}: ranks numbered by file order")
             subs["rank"] = "pos"
         def run(kind: str, name: str, sql: str, extra: dict[str, str]) -> None:
