@@ -65,7 +65,10 @@ def check_parquet_output(out_dir: str | os.PathLike[str], trace: str | os.PathLi
     """The output folder, or a UsageError: pyarrow missing, a file in the way, inside the input."""
     _pyarrow()
     out = Path(out_dir)
-    target, src = out.resolve(), Path(trace).resolve()
+    try:
+        target, src = out.resolve(strict=False), Path(trace).resolve()
+    except (OSError, RuntimeError):  # a link loop (RuntimeError before Python 3.13)
+        raise UsageError(f"{out}: a symbolic link loop, not a folder") from None
     if target == src or src in target.parents:
         raise UsageError(f"{out}: refusing to write into the input trace")
     if out.exists() and not out.is_dir():
@@ -97,6 +100,8 @@ def write_parquet(store: TraceStore, out_dir: str | os.PathLike[str], with_args:
     for src_index, src in enumerate(store.sources):
         rank = rank_of(store, src_index)
         folder = out / _folder_name(store, src_index, rank)
+        if folder.is_symlink():  # a link planted in the output folder would take the files anywhere
+            raise UsageError(f"{folder}: is a symbolic link; refusing to write through it")
         folder.mkdir(exist_ok=True)
         tables = _tables(store, src_index, rank, Path(src.path).name, track_source, strings, with_args, pa)
         for name, table in tables.items():
