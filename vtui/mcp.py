@@ -166,8 +166,7 @@ def tool_specs(loader: Callable[[str, bool], Any], max_chars: int = DEFAULT_MAX_
 
     from vtui.commands import COMMANDS
 
-    Trace = Annotated[str, Field(min_length=1, pattern=r"\S",
-                                 description="path of a trace file (.json, .json.gz, nsys .sqlite) or a folder of ranks")]
+    Trace = Annotated[str, Field(description="path of a trace file (.json, .json.gz, nsys .sqlite) or a folder of ranks")]
     Range = Annotated[str | None, Field(description="time range from the trace start with units, e.g. 10ms:25ms, :5ms, 1s:")]
     Track = Annotated[str | None, Field(description="regex over 'process / thread' track names")]
     Offset = Annotated[int, Field(ge=0, description="first item of the paged list to return (paging)")]
@@ -233,8 +232,8 @@ def tool_specs(loader: Callable[[str, bool], Any], max_chars: int = DEFAULT_MAX_
                                     "--", trace, sql], loader)
         return page(doc, offset, limit, max_chars, more_after=bool(doc.get("truncated")), path="rows")
 
-    def diff(a: Annotated[str, Field(min_length=1, pattern=r"\S", description="trace A, the baseline")],
-             b: Annotated[str, Field(min_length=1, pattern=r"\S", description="trace B, compared with A")],
+    def diff(a: Annotated[str, Field(description="trace A, the baseline")],
+             b: Annotated[str, Field(description="trace B, compared with A")],
              range_a: Annotated[str | None, Field(description="range of A, e.g. 100ms:")] = None,
              range_b: Annotated[str | None, Field(description="range of B")] = None,
              step: Annotated[str | None, Field(description="regex for the step slices in both")] = None,
@@ -243,7 +242,7 @@ def tool_specs(loader: Callable[[str, bool], Any], max_chars: int = DEFAULT_MAX_
         return cli("diff", [a, b], ["--format", "json", *opt("--range-a", range_a), *opt("--range-b", range_b),
                                     *opt("--step", step), *opt("--table", table)], offset, limit, list_path, "ops")
 
-    def ranks(trace: Annotated[str, Field(min_length=1, pattern=r"\S", description="folder of per-rank traces")],
+    def ranks(trace: Annotated[str, Field(description="folder of per-rank traces")],
               align: Annotated[str | None, Field(description="epoch or collective")] = None,
               offset: Offset = 0, limit: Limit = DEFAULT_LIMIT, list_path: ListPath("collectives") = None) -> str:
         return cli("ranks", [trace], ["--json", *opt("--align", align)], offset, limit, list_path, "collectives")
