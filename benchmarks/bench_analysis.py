@@ -23,9 +23,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 BIG = ROOT.parent / "shared" / "traces" / "generated" / "hf_llama_big.json.gz"
 
-from vtui.analysis.aggregate import aggregate  # noqa: E402
-from vtui.analysis.calltree import build_tree, invert  # noqa: E402
-from vtui.analysis.search import search  # noqa: E402
+from vtui.analysis.calltree.tree import build_tree, invert  # noqa: E402
+from vtui.analysis.slices.aggregate import aggregate  # noqa: E402
+from vtui.analysis.slices.search import search  # noqa: E402
 from vtui.export.trace import export_range  # noqa: E402
 from vtui.load.trace import load_trace  # noqa: E402
 from vtui.store.slicetime import time_range  # noqa: E402

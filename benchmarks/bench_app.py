@@ -78,7 +78,7 @@ INSIGHTS = r"""
 import json, resource, sys, time
 sys.path.insert(0, sys.argv[2])
 from vtui.load.trace import load_trace
-from vtui.analysis.insights import compute_insights
+from vtui.analysis.report.insights import compute_insights
 
 store = load_trace(sys.argv[1])  # warm: from the cache entry
 times = []

@@ -23,7 +23,7 @@ CHILD = CPU_S + r"""
 import json, sys
 sys.path.insert(0, sys.argv[2])
 from vtui.load.trace import load_trace
-from vtui.analysis.compare import compare
+from vtui.analysis.report.compare import compare
 from vtui.store.slicetime import range_slices
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ CHILD = r"""
 import json, resource, statistics, sys
 sys.path.insert(0, sys.argv[2])
 from vtui.load.trace import load_trace
-import vtui.analysis.insights as insights
+import vtui.analysis.report.insights as insights
 
 def cpu_s():
     r = resource.getrusage(resource.RUSAGE_SELF)

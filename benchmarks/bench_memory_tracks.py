@@ -25,8 +25,8 @@ sys.path.insert(0, str(ROOT))
 
 
 def one_run(path: str, what: str) -> dict:
-    from vtui.analysis.memory import analyse_memory
-    from vtui.analysis.memory_tracks import memory_series
+    from vtui.analysis.gpu.memory import analyse_memory
+    from vtui.analysis.gpu.memory_tracks import memory_series
     from vtui.load.trace import load_trace
 
     store = load_trace(path)

@@ -23,9 +23,9 @@ CHILD = CPU_S + r"""
 import json, sys
 sys.path.insert(0, sys.argv[2])
 from vtui.load.trace import load_trace
-import vtui.analysis.insights as insights
-from vtui.analysis.graphs import GraphReport
-from vtui.analysis.serving import ServingReport
+import vtui.analysis.report.insights as insights
+from vtui.analysis.gpu.graphs import GraphReport
+from vtui.analysis.steps.serving import ServingReport
 
 if __name__ == "__main__":
     store = load_trace(sys.argv[1])

@@ -24,9 +24,10 @@ sys.path.insert(0, str(ROOT))
 
 from tests.helpers import FIXTURES, SHARED_TRACES  # noqa: E402
 from tests.hostile_corpus import build_corpus  # noqa: E402
-from vtui.analysis.insights import compute_insights, insights_dict, summary_metrics  # noqa: E402
+from vtui.analysis.report.insights import compute_insights, summary_metrics  # noqa: E402
 from vtui.errors import TraceLoadError  # noqa: E402
 from vtui.load.trace import load_trace  # noqa: E402
+from vtui.present.insights_json import insights_dict  # noqa: E402
 from vtui.store.slicetime import TimeRange, time_range  # noqa: E402
 
 

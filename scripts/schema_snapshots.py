@@ -1,7 +1,7 @@
 """Write the JSON Schema snapshot of each output's current version: vtui/data/schema/NAME.vN.json.
 
 A snapshot of a version already released is never rewritten: when an output's schema changed,
-bump its number in vtui/schema.py VERSIONS first (tests/core/test_schema.py says which).
+bump its number in vtui/present/schema.py VERSIONS first (tests/core/test_schema.py says which).
 Usage: python scripts/schema_snapshots.py
 """
 
@@ -14,7 +14,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from vtui.atomic import atomic_write  # noqa: E402
-from vtui.schema import OUTPUTS, VERSIONS, json_schema  # noqa: E402
+from vtui.present.schema import OUTPUTS, VERSIONS, json_schema  # noqa: E402
 
 FOLDER = Path(__file__).resolve().parents[1] / "vtui" / "data" / "schema"
 
@@ -32,7 +32,7 @@ def main() -> int:
         if path.exists():
             if path.read_text() != text:
                 print(f"{name}: the schema changed but version {VERSIONS[name]} is already written: "
-                      f"bump VERSIONS[{name!r}] in vtui/schema.py", file=sys.stderr)
+                      f"bump VERSIONS[{name!r}] in vtui/present/schema.py", file=sys.stderr)
                 status = 1
             continue
         atomic_write(path, text.encode())

@@ -119,7 +119,7 @@ _MEMORY_HUGE = ("[" + json.dumps(X(ts=0, dur=100)) + "".join(
 
 
 def _check_memory_huge(store) -> None:
-    from vtui.analysis.memory import analyse_memory
+    from vtui.analysis.gpu.memory import analyse_memory
 
     m = analyse_memory(store)  # Infinity is no JSON: those args do not decode, so no Bytes to count
     assert m.skipped == 5 and [(d.allocs, d.frees, d.peak_allocated) for d in m.devices] == [(1, 1, 100)]
@@ -162,7 +162,7 @@ _HUGE_NUMBERS = ("[" + ",".join(json.dumps(X(ts=i)) for i in range(5))
 
 
 def _check_huge_numbers(store) -> None:
-    from vtui.analysis.insights import compute_insights
+    from vtui.analysis.report.insights import compute_insights
     from vtui.present.insights_text import gpu_lines
 
     assert sorted(store.name(r) for r in range(len(store.slices))) == ["Memcpy HtoD"] + ["n"] * 5

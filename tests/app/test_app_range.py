@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from tests.helpers import QWEN, answer_prompt, raw_events, settle
-from vtui.analysis.aggregate import aggregate
+from vtui.analysis.slices.aggregate import aggregate
 from vtui.load.trace import load_trace
 from vtui.ui.app import VtuiApp
 from vtui.ui.widgets.aggregation import AggregationPane

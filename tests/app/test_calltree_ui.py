@@ -7,7 +7,7 @@ import numpy as np
 from textual.widgets import Static
 
 from tests.helpers import QWEN, X, settle, write_trace
-from vtui.analysis.calltree import build_tree
+from vtui.analysis.calltree.tree import build_tree
 from vtui.load.trace import load_trace
 from vtui.store.slicetime import time_range
 from vtui.ui.app import VtuiApp

@@ -7,7 +7,7 @@ import re
 from textual.widgets import DataTable, Static, TabbedContent
 
 from tests.helpers import QWEN, settle
-from vtui.analysis.compare import METRICS
+from vtui.analysis.report.compare import METRICS
 from vtui.cli import main
 from vtui.demo import demo_trace_path
 from vtui.load.trace import load_trace
@@ -182,7 +182,7 @@ async def test_search_in_compare_mode_acts_on_the_focused_trace():
 
 
 async def test_compare_app_opens_the_differential_call_tree():
-    from vtui.analysis.calltree import build_tree
+    from vtui.analysis.calltree.tree import build_tree
     from vtui.ui.tree_diff import TreeDiffScreen
 
     a = load_trace(QWEN)
@@ -204,8 +204,8 @@ async def test_compare_app_opens_the_differential_call_tree():
 
 
 def test_differential_lines_are_red_where_b_took_longer_and_green_where_shorter():
-    from vtui.analysis.calltree import build_tree
-    from vtui.analysis.calltree_diff import diff_trees
+    from vtui.analysis.calltree.diff import diff_trees
+    from vtui.analysis.calltree.tree import build_tree
     from vtui.present.tree_text import diff_lines
     from vtui.ui.tree_diff import FASTER, SLOWER, coloured
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from tests.app.screen import read_screen
 from tests.helpers import QWEN, STACK, settle
-from vtui.analysis.calltree import build_tree
-from vtui.analysis.handover import analyse_handover
+from vtui.analysis.calltree.handover import analyse_handover
+from vtui.analysis.calltree.tree import build_tree
 from vtui.fmt import format_duration as fd
 from vtui.load.trace import load_trace
 from vtui.store.slicetime import time_range

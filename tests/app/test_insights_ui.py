@@ -101,7 +101,7 @@ async def test_gpu_idle_gaps_list_longest_first_and_jumps():
 def test_kernel_outliers_are_instances_far_above_their_median(tmp_path):
     import json
 
-    from vtui.analysis.lists import kernel_outliers
+    from vtui.analysis.gpu.jump_lists import kernel_outliers
 
     durs = [10, 11, 10, 12, 100, 9]  # µs; 100 is the outlier of "gemm"
     events = [{"ph": "X", "ts": 200 * i, "dur": d, "name": "gemm", "cat": "kernel", "pid": 0, "tid": 7}

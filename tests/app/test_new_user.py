@@ -292,7 +292,7 @@ async def test_load_warnings_do_not_call_a_graph_replays_kernels_launched_before
 async def test_pairing_launches_by_correlation_runs_off_the_ui_thread(tmp_path, monkeypatch):
     # Pairing decodes the args of every launch call and GPU op without a flow: 0.45 s of CPU for
     # 300k kernels, paid on the UI thread at the first click on a kernel.
-    import vtui.analysis.launched as launched  # noqa: PLC0415
+    import vtui.analysis.base.launched as launched  # noqa: PLC0415
 
     threads = []
     real = launched._pair_all

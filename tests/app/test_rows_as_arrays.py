@@ -13,7 +13,7 @@ import pytest
 
 from tests.core.test_trackset_columns import _odd_threads
 from tests.helpers import MI250, QWEN, STACK, UNCLOSED
-from vtui.analysis.memory_tracks import series_of_track
+from vtui.analysis.gpu.memory_tracks import series_of_track
 from vtui.load.trace import load_trace
 from vtui.store.tracks import COUNTER
 from vtui.ui.rows import HEADER, SERIES, Row, RowList

@@ -8,7 +8,7 @@ import sqlite3
 
 from tests.app.screen import read_screen
 from tests.helpers import X, answer_prompt, load_events, settle, write_trace
-from vtui.analysis.insights import compute_insights
+from vtui.analysis.report.insights import compute_insights
 from vtui.load.trace import load_trace
 from vtui.present.insights_text import steps_lines
 from vtui.store.slicetime import time_range

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from tests.helpers import QWEN, STACK
-from vtui.analysis.memory_tracks import memory_series
+from vtui.analysis.gpu.memory_tracks import memory_series
 from vtui.load.trace import load_trace
 from vtui.ui.app import VtuiApp
 from vtui.ui.safe import visible

@@ -86,6 +86,6 @@ def test_the_app_imports_leave_the_collector_on_and_skip_what_only_a_pane_needs(
     out = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                                     check=True, cwd=ROOT).stdout)
     assert out["enabled"] and out["frozen"] > 20_000  # ~50,000 objects (Textual, numpy, vtui)
-    lazy = {"vtui.analysis.roofline", "vtui.present.why_text", "vtui.analysis.critical", "vtui.analysis.steps",
+    lazy = {"vtui.analysis.gpu.roofline", "vtui.present.why_text", "vtui.analysis.why.critical", "vtui.analysis.steps.detect",
             "vtui.present.tables"}
     assert not lazy & set(out["modules"])

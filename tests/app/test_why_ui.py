@@ -7,9 +7,9 @@ from textual.widgets import Static
 
 from tests.app.screen import read_screen
 from tests.helpers import QWEN, settle
-from vtui.analysis.critical import analyse_critical
-from vtui.analysis.roofline import analyse_roofline
-from vtui.analysis.steps import analyse_steps
+from vtui.analysis.gpu.roofline import analyse_roofline
+from vtui.analysis.steps.detect import analyse_steps
+from vtui.analysis.why.critical import analyse_critical
 from vtui.load.trace import load_trace
 from vtui.safe_text import safe_field
 from vtui.ui.app import VtuiApp
@@ -164,7 +164,7 @@ async def test_the_slice_tables_roofline_is_not_worked_out_again_on_a_refresh(mo
     """Back to a range the slice table has shown (u after a typed range): the roofline columns are
     the ones drawn before, from the memo (counted), while a new range is worked out."""
     from tests.helpers import answer_prompt
-    from vtui.analysis import roofline
+    from vtui.analysis.gpu import roofline
 
     calls: list[tuple[int, int] | None] = []
     real = roofline._group_roofline_now

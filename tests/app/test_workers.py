@@ -114,7 +114,7 @@ async def test_a_search_that_ends_after_esc_draws_nothing(demo_store, monkeypatc
     """The search job hands back through ``deliver`` too: esc cancels its worker, so a search that
     finishes anyway (one that never looks at the cancel) does not mark the timeline."""
     import vtui.ui.searching as searching
-    from vtui.analysis.search import search as real_search
+    from vtui.analysis.slices.search import search as real_search
     from vtui.demo import demo_trace_path
     from vtui.ui.app import VtuiApp
 
@@ -149,7 +149,7 @@ async def test_a_search_that_ends_after_esc_draws_nothing(demo_store, monkeypatc
 
 
 async def test_a_failing_tree_diff_is_one_line_on_its_screen(demo_store, monkeypatch):
-    import vtui.analysis.calltree_diff as calltree_diff
+    import vtui.analysis.calltree.diff as calltree_diff
     from vtui.ui.tree_diff import TreeDiffScreen
 
     def broken(a, b):

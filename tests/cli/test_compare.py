@@ -10,7 +10,7 @@ from collections import defaultdict
 import pytest
 
 from tests.helpers import QWEN, SHARED_TRACES, STACK, cli_json, raw_events, raw_origin
-from vtui.analysis.compare import NOISE_NS, align_steps, diff_metrics, op_status
+from vtui.analysis.report.compare import NOISE_NS, align_steps, diff_metrics, op_status
 from vtui.cli import main
 from vtui.demo import demo_trace_path
 

@@ -57,7 +57,7 @@ def test_insights_bad_input_is_one_line(capsys, args, message):
 
 def test_busy_per_device_over_rank_files():
     """Two rank files: busy % per device is each rank's own union; the headline is their mean."""
-    from vtui.analysis.gpu import analyse_gpu
+    from vtui.analysis.gpu.activity import analyse_gpu
     from vtui.load.trace import load_trace
 
     store = load_trace(FIXTURES / "ranks")
@@ -72,7 +72,7 @@ def test_busy_per_device_over_rank_files():
 
 
 def test_insights_core_does_not_import_textual_or_rich():
-    code = ("import sys, vtui.analysis.insights, vtui.present.insights_text, vtui.commands.insights;"
+    code = ("import sys, vtui.analysis.report.insights, vtui.present.insights_text, vtui.commands.insights;"
             "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich'));"
             "print(bad); sys.exit(1 if bad else 0)")
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)

@@ -53,7 +53,7 @@ def test_insights_text_and_json_carry_the_roofline_and_the_critical_path(capsys)
 def test_by_shape_reads_the_shapes_through_shape_ids(capsys, monkeypatch):
     """One reader for one job: `--by shape` interns the shapes with ``shape_ids`` (C-backed), not
     a second msgspec decoder; the same rows as the pure-Python path of that reader."""
-    import vtui.analysis.shapes as shapes
+    import vtui.analysis.base.shapes as shapes
 
     calls = []
     real = shapes.shape_ids

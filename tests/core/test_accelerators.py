@@ -28,12 +28,14 @@ from tests.helpers import (
     union_length,
     write_trace,
 )
-from vtui.analysis.compare import compare, comparison_dict
-from vtui.analysis.insights import compute_insights, insights_dict, summary_metrics
-from vtui.analysis.steps import analyse_steps
+from vtui.analysis.report.compare import compare
+from vtui.analysis.report.insights import compute_insights, summary_metrics
+from vtui.analysis.steps.detect import analyse_steps
 from vtui.cli import main
 from vtui.demo import demo_trace_path
 from vtui.load.trace import load_trace
+from vtui.present.compare_json import comparison_dict
+from vtui.present.insights_json import insights_dict
 from vtui.present.insights_text import insights_text
 from vtui.store.slicetime import time_range
 from vtui.store.tracks import GPU
@@ -296,7 +298,7 @@ def test_busy_denominators_and_launch_delays_on_real_traces(path: Path):
 
 
 def test_each_stream_has_its_own_active_span(tmp_path: Path):
-    from vtui.analysis.gpu import analyse_gpu
+    from vtui.analysis.gpu.activity import analyse_gpu
     from vtui.load.trace import load_trace
 
     meta = [{"ph": "M", "name": "process_name", "pid": 0, "tid": 0, "args": {"name": "GPU 0"}},

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from tests.helpers import QWEN, STACK, norm, raw_events, raw_origin, union_length
-from vtui.analysis.aggregate import aggregate
-from vtui.analysis.measure import measure
-from vtui.analysis.measure import union_length as measured_union
-from vtui.analysis.search import search, step
+from vtui.analysis.slices.aggregate import aggregate
+from vtui.analysis.slices.measure import measure
+from vtui.analysis.slices.measure import union_length as measured_union
+from vtui.analysis.slices.search import search, step
 from vtui.errors import UsageError
 from vtui.load.trace import load_trace
 from vtui.store.slicetime import time_range

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from tests.helpers import union_length
-from vtui.analysis.aggregate import SORT_KEYS, aggregate, check_grouping, sort_rows
+from vtui.analysis.slices.aggregate import SORT_KEYS, aggregate, check_grouping, sort_rows
 from vtui.errors import UsageError
 from vtui.load.trace import load_trace
 from vtui.store.slicetime import time_range

@@ -9,8 +9,8 @@ import json
 from pathlib import Path
 
 from tests.helpers import FIXTURES
-from vtui.analysis.ops import analyse_ops
-from vtui.analysis.steps import analyse_steps
+from vtui.analysis.slices.operators import analyse_ops
+from vtui.analysis.steps.detect import analyse_steps
 from vtui.load.trace import load_trace
 
 WEBVIEW = FIXTURES / "catapult__webview.json.gz"

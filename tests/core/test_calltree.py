@@ -22,17 +22,10 @@ from tests.helpers import (
     union_length,
     write_trace,
 )
-from vtui.analysis.calltree import (
-    build_tree,
-    folded,
-    invert,
-    merge_counter,
-    printable,
-    tree_dict,
-    zoom,
-)
+from vtui.analysis.calltree.tree import build_tree, folded, invert, merge_counter, printable, zoom
 from vtui.cli import main
 from vtui.load.trace import load_trace
+from vtui.present.tree_json import tree_dict
 from vtui.store.slicetime import time_range
 from vtui.store.tracks import GPU
 
@@ -463,7 +456,7 @@ def test_diff_of_two_trees(capsys):
 def test_deep_chains_are_cut_with_their_sums_kept(tmp_path, monkeypatch):
     """Folded stacks stop at FOLDED_DEPTH frames and inverted caller chains at INVERT_DEPTH (a chain of
     D frames has D² reversed paths); the cut-off time goes to the cut, so every sum stays."""
-    import vtui.analysis.calltree as ct
+    import vtui.analysis.calltree.tree as ct
 
     monkeypatch.setattr(ct, "FOLDED_DEPTH", 5)
     monkeypatch.setattr(ct, "INVERT_DEPTH", 4)

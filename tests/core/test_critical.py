@@ -7,10 +7,11 @@ import json
 import pytest
 
 from tests.helpers import QWEN
-from vtui.analysis.critical import analyse_critical, critical_json
-from vtui.analysis.steps import analyse_steps
+from vtui.analysis.steps.detect import analyse_steps
+from vtui.analysis.why.critical import analyse_critical
 from vtui.demo import demo_trace_path
 from vtui.load.trace import load_trace
+from vtui.present.critical_json import critical_json
 
 CPU, GPU = {"pid": 1, "tid": 1}, {"pid": 0, "tid": 7}
 
@@ -148,7 +149,7 @@ def test_shared_hta_traces_are_sane(shared_traces, name):
 
 
 def test_many_steps_are_sampled_and_said(tmp_path, monkeypatch):
-    import vtui.analysis.critical as critical
+    import vtui.analysis.why.critical as critical
 
     b = Builder()
     for i in range(10):

@@ -8,10 +8,12 @@ import random
 import numpy as np
 import pytest
 
-import vtui.analysis.critical as critical
+import vtui.analysis.why.critical as critical
+import vtui.analysis.why.critical_graph as critical_graph
+import vtui.analysis.why.critical_walk as critical_walk
 from tests.core.test_critical import Builder
 from tests.helpers import FIXTURES, MI250, QWEN, UNCLOSED
-from vtui.analysis.steps import analyse_steps
+from vtui.analysis.steps.detect import analyse_steps
 from vtui.demo import demo_trace_path
 from vtui.load.trace import load_trace
 
@@ -70,7 +72,7 @@ def test_batched_walk_equals_the_reference_on_random_steps(tmp_path, seed):
 
 
 def test_batched_walk_equals_the_reference_when_hops_run_out(tmp_path, monkeypatch):
-    monkeypatch.setattr(critical, "MAX_HOPS", 2)
+    monkeypatch.setattr(critical_walk, "MAX_HOPS", 2)
     assert assert_same_as_reference(_random_trace(tmp_path, 99)) == 40
 
 
@@ -108,12 +110,12 @@ def test_batched_walk_equals_the_reference_when_a_runs_ends_are_out_of_order(tmp
     b.launch(107, "last", 120, 380)  # 120 .. 500, right after the short one
     store = b.load(tmp_path)
     assert assert_same_as_reference(store) == 1
-    assert critical._graph(store)[0].end_drops[-1] > 0  # the ends do drop
+    assert critical_graph.build_graph(store)[0].end_drops[-1] > 0  # the ends do drop
 
 
 def _same_device_columns(store) -> int:
     """The C helper's device columns (``device_runs``) equal the numpy ones, attribute by attribute."""
-    fast, ref = critical._Device(store, use_c=True), critical._Device(store, use_c=False)
+    fast, ref = critical_graph.DeviceWork(store, use_c=True), critical_graph.DeviceWork(store, use_c=False)
     for name in DEVICE_COLUMNS:
         assert np.array_equal(getattr(fast, name), getattr(ref, name)), name
     return len(ref.rows)
@@ -123,7 +125,7 @@ DEVICE_COLUMNS = ("rows", "launch", "track", "start", "end", "launch_track", "by
                   "event_src", "ready", "head", "comm", "cum_gpu", "cum_comm", "cum_gap", "end_drops", "end_by_launch")
 
 
-needs_c = pytest.mark.skipif(critical._device_runs is None, reason="_vtui_fastcols is not built: only numpy's path exists")
+needs_c = pytest.mark.skipif(critical_graph.c_device_runs is None, reason="_vtui_fastcols is not built: only numpy's path exists")
 
 
 @needs_c
@@ -145,7 +147,7 @@ def test_device_columns_from_c_equal_numpy_with_event_waits(shared_traces):
     if not path.exists():
         pytest.skip("hta__nccl_data.json.gz not in the shared traces")
     store = load_trace(path, cache=False)
-    assert _same_device_columns(store) > 0 and (critical._Device(store).event_src >= 0).any()
+    assert _same_device_columns(store) > 0 and (critical_graph.DeviceWork(store).event_src >= 0).any()
 
 
 @needs_c
@@ -153,7 +155,7 @@ def test_device_rows_out_of_stream_order_are_sorted_first(tmp_path, monkeypatch)
     """Rows not in (stream, start) order (device work on lanes): the helper says so, they are sorted
     and it runs again, as numpy's lexsort orders them."""
     store = _random_trace(tmp_path, 3)
-    rows, launch = critical.launched_by(store)
+    rows, launch = critical_graph.device_work_launches(store)
     flipped = (rows[::-1].copy(), launch[::-1].copy())
-    monkeypatch.setattr(critical, "launched_by", lambda _store: flipped)
+    monkeypatch.setattr(critical_graph, "device_work_launches", lambda _store: flipped)
     assert _same_device_columns(store) > 0

@@ -78,7 +78,7 @@ def test_export_from_checkpoints_equals_the_full_scan(tmp_path, fine_marks, monk
 
 
 def _rows(store, t0: int, t1: int) -> np.ndarray:
-    from vtui.analysis.selection import slice_rows
+    from vtui.analysis.base.selection import slice_rows
 
     return slice_rows(store, t0, t1, None)
 

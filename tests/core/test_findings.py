@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import X, load_events
-from vtui.analysis.findings import gpu_findings, op_findings
-from vtui.analysis.gpu import GpuReport
-from vtui.analysis.insights import compute_insights
-from vtui.analysis.ops import OP_HINTS, OpRow, OpsReport, SyncReport, hint_for
+from vtui.analysis.gpu.activity import GpuReport
+from vtui.analysis.report.insights import compute_insights
+from vtui.analysis.slices.operators import OP_HINTS, OpRow, OpsReport, SyncReport, hint_for
+from vtui.analysis.why.findings import gpu_findings, op_findings
 
 HINT = {kind: hint for kind, _, hint in OP_HINTS}
 
@@ -188,7 +188,7 @@ def _gpu(**kw) -> dict:
 
 
 def test_gpu_waiting_for_the_cpu_memcpy_and_fp32_gemm_findings():
-    from vtui.analysis.gpu import NameTime
+    from vtui.analysis.gpu.activity import NameTime
 
     assert set(_gpu()) == set()  # a busy GPU with nothing else to say
     f = _gpu(idle_cpu_wait_ns=100_000, idle_between_ns=30_000)["gpu_waits_cpu"]
@@ -206,9 +206,9 @@ def test_gpu_waiting_for_the_cpu_memcpy_and_fp32_gemm_findings():
 
 
 def test_python_and_cache_findings():
-    from vtui.analysis.caches import CacheReport
-    from vtui.analysis.findings import cache_findings, python_findings
-    from vtui.analysis.python_overhead import PythonReport
+    from vtui.analysis.calltree.python_overhead import PythonReport
+    from vtui.analysis.slices.caches import CacheReport
+    from vtui.analysis.why.findings import cache_findings, python_findings
 
     (f,) = python_findings(PythonReport(True, max_depth=12, python_pct=30.0))
     assert f.severity == "warning" and f.message == "30% of CPU self time is in Python frames (stacks up to 12 deep)"

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from tests.helpers import union_length
-from vtui.analysis.gpu import analyse_gpu, precision_of
+from vtui.analysis.gpu.activity import analyse_gpu, precision_of
 from vtui.load.trace import load_trace
 from vtui.store.slicetime import time_range
 

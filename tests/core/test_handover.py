@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from tests.helpers import FIXTURES, X
-from vtui.analysis.calltree import build_tree
-from vtui.analysis.handover import analyse_handover
+from vtui.analysis.calltree.handover import analyse_handover
+from vtui.analysis.calltree.tree import build_tree
 from vtui.cli import main
 from vtui.load.trace import load_trace
 

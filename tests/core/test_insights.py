@@ -24,11 +24,12 @@ from tests.helpers import (
     union_length,
     write_trace,
 )
-from vtui.analysis.insights import compute_insights, insights_dict, summary_metrics
-from vtui.analysis.steps import analyse_steps
-from vtui.analysis.trends import analyse_trend
+from vtui.analysis.report.insights import compute_insights, summary_metrics
+from vtui.analysis.steps.detect import analyse_steps
+from vtui.analysis.steps.trends import analyse_trend
 from vtui.demo import demo_trace_path
 from vtui.load.trace import load_trace
+from vtui.present.insights_json import insights_dict
 from vtui.store.slicetime import time_range
 
 GENERATED = SHARED_TRACES / "generated"
@@ -420,7 +421,7 @@ def test_cache_hits_and_misses_from_names_and_args(tmp_path: Path):
 def test_memory_events_with_odd_args_are_read_one_by_one(tmp_path):
     """The batch decode of [memory] args falls back to one event at a time when an args value is
     not an object; the events that are well formed still count (checked by hand)."""
-    from vtui.analysis.memory import analyse_memory
+    from vtui.analysis.gpu.memory import analyse_memory
 
     mem = [{"Bytes": 100, "Total Allocated": 100, "Device Type": 1, "Device Id": 0},
            [1, 2, 3],

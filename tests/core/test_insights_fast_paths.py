@@ -14,9 +14,8 @@ import numpy as np
 import pytest
 
 from tests.helpers import FIXTURES, SHARED_TRACES, union_length, write_trace
-from vtui.analysis.basics import merge_intervals
-from vtui.analysis.insights import compute_insights, insights_dict
-from vtui.analysis.memory import (
+from vtui.analysis.base.stats import merge_intervals
+from vtui.analysis.gpu.memory import (
     MEMORY_EVENT,
     _args_json,
     _by_device,
@@ -27,7 +26,11 @@ from vtui.analysis.memory import (
     analyse_memory,
     memory_args_one_by_one,
 )
+from vtui.analysis.report.insights import compute_insights
+from vtui.analysis.slices.operators import hint_for
 from vtui.load.trace import load_trace
+from vtui.present import insights_json
+from vtui.present.insights_json import insights_dict
 from vtui.store import devices
 from vtui.store.slicetime import clipped_bounds, range_slices, self_times
 
@@ -74,7 +77,7 @@ def test_memory_int_path_equals_event_by_event_on_real_traces(path: Path):
 
 
 def test_memory_int_path_in_small_chunks_equals_event_by_event(monkeypatch):
-    from vtui.analysis import memory
+    from vtui.analysis.gpu import memory
 
     store = load_trace(FIXTURES / "hf_llama_stack.json.gz", cache=False)
     rows = _memory_rows(store)
@@ -207,17 +210,17 @@ def test_insights_with_a_fresh_store_per_analysis_equal_one_pass(name: str):
     """Memo and shared selection change nothing: every analysis run alone on a new store agrees."""
     path = FIXTURES / name
     one_pass = insights_dict(compute_insights(load_trace(path, cache=False)))
-    from vtui.analysis import insights as mod
+    from vtui.analysis.report import insights as mod
 
     fresh = {key: getattr(mod, fn)(load_trace(path, cache=False), None, *top)
              for key, fn, top in (("ops", "analyse_ops", [15]), ("gpu", "analyse_gpu", [15]),
                                   ("memory", "analyse_memory", []), ("caches", "analyse_caches", []),
                                   ("python", "analyse_python", []))}
-    assert one_pass["gpu"] == mod.gpu_dict(fresh["gpu"])
-    assert one_pass["memory"] == mod.memory_dict(fresh["memory"])
+    assert one_pass["gpu"] == insights_json.gpu_dict(fresh["gpu"])
+    assert one_pass["memory"] == insights_json.memory_dict(fresh["memory"])
     assert one_pass["ops"] == [
         {"name": r.name, "self_ns": r.self_ns, "total_ns": r.total_ns, "count": r.count, "pct": r.pct,
-         "total_pct": r.total_pct, "hint": (mod.hint_for(r.name) or (None, None))[1]} for r in fresh["ops"].by_self]
+         "total_pct": r.total_pct, "hint": (hint_for(r.name) or (None, None))[1]} for r in fresh["ops"].by_self]
     assert one_pass["python"]["python_self_ns"] == fresh["python"].python_self_ns
     assert one_pass["caches"]["events"] == fresh["caches"].events
 
@@ -257,7 +260,7 @@ def test_args_json_of_no_rows_is_an_empty_array():
     import numpy as np
 
     from tests.helpers import STACK
-    from vtui.analysis.memory import _args_json
+    from vtui.analysis.gpu.memory import _args_json
     from vtui.load.trace import load_trace
 
     assert bytes(_args_json(load_trace(STACK, cache=False), np.zeros(0, dtype=np.int64))) == b"[]"
@@ -265,7 +268,7 @@ def test_args_json_of_no_rows_is_an_empty_array():
 
 # ---- op shapes (the roofline's args), batch against one by one ------------------------------------
 def _shapes_one_by_one(store, rows) -> list[tuple]:
-    from vtui.analysis.shapes import _one
+    from vtui.analysis.base.shapes import _one
 
     s = store.slices
     out = []
@@ -277,7 +280,7 @@ def _shapes_one_by_one(store, rows) -> list[tuple]:
 
 @pytest.mark.parametrize("name", ["tracelens__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz", "hf_llama_stack.json.gz"])
 def test_shapes_from_the_byte_grid_match_one_by_one(name, monkeypatch):
-    from vtui.analysis import shapes
+    from vtui.analysis.base import shapes
 
     store = load_trace(FIXTURES / name, cache=False)
     rows = np.arange(len(store.slices))  # every slice: with and without args, every length
@@ -289,7 +292,7 @@ def test_shapes_from_the_byte_grid_match_one_by_one(name, monkeypatch):
 
 
 def test_shapes_of_args_that_are_not_objects_fall_back_one_by_one(tmp_path: Path):
-    from vtui.analysis.shapes import decode_shapes
+    from vtui.analysis.base.shapes import decode_shapes
 
     events = [{"ph": "X", "name": "aten::mm", "pid": 1, "tid": 1, "ts": i * 10, "dur": 5,
                "args": {"Input Dims": [[i, 4], [4, 8]], "Input type": ["float", "float"]}} for i in range(1, 20)]

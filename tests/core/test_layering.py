@@ -12,10 +12,16 @@ import vtui
 from tests.helpers import ROOT
 
 CORE = ("vtui.io", "vtui.store", "vtui.analysis")
-LOWER = {"vtui.io": (), "vtui.store": ("vtui.io",), "vtui.analysis": ("vtui.io", "vtui.store"),
-         "vtui.present": CORE, "vtui.export": CORE, "vtui.load": CORE}
+LOWER = {"vtui.io": (), "vtui.options": ("vtui.io",), "vtui.store": ("vtui.io", "vtui.options"),
+         "vtui.analysis": ("vtui.io", "vtui.options", "vtui.store"),
+         "vtui.present": (*CORE, "vtui.options"), "vtui.export": (*CORE, "vtui.options"),
+         "vtui.load": (*CORE, "vtui.options")}
 CORE_LAYERS = tuple(LOWER)
-PACKAGES = ("io", "store", "analysis", "present", "export", "load", "ui", "commands", "cli")
+# Top-level helpers any layer may use: they import nothing of vtui but each other.
+UTILITIES = ("vtui.atomic", "vtui.demo", "vtui.errors", "vtui.fmt", "vtui.gcpause", "vtui.regex_guard",
+             "vtui.safe_text", "vtui.tempfiles", "vtui.termination", "vtui.xdg")
+# The analysis rooms: ``base`` holds the primitives and imports no other room.
+ROOMS = ("base", "slices", "gpu", "steps", "calltree", "why", "ranks", "report")
 
 
 def _modules() -> list[str]:
@@ -53,15 +59,56 @@ def _imports(module: str) -> set[str]:
     return {m for m in found if m.startswith("vtui.")}
 
 
-def test_data_flows_one_way():
+def _layer(module: str) -> str | None:
+    return next((c for c in CORE_LAYERS if module == c or module.startswith(c + ".")), None)
+
+
+def _violations(imports_of: dict[str, set[str]]) -> list[str]:
+    """Imports that run back up: a layered module (sub-packages and top-level modules too) may
+    import only its own layer, the layers below it and the top-level utilities."""
     wrong = []
-    for module in _modules():
-        layer = next((c for c in CORE_LAYERS if module == c or module.startswith(c + ".")), None)
+    for module, imported_set in imports_of.items():
+        layer = _layer(module)
         if layer is None:
             continue
-        for imported in _imports(module):
-            if imported.startswith("vtui.") and not imported.startswith(layer) and \
-                    not any(imported.startswith(low) for low in LOWER[layer]) and \
-                    imported.split(".")[1] in PACKAGES:
-                wrong.append(f"{module} imports {imported}")
+        for imported in imported_set:
+            if imported == "vtui" or imported in UTILITIES or any(u.startswith(imported + ".") for u in UTILITIES):
+                continue
+            if _layer(imported) == layer or _layer(imported) in LOWER[layer]:
+                continue
+            wrong.append(f"{module} imports {imported}")
+    return wrong
+
+
+def test_data_flows_one_way():
+    assert not (wrong := _violations({m: _imports(m) for m in _modules()})), wrong
+
+
+def test_the_check_sees_an_import_back_up():
+    """An analysis module importing a presentation module or a top-level non-utility is caught."""
+    assert _violations({"vtui.analysis.report.insights": {"vtui.present.schema"}})
+    assert _violations({"vtui.analysis.report.insights": {"vtui.mcp"}})
+    assert _violations({"vtui.store.cache": {"vtui.analysis.base.stats"}})
+    assert not _violations({"vtui.analysis.report.insights": {"vtui.store.store", "vtui.safe_text"}})
+
+
+def test_utilities_import_only_utilities():
+    wrong = [f"{m} imports {i}" for m in UTILITIES for i in _imports(m) if i not in UTILITIES]
+    assert not wrong, wrong
+
+
+def test_every_module_is_in_a_known_place():
+    """A new top-level module must be placed: a utility, a layer, or the top (cli, mcp)."""
+    top = {m for m in _modules() if m.count(".") == 1 and not any(m.startswith(p) for p in
+           ("vtui.io", "vtui.store", "vtui.analysis", "vtui.present", "vtui.export", "vtui.load",
+            "vtui.ui", "vtui.commands", "vtui.query"))}
+    placed = set(UTILITIES) | {"vtui.options", "vtui.cli", "vtui.mcp", "vtui.__main__"}
+    assert top <= placed, sorted(top - placed)
+
+
+def test_analysis_rooms_and_base_first():
+    rooms = {m.split(".")[2] for m in _modules() if m.startswith("vtui.analysis.") and m.count(".") >= 2}
+    assert rooms == set(ROOMS), rooms
+    wrong = [f"{m} imports {i}" for m in _modules() if m.startswith("vtui.analysis.base")
+             for i in _imports(m) if i.startswith("vtui.analysis.") and not i.startswith("vtui.analysis.base")]
     assert not wrong, wrong

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from vtui.analysis.memory import MAX_BYTES, _by_device, _by_device_vectorised, _memory_args, _MemoryArgs
+from vtui.analysis.gpu.memory import MAX_BYTES, _by_device, _by_device_vectorised, _memory_args, _MemoryArgs
 from vtui.load.trace import load_trace
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"

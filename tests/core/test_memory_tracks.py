@@ -9,7 +9,7 @@ import json
 import numpy as np
 
 from tests.helpers import QWEN, STACK, X, load_events
-from vtui.analysis.memory_tracks import memory_series
+from vtui.analysis.gpu.memory_tracks import memory_series
 from vtui.load.trace import load_trace
 
 

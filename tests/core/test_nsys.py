@@ -17,7 +17,7 @@ import pytest
 
 from benchmarks.nsys_synth import write_nsys_export
 from tests.helpers import FIXTURES, ROOT, SHARED_TRACES, raw_events, union_length
-from vtui.analysis.gpu import analyse_gpu, gpu_work_kinds, launch_pairs
+from vtui.analysis.gpu.activity import analyse_gpu, gpu_work_kinds, launch_pairs
 from vtui.cli import main
 from vtui.errors import TraceLoadError
 from vtui.load.trace import load_trace

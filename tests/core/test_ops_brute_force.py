@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from vtui.analysis.ops import analyse_ops, hint_for
+from vtui.analysis.slices.operators import analyse_ops, hint_for
 from vtui.store.slicetime import time_range
 
 OPS = ["aten::mm", "aten::bmm", "aten::copy_", "aten::layer_norm", "aten::relu", "aten::add"]

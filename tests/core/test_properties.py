@@ -246,7 +246,7 @@ def _selected(intervals, t0: int, t1: int):
 @SETTINGS
 @given(traces(), ranges)
 def test_aggregation_totals_equal_the_sum_over_slices(trace_dir, g: Generated, window):
-    from vtui.analysis.aggregate import aggregate
+    from vtui.analysis.slices.aggregate import aggregate
 
     store = _load(trace_dir, g)
     t0, t1 = window
@@ -275,7 +275,7 @@ def test_aggregation_totals_equal_the_sum_over_slices(trace_dir, g: Generated, w
 @SETTINGS
 @given(traces(), ranges, st.data())
 def test_export_then_load_round_trips_the_selected_events(trace_dir, g: Generated, window, data):
-    from vtui.analysis.selection import counter_rows, instant_rows
+    from vtui.analysis.base.selection import counter_rows, instant_rows
     from vtui.errors import UsageError
     from vtui.export.trace import export_range
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import DEVICE_CATS, FIXTURES, SHARED_TRACES, cli_json, raw_events, raw_origin
-from vtui.analysis.aggregate import aggregate
-from vtui.analysis.insights import compute_insights
+from vtui.analysis.report.insights import compute_insights
+from vtui.analysis.slices.aggregate import aggregate
 from vtui.load.trace import load_trace
 from vtui.store.slicetime import range_slices, time_range
 

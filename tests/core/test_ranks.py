@@ -13,8 +13,8 @@ import pytest
 
 from benchmarks.ranks_synth import rank_events, slow_rank, write_rank
 from tests.helpers import FIXTURES, read_raw
-from vtui.analysis.rank_tables import collective_kind, rank_number, rank_tables
-from vtui.analysis.ranks import analyse_ranks
+from vtui.analysis.ranks.analyse import analyse_ranks
+from vtui.analysis.ranks.tables import collective_kind, rank_number, rank_tables
 from vtui.cli import main
 from vtui.load.trace import load_trace, trace_files
 

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 from tests.helpers import FIXTURES, SHARED_TRACES
-from vtui.analysis.ops import analyse_ops
+from vtui.analysis.slices.operators import analyse_ops
 from vtui.load.trace import load_trace
 
 SHARED_2021 = SHARED_TRACES / "public" / "kineto__worker0.1623143089861.pt.trace.json.gz"

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from tests.helpers import QWEN, deadline
-from vtui.analysis.search import search
+from vtui.analysis.slices.search import search
 from vtui.cli import main
 from vtui.regex_guard import Budget, RegexError, RegexStopped, compile_user
 from vtui.ui.view import ViewState

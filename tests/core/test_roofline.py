@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import MI250, QWEN, STACK, raw_events, raw_origin, raw_span_ns
-from vtui.analysis.peaks import device_table, match_device
-from vtui.analysis.roofline import analyse_roofline, roofline_json
+from vtui.analysis.gpu.peaks import device_table, match_device
+from vtui.analysis.gpu.roofline import analyse_roofline
 from vtui.load.trace import load_trace
+from vtui.present.roofline_json import roofline_json
 
 # ---- the plain-Python reference ----------------------------------------------------------------
 SIZE = {"double": 8, "float": 4, "c10::Half": 2, "c10::BFloat16": 2, "long int": 8, "int": 4, "short int": 2,
@@ -292,8 +293,8 @@ def test_cpu_only_trace_uses_cpu_time_and_says_so():
 
 def test_group_roofline_keeps_a_zero_roofline_time(tmp_path):
     """Empty tensors cost 0 bytes: a roofline time of 0 ns is a figure (the report says 0 %), not unknown."""
-    from vtui.analysis.aggregate import aggregate
-    from vtui.analysis.roofline import group_roofline
+    from vtui.analysis.gpu.roofline import group_roofline
+    from vtui.analysis.slices.aggregate import aggregate
 
     ev = [
         {"ph": "X", "cat": "cpu_op", "name": "aten::copy_", "pid": 1, "tid": 1, "ts": 0, "dur": 20,
@@ -316,8 +317,8 @@ def test_group_roofline_is_memoised_on_its_inputs_content(monkeypatch):
     the same objects) are worked out once; other inputs are worked out anew; the last few are kept."""
     import numpy as np
 
-    from vtui.analysis import roofline
-    from vtui.analysis.aggregate import aggregate
+    from vtui.analysis.gpu import roofline
+    from vtui.analysis.slices.aggregate import aggregate
 
     store = load_trace(QWEN, cache=False)
     calls: list[int] = []

@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 
 from tests.helpers import FIXTURES, MI250, QWEN
-from vtui.analysis import roofline
-from vtui.analysis.launched import launch_table
+from vtui.analysis.base.launched import launch_table
+from vtui.analysis.gpu import roofline
 from vtui.load.trace import load_trace
+from vtui.present.roofline_json import roofline_json
 
 needs_c = pytest.mark.skipif(roofline._launched_sum is None, reason="_vtui_fastcols is not built: only numpy's path exists")
 
@@ -62,7 +63,7 @@ def test_groups_by_table_and_by_sorting_agree(path, monkeypatch):
     import msgspec
 
     store = load_trace(path, cache=False)
-    by_table = msgspec.json.encode(roofline.roofline_json(roofline.analyse_roofline(store)))
+    by_table = msgspec.json.encode(roofline_json(roofline.analyse_roofline(store)))
     monkeypatch.setattr(roofline, "KEY_TABLE_PER_ROW", -10**9)
     again = load_trace(path, cache=False)
-    assert msgspec.json.encode(roofline.roofline_json(roofline.analyse_roofline(again))) == by_table
+    assert msgspec.json.encode(roofline_json(roofline.analyse_roofline(again))) == by_table

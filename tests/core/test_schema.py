@@ -11,7 +11,7 @@ import pytest
 
 from tests.helpers import FIXTURES, QWEN, raw_events
 from vtui.cli import main
-from vtui.schema import OUTPUTS, VERSIONS, dump, json_schema
+from vtui.present.schema import OUTPUTS, VERSIONS, dump, json_schema
 from vtui.store.slicetime import time_range
 
 SNAPSHOTS = FIXTURES.parent / "vtui" / "data" / "schema"
@@ -26,7 +26,7 @@ def test_each_schema_is_its_versions_snapshot(name):
     assert path.exists(), f"no snapshot for {name} v{VERSIONS[name]}: run python scripts/schema_snapshots.py"
     assert json.loads(path.read_text()) == json_schema(name), (
         f"the {name} --json schema changed without a version bump: raise VERSIONS[{name!r}] in "
-        "vtui/schema.py and run python scripts/schema_snapshots.py")
+        "vtui/present/schema.py and run python scripts/schema_snapshots.py")
 
 
 def test_a_changed_struct_changes_its_schema():
@@ -99,7 +99,7 @@ def test_stats_json_rows_are_the_raw_slices(capsys):
 
 def test_summary_metrics_from_insights_are_the_same_numbers(qwen_store):
     """``insights_metrics`` reuses compute_insights' reports; ``summary_metrics`` computes them."""
-    from vtui.analysis.insights import compute_insights, insights_metrics, summary_metrics
+    from vtui.analysis.report.insights import compute_insights, insights_metrics, summary_metrics
 
     span = int(qwen_store.span_ns)
     for t0, t1 in ((0, None), (span // 4, span // 2)):

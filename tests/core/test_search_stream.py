@@ -7,7 +7,7 @@ import json
 import re
 
 from tests.helpers import QWEN, raw_events, raw_origin
-from vtui.analysis.search import search
+from vtui.analysis.slices.search import search
 from vtui.cli import main
 from vtui.present.search_json import search_json_parts
 

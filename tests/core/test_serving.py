@@ -11,13 +11,13 @@ import numpy as np
 import pytest
 
 from tests.helpers import X, load_events, raw_events, union_length
-from vtui.analysis.findings import serving_findings, step_findings
-from vtui.analysis.graphs import analyse_graphs
-from vtui.analysis.insights import compute_insights
-from vtui.analysis.launched import launched_gpu_ns, owners
-from vtui.analysis.serving import analyse_serving, steady_window
-from vtui.analysis.step_names import parse_step_name
-from vtui.analysis.steps import analyse_steps
+from vtui.analysis.base.launched import launched_gpu_ns, owners
+from vtui.analysis.gpu.graphs import analyse_graphs
+from vtui.analysis.report.insights import compute_insights
+from vtui.analysis.steps.detect import analyse_steps
+from vtui.analysis.steps.serving import analyse_serving, steady_window
+from vtui.analysis.steps.step_names import parse_step_name
+from vtui.analysis.why.findings import serving_findings, step_findings
 from vtui.load.trace import load_trace
 
 # ---- the synthetic step loop ---------------------------------------------------------------------
@@ -289,7 +289,7 @@ def test_vllm_full_graph_replay(shared_traces):
     assert g.capture.by_op[0][0] == "vllm::moe_forward" and sum(n for _, _, n, _ in g.capture.by_op) == 421
     # a replayed kernel gets its captured stack and shapes: the replay's k-th kernel is the capture's
     # launch at the aligned position (names equal), under the capture region
-    from vtui.analysis.graphs import replay_origin
+    from vtui.analysis.gpu.graphs import replay_origin
 
     row = int(g.kernel_rows[0])
     stack, _shapes = replay_origin(g.capture, row)
@@ -355,7 +355,7 @@ def test_diff_compares_serving_figures_side_by_side(tmp_path: Path, capsys):
 
 
 def test_call_tree_puts_graph_kernels_under_the_launch(loop):
-    from vtui.analysis.calltree import GRAPH_REPLAY, build_tree
+    from vtui.analysis.calltree.tree import GRAPH_REPLAY, build_tree
 
     store, _, _, _ = loop
     tree = build_tree(store)
@@ -369,7 +369,7 @@ def test_call_tree_puts_graph_kernels_under_the_launch(loop):
 
 
 def test_grouped_union_against_a_plain_sweep():
-    from vtui.analysis.launched import grouped_union_ns
+    from vtui.analysis.base.launched import grouped_union_ns
 
     rng = random.Random(3)
     groups, starts, ends = [], [], []
@@ -384,7 +384,7 @@ def test_grouped_union_against_a_plain_sweep():
 def test_clean_steps_fast_path_agrees_with_the_general_path(tmp_path: Path):
     """One stream, work in launch order, every call inside a step: the reduceat path; a call
     between steps sends the same figures through the general path. Both equal the plain sums."""
-    from vtui.analysis import launched as L
+    from vtui.analysis.base import launched as L
 
     def build(between: bool):
         ev, t, corr, want = [], 0.0, 1, []

@@ -11,7 +11,7 @@ import pytest
 
 from tests import serving_cases as sc
 from tests.helpers import raw_events, raw_origin, raw_span_ns, union_length
-from vtui.analysis.insights import compute_insights
+from vtui.analysis.report.insights import compute_insights
 from vtui.load.trace import load_trace
 
 CASES = [sc.sglang_decode_only, sc.vllm_v1_profilerstep, sc.hf_profilerstep_loop, sc.vllm_rocm_tp2_new_cached,
@@ -100,7 +100,7 @@ def test_serving_figures_on_producer(make, tmp_path):
                  and e["name"] in ("cudaGraphLaunch", "hipGraphLaunch")]
         assert [g.launches for g in ins.graphs.per_step] == [sum(a <= c < b for c in calls) for a, b in spans]
     # `vtui insights --json` says the same
-    from vtui.analysis.insights import insights_dict
+    from vtui.present.insights_json import insights_dict
 
     d = insights_dict(ins)["serving"]
     assert [x["kind"] for x in d["steps"]] == kinds and d["ttft_ns"] == want_ttft
@@ -119,7 +119,7 @@ def test_serving_figures_on_producer(make, tmp_path):
 
 def test_vllm_new_cached_form():
     """vLLM's execute_new_{n}_cached_{m}: requests only; the tokens stay unknown (0)."""
-    from vtui.analysis.step_names import parse_step_name
+    from vtui.analysis.steps.step_names import parse_step_name
 
     for name, want in [("execute_new_8_cached_0", ("prefill", 8, 0)), ("execute_new_0_cached_31", ("decode", 0, 31)),
                        ("execute_new_2_cached_8", ("mixed", 2, 8)), ("execute_new_0_cached_0", ("unknown", 0, 0))]:
@@ -134,7 +134,7 @@ def test_decode_first_step_is_no_ttft_anywhere(make, tmp_path, capsys):
     """A trace profiled after the prompt: neither the serving part nor the steps' own figures (JSON,
     the comparison metrics) call its first decode step a time to first token."""
     from tests.helpers import cli_json
-    from vtui.analysis.insights import summary_metrics
+    from vtui.analysis.report.insights import summary_metrics
 
     path = make().write(tmp_path)
     d = cli_json(capsys, "insights", "--no-cache", "--json", path)
@@ -146,7 +146,7 @@ def test_decode_first_step_is_no_ttft_anywhere(make, tmp_path, capsys):
 
 def test_step_annotations_saying_cached_are_no_cache_events(tmp_path):
     """vLLM's execute_new_{n}_cached_{m}: the requests already running, not a cache."""
-    from vtui.analysis.caches import analyse_caches
+    from vtui.analysis.slices.caches import analyse_caches
 
     case = sc.vllm_rocm_tp2_new_cached()
     path = case.write(tmp_path)
@@ -166,7 +166,7 @@ def test_step_annotations_saying_cached_are_no_cache_events(tmp_path):
     ("sglang/srt/model_executor/model_runner.py(985): forward_extend_helper", None),
 ])
 def test_frame_kinds(name, kind):
-    from vtui.analysis.step_names import frame_kind
+    from vtui.analysis.steps.step_names import frame_kind
 
     assert frame_kind(name) == kind
 
@@ -180,7 +180,7 @@ def test_frame_kinds(name, kind):
     ("mysglang/srt/managers/scheduler.py(1): run_batch", False),
 ])
 def test_engine_step_frames(name, step):
-    from vtui.analysis.step_names import ENGINE_FRAME_REGEX
+    from vtui.analysis.steps.step_names import ENGINE_FRAME_REGEX
 
     assert bool(re.search(ENGINE_FRAME_REGEX, name)) == step
 
@@ -228,7 +228,7 @@ def test_threads_whose_steps_overlap_are_not_joined(tmp_path):
     """Two threads of one process with steps at the same times (parallel copies, not one loop taking
     turns): the steps are one thread's. Taking turns, they are joined (see steps_two_threads)."""
     from tests.helpers import X, load_events
-    from vtui.analysis.steps import analyse_steps
+    from vtui.analysis.steps.detect import analyse_steps
 
     ev = []
     for i in range(6):
@@ -245,7 +245,7 @@ def test_training_steps_stay_profiler_steps(tmp_path):
     """prof.step() per training iteration with one forward pass each: the step is the iteration
     (forward, backward, optimizer), not the forward pass, and nothing is called a prefill."""
     from tests.helpers import X, load_events
-    from vtui.analysis.steps import analyse_steps
+    from vtui.analysis.steps.detect import analyse_steps
 
     ev = []
     for i in range(5):

@@ -1,4 +1,4 @@
-"""The C helper's ``shape_keys`` (``vtui.analysis.shapes.shape_ids``) gives each row the same
+"""The C helper's ``shape_keys`` (``vtui.analysis.base.shapes.shape_ids``) gives each row the same
 (Input Dims, Input type, Concrete Inputs) texts as the msgspec path, or declines the whole call
 (None) so that path runs: on hand-written odd args and on generated JSON objects."""
 
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vtui.analysis import shapes
+from vtui.analysis.base import shapes
 
 try:
     from _vtui_fastcols import shape_keys

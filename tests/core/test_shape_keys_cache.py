@@ -13,9 +13,10 @@ import numpy as np
 import pytest
 
 from tests.helpers import FIXTURES, MI250, QWEN, SHARED_TRACES, STACK, write_entry_meta
-from vtui.analysis import shapes
-from vtui.analysis.roofline import _candidates, _family_codes, analyse_roofline, roofline_json
+from vtui.analysis.base import shapes
+from vtui.analysis.gpu.roofline import _candidates, _family_codes, analyse_roofline
 from vtui.load.trace import load_trace
+from vtui.present.roofline_json import roofline_json
 from vtui.store import cache, shapekeys
 
 WITH_SHAPES = [QWEN, STACK, MI250, FIXTURES / "ranks" / "x" / "hta__sampled_rank-0.json",

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from vtui.analysis.steps import analyse_steps, find_step_rows
+from vtui.analysis.steps.detect import analyse_steps, find_step_rows
 from vtui.load.trace import load_trace
 from vtui.store.slicetime import time_range
 

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from tests.helpers import FIXTURES, X, load_events
-from vtui.analysis.calltree import build_tree
-from vtui.analysis.memory_tracks import memory_series
+from vtui.analysis.calltree.tree import build_tree
+from vtui.analysis.gpu.memory_tracks import memory_series
 from vtui.load.trace import load_trace
 from vtui.query.tables import words
 

@@ -13,23 +13,25 @@ import numpy as np
 import pytest
 
 from tests.helpers import FIXTURES
-from vtui.analysis.aggregate import aggregate
-from vtui.analysis.caches import analyse_caches
-from vtui.analysis.calltree import build_tree
-from vtui.analysis.compare import compare, comparison_dict, op_totals
-from vtui.analysis.gpu import analyse_gpu
-from vtui.analysis.graphs import analyse_graphs
-from vtui.analysis.insights import compute_insights, insights_dict, insights_metrics, summary_metrics
-from vtui.analysis.lists import gpu_idle_gaps, kernel_outliers
-from vtui.analysis.memory import analyse_memory
-from vtui.analysis.ops import analyse_ops
-from vtui.analysis.python_overhead import analyse_python
-from vtui.analysis.ranges import resolve_range
-from vtui.analysis.roofline import analyse_roofline
-from vtui.analysis.search import search
-from vtui.analysis.steps import analyse_steps
+from vtui.analysis.base.ranges import resolve_range
+from vtui.analysis.calltree.python_overhead import analyse_python
+from vtui.analysis.calltree.tree import build_tree
+from vtui.analysis.gpu.activity import analyse_gpu
+from vtui.analysis.gpu.graphs import analyse_graphs
+from vtui.analysis.gpu.jump_lists import gpu_idle_gaps, kernel_outliers
+from vtui.analysis.gpu.memory import analyse_memory
+from vtui.analysis.gpu.roofline import analyse_roofline
+from vtui.analysis.report.compare import compare, op_totals
+from vtui.analysis.report.insights import compute_insights, insights_metrics, summary_metrics
+from vtui.analysis.slices.aggregate import aggregate
+from vtui.analysis.slices.caches import analyse_caches
+from vtui.analysis.slices.operators import analyse_ops
+from vtui.analysis.slices.search import search
+from vtui.analysis.steps.detect import analyse_steps
 from vtui.errors import UsageError
 from vtui.load.trace import load_trace
+from vtui.present.compare_json import comparison_dict
+from vtui.present.insights_json import insights_dict
 from vtui.store import slicetime
 from vtui.store.slicetime import TimeRange, time_range
 

@@ -14,7 +14,7 @@ import pytest
 
 from tests.core.test_trackset_columns import _odd_threads
 from tests.helpers import FIXTURES, MI250, QWEN, STACK, UNCLOSED
-from vtui.analysis.ranges import tracks_matching
+from vtui.analysis.base.ranges import tracks_matching
 from vtui.errors import UsageError
 from vtui.load.trace import load_trace
 from vtui.present.report import TITLE_WIDTH, _track_lines, info_dict

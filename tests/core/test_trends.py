@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from vtui.analysis.trends import analyse_trend, fit_slope, spike_threshold
+from vtui.analysis.steps.trends import analyse_trend, fit_slope, spike_threshold
 
 
 def _run(durations: list[int], gap: int = 0) -> tuple[np.ndarray, np.ndarray]:

@@ -40,7 +40,7 @@ CLI_TRACES = {"ranks", "pipit__saxpy-mpi-cuda_nsys_perlmutter0.sqlite", "hf_llam
 
 @pytest.mark.parametrize("path", TRACES, ids=lambda p: p.name)
 def test_group_by_name_equals_vtui_stats(path: Path, stores, capsys):
-    from vtui.analysis.aggregate import aggregate
+    from vtui.analysis.slices.aggregate import aggregate
 
     store = stores[path.name]
     if path.name in CLI_TRACES:
@@ -176,8 +176,8 @@ def test_args_count_per_key_equals_the_raw_json():
 
 
 def test_kernel_launch_and_step_views_equal_insights():
-    from vtui.analysis.gpu import analyse_gpu
-    from vtui.analysis.steps import analyse_steps
+    from vtui.analysis.gpu.activity import analyse_gpu
+    from vtui.analysis.steps.detect import analyse_steps
 
     store = load_trace(FIXTURES / "kineto__worker0_first_step.json.gz", cache=False)
     gpu = analyse_gpu(store)
@@ -189,7 +189,7 @@ def test_kernel_launch_and_step_views_equal_insights():
     assert run_query(store, "SELECT COUNT(*) FROM step").rows[0][0] == steps.count
     busy = run_query(store, "SELECT label, busy FROM gpu_busy WHERE kind = 'device'").rows
     assert busy == [[d.label, d.busy_ns] for d in gpu.devices] and busy[0][1] > 0
-    from vtui.analysis.ops import analyse_ops
+    from vtui.analysis.slices.operators import analyse_ops
 
     top = analyse_ops(store, top=5).by_self
     assert run_query(store, "SELECT name, self, count FROM op ORDER BY self DESC, name LIMIT 5").rows == \
@@ -314,7 +314,7 @@ def test_cli_reads_a_parquet_folder(parquet_folders, capsys):
 
 @pytest.mark.parametrize("name", ["public/viztracer__multi_process_pool.json", "public/tracelens__vllm_decode_full_graph_execution.json.gz"])
 def test_group_by_on_shared_traces(shared_traces, name):
-    from vtui.analysis.aggregate import aggregate
+    from vtui.analysis.slices.aggregate import aggregate
 
     store = load_trace(shared_traces / name)
     agg = aggregate(store)  # what `vtui stats --by name` prints

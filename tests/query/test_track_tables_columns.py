@@ -18,8 +18,8 @@ from benchmarks.many_tracks_synth import write_many_tracks
 from tests.core.test_track_texts import _rows_made
 from tests.core.test_trackset_columns import _odd_threads
 from tests.helpers import FIXTURES
-from vtui.analysis import rank_tables as rank_tables_module
-from vtui.analysis.rank_tables import device_of_track, rank_tables
+from vtui.analysis.ranks import tables as rank_tables_module
+from vtui.analysis.ranks.tables import device_of_track, rank_tables
 from vtui.load.trace import load_trace
 from vtui.query import tables
 from vtui.query.engine import run_query

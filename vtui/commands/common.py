@@ -6,7 +6,7 @@ import argparse
 
 import numpy as np
 
-from vtui.analysis.ranges import resolve_range, tracks_matching
+from vtui.analysis.base.ranges import resolve_range, tracks_matching
 from vtui.commands import add_load_arguments, load_store
 from vtui.errors import UsageError
 from vtui.fmt import parse_range

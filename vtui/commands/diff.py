@@ -47,12 +47,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(opts: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from vtui.analysis.compare import compare, comparison_dict
-    from vtui.analysis.ranges import compile_regex, resolve_range
+    from vtui.analysis.base.ranges import compile_regex, resolve_range
+    from vtui.analysis.report.compare import compare
     from vtui.errors import UsageError
+    from vtui.present.compare_json import comparison_dict
     from vtui.present.compare_text import diff_tables, diff_text
+    from vtui.present.schema import dump
     from vtui.safe_text import say
-    from vtui.schema import dump
 
     if opts.json and opts.format not in ("table", "json"):
         raise UsageError(f"--json and --format {opts.format} ask for two different outputs: give one")
@@ -87,11 +88,12 @@ def run(opts: argparse.Namespace) -> int:
 
 def _tree_diff(store_a, store_b, range_a: TimeRange, range_b: TimeRange, fmt: str) -> int:
     """The differential call tree: per call path A, B and Δ, added and removed paths."""
-    from vtui.analysis.calltree import build_tree
-    from vtui.analysis.calltree_diff import diff_dict, diff_trees
+    from vtui.analysis.calltree.diff import diff_trees
+    from vtui.analysis.calltree.tree import build_tree
+    from vtui.present.schema import dump
+    from vtui.present.tree_json import diff_dict
     from vtui.present.tree_text import diff_lines
     from vtui.safe_text import say
-    from vtui.schema import dump
 
     d = diff_trees(build_tree(store_a, range_a), build_tree(store_b, range_b))
     if fmt == "json":

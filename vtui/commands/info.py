@@ -17,8 +17,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(opts: argparse.Namespace) -> int:
     from vtui.present.report import info_dict, info_text
+    from vtui.present.schema import dump
     from vtui.safe_text import say
-    from vtui.schema import dump
 
     store = load_store(opts)
     if opts.json:

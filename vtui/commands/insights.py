@@ -27,11 +27,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(opts: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from vtui.analysis.insights import compute_insights, insights_dict
-    from vtui.analysis.ranges import compile_regex
+    from vtui.analysis.base.ranges import compile_regex
+    from vtui.analysis.report.insights import compute_insights
+    from vtui.present.insights_json import insights_dict
     from vtui.present.insights_text import insights_text
+    from vtui.present.schema import dump
     from vtui.safe_text import say
-    from vtui.schema import dump
 
     if opts.step:
         compile_regex(opts.step)  # a bad regex is a usage error before the load
@@ -51,7 +52,7 @@ def load_capture(opts: argparse.Namespace):
     ``capture_traces/`` folder beside the trace (TraceLens's layout for vLLM)."""
     from pathlib import Path
 
-    from vtui.analysis.graphs import find_capture_traces
+    from vtui.analysis.gpu.graphs import find_capture_traces
     from vtui.commands import load_store
 
     path = getattr(opts, "capture", None)

@@ -30,8 +30,8 @@ def run(opts: argparse.Namespace) -> int:
     import msgspec
 
     from vtui.present.ranks_text import ranks_text
+    from vtui.present.schema import dump
     from vtui.safe_text import say
-    from vtui.schema import dump
 
     if opts.engine == "duckdb":
         from vtui.commands import load_options
@@ -41,8 +41,8 @@ def run(opts: argparse.Namespace) -> int:
         options = load_options(opts)
         report = run_ranks(opts.trace, opts.align, cache=options.cache, options=options)
     else:
-        from vtui.analysis.rank_tables import rank_tables
-        from vtui.analysis.ranks import analyse_ranks
+        from vtui.analysis.ranks.analyse import analyse_ranks
+        from vtui.analysis.ranks.tables import rank_tables
         from vtui.commands import load_store
 
         report, _matched = analyse_ranks(rank_tables(load_store(opts)), opts.align)

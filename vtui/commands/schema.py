@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from vtui.schema import OUTPUTS
+from vtui.present.schema import OUTPUTS
 
 HELP = "the JSON Schema of an output (insights, info, stats, search, tree, tree-diff, diff)"
 
@@ -19,8 +19,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(opts: argparse.Namespace) -> int:
+    from vtui.present.schema import VERSIONS, json_schema
     from vtui.safe_text import json_text, say
-    from vtui.schema import VERSIONS, json_schema
 
     if opts.name is None:
         say("\n".join(f"{name:<10} schema_version {VERSIONS[name]}" for name in sorted(OUTPUTS)))

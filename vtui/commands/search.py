@@ -25,7 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(opts: argparse.Namespace) -> int:
-    from vtui.analysis.search import parse_query, search
+    from vtui.analysis.slices.search import parse_query, search
     from vtui.fmt import format_duration
     from vtui.regex_guard import Budget
     from vtui.safe_text import safe_field, say, say_parts

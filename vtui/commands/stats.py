@@ -23,7 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(opts: argparse.Namespace) -> int:
-    from vtui.analysis.aggregate import aggregate, check_grouping
+    from vtui.analysis.slices.aggregate import aggregate, check_grouping
     from vtui.fmt import format_duration
     from vtui.present.tables import aggregation_table
     from vtui.safe_text import say
@@ -33,7 +33,7 @@ def run(opts: argparse.Namespace) -> int:
     store, rng, tracks = load(opts)
     agg = aggregate(store, rng, tracks, by=opts.by, sort=opts.sort)
     if opts.format == "json":  # the rows under their context and schema_version (the app exports the bare rows)
-        from vtui.schema import dump
+        from vtui.present.schema import dump
 
         rows = agg.rows[:opts.top] if opts.top else agg.rows
         say(dump("stats", {"by": agg.by, "t0_ns": rng.t0, "t1_ns": rng.t1, "slices": agg.slices, "tracks": agg.tracks,

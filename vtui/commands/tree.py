@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import argparse
 
-from vtui.analysis.calltree import WEIGHTS
+from vtui.analysis.calltree.tree import WEIGHTS
 from vtui.commands.common import add_trace_arguments, load
 
 HELP = "the call tree / flame graph of a range, by CPU time or the GPU time each call launched"
@@ -39,11 +39,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(opts: argparse.Namespace) -> int:
-    from vtui.analysis.calltree import build_tree, folded, invert, tree_dict
+    from vtui.analysis.calltree.tree import build_tree, folded, invert
     from vtui.errors import UsageError
+    from vtui.present.schema import dump
+    from vtui.present.tree_json import tree_dict
     from vtui.present.tree_text import handover_lines, summary_lines, tree_lines
     from vtui.safe_text import say
-    from vtui.schema import dump
 
     if opts.min_pct is not None and not 0 <= opts.min_pct <= 100:
         raise UsageError("--min-pct must be a percentage from 0 to 100")
@@ -60,7 +61,7 @@ def run(opts: argparse.Namespace) -> int:
     if opts.handover:
         from dataclasses import asdict
 
-        from vtui.analysis.handover import analyse_handover
+        from vtui.analysis.calltree.handover import analyse_handover
 
         report = analyse_handover(store, tree)
     if opts.inverted:
@@ -86,11 +87,12 @@ def run(opts: argparse.Namespace) -> int:
 
 
 def _diff(opts: argparse.Namespace, tree_a, min_pct: float) -> int:
-    from vtui.analysis.calltree import build_tree, invert
-    from vtui.analysis.calltree_diff import diff_dict, diff_trees
+    from vtui.analysis.calltree.diff import diff_trees
+    from vtui.analysis.calltree.tree import build_tree, invert
+    from vtui.present.schema import dump
+    from vtui.present.tree_json import diff_dict
     from vtui.present.tree_text import diff_lines, summary_lines
     from vtui.safe_text import say
-    from vtui.schema import dump
 
     other = argparse.Namespace(**{**vars(opts), "trace": opts.against})
     store_b, rng_b, tracks = load(other)

@@ -17,7 +17,7 @@ from typing import BinaryIO
 import msgspec
 import numpy as np
 
-from vtui.analysis.selection import counter_rows, instant_rows, slice_rows
+from vtui.analysis.base.selection import counter_rows, instant_rows, slice_rows
 from vtui.atomic import atomic_write, check_output_folder, check_output_path
 from vtui.errors import UsageError
 from vtui.io.rawevents import copy_events, sorted_unique

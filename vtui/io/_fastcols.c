@@ -369,7 +369,7 @@ done:
  * JSON values of "Input Dims", "Input type" and "Concrete Inputs" (b"null" when absent; the last
  * one when a key repeats, as msgspec does), interned as one triple: returns (ids: bytes of int64,
  * one per row; triples: list of (dims, types, concrete) bytes). Returns None, and the caller runs
- * vtui.analysis.shapes' msgspec path, on anything it does not read exactly as msgspec would: an
+ * vtui.analysis.base.shapes' msgspec path, on anything it does not read exactly as msgspec would: an
  * escape in a key, a value cut off by the end of the row, text that is not an object's structure.
  */
 enum { SK_DIMS, SK_TYPES, SK_CONCRETE, SK_N };
@@ -669,7 +669,7 @@ done:
 
 /* ---- device_runs: the critical path's per-stream columns of the device work, in one pass --------
  *
- * vtui.analysis.critical._Device, without its numpy passes (one per column; ~25 over every piece
+ * vtui.analysis.why.critical._Device, without its numpy passes (one per column; ~25 over every piece
  * of device work, each filling fresh memory). ``rows``: the device work's slice rows, ``launch``:
  * the runtime call of each (-1 none); the slice columns ``start``, ``end``, ``track``, ``name``
  * (whole, indexed by row); ``comm_name``: 1 per string id that names a collective. Fills the
@@ -794,7 +794,7 @@ done:
 
 /* ---- launched_sum: per operator, the device time its launch calls started ----------------------
  *
- * vtui.analysis.roofline._gpu_time for one thread, as a merge instead of numpy's binary searches
+ * vtui.analysis.gpu.roofline._gpu_time for one thread, as a merge instead of numpy's binary searches
  * and temporaries: ``op_start`` / ``op_end`` (int64, the operators, by start), the launch calls'
  * ``call_start`` / ``call_end`` / ``call_track`` (int64, by call start) and ``gpu_start`` /
  * ``gpu_end`` (the device work's); each call on ``track`` inside the last operator starting at or

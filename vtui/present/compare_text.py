@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from vtui.analysis.compare import NOISE_NS, Comparison, MetricDiff, StepPair
+from vtui.analysis.report.compare import NOISE_NS, Comparison, MetricDiff, StepPair
 from vtui.fmt import counted, format_bytes
 from vtui.fmt import format_duration as fd
 from vtui.present.bars import scaled_bar, shared_sparklines

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from vtui.analysis.insights import Insights
-from vtui.analysis.memory import sparkline_series
-from vtui.analysis.ops import hint_for
-from vtui.analysis.steps import SERVING_STEP_PATTERNS
+from vtui.analysis.gpu.memory import sparkline_series
+from vtui.analysis.report.insights import Insights
+from vtui.analysis.slices.operators import hint_for
+from vtui.analysis.steps.detect import SERVING_STEP_PATTERNS
 from vtui.fmt import counted, format_bytes
 from vtui.fmt import format_duration as fd
 from vtui.present.bars import sparkline, step_bars

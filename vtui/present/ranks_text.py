@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from vtui.analysis.ranks import RanksReport
+from vtui.analysis.ranks.analyse import RanksReport
 from vtui.fmt import format_duration
 from vtui.present.tabular import Table
 

@@ -1,6 +1,6 @@
 """`vtui search --json` written piece by piece: memory stays flat in the number of matches.
 
-The output is the `search` Struct of vtui/schema.py (the header is checked against it); the
+The output is the `search` Struct of vtui/present/schema.py (the header is checked against it); the
 matches are encoded a chunk of rows at a time, one match per line, each distinct name and track
 encoded once.
 """
@@ -12,9 +12,9 @@ from collections.abc import Iterator
 
 import msgspec
 
-from vtui.analysis.search import SearchResult
+from vtui.analysis.slices.search import SearchResult
+from vtui.present.schema import builtins, typed
 from vtui.safe_text import json_safe
-from vtui.schema import builtins, typed
 from vtui.store.store import TraceStore
 
 CHUNK = 1 << 15  # matches per piece

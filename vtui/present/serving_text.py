@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from vtui.analysis.graphs import GraphReport
-from vtui.analysis.serving import ServingReport
+from vtui.analysis.gpu.graphs import GraphReport
+from vtui.analysis.steps.serving import ServingReport
 from vtui.fmt import counted
 from vtui.fmt import format_duration as fd
 from vtui.present.bars import sparkline, step_bars

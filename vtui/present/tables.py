@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from vtui.analysis.aggregate import Aggregation
+from vtui.analysis.slices.aggregate import Aggregation
 from vtui.fmt import format_duration
 from vtui.present.tabular import Table
 

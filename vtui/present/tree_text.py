@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from vtui.analysis.calltree import CallTree, printable
-from vtui.analysis.calltree_diff import TreeDiff
-from vtui.analysis.handover import HandOverReport
+from vtui.analysis.calltree.diff import TreeDiff
+from vtui.analysis.calltree.handover import HandOverReport
+from vtui.analysis.calltree.tree import CallTree, printable
 from vtui.fmt import format_duration as fd
 from vtui.present.bars import fraction_bar
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from vtui.analysis.critical import CriticalReport
-from vtui.analysis.roofline import RooflineReport, worst_first
+from vtui.analysis.gpu.roofline import RooflineReport, worst_first
+from vtui.analysis.why.critical import CriticalReport
 from vtui.fmt import format_bytes
 from vtui.fmt import format_duration as fd
 from vtui.safe_text import safe_field

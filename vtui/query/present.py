@@ -33,7 +33,7 @@ def result_table(result: QueryResult) -> Table:
 
 def render(result: QueryResult, fmt: str) -> str:
     if fmt == "json":
-        from vtui.schema import dump
+        from vtui.present.schema import dump
 
         return dump("query", result)
     return result_table(result).render(fmt)

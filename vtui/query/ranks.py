@@ -21,8 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from vtui.analysis.rank_tables import RankTable, rank_tables
-from vtui.analysis.ranks import (
+from vtui.analysis.ranks.analyse import (
     ALIGNS,
     Alignment,
     CollectiveRow,
@@ -33,6 +32,7 @@ from vtui.analysis.ranks import (
     Straggler,
     _natural,
 )
+from vtui.analysis.ranks.tables import RankTable, rank_tables
 from vtui.atomic import atomic_write
 from vtui.errors import UsageError
 from vtui.query import rank_cache

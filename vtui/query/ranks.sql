@@ -1,4 +1,4 @@
--- vtui ranks as SQL: the cross-rank analysis of vtui/analysis/ranks.py over per-rank Parquet.
+-- vtui ranks as SQL: the cross-rank analysis of vtui/analysis/ranks/analyse.py over per-rank Parquet.
 --
 -- Input (one folder per rank, written by `vtui ranks FOLDER --engine duckdb` beside the cache):
 --   meta(pos, named_rank, file, world_size)           one row per rank file

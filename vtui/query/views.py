@@ -44,7 +44,7 @@ def kernel_table(store: TraceStore) -> Any:
 
 def launch_table(store: TraceStore) -> Any:
     """One row per device op with a known launch: flows first, else the ``correlation`` arg."""
-    from vtui.analysis.gpu import launch_pairs
+    from vtui.analysis.gpu.activity import launch_pairs
 
     s = store.slices
     rows = _device_rows(store)
@@ -65,7 +65,7 @@ def launch_table(store: TraceStore) -> Any:
 
 
 def step_table(store: TraceStore) -> Any:
-    from vtui.analysis.steps import find_step_rows
+    from vtui.analysis.steps.detect import find_step_rows
 
     s = store.slices
     pattern, _source, rows = find_step_rows(store)
@@ -82,7 +82,7 @@ def step_table(store: TraceStore) -> Any:
 
 
 def finding_table(store: TraceStore) -> Any:
-    from vtui.analysis.insights import compute_insights
+    from vtui.analysis.report.insights import compute_insights
 
     pa = ac.pyarrow()
     found = compute_insights(store).findings
@@ -92,7 +92,7 @@ def finding_table(store: TraceStore) -> Any:
 
 def op_table(store: TraceStore) -> Any:
     """Every CPU operator by name over the whole trace, as Insights ranks them (self, total, %)."""
-    from vtui.analysis.ops import analyse_ops
+    from vtui.analysis.slices.operators import analyse_ops
 
     pa = ac.pyarrow()
     rows = analyse_ops(store, top=max(len(store.strings), 1)).by_self
@@ -106,7 +106,7 @@ def op_table(store: TraceStore) -> Any:
 
 def gpu_busy_table(store: TraceStore) -> Any:
     """Insights' GPU busy time per device and per stream over the whole trace."""
-    from vtui.analysis.gpu import analyse_gpu
+    from vtui.analysis.gpu.activity import analyse_gpu
 
     pa = ac.pyarrow()
     g = analyse_gpu(store)

@@ -1,13 +1,13 @@
 """The recorded shapes of the ATen operators, interned once per trace and kept in its cache entry.
 
 ``Input Dims`` / ``Input type`` / ``Concrete Inputs`` (``record_shapes``) are what the roofline
-reads, and only for ``aten::`` operators (``vtui.analysis.flops``: a custom op's arguments say
+reads, and only for ``aten::`` operators (``vtui.analysis.gpu.flops``: a custom op's arguments say
 nothing reliable). Reading them means scanning each operator's args JSON (~150 ns a row: a
 quarter of a 1 GB trace's Insights). ``build`` does that scan once, when the cache entry is
 written, with the C helper (``_vtui_fastcols.shape_keys``): per slice, the id of its triple of
 raw texts (-1: not an ``aten::`` operator with args), and per id the first slice holding it. The
 entry stores both (``derived.shape_key`` / ``derived.shape_first``); a reopened store finds them
-in ``store.derived[MEMO]`` and ``vtui.analysis.shapes.shape_ids`` reads ids from there instead of
+in ``store.derived[MEMO]`` and ``vtui.analysis.base.shapes.shape_ids`` reads ids from there instead of
 the args. Without the C helper, or where it declines a row, nothing is kept and ``shape_ids``
 reads the args as before (the same ids either way).
 """

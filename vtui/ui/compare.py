@@ -14,8 +14,8 @@ from textual.app import App, ComposeResult
 from textual.containers import Vertical
 from textual.widgets import DataTable, Static, TabbedContent, TabPane
 
-from vtui.analysis.compare import Comparison, compare
-from vtui.analysis.details import slice_details
+from vtui.analysis.report.compare import Comparison, compare
+from vtui.analysis.slices.details import slice_details
 from vtui.fmt import format_duration as fd
 from vtui.load.background import LoadControl, load_in_background
 from vtui.options import LoadOptions

@@ -10,7 +10,7 @@ import numpy as np
 from rich.segment import Segment
 from rich.style import Style
 
-from vtui.analysis.calltree import CallTree, by_level, printable
+from vtui.analysis.calltree.tree import CallTree, by_level, printable
 from vtui.fmt import format_duration as fd
 from vtui.present.bars import fraction_bar
 from vtui.present.names import cut_middle

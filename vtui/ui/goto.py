@@ -29,7 +29,7 @@ def parse_target(text: str, store: TraceStore) -> Target:
     span = int(store.span_ns)
     step = re.fullmatch(r"(?:#|step\s*#?)\s*(\d+)", text, re.IGNORECASE)
     if step:
-        from vtui.analysis.steps import find_step_rows  # noqa: PLC0415 — only a step number needs it
+        from vtui.analysis.steps.detect import find_step_rows  # noqa: PLC0415 — only a step number needs it
 
         label, _source, rows = find_step_rows(store)
         k = int(step.group(1))

@@ -11,7 +11,7 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from vtui.analysis.calltree import CallTree
+from vtui.analysis.calltree.tree import CallTree
 from vtui.store.store import TraceStore
 from vtui.ui import colours
 from vtui.ui.keys import bindings
@@ -41,7 +41,7 @@ class HandOverScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="handover", description="hand-overs", exit_on_error=False)
     def _compute(self) -> None:
-        from vtui.analysis.handover import analyse_handover
+        from vtui.analysis.calltree.handover import analyse_handover
         from vtui.present.tree_text import handover_lines
 
         try:

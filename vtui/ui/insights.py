@@ -12,9 +12,9 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, OptionList, Static
 
-from vtui.analysis.findings import STEP_OPTION
-from vtui.analysis.insights import Insights, compute_insights
-from vtui.analysis.lists import OUTLIER_FACTOR, Gap, Outlier, gpu_idle_gaps, kernel_outliers
+from vtui.analysis.gpu.jump_lists import OUTLIER_FACTOR, Gap, Outlier, gpu_idle_gaps, kernel_outliers
+from vtui.analysis.report.insights import Insights, compute_insights
+from vtui.analysis.why.findings import STEP_OPTION
 from vtui.errors import UsageError
 from vtui.fmt import format_duration as fd
 from vtui.present.bars import step_bars

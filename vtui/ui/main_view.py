@@ -279,8 +279,8 @@ class MainPane(TimelinePane):
         self.app.push_screen(QueryScreen(self.store), jump)
 
     def action_critical_path(self) -> None:
-        """Highlight the selected step's critical path (vtui.analysis.critical), dim the rest."""
-        from vtui.analysis.critical import step_path  # noqa: PLC0415
+        """Highlight the selected step's critical path (vtui.analysis.why.critical), dim the rest."""
+        from vtui.analysis.why.critical import step_path  # noqa: PLC0415
 
         path = step_path(self.store, self.view.selected)
         if path is None:

@@ -13,8 +13,8 @@ from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, OptionList, Static
 
-from vtui.analysis.rank_tables import rank_tables
-from vtui.analysis.ranks import Matched, RanksReport, analyse_ranks
+from vtui.analysis.ranks.analyse import Matched, RanksReport, analyse_ranks
+from vtui.analysis.ranks.tables import rank_tables
 from vtui.fmt import format_duration as fd
 from vtui.present.bars import step_bars
 from vtui.store.store import TraceStore

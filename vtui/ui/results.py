@@ -9,7 +9,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 
-from vtui.analysis.search import SearchResult
+from vtui.analysis.slices.search import SearchResult
 from vtui.fmt import format_duration
 from vtui.store.store import TraceStore
 from vtui.ui.keys import bindings

@@ -12,7 +12,7 @@ from dataclasses import replace
 import numpy as np
 from textual.worker import Worker
 
-from vtui.analysis.search import SearchResult, search
+from vtui.analysis.slices.search import SearchResult, search
 from vtui.errors import UsageError
 from vtui.regex_guard import Budget
 from vtui.store.store import TraceStore

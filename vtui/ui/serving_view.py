@@ -1,6 +1,6 @@
 """The Insights screen's serving part: the figures by kind, a step-time chart coloured by kind (own
 Rich rendering: one column per step, eighth blocks), and the CUDA/HIP graph lines. Numbers come
-from `vtui.analysis.serving` / `graphs`; the lines from `vtui.present.serving_text`."""
+from `vtui.analysis.steps.serving` / `graphs`; the lines from `vtui.present.serving_text`."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import numpy as np
 from rich.text import Text
 from textual.widgets import Static
 
-from vtui.analysis.insights import Insights
-from vtui.analysis.serving import ServingReport
+from vtui.analysis.report.insights import Insights
+from vtui.analysis.steps.serving import ServingReport
 from vtui.fmt import format_duration as fd
 from vtui.present.serving_text import graph_lines, serving_lines
 from vtui.ui import colours

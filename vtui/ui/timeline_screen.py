@@ -17,7 +17,7 @@ from textual.containers import Vertical
 from textual.reactive import var
 from textual.widgets import Static
 
-from vtui.analysis.search import SearchResult
+from vtui.analysis.slices.search import SearchResult
 from vtui.store.slicetime import time_range
 from vtui.store.store import TraceStore
 from vtui.ui.goto import HINT, parse_target

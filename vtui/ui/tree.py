@@ -18,7 +18,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import Footer, Static
 
-from vtui.analysis.calltree import WEIGHTS, CallTree, build_tree, invert, printable, zoom
+from vtui.analysis.calltree.tree import WEIGHTS, CallTree, build_tree, invert, printable, zoom
 from vtui.errors import UsageError
 from vtui.fmt import format_duration as fd
 from vtui.present.names import cut_middle, distinct_cuts

@@ -42,8 +42,8 @@ class TreeDiffScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="tree-diff", exit_on_error=False)
     def _compute(self) -> None:
-        from vtui.analysis.calltree import build_tree
-        from vtui.analysis.calltree_diff import diff_trees
+        from vtui.analysis.calltree.diff import diff_trees
+        from vtui.analysis.calltree.tree import build_tree
         from vtui.present.tree_text import diff_lines
 
         a, b = self.stores

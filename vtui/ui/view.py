@@ -10,11 +10,11 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from sortedcontainers import SortedKeyList
 
-from vtui.analysis.details import flow_links
-from vtui.analysis.launched import launch_of_if_known
-from vtui.analysis.measure import Measurement, measure
-from vtui.analysis.memory_tracks import series_of_track
-from vtui.analysis.search import ARGS_PREFIX, SearchResult, search, step
+from vtui.analysis.base.launched import launch_of_if_known
+from vtui.analysis.gpu.memory_tracks import series_of_track
+from vtui.analysis.slices.details import flow_links
+from vtui.analysis.slices.measure import Measurement, measure
+from vtui.analysis.slices.search import ARGS_PREFIX, SearchResult, search, step
 from vtui.errors import UsageError
 from vtui.regex_guard import UserRegex, compile_user, smart_ignore_case
 from vtui.store.grouping import group_key

@@ -10,7 +10,7 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import DataTable, Input, Static
 
-from vtui.analysis.aggregate import SORT_KEYS, Aggregation, AggRow, aggregate, sort_rows
+from vtui.analysis.slices.aggregate import SORT_KEYS, Aggregation, AggRow, aggregate, sort_rows
 from vtui.fmt import format_duration
 from vtui.present.names import distinct_cuts
 from vtui.ui.keys import bindings
@@ -18,7 +18,7 @@ from vtui.ui.safe import visible
 from vtui.ui.view import ViewState
 
 if TYPE_CHECKING:
-    from vtui.analysis.roofline import GroupRoofline
+    from vtui.analysis.gpu.roofline import GroupRoofline
     from vtui.present.tabular import Table
 
 # The roofline, its words and the table's text are imported when the table is first filled (the
@@ -79,7 +79,7 @@ class AggregationPane(Vertical):
         only = found.rows if self.matches_only and found is not None else None
         self.agg = aggregate(self.view.store, self.view.analysis_range(), self.view.visible_track_ids(), by=self.by,
                              sort=self.sort, only=only)
-        from vtui.analysis.roofline import group_roofline  # noqa: PLC0415 — see the imports
+        from vtui.analysis.gpu.roofline import group_roofline  # noqa: PLC0415 — see the imports
 
         # Insights' range rule (calls starting in the range), so the two roofline figures agree.
         self.roof = group_roofline(self.view.store, self.agg.selected, self.agg.keys, (self.agg.t0, self.agg.t1))

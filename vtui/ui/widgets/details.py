@@ -8,8 +8,8 @@ from rich.text import Text
 from textual import work
 from textual.css.query import NoMatches
 
-from vtui.analysis.details import needs_pairing, slice_details
-from vtui.analysis.launched import launch_of
+from vtui.analysis.base.launched import launch_of
+from vtui.analysis.slices.details import needs_pairing, slice_details
 from vtui.fmt import format_duration
 from vtui.store.store import TraceStore
 from vtui.ui.colours import NOTE

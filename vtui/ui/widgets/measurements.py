@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from vtui.analysis.measure import Measurement
+from vtui.analysis.slices.measure import Measurement
 from vtui.fmt import format_duration
 from vtui.ui.colours import NOTE
 from vtui.ui.safe import visible

@@ -13,7 +13,7 @@ from textual.message import Message
 from textual.strip import Strip
 from textual.widget import Widget
 
-from vtui.analysis.memory_tracks import memory_series
+from vtui.analysis.gpu.memory_tracks import memory_series
 from vtui.fmt import format_bytes, format_duration
 from vtui.present.names import cut_middle
 from vtui.store.tracks import COUNTER

@@ -14,7 +14,7 @@ from textual.message import Message
 from textual.strip import Strip
 from textual.widget import Widget
 
-from vtui.analysis.memory_tracks import memory_series
+from vtui.analysis.gpu.memory_tracks import memory_series
 from vtui.present.names import cut_middle
 from vtui.ui import colours
 from vtui.ui.keys import bindings

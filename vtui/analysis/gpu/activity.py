@@ -1,0 +1,235 @@
+"""GPU (and other accelerator) activity over a range: busy % per device and stream, memcpy/memset
+share and direction, kernel-launch delay, idle time split by cause, and kernel time by precision.
+
+Device work is what `vtui.store.devices` says it is (Kineto's kernel / memcpy / memset categories,
+MTIA's on-device events; else the leaf slices on device tracks), selected by the one range rule
+(`vtui.store.slicetime`: zero-length kernels count). Busy % is the union of their intervals clipped
+to the range, given over two denominators: the range, and the GPU-active span (first GPU work start
+to last GPU work end inside the range, as HTA and TraceLens report it). Launches are paired with
+their CPU runtime call by flow arrows (ac2g / launch) and, where a flow is missing, by the
+``correlation`` arg both carry; the delay is given from the call's start and from its end (HTA's).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from vtui.analysis.base.launched import launch_of
+from vtui.analysis.base.stats import Stats, merge_intervals, pct
+from vtui.store.devices import KERNEL, MEMCPY, MEMSET, device_work_kinds
+from vtui.store.grouping import distinct_ids
+from vtui.store.slicetime import TimeRange, over
+from vtui.store.store import TraceStore
+
+_DIRECTION = re.compile(r"\b(HtoD|DtoH|DtoD|HtoH|PtoP|DtoA|AtoD|AtoH|HtoA)\b")
+
+# Kernel name -> numeric precision. Order matters: the first class whose pattern matches wins.
+PRECISION_CLASSES: list[tuple[str, str]] = [
+    ("communication", r"(?i)nccl|rccl"),  # collectives: their dtype is not a compute precision
+    ("fp8", r"(?i)fp8|e4m3|e5m2"),
+    ("int8", r"(?i)int8|i8i8|s8s8|imma"),
+    ("tf32", r"(?i)tf32"),
+    ("fp16/bf16", r"(?i)bf16|fp16|f16|half|bfloat16|hmma|h884|h1688|h16816|s884gemm|s1688gemm|s16816gemm"),
+    ("fp64", r"(?i)dgemm|fp64|f64|double"),
+    ("fp32", r"(?i)sgemm|fp32|f32|float"),
+]
+_PRECISION = [(label, re.compile(p)) for label, p in PRECISION_CLASSES]
+
+
+def precision_of(name: str) -> str:
+    for label, regex in _PRECISION:
+        if regex.search(name):
+            return label
+    return "unspecified"
+
+
+@dataclass
+class Busy:
+    label: str
+    busy_ns: int
+    busy_pct: float  # of the range
+    kernel_ns: int
+    active_ns: int = 0  # first work start -> last work end, inside the range
+    busy_pct_of_active: float = 0.0  # busy_ns / active_ns (HTA's and TraceLens's denominator)
+
+
+@dataclass
+class NameTime:
+    name: str
+    total_ns: int
+    count: int
+    pct: float
+
+
+@dataclass
+class GpuReport:
+    present: bool
+    range_ns: int = 0
+    busy_ns: int = 0  # union of all GPU work over the range (any GPU busy)
+    busy_pct: float = 0.0  # mean of the devices' busy % (with one device: busy_ns / range)
+    any_busy_pct: float = 0.0  # busy_ns / range
+    busy_pct_of_active: float = 0.0  # mean of the devices' busy % of their GPU-active span
+    active_ns: int = 0  # first GPU work start -> last GPU work end (any device), inside the range
+    kernel_busy_pct: float = 0.0  # union of kernel intervals only (no memcpy/memset) / range
+    devices: list[Busy] = field(default_factory=list)
+    streams: list[Busy] = field(default_factory=list)
+    kernel_ns: int = 0  # sums of clipped durations
+    memcpy_ns: int = 0
+    memset_ns: int = 0
+    memcpy_pct: float = 0.0  # of all GPU work time (kernel + memcpy + memset)
+    memset_pct: float = 0.0
+    memcpy_by_direction: dict[str, int] = field(default_factory=dict)
+    memcpy_bytes_by_direction: dict[str, int] = field(default_factory=dict)  # from the "bytes" arg, where given
+    launch: Stats | None = None  # GPU start - CPU launch call start ("from call start")
+    launch_after_return: Stats | None = None  # GPU start - CPU launch call end ("from call end", HTA's)
+    launches_paired: int = 0
+    gpu_ops_in_range: int = 0
+    worst_launch_kernel: str = ""
+    idle_cpu_wait_ns: int = 0  # gaps where the next work was launched after the GPU went idle
+    idle_between_ns: int = 0  # gaps where the next work had been launched already
+    idle_unknown_ns: int = 0  # gaps whose next work has no known launch
+    idle_edges_ns: int = 0  # range time before the first / after the last work, per device
+    precision: list[NameTime] = field(default_factory=list)  # kernel time per precision class
+    top_kernels: list[NameTime] = field(default_factory=list)
+
+
+gpu_work_kinds = device_work_kinds  # per slice: 0, KERNEL, MEMCPY or MEMSET
+
+
+def launch_pairs(store: TraceStore, rows: np.ndarray) -> np.ndarray:
+    """CPU launch slice row per GPU row (-1 where unknown): flows first, then correlation ids.
+    The pairing is made once per store for all device work (`vtui.analysis.base.launched`), so GPU
+    insights, the call tree, the lists and the serving figures share it."""
+    return launch_of(store)[np.asarray(rows, dtype=np.int64)]
+
+
+def _device_key(store: TraceStore, track: int) -> tuple:
+    t = store.tracks[track]
+    return (t.source, t.pid)
+
+
+def _idle_split(store: TraceStore, st: np.ndarray, en: np.ndarray, launch: np.ndarray, t0: int,
+                t1: int, busy: tuple[np.ndarray, np.ndarray]) -> tuple[int, int, int, int]:
+    """Idle time inside the range on one device (work clipped to [st, en]; ``busy``: the union
+    of those intervals), by cause: (cpu wait, between, unknown, edges)."""
+    s = store.slices
+    a, b = busy
+    if not len(a):
+        return 0, 0, 0, t1 - t0
+    edges = int(a[0] - t0) + int(t1 - b[-1])
+    if (st[1:] >= st[:-1]).all():  # in order already (one stream's rows): no sort
+        st_sorted, rows_launch = st, launch
+    else:
+        order = np.argsort(st, kind="stable")
+        st_sorted, rows_launch = st[order], launch[order]
+    # Each gap ends where the next busy interval starts: the first op starting there says why.
+    gap_start, nxt = b[:-1], a[1:]
+    lrow = rows_launch[np.searchsorted(st_sorted, nxt, side="left")]
+    gap = nxt - gap_start
+    known = lrow >= 0
+    waited = known & (s.start_ns[np.maximum(lrow, 0)] >= gap_start)  # launched only after the GPU went idle
+    cpu, unknown = int(gap[waited].sum()), int(gap[~known].sum())
+    return cpu, int(gap.sum()) - cpu - unknown, unknown, edges
+
+
+def analyse_gpu(store: TraceStore, rng: TimeRange | None = None, top: int = 10) -> GpuReport:
+    """GPU work selected by ``rng`` (the whole trace when None); ``top`` kernels by time."""
+    rng = over(store, rng)
+    t0, t1 = rng.t0, rng.t1
+    kinds = gpu_work_kinds(store)
+    if not kinds.any():
+        return GpuReport(False, range_ns=t1 - t0)
+    s = store.slices
+    rs = rng.slices
+    is_work = rs.mask(kinds > 0)
+    rows, st, en = rs.rows[is_work], rs.start[is_work], rs.end[is_work]
+    out = GpuReport(True, range_ns=t1 - t0, gpu_ops_in_range=len(rows))
+    if not len(rows):
+        return out
+    clip = en - st
+    kernel, memcpy, memset = kinds[rows] == KERNEL, kinds[rows] == MEMCPY, kinds[rows] == MEMSET
+    out.kernel_ns, out.memcpy_ns, out.memset_ns = int(clip[kernel].sum()), int(clip[memcpy].sum()), int(clip[memset].sum())
+    work = out.kernel_ns + out.memcpy_ns + out.memset_ns
+    out.memcpy_pct, out.memset_pct = pct(out.memcpy_ns, work), pct(out.memset_ns, work)
+    for r, d in zip(rows[memcpy].tolist(), clip[memcpy].tolist()):
+        m = _DIRECTION.search(store.name(r))
+        key = m.group(1) if m else "other"
+        out.memcpy_by_direction[key] = out.memcpy_by_direction.get(key, 0) + int(d)
+        nbytes = store.slice_args(r).get("bytes")  # Kineto and nsys both write it; a whole copy counts once
+        if isinstance(nbytes, int) and not isinstance(nbytes, bool) and 0 <= nbytes < 1 << 63:  # 400 digits: not a size
+            out.memcpy_bytes_by_direction[key] = out.memcpy_bytes_by_direction.get(key, 0) + nbytes
+    union_all = merge_intervals(st, en)
+
+    def union(sel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Busy intervals of the selected work; one device, stream or kind is often all of it."""
+        return union_all if sel.all() else merge_intervals(st[sel], en[sel])
+
+    a, b = union_all
+    out.busy_ns = int((b - a).sum())
+    out.any_busy_pct = pct(out.busy_ns, t1 - t0)
+    out.active_ns = int(en.max() - st.min())
+    ka, kb = union(kernel)
+    out.kernel_busy_pct = pct(int((kb - ka).sum()), t1 - t0)
+
+    tracks = s.track[rows]
+    track_ids = distinct_ids(tracks)
+    for t in track_ids:
+        sel = tracks == t
+        a, b = union(sel)
+        label = store.tracks[t].label
+        busy, active = int((b - a).sum()), int(en[sel].max() - st[sel].min())
+        out.streams.append(Busy(label, busy, pct(busy, t1 - t0), int(clip[sel & kernel].sum()),
+                                active, pct(busy, active) if active > 0 else 0.0))
+
+    launch = launch_pairs(store, rows)
+    keys = sorted({_device_key(store, t) for t in track_ids}, key=str)
+    track_dev = np.full(len(store.tracks), -1, dtype=np.int64)
+    for t in track_ids:
+        track_dev[t] = keys.index(_device_key(store, t))
+    dev_of = track_dev[tracks]
+    for k in range(len(keys)):
+        sel = dev_of == k
+        a, b = union(sel)
+        first = store.tracks[int(tracks[sel][0])]
+        busy, active = int((b - a).sum()), int(en[sel].max() - st[sel].min())
+        out.devices.append(Busy(first.process_title, busy, pct(busy, t1 - t0), int(clip[sel & kernel].sum()),
+                                active, pct(busy, active) if active > 0 else 0.0))
+        cpu, between, unknown, edges = _idle_split(store, st[sel], en[sel], launch[sel], t0, t1, (a, b))
+        out.idle_cpu_wait_ns += cpu
+        out.idle_between_ns += between
+        out.idle_unknown_ns += unknown
+        out.idle_edges_ns += edges
+
+    out.busy_pct = float(np.mean([d.busy_pct for d in out.devices]))
+    out.busy_pct_of_active = float(np.mean([d.busy_pct_of_active for d in out.devices]))
+    paired = launch >= 0
+    out.launches_paired = int(paired.sum())
+    if paired.any():
+        g, c = rows[paired], launch[paired]
+        delay = s.start_ns[g] - s.start_ns[c]
+        out.launch = Stats.of(delay)
+        out.launch_after_return = Stats.of(s.start_ns[g] - s.end_ns[c])
+        out.worst_launch_kernel = store.name(int(g[int(np.argmax(delay))]))
+
+    k_rows, k_clip = rows[kernel], clip[kernel]
+    names = s.name_id[k_rows]
+    # Per kernel name in one pass each (not one pass per name): int64 sums, exact.
+    counts = np.bincount(names, minlength=len(store.strings))
+    totals = np.zeros(len(store.strings), dtype=np.int64)
+    np.add.at(totals, names, k_clip)
+    per_class: dict[str, list[int]] = {}
+    tops = []
+    for nid in np.flatnonzero(counts).tolist():
+        total, count = int(totals[nid]), int(counts[nid])
+        cls = precision_of(store.strings[nid])
+        acc = per_class.setdefault(cls, [0, 0])
+        acc[0] += total
+        acc[1] += count
+        tops.append(NameTime(store.strings[nid], total, count, pct(total, out.kernel_ns)))
+    out.precision = sorted((NameTime(k, v[0], v[1], pct(v[0], out.kernel_ns)) for k, v in per_class.items()),
+                           key=lambda x: -x.total_ns)
+    out.top_kernels = sorted(tops, key=lambda x: -x.total_ns)[:top]
+    return out

@@ -1,0 +1,2 @@
+"""Many ranks: per-rank tables, collectives matched across ranks, the straggler and exposed
+communication."""

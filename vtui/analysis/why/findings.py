@@ -1,0 +1,236 @@
+"""Findings: what was seen, how big it is, and what to try — one short hint each, as a profiling
+guide would give. Built from the analysis reports; thresholds are named constants here."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from vtui.analysis.base.stats import pct
+from vtui.analysis.calltree.python_overhead import PythonReport
+from vtui.analysis.gpu.activity import GpuReport, precision_of
+from vtui.analysis.gpu.graphs import GraphReport
+from vtui.analysis.gpu.memory import MemoryReport
+from vtui.analysis.slices.caches import CacheReport
+from vtui.analysis.slices.operators import OpsReport, hint_for
+from vtui.analysis.steps.detect import StepReport
+from vtui.analysis.steps.serving import ServingReport
+from vtui.analysis.steps.trends import SLOW_FIRST_RATIO
+from vtui.fmt import format_bytes
+from vtui.fmt import format_duration as fd
+
+INFO, WARNING, HIGH = "info", "warning", "high"
+OP_SHARE = 5.0  # an operator kind worth a hint: >= 5% of the range in self time
+SYNC_SHARE = 5.0
+GPU_BUSY_LOW = 50.0
+GPU_BUSY_VERY_LOW = 20.0
+IDLE_CPU_SHARE = 10.0
+MEMCPY_SHARE = 10.0
+FP32_GEMM_SHARE = 10.0
+PYTHON_SHARE = 30.0
+GAP_SHARE = 10.0
+
+STEP_OPTION = "pass --step REGEX"  # the CLI's way to name the steps (the app says its own key)
+
+
+@dataclass
+class Finding:
+    kind: str
+    severity: str
+    message: str
+    hint: str
+
+    def to_dict(self) -> dict[str, str]:
+        return asdict(self)
+
+
+def step_findings(st: StepReport, serving: ServingReport | None = None) -> list[Finding]:
+    """Findings over all steps alike. When the steps' kinds are known (``serving``), the first-step
+    and spike verdicts are left to ``serving_findings``, which judges each kind on its own."""
+    if not st.present or st.trend is None:
+        if st.in_trace:
+            return [Finding("steps", INFO, f"no {st.pattern} step starts in this range ({st.in_trace} in the trace)",
+                            "widen the range to cover whole steps")]
+        return [Finding("steps", INFO, "no repeating step found" + (f" for /{st.pattern}/" if st.source == "user" else ""),
+                        "name the unit of work (record_function('engine_step')) or " + STEP_OPTION)]
+    out: list[Finding] = []
+    tr, rest = st.trend, st.rest
+    by_kind = serving is not None and serving.present and serving.kinds_known
+    if tr.slow_first and rest and st.run_start and not by_kind:  # a prefill only when the range starts the run
+        out.append(Finding("slow_first", INFO if tr.first_ratio < 10 else WARNING,
+                           f"first step {tr.first_ratio:.1f}× the median of the others ({fd(st.first_ns or 0)} vs {fd(rest.median)})",
+                           "expected for a prefill (time to first token); if it is warm-up (compilation, autotuning, "
+                           "allocator growth), run warm-up iterations before measuring"))
+    if tr.trend in ("staircase", "decreasing") and not by_kind:
+        word = "rises" if tr.trend == "staircase" else "falls"
+        out.append(Finding(tr.trend, WARNING if tr.trend == "staircase" else INFO,
+                           f"step time {word} {fd(abs(tr.slope_ns_per_step))} per step ({tr.rise_pct:+.0f}% of the median "
+                           f"over {st.count - 1} steps, r={tr.r:.2f})",
+                           "per-step cost grows with context: check the KV cache is used (no recompute of past tokens) "
+                           "and attention is a fused/paged kernel" if tr.trend == "staircase" else
+                           "steps get cheaper over time: a warm-up or a shrinking batch"))
+    if tr.spikes and not by_kind:
+        shown = ", ".join(f"#{i} {fd(st.durations[i])}" for i in tr.spikes[:5])
+        out.append(Finding("spikes", WARNING, f"{len(tr.spikes)} step(s) above {fd(tr.spike_threshold_ns)}: {shown}",
+                           "compare a spike with a normal step: garbage collection, allocator growth (cudaMalloc), "
+                           "host syncs or data loading usually explain one-off slow steps"))
+    if tr.gap_pct >= GAP_SHARE:
+        out.append(Finding("gaps", WARNING, f"{fd(tr.gap_total_ns)} between steps ({tr.gap_pct:.0f}% of the step span, "
+                           f"largest {fd(tr.gap_max_ns)})",
+                           "the host works outside the step (scheduling, tokenisation, Python): overlap it with the "
+                           "GPU or move it off the critical path"))
+    return out
+
+
+def serving_findings(sv: ServingReport) -> list[Finding]:
+    """Per kind: a mixed step among decode steps is not a spike, a long prefill is slow only for
+    its tokens."""
+    if not sv.present or not sv.kinds_known:
+        return []
+    out: list[Finding] = []
+    by_index = {s.index: s for s in sv.steps}
+    for k in sv.kinds:
+        if k.kind == "unknown" or k.trend is None:
+            continue
+        if k.spikes:
+            shown = ", ".join(f"#{i} {fd(by_index[i].dur_ns)}" for i in k.spikes[:5])
+            out.append(Finding(f"spikes:{k.kind}", WARNING,
+                               f"{len(k.spikes)} {k.kind} step(s) above {fd(k.trend.spike_threshold_ns)} "
+                               f"(median {fd(k.stats.median)}): {shown}",
+                               "compare a spike with a normal step of its kind: garbage collection, allocator growth, "
+                               "host syncs or a scheduler stall usually explain one-off slow steps"))
+        if k.kind == "decode" and k.trend.trend == "staircase":
+            out.append(Finding("staircase:decode", WARNING,
+                               f"decode step time rises {fd(abs(k.trend.slope_ns_per_step))} per step "
+                               f"({k.trend.rise_pct:+.0f}% of the median over {k.count} steps, r={k.trend.r:.2f})",
+                               "decode cost grows with context or batch: check the KV cache is used and attention "
+                               "is a paged/fused kernel; compare with the steady-state window"))
+    for i in sv.slow_prefills[:3]:
+        s = by_index[i]
+        out.append(Finding("slow_prefill", WARNING,
+                           f"prefill step #{i} took {fd(s.dur_ns)} for {s.prefill_tokens:,} tokens "
+                           f"({fd(s.dur_ns / s.prefill_tokens)} per token, ≥ {SLOW_FIRST_RATIO:.0f}× the other prefills)",
+                           "slow for its tokens: warm-up (compilation, autotuning) or allocator growth; run warm-up "
+                           "requests before measuring"))
+    st = sv.steady
+    if st is not None:
+        rate = f", {st.decode_tokens_per_s:,.0f} decode tokens/s" if st.decode_tokens_per_s else ""
+        out.append(Finding("steady_state", INFO,
+                           f"steady decode: steps #{st.first}–#{st.last} ({st.count} steps, batch ≈ {st.batch_median:g}): "
+                           f"TPOT {fd(st.tpot_ns)}{rate}",
+                           "judge decode cost on this window: ramp-up and ramp-down steps have smaller batches"))
+    return out
+
+
+def graph_findings(g: GraphReport) -> list[Finding]:
+    if not g.present or not g.launches:
+        return []
+    d = g.launch_delay
+    delay = f"; first kernel {fd(d.median)} after the launch call (median)" if d else ""
+    cap = ""
+    if g.capture is not None:
+        cap = f"; {g.capture.matched:,} of {g.capture.replayed_kernels:,} kernels matched to the capture"
+    hint = ("graph kernels belong to the launch call; pass --capture (vLLM's capture trace) to see the "
+            "operators and shapes they were captured from" if g.capture is None else
+            "the replayed time per captured operator is under CUDA/HIP graphs; unmatched kernels were not in "
+            "the capture (another batch size or mode)")
+    return [Finding("cuda_graphs", INFO, f"{g.launches:,} graph launches replay {g.kernels:,} kernels "
+                    f"({fd(g.kernel_ns)}){delay}{cap}", hint)]
+
+
+def op_findings(ops: OpsReport) -> list[Finding]:
+    out: list[Finding] = []
+    seen: dict[str, list] = {}
+    for row in ops.by_self:
+        h = hint_for(row.name)
+        if h and row.pct >= OP_SHARE and h[0] not in seen:
+            seen[h[0]] = [row, h[1]]
+    for kind, (row, hint) in seen.items():
+        out.append(Finding(f"op:{kind}", WARNING if row.pct >= 20 else INFO,
+                           f"{row.name} takes {fd(row.self_ns)} self time ({row.pct:.1f}% of {_of_range(ops)}, {row.count:,} calls)",
+                           hint))
+    sy = ops.sync
+    if sy.count:
+        share = pct(sy.total_ns, ops.range_ns)
+        names = ", ".join(f"{n} ×{c}" for n, c, _ in sy.by_name[:3])
+        where = ", ".join(n for n, _ in sy.callers[:2])
+        out.append(Finding("sync", WARNING if share >= SYNC_SHARE else INFO,
+                           f"{sy.count} sync points take {fd(sy.total_ns)} ({share:.1f}%): {names}; called from {where}",
+                           "each sync stalls the CPU until the GPU drains: avoid .item(), .cpu(), printing GPU tensors "
+                           "and blocking copies inside the loop"))
+    return out
+
+
+def _of_range(ops: OpsReport) -> str:
+    return "the range" if ops.threads <= 1 else f"the range × {ops.threads} CPU threads"
+
+
+def gpu_findings(g: GpuReport) -> list[Finding]:
+    if not g.present:
+        return [Finding("gpu", INFO, "no GPU activity in this trace", "profile with CUDA activities to see kernels")]
+    if not g.gpu_ops_in_range:
+        return [Finding("gpu", INFO, "no GPU activity in this range", "widen the range")]
+    out: list[Finding] = []
+    if g.busy_pct < GPU_BUSY_LOW:
+        out.append(Finding("gpu_busy", HIGH if g.busy_pct < GPU_BUSY_VERY_LOW else WARNING,
+                           f"GPU busy {g.busy_pct:.1f}% of the range" + (f" ({fd(g.busy_ns)} of {fd(g.range_ns)})" if len(g.devices) == 1
+                                                                        else f" (mean of {len(g.devices)} devices)")
+                           + f", {g.busy_pct_of_active:.1f}% of the GPU-active span",
+                           "the GPU waits: batch more work, overlap CPU work, or capture the step in a CUDA graph"))
+    cpu_share = pct(g.idle_cpu_wait_ns, g.range_ns * max(len(g.devices), 1))
+    if cpu_share >= IDLE_CPU_SHARE:
+        out.append(Finding("gpu_waits_cpu", WARNING,
+                           f"GPU idle {fd(g.idle_cpu_wait_ns)} ({cpu_share:.1f}%) waiting for the CPU to launch work "
+                           f"(between kernels: {fd(g.idle_between_ns)})",
+                           "launch-bound: fewer, larger kernels (fusion, torch.compile) or CUDA graphs "
+                           "(mode='reduce-overhead') cut per-kernel CPU cost"))
+    if g.memcpy_pct + g.memset_pct >= MEMCPY_SHARE:
+        dirs = ", ".join(f"{k} {fd(v)}" for k, v in sorted(g.memcpy_by_direction.items(), key=lambda kv: -kv[1]))
+        out.append(Finding("memcpy", WARNING, f"memcpy {g.memcpy_pct:.1f}% and memset {g.memset_pct:.1f}% of GPU time ({dirs})",
+                           "keep tensors on the GPU across steps; use pinned memory and non_blocking=True for copies "
+                           "that must happen"))
+    if g.launch and g.launch_after_return:  # both come from the same paired launches
+        out.append(Finding("launch_delay", INFO,
+                           f"kernel launch delay from call start: mean {fd(g.launch.mean)}, p90 {fd(g.launch.p90)}, "
+                           f"worst {fd(g.launch.max)}; from call end (HTA): mean {fd(g.launch_after_return.mean)} "
+                           f"({g.launches_paired:,} launches)",
+                           "long delays with a busy GPU mean a deep queue (fine); with an idle GPU they point at the "
+                           "driver or contention"))
+    fp32 = sum(k.total_ns for k in g.top_kernels if "gemm" in k.name.lower() and precision_of(k.name) == "fp32")
+    share = pct(fp32, g.kernel_ns)
+    if share >= FP32_GEMM_SHARE:
+        out.append(Finding("precision", WARNING, f"fp32 GEMM kernels take {share:.0f}% of kernel time",
+                           "use bf16/fp16 (autocast) or allow TF32 so matrix multiplies run on tensor cores"))
+    return out
+
+
+def memory_findings(m: MemoryReport) -> list[Finding]:
+    if not m.present or m.main is None:
+        return [Finding("memory", INFO, "no [memory] events in this trace", "profile with profile_memory=True")]
+    d = m.main
+    out = []
+    if d.verdict == "growing":
+        out.append(Finding("memory_growth", WARNING,
+                           f"{d.device}: allocated memory grows {format_bytes(d.end_allocated - d.start_allocated)} over the range "
+                           f"(peak {format_bytes(d.peak_allocated)})",
+                           "tensors kept across steps (a growing cache or history): check what holds references"))
+    elif d.verdict == "churn":
+        out.append(Finding("memory_churn", INFO,
+                           f"{d.device}: {d.allocs:,} allocations / {d.frees:,} frees, {d.repeated_size_share * 100:.0f}% "
+                           f"of the same few sizes (peak {format_bytes(d.peak_allocated)})",
+                           "re-allocation churn: preallocate and reuse buffers (static KV cache, out= arguments)"))
+    return out
+
+
+def python_findings(p: PythonReport) -> list[Finding]:
+    if not p.present or p.python_pct < PYTHON_SHARE:
+        return []
+    return [Finding("python", WARNING, f"{p.python_pct:.0f}% of CPU self time is in Python frames (stacks up to {p.max_depth} deep)",
+                    "per-op Python overhead: torch.compile or CUDA graphs remove it; move Python work out of the hot loop")]
+
+
+def cache_findings(c: CacheReport) -> list[Finding]:
+    if not c.present or c.hit_rate is None:
+        return []
+    return [Finding("cache", WARNING if c.hit_rate < 50 else INFO,
+                    f"cache hit rate {c.hit_rate:.0f}% ({c.hits} hits, {c.misses} misses, {c.evictions} evictions)",
+                    "a low hit rate: the cache is too small or keys do not repeat (prefix caching needs shared prefixes)")]
