@@ -96,6 +96,7 @@ class Server:
         return self.proc.stderr.read()
 
 
+@pytest.mark.slow
 def test_errors_over_the_wire_are_flagged_capped_and_one_line(trace):
     server = Server(cap=2_000)
     try:
