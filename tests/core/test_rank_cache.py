@@ -15,6 +15,7 @@ import pytest
 
 from benchmarks.ranks_synth import rank_events, slow_rank, write_rank
 from vtui.cli import main
+from vtui.errors import TraceLoadError
 from vtui.store import cache as trace_cache
 
 pytest.importorskip("duckdb")
@@ -90,13 +91,25 @@ def test_cache_clear_removes_them_and_the_cap_counts_them(tmp_path, capsys):
     assert trace_cache.ranks_folders() == [] and freed > 0
 
 
-def test_a_failed_rank_leaves_no_temp_folder(tmp_path, monkeypatch):
+def test_a_failed_rank_is_skipped_and_said_by_both_engines_and_leaves_no_temp(tmp_path, monkeypatch, capsys):
+    import json
+
     folder = folder_of_ranks(tmp_path, ranks=3)
     (folder / "trace_rank2.json").write_text("{ not a trace")
     temp = tmp_path / "tmp"
     temp.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(temp))
-    with pytest.raises(Exception):  # noqa: B017 — the load's own error; what matters is what it leaves
+    said = {}
+    for engine in ("python", "duckdb"):
+        assert main(["ranks", str(folder), "--engine", engine, "--json", "--no-cache"]) == 0
+        doc = json.loads(capsys.readouterr().out)
+        said[engine] = (doc["warnings"], doc["missing_ranks"], [r["rank"] for r in doc["ranks"]])
+    assert said["python"] == said["duckdb"] and said["duckdb"][1:] == ([2], [0, 1])
+    assert any(w.startswith("skipped trace_rank2.json") for w in said["duckdb"][0])
+    assert list(temp.iterdir()) == []
+    for r in range(2):
+        (folder / f"trace_rank{r}.json").write_text("[")
+    with pytest.raises(TraceLoadError, match="no rank could be loaded"):
         run_ranks(folder, cache=False)
     assert list(temp.iterdir()) == []
 

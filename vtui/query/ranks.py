@@ -34,7 +34,7 @@ from vtui.analysis.ranks.analyse import (
 )
 from vtui.analysis.ranks.tables import RankTable, rank_tables
 from vtui.atomic import atomic_write
-from vtui.errors import UsageError
+from vtui.errors import TraceLoadError, UsageError
 from vtui.query import rank_cache
 from vtui.tempfiles import temp_prefix
 
@@ -112,10 +112,12 @@ def _rank_folder(root: Path, file: Path, pos: int, cache: bool) -> Path | None:
 
 def prepare(path: str | os.PathLike, out: Path | None = None, cache: bool = True,
             progress: Callable[[int, int], None] | None = None,
-            options: LoadOptions | None = None) -> tuple[list[Path], Path | None]:
+            options: LoadOptions | None = None,
+            skipped: list[str] | None = None) -> tuple[list[Path], Path | None]:
     """Per-rank Parquet folders for a trace folder (or file), loading one rank at a time; a
-    rank whose folder is already complete is not loaded again. Returns (folders, temp root to
-    remove or None)."""
+    rank whose folder is already complete is not loaded again, a rank that fails to load is
+    left out and said in ``skipped``. Returns (folders, temp root to remove or None)."""
+    skipped = [] if skipped is None else skipped
     from vtui.load.trace import load_trace, trace_files
     from vtui.store import cache as trace_cache
 
@@ -127,7 +129,8 @@ def prepare(path: str | os.PathLike, out: Path | None = None, cache: bool = True
     if out is None:
         temp = out = Path(tempfile.mkdtemp(prefix=temp_prefix("ranks", hidden=False)))
         cache = False
-    folders = []
+    folders: list[Path] = []
+    skipped.clear()
     names = [f"{n}.parquet" for n in PARQUET]
     try:
         for pos, f in enumerate(files):
@@ -142,7 +145,11 @@ def prepare(path: str | os.PathLike, out: Path | None = None, cache: bool = True
                     target, folder = temp / f"rank-file-{pos}", None
                 else:
                     target = folder
-                store = load_trace(f, cache=cache, options=options)
+                try:
+                    store = load_trace(f, cache=cache, options=options)
+                except TraceLoadError as exc:  # as the Python engine: the rank is skipped, and said so
+                    skipped.append(f"skipped {f.name}: {exc}")
+                    continue
                 rank_cache.make_folder(target)
                 write_rank(rank_tables(store)[0], pos, target, pa, pq)
                 del store  # before the next rank: one rank in memory at a time
@@ -152,7 +159,9 @@ def prepare(path: str | os.PathLike, out: Path | None = None, cache: bool = True
             folders.append(folder)
             if progress:
                 progress(pos + 1, len(files))
-    except BaseException:  # a rank that fails to load, ctrl-c, SIGTERM: no temp folder left behind
+        if not folders:
+            raise TraceLoadError(f"{path}: no rank could be loaded ({'; '.join(skipped)})")
+    except BaseException:  # ctrl-c, SIGTERM, no rank loaded: no temp folder left behind
         if temp is not None:
             shutil.rmtree(temp, ignore_errors=True)
         raise
@@ -223,9 +232,12 @@ def run_ranks(path: str | os.PathLike, align: str = "epoch", cache: bool = True,
               options: LoadOptions | None = None) -> RanksReport:
     from vtui.store import cache as trace_cache
 
-    folders, temp = prepare(path, cache=cache, progress=progress, options=options)
+    skipped: list[str] = []
+    folders, temp = prepare(path, cache=cache, progress=progress, options=options, skipped=skipped)
     try:
-        return run_sql(folders, align)
+        report = run_sql(folders, align)
+        report.warnings[:0] = skipped
+        return report
     finally:
         if temp is not None:
             shutil.rmtree(temp, ignore_errors=True)
