@@ -152,3 +152,20 @@ def test_no_trace_is_not_the_servers_cwd():
         vmcp.StoreCache()("")
     with pytest.raises(UsageError, match="no trace"):
         vmcp.StoreCache()("  ")
+
+
+def test_info_on_hundreds_of_ranks_fits_and_each_list_pages(tmp_path):
+    folder = tmp_path / "ranks"
+    folder.mkdir()
+    for r in range(300):
+        (folder / f"trace_rank{r}.json").write_text(json.dumps(
+            {"traceEvents": [{"ph": "X", "name": "a", "pid": r, "tid": 1, "ts": 0, "dur": 5}], "distributedInfo": {"rank": r}}))
+    info = tools(5_000)["info"]
+    first = json.loads(info(str(folder), limit=1))
+    assert first["page"]["list"] == "track_list" and first["page"]["cut"]["sources"]["total"] == 300
+    seen, offset = [], 0
+    while offset is not None:
+        doc = json.loads(info(str(folder), offset=offset, limit=100, list_path="sources"))
+        seen += [s["path"] for s in doc["sources"]]
+        offset = doc["page"]["next_offset"]
+    assert sorted(seen) == sorted(str(p) for p in folder.iterdir())
