@@ -44,7 +44,9 @@ def test_a_tmp_link_to_root_in_the_cwd_reads_and_writes_nothing(store, tmp_path,
     for sql in ("SELECT * FROM read_text('.tmp/etc/hostname')",
                 f"SELECT * FROM read_text('.tmp{tmp_path}/victim.txt')",
                 f"COPY (SELECT 'pwned') TO '.tmp{victim}' (FORMAT csv)",
-                "SELECT * FROM glob('.tmp/*')"):
+                "SELECT * FROM glob('.tmp/*')", "SELECT * FROM sniff_csv('.tmp/etc/passwd')",
+                "SELECT * FROM read_blob('/etc/passwd')", "SELECT * FROM read_csv('.tmp/etc/passwd')",
+                "SELECT * FROM read_json('/etc/os-release')", "SELECT * FROM parquet_metadata('.tmp/x.parquet')"):
         with pytest.raises(UsageError):
             run_query(store, sql)
     assert not victim.exists()
