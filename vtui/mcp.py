@@ -237,6 +237,10 @@ def tool_specs(loader: Callable[[str, bool], Any], max_chars: int = DEFAULT_MAX_
               offset: Offset = 0, limit: Limit = DEFAULT_LIMIT) -> str:
         doc = run_command("query", ["--format", "json", "--time-limit", str(time_limit), "--max-rows", str(offset + limit),
                                     "--", trace, sql], loader)
+        if doc.get("truncated") and offset and offset >= len(doc.get("rows") or []):
+            # cut by its bytes before this page: asking again would give the same empty page
+            raise UsageError(f"rows from {offset:,} are past what one query fetches ({len(doc['rows']):,} rows "
+                             f"within its byte bound): page in the SQL instead (ORDER BY … LIMIT n OFFSET {offset})")
         return page(doc, offset, limit, max_chars, more_after=bool(doc.get("truncated")), path="rows")
 
     def diff(a: Annotated[str, Field(description="trace A, the baseline")],

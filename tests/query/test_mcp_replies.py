@@ -169,3 +169,16 @@ def test_info_on_hundreds_of_ranks_fits_and_each_list_pages(tmp_path):
         seen += [s["path"] for s in doc["sources"]]
         offset = doc["page"]["next_offset"]
     assert sorted(seen) == sorted(str(p) for p in folder.iterdir())
+
+
+def test_paging_past_the_byte_bound_says_how_instead_of_an_endless_empty_page(trace, monkeypatch):
+    from vtui.query import engine
+
+    monkeypatch.setattr(engine, "MAX_BYTES", 50_000)
+    query = tools()["query"]
+    sql = "SELECT i, repeat('z', 1000) AS s FROM range(500) t(i)"
+    first = json.loads(query(str(trace), sql, limit=200))
+    got = len(first["rows"])
+    assert 40 <= got < 200 and first["page"]["next_offset"] == got and first["truncated"]
+    with pytest.raises(UsageError, match="OFFSET"):
+        query(str(trace), sql, offset=got, limit=200)

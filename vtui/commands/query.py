@@ -53,7 +53,10 @@ def run(opts: argparse.Namespace) -> int:
 
     path = Path(opts.trace)
     source = ParquetSource(path) if rank_folders(path) else load_store(opts)
-    result = run_query(source, opts.sql, time_limit=opts.time_limit, max_rows=opts.max_rows or None)
+    from vtui.query import engine
+
+    result = run_query(source, opts.sql, time_limit=opts.time_limit, max_rows=opts.max_rows or None,
+                       max_bytes=engine.MAX_BYTES)
     say(render(result, opts.format), lossless=opts.format in ("csv", "json"))
     if opts.format == "table":
         more = (f" (more rows left out, past --max-rows or {MAX_BYTES >> 20} MB of text: add a LIMIT, or select "
