@@ -84,6 +84,8 @@ def test_cache_clear_removes_them_and_the_cap_counts_them(tmp_path, capsys):
     folder = folder_of_ranks(tmp_path)
     report(folder)
     assert len(trace_cache.ranks_folders()) == 2
+    assert main(["cache", "list"]) == 0
+    assert "2 per-rank Parquet folders" in capsys.readouterr().out
     assert main(["cache", "clear"]) == 0
     assert trace_cache.ranks_folders() == [] and rank_files("*.parquet") == []
     report(folder)
