@@ -3,9 +3,10 @@
 Thin by design: each tool runs the CLI command of the same name (its ``--json`` / ``--format
 json`` output), so an agent gets exactly the numbers `vtui stats`, `vtui insights`, … print. What
 it adds: typed input schemas, a cache of the last few stores (a second call on a trace costs no
-load), and results that are capped and paged: the longest list of a result (rows, matches, ops…)
-is served ``limit`` items from ``offset``, and no reply exceeds ``VTUI_MCP_MAX_CHARS`` characters
-(default 60,000) — an agent never receives 100 MB. Needs ``pip install 'vtui[mcp]'``.
+load), and results that are capped and paged (``vtui.mcp_page``): the tool's own list (a query's
+rows, a search's matches…) is served ``limit`` items from ``offset``, and no reply — an error
+neither — exceeds ``VTUI_MCP_MAX_CHARS`` characters (default 60,000). Every failure is one line
+with ``isError``; SIGTERM / SIGHUP / SIGINT end the server at once. Needs ``pip install 'vtui[mcp]'``.
 
 The tool list is data: one entry per tool (``tool_specs``); `ranks` appears when the CLI has a
 `ranks` command.
