@@ -23,12 +23,13 @@ import threading
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+PWNED = Path("/tmp/vtui-soak-pwned.csv")
 Found = dict[str, list[str]]
 
 ESCAPES = [
     "SELECT * FROM read_text('.tmp/etc/hostname')",
     "SELECT * FROM read_text('/etc/hostname')",
-    "COPY (SELECT 'pwned') TO '.tmp/tmp/vtui-soak-pwned.csv'",
+    "COPY (SELECT 'pwned') TO '.tmp/tmp/vtui-soak-pwned.csv'",  # PWNED, if it gets through
     "ATTACH '{cwd}/:memory:' AS x",
     "COPY (SELECT 1) TO '{cwd}/:memory:.wal'",
     "SELECT * FROM glob('.tmp/*')",
@@ -61,6 +62,7 @@ def _env(work: Path) -> dict[str, str]:
 
 def soak_sql(work: Path, trace: Path, timeout: float) -> Found:
     found = _empty()
+    PWNED.unlink(missing_ok=True)
     cwd = work / "sql_cwd"
     cwd.mkdir()
     (cwd / ".tmp").symlink_to("/")
@@ -77,8 +79,9 @@ def soak_sql(work: Path, trace: Path, timeout: float) -> Found:
             found["tracebacks"].append(f"{label}: exit {code}: {err.strip()[-160:]}")
         if secret and secret in out:
             found["numbers"].append(f"{label}: read a file")
-    if sorted(p.name for p in cwd.iterdir()) != [".tmp"] or Path("/tmp/vtui-soak-pwned.csv").exists():
+    if sorted(p.name for p in cwd.iterdir()) != [".tmp"] or PWNED.exists():
         found["numbers"].append("sql: a query wrote a file")
+    PWNED.unlink(missing_ok=True)  # so that a later run finds only its own
     return found
 
 
