@@ -13,6 +13,7 @@ the corpus): each as a real subprocess, counted as the corpus cases are.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -62,7 +63,8 @@ def _env(work: Path) -> dict[str, str]:
 
 def soak_sql(work: Path, trace: Path, timeout: float) -> Found:
     found = _empty()
-    PWNED.unlink(missing_ok=True)
+    with contextlib.suppress(OSError):
+        PWNED.unlink(missing_ok=True)
     cwd = work / "sql_cwd"
     cwd.mkdir()
     (cwd / ".tmp").symlink_to("/")
@@ -81,7 +83,8 @@ def soak_sql(work: Path, trace: Path, timeout: float) -> Found:
             found["numbers"].append(f"{label}: read a file")
     if sorted(p.name for p in cwd.iterdir()) != [".tmp"] or PWNED.exists():
         found["numbers"].append("sql: a query wrote a file")
-    PWNED.unlink(missing_ok=True)  # so that a later run finds only its own
+    with contextlib.suppress(OSError):  # so that a later run finds only its own
+        PWNED.unlink(missing_ok=True)
     return found
 
 
