@@ -197,6 +197,11 @@ def tool_specs(loader: Callable[[str, bool], Any], max_chars: int = DEFAULT_MAX_
              list_path: ListPath("track_list") = None) -> str:
         return cli("info", [trace], ["--json"], offset, limit, list_path, "track_list")
 
+    def health(trace: Trace, offset: Offset = 0, limit: Limit = DEFAULT_LIMIT) -> str:
+        doc = run_command("info", ["--json", "--", trace], loader)
+        return page({"schema_version": doc["schema_version"], "health": doc["health"]}, offset, limit, max_chars,
+                    default="health")
+
     def insights(trace: Trace, range: Range = None,
                  step: Annotated[str | None, Field(description="regex for the step slices (default: detected)")] = None,
                  top: Annotated[int, Field(ge=1, le=1000, description="operators and kernels listed")] = 15,
@@ -261,6 +266,10 @@ def tool_specs(loader: Callable[[str, bool], Any], max_chars: int = DEFAULT_MAX_
 
     specs = [
         ToolSpec("info", "info", "What a load produced: form, repaired?, events per phase, tracks, span, warnings.", info),
+        ToolSpec("health", "info", "Trace health: what in this trace cannot be trusted (CPU/GPU clocks that disagree, "
+                 "device work overlapping on a stream, launches whose kernels were dropped, what was not recorded), "
+                 "each item with its severity, count, example events and the figures it puts in doubt. Read it "
+                 "before quoting a figure.", health),
         ToolSpec("insights", "insights", "Where the time goes: steps and phases (TTFT, step mean/p90, trends), top "
                  "operators, sync points, GPU busy %, launch delay, idle causes, memory, findings with hints.", insights),
         ToolSpec("stats", "stats", "The slice aggregation table of a range: count, total and self time clipped to "
