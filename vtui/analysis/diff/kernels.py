@@ -16,6 +16,7 @@ A kernel's operator is the innermost CPU operator around the call that launched 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 
@@ -27,6 +28,7 @@ from vtui.store.devices import cpu_op_mask, runtime_mask
 from vtui.store.store import TraceStore
 
 MAX_CELLS = 4_000_000  # len(A middle) × len(B middle) above which a step pair is not aligned
+MIN_CHANGE = 0.01  # a kernel's Δ under 1 % of its time in A is not listed as changed
 EXACT, BASE, FAMILY = 0, 1, 2  # how a matched pair was matched
 NO_OP = "(no operator)"
 
@@ -115,7 +117,7 @@ class Alignment:
     added: np.ndarray
 
 
-def _blocks(x: list[int], y: list[int]) -> list[tuple[str, int, int, int, int]]:
+def _blocks(x: list[int], y: list[int]) -> Sequence[tuple[str, int, int, int, int]]:
     return SequenceMatcher(None, x, y, autojunk=False).get_opcodes()
 
 
@@ -238,6 +240,7 @@ class StepPairSet:
     a_steps: np.ndarray  # step positions in A's run
     b: StepKernels
     b_steps: np.ndarray
+    run_pair: int = 0  # which pair of runs (several runs per side)
 
 
 def _groups(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -247,8 +250,31 @@ def _groups(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return uniq, inv.reshape(-1)
 
 
+def _real_changes(group: np.ndarray, delta: np.ndarray, run_pair: np.ndarray, count: np.ndarray,
+                  a_ns: np.ndarray, b_ns: np.ndarray, tolerance: float) -> np.ndarray:
+    """Per group of matched kernels: is its Δ beyond the noise? With 3 or more kernel pairs, the mean
+    Δ is over 3 standard errors from 0 (a consistent shift, however small, is real; a jitter is
+    not); with fewer, |Σ Δ| is over ``tolerance`` of A. With several pairs of runs, every run pair
+    must also move the same way (one odd run is the runs' noise, not the change)."""
+    n = len(count)
+    mean = np.bincount(group, weights=delta, minlength=n) / np.maximum(count, 1)
+    sq = np.bincount(group, weights=delta * delta, minlength=n) / np.maximum(count, 1)
+    se = np.sqrt(np.maximum(sq - mean * mean, 0.0) / np.maximum(count - 1, 1))
+    real = np.where(count >= 3, np.abs(mean) > 3 * se, np.abs(b_ns - a_ns) > tolerance * a_ns)
+    real &= mean != 0
+    pairs = int(run_pair.max()) + 1 if len(run_pair) else 1
+    if pairs > 1:
+        per = np.bincount(group * pairs + run_pair, weights=delta, minlength=n * pairs).reshape(n, pairs)
+        seen = np.bincount(group * pairs + run_pair, minlength=n * pairs).reshape(n, pairs) > 0
+        same_way = np.where(seen, np.sign(per) == np.sign(mean)[:, None], True).all(axis=1)
+        real &= same_way
+    return real
+
+
 def diff_kernels(sets: list[StepPairSet], vocab: Vocab, tolerance: float, noise_ns: int) -> KernelDiff:
-    """Every aligned step pair's kernels aligned, then summed per kind by kernel and by operator."""
+    """Every aligned step pair's kernels aligned, then summed per kind by kernel and by operator.
+    A matched kernel is listed as changed when renamed, or when its Δ is real (``_real_changes``) and
+    at least ``MIN_CHANGE`` of its time in A and ``noise_ns`` per step pair."""
     out = KernelDiff()
     kinds: list[str] = []
     empty = vocab.id("")
@@ -274,7 +300,7 @@ def diff_kernels(sets: list[StepPairSet], vocab: Vocab, tolerance: float, noise_
             longer[ps.kind] = longer.get(ps.kind, 0) + max(sa.stop - sa.start, sb.stop - sb.start)
             m_cols.append(np.stack([np.full(len(ia), kid), ps.a.name[ia], ps.b.name[ib],
                                     np.where(ps.a.op[ia] != vocab.id(NO_OP), ps.a.op[ia], ps.b.op[ib]),
-                                    al.level, ps.a.dur[ia], ps.b.dur[ib]]))
+                                    al.level, ps.a.dur[ia], ps.b.dur[ib], np.full(len(ia), ps.run_pair)]))
             ir, id_ = al.removed + sa.start, al.added + sb.start
             r_cols.append(np.stack([np.full(len(ir), kid), ps.a.name[ir], ps.a.op[ir], ps.a.dur[ir]]))
             d_cols.append(np.stack([np.full(len(id_), kid), ps.b.name[id_], ps.b.op[id_], ps.b.dur[id_]]))
@@ -287,7 +313,7 @@ def diff_kernels(sets: list[StepPairSet], vocab: Vocab, tolerance: float, noise_
     def steps_of(kid: int) -> int:
         return max(1, out.step_pairs.get(kinds[kid], 0))
 
-    m = np.concatenate(m_cols, axis=1) if m_cols else np.zeros((7, 0), dtype=np.int64)
+    m = np.concatenate(m_cols, axis=1) if m_cols else np.zeros((8, 0), dtype=np.int64)
     keys, inv = _groups(m[:4].T)
     if len(keys):
         a_ns = np.bincount(inv, weights=m[5], minlength=len(keys))
@@ -295,11 +321,12 @@ def diff_kernels(sets: list[StepPairSet], vocab: Vocab, tolerance: float, noise_
         count = np.bincount(inv, minlength=len(keys))
         level = np.zeros(len(keys), dtype=np.int64)
         np.maximum.at(level, inv, m[4])
+        real = _real_changes(inv, (m[6] - m[5]).astype(np.float64), m[7], count, a_ns, b_ns, tolerance)
         for g, (kid, an, bn, op) in enumerate(keys.tolist()):
             a, b = int(round(a_ns[g])), int(round(b_ns[g]))
             per_op[(kid, op)] = per_op.get((kid, op), 0) + b - a
             pairs = steps_of(kid)
-            if an == bn and abs(b - a) < max(tolerance * a, noise_ns * pairs):
+            if an == bn and not (real[g] and abs(b - a) >= max(MIN_CHANGE * a, noise_ns * pairs)):
                 continue
             out.changed.append(KernelRow(kinds[kid], names[an], names[op], int(count[g]), a, b, (b - a) / pairs,
                                          names[bn] if bn != an else "", LEVEL_NAMES[int(level[g])]))

@@ -13,7 +13,9 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
+import msgspec
 import numpy as np
 
 from vtui.analysis.base.shapes import decode_shapes
@@ -55,6 +57,19 @@ def _model(store: TraceStore) -> str:
     return ""
 
 
+def _decoded(raw: msgspec.Raw) -> Any:
+    try:
+        return msgspec.json.decode(bytes(raw))
+    except (msgspec.DecodeError, RecursionError):
+        return None
+
+
+def _compact(raw: msgspec.Raw) -> str:
+    """Recorded JSON as one compact text (the producers indent theirs in many ways)."""
+    value = _decoded(raw)
+    return "null" if value is None else msgspec.json.encode(value).decode()
+
+
 def _main_ops(store: TraceStore) -> tuple[dict[str, str], list[str], bool, set[str]]:
     s = store.slices
     rows = np.flatnonzero(cpu_op_mask(store) & ~runtime_mask(store))
@@ -68,14 +83,14 @@ def _main_ops(store: TraceStore) -> tuple[dict[str, str], list[str], bool, set[s
     for nid in top:
         mine = rows[s.name_id[rows] == nid][:SHAPE_SAMPLE]
         got = decode_shapes(store, mine)
-        dims = Counter(bytes(g.dims).decode("utf-8", "replace") for g in got)
+        dims = Counter(_compact(g.dims) for g in got)
         common = dims.most_common(1)[0][0] if dims else "null"
         shapes_seen |= common != "null"
         ops[store.strings[nid]] = common
         for g in got:
-            text = bytes(g.types).decode("utf-8", "replace")
-            if text != "null":
-                dtypes.update(t.strip(' "') for t in text.strip("[]").split(",") if t.strip(' "'))
+            types = _decoded(g.types)
+            if isinstance(types, list):
+                dtypes.update(t for t in types if isinstance(t, str) and t)
     present = {store.strings[int(n)] for n in np.unique(s.name_id[rows]).tolist()}
     return ops, sorted(dtypes), shapes_seen, present
 
