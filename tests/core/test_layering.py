@@ -21,7 +21,7 @@ CORE_LAYERS = tuple(LOWER)
 UTILITIES = ("vtui.atomic", "vtui.demo", "vtui.errors", "vtui.fmt", "vtui.gcpause", "vtui.regex_guard",
              "vtui.safe_text", "vtui.tempfiles", "vtui.termination", "vtui.xdg")
 # The analysis rooms: ``base`` holds the primitives and imports no other room.
-ROOMS = ("base", "slices", "gpu", "steps", "calltree", "why", "ranks", "report")
+ROOMS = ("base", "slices", "gpu", "steps", "calltree", "why", "ranks", "report", "diff")
 
 
 def _modules() -> list[str]:
