@@ -81,28 +81,35 @@ def _launch_ops(store: TraceStore, calls: np.ndarray) -> np.ndarray:
     return out
 
 
+def _by_name_id(store: TraceStore, name_ids: np.ndarray, fn) -> np.ndarray:
+    """Per entry of ``name_ids``: ``fn(the name)``, called once per distinct name (a lookup table
+    over the string table, filled where used)."""
+    used = np.flatnonzero(np.bincount(name_ids, minlength=len(store.strings)) > 0) if len(name_ids) else name_ids
+    table = np.full(len(store.strings), -1, dtype=np.int64)
+    table[used] = [fn(store.strings[int(n)]) for n in used.tolist()]
+    return table[name_ids]
+
+
 def step_kernels(store: TraceStore, rows: np.ndarray, vocab: Vocab) -> StepKernels:
     """The device work launched from inside each of ``rows`` (steps), in GPU start order."""
     s = store.slices
     gpu, own = launched_by(store, rows)
-    order = np.lexsort((s.start_ns[gpu], own))
-    gpu, own = gpu[order], own[order]
+    start = s.start_ns[gpu]
+    in_order = bool((own[1:] >= own[:-1]).all()) and bool(((start[1:] >= start[:-1]) | (own[1:] != own[:-1])).all())
+    if not in_order:  # usually they are: launched in order, run in order
+        order = np.lexsort((start, own))
+        gpu, own = gpu[order], own[order]
     bounds = np.searchsorted(own, np.arange(len(rows) + 1))
     ops = _launch_ops(store, launch_of(store)[gpu])
-    name_ids = s.name_id[gpu]
-    uniq, inv = np.unique(name_ids, return_inverse=True)
-    raw = [store.strings[int(n)] for n in uniq.tolist()]
-    table = np.array([[vocab.id(n), vocab.id(exact_key(n)), vocab.id(base_key(n)), vocab.id(family(n))]
-                      for n in raw], dtype=np.int64).reshape(-1, 4)
-    op_rows = np.unique(ops[ops >= 0])
+    name_ids = s.name_id[gpu].astype(np.int64)
     op_names = np.full(len(ops), vocab.id(NO_OP), dtype=np.int64)
-    if len(op_rows):
-        op_uniq, op_inv = np.unique(s.name_id[op_rows], return_inverse=True)
-        op_vocab = np.array([vocab.id(store.strings[int(n)]) for n in op_uniq.tolist()], dtype=np.int64)
-        lookup = dict(zip(op_rows.tolist(), op_vocab[op_inv].tolist()))
-        has = ops >= 0
-        op_names[has] = [lookup[r] for r in ops[has].tolist()]
-    return StepKernels(bounds, table[inv, 0], table[inv, 1], table[inv, 2], table[inv, 3], op_names,
+    has = ops >= 0
+    if has.any():
+        op_names[has] = _by_name_id(store, s.name_id[ops[has]].astype(np.int64), vocab.id)
+    return StepKernels(bounds, _by_name_id(store, name_ids, vocab.id),
+                       _by_name_id(store, name_ids, lambda n: vocab.id(exact_key(n))),
+                       _by_name_id(store, name_ids, lambda n: vocab.id(base_key(n))),
+                       _by_name_id(store, name_ids, lambda n: vocab.id(family(n))), op_names,
                        (s.end_ns[gpu] - s.start_ns[gpu]).astype(np.int64))
 
 
@@ -244,10 +251,19 @@ class StepPairSet:
 
 
 def _groups(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of ``keys`` (small non-negative ints) and each row's group: one int64 key
+    per row where the columns fit (a row-wise unique sorts far slower)."""
     if not len(keys):
         return np.zeros((0, keys.shape[1]), dtype=np.int64), np.zeros(0, dtype=np.int64)
-    uniq, inv = np.unique(keys, axis=0, return_inverse=True)
-    return uniq, inv.reshape(-1)
+    width = int(keys.max()) + 1
+    if width ** keys.shape[1] < 2**62:
+        packed = np.zeros(len(keys), dtype=np.int64)
+        for col in range(keys.shape[1]):
+            packed = packed * width + keys[:, col]
+        uniq, first, inv = np.unique(packed, return_index=True, return_inverse=True)
+        return keys[first], inv.reshape(-1)
+    uniq2, inv = np.unique(keys, axis=0, return_inverse=True)
+    return uniq2, inv.reshape(-1)
 
 
 def _real_changes(group: np.ndarray, delta: np.ndarray, run_pair: np.ndarray, count: np.ndarray,

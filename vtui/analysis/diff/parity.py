@@ -75,13 +75,15 @@ def _main_ops(store: TraceStore) -> tuple[dict[str, str], list[str], bool, set[s
     rows = np.flatnonzero(cpu_op_mask(store) & ~runtime_mask(store))
     if not len(rows):
         return {}, [], False, set()
-    totals = np.bincount(s.name_id[rows], weights=s.durations(rows), minlength=len(store.strings))
+    names = s.name_id[rows]
+    totals = np.bincount(names, weights=s.durations(rows), minlength=len(store.strings))
     top = [int(n) for n in np.argsort(-totals, kind="stable")[:MAIN_OPS] if totals[n] > 0]
+    top_rows = rows[np.isin(names, top)]
     ops: dict[str, str] = {}
     dtypes: set[str] = set()
     shapes_seen = False
     for nid in top:
-        mine = rows[s.name_id[rows] == nid][:SHAPE_SAMPLE]
+        mine = top_rows[s.name_id[top_rows] == nid][:SHAPE_SAMPLE]
         got = decode_shapes(store, mine)
         dims = Counter(_compact(g.dims) for g in got)
         common = dims.most_common(1)[0][0] if dims else "null"
@@ -91,7 +93,7 @@ def _main_ops(store: TraceStore) -> tuple[dict[str, str], list[str], bool, set[s
             types = _decoded(g.types)
             if isinstance(types, list):
                 dtypes.update(t for t in types if isinstance(t, str) and t)
-    present = {store.strings[int(n)] for n in np.unique(s.name_id[rows]).tolist()}
+    present = {store.strings[n] for n in np.flatnonzero(np.bincount(names, minlength=len(store.strings))).tolist()}
     return ops, sorted(dtypes), shapes_seen, present
 
 
