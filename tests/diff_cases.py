@@ -37,6 +37,7 @@ class Edit:
     slow_us: dict[str, float] = field(default_factory=dict)  # added to each launch of the kernel
     drop: set[str] = field(default_factory=set)  # the kernel (and its operator) is not run
     add_after: dict[str, tuple[str, str, float]] = field(default_factory=dict)  # kernel -> (op, new kernel, µs)
+    step_first_us: dict[int, float] = field(default_factory=dict)  # step index -> µs added to its first kernel
 
 
 def engine_loop(prefills: int = 2, decodes: int = 40, noise: float = 0.0, run_factor: float = 1.0,
@@ -67,6 +68,9 @@ def engine_loop(prefills: int = 2, decodes: int = 40, noise: float = 0.0, run_fa
                 plan.append((op, kern, us + (0.0 if prefill else edit.slow_us.get(kern, 0.0))))
                 if not prefill and kern in edit.add_after:
                     plan.append(edit.add_after[kern])
+        if plan and step in edit.step_first_us:
+            op, kern, us = plan[0]
+            plan[0] = (op, kern, us + edit.step_first_us[step])
         for op, kern, us in plan:
             if not prefill:
                 kern = edit.rename.get(kern, kern)

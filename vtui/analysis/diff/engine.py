@@ -43,6 +43,10 @@ class RunsDiff:
     ttft_b: SideFigure | None = None
     ttft: Difference = field(default_factory=lambda: Difference(None, None, False))
     tolerance: float = TOLERANCE
+    # Per run: its steps' kernels (None where no step of it was aligned), their names' table
+    a_kernels: list[StepKernels | None] = field(default_factory=list)
+    b_kernels: list[StepKernels | None] = field(default_factory=list)
+    vocab: Vocab = field(default_factory=Vocab)
 
     @property
     def like(self) -> bool:
@@ -91,4 +95,4 @@ def diff_runs(side_a: list[Run], side_b: list[Run], step_regex: str | None = Non
     return RunsDiff(
         [r.label for r in side_a], [r.label for r in side_b], a_steps, b_steps,
         diff_kinds(a_steps, b_steps), diff_kernels(sets, vocab, tolerance, NOISE_NS), parity(fa[0], fb[0]), (fa, fb),
-        side_figure(ta), side_figure(tb), difference(ta, tb), tolerance)
+        side_figure(ta), side_figure(tb), difference(ta, tb), tolerance, a_k, b_k, vocab)

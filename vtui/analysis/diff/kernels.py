@@ -59,6 +59,7 @@ class StepKernels:
     fam: np.ndarray  # vocab id of the family ("" where none)
     op: np.ndarray  # vocab id of the launching operator
     dur: np.ndarray  # ns
+    start: np.ndarray  # ns, on the trace's clock
 
     def step(self, k: int) -> slice:
         return slice(int(self.bounds[k]), int(self.bounds[k + 1]))
@@ -110,7 +111,7 @@ def step_kernels(store: TraceStore, rows: np.ndarray, vocab: Vocab) -> StepKerne
                        _by_name_id(store, name_ids, lambda n: vocab.id(exact_key(n))),
                        _by_name_id(store, name_ids, lambda n: vocab.id(base_key(n))),
                        _by_name_id(store, name_ids, lambda n: vocab.id(family(n))), op_names,
-                       (s.end_ns[gpu] - s.start_ns[gpu]).astype(np.int64))
+                       (s.end_ns[gpu] - s.start_ns[gpu]).astype(np.int64), s.start_ns[gpu].astype(np.int64))
 
 
 @dataclass
