@@ -149,3 +149,19 @@ def test_real_trace_gemm_slowed_by_a_known_amount(capsys, tmp_path):
         op: (n, 2_000 * n, "exact", None) for op, n in truth.items()}
     assert {o["op"]: o["delta_ns"] for o in k["by_op"]} == {op: 2_000 * n for op, n in truth.items()}
     assert d["like"] is True and k["confidence"] == {"prefill": 1.0}
+
+
+def test_hostile_kernel_and_operator_names_are_escaped(capsys, tmp_path):
+    evil = "gemm\x1b[31m\u202eEVIL\x07"
+    trace = engine_loop(decodes=4, edit=Edit(rename={ATTN: evil}))
+    for e in trace["traceEvents"]:
+        if e.get("name") == "aten::mul":
+            e["name"] = "aten::mul\x1b]0;title\x07"
+    a, b = write(tmp_path, "a", engine_loop(decodes=4)), write(tmp_path, "b", trace)
+    code, out, err = _gate(capsys, a, b)
+    assert code == 0 and err == ""
+    assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
+    assert "EVIL" in out  # shown, escaped
+    d = cli_json(capsys, "diff", a, b, "--json", "--table", "kernels")
+    # another family (a "gemm" for the attention kernel): removed and added, the name kept as written
+    assert [r["name"] for r in d["kernels"]["added"]] == [evil] and [r["name"] for r in d["kernels"]["removed"]] == [ATTN]

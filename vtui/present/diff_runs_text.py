@@ -7,6 +7,7 @@ from vtui.analysis.diff.gate import GateResult
 from vtui.analysis.diff.kernels import KernelRow
 from vtui.analysis.diff.noise import LEVEL, Difference, SideFigure
 from vtui.fmt import format_duration as fd
+from vtui.present.names import cut_middle
 from vtui.present.tabular import Table
 from vtui.safe_text import safe_field
 
@@ -48,9 +49,13 @@ def kinds_table(d: RunsDiff) -> Table:
     )
 
 
+def _cut(name: str) -> str:
+    """Cut in the middle: templated names share long heads and differ in their tails."""
+    return safe_field(cut_middle(name, NAME_WIDTH), NAME_WIDTH)
+
+
 def _kernel_name(r: KernelRow) -> str:
-    name = safe_field(r.name, NAME_WIDTH)
-    return f"{name} → {safe_field(r.b_name, NAME_WIDTH)} ({r.match})" if r.b_name else name
+    return f"{_cut(r.name)} → {_cut(r.b_name)} ({r.match})" if r.b_name else _cut(r.name)
 
 
 def kernels_table(rows: list[KernelRow], top: int | None = None) -> Table:
