@@ -90,7 +90,8 @@ def test_text_labels_unlike_runs(capsys, loops):
     assert code == 0 and "UNLIKE RUNS" in out and "shapes of aten::mm" in out
     code, out, _ = _gate(capsys, loops["a"], loops["slow"])
     assert code == 0 and "like runs" in out and "Kernels inside matched steps" in out
-    assert re.search(r"decode\s+void flash::flash_fwd_splitkv_kernel.*vllm::unified_attention\s+160\s", out)
+    # the name cut in the middle (templated names differ in their tails), then operator and count
+    assert re.search(r"decode\s+void flash::flash_fwd_\S*….*\(Flash_fwd_params\)\s+vllm::unified_attention\s+160\s", out)
 
 
 # ---- a real trace (H100, Qwen1.5 prefill through transformers) and edited copies ----------------
