@@ -55,3 +55,27 @@ def demo_store():
 @pytest.fixture(scope="module")
 def qwen_store():
     return load_trace(QWEN)
+
+
+@pytest.fixture
+def open_app():
+    """``async with open_app(trace, size) as (app, pilot)``: the app on a trace (a path, loaded
+    without the cache, or a store), at a terminal size, settled after its first frame."""
+    from contextlib import asynccontextmanager
+
+    from tests.helpers import settle
+    from vtui.ui.app import VtuiApp
+
+    @asynccontextmanager
+    async def opened(trace, size: tuple[int, int] = (160, 48)):
+        if isinstance(trace, (str, Path)):
+            path, store = Path(trace), load_trace(trace, cache=False)
+        else:
+            store = trace
+            path = Path(store.sources[0].path)
+        app = VtuiApp(path, store=store)
+        async with app.run_test(size=size) as pilot:
+            await settle(pilot)
+            yield app, pilot
+
+    return opened

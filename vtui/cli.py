@@ -103,10 +103,14 @@ def _run_app(args: list[str]) -> int:
     parser.add_argument("trace", nargs="?", help="trace file or folder (default: the bundled demo trace)")
     parser.add_argument("other", nargs="?", help="a second trace: open both in compare mode")
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the index cache")
+    parser.add_argument("--share", action="store_true",
+                        help="share the view with an agent: `vtui mcp --attach` connects (a socket only you can open)")
     add_inflate_argument(parser)
     opts = parser.parse_args(args)
     options = load_options(opts)  # the environment is read here, once, and passed down
     if opts.other:
+        if opts.share:
+            raise UsageError("--share works with one trace, not compare mode")
         return _run_compare(Path(opts.trace), Path(opts.other), options)
     from vtui.demo import demo_trace_path
 
@@ -115,7 +119,7 @@ def _run_app(args: list[str]) -> int:
         raise TraceLoadError(f"{path}: no such file or directory")
     from vtui.ui.app import VtuiApp
 
-    app = VtuiApp(path, options=options)
+    app = VtuiApp(path, options=options, share=opts.share)
     app.run()
     return app.return_code or 0
 

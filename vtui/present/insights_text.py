@@ -9,6 +9,7 @@ from vtui.analysis.steps.detect import SERVING_STEP_PATTERNS
 from vtui.fmt import counted, format_bytes
 from vtui.fmt import format_duration as fd
 from vtui.present.bars import sparkline, step_bars
+from vtui.present.health_json import health_headline
 from vtui.present.names import distinct_cuts
 from vtui.present.serving_text import graph_lines, serving_lines
 from vtui.present.why_text import critical_lines, roofline_lines
@@ -197,7 +198,9 @@ def findings_lines(ins: Insights) -> list[str]:
 
 def insights_text(ins: Insights, title: str = "") -> str:
     head = f"{safe_field(title, 200)} · " if title else ""
-    parts = [[f"{head}range {fd(ins.range.t0)} – {fd(ins.range.t1)} ({fd(ins.range.span_ns)})"], steps_lines(ins),
+    top = [f"{head}range {fd(ins.range.t0)} – {fd(ins.range.t1)} ({fd(ins.range.span_ns)})"]
+    headline = health_headline(ins.health)
+    parts = [top + ([headline] if headline else []), steps_lines(ins),
              serving_lines(ins.serving), graph_lines(ins.graphs), ops_lines(ins), gpu_lines(ins),
              roofline_lines(ins.roofline), critical_lines(ins.critical), memory_lines(ins), misc_lines(ins),
              findings_lines(ins)]

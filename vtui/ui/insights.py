@@ -18,6 +18,7 @@ from vtui.analysis.why.findings import STEP_OPTION
 from vtui.errors import UsageError
 from vtui.fmt import format_duration as fd
 from vtui.present.bars import step_bars
+from vtui.present.health_json import health_headline
 from vtui.present.insights_text import gpu_lines, memory_lines, misc_lines, ops_lines, steps_lines
 from vtui.present.serving_text import KIND_MARK
 from vtui.present.why_text import critical_lines, roofline_lines
@@ -135,6 +136,10 @@ class InsightsScreen(Screen[None]):
             hint = f.hint.replace(STEP_OPTION, APP_STEP_OPTION)  # the app has a key, not the CLI's option
             findings.append(f"    → {visible(hint)}\n", style=colours.NOTE)
         widgets = [HangingText(findings, id="ins-findings"), HangingText(self._steps_text(ins), id="ins-steps")]
+        headline = health_headline(ins.health)
+        if headline:  # what cannot be trusted comes before any figure
+            widgets.insert(0, Static(Text(visible(headline.replace("vtui info shows them", "W shows them")),
+                                          style=colours.ERROR), id="ins-health"))
         if ins.steps.present:
             more = ins.steps.count - MAX_PLOT_ROWS
             note = f" (first {MAX_PLOT_ROWS} of {ins.steps.count})" if more > 0 else ""

@@ -144,8 +144,11 @@ KEYS: tuple[Key, ...] = (
     _K("timeline", "view.ranks", "K", "ranks", "Ranks: stragglers, collectives, exposed communication",
        words="many ranks, NCCL, all-reduce, skew, straggler, busbw"),
     _K("timeline", "app.help", "question_mark,f1", "help", "Help", footer=True, on="app"),
-    _K("timeline", "app.warnings", "W", "warnings", "Load warnings (what was skipped or repaired)"),
+    _K("timeline", "app.warnings", "W", "warnings", "Load warnings and trace health (what cannot be trusted)"),
     _K("timeline", "app.quit", "q", "quit", "Quit", footer=True, on="app"),
+    _K("timeline", "app.share", "S", "share", "Share the view with an agent (again: stop)", on="app",
+       tooltip="An agent attaches with vtui mcp --attach; its actions show above the status line, esc interrupts",
+       words="mcp agent attach assistant llm"),
     # ---- the track list and the aggregation table (their keys act while they have the focus) ----
     _K("tracks", "tracks.toggle", "space", "toggle_track", "Show/hide", footer=True, tooltip="Show or hide the track"),
     _K("tracks", "tracks.fold", "enter", "fold", "Fold or unfold a process, or a deep track's rows"),

@@ -310,7 +310,7 @@ class MainPane(TimelinePane):
         self.app.push_screen(RanksScreen(self.store, on_jump=jump))
 
     def action_warnings(self) -> None:
-        self.app.push_screen(WarningsScreen(self.store.warnings))
+        self.app.push_screen(WarningsScreen(self.store.warnings, self.store))
 
 
 def _app_words(message: str) -> str:
