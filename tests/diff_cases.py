@@ -42,9 +42,10 @@ class Edit:
 
 def engine_loop(prefills: int = 2, decodes: int = 40, noise: float = 0.0, run_factor: float = 1.0,
                 seed: int = 0, edit: Edit | None = None, hidden: int = 1024, device: str = "NVIDIA H100 80GB HBM3",
-                batch: int = 8) -> dict:
-    """The trace: ``prefills`` prefill steps, then ``decodes`` decode steps of ``batch`` requests.
-    Each kernel's time is scaled by ``run_factor`` and by 1 + ``noise``·N(0, 1) (seeded)."""
+                batch: int = 8, batches: list[int] | None = None) -> dict:
+    """The trace: ``prefills`` prefill steps, then ``decodes`` decode steps of ``batch`` requests
+    (or, per decode step, ``batches``). A decode kernel's time grows with the batch (× batch ÷ 8);
+    each kernel's time is scaled by ``run_factor`` and by 1 + ``noise``·N(0, 1) (seeded)."""
     rnd = random.Random(seed)
     edit = edit or Edit()
     k = _Kineto("cuda")
@@ -54,15 +55,16 @@ def engine_loop(prefills: int = 2, decodes: int = 40, noise: float = 0.0, run_fa
     t, gpu_t = 1000.0, 1000.0
     for step in range(prefills + decodes):
         prefill = step < prefills
-        name = (f"execute_context_{batch}({batch * 128})_generation_0(0)" if prefill
-                else f"execute_context_0(0)_generation_{batch}({batch})")
+        size = batch if prefill or batches is None else batches[step - prefills]
+        name = (f"execute_context_{size}({size * 128})_generation_0(0)" if prefill
+                else f"execute_context_0(0)_generation_{size}({size})")
         start = t
         t += 10.0
         gpu_t = max(gpu_t, t)
         plan = []
         for _ in range(LAYERS):
             for op, kern, dec_us, pre_us in LAYER:
-                us = pre_us if prefill else dec_us
+                us = pre_us if prefill else dec_us * size / 8
                 if not prefill and kern in edit.drop:
                     continue
                 plan.append((op, kern, us + (0.0 if prefill else edit.slow_us.get(kern, 0.0))))
@@ -75,7 +77,7 @@ def engine_loop(prefills: int = 2, decodes: int = 40, noise: float = 0.0, run_fa
             if not prefill:
                 kern = edit.rename.get(kern, kern)
             dur = us * run_factor * max(0.2, 1.0 + noise * rnd.gauss(0.0, 1.0))
-            rows = batch * 128 if prefill else batch
+            rows = size * 128 if prefill else size
             k.x(op, t, 8.0, "cpu_op", pid, tid, **{"Input Dims": [[rows, hidden], [hidden, hidden]],
                                                    "Input type": ["c10::BFloat16", "c10::BFloat16"]})
             gpu_t = k.launch(t + 1.0, pid, tid, kern, gpu_t + 1.0, round(dur, 3), gpu)

@@ -164,3 +164,24 @@ def test_json_rounds_trip_through_the_schema(tmp_path):
     dec = next(k for k in doc["steps_by_kind"] if k["kind"] == "decode")
     assert set(dec["a"]) >= {"n", "median_ns", "p90_ns"} and dec["significant"] is True
     assert json.loads(json.dumps(doc))["kernels"]["changed"][0]["delta_ns"] == 2_000 * LAYERS * DECODES
+
+
+def test_decode_steps_paired_by_batch_size(tmp_path):
+    """A decodes 10 steps of 8 requests, then 10 of 16; B the other way round (12 of 16, then 8 of
+    8): each step is paired with one of its own batch size, so no kernel differs."""
+    from vtui.analysis.diff.steps import matched_pairs
+
+    ta = engine_loop(decodes=20, batches=[8] * 10 + [16] * 10)
+    tb = engine_loop(decodes=20, batches=[16] * 12 + [8] * 8)
+    d = _diff(tmp_path, [ta], [tb])
+    dec = d.kind("decode")
+    assert (dec.matched, dec.unmatched_a, dec.unmatched_b, dec.batch_differs) == (18, 2, 2, 0)
+    pa, pb = matched_pairs(d.a_steps[0], d.b_steps[0], "decode")
+    # from the names as written: requests per step, positions counted from the first step (2 prefills)
+    size = {side: [int(re.search(r"generation_(\d+)", e["name"]).group(1)) for e in t["traceEvents"]
+                   if e.get("name", "").startswith("execute_context_")] for side, t in (("a", ta), ("b", tb))}
+    assert [size["a"][i] for i in pa.tolist()] == [size["b"][j] for j in pb.tolist()]
+    assert pa.tolist() == list(range(2, 10)) + list(range(12, 22))  # A's first 8 of 8, its 10 of 16
+    assert pb.tolist() == list(range(14, 22)) + list(range(2, 12))
+    k = d.kernels
+    assert not k.changed and not k.added and not k.removed and k.step_pairs["decode"] == 18

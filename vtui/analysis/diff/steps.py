@@ -3,7 +3,8 @@
 A step's kind is its serving kind (prefill / decode / mixed: ``vtui.analysis.steps.serving``) where
 its name or shapes tell it, else the step pattern's name (``ProfilerStep`` for ProfilerStep#N,
 ``step`` for the rest). Within a kind, the i-th step of A is aligned with the i-th step of B (the
-order the engine ran them); what one side has more of is counted as unmatched. Durations are the
+order the engine ran them), of the same batch size where both record it (``matched_pairs``); what
+is left on either side is counted as unmatched. Durations are the
 serving steps' own (``ServingStep.dur_ns``), never re-derived here.
 """
 
@@ -84,8 +85,22 @@ def kinds_of(runs: list[RunSteps]) -> list[str]:
 
 
 def matched_pairs(a: RunSteps, b: RunSteps, kind: str) -> tuple[np.ndarray, np.ndarray]:
-    """Positions in ``a`` and in ``b`` of their aligned steps of ``kind`` (the i-th with the i-th)."""
+    """Positions in ``a`` and in ``b`` of their aligned steps of ``kind``: the i-th with the i-th;
+    where every step of the kind on both sides records its batch (requests) and the sides share a
+    batch size, the i-th of each batch size with the i-th of the same size (a decode of 8 requests
+    runs other kernels, or another CUDA graph, than one of 16), in A's order."""
     pa, pb = a.of_kind(kind), b.of_kind(kind)
+    ba, bb = a.batch[pa], b.batch[pb]
+    if len(pa) and len(pb) and bool((ba > 0).all()) and bool((bb > 0).all()) and np.intersect1d(ba, bb).size:
+        out_a, out_b = [], []
+        for size in np.intersect1d(ba, bb).tolist():
+            xa, xb = pa[ba == size], pb[bb == size]
+            n = min(len(xa), len(xb))
+            out_a.append(xa[:n])
+            out_b.append(xb[:n])
+        qa, qb = np.concatenate(out_a), np.concatenate(out_b)
+        order = np.argsort(qa, kind="stable")
+        return qa[order], qb[order]
     n = min(len(pa), len(pb))
     return pa[:n], pb[:n]
 
