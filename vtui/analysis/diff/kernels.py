@@ -305,6 +305,7 @@ def diff_kernels(sets: list[StepPairSet], vocab: Vocab, tolerance: float, noise_
         if ps.kind not in kinds:
             kinds.append(ps.kind)
         kid = kinds.index(ps.kind)
+        ia_l, ib_l, lv_l, ir_l, id_l = [], [], [], [], []
         for ka, kb in zip(ps.a_steps.tolist(), ps.b_steps.tolist()):
             al = align(ps.a, ka, ps.b, kb, empty, cache)
             if al is None:
@@ -312,15 +313,22 @@ def diff_kernels(sets: list[StepPairSet], vocab: Vocab, tolerance: float, noise_
                 continue
             out.step_pairs[ps.kind] = out.step_pairs.get(ps.kind, 0) + 1
             sa, sb = ps.a.step(ka), ps.b.step(kb)
-            ia, ib = al.a + sa.start, al.b + sb.start
-            exact_hits[ps.kind] = exact_hits.get(ps.kind, 0) + int((al.level == EXACT).sum())
+            ia_l.append(al.a + sa.start)
+            ib_l.append(al.b + sb.start)
+            lv_l.append(al.level)
+            ir_l.append(al.removed + sa.start)
+            id_l.append(al.added + sb.start)
             longer[ps.kind] = longer.get(ps.kind, 0) + max(sa.stop - sa.start, sb.stop - sb.start)
-            m_cols.append(np.stack([np.full(len(ia), kid), ps.a.name[ia], ps.b.name[ib],
-                                    np.where(ps.a.op[ia] != vocab.id(NO_OP), ps.a.op[ia], ps.b.op[ib]),
-                                    al.level, ps.a.dur[ia], ps.b.dur[ib], np.full(len(ia), ps.run_pair)]))
-            ir, id_ = al.removed + sa.start, al.added + sb.start
-            r_cols.append(np.stack([np.full(len(ir), kid), ps.a.name[ir], ps.a.op[ir], ps.a.dur[ir]]))
-            d_cols.append(np.stack([np.full(len(id_), kid), ps.b.name[id_], ps.b.op[id_], ps.b.dur[id_]]))
+        if not ia_l:
+            continue
+        # one gather per set of step pairs, not per pair
+        ia, ib, lv, ir, id_ = (np.concatenate(x).astype(np.int64) for x in (ia_l, ib_l, lv_l, ir_l, id_l))
+        exact_hits[ps.kind] = exact_hits.get(ps.kind, 0) + int((lv == EXACT).sum())
+        m_cols.append(np.stack([np.full(len(ia), kid), ps.a.name[ia], ps.b.name[ib],
+                                np.where(ps.a.op[ia] != vocab.id(NO_OP), ps.a.op[ia], ps.b.op[ib]),
+                                lv, ps.a.dur[ia], ps.b.dur[ib], np.full(len(ia), ps.run_pair)]))
+        r_cols.append(np.stack([np.full(len(ir), kid), ps.a.name[ir], ps.a.op[ir], ps.a.dur[ir]]))
+        d_cols.append(np.stack([np.full(len(id_), kid), ps.b.name[id_], ps.b.op[id_], ps.b.dur[id_]]))
     for kind in kinds:
         if longer.get(kind):
             out.confidence[kind] = exact_hits.get(kind, 0) / longer[kind]

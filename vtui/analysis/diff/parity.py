@@ -85,12 +85,15 @@ def _main_ops(store: TraceStore) -> tuple[dict[str, str], list[str], bool, set[s
     for nid in top:
         mine = top_rows[s.name_id[top_rows] == nid][:SHAPE_SAMPLE]
         got = decode_shapes(store, mine)
-        dims = Counter(_compact(g.dims) for g in got)
+        raw_dims = Counter(bytes(g.dims) for g in got)  # decoded once per distinct text
+        dims: Counter = Counter()
+        for text, n in raw_dims.items():
+            dims[_compact(msgspec.Raw(text))] += n
         common = dims.most_common(1)[0][0] if dims else "null"
         shapes_seen |= common != "null"
         ops[store.strings[nid]] = common
-        for g in got:
-            types = _decoded(g.types)
+        for text in {bytes(g.types) for g in got}:
+            types = _decoded(msgspec.Raw(text))
             if isinstance(types, list):
                 dtypes.update(t for t in types if isinstance(t, str) and t)
     present = {store.strings[n] for n in np.flatnonzero(np.bincount(names, minlength=len(store.strings))).tolist()}
