@@ -136,7 +136,7 @@ def test_parity_lists_what_differs(tmp_path):
 
 
 def test_alignment_cost_is_bounded(tmp_path, monkeypatch):
-    monkeypatch.setattr(kernels_mod, "MAX_CELLS", 4)
+    monkeypatch.setattr(kernels_mod, "MAX_CELLS", 1)  # not even the blocks between two GEMMs fit
     d = _diff(tmp_path, [engine_loop(decodes=5)], [engine_loop(decodes=5, edit=Edit(drop={ACT}))])
     assert d.kernels.unaligned == {"decode": 5} and "decode" not in d.kernels.step_pairs
     assert not d.kernels.removed  # not aligned: nothing claimed
@@ -185,3 +185,17 @@ def test_decode_steps_paired_by_batch_size(tmp_path):
     assert pb.tolist() == list(range(14, 22)) + list(range(2, 12))
     k = d.kernels
     assert not k.changed and not k.added and not k.removed and k.step_pairs["decode"] == 18
+
+
+def test_long_steps_aligned_block_by_block(tmp_path, monkeypatch):
+    """A middle over the cost bound is cut at a kernel every layer runs once (one block per layer):
+    the same answer as the whole alignment."""
+    edit = Edit(rename={GEMM: CIJK}, drop={ACT}, slow_us={ATTN: 2.0})
+    whole = _diff(tmp_path, [engine_loop(decodes=4)], [engine_loop(decodes=4, edit=edit)]).kernels
+    monkeypatch.setattr(kernels_mod, "MAX_CELLS", 100)  # a layer's 8 × 7 kernels fit, a step's 32 × 28 not
+    blocks = _diff(tmp_path, [engine_loop(decodes=4)], [engine_loop(decodes=4, edit=edit)]).kernels
+    assert blocks.unaligned == {} and blocks.step_pairs == whole.step_pairs == {"prefill": 2, "decode": 4}
+    for attr in ("added", "removed", "changed", "by_op"):
+        assert getattr(blocks, attr) == getattr(whole, attr)
+    assert {(r.name, r.b_name, r.match) for r in whole.changed} == {(GEMM, CIJK, "family"), (ATTN, "", "exact")}
+    assert [(r.name, r.count) for r in whole.removed] == [(ACT, LAYERS * 4)]

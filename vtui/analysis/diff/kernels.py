@@ -7,9 +7,11 @@ GPU start order. Two aligned steps' sequences are aligned on their kernels' exac
 tail taken off first); what is left unaligned is aligned again on base keys (template arguments
 off: a renamed instantiation), and what is still left is paired in order within a family (a GEMM
 from another library: ``Cijk_*`` ≈ ``sm90_xmma_gemm_*``). The rest is removed (A only) or added
-(B only). The cost is bounded: a step pair whose unaligned middle exceeds ``MAX_CELLS`` is not
-aligned and is counted. Step pairs of equal sequences (most) are paired in numpy; the alignment
-of two differing sequences is computed once per distinct pair of sequences.
+(B only). The cost is bounded: a middle whose len(A) × len(B) exceeds ``MAX_CELLS`` is cut into
+blocks at a repeating kernel (one each layer runs) and aligned block by block; where that finds no
+such kernel or a block is still too long, the step pair is not aligned and is counted. Step pairs
+of equal sequences (most) are paired in numpy; the alignment of two differing sequences is computed
+once per distinct pair of sequences.
 
 A kernel's operator is the innermost CPU operator around the call that launched it.
 """
@@ -166,6 +168,42 @@ def _align_middle(ea: np.ndarray, eb: np.ndarray, ba: np.ndarray, bb: np.ndarray
     return ma, mb, lv, rem, add
 
 
+def _common(x: np.ndarray, y: np.ndarray) -> int:
+    """How many leading entries ``x`` and ``y`` (of one length) share."""
+    differ = np.flatnonzero(x != y)
+    return int(differ[0]) if len(differ) else len(x)
+
+
+def _align_blocks(ea: np.ndarray, eb: np.ndarray, ba: np.ndarray, bb: np.ndarray, fa: np.ndarray, fb: np.ndarray,
+                  empty_family: int) -> tuple[list[int], list[int], list[int], list[int], list[int]] | None:
+    """A middle too long to align whole, cut into blocks at a repeating kernel (a decoder layer's):
+    the kernel both sides run the same number of times (2 or more; the most often of those), each
+    run of it starting a block; the k-th block of A aligned with the k-th of B. None when there is
+    no such kernel or a block is still too long."""
+    ka, ca = np.unique(ea, return_counts=True)
+    kb, cb = np.unique(eb, return_counts=True)
+    both, ia, ib = np.intersect1d(ka, kb, return_indices=True)
+    same = (ca[ia] == cb[ib]) & (ca[ia] >= 2)
+    if not same.any():
+        return None
+    anchor = int(both[same][np.argmax(ca[ia][same])])
+    cuts_a = np.r_[0, np.flatnonzero(ea == anchor), len(ea)]
+    cuts_b = np.r_[0, np.flatnonzero(eb == anchor), len(eb)]
+    out: tuple[list[int], ...] = ([], [], [], [], [])
+    for (a0, a1), (b0, b1) in zip(zip(cuts_a[:-1].tolist(), cuts_a[1:].tolist()),
+                                  zip(cuts_b[:-1].tolist(), cuts_b[1:].tolist())):
+        if (a1 - a0) * (b1 - b0) > MAX_CELLS:
+            return None
+        ma, mb, lv, rem, add = _align_middle(ea[a0:a1], eb[b0:b1], ba[a0:a1], bb[b0:b1], fa[a0:a1], fb[b0:b1],
+                                             empty_family)
+        out[0].extend(i + a0 for i in ma)
+        out[1].extend(j + b0 for j in mb)
+        out[2].extend(lv)
+        out[3].extend(i + a0 for i in rem)
+        out[4].extend(j + b0 for j in add)
+    return out[0], out[1], out[2], out[3], out[4]
+
+
 def align(a: StepKernels, ka: int, b: StepKernels, kb: int, empty_family: int,
           cache: dict[bytes, Alignment | None]) -> Alignment | None:
     """The alignment of step ``ka`` of ``a`` with step ``kb`` of ``b``; None when too costly."""
@@ -180,16 +218,18 @@ def align(a: StepKernels, ka: int, b: StepKernels, kb: int, empty_family: int,
     if key in cache:
         return cache[key]
     n = min(na, nb)
-    head = int(np.argmin(ea[:n] == eb[:n])) if n and not bool((ea[:n] == eb[:n]).all()) else n
-    tail = 0
-    while tail < n - head and ea[na - 1 - tail] == eb[nb - 1 - tail]:
-        tail += 1
+    head = _common(ea[:n], eb[:n])
+    tail = _common(ea[head:][::-1][:n - head], eb[head:][::-1][:n - head])
     mid_a, mid_b = slice(head, na - tail), slice(head, nb - tail)
-    if (na - tail - head) * (nb - tail - head) > MAX_CELLS:
+    parts = (ea[mid_a], eb[mid_b], a.base[sa][mid_a], b.base[sb][mid_b], a.fam[sa][mid_a], b.fam[sb][mid_b])
+    if (na - tail - head) * (nb - tail - head) <= MAX_CELLS:
+        got: tuple[list[int], ...] | None = _align_middle(*parts, empty_family)
+    else:
+        got = _align_blocks(*parts, empty_family)
+    if got is None:
         cache[key] = None
         return None
-    ma, mb, lv, rem, add = _align_middle(ea[mid_a], eb[mid_b], a.base[sa][mid_a], b.base[sb][mid_b],
-                                         a.fam[sa][mid_a], b.fam[sb][mid_b], empty_family)
+    ma, mb, lv, rem, add = got
     head_idx, tail_a, tail_b = np.arange(head), np.arange(na - tail, na), np.arange(nb - tail, nb)
     out = Alignment(
         np.concatenate([head_idx, np.asarray(ma, dtype=np.int64) + head, tail_a]),
