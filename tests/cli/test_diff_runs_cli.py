@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import json
 import re
+import statistics
 from collections import Counter
 
 import pytest
@@ -166,3 +167,16 @@ def test_hostile_kernel_and_operator_names_are_escaped(capsys, tmp_path):
     d = cli_json(capsys, "diff", a, b, "--json", "--table", "kernels")
     # another family (a "gemm" for the attention kernel): removed and added, the name kept as written
     assert [r["name"] for r in d["kernels"]["added"]] == [evil] and [r["name"] for r in d["kernels"]["removed"]] == [ATTN]
+
+
+def test_runs_table_lists_each_run(capsys, loops):
+    n = loops["noisy"]
+    code, out, _ = _gate(capsys, n[0], n[1], "--", n[2], "--table", "runs")
+    lines = out.strip().splitlines()
+    assert code == 0 and lines[0] == "Runs: A 2 · B 1" and len(lines) == 4
+    raw = [statistics.median(e["dur"] for e in json.loads(p.read_text())["traceEvents"]
+                             if e.get("name", "").startswith("execute_context_0(0)")) for p in n[:3]]
+    for line, path, med in zip(lines[1:], n[:3], raw):
+        assert f" {path}: prefill " in line and " · decode " in line and "(40)" in line
+        shown = re.search(r"decode ([\d.]+) µs", line)
+        assert shown and float(shown.group(1)) == pytest.approx(med, abs=5)  # µs, the serving step's end may differ

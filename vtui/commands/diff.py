@@ -115,7 +115,7 @@ def run(opts: argparse.Namespace) -> int:
     elif fmt in ("csv", "md"):
         say(diff_tables(c, fmt, opts.table, opts.top), lossless=fmt == "csv")
     elif opts.table in RUN_TABLES:
-        say("\n".join(runs_lines(d, opts.top)))
+        say("\n".join(runs_lines(d, opts.top, opts.table)))
     else:
         c.a.label, c.b.label = Path(a_paths[0]).name, Path(b_paths[0]).name
         text = diff_text(c, opts.top, opts.table)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from vtui.analysis.diff.engine import RunsDiff
 from vtui.analysis.diff.gate import GateResult
 from vtui.analysis.diff.kernels import KernelRow
 from vtui.analysis.diff.noise import LEVEL, Difference, SideFigure
+from vtui.analysis.diff.steps import kinds_of
 from vtui.fmt import format_duration as fd
 from vtui.present.names import cut_middle
 from vtui.present.tabular import Table
@@ -70,36 +73,64 @@ def kernels_table(rows: list[KernelRow], top: int | None = None) -> Table:
     )
 
 
-def runs_lines(d: RunsDiff, top: int = 15) -> list[str]:
-    """Parity, steps by kind and kernels (the sections ``vtui diff`` prints after its tables)."""
-    out = [f"Runs: A {len(d.a_labels)} · B {len(d.b_labels)}"]
-    if d.parity:
-        out.append("Parity: UNLIKE RUNS — the sides did not run the same work; differences may be the work's:")
-        out += [f"  {safe_field(p.what)}: A {safe_field(p.a, 70)} · B {safe_field(p.b, 70)}" for p in d.parity]
-    else:
-        out.append("Parity: like runs (device, model, main operators' shapes, dtypes, tokens per step, profiler flags)")
-    out.append("")
-    if d.kinds:
-        out += ["Steps by kind (aligned by kind and order; Δ of the medians with its bootstrap interval)",
-                kinds_table(d).render("table")]
-    else:
-        out.append("Steps by kind: no steps found in either side (try --step REGEX)")
+def parity_lines(d: RunsDiff) -> list[str]:
+    if not d.parity:
+        return ["Parity: like runs (device, model, main operators' shapes, dtypes, tokens per step, profiler flags)"]
+    return ["Parity: UNLIKE RUNS — the sides did not run the same work; differences may be the work's:",
+            *(f"  {safe_field(p.what)}: A {safe_field(p.a, 70)} · B {safe_field(p.b, 70)}" for p in d.parity)]
+
+
+def kinds_lines(d: RunsDiff) -> list[str]:
+    if not d.kinds:
+        return ["Steps by kind: no steps found in either side (try --step REGEX)"]
+    out = ["Steps by kind (aligned by kind and order; Δ of the medians with its bootstrap interval)",
+           kinds_table(d).render("table")]
     if d.ttft_a is not None and d.ttft_b is not None:
         out.append(f"TTFT: A {_side(d.ttft_a)} · B {_side(d.ttft_b)} · Δ {difference_text(d.ttft)}")
+    return out
+
+
+def kernel_lines(d: RunsDiff, top: int = 15) -> list[str]:
     k = d.kernels
     conf = ", ".join(f"{kind} {100 * v:.0f}%" for kind, v in k.confidence.items())
-    out += ["", f"Kernels inside matched steps ({sum(k.step_pairs.values()):,} step pairs aligned"
-                + (f"; exact matches {conf}" if conf else "")
-                + (f"; {sum(k.unaligned.values())} too long to align" if k.unaligned else "") + ")"]
+    out = [f"Kernels inside matched steps ({sum(k.step_pairs.values()):,} step pairs aligned"
+           + (f"; exact matches {conf}" if conf else "")
+           + (f"; {sum(k.unaligned.values())} too long to align" if k.unaligned else "") + ")"]
     for title, rows in (("changed", k.changed), ("added (B only)", k.added), ("removed (A only)", k.removed)):
         if rows:
             out += [f"  {title}: {len(rows)}", kernels_table(rows, top).render("table")]
     if not (k.changed or k.added or k.removed):
-        out.append("  no kernel added, removed or changed beyond the tolerance")
+        out.append("  no kernel added, removed or changed beyond the noise")
     if k.by_op:
         out.append("  by operator (Δ per step: matched kernels' Δ + added − removed)")
         out += [f"    {o.kind:<8} {safe_field(o.op, 48):<48} {_ns(o.per_step_ns, True)}" for o in k.by_op[:top]]
     return out
+
+
+def run_lines(d: RunsDiff) -> list[str]:
+    """Each run's steps by kind (median, count) and TTFT."""
+    out = []
+    for tag, side in (("A", d.a_steps), ("B", d.b_steps)):
+        for r in side:
+            kinds = " · ".join(f"{kind} {fd(float(np.median(r.durations[r.of_kind(kind)])))} ({len(r.of_kind(kind))})"
+                               for kind in kinds_of([r]))
+            ttft = f" · TTFT {fd(r.ttft_ns)}" if r.ttft_ns is not None else ""
+            out.append(f"  {tag} {safe_field(r.label, 60)}: {kinds or 'no steps'}{ttft}")
+    return [f"Runs: A {len(d.a_labels)} · B {len(d.b_labels)}", *out]
+
+
+def runs_lines(d: RunsDiff, top: int = 15, table: str | None = None) -> list[str]:
+    """Parity, steps by kind and kernels (what ``vtui diff`` prints after its tables), or the one
+    ``table`` names (parity, steps_by_kind, kernels, runs)."""
+    if table == "parity":
+        return parity_lines(d)
+    if table == "steps_by_kind":
+        return kinds_lines(d)
+    if table == "kernels":
+        return kernel_lines(d, top)
+    if table == "runs":
+        return run_lines(d)
+    return [*run_lines(d), *parity_lines(d), "", *kinds_lines(d), "", *kernel_lines(d, top)]
 
 
 def gate_lines(results: list[GateResult]) -> list[str]:
