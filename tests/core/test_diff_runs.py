@@ -127,6 +127,7 @@ def test_parity_lists_what_differs(tmp_path):
     d = _diff(tmp_path, [engine_loop()], [engine_loop(hidden=2048, device="AMD Instinct MI300X")])
     what = {p.what: (p.a, p.b) for p in d.parity}
     assert what["device"] == ("NVIDIA H100 80GB HBM3", "AMD Instinct MI300X")
+    assert "steps found as" not in what  # both found as the engine's step annotations
     assert [json.loads(v) for v in what["shapes of aten::mm"]] == [[[8, 1024], [1024, 1024]], [[8, 2048], [2048, 2048]]]
     assert not d.like
     d2 = _diff(tmp_path, [engine_loop()], [engine_loop(batch=16)])
@@ -199,3 +200,16 @@ def test_long_steps_aligned_block_by_block(tmp_path, monkeypatch):
         assert getattr(blocks, attr) == getattr(whole, attr)
     assert {(r.name, r.b_name, r.match) for r in whole.changed} == {(GEMM, CIJK, "family"), (ATTN, "", "exact")}
     assert [(r.name, r.count) for r in whole.removed] == [(ACT, LAYERS * 4)]
+
+
+def test_parity_names_steps_found_another_way(tmp_path):
+    """B's steps are ProfilerStep#N (its step annotations renamed): no step kind in common, so
+    nothing is aligned, and parity says why."""
+    tb = engine_loop()
+    for i, e in enumerate(x for x in tb["traceEvents"] if x.get("name", "").startswith("execute_context_")):
+        e["name"] = f"ProfilerStep#{i}"
+    d = _diff(tmp_path, [engine_loop()], [tb])
+    assert {p.what: (p.a, p.b) for p in d.parity}["steps found as"] == ("engine step annotation", "ProfilerStep#N")
+    assert [(k.kind, k.matched, k.unmatched_a, k.unmatched_b) for k in d.kinds] == [
+        ("prefill", 0, 2, 0), ("decode", 0, DECODES, 0), ("ProfilerStep", 0, 0, DECODES + 2)]
+    assert not d.kernels.step_pairs and not d.like

@@ -39,6 +39,7 @@ class Fingerprint:
     per_step: dict[str, str] = field(default_factory=dict)  # kind -> "requests/tokens" medians
     flags: dict[str, bool] = field(default_factory=dict)
     op_names: set[str] = field(default_factory=set)  # every CPU operator name in the run
+    step_pattern: str = ""  # how the steps were found ("" when none)
 
 
 @dataclass(frozen=True)
@@ -113,13 +114,15 @@ def fingerprint(store: TraceStore, steps: RunSteps) -> Fingerprint:
         "with_modules": any(t.startswith("nn.Module: ") for t in store.strings),
         "profile_memory": bool(store.string_ids(MEMORY_EVENT)),
     }
-    return Fingerprint(", ".join(trace_device(store).names), _model(store), ops, dtypes, per_step, flags, present)
+    return Fingerprint(", ".join(trace_device(store).names), _model(store), ops, dtypes, per_step, flags, present,
+                       steps.pattern)
 
 
 def parity(a: Fingerprint, b: Fingerprint) -> list[ParityItem]:
     """What differs between the two sides' fingerprints (empty: like runs)."""
     out = []
     for what, va, vb in (("device", a.device, b.device), ("model", a.model, b.model),
+                         ("steps found as", a.step_pattern, b.step_pattern),
                          ("dtypes", ", ".join(a.dtypes), ", ".join(b.dtypes))):
         if va != vb:
             out.append(ParityItem(what, va or "(unknown)", vb or "(unknown)"))
