@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import QWEN, SHARED_TRACES
-from vtui.demo import demo_trace_path
+from tests.helpers import QWEN, SHARED_TRACES, STEPLOOP
 from vtui.load.trace import load_trace
 
 
@@ -48,8 +47,8 @@ def _private_cache(tmp_path_factory, monkeypatch):
 
 # One load per test module (as each module had its own before): the app tests share these stores.
 @pytest.fixture(scope="module")
-def demo_store():
-    return load_trace(demo_trace_path())
+def steploop_store():
+    return load_trace(STEPLOOP)
 
 
 @pytest.fixture(scope="module")

@@ -188,7 +188,7 @@ def test_what_was_not_recorded(tmp_path):
     assert set(_keys(_health(tmp_path, bare))) == {"shape.no_shapes", "shape.no_stacks", "shape.no_memory"}
 
 
-CLEAN = ["hf_llama_stack.json.gz", "hta__mi250_minitoy_train_ROCm6_2_kineto.json.gz", "kineto__before_fix_trace.json",
+CLEAN = ["hf_llama_stack.json.gz", "hf_llama_steploop.json.gz", "hta__mi250_minitoy_train_ROCm6_2_kineto.json.gz", "kineto__before_fix_trace.json",
          "hta__rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz", "catapult__webview.json.gz",
          "catapult__main_thread_has_unclosed_slices.json"]
 

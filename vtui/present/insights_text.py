@@ -19,6 +19,26 @@ MAX_BAR_ROWS = 40  # more steps than this: a sparkline row instead of one bar pe
 NAME_WIDTH = 44  # trace names: clipped to this, control characters escaped (safe_field)
 
 
+def _trend_line(tr, steps: int) -> str:
+    """The trend of the step times; with too few steps it says so rather than print zeros (a slope
+    of 0 ns/step and r=0.00 from one step read as a measured flat run)."""
+    if tr.trend == "n/a":
+        parts = [f"trend: n/a ({counted(steps, 'step')}: a trend, spikes and slow first need more)"]
+    else:
+        spikes = ", ".join(f"#{i}" for i in tr.spikes[:8]) or "none"
+        parts = [f"trend: {tr.trend} (slope {fd(tr.slope_ns_per_step)}/step, {tr.rise_pct:+.0f}% over the run, "
+                 f"r={tr.r:.2f}) · spikes: {spikes}"]
+    if steps >= 2:  # gaps and the first step against the others need a second step
+        parts.append(f"gaps {fd(tr.gap_total_ns)} ({tr.gap_pct:.1f}%) · "
+                     f"slow first: {'yes' if tr.slow_first else 'no'} ({tr.first_ratio:.1f}× median)")
+    return "  " + " · ".join(parts)
+
+
+def _then(rest_mean_ns: float, steps: int) -> str:
+    """A phase's mean in the steps after the first (none with one step)."""
+    return f" · then {fd(rest_mean_ns)}/step" if steps >= 2 else ""
+
+
 def steps_lines(ins: Insights, bar_width: int = 40, times: bool = True, step_option: str = "try --step REGEX") -> list[str]:
     """The steps, their trend and phases; ``times``: and the step times (the app plots them itself).
     ``step_option``: what to do when no steps are found (try the CLI's option; press the app's key)."""
@@ -52,23 +72,20 @@ def steps_lines(ins: Insights, bar_width: int = 40, times: bool = True, step_opt
         lines.append(f"  {which}: mean {fd(rest.mean)} · median {fd(rest.median)} · p90 {fd(rest.p90)} · "
                      f"max {fd(rest.max)}{rate}")
     if tr:
-        spikes = ", ".join(f"#{i}" for i in tr.spikes[:8]) or "none"
-        lines.append(f"  trend: {tr.trend} (slope {fd(tr.slope_ns_per_step)}/step, {tr.rise_pct:+.0f}% over the run, "
-                     f"r={tr.r:.2f}) · spikes: {spikes} · gaps {fd(tr.gap_total_ns)} ({tr.gap_pct:.1f}%) · "
-                     f"slow first: {'yes' if tr.slow_first else 'no'} ({tr.first_ratio:.1f}× median)")
+        lines.append(_trend_line(tr, st.count))
     if st.phases:
         total = int(st.durations.sum())
         lines.append(f"  phases (direct children; {fd(total)} of step time, {fd(st.unattributed_ns)} outside them):")
         for ph in st.phases[:12]:
             lines.append(f"    {safe_field(ph.name, 32):<32} {fd(ph.total_ns):>12} {ph.pct:5.1f}%   first {fd(ph.first_ns)}"
-                         f" · then {fd(ph.rest_mean_ns)}/step")
+                         + _then(ph.rest_mean_ns, st.count))
         if len(st.phases) > 12:
             lines.append(f"    … {len(st.phases) - 12} more")
     if st.op_phases:
         lines.append(f"  phases below the Python frames (first non-frame level; {fd(st.op_unattributed_ns)} outside them):")
         for ph in st.op_phases[:12]:
             lines.append(f"    {safe_field(ph.name, 32):<32} {fd(ph.total_ns):>12} {ph.pct:5.1f}%   first {fd(ph.first_ns)}"
-                         f" · then {fd(ph.rest_mean_ns)}/step")
+                         + _then(ph.rest_mean_ns, st.count))
     durs = st.durations
     if not times:
         return lines

@@ -409,6 +409,7 @@ class HandOver(Strict):
     total_ns: int
     python_depth: int
     path: list[str]
+    self_ns: int
 
 
 class TreeFinding(Strict):
@@ -682,7 +683,7 @@ VERSIONS: dict[str, int] = {
     "insights": 3,
     "stats": 1,
     "search": 1,
-    "tree": 1,
+    "tree": 2,
     "tree-diff": 1,
     "diff": 2,
     "ranks": 1,

@@ -9,6 +9,7 @@ Python object per track (issue 30, point 10); ``table()`` hands the columns to `
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import msgspec
@@ -22,6 +23,7 @@ from vtui.store.tables import CounterTable, InstantTable, SliceTable
 from vtui.store.tracks import ASYNC, COUNTER, GLOBAL, GPU, PROCESS, THREAD, id_sort_key, show_id
 from vtui.store.tracktable import COUNTS, KIND_CODE, TrackTable
 
+_GPU_COUNTERS = re.compile(r"GPU (\d{1,9}) Counters")  # Kineto's pid for a GPU's sampled counters
 _KIND_RANK = {THREAD: 0, GPU: 0, ASYNC: 1, COUNTER: 2, PROCESS: 3, GLOBAL: 4}
 _NO_SORT = 0  # a process or thread without a sort index sorts as 0 (Perfetto and Catapult)
 
@@ -51,6 +53,7 @@ class TrackSet:
         self.metadata_conflicts = 0  # names / sort indices given again with another value
         self.columns: dict[str, np.ndarray] = {}  # after finish(): the tracks in display order
         self.text: list[str] = []
+        self._id_refs: dict[tuple[type, Any], int] | None = None  # value -> its ref in ``ids``, made when needed
 
     def __len__(self) -> int:
         return self._count
@@ -95,12 +98,12 @@ class TrackSet:
         table[key] = value
 
     # ---- creating tracks -------------------------------------------------------------
-    def _get(self, key: tuple, kind: str, thread: int, name: str) -> int:
-        """The track of ``key``, made once: of ``kind``, in the process of ``thread``."""
+    def _get(self, key: tuple, kind: str, thread: int, name: str, pid_ref: int | None = None) -> int:
+        """The track of ``key``, made once: of ``kind``, in the process of ``thread`` (or ``pid_ref``'s)."""
         got = self._by_key.get(key)
         if got is None:
             got = self._by_key[key] = self._count
-            pid = self._none_ref if kind == GLOBAL else int(self._thread_pid[thread])
+            pid = self._none_ref if kind == GLOBAL else int(self._thread_pid[thread]) if pid_ref is None else pid_ref
             self._single[got] = (kind, int(self._thread_source[thread]), pid, name)
             self._count += 1
         return got
@@ -155,19 +158,31 @@ class TrackSet:
         return out
 
     def counter_track(self, thread: int, name: int, id_kind: int, id_val: int, series: str) -> int:
-        """The track of one counter series: per process, name, id (if any) and series key."""
+        """The track of one counter series: per process, name, id (if any) and series key. Kineto's
+        GPU counters (pid ``"GPU n Counters"``) go in the process of GPU n (pid n), beside its
+        streams, where the trace has one."""
         src, pid, _ = self.m.thread_keys[thread]
         key = ("counter", src, pid, name, id_kind, id_val, series)
         if key in self._by_key:
             return self._by_key[key]
         base = self.m.strings[name] or "[no name]"
         ident = "" if id_kind == 0 else f"[{_id_text(id_val if id_kind == 1 else self.m.ids[id_val])}]"
-        got = self._get(key, COUNTER, thread, base + ident + ("" if series == "value" else f" {series}"))
+        got = self._get(key, COUNTER, thread, base + ident + ("" if series == "value" else f" {series}"),
+                        self._gpu_process(pid))
         # Perfetto's JSON importer: name, " id: " and the id when it is a string, then " " and the key.
         text_id = self.m.ids[id_val] if id_kind == 2 else None
         exact = self.m.strings[name] + (f" id: {text_id}" if isinstance(text_id, str) else "")
         self._exact[got] = f"{exact} {series}"
         return got
+
+    def _gpu_process(self, pid: Any) -> int | None:
+        """The pid ref of GPU n's process for Kineto's ``"GPU n Counters"``; None otherwise."""
+        found = _GPU_COUNTERS.fullmatch(pid) if isinstance(pid, str) else None
+        if found is None:
+            return None
+        if self._id_refs is None:
+            self._id_refs = {(type(v), v): i for i, v in enumerate(self.ids)}
+        return self._id_refs.get((int, int(found.group(1))))
 
     # ---- finishing -------------------------------------------------------------------
     def finish(self) -> np.ndarray:

@@ -39,11 +39,14 @@ class VtuiApp(AppShell, App[int]):
     HELP_SCOPES = MAIN_HELP
 
     def __init__(self, path: Path | str, store: TraceStore | None = None, cache: bool = True,
-                 options: LoadOptions | None = None, share: bool = False) -> None:
+                 options: LoadOptions | None = None, share: bool = False, capture: Path | str | None = None) -> None:
+        """``capture``: vLLM's graph-capture trace of the same run (default: the first trace in a
+        ``capture_traces/`` folder beside ``path``, TraceLens's layout); Insights reads it."""
         super().__init__()
         self.share_wanted = share  # vtui --share: shared with an agent once loaded (S toggles it)
         self.agent: AppShare | None = None
         self.path = Path(path)
+        self.capture = Path(capture) if capture is not None else _capture_beside(self.path)
         self.cache = cache  # use the index cache (vtui --no-cache turns it off)
         self.load_options = options  # None: the environment's (LoadOptions.from_environ)
         self.store = store
@@ -83,11 +86,13 @@ class VtuiApp(AppShell, App[int]):
         self.store = store
         self.query_one("#loading").remove()
         self.pane = MainPane(store, self.path, id="main")
+        self.pane.capture = self.capture
         self.watch(self.pane, "version", self._show_status, init=False)  # the status line follows the view
         self.mount(self.pane, after=self.query_one("#title"))
         self.query_one("#title", Static).update(plain(
             f"vtui · {self.path.name} · {store.event_count:,} events · {len(store.tracks)} tracks · "
             f"{format_duration(store.span_ns)}" + (" · repaired" if store.repaired else "")
+            + (f" · capture {self.capture.name}" if self.capture is not None else "")
         ))
         if self.share_wanted:
             self.call_later(self.action_share)
@@ -136,3 +141,14 @@ class VtuiApp(AppShell, App[int]):
 
     def key_rows(self) -> list[tuple[str, str]]:
         return [row for _, rows in self.help_sections(self.screen_stack[0]) for row in rows]
+
+
+def _capture_beside(path: Path) -> Path | None:
+    """The first trace of a ``capture_traces/`` folder beside ``path`` (none: None)."""
+    from vtui.analysis.gpu.graphs import find_capture_traces  # noqa: PLC0415 — a directory listing, at start
+
+    try:
+        found = find_capture_traces(path)
+    except OSError:  # an unreadable folder: no capture, the trace still opens
+        return None
+    return found[0] if found else None
