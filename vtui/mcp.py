@@ -148,7 +148,8 @@ def run_command(name: str, argv: list[str], loader: Callable[[str, bool], Any] |
         try:
             with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
                 try:
-                    code = module.run(parser.parse_args(argv))
+                    prepare = getattr(module, "prepare_args", None)  # diff's "A1 A2 -- B1 B2"
+                    code = module.run(parser.parse_args(prepare(argv) if prepare else argv))
                 except SystemExit as exc:  # argparse: a bad value
                     raise UsageError(err.getvalue().strip() or f"bad arguments ({exc.code})") from None
         finally:
@@ -254,10 +255,18 @@ def tool_specs(loader: Callable[[str, bool], Any], max_chars: int = DEFAULT_MAX_
              range_a: Annotated[str | None, Field(description="range of A, e.g. 100ms:")] = None,
              range_b: Annotated[str | None, Field(description="range of B")] = None,
              step: Annotated[str | None, Field(description="regex for the step slices in both")] = None,
-             table: Annotated[str | None, Field(description="only metrics, ops, steps or tree")] = None,
+             table: Annotated[str | None, Field(description="only metrics, ops, steps, tree, steps_by_kind, kernels, "
+                                                            "parity or runs")] = None,
+             more_a: Annotated[list[str] | None, Field(description="further runs of A (several runs per side)")] = None,
+             more_b: Annotated[list[str] | None, Field(description="further runs of B")] = None,
              offset: Offset = 0, limit: Limit = DEFAULT_LIMIT, list_path: ListPath("ops") = None) -> str:
-        return cli("diff", [a, b], ["--format", "json", *opt("--range-a", range_a), *opt("--range-b", range_b),
-                                    *opt("--step", step), *opt("--table", table)], offset, limit, list_path, "ops")
+        # diff's own "--" separates the sides, so a path that starts with "-" is made "./-…" instead
+        def path(p: str) -> str:
+            return f"./{p}" if p.startswith("-") else p
+
+        argv = ["--format", "json", *opt("--range-a", range_a), *opt("--range-b", range_b), *opt("--step", step),
+                *opt("--table", table), *map(path, [a, *(more_a or [])]), "--", *map(path, [b, *(more_b or [])])]
+        return page(run_command("diff", argv, loader), offset, limit, max_chars, path=list_path, default="ops")
 
     def ranks(trace: Annotated[str, Field(description="folder of per-rank traces")],
               align: Annotated[str | None, Field(description="epoch or collective")] = None,
@@ -281,7 +290,9 @@ def tool_specs(loader: Callable[[str, bool], Any], max_chars: int = DEFAULT_MAX_
         ToolSpec("query", "query", "SQL (DuckDB) over the trace with Perfetto's table names; it reads the trace only "
                  "(no files, no network, nothing kept for the next query), time- and memory-limited; rows paged.", query),
         ToolSpec("diff", "diff", "Compare two traces: headline metrics, every operator and kernel (added, removed, "
-                 "faster, slower), steps side by side.", diff),
+                 "faster, slower), steps side by side; then steps by kind (prefill, decode…) with the difference's "
+                 "confidence interval, kernels aligned inside matched steps by operator, the parity of the work, "
+                 "several runs per side.", diff),
         ToolSpec("ranks", "ranks", "A folder of ranks: collectives matched across ranks, stragglers, skew.", ranks),
     ]
     return [ToolSpec(s.name, s.command, f"{s.description} {UNTRUSTED}", s.fn) for s in specs if s.command in COMMANDS]

@@ -137,6 +137,13 @@ def test_info_insights_tree_and_diff_equal_the_cli(client, capsys):
     assert got == cli_json(capsys, "diff", KINETO, QWEN, "--format", "json", "--table", "metrics")
 
 
+def test_diff_with_several_runs_per_side_equals_the_cli(client, capsys):
+    got = ok(client, "diff", a=str(KINETO), more_a=[str(KINETO)], b=str(QWEN), more_b=[str(QWEN), str(QWEN)],
+             table="runs", limit=10_000)
+    got.pop("page", None)
+    want = cli_json(capsys, "diff", KINETO, KINETO, "--", QWEN, QWEN, QWEN, "--format", "json", "--table", "runs")
+    assert got == want and len(want["runs"]["a"]) == 2 and len(want["runs"]["b"]) == 3
+
 def test_search_pages_through_the_cli_matches(client, capsys):
     cli = cli_json(capsys, "search", KINETO, "aten::", "--json")
     first = ok(client, "search", trace=str(KINETO), regex="aten::", limit=3)
