@@ -200,8 +200,10 @@ def _upsample(dims: list, types: list, concrete: list) -> Cost | None:
         return None
     size = concrete_ints(concrete, 1)
     if size is None or len(size) != len(x) - 2:
-        scales = _floats(concrete, 2)
-        if scales is None or len(scales) != len(x) - 2:
+        # ``.vec`` overloads: scale_factors after output_size (and align_corners for the linear modes)
+        scales = next((f for f in (_floats(concrete, i) for i in range(2, len(concrete)))
+                       if f is not None and len(f) == len(x) - 2), None)
+        if scales is None:
             return None
         size = [int(s * f) for s, f in zip(x[2:], scales)]
     out = prod(x[:2]) * prod(size)
@@ -212,7 +214,10 @@ def _upsample(dims: list, types: list, concrete: list) -> Cost | None:
 def _floats(concrete: list, i: int) -> list[float] | None:
     if i >= len(concrete) or not isinstance(concrete[i], str):
         return None
-    text = concrete[i].strip().strip("[]")
+    text = concrete[i].strip()
+    if not text.startswith("["):
+        return None
+    text = text.strip("[]")
     try:
         return [float(p) for p in text.split(",") if p.strip()] or None
     except ValueError:
