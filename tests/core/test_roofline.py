@@ -131,10 +131,12 @@ def reference_report(path: Path):
     by_thread: dict = {}
     for e in cands:
         by_thread.setdefault((e["pid"], e["tid"]), []).append((*raw_span_ns(origin, e), e))
-    for key, items in by_thread.items():  # a GEMM holding another GEMM (matmul over bmm) is not counted
-        gemms = [(s, t, id(e)) for s, t, e in items if e["name"][6:] in GEMM]
-        by_thread[key] = [(s, t, e) for s, t, e in items if e["name"][6:] not in GEMM
-                          or not any(i != id(e) and s <= s2 and t2 <= t for s2, t2, i in gemms)]
+    for key, items in by_thread.items():  # a GEMM (attention) holding another (matmul over bmm) is not counted
+        for kind, outer in ((GEMM, GEMM), (set(ATTN), {"scaled_dot_product_attention"})):
+            inner = [(s, t, id(e)) for s, t, e in items if e["name"][6:] in kind]
+            items = [(s, t, e) for s, t, e in items if e["name"][6:] not in outer
+                     or not any(i != id(e) and s <= s2 and t2 <= t for s2, t2, i in inner)]
+        by_thread[key] = items
     outer = []
     for items in by_thread.values():
         items.sort(key=lambda it: (it[0], -it[1]))

@@ -14,13 +14,12 @@ from math import prod
 from vtui.analysis.gpu.flops_base import ELEM_SIZE, PRECISION, Cost, concrete_ints, shape
 
 # Per op: the argument index of (bias, stride, padding, dilation, transposed, output_padding);
-# -1 where the op has no such argument (conv2d: not transposed; cudnn_convolution: no bias).
+# -1 where the op has no such argument (cudnn_convolution: no bias, not transposed).
+# ``conv1d`` / ``conv2d`` / ``conv3d`` are not costed: they call ``aten::convolution``, whose
+# subtree holds the bias add too (and which TraceLens reports).
 FORWARD: dict[str, tuple[int, int, int, int, int, int]] = {
     "convolution": (2, 3, 4, 5, 6, 7),
     "_convolution": (2, 3, 4, 5, 6, 7),
-    "conv1d": (2, 3, 4, 5, -1, -1),
-    "conv2d": (2, 3, 4, 5, -1, -1),
-    "conv3d": (2, 3, 4, 5, -1, -1),
     "cudnn_convolution": (-1, 3, 2, 4, -1, -1),
     "miopen_convolution": (2, 4, 3, 5, -1, -1),
 }

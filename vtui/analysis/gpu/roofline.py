@@ -4,9 +4,9 @@ time of the kernels each call launched, the device's peaks (``vtui.analysis.gpu.
 Candidates are CPU operators whose name has a rule (GEMM, attention, convolution, vector) and that
 start in the range; a candidate inside another candidate (``aten::native_layer_norm`` under
 ``aten::layer_norm``) is left to its outermost one, so no work is counted twice. A GEMM that holds
-another GEMM (``aten::matmul`` over ``aten::bmm``, ``aten::linear`` over ``aten::addmm``) is a
-wrapper: the inner GEMM, which launches the GEMM kernel, is costed and timed, and the wrapper's
-other work (the ``contiguous`` copies it makes) is its own rows. Only the candidates' args are read (three keys,
+another GEMM (``aten::matmul`` over ``aten::bmm``, ``aten::linear`` over ``aten::addmm``), or
+``scaled_dot_product_attention`` over the backend op it chose, is a wrapper: the inner op, which launches the kernel, is costed
+and timed, and the wrapper's other work (the ``contiguous`` copies it makes) is its own rows. Only the candidates' args are read (three keys,
 interned by ``shapes.shape_ids``), and the cost is worked out once per distinct (name, shapes).
 An op's GPU time is the device work launched by runtime calls inside it (flows, else
 correlation ids); roofline time = max(FLOPs / peak of its precision, bytes / bandwidth);
@@ -81,6 +81,7 @@ class RooflineReport:
     capture: str = ""  # the capture trace whose shapes cost the graph-replayed kernels ("": none)
 
 
+ATTENTION_DISPATCHER = "aten::scaled_dot_product_attention"  # picks a backend op (flash, efficient, math)
 KEY_TABLE_PER_ROW = 4  # (name, shape) keys are counted in a table while it is this small per row, else sorted
 
 
@@ -92,19 +93,22 @@ def _family_codes(store: TraceStore) -> np.ndarray:
 
 
 def _wrappers(store: TraceStore, mask: np.ndarray, fam: np.ndarray) -> np.ndarray:
-    """Per slice: a GEMM candidate with another GEMM candidate inside it (``matmul`` over ``bmm``):
-    a wrapper, left out so the GEMM that launches the kernel is timed alone."""
+    """Per slice: a GEMM candidate with another GEMM candidate inside it (``matmul`` over ``bmm``),
+    or ``scaled_dot_product_attention`` over the backend op it chose: a wrapper, left out so the
+    op that launches the kernel is timed alone."""
     s = store.slices
-    gemm = mask & (fam[s.name_id] == 1)
     out = np.zeros(len(mask), dtype=bool)
-    rows = np.flatnonzero(gemm)
-    anc = s.parent[rows].astype(np.int64)
-    for _ in range(512):  # one level per pass; nesting depth bounds it
-        anc = anc[anc >= 0]
-        if not len(anc):
-            break
-        out[anc[gemm[anc]]] = True
-        anc = s.parent[anc].astype(np.int64)
+    dispatcher = np.isin(s.name_id, store.string_ids(ATTENTION_DISPATCHER))
+    for code in (1, 2):
+        inner = mask & (fam[s.name_id] == code)
+        outer = inner if code == 1 else inner & dispatcher  # the flash / efficient op, not its own inner call
+        anc = s.parent[np.flatnonzero(inner)].astype(np.int64)
+        for _ in range(512):  # one level per pass; nesting depth bounds it
+            anc = anc[anc >= 0]
+            if not len(anc):
+                break
+            out[anc[outer[anc]]] = True
+            anc = s.parent[anc].astype(np.int64)
     return out
 
 
@@ -176,6 +180,12 @@ def _gpu_time(store: TraceStore, ops: np.ndarray, starts: np.ndarray | None = No
         lit = sel[hit]
         out += np.bincount(mine[k[hit]], weights=g_end[lit] - g_start[lit], minlength=len(ops)).astype(np.int64)
     return out
+
+
+def launched_gpu_ns(store: TraceStore, rows: np.ndarray) -> np.ndarray:
+    """Per CPU operator row, the device time of the work launched from inside it: the roofline's
+    GPU time of an op. The rows must not nest in one another (a launch counts for one of them)."""
+    return _gpu_time(store, np.asarray(rows, dtype=np.int64))
 
 
 def analyse_roofline(store: TraceStore, rng: TimeRange | None = None, peaks: str = DATASHEET) -> RooflineReport:
