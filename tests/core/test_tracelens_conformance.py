@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 import csv
 import json
-from functools import lru_cache
+from functools import cache
 from math import prod
 from pathlib import Path
 
@@ -38,8 +38,9 @@ def _reports() -> Path:
     return folder
 
 
-@lru_cache(maxsize=None)
+@cache
 def _store(model: str):
+    _reports()  # skips first where ../shared is absent
     return load_trace(SHARED_TRACES / "public" / f"tracelens__h100_{model}.json.gz")
 
 
