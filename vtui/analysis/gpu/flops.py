@@ -14,7 +14,6 @@ about what they compute, the GEMMs named here excepted.
 
 from __future__ import annotations
 
-import re
 from math import prod
 from typing import Any
 
@@ -44,7 +43,7 @@ CUSTOM_GEMMS: dict[str, str] = {
     "vllm::rocm_unquantized_gemm_impl": "nk", "vllm::cutlass_scaled_mm": "out_kn", "_C::cutlass_scaled_mm": "out_kn",
     "sgl_kernel::fp8_scaled_mm": "kn", "sgl_kernel::int8_scaled_mm": "kn", "sgl_kernel::fp8_blockwise_scaled_mm": "kn",
 }
-CUSTOM_GEMM_NAME = re.compile(r"^(?:aiter|vllm|sgl_kernel|_C)::\w*(?:gemm|_mm)\w*$")
+CUSTOM_GEMM_SPACES = frozenset({"aiter", "vllm", "sgl_kernel", "_C"})
 # Attention: the argument index of ``is_causal`` and the layout of Q/K/V ("bhnd" or "bnhd").
 ATTENTION: dict[str, tuple[int, str]] = {
     "scaled_dot_product_attention": (5, "bhnd"),
@@ -65,8 +64,11 @@ def base_name(name: str) -> str | None:
 def custom_gemm_layout(name: str) -> str | None:
     """The operand layout of a serving stack's GEMM op, None for other names."""
     got = CUSTOM_GEMMS.get(name)
-    if got is None and CUSTOM_GEMM_NAME.match(name) and "moe" not in name and "group" not in name:
-        return "nk"  # the common layout (F.linear's); a shape that does not fit it is not counted
+    if got is None:
+        space, sep, op = name.partition("::")
+        if sep and space in CUSTOM_GEMM_SPACES and ("gemm" in op or op.endswith("_mm") or "_mm_" in op) \
+                and "moe" not in op and "group" not in op:
+            return "nk"  # the common layout (F.linear's); a shape that does not fit it is not counted
     return got
 
 
