@@ -45,12 +45,12 @@ def roofline_lines(r: RooflineReport | None, top: int = 12) -> list[str]:
         lines.append(f"  note: {safe_field(r.why, 200)}")
     if r.capture:
         lines.append(f"  graph-replayed kernels costed from the capture trace {safe_field(r.capture, 80)} (rows marked ⟳)")
-    lines.append(f"  {'op':<28} {'shape':<30} {'dtype':<8} {'calls':>6} {'time':>10} {'TFLOP/s':>8} {'TB/s':>6} "
+    lines.append(f"  {'op':<28} {'shape':<30} {'dtype':<11} {'calls':>6} {'time':>10} {'TFLOP/s':>8} {'TB/s':>6} "
                  f"{'% roof':>7} bound")
     for o in worst_first(r)[:top]:
         t = o.gpu_ns if r.time_basis == "gpu" else o.cpu_ns
         name = ("⟳ " if o.from_capture else "") + o.name
-        lines.append(f"  {safe_field(name, 28):<28} {safe_field(o.shape, 30):<30} {safe_field(_dtype(o.dtype), 8):<8} "
+        lines.append(f"  {safe_field(name, 28):<28} {safe_field(o.shape, 30):<30} {safe_field(_dtype(o.dtype), 11):<11} "
                      f"{o.count:>6,} {fd(t):>10} {_num(o.tflops, '{:.3g}'):>8} {_num(o.tbps, '{:.3g}'):>6} "
                      f"{_num(o.pct_of_roofline):>7} {o.bound or '—'}")
         if o.hint:

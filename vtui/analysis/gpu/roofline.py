@@ -397,8 +397,8 @@ def label_types(ops: list[OpRoofline]) -> None:
 
 
 def short_type(name: str) -> str:
-    return {"c10::BFloat16": "bf16", "c10::Half": "fp16", "float": "fp32", "double": "fp64"}.get(
-        name, name.replace("c10::", ""))
+    return {"c10::BFloat16": "bf16", "c10::Half": "fp16", "float": "fp32", "double": "fp64", "long int": "i64",
+            "int": "i32", "short int": "i16"}.get(name, name.replace("c10::", ""))
 
 
 def _row(name: str, shape: str, cost: Cost, count: int, gpu_ns: int, cpu_ns: int, device: DeviceMatch,
