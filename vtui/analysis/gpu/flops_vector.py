@@ -131,7 +131,7 @@ def _norm(op: str, dims: list, types: list, concrete: list) -> Cost | None:
     n, e = prod(x), ts[0][2]
     reads = sum(prod(s) * sz for _, s, sz in ts)
     if op in ("rms_norm", "_fused_rms_norm"):  # TraceLens's RMSNorm: rows·(2C + 2) + (1 or 2)·N
-        w = shape(dims, 2 if op == "_fused_rms_norm" else 2)
+        w = shape(dims, 2)  # (input, normalized_shape, weight, eps)
         c = prod(w) if w else (x[-1] if x else 1)
         rows = n // c if c else 0
         flops = rows * (2 * c + 2) + n * (2 if w else 1)
@@ -143,9 +143,7 @@ def _norm(op: str, dims: list, types: list, concrete: list) -> Cost | None:
             c = prod(w) if w else (x[-1] if x else 1)
         training = True
         if "batch_norm" in op:
-            at = {"cudnn_batch_norm": 5}.get(op, 5)
-            flag = concrete_flag(concrete, at)
-            training = flag is not False
+            training = concrete_flag(concrete, 5) is not False  # (input, weight, bias, mean, var, training, …)
         flops = 6 * c + 2 * n + (3 * n if training else 0)
     return Cost(flops, reads + n * e, PRECISION.get(types[0]), types[0])
 
