@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from tests.helpers import X, cli_json, load_events, write_trace
+from tests.helpers import X, cli_json, load_events
 from vtui.analysis.gpu.flops import op_cost
 from vtui.analysis.gpu.roofline import analyse_roofline
 from vtui.analysis.gpu.roofline_capture import capture_roofline
@@ -245,8 +245,8 @@ def test_rows_differing_only_in_input_types_say_so(tmp_path):
     assert {tuple(o.input_types) for o in j.ops if o.name == "aten::copy_"} == {(BF, F32), (BF, BF)}
 
 
-def test_write_trace_helper_is_used(tmp_path):
-    # the helpers write plain traces too (no deviceProperties): the roofline still has rates
-    store = load_events(tmp_path, [_op("aten::mm", 0, 20, [[8, 8], [8, 8]], [BF, BF]), *_launch(1, 1, "g", 5, 5)])
-    assert analyse_roofline(store).ops[0].pct_of_roofline is None
-    assert write_trace(tmp_path, [], "e.json").exists()
+def test_elementwise_rates_without_device_properties(tmp_path):
+    """No deviceProperties: FLOPs and rates for a vector op too, no percentage."""
+    store = load_events(tmp_path, [_op("aten::mul", 0, 20, [[8, 8], [8, 8]], [BF, BF]), *_launch(1, 1, "m", 5, 2)])
+    o = analyse_roofline(store).ops[0]
+    assert o.flops == 64 and o.tflops == pytest.approx(64 / 2_000 / 1e3) and o.pct_of_roofline is None
