@@ -680,7 +680,7 @@ OUTPUTS: dict[str, type[Out]] = {
 # or retyped), and add its snapshot: scripts/schema_snapshots.py writes vtui/data/schema/NAME.vN.json.
 VERSIONS: dict[str, int] = {
     "info": 2,
-    "insights": 3,
+    "insights": 4,
     "stats": 1,
     "search": 1,
     "tree": 2,

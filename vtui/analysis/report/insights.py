@@ -10,7 +10,9 @@ from vtui.analysis.calltree.python_overhead import PythonReport, analyse_python
 from vtui.analysis.gpu.activity import GpuReport, analyse_gpu
 from vtui.analysis.gpu.graphs import GraphReport, analyse_graphs
 from vtui.analysis.gpu.memory import MemoryReport, analyse_memory
+from vtui.analysis.gpu.peaks import DATASHEET
 from vtui.analysis.gpu.roofline import RooflineReport, analyse_roofline
+from vtui.analysis.gpu.roofline_capture import with_capture
 from vtui.analysis.health.items import HealthReport
 from vtui.analysis.health.report import analyse_health
 from vtui.analysis.slices.caches import CacheReport, analyse_caches
@@ -50,17 +52,20 @@ class Insights:
     health: HealthReport = field(default_factory=HealthReport)  # of the whole trace, not only the range
 
 
-def add_why(ins: Insights, store: TraceStore) -> None:
-    """Why ops and steps take their time: the roofline per op and the critical path per step."""
-    ins.roofline = analyse_roofline(store, ins.range)
+def add_why(ins: Insights, store: TraceStore, peaks: str = DATASHEET) -> None:
+    """Why ops and steps take their time: the roofline per op (graph-replayed work costed from the
+    capture trace where one was matched) and the critical path per step."""
+    ins.roofline = with_capture(store, analyse_roofline(store, ins.range, peaks), ins.graphs.capture)
     ins.critical = analyse_critical(store, ins.steps.rows)
 
 
 def compute_insights(store: TraceStore, rng: TimeRange | None = None, step_regex: str | None = None,
-                     top: int = 15, capture: TraceStore | None = None, capture_name: str = "") -> Insights:
+                     top: int = 15, capture: TraceStore | None = None, capture_name: str = "",
+                     peaks: str = DATASHEET) -> Insights:
     """Every analysis over ``rng`` (the whole trace when None), all handed the one range value and
     so one selection (and one self-time pass); ``capture``: vLLM's graph-capture trace of the same
-    run, to give replayed graph kernels their captured stacks."""
+    run, to give replayed graph kernels their captured stacks and shapes; ``peaks``: the roofline's
+    peak column (datasheet / achievable) or peak table file."""
     rng = over(store, rng)
     ins = Insights(rng, analyse_steps(store, rng, step_regex), analyse_ops(store, rng, top),
                    analyse_gpu(store, rng, top), analyse_memory(store, rng),
@@ -70,7 +75,7 @@ def compute_insights(store: TraceStore, rng: TimeRange | None = None, step_regex
     ins.findings = (step_findings(ins.steps, ins.serving) + serving_findings(ins.serving) + graph_findings(ins.graphs)
                     + op_findings(ins.ops) + gpu_findings(ins.gpu)
                     + memory_findings(ins.memory) + python_findings(ins.python) + cache_findings(ins.caches))
-    add_why(ins, store)
+    add_why(ins, store, peaks)
     ins.health = analyse_health(store)
     return ins
 
