@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from vtui.analysis.base.comm import comm_rows
 from vtui.analysis.base.stats import merge_intervals
 from vtui.analysis.gpu.activity import KERNEL, gpu_work_kinds, launch_pairs
 from vtui.store.slicetime import TimeRange, over
@@ -80,12 +81,13 @@ def gpu_idle_gaps(store: TraceStore, rng: TimeRange | None = None, top: int = 20
 
 def kernel_outliers(store: TraceStore, rng: TimeRange | None = None, top: int = 20) -> list[Outlier]:
     """Kernels at least OUTLIER_FACTOR × their name's median in ``rng`` (the whole trace when None),
-    the most excess first."""
+    the most excess first. Communication kernels are left out: a long one waited for a peer."""
     rng = over(store, rng)
     t0, t1 = rng.t0, rng.t1
     s = store.slices
     rows = np.flatnonzero(gpu_work_kinds(store) == KERNEL)
     rows = rows[(s.start_ns[rows] >= t0) & (s.end_ns[rows] <= t1)]
+    rows = rows[~comm_rows(store, rows)]  # a collective's time is its peers' lateness, not its own cost
     if len(rows) < 3:
         return []
     dur = s.end_ns[rows] - s.start_ns[rows]
