@@ -577,13 +577,13 @@ OUTPUTS: dict[str, type[Out]] = {
 # or retyped), and add its snapshot: scripts/schema_snapshots.py writes vtui/data/schema/NAME.vN.json.
 VERSIONS: dict[str, int] = {
     "info": 1,
-    "insights": 2,
+    "insights": 3,
     "stats": 1,
     "search": 1,
     "tree": 1,
     "tree-diff": 1,
     "diff": 1,
-    "ranks": 1,
+    "ranks": 2,
     "query": 1,
 }
 

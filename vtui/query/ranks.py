@@ -30,7 +30,10 @@ from vtui.analysis.ranks.analyse import (
     RanksReport,
     StepRow,
     Straggler,
+    _detail,
     _natural,
+    busbw_note,
+    rejection_warning,
 )
 from vtui.analysis.ranks.tables import RankTable, rank_tables
 from vtui.atomic import atomic_write
@@ -185,7 +188,7 @@ def run_sql(folders: list[Path], align: str = "epoch") -> RanksReport:
                 if kind.startswith("rank "):
                     run(kind, name, sql, extra)
         results["exposed"].sort(key=lambda row: row[0])
-        return _report(results, subs["step_key"], align, warnings)
+        return _report(results, subs["step_key"], align, warnings + _rejects(results.get("rejected", [])))
     finally:
         con.close()
         shutil.rmtree(spill, ignore_errors=True)
@@ -200,6 +203,18 @@ def run_ranks(path: str | os.PathLike, align: str = "epoch", cache: bool = True,
     finally:
         if temp is not None:
             shutil.rmtree(temp, ignore_errors=True)
+
+
+def _rejects(rows: list[tuple]) -> list[str]:
+    """The rejected-matches warning from the ``rejected`` query (one row per rejected match)."""
+    out = []
+    for gkey, seq, reason, kmin, kmax, bmin, bmax, zmin, zmax, _n in rows:
+        kinds = [kmin, kmax]
+        nbytes = [int(b) for b in (bmin, bmax) if b is not None]
+        sizes = [int(z) for z in (zmin, zmax) if z is not None]
+        out.append((str(gkey), int(seq), str(reason), _detail(str(reason), kinds, nbytes, sizes)))
+    out.sort(key=lambda x: (x[0], x[1]))
+    return rejection_warning(int(rows[0][-1]) if rows else 0, out)
 
 
 def _report(res: dict[str, list[tuple]], step_key: str, align: str, warnings: list[str]) -> RanksReport:
@@ -223,11 +238,12 @@ def _report(res: dict[str, list[tuple]], step_key: str, align: str, warnings: li
     collectives, last_of, lost_of = [], [], []
     for (gkey, seq, name, grp, nr, size, nbytes, start, lat, skew, last, algbw, busbw, lost) in res["collectives"]:
         collectives.append(CollectiveRow(
-            name=name, group=grp, seq=int(seq), ranks=int(nr), group_size=int(size),
+            name=name, group=grp, seq=int(seq), ranks=int(nr), group_size=int(size) if size and size > 0 else None,
             bytes=int(nbytes) if nbytes is not None and nbytes > 0 else None, start_ns=int(start),
             latency_ns=int(lat), skew_ns=int(skew), last_rank=int(last),
             algbw_gbps=None if algbw is None else round(float(algbw), 4),
-            busbw_gbps=None if busbw is None else round(float(busbw), 4), waits_ns=waits[(gkey, int(seq))]))
+            busbw_gbps=None if busbw is None else round(float(busbw), 4), waits_ns=waits[(gkey, int(seq))],
+            busbw_note=busbw_note(int(nbytes) if nbytes is not None else -1, int(lat), int(size or 0))))
         last_of.append(at[int(last)])
         lost_of.append(int(lost or 0))
 
