@@ -26,8 +26,8 @@ if TYPE_CHECKING:
 # (family, pattern): the first that matches names the library. Order matters: a library's own
 # all-reduce is that library's before it is a generic "collective".
 COMM_FAMILIES: list[tuple[str, str]] = [
+    ("rccl", r"rccl"),  # before NCCL: RCCL's kernels take ncclDevComm* arguments
     ("nccl", r"nccl"),
-    ("rccl", r"rccl"),
     ("msccl++", r"msccl"),
     ("nvshmem", r"nvshmem"),
     ("deepep", r"deep_?ep"),
