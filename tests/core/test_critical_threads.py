@@ -70,8 +70,6 @@ def test_a_backward_frame_hands_the_path_to_the_autograd_thread(tmp_path: Path):
     got = {name: ns for _k, name, ns in p.top}
     for name, _ts, d in WORKER_OPS:
         assert got[name] == int(d * 1000)
-    # from the worker's last node to the frame's return the main thread waited (hand-back)
-    frame_end = 120.0 + 300.0
-    hand_back = int((frame_end - max(ts + d for _n, ts, d in WORKER_OPS)) * 1000)
-    assert p.wait_ns == hand_back == 20_000
-    assert got["(CPU outside operators)"] == _truth()["(CPU outside operators)"] - hand_back
+    # from the worker's last node to the frame's return the main thread runs again: its own CPU time
+    assert p.wait_ns == 0
+    assert got["(CPU outside operators)"] == _truth()["(CPU outside operators)"]

@@ -4,9 +4,9 @@ PyTorch's ``loss.backward()`` blocks the calling thread while the autograd engin
 runs the backward operators (``autograd::engine::evaluate_function: …``) and launches their
 kernels. Walking back on the calling thread alone charges that time to the caller as CPU time
 outside operators. A hand-over window on a thread T says: from ``start`` to ``end`` T waited on
-worker thread W, whose own work ran from ``start`` until ``ready`` (its last work ending by
-``end``). The walk, arriving at ``end`` on T, continues on W from ``ready`` back to ``start``,
-then returns to T.
+worker thread W, whose own work ran from ``start`` until ``ready`` (here always ``end``: what T
+does inside the call after the worker's last node is T's own CPU time). The walk, arriving at
+``end`` on T, continues on W from ``ready`` back to ``start``, then returns to T.
 
 Windows come from two shapes, both in the same process as the worker:
 - an explicit call on T that waits on another thread (``backward`` frames and annotations:
@@ -82,8 +82,8 @@ class HandOvers:
                 continue  # inside a window already taken (a frame under another)
             i = int(np.searchsorted(ws, a, side="left"))
             j = int(np.searchsorted(we, b, side="right")) - 1  # we is non-decreasing
-            if i <= j:
-                out.append((int(ws[i]), b, w, int(we[j])))
+            if i <= j:  # the caller's own work after the worker's last node (inside the call) is its CPU
+                out.append((int(ws[i]), int(we[j]), w, int(we[j])))
                 reach = b
         return out
 
