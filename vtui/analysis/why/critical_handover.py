@@ -109,13 +109,17 @@ class HandOvers:
         prev_free = np.concatenate(([False], free[:-1]))
         head = free & (~prev_free | started_between)
         heads = np.flatnonzero(head)
+        # Explicit windows already cover some bursts: those are not taken twice (sorted, disjoint).
+        t_start = np.array(sorted(x[0] for x in taken), dtype=np.int64)
+        t_end = np.array(sorted(x[1] for x in taken), dtype=np.int64)
         out: list[tuple[int, int, int, int]] = []
         for h in heads.tolist():  # one per window (a few per step)
             k = h
             while k + 1 < len(ws) and free[k + 1] and not head[k + 1]:
                 k += 1
             a, b = int(ws[h]), int(we[k])
-            if not any(x[0] <= a and b <= x[1] for x in taken):
+            i = int(np.searchsorted(t_start, a, side="right")) - 1  # the explicit window starting last by a
+            if i < 0 or b > t_end[i]:
                 out.append((a, b, w, b))
         return out
 
