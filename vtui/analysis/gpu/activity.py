@@ -217,6 +217,20 @@ def _idle_split(store: TraceStore, st: np.ndarray, en: np.ndarray, launch: np.nd
     return out
 
 
+def gap_cause(store: TraceStore, start: int, end: int, launch: int) -> tuple[int, int, str]:
+    """One idle gap [start, end) before work launched by ``launch`` (-1 unknown), cut as
+    `_idle_split` cuts it: (ns waiting for the CPU, ns queued after the call, what held it: the
+    stream wait's name, "queued", "clock offset" or "launch unknown")."""
+    if launch < 0:
+        return 0, 0, "launch unknown"
+    call = int(store.slices.start_ns[launch])
+    if call > end:
+        return 0, 0, "clock offset"
+    cpu = min(max(call - start, 0), end - start)
+    wait = int(_waits_before(store, np.array([launch], dtype=np.int64))[0])
+    return cpu, end - start - cpu, store.name(wait) if wait >= 0 else "queued"
+
+
 def analyse_gpu(store: TraceStore, rng: TimeRange | None = None, top: int = 10) -> GpuReport:
     """GPU work selected by ``rng`` (the whole trace when None); ``top`` kernels by time."""
     rng = over(store, rng)
