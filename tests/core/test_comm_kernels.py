@@ -15,6 +15,7 @@ from vtui.analysis.gpu.activity import analyse_gpu, precision_of
 from vtui.analysis.gpu.jump_lists import kernel_outliers
 from vtui.analysis.ranks.tables import collective_kind
 from vtui.analysis.why.critical_graph import COLLECTIVE
+from vtui.analysis.why.findings import gpu_findings
 
 NAMES = {
     "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevComm*, unsigned long, ncclWork*)": ("nccl", "all_reduce"),
@@ -70,5 +71,8 @@ def test_symmetric_memory_all_reduce_is_communication_not_compute_nor_an_outlier
     comm = sum(e["dur"] for e in events if e["name"] == ar)
     assert g.comm_ns == round(comm * 1000) and g.comm_pct == pytest.approx(100 * comm / total)
     assert {p.name: p.total_ns for p in g.precision}["communication"] == round(comm * 1000)
+    (f,) = [f for f in gpu_findings(g) if f.kind == "communication"]
+    assert f.message.startswith(f"communication kernels take {100 * comm / total:.1f}% of kernel time")
+    assert "multimem_all_reduce_kernel" in f.message
     store = load_events(tmp_path, events, "again.json")
     assert [store.name(o.row) for o in kernel_outliers(store)] == []  # a long collective waited: not an outlier

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from vtui.analysis.base.comm import is_comm
 from vtui.analysis.base.stats import pct
 from vtui.analysis.calltree.python_overhead import PythonReport
 from vtui.analysis.gpu.activity import GpuReport, precision_of
@@ -26,6 +27,7 @@ GPU_BUSY_VERY_LOW = 20.0
 IDLE_CPU_SHARE = 10.0
 MEMCPY_SHARE = 10.0
 FP32_GEMM_SHARE = 10.0
+COMM_SHARE = 10.0  # communication kernels' share of kernel time worth saying
 PYTHON_SHARE = 30.0
 GAP_SHARE = 10.0
 
@@ -218,6 +220,13 @@ def gpu_findings(g: GpuReport) -> list[Finding]:
                            f"({g.launches_paired:,} launches)",
                            "long delays with a busy GPU mean a deep queue (fine); with an idle GPU they point at the "
                            "driver or contention"))
+    if g.comm_pct >= COMM_SHARE:
+        heaviest = next((k.name for k in g.top_kernels if is_comm(k.name)), "")
+        out.append(Finding("communication", INFO,
+                           f"communication kernels take {g.comm_pct:.1f}% of kernel time ({fd(g.comm_ns)})"
+                           + (f", most in {heaviest[:80]}" if heaviest else ""),
+                           "collectives wait for the slowest rank and move data: overlap them with compute, and "
+                           "compare ranks (vtui ranks) for stragglers and exposed communication"))
     fp32 = sum(k.total_ns for k in g.top_kernels if "gemm" in k.name.lower() and precision_of(k.name) == "fp32")
     share = pct(fp32, g.kernel_ns)
     if share >= FP32_GEMM_SHARE:
