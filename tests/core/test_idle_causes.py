@@ -91,3 +91,13 @@ def test_work_starting_before_its_launch_call_is_a_clock_offset(tmp_path: Path):
     launch["ts"] = GAP_START + BLOCK_US + 500.0  # after the kernel started: the clocks disagree
     g = analyse_gpu(load_events(tmp_path, events))
     assert g.idle_clock_offset_ns == _truth(events)["gap"] and g.idle_cpu_launch_ns == 0
+
+
+def test_compare_and_diff_read_the_same_split(tmp_path: Path):
+    from vtui.analysis.report.insights import summary_metrics
+
+    events = _events()
+    want = _truth(events)
+    store = load_events(tmp_path, events)
+    m = summary_metrics(store)
+    assert (m["gpu_idle_cpu_launch_ns"], m["gpu_idle_dependency_ns"]) == (want["cpu"], want["after_launch"])
