@@ -11,6 +11,8 @@ from vtui.analysis.gpu.activity import GpuReport, analyse_gpu
 from vtui.analysis.gpu.graphs import GraphReport, analyse_graphs
 from vtui.analysis.gpu.memory import MemoryReport, analyse_memory
 from vtui.analysis.gpu.roofline import RooflineReport, analyse_roofline
+from vtui.analysis.health.items import HealthReport
+from vtui.analysis.health.report import analyse_health
 from vtui.analysis.slices.caches import CacheReport, analyse_caches
 from vtui.analysis.slices.operators import OpsReport, analyse_ops
 from vtui.analysis.steps.detect import StepReport, analyse_steps
@@ -45,6 +47,7 @@ class Insights:
     critical: CriticalReport | None = None
     serving: ServingReport = field(default_factory=lambda: ServingReport(False))
     graphs: GraphReport = field(default_factory=lambda: GraphReport(False))
+    health: HealthReport = field(default_factory=HealthReport)  # of the whole trace, not only the range
 
 
 def add_why(ins: Insights, store: TraceStore) -> None:
@@ -68,6 +71,7 @@ def compute_insights(store: TraceStore, rng: TimeRange | None = None, step_regex
                     + op_findings(ins.ops) + gpu_findings(ins.gpu)
                     + memory_findings(ins.memory) + python_findings(ins.python) + cache_findings(ins.caches))
     add_why(ins, store)
+    ins.health = analyse_health(store)
     return ins
 
 
