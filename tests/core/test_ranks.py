@@ -375,6 +375,10 @@ def test_duckdb_reuses_the_parquet_beside_the_cache(tmp_path):
     stamps = [p.stat().st_mtime_ns for p in written]
     assert msgspec.to_builtins(run_ranks(folder)) == first
     assert [p.stat().st_mtime_ns for p in written] == stamps  # read again, not rewritten
+    from vtui.analysis.ranks.tables import TABLES_VERSION
+
+    # the tables' rules are in the folder's name: a version that changed them writes new ones
+    assert all(p.parent.name.endswith(f"-t{TABLES_VERSION}-{p.parent.name.rsplit('-', 1)[1]}") for p in written)
 
 
 def test_a_trace_without_steps_or_collectives(tmp_path):

@@ -35,7 +35,7 @@ from vtui.analysis.ranks.analyse import (
     busbw_note,
     rejection_warning,
 )
-from vtui.analysis.ranks.tables import RankTable, rank_tables
+from vtui.analysis.ranks.tables import TABLES_VERSION, RankTable, rank_tables
 from vtui.atomic import atomic_write
 from vtui.errors import UsageError
 
@@ -107,7 +107,7 @@ def _rank_folder(root: Path, file: Path, pos: int, cache: bool) -> Path | None:
     from vtui.store import cache as trace_cache
 
     key = trace_cache.entry_key([file])
-    return None if key is None else root / f"{key}-{pos}"
+    return None if key is None else root / f"{key}-t{TABLES_VERSION}-{pos}"
 
 
 def prepare(path: str | os.PathLike, out: Path | None = None, cache: bool = True,

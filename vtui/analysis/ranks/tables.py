@@ -32,6 +32,9 @@ _KIND_IN_NAME = re.compile(r"(?i)all_?reduce|cross_device_reduce|quick_?reduce|a
                            r"all_?to_?all|deep_?ep|broadcast|send_?recv")
 # The host-side operators that carry a collective's args (record_param_comms) or name it (nccl:all_reduce).
 COMM_OP = re.compile(r"^(?:record_param_comms$|nccl:|rccl:)")
+# What the rank tables hold (which kernels are collectives, how a group's size is found): part of
+# the name of the per-rank Parquet written beside the cache, so a change rewrites them.
+TABLES_VERSION = 2
 _RANK_IN_NAME = re.compile(r"(?i)(?:^|[^a-z0-9])rank[-_]?(\d+)(?=[^0-9]|$)")
 _LEVELS = 3  # a launch sits directly under its nccl:* op (or one wrapper deeper)
 
