@@ -42,6 +42,18 @@ def _kind(name: str) -> str:
     return collective_kind(name)  # the name table only (checked on its own below)
 
 
+def _elems(args: dict) -> int:
+    n = max([v for v in (args.get("In msg nelems"), args.get("Out msg nelems")) if isinstance(v, int)] or [0])
+    if not n and isinstance(args.get("Input Dims"), list):
+        for d in args["Input Dims"]:
+            if isinstance(d, list) and d and all(isinstance(x, int) for x in d):
+                p = 1
+                for x in d:
+                    p *= x
+                n = max(n, p)
+    return n
+
+
 def _bytes(args: dict) -> int:
     size = DTYPE.get(str(args.get("dtype", "")).lower()) or DTYPE.get(str((args.get("Input type") or [""])[0]).lower(), 0)
     n = max([v for v in (args.get("In msg nelems"), args.get("Out msg nelems")) if isinstance(v, int)] or [0])
@@ -97,7 +109,8 @@ def reference(folder: Path, align: str = "epoch") -> dict:
             if not size and world and (group == "0" or any(a.get("Process Group Description") == "default_pg" for a in found)):
                 size = world
             nbytes = next((b for b in map(_bytes, found) if b > 0), -1)
-            colls.append(dict(start=t(e)[0], end=t(e)[1], kind=_kind(name), group=group, size=size, bytes=nbytes,
+            elems = next((n for n in map(_elems, found) if n > 0), 0)
+            colls.append(dict(start=t(e)[0], end=t(e)[1], kind=_kind(name), group=group, size=size, bytes=nbytes, elems=elems,
                               dev=e["pid"]))
         colls.sort(key=lambda c: c["start"])
         seen = {}
@@ -119,7 +132,8 @@ def reference(folder: Path, align: str = "epoch") -> dict:
     for key, members in groups.items():
         if len(members) < 2:
             continue
-        for field, why in (("kind", "kinds differ"), ("bytes", "sizes differ"), ("size", "group sizes differ")):
+        for field, why in (("kind", "kinds differ"), ("bytes", "sizes differ"), ("elems", "sizes differ"),
+                           ("size", "group sizes differ")):
             known = {c[field] for _p, c in members if field == "kind" or c[field] > 0}
             if len(known) > 1:
                 rejected[key] = why

@@ -46,6 +46,21 @@ def test_collectives_of_different_sizes_are_not_paired(tmp_path):
     assert got["straggler"]["collectives_last"] == 2
 
 
+def test_element_counts_tell_sizes_apart_where_no_dtype_is_recorded(tmp_path):
+    def edit(rank, ev):
+        for e in ev:  # no dtype anywhere: bytes unknown, elements known
+            e.get("args", {}).pop("dtype", None)
+            e.get("args", {}).pop("Input type", None)
+        if rank == 0:
+            args = _comm_args(ev)[2]
+            args["In msg nelems"] = args["Out msg nelems"] = 12_345
+            next(e for e in ev if e.get("name") == "nccl:all_reduce" and e["ts"] > 1_020_000)["args"]["Input Dims"] = [[12_345]]
+
+    got = check(_folder(tmp_path, edit, group="0"))
+    assert [c["seq"] for c in got["collectives"]] == [0, 1] and all(c["bytes"] is None for c in got["collectives"])
+    assert got["warnings"][0].startswith("1 of 3 matches rejected: sizes differ (0 #2: 12,345 vs 1,048,576 elements)")
+
+
 def test_collectives_of_different_kinds_are_not_paired(tmp_path):
     def edit(rank, ev):
         if rank == 0:

@@ -86,6 +86,7 @@ def write_rank(table: RankTable, pos: int, folder: Path, pa, pq) -> None:
         "colls": pa.table({"pos": pa.array(np.full(n, pos), i64), "idx": pa.array(np.arange(n), i64),
                            "kind": pa.array(table.coll_kind, pa.string()), "grp": pa.array(table.coll_group, pa.string()),
                            "group_size": pa.array(table.coll_size, i64), "bytes": pa.array(table.coll_bytes, i64),
+                           "elems": pa.array(table.coll_elems, i64),
                            "start_ns": pa.array(table.coll_start, i64), "end_ns": pa.array(table.coll_end, i64),
                            "device": pa.array(table.coll_device, i64), "row": pa.array(table.coll_row, i64)}),
         "comp": pa.table({"pos": pa.array(np.full(len(table.comp_start), pos), i64),
@@ -208,11 +209,12 @@ def run_ranks(path: str | os.PathLike, align: str = "epoch", cache: bool = True,
 def _rejects(rows: list[tuple]) -> list[str]:
     """The rejected-matches warning from the ``rejected`` query (one row per rejected match)."""
     out = []
-    for gkey, seq, reason, kmin, kmax, bmin, bmax, zmin, zmax, _n in rows:
+    for gkey, seq, reason, kmin, kmax, bmin, bmax, zmin, zmax, emin, emax, _n in rows:
         kinds = [kmin, kmax]
         nbytes = [int(b) for b in (bmin, bmax) if b is not None]
         sizes = [int(z) for z in (zmin, zmax) if z is not None]
-        out.append((str(gkey), int(seq), str(reason), _detail(str(reason), kinds, nbytes, sizes)))
+        elems = [int(e) for e in (emin, emax) if e is not None]
+        out.append((str(gkey), int(seq), str(reason), _detail(str(reason), kinds, nbytes, sizes, elems)))
     out.sort(key=lambda x: (x[0], x[1]))
     return rejection_warning(int(rows[0][-1]) if rows else 0, out)
 

@@ -3,7 +3,7 @@
 -- Input (one folder per rank, written by `vtui ranks FOLDER --engine duckdb` beside the cache):
 --   meta(pos, named_rank, file, world_size)           one row per rank file
 --   steps(pos, idx, name, start_ns, end_ns)            the rank's steps, epoch ns
---   colls(pos, idx, kind, grp, group_size, bytes, start_ns, end_ns, device, row)
+--   colls(pos, idx, kind, grp, group_size, bytes, elems, start_ns, end_ns, device, row)
 --                                                      collective kernels, in start order
 --   comp(pos, device, start_ns, end_ns)                compute kernels
 -- The runner (vtui/query/ranks.py) substitutes {meta_files}… (the lists of Parquet files), {rank} (named_rank,
@@ -28,7 +28,7 @@ CREATE OR REPLACE TEMP VIEW ranked AS SELECT pos, {rank} AS rank FROM meta;
 -- view: keyed
 -- A collective's group: its process group, else its kind ("?all_reduce"); seq: its order in it.
 CREATE OR REPLACE TEMP VIEW keyed AS
-SELECT c.pos, r.rank, c.idx, c.kind, c.grp, c.group_size, c.bytes, c.start_ns, c.end_ns, c.row,
+SELECT c.pos, r.rank, c.idx, c.kind, c.grp, c.group_size, c.bytes, c.elems, c.start_ns, c.end_ns, c.row,
        CASE WHEN c.grp = '' THEN concat('?', c.kind) ELSE c.grp END AS gkey,
        row_number() OVER (PARTITION BY c.pos, CASE WHEN c.grp = '' THEN concat('?', c.kind) ELSE c.grp END
                           ORDER BY c.idx) - 1 AS seq
@@ -41,16 +41,18 @@ CREATE OR REPLACE TEMP VIEW verdict AS
 SELECT gkey, seq, count(*) AS n,
        CASE WHEN count(*) < 2 THEN NULL
             WHEN count(DISTINCT kind) > 1 THEN 'kinds differ'
-            WHEN count(DISTINCT CASE WHEN bytes > 0 THEN bytes END) > 1 THEN 'sizes differ'
+            WHEN count(DISTINCT CASE WHEN bytes > 0 THEN bytes END) > 1
+                 OR count(DISTINCT CASE WHEN elems > 0 THEN elems END) > 1 THEN 'sizes differ'
             WHEN count(DISTINCT CASE WHEN group_size > 0 THEN group_size END) > 1 THEN 'group sizes differ'
        END AS reason,
        min(kind) AS min_kind, max(kind) AS max_kind,
        min(CASE WHEN bytes > 0 THEN bytes END) AS min_bytes, max(bytes) AS max_bytes,
-       min(CASE WHEN group_size > 0 THEN group_size END) AS min_size, max(group_size) AS max_size
+       min(CASE WHEN group_size > 0 THEN group_size END) AS min_size, max(group_size) AS max_size,
+       min(CASE WHEN elems > 0 THEN elems END) AS min_elems, max(elems) AS max_elems
 FROM keyed GROUP BY gkey, seq;
 
 -- name: rejected
-SELECT gkey, seq, reason, min_kind, max_kind, min_bytes, max_bytes, min_size, max_size,
+SELECT gkey, seq, reason, min_kind, max_kind, min_bytes, max_bytes, min_size, max_size, min_elems, max_elems,
        (SELECT count(*) FROM verdict WHERE n > 1) AS matches
 FROM verdict WHERE reason IS NOT NULL;
 

@@ -5,8 +5,8 @@ Definitions (the SQL engine, vtui/query/ranks.sql, computes the same):
 - A collective is one communication kernel per rank (`vtui.analysis.base.comm`), matched across
   ranks by process group and its order within that group on each rank (``seq``, by kernel start).
   Where the process group is unknown (older traces) the collective's kind stands for it. A match
-  holds only when its kernels agree where the traces record it: the same kind, the same size in
-  bytes, the same group size. Otherwise none of its kernels is matched (they are left out of the
+  holds only when its kernels agree where the traces record it: the same kind, the same size (bytes,
+  and elements), the same group size. Otherwise none of its kernels is matched (they are left out of the
   collectives, the straggler and the alignment) and a warning counts and names the rejected
   matches.
 - ``latency_ns`` = the shortest rank's kernel time (the transfer once everyone has arrived); a
@@ -194,12 +194,15 @@ def rejection_warning(matches: int, rejected: list[tuple[str, int, str, str]]) -
     return [f"{len(rejected)} of {matches} matches rejected: {why} ({named}{more}); their kernels are left unmatched"]
 
 
-def _detail(reason: str, kinds: list[str], nbytes: list[int], sizes: list[int]) -> str:
+def _detail(reason: str, kinds: list[str], nbytes: list[int], sizes: list[int], elems: list[int]) -> str:
     if reason == "kinds differ":  # the two ends, as SQL's min/max give them
         return f"{min(kinds)} vs {max(kinds)}"
     if reason == "sizes differ":
         known = [b for b in nbytes if b > 0]
-        return f"{min(known):,} vs {max(known):,} B"
+        if len(set(known)) > 1:
+            return f"{min(known):,} vs {max(known):,} B"
+        counts = [n for n in elems if n > 0]
+        return f"{min(counts):,} vs {max(counts):,} elements"
     known = [z for z in sizes if z > 0]
     return f"{min(known)} vs {max(known)} ranks"
 
@@ -208,22 +211,23 @@ def _agreement(tables: list[RankTable], keys: list[list[str]], seqs: list[np.nda
                ) -> tuple[set[tuple[str, int]], list[str]]:
     """The (group key, seq) matches whose kernels disagree, and the warning naming them. One
     dict entry per collective kernel (a few hundred per rank), not per event."""
-    members: dict[tuple[str, int], list[tuple[str, int, int]]] = {}
+    members: dict[tuple[str, int], list[tuple[str, int, int, int]]] = {}
     for t, k, s in zip(tables, keys, seqs):
         for i, key in enumerate(zip(k, s.tolist())):
-            members.setdefault(key, []).append((t.coll_kind[i], int(t.coll_bytes[i]), int(t.coll_size[i])))
+            members.setdefault(key, []).append((t.coll_kind[i], int(t.coll_bytes[i]), int(t.coll_size[i]),
+                                                int(t.coll_elems[i])))
     rejected = []
     matches = 0
     for key, m in members.items():
         if len(m) < 2:
             continue
         matches += 1
-        kinds, nbytes, sizes = [x[0] for x in m], [x[1] for x in m], [x[2] for x in m]
+        kinds, nbytes, sizes, elems = [x[0] for x in m], [x[1] for x in m], [x[2] for x in m], [x[3] for x in m]
         reason = ("kinds differ" if len(set(kinds)) > 1 else
-                  "sizes differ" if len({b for b in nbytes if b > 0}) > 1 else
+                  "sizes differ" if len({b for b in nbytes if b > 0}) > 1 or len({n for n in elems if n > 0}) > 1 else
                   "group sizes differ" if len({z for z in sizes if z > 0}) > 1 else None)
         if reason:
-            rejected.append((key[0], key[1], reason, _detail(reason, kinds, nbytes, sizes)))
+            rejected.append((key[0], key[1], reason, _detail(reason, kinds, nbytes, sizes, elems)))
     rejected.sort(key=lambda x: (x[0], x[1]))
     return {(k, s) for k, s, _r, _d in rejected}, rejection_warning(matches, rejected)
 

@@ -34,7 +34,7 @@ _KIND_IN_NAME = re.compile(r"(?i)all_?reduce|cross_device_reduce|quick_?reduce|a
 COMM_OP = re.compile(r"^(?:record_param_comms$|nccl:|rccl:)")
 # What the rank tables hold (which kernels are collectives, how a group's size is found): part of
 # the name of the per-rank Parquet written beside the cache, so a change rewrites them.
-TABLES_VERSION = 2
+TABLES_VERSION = 3
 _RANK_IN_NAME = re.compile(r"(?i)(?:^|[^a-z0-9])rank[-_]?(\d+)(?=[^0-9]|$)")
 _LEVELS = 3  # a launch sits directly under its nccl:* op (or one wrapper deeper)
 
@@ -96,6 +96,7 @@ class RankTable:
     coll_group: list[str] = field(default_factory=list)  # process group name ("" unknown)
     coll_size: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # group size (0 unknown)
     coll_bytes: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # -1 unknown
+    coll_elems: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # elements moved, 0 unknown
     comp_start: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     comp_end: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     comp_device: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
@@ -224,7 +225,7 @@ def _merge(into: _CommArgs, more: _CommArgs) -> None:
 
 
 def _collectives(store: TraceStore, kernels: np.ndarray, world: int | None = None,
-                 ) -> tuple[list[str], list[str], list[int], list[int]]:
+                 ) -> tuple[list[str], list[str], list[int], list[int], list[int]]:
     """Per collective kernel: (kind, group, group size, bytes) from its own args, else those of
     the record_param_comms / nccl:* operators above its launch. The group size is the args'
     ``Group size``, else the count of ``Process Group Ranks``, else ``world`` (the file's
@@ -233,7 +234,7 @@ def _collectives(store: TraceStore, kernels: np.ndarray, world: int | None = Non
     comm_op = on_thread_track(store) & name_mask(store, COMM_OP)
     launch = _launches(store, kernels, comm_op)
     own = _decode_args(store, kernels.tolist())
-    kinds, groups, sizes, nbytes = [], [], [], []
+    kinds, groups, sizes, nbytes, nelems = [], [], [], [], []
     for k, args, lrow in zip(kernels.tolist(), own, launch.tolist()):  # one pass per collective
         op_name = ""
         p = int(s.parent[lrow]) if lrow >= 0 else -1
@@ -267,7 +268,8 @@ def _collectives(store: TraceStore, kernels: np.ndarray, world: int | None = Non
         # The size from the first that gives one: record_param_comms' Input Dims is [[], …] with
         # "TensorList" in older traces, where the nccl:* op's holds the tensor.
         nbytes.append(next((b for b in map(_bytes, found) if b > 0), -1))
-    return kinds, groups, sizes, nbytes
+        nelems.append(next((n for n in map(_nelems, found) if n > 0), 0))
+    return kinds, groups, sizes, nbytes, nelems
 
 
 def _epoch_ns(store: TraceStore, source: int) -> int:
@@ -337,10 +339,11 @@ def rank_tables(store: TraceStore) -> list[RankTable]:
         table.coll_start = s.start_ns[krows].astype(np.int64) + epoch
         table.coll_end = s.end_ns[krows].astype(np.int64) + epoch
         table.coll_device = device_of[s.track[krows]]
-        k, g, z, b = _collectives(store, krows, table.world_size) if len(krows) else ([], [], [], [])
+        k, g, z, b, e = _collectives(store, krows, table.world_size) if len(krows) else ([], [], [], [], [])
         table.coll_kind, table.coll_group = k, g
         table.coll_size = np.array(z, dtype=np.int64)
         table.coll_bytes = np.array(b, dtype=np.int64)
+        table.coll_elems = np.array(e, dtype=np.int64)
         comp = np.flatnonzero(is_kernel & ~coll & mine)
         table.comp_start = s.start_ns[comp].astype(np.int64) + epoch
         table.comp_end = s.end_ns[comp].astype(np.int64) + epoch
