@@ -199,7 +199,17 @@ class DurationStats(Strict):
     max_ns: float
 
 
+class IdleDependency(Strict):
+    call: str
+    ns: int
+
+
 class Idle(Strict):
+    cpu_launch_ns: int
+    queued_ns: int
+    dependency_ns: int
+    dependencies: list[IdleDependency]
+    clock_offset_ns: int
     waiting_on_cpu: int
     between_kernels: int
     unknown: int
@@ -231,6 +241,8 @@ class Gpu(Strict):
     devices: list[Busy]
     streams: list[Busy]
     kernel_ns: int
+    comm_ns: int
+    comm_pct: float | None
     memcpy_ns: int
     memset_ns: int
     memcpy_pct: float | None
@@ -686,7 +698,7 @@ VERSIONS: dict[str, int] = {
     "tree": 2,
     "tree-diff": 1,
     "diff": 2,
-    "ranks": 1,
+    "ranks": 2,
     "query": 1,
 }
 

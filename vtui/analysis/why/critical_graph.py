@@ -14,6 +14,7 @@ from functools import cached_property
 
 import numpy as np
 
+from vtui.analysis.base.comm import COMM_KERNEL
 from vtui.analysis.base.launched import device_work_launches
 from vtui.store.devices import string_mask
 from vtui.store.grouping import distinct_ids
@@ -65,7 +66,7 @@ def rows_named(store: TraceStore, regex: re.Pattern[str]) -> np.ndarray:
 BLOCKING = re.compile(r"^(cuda|hip)(StreamSynchronize|DeviceSynchronize|EventSynchronize|Memcpy|MemcpyWithStream|Memcpy2D)$")
 
 
-COLLECTIVE = re.compile(r"(?i)nccl|rccl|all_?reduce|all_?gather|reduce_?scatter|all_?to_?all|sendrecv")
+COLLECTIVE = COMM_KERNEL  # the one communication rule (vtui.analysis.base.comm)
 
 
 LAUNCH_CHUNK = 1 << 22  # device work laid out at once by last_launched_all (memory bound)
