@@ -128,7 +128,8 @@ class DeviceWork:
         i64 = [np.empty(n, dtype=np.int64) for _ in range(5)]
         cum_gpu, cum_gap = np.empty(n + 1, dtype=np.int64), np.empty(n + 1, dtype=np.int64)
         drops: np.ndarray = np.empty(n, dtype=np.int32)
-        with_comm = bool(named_comm.any())
+        # the helper knows collectives by their comm column's length: none without device work
+        with_comm = bool(named_comm.any()) and n > 0
         cum_comm = np.empty(n + 1 if with_comm else 0, dtype=np.int64)
         comm = np.empty(n if with_comm else 0, dtype=bool)
         rows, launch = np.ascontiguousarray(rows, dtype=np.int64), np.ascontiguousarray(launch, dtype=np.int64)
