@@ -21,6 +21,7 @@ from vtui.analysis.steps.detect import StepReport, analyse_steps
 from vtui.analysis.steps.serving import ServingReport, analyse_serving
 from vtui.analysis.why.critical import CriticalReport, analyse_critical
 from vtui.analysis.why.findings import (
+    WARNING,
     Finding,
     cache_findings,
     gpu_findings,
@@ -77,7 +78,24 @@ def compute_insights(store: TraceStore, rng: TimeRange | None = None, step_regex
                     + memory_findings(ins.memory) + python_findings(ins.python) + cache_findings(ins.caches))
     add_why(ins, store, peaks)
     ins.health = analyse_health(store)
+    if any(i.key == "shape.gpu_only" for i in ins.health.items):
+        ins.findings = gpu_only_findings(ins.findings)
     return ins
+
+
+def gpu_only_findings(found: list[Finding]) -> list[Finding]:
+    """A trace with device work and no CPU side: say first what it cannot answer; no step advice
+    (steps are CPU annotations), and idle time with no cause to name."""
+    out = [Finding("gpu_only", WARNING, "device work only, no CPU side: launch delays, the CPU's share of GPU idle "
+                   "time, operators, steps, serving figures and the critical path cannot be known",
+                   "profile with the CPU activity on (ProfilerActivity.CPU) to get them")]
+    for f in found:
+        if f.kind == "steps":
+            continue
+        if f.kind == "gpu_busy":
+            f = Finding(f.kind, f.severity, f.message, "the GPU waits; what for needs the CPU side (launches, syncs)")
+        out.append(f)
+    return out
 
 
 def summary_metrics(store: TraceStore, rng: TimeRange | None = None, step_regex: str | None = None,
