@@ -156,12 +156,12 @@ def run_ranks_spark(path: str | os.PathLike, align: str = "epoch", master: str |
     from vtui.query.rank_export import export_folders
 
     src = Path(path)
+    exported = export_folders(src)
+    if exported is not None:
+        return run_sql_spark(spark or session(master), [str(f.resolve()) for f in exported], align)
     if parquet_dir is None and not is_local(master):
         raise UsageError("--engine spark on a cluster needs --parquet-dir: a folder the driver and every executor see")
     spark = spark or session(master)
-    exported = export_folders(src)
-    if exported is not None:
-        return run_sql_spark(spark, [str(f) for f in exported], align)
     temp = None
     if parquet_dir is None:
         temp = out = Path(tempfile.mkdtemp(prefix="vtui-ranks-spark-"))
