@@ -131,3 +131,21 @@ def test_cli_errors_are_one_line(tmp_path, capsys):
     assert main(["ranks", str(tmp_path / "o"), "--json"]) != 0
     err = capsys.readouterr().err
     assert "--engine duckdb or spark" in err and "Traceback" not in err
+
+
+def test_spark_engine_without_pyspark_or_java_is_one_line(tmp_path, capsys, monkeypatch):
+    import importlib
+    import sys
+
+    folder = _folder(tmp_path)
+    real = importlib.import_module("pyspark.sql")
+    monkeypatch.setitem(sys.modules, "pyspark.sql", None)  # import pyspark.sql now raises ImportError
+    assert main(["ranks", str(folder), "--engine", "spark"]) != 0
+    err = capsys.readouterr().err
+    assert "pip install 'vtui[spark]'" in err and len(err.splitlines()) == 1
+    monkeypatch.setitem(sys.modules, "pyspark.sql", real)
+    monkeypatch.setattr("shutil.which", lambda name: None)
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    assert main(["ranks", str(folder), "--engine", "spark"]) != 0
+    err = capsys.readouterr().err
+    assert "needs Java 17" in err and len(err.splitlines()) == 1
