@@ -160,8 +160,7 @@ def main() -> None:
             per_mb = got["export-ranks"][1] / size
             print(f"  conversion: {per_mb:.3f} CPU-s per trace MB, {got['export-ranks'][1] / n:.2f} CPU-s per {size / n:.0f} MB rank")
             print(f"  extrapolated (linear in MB, from the line above): 256 ranks x 1 GB = {256 * 1000 * per_mb / 3600:.1f} "
-                  f"CPU-h of conversion; on N executor cores about {256 * 1000 * per_mb / 60:.0f}/N min, "
-                  f"each task holding one rank ({1000 / size * n:.0f}x this rank's load)")
+                  f"CPU-h of conversion; on N executor cores about {256 * 1000 * per_mb / 60:.0f}/N min")
             for label in ("duckdb SQL", "spark SQL"):
                 if label in got:
                     print(f"  {label}: {got[label][1]:.2f} CPU-s for {size:.0f} MB of traces "
