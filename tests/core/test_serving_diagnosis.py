@@ -147,9 +147,12 @@ def test_text_encoders_and_a_diffusion_transformer_are_forwards_not_steps(tmp_pa
     assert d["serving"]["present"] is False and d["serving"]["ttft_ns"] is None
     text = " ".join(f["message"] + " " + f["hint"] for f in d["findings"])
     assert not any(w in text for w in NO_LLM_WORDS)
-    # an LM-head module around the same passes is no decode either: 512 tokens per sequence in pass 2
-    lm = [_frame("nn.Module: T5ForConditionalGeneration_0", 50.0, 99_000.0), *diffusion_events()[1:]]
-    assert not analyse_serving(store := load_events(tmp_path, lm, "lm.json"), analyse_steps(store)).present
+    # an LM head's passes are no decode either when the later ones feed many tokens per sequence
+    lm: list[dict] = []
+    for k, dims in enumerate([[1, 77], [1, 512], [1, 512]]):
+        _forward(lm, "nn.Module: GPT2LMHeadModel_0", 100.0 + k * 10_000.0, 9_000.0, dims)
+    lm_store = load_events(tmp_path, lm, "lm.json")
+    assert not analyse_serving(lm_store, analyse_steps(lm_store)).present
 
 
 def test_generate_with_one_token_per_sequence_is_serving(tmp_path: Path):
@@ -255,3 +258,71 @@ def test_os_runtime_calls_on_helper_threads_are_never_steps(tmp_path: Path, caps
     found = compute_insights(other).findings
     assert {"slow_first", "staircase"} <= {f.kind for f in found}
     assert not any(w in f.message + f.hint for f in found for w in NO_LLM_WORDS)
+
+
+# ---- SGLang decode: one step, nearly all of it a blocking copy; the GPU work is a graph replay -------
+def sglang_decode_events():
+    """A 465 ms decode step: a stream wait event (ordering), an eager kernel that waits behind it, one
+    hipGraphLaunch replaying 40 kernels, then ``.item()``'s hipMemcpyWithStream blocking 463 ms."""
+    ev = [X("step[DECODE bs=32]", 0.0, 465_000.0, cat="user_annotation", **CPU),
+          X("hipStreamWaitEvent", 100.0, 10.0, cat="cuda_runtime", correlation=1, **CPU),
+          X("hipLaunchKernel", 148.0, 6.0, cat="cuda_runtime", correlation=2, **CPU),
+          X("resolve_future_token_ids", 462_000.0, 7.0, cat="kernel", correlation=2, **GPU),
+          X("hipGraphLaunch", 400.0, 300.0, cat="cuda_runtime", correlation=3, **CPU)]
+    ev += [X(f"graph_k{i}", 462_100.0 + i * 60.0, 55.0, cat="kernel", correlation=3, **GPU) for i in range(40)]
+    ev += [X("aten::item", 1_500.0, 463_400.0, **CPU), X("aten::_local_scalar_dense", 1_510.0, 463_380.0, **CPU),
+           X("hipMemcpyWithStream", 1_520.0, 463_000.0, cat="cuda_runtime", correlation=4, **CPU),
+           X("Memcpy DtoH (Device -> Host)", 464_510.0, 8.0, cat="gpu_memcpy", correlation=4, **GPU)]
+    return ev
+
+
+ADVICE = ("capture the step in a CUDA graph", "fewer, larger kernels", "fusion", "reduce-overhead")
+
+
+def test_a_blocking_copy_that_dominates_the_step_is_the_headline(tmp_path: Path, capsys):
+    events = sglang_decode_events()
+    step = events[0]
+    blocking = [e for e in events if e["name"] == "hipMemcpyWithStream"]
+    share = sum(e["dur"] for e in blocking) / step["dur"]  # plain Python: 463 of 465 ms
+    graph = {e["args"]["correlation"] for e in events if e["name"] == "hipGraphLaunch"}
+    kernels = [e for e in events if e["cat"] == "kernel"]
+    graphed = sum(e["dur"] for e in kernels if e["args"]["correlation"] in graph) / sum(e["dur"] for e in kernels)
+    assert share > 0.99 and graphed > 0.98  # the shape
+    path = write_trace(tmp_path, events)
+    d = cli_json(capsys, "insights", path, "--json")
+    head = d["findings"][0]
+    assert head["kind"] == "step_blocked" and head["severity"] == "high"
+    assert head["message"] == (f"step #0: 463 ms of its 465 ms ({100 * share:.0f}%) is the host blocked in "
+                               "hipMemcpyWithStream ×1 (from aten::_local_scalar_dense)")
+    sync = {x["name"]: x for x in d["sync"]["by_name"]}
+    assert sync["hipMemcpyWithStream"]["blocking"] is True and sync["hipStreamWaitEvent"]["blocking"] is False
+    assert (d["sync"]["blocking_count"], d["sync"]["blocking_ns"]) == (1, _ns(463_000.0))
+    # the GPU work is one graph replay already: no advice to use graphs or fuse kernels
+    hints = " ".join(f["hint"] for f in d["findings"])
+    assert not any(a in hints for a in ADVICE)
+    busy = next(f for f in d["findings"] if f["kind"] == "gpu_busy")
+    assert f"{100 * graphed:.0f}% of kernel time is already CUDA/HIP graph replays" in busy["hint"]
+    # the control: the same trace with eager launches instead of the graph gets the graph advice
+    eager = [dict(e, name="hipLaunchKernel") if e["name"] == "hipGraphLaunch" else e for e in events]
+    hints = " ".join(f["hint"] for f in cli_json(capsys, "insights", write_trace(tmp_path, eager, "e.json"), "--json")["findings"])
+    assert "capture the step in a CUDA graph" in hints
+
+
+def test_blocking_and_ordering_sync_points(tmp_path: Path):
+    """Blocking: synchronize, synchronous copies and memsets, a bare ``.item()`` copy; ordering: event
+    record, stream wait event; an ``.item()`` holding a recorded sync call counts once (the call);
+    asynchronous copies are no sync points."""
+    ev = [X("aten::item", 0.0, 100.0), X("aten::_local_scalar_dense", 1.0, 98.0),
+          X("cudaMemcpyAsync", 2.0, 10.0, cat="cuda_runtime"), X("cudaStreamSynchronize", 20.0, 70.0, cat="cuda_runtime"),
+          X("aten::_local_scalar_dense", 200.0, 40.0),  # a bare .item() copy (no runtime calls recorded)
+          X("cudaMemcpy", 300.0, 30.0, cat="cuda_runtime"), X("cudaMemset", 350.0, 5.0, cat="cuda_runtime"),
+          X("hipMemcpyWithStream", 400.0, 20.0, cat="cuda_runtime"),
+          X("cudaEventRecord", 500.0, 3.0, cat="cuda_runtime"), X("cudaStreamWaitEvent", 510.0, 4.0, cat="cuda_runtime"),
+          X("cudaMemsetAsync", 520.0, 2.0, cat="cuda_runtime")]
+    blocking = {"cudaStreamSynchronize": 70, "aten::_local_scalar_dense": 40, "cudaMemcpy": 30, "cudaMemset": 5,
+                "hipMemcpyWithStream": 20}
+    ordering = {"cudaEventRecord": 3, "cudaStreamWaitEvent": 4}
+    sy = compute_insights(load_events(tmp_path, ev)).ops.sync
+    assert {n: (c, t) for n, c, t in sy.by_name} == {n: (1, _ns(us)) for n, us in {**blocking, **ordering}.items()}
+    assert sy.blocking == frozenset(blocking) and sy.blocking_count == len(blocking)
+    assert sy.blocking_ns == _ns(sum(blocking.values())) and sy.count == len(blocking) + len(ordering)
