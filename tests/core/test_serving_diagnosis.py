@@ -147,6 +147,7 @@ def test_text_encoders_and_a_diffusion_transformer_are_forwards_not_steps(tmp_pa
     assert d["serving"]["present"] is False and d["serving"]["ttft_ns"] is None
     text = " ".join(f["message"] + " " + f["hint"] for f in d["findings"])
     assert not any(w in text for w in NO_LLM_WORDS)
+    assert "no repeating step found (2 model forward pass(es) without LLM evidence" in text  # said plainly
     # an LM head's passes are no decode either when the later ones feed many tokens per sequence
     lm: list[dict] = []
     for k, dims in enumerate([[1, 77], [1, 512], [1, 512]]):
@@ -190,6 +191,8 @@ def test_nothing_inside_a_capture_region_is_a_step(tmp_path: Path):
     assert not st.present and not analyse_serving(store, st).present
     ins = compute_insights(store)
     assert not any(w in f.message + f.hint for f in ins.findings for w in NO_LLM_WORDS)
+    # said plainly: the one forward (the annotation lies inside it) is in a capture region
+    assert "1 forward pass(es) or step annotation(s) lie inside capture_* regions" in ins.findings[0].message
     # the control: the same forward outside a capture region is a prefill step
     free = load_events(tmp_path, capture_events(None), "free.json")
     sv = analyse_serving(free, analyse_steps(free))

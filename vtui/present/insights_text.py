@@ -26,7 +26,8 @@ def steps_lines(ins: Insights, bar_width: int = 40, times: bool = True, step_opt
         return [f"Steps: no {safe_field(st.pattern, 120)} step starts in this range ({st.in_trace} in the trace)"]
     if not st.present:
         what = f" matching /{safe_field(st.pattern, 120)}/" if st.source == "user" else ""
-        return [f"Steps: no repeating step found{what} ({step_option})"]
+        why = [f"  {safe_field(st.not_steps, 400)}"] if st.not_steps else []
+        return [f"Steps: no repeating step found{what} ({step_option})", *why]
     rest, tr = st.rest, st.trend
     src = {"known": "known pattern", "user": "your regex", "generic": "guessed: most time among repeated top-level names"}
     sv = ins.serving

@@ -105,6 +105,8 @@ class StepReport:
     first_kind: str = ""
     processes: int = 1  # processes with steps of this pattern (the steps are one process's)
     process: str = ""  # the steps' process: its name and pid
+    # With no steps: what looked like steps and why it is not (capture regions, forwards, helper threads)
+    not_steps: str = ""
 
     @property
     def count(self) -> int:
@@ -367,6 +369,29 @@ def _process_of(store: TraceStore, track: int) -> str:
     return f"{tr.process_name or 'process'} pid {tr.pid}"
 
 
+def _why_no_steps(store: TraceStore) -> str:
+    """What a user might take for steps in a trace with none, and why they are not."""
+    if not len(store.slices):
+        return ""
+    s = store.slices
+    known = np.zeros(len(s), dtype=bool)
+    for _, pat in KNOWN_STEP_PATTERNS:
+        known |= string_mask(store, re.compile(pat).search)[s.name_id]
+    known &= on_thread_track(store)
+    out = []
+    captured = len(_outermost(store, known & _in_capture(store)))
+    if captured:
+        out.append(f"{captured} forward pass(es) or step annotation(s) lie inside capture_* regions "
+                   "(CUDA-graph capture: dummy runs, not steps)")
+    forwards = len(_outermost(store, known & ~_in_capture(store)))
+    if forwards:
+        out.append(f"{forwards} model forward pass(es) without LLM evidence (no generate(), no LM head, or many "
+                   "tokens per sequence after the first): forwards, not serving steps")
+    if helper_mask(store).any():
+        out.append("calls on runtime / profiler helper threads and OS-runtime calls are never steps")
+    return "; ".join(out)
+
+
 def _find_steps(store: TraceStore, regex: str | None = None) -> tuple[str, str, np.ndarray, int]:
     """``find_step_rows`` and how many processes have steps of the pattern chosen (engine processes,
     ranks in one file: the steps come from one of them)."""
@@ -508,7 +533,8 @@ def analyse_steps(store: TraceStore, rng: TimeRange | None = None, regex: str | 
     in_trace, all_rows = len(rows), rows
     rows = rows[(s.start_ns[rows] >= t0) & (s.start_ns[rows] < t1)]
     if not len(rows):
-        return StepReport(False, pattern=label, source=source, in_trace=in_trace)
+        return StepReport(False, pattern=label, source=source, in_trace=in_trace,
+                          not_steps="" if in_trace or regex else _why_no_steps(store))
     starts, cpu_ends = s.start_ns[rows].astype(np.int64), s.end_ns[rows].astype(np.int64)
     ends = np.maximum(cpu_ends, launched_work(store, rows).last_ns)  # -1 where it launched nothing
     phases, unattributed = phases_of(store, rows)

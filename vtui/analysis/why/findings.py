@@ -52,7 +52,9 @@ def step_findings(st: StepReport, serving: ServingReport | None = None) -> list[
         if st.in_trace:
             return [Finding("steps", INFO, f"no {st.pattern} step starts in this range ({st.in_trace} in the trace)",
                             "widen the range to cover whole steps")]
-        return [Finding("steps", INFO, "no repeating step found" + (f" for /{st.pattern}/" if st.source == "user" else ""),
+        why = f" ({st.not_steps})" if st.not_steps else ""
+        return [Finding("steps", INFO, "no repeating step found" + (f" for /{st.pattern}/" if st.source == "user" else "")
+                        + why + ": no per-step or serving figures",
                         "name the unit of work (record_function('engine_step')) or " + STEP_OPTION)]
     out: list[Finding] = []
     tr, rest = st.trend, st.rest
