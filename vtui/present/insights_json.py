@@ -49,6 +49,7 @@ def steps_dict(st: StepReport) -> dict[str, Any]:
         "gap_total_ns": tr.gap_total_ns if tr else 0, "gap_max_ns": tr.gap_max_ns if tr else 0,
         "gap_pct": tr.gap_pct if tr else 0.0,
         "unattributed_ns": st.unattributed_ns,
+        "not_steps": st.not_steps,
     }
 
 

@@ -134,6 +134,7 @@ class Steps(Strict):
     gap_max_ns: int
     gap_pct: float
     unattributed_ns: int
+    not_steps: str  # with no steps: what looked like steps and why it is not
 
 
 class PhaseRow(Strict):
