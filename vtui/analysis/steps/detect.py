@@ -166,7 +166,11 @@ def _cpu_candidates(store: TraceStore) -> np.ndarray:
 
 
 def _in_capture(store: TraceStore) -> np.ndarray:
-    """Per slice: a ``capture_*`` region (vLLM's graph capture) or inside one."""
+    """Per slice: a ``capture_*`` region (vLLM's graph capture) or inside one. Memoised per store."""
+    return store.memo("in_capture_region", lambda: _in_capture_now(store))
+
+
+def _in_capture_now(store: TraceStore) -> np.ndarray:
     cap = name_mask(store, CAPTURE_REGION)
     out = cap.copy()
     if not cap.any():
