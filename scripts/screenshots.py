@@ -18,6 +18,7 @@ from vtui.ui.app import VtuiApp  # noqa: E402
 OUT = ROOT / "screenshots"
 QWEN = ROOT / "fixtures" / "tracelens__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"
 NSYS = ROOT / "fixtures" / "pipit__saxpy-mpi-cuda_nsys_perlmutter0.sqlite"
+STEPLOOP = ROOT / "fixtures" / "hf_llama_steploop.json.gz"  # 32 steps: the insights screenshot's step plot
 
 
 async def shoot(path: Path, name: str, keys: list[str], setup=None, size: tuple[int, int] = (160, 44)) -> None:
@@ -139,6 +140,10 @@ async def main() -> None:
     if sys.argv[1:] == ["memory"]:  # only the memory counters
         await shoot(QWEN, "memory-counters.svg", [], setup=memory_at_a_kernel_launch)
         return
+    if sys.argv[1:] == ["demo"]:  # only the bundled demo's screens
+        await shoot(demo_trace_path(), "main.svg", [])
+        await shoot(demo_trace_path(), "zoomed-details.svg", ["w", "w", "w", "down", "down", "down", "f"])
+        return
     await shoot(QWEN, "memory-counters.svg", [], setup=memory_at_a_kernel_launch)
     await shoot_ranks("ranks.svg")
     await shoot(demo_trace_path(), "main.svg", [])
@@ -146,7 +151,7 @@ async def main() -> None:
     await shoot(QWEN, "gpu-filtered-flow.svg", ["f", "right_square_bracket"], setup=select_flow)
     await shoot(QWEN, "range-aggregation.svg", ["2"], setup=range_search_measure)
     await shoot(QWEN, "measure.svg", ["3"], setup=range_search_measure)
-    await shoot(demo_trace_path(), "insights.svg", ["i"])
+    await shoot(STEPLOOP, "insights.svg", ["i"])
     await shoot(QWEN, "insights-gpu.svg", ["i", "end"])
     # find the decoder layers, zoom into them, clear the marks
     layer = ["F", "slash", *"Qwen2DecoderLayer", "enter", "enter", "slash", "ctrl+u", "enter"]

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import QWEN, SHARED_TRACES
-from vtui.demo import demo_trace_path
+from tests.helpers import QWEN, SHARED_TRACES, STEPLOOP
 from vtui.load.trace import load_trace
 
 
@@ -48,10 +47,34 @@ def _private_cache(tmp_path_factory, monkeypatch):
 
 # One load per test module (as each module had its own before): the app tests share these stores.
 @pytest.fixture(scope="module")
-def demo_store():
-    return load_trace(demo_trace_path())
+def steploop_store():
+    return load_trace(STEPLOOP)
 
 
 @pytest.fixture(scope="module")
 def qwen_store():
     return load_trace(QWEN)
+
+
+@pytest.fixture
+def open_app():
+    """``async with open_app(trace, size) as (app, pilot)``: the app on a trace (a path, loaded
+    without the cache, or a store), at a terminal size, settled after its first frame."""
+    from contextlib import asynccontextmanager
+
+    from tests.helpers import settle
+    from vtui.ui.app import VtuiApp
+
+    @asynccontextmanager
+    async def opened(trace, size: tuple[int, int] = (160, 48)):
+        if isinstance(trace, (str, Path)):
+            path, store = Path(trace), load_trace(trace, cache=False)
+        else:
+            store = trace
+            path = Path(store.sources[0].path)
+        app = VtuiApp(path, store=store)
+        async with app.run_test(size=size) as pilot:
+            await settle(pilot)
+            yield app, pilot
+
+    return opened

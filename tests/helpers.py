@@ -27,6 +27,7 @@ SHARED_TRACES = (ROOT / "no-shared-traces" if os.environ.get("VTUI_TESTS_WITHOUT
 
 QWEN = FIXTURES / "tracelens__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"
 STACK = FIXTURES / "hf_llama_stack.json.gz"
+STEPLOOP = FIXTURES / "hf_llama_steploop.json.gz"  # CPU Llama step loop: 32 engine_step regions
 MI250 = FIXTURES / "hta__mi250_minitoy_train_ROCm6_2_kineto.json.gz"
 UNCLOSED = FIXTURES / "catapult__main_thread_has_unclosed_slices.json"
 

@@ -24,7 +24,10 @@ HEADER = """\
 vtui — a terminal explorer for Chrome-trace / PyTorch-profiler traces.
 
   vtui                open the bundled demo trace
-  vtui TRACE          open a trace (.json, .json.gz, or a folder of per-rank files)
+  vtui TRACE          open a trace: Chrome-trace JSON (.json, .json.gz), a Perfetto protobuf trace
+                      (.pftrace, .perfetto-trace, gzipped too: needs vtui[pftrace]), an Nsight Systems
+                      SQLite export (.sqlite), or a folder of per-rank files; --capture FILE adds
+                      vLLM's graph capture of a replay
   vtui A B            open two traces in compare mode
 """
 
@@ -102,28 +105,54 @@ def _run_app(args: list[str]) -> int:
     parser.add_argument("--version", action="version", version=f"vtui {__version__}")
     parser.add_argument("trace", nargs="?", help="trace file or folder (default: the bundled demo trace)")
     parser.add_argument("other", nargs="?", help="a second trace: open both in compare mode")
+    parser.add_argument("--capture", metavar="FILE",
+                        help="vLLM's CUDA-graph capture trace of the same run: Insights (i) gives replayed graph "
+                             "kernels the captured operators and shapes (default: capture_traces/ beside the trace)")
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the index cache")
+    parser.add_argument("--share", action="store_true",
+                        help="share the view with an agent: `vtui mcp --attach` connects (a socket only you can open)")
     add_inflate_argument(parser)
     opts = parser.parse_args(args)
     options = load_options(opts)  # the environment is read here, once, and passed down
+    if opts.trace and not os.path.lexists(opts.trace) and (hint := _did_you_mean(opts.trace)):
+        raise TraceLoadError(f"{opts.trace}: no such file or directory{hint}")
     if opts.other:
+        if opts.share:
+            raise UsageError("--share works with one trace, not compare mode")
         return _run_compare(Path(opts.trace), Path(opts.other), options)
     from vtui.demo import demo_trace_path
 
     path = Path(opts.trace) if opts.trace else demo_trace_path()
     if not path.exists():
         raise TraceLoadError(f"{path}: no such file or directory")
+    from vtui.load.trace import trace_files
+
+    trace_files(path)  # a folder without traces, a pipe: said here, before the full-screen app starts
+    capture = Path(opts.capture) if opts.capture else None
+    if capture is not None and not capture.is_file():
+        raise TraceLoadError(f"{capture}: no such file (--capture takes a trace file)")
     from vtui.ui.app import VtuiApp
 
-    app = VtuiApp(path, options=options)
+    app = VtuiApp(path, options=options, share=opts.share, capture=capture)
     app.run()
     return app.return_code or 0
 
 
+def _did_you_mean(word: str | None) -> str:
+    """A missing path that reads like a misspelt command: name the command."""
+    import difflib
+
+    if not word or "/" in word or "." in word:
+        return ""
+    close = difflib.get_close_matches(word, list(COMMANDS), n=1, cutoff=0.75)
+    return f" (did you mean `vtui {close[0]}`?)" if close else ""
+
+
 def _run_compare(a: Path, b: Path, options: LoadOptions) -> int:
+    from vtui.load.trace import trace_files
+
     for path in (a, b):
-        if not path.exists():
-            raise TraceLoadError(f"{path}: no such file or directory")
+        trace_files(path)  # missing, a folder without traces: one line before the app starts
     from vtui.ui.compare import CompareApp
 
     app = CompareApp(a, b, options=options)

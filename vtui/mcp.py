@@ -35,9 +35,16 @@ STORES_KEPT = 4
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--stores", type=int, default=STORES_KEPT, metavar="N",
                         help=f"keep the last N loaded traces in memory (default {STORES_KEPT})")
+    from vtui.agent.attach import add_attach_argument
+
+    add_attach_argument(parser)  # --attach [PID]: a running app's view instead (vtui/agent)
 
 
 def run(opts: argparse.Namespace) -> int:
+    if getattr(opts, "attach", None) is not None:
+        from vtui.agent.attach import run_attach
+
+        return run_attach(opts.attach, max_chars_from(os.environ))
     if opts.stores < 1:
         raise UsageError("--stores must be at least 1")
     server = build_server(StoreCache(opts.stores), max_chars_from(os.environ))

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from tests.helpers import QWEN, settle
-from vtui.demo import demo_trace_path
+from tests.helpers import QWEN, STEPLOOP, settle
 from vtui.ui.app import VtuiApp
 from vtui.ui.keys import bindings
 from vtui.ui.widgets.details import DetailsPanel
 
 
 async def test_loads_in_background_and_zooms_and_pans():
-    app = VtuiApp(demo_trace_path())
+    app = VtuiApp(STEPLOOP)
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
         v = app.view
@@ -30,34 +29,34 @@ async def test_loads_in_background_and_zooms_and_pans():
         assert v.span <= app.store.span_ns * 1.2
 
 
-async def test_arrows_walk_lane_and_nesting(demo_store):
-    app = VtuiApp(demo_trace_path(), store=demo_store)
+async def test_arrows_walk_lane_and_nesting(steploop_store):
+    app = VtuiApp(STEPLOOP, store=steploop_store)
     async with app.run_test(size=(140, 40)) as pilot:
         await pilot.pause()
         v = app.view
         await pilot.press("down")  # selects the first visible slice
         first = v.selected
-        assert demo_store.name(first) == "engine_step"
+        assert steploop_store.name(first) == "engine_step"
         await pilot.press("right")
-        assert v.selected != first and demo_store.name(v.selected) == "engine_step"
-        assert demo_store.slices.start_ns[v.selected] > demo_store.slices.start_ns[first]
+        assert v.selected != first and steploop_store.name(v.selected) == "engine_step"
+        assert steploop_store.slices.start_ns[v.selected] > steploop_store.slices.start_ns[first]
         await pilot.press("left")
         assert v.selected == first
         await pilot.press("down")  # to its first child
         child = v.selected
-        assert demo_store.slices.parent[child] == first
-        assert demo_store.name(child) == "schedule"
+        assert steploop_store.slices.parent[child] == first
+        assert steploop_store.name(child) == "schedule"
         await pilot.press("up")
         assert v.selected == first
         await pilot.press("f")
-        assert v.t0 <= demo_store.slices.start_ns[first] and v.t1 >= demo_store.slices.end_ns[first]
-        assert v.span < demo_store.span_ns / 10
+        assert v.t0 <= steploop_store.slices.start_ns[first] and v.t1 >= steploop_store.slices.end_ns[first]
+        assert v.span < steploop_store.span_ns / 10
         details = str(app.query_one(DetailsPanel).render())
         assert "engine_step" in details and "dur" in details
 
 
-async def test_goto_time(demo_store):
-    app = VtuiApp(demo_trace_path(), store=demo_store)
+async def test_goto_time(steploop_store):
+    app = VtuiApp(STEPLOOP, store=steploop_store)
     async with app.run_test(size=(140, 40)) as pilot:
         await pilot.pause()
         await pilot.press("w", "w", "w")
@@ -119,8 +118,8 @@ async def test_hide_and_pin_tracks_from_track_list(qwen_store):
         assert v.rows[0].track == track
 
 
-async def test_help_lists_every_binding(demo_store):
-    app = VtuiApp(demo_trace_path(), store=demo_store)
+async def test_help_lists_every_binding(steploop_store):
+    app = VtuiApp(STEPLOOP, store=steploop_store)
     async with app.run_test(size=(140, 50)) as pilot:
         await pilot.pause()
         await pilot.press("question_mark")

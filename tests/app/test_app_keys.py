@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 from textual.widgets import DataTable, Input
 
-from tests.helpers import QWEN, STACK, answer_prompt
-from vtui.demo import demo_trace_path
+from tests.helpers import QWEN, STACK, STEPLOOP, answer_prompt
 from vtui.load.trace import load_trace
 from vtui.ui.app import VtuiApp
 from vtui.ui.view import LANE_CAP
@@ -20,8 +19,8 @@ from vtui.ui.widgets.timeline import FOCUS_STYLE, Timeline
 from vtui.ui.widgets.tracklist import CURSOR, TrackList
 
 
-async def test_number_keys_focus_the_pane_they_open(demo_store):
-    app = VtuiApp(demo_trace_path(), store=demo_store)
+async def test_number_keys_focus_the_pane_they_open(steploop_store):
+    app = VtuiApp(STEPLOOP, store=steploop_store)
     async with app.run_test(size=(140, 40)) as pilot:
         await pilot.pause()
         await pilot.press("2")
@@ -41,8 +40,8 @@ async def test_number_keys_focus_the_pane_they_open(demo_store):
         assert app.focused is app.query_one("#measure-pane")
 
 
-async def test_table_filter_shows_what_is_typed(demo_store):
-    app = VtuiApp(demo_trace_path(), store=demo_store)
+async def test_table_filter_shows_what_is_typed(steploop_store):
+    app = VtuiApp(STEPLOOP, store=steploop_store)
     async with app.run_test(size=(140, 40)) as pilot:
         await pilot.pause()
         await pilot.press("2")
@@ -54,8 +53,8 @@ async def test_table_filter_shows_what_is_typed(demo_store):
         assert "step" in "".join(seg.text for seg in box.render_line(0))
 
 
-async def test_focus_is_clearly_visible(demo_store):
-    app = VtuiApp(demo_trace_path(), store=demo_store)
+async def test_focus_is_clearly_visible(steploop_store):
+    app = VtuiApp(STEPLOOP, store=steploop_store)
     async with app.run_test(size=(140, 40)) as pilot:
         await pilot.pause()
         timeline = app.query_one(Timeline)
@@ -77,8 +76,8 @@ async def test_focus_is_clearly_visible(demo_store):
         assert timeline.labelled and any(seg.style == FOCUS_STYLE for seg in timeline.render_line(0))
 
 
-async def test_help_fits_80x24_scrolls_and_shows_glyphs(demo_store):
-    app = VtuiApp(demo_trace_path(), store=demo_store)
+async def test_help_fits_80x24_scrolls_and_shows_glyphs(steploop_store):
+    app = VtuiApp(STEPLOOP, store=steploop_store)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         await pilot.press("question_mark")
@@ -98,8 +97,8 @@ async def test_help_fits_80x24_scrolls_and_shows_glyphs(demo_store):
         assert app.screen is app.screen_stack[0]
 
 
-async def test_help_is_per_screen(demo_store):
-    app = VtuiApp(demo_trace_path(), store=demo_store)
+async def test_help_is_per_screen(steploop_store):
+    app = VtuiApp(STEPLOOP, store=steploop_store)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         await pilot.press("i")
@@ -112,8 +111,8 @@ async def test_help_is_per_screen(demo_store):
         assert "Zoom in" not in text  # the timeline's keys do not act there
 
 
-async def test_palette_finds_actions_by_what_users_type(demo_store):
-    app = VtuiApp(demo_trace_path(), store=demo_store)
+async def test_palette_finds_actions_by_what_users_type(steploop_store):
+    app = VtuiApp(STEPLOOP, store=steploop_store)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         titles = [c.title for c in app.get_system_commands(app.screen)]
@@ -144,8 +143,8 @@ def stack_store():
     return load_trace(STACK)  # a Python thread 41 stack rows deep
 
 
-async def test_track_list_hides_itself_on_narrow_terminals(demo_store):
-    app = VtuiApp(demo_trace_path(), store=demo_store)
+async def test_track_list_hides_itself_on_narrow_terminals(steploop_store):
+    app = VtuiApp(STEPLOOP, store=steploop_store)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         tracks, timeline = app.query_one("#tracks"), app.query_one(Timeline)
@@ -157,7 +156,7 @@ async def test_track_list_hides_itself_on_narrow_terminals(demo_store):
         await pilot.press("T")
         await pilot.pause()
         assert not tracks.display
-    app = VtuiApp(demo_trace_path(), store=demo_store)
+    app = VtuiApp(STEPLOOP, store=steploop_store)
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot.pause()
         assert app.query_one("#tracks").display
@@ -189,11 +188,11 @@ async def test_deep_stack_track_folds_to_a_few_rows(stack_store):
         assert v.selected >= 0 and v.row_of_selection() >= 0
 
 
-async def test_window_stays_inside_the_trace(demo_store):
-    app = VtuiApp(demo_trace_path(), store=demo_store)
+async def test_window_stays_inside_the_trace(steploop_store):
+    app = VtuiApp(STEPLOOP, store=steploop_store)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
-        v, total = app.view, demo_store.span_ns
+        v, total = app.view, steploop_store.span_ns
         await pilot.press("s", "s", "a", "a")
         assert (v.t0, v.t1) == (0, total)
         await pilot.press("w", "w", *["a"] * 8)

@@ -6,10 +6,9 @@ import re
 
 from textual.widgets import DataTable, Static, TabbedContent
 
-from tests.helpers import QWEN, settle
+from tests.helpers import QWEN, STEPLOOP, settle
 from vtui.analysis.report.compare import METRICS
 from vtui.cli import main
-from vtui.demo import demo_trace_path
 from vtui.load.trace import load_trace
 from vtui.store.slicetime import time_range
 from vtui.ui.compare import CompareApp
@@ -22,8 +21,8 @@ def _first_step_start(store, pattern: str) -> int:
 
 
 async def test_compare_app_lock_and_tabs():
-    a, b = load_trace(demo_trace_path()), load_trace(QWEN)
-    app = CompareApp(demo_trace_path(), QWEN, stores=(a, b))
+    a, b = load_trace(STEPLOOP), load_trace(QWEN)
+    app = CompareApp(STEPLOOP, QWEN, stores=(a, b))
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot, pauses=2)
         assert app.load_error is None and app.comparison is not None
@@ -81,7 +80,7 @@ async def test_compare_app_lock_and_tabs():
 async def test_compare_app_reports_a_bad_trace_in_the_app(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text("{not json at all")
-    app = CompareApp(demo_trace_path(), bad)
+    app = CompareApp(STEPLOOP, bad)
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot, pauses=2)
         assert app.load_error and "bad.json" in app.load_error
@@ -91,7 +90,7 @@ async def test_compare_app_reports_a_bad_trace_in_the_app(tmp_path):
 
 
 def test_two_paths_with_a_missing_one_is_one_line(capsys):
-    assert main([str(demo_trace_path()), "missing-b.json"]) == 1
+    assert main([str(STEPLOOP), "missing-b.json"]) == 1
     err = capsys.readouterr().err.strip()
     assert err.startswith("vtui: error:") and "missing-b.json" in err and "\n" not in err
 
@@ -110,13 +109,13 @@ async def test_compare_app_without_the_cache_writes_no_entry(tmp_path):
     """`vtui A B --no-cache` loads both traces without reading or writing the index cache."""
     from vtui.store import cache as trace_cache
 
-    app = CompareApp(demo_trace_path(), QWEN, cache=False)
+    app = CompareApp(STEPLOOP, QWEN, cache=False)
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot, pauses=2)
         assert app.load_error is None and app.comparison is not None
         await pilot.press("q")
     assert trace_cache.list_entries() == []
-    app = CompareApp(demo_trace_path(), QWEN)  # with the cache (the default): both get an entry
+    app = CompareApp(STEPLOOP, QWEN)  # with the cache (the default): both get an entry
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot, pauses=2)
         await pilot.press("q")
@@ -124,9 +123,9 @@ async def test_compare_app_without_the_cache_writes_no_entry(tmp_path):
 
 
 async def test_relock_keeps_b_inside_its_trace_and_compare_has_help_and_details():
-    a, b = load_trace(demo_trace_path()), load_trace(QWEN)
+    a, b = load_trace(STEPLOOP), load_trace(QWEN)
     assert a.span_ns > 3 * b.span_ns  # A much longer than B
-    app = CompareApp(demo_trace_path(), QWEN, stores=(a, b))
+    app = CompareApp(STEPLOOP, QWEN, stores=(a, b))
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot, pauses=2)
         pa, pb = app.panes()
@@ -158,8 +157,8 @@ async def test_relock_keeps_b_inside_its_trace_and_compare_has_help_and_details(
 
 
 async def test_search_in_compare_mode_acts_on_the_focused_trace():
-    a, b = load_trace(demo_trace_path()), load_trace(QWEN)
-    app = CompareApp(demo_trace_path(), QWEN, stores=(a, b))
+    a, b = load_trace(STEPLOOP), load_trace(QWEN)
+    app = CompareApp(STEPLOOP, QWEN, stores=(a, b))
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot, pauses=2)
         pa, pb = app.panes()

@@ -40,9 +40,11 @@ async def test_handover_findings_are_drawn_as_the_analysis_finds_them():
         summary = [line for line in text if "Python → C++ hand-over:" in line]
         assert len(summary) == 1 and f"({report.python_pct:.1f}% Python)" in summary[0]
         assert fd(report.python_self_ns) in summary[0] and fd(report.op_total_ns) in summary[0]
-        for h in report.handovers[:3]:  # the heaviest hand-overs, each on its own line with its time and count
-            line = next((ln for ln in text if f"×{h.count:<6,}" in ln and h.name[:30] in ln), None)
-            assert line is not None and line.strip().startswith(f"{fd(h.total_ns)}  ×{h.count:<6,}"), (h.name, line)
+        for h in report.handovers[:3]:  # the heaviest hand-overs, each on its own row with its times, count, depth
+            line = next((ln for ln in text if ln.strip().startswith(f"{fd(h.total_ns)}  ") and h.name[:15] in ln), None)
+            assert line is not None, (h.name, text)
+            assert line.split()[:6] == [*fd(h.total_ns).split(), *fd(h.self_ns).split(), f"{h.count:,}",
+                                        str(h.python_depth)], line
         for f in report.findings:
             assert any(f"[{f.kind}]" in ln for ln in text), f.kind
         await pilot.press("escape")

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from textual.widgets import Input, OptionList, Static
 
-from tests.helpers import FIXTURES, raw_events, settle
-from vtui.demo import demo_trace_path
+from tests.helpers import FIXTURES, STEPLOOP, raw_events, settle
 from vtui.load.trace import load_trace
 from vtui.store.slicetime import time_range
 from vtui.ui.app import VtuiApp
@@ -19,8 +18,8 @@ async def _settle(pilot) -> None:
 
 
 async def test_insights_screen_opens_on_i_and_follows_the_window():
-    store = load_trace(demo_trace_path())
-    app = VtuiApp(demo_trace_path(), store=store)
+    store = load_trace(STEPLOOP)
+    app = VtuiApp(STEPLOOP, store=store)
     async with app.run_test(size=(140, 40)) as pilot:
         await pilot.pause()
         await pilot.press("i")
@@ -29,7 +28,7 @@ async def test_insights_screen_opens_on_i_and_follows_the_window():
         assert isinstance(screen, InsightsScreen)
         ins = screen.insights
         assert ins is not None and (ins.range.t0, ins.range.t1) == (0, store.span_ns)
-        assert ins.steps.present and ins.steps.count == 32  # the demo is the 32-step loop
+        assert ins.steps.present and ins.steps.count == 32  # the step loop has 32 steps
         plot = screen.query_one("#ins-plot", OptionList)
         assert plot.option_count == 32 and "█" in str(plot.get_option_at_index(0).prompt)
         assert "no GPU activity in this trace" in str(screen.query_one("#ins-findings", Static).render())

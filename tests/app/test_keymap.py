@@ -21,7 +21,7 @@ import vtui.ui.tree as tree_module
 import vtui.ui.tree_diff as tree_diff_module
 import vtui.ui.widgets.aggregation as aggregation_module
 import vtui.ui.widgets.tracklist as tracklist_module
-from vtui.demo import demo_trace_path
+from tests.helpers import STEPLOOP
 from vtui.ui.app import VtuiApp
 from vtui.ui.compare import CompareApp
 from vtui.ui.keymap import KeymapError, check_key, keymap_path, load_keymap, parse_keymap
@@ -99,9 +99,9 @@ def test_missing_file_is_no_keymap(tmp_path, monkeypatch):
     assert load_keymap() == ({}, None)
 
 
-async def test_keymap_remaps_a_key_and_help_shows_it(demo_store, tmp_path, monkeypatch):
+async def test_keymap_remaps_a_key_and_help_shows_it(steploop_store, tmp_path, monkeypatch):
     _write_keymap(monkeypatch, tmp_path, '"view.zoom_in" = "v"\n"app.help" = ["H", "f2"]\n')
-    app = VtuiApp(demo_trace_path(), store=demo_store)
+    app = VtuiApp(STEPLOOP, store=steploop_store)
     notes = _record_notes(app)
     async with app.run_test(size=(140, 50)) as pilot:
         await pilot.pause()
@@ -130,9 +130,9 @@ async def test_keymap_remaps_a_key_and_help_shows_it(demo_store, tmp_path, monke
 
 
 @pytest.mark.parametrize("text", ['"view.zoom_in" = ', '"[bold red]x" = "v"', '"view.zoom_in" = "[b]"'])
-async def test_broken_keymap_notifies_and_keeps_defaults(demo_store, tmp_path, monkeypatch, text):
+async def test_broken_keymap_notifies_and_keeps_defaults(steploop_store, tmp_path, monkeypatch, text):
     _write_keymap(monkeypatch, tmp_path, text)
-    app = VtuiApp(demo_trace_path(), store=demo_store)
+    app = VtuiApp(STEPLOOP, store=steploop_store)
     notes = _record_notes(app)
     async with app.run_test(size=(140, 50)) as pilot:
         await pilot.pause()
@@ -148,9 +148,9 @@ async def test_broken_keymap_notifies_and_keeps_defaults(demo_store, tmp_path, m
         assert app.view.span < span  # the default key acts
 
 
-async def test_compare_mode_follows_the_same_ids(demo_store, tmp_path, monkeypatch):
+async def test_compare_mode_follows_the_same_ids(steploop_store, tmp_path, monkeypatch):
     _write_keymap(monkeypatch, tmp_path, '"view.zoom_in" = "v"\n')
-    app = CompareApp(demo_trace_path(), demo_trace_path(), stores=(demo_store, demo_store))
+    app = CompareApp(STEPLOOP, STEPLOOP, stores=(steploop_store, steploop_store))
     async with app.run_test(size=(140, 50)) as pilot:
         await app.workers.wait_for_complete()
         await pilot.pause()
@@ -221,14 +221,14 @@ def test_a_symlink_to_a_regular_keymap_still_works(tmp_path):
     assert load_keymap(link) == ({"view.zoom_in": "v"}, None)
 
 
-async def test_a_fifo_keymap_gives_one_notification_and_the_app_answers(demo_store, tmp_path, monkeypatch, watchdog):
+async def test_a_fifo_keymap_gives_one_notification_and_the_app_answers(steploop_store, tmp_path, monkeypatch, watchdog):
     import os
 
     if not hasattr(os, "mkfifo"):
         pytest.skip("no FIFOs here")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
     _hostile_keymap("fifo", keymap_path())
-    app = VtuiApp(demo_trace_path(), store=demo_store)
+    app = VtuiApp(STEPLOOP, store=steploop_store)
     notes = _record_notes(app)
     async with app.run_test(size=(140, 50)) as pilot:
         await pilot.pause()

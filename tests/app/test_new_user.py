@@ -8,8 +8,7 @@ import threading
 import pytest
 
 from tests.app.screen import read_screen, tick_time
-from tests.helpers import FIXTURES, QWEN, X, load_events, settle
-from vtui.demo import demo_trace_path
+from tests.helpers import FIXTURES, QWEN, STEPLOOP, X, load_events, settle
 from vtui.load.trace import load_trace
 from vtui.present.compare_text import format_pct, format_value
 from vtui.ui.app import VtuiApp
@@ -25,7 +24,7 @@ async def test_compare_help_opens_while_the_traces_are_still_loading(monkeypatch
         raise RuntimeError("released")
 
     monkeypatch.setattr(CompareApp, "_load", slow_load)
-    app = CompareApp(demo_trace_path(), demo_trace_path())
+    app = CompareApp(STEPLOOP, STEPLOOP)
     try:
         async with app.run_test(size=(100, 30)) as pilot:
             await pilot.pause()
@@ -92,11 +91,11 @@ async def test_track_list_keeps_the_slice_count_when_the_title_is_long(tmp_path)
 
 
 @pytest.mark.parametrize("size", [(120, 40), (160, 48)])
-async def test_compare_status_line_shows_both_figures_whole(demo_store, size):
+async def test_compare_status_line_shows_both_figures_whole(steploop_store, size):
     # At 160 columns the line ended in "step mean (excl. the run's first): A 622.928 ms, B 630.639"
     # (no unit, or no figures at all): the long lock text and metric labels pushed them off.
     qwen = load_trace(QWEN)
-    app = CompareApp(demo_trace_path(), QWEN, stores=(demo_store, qwen))
+    app = CompareApp(STEPLOOP, QWEN, stores=(steploop_store, qwen))
     async with app.run_test(size=size) as pilot:
         await settle(pilot, 2)
         by_name = {m.name: m for m in app.comparison.metrics}
@@ -170,13 +169,13 @@ async def test_insights_in_the_app_name_its_key_for_the_steps_not_the_cli_option
         assert "(press r for a step regex)" in text and "try press" not in text, text  # was "(try press r …)"
 
 
-async def test_differential_call_tree_rows_stay_one_line_each(demo_store):
+async def test_differential_call_tree_rows_stay_one_line_each(steploop_store):
     # At 160 columns the header's rule ("----  ----  …") and long call paths wrapped onto a second
     # screen line, so the rule printed twice and rows lost their columns.
     from vtui.ui.tree_diff import TreeDiffScreen  # noqa: PLC0415
 
     qwen = load_trace(QWEN)
-    app = CompareApp(demo_trace_path(), QWEN, stores=(demo_store, qwen))
+    app = CompareApp(STEPLOOP, QWEN, stores=(steploop_store, qwen))
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(pilot, 2)
         await pilot.press("F")
@@ -465,11 +464,11 @@ async def test_insights_do_not_count_kv_cache_kernels_or_frames_as_cache_events(
         assert "reshape_and_cache" not in line and "mem_cache" not in line, line
 
 
-async def test_compare_metrics_do_not_call_any_first_step_a_ttft(demo_store):
+async def test_compare_metrics_do_not_call_any_first_step_a_ttft(steploop_store):
     # Comparing two training ranks, Metrics read "time to first step (TTFT)": the first step's
     # length, a TTFT only for an inference engine's steps (Serving's own row says when it is one).
     qwen = load_trace(QWEN)
-    app = CompareApp(demo_trace_path(), QWEN, stores=(demo_store, qwen))
+    app = CompareApp(STEPLOOP, QWEN, stores=(steploop_store, qwen))
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(pilot, 2)
         await pilot.press("2")

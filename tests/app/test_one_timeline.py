@@ -7,8 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tests.app.screen import read_screen
-from tests.helpers import search_until_cancelled, settle
-from vtui.demo import demo_trace_path
+from tests.helpers import STEPLOOP, search_until_cancelled, settle
 from vtui.ui.app import VtuiApp
 from vtui.ui.compare import CompareApp, TracePane
 from vtui.ui.main_view import MainPane
@@ -39,15 +38,15 @@ async def _drawn_after_keys(app, pane: TimelinePane, pilot) -> tuple[tuple[int, 
     return (pane.view.t0, pane.view.t1), window, _ruler_line(app, pane.timeline)
 
 
-async def test_the_same_keys_draw_the_same_window_in_the_main_view_and_each_compare_pane(demo_store):
-    path = demo_trace_path()
-    main = VtuiApp(path, store=demo_store)
+async def test_the_same_keys_draw_the_same_window_in_the_main_view_and_each_compare_pane(steploop_store):
+    path = STEPLOOP
+    main = VtuiApp(path, store=steploop_store)
     async with main.run_test(size=SIZE) as pilot:
         await settle(pilot, 2)
         assert len(main.query(TimelinePane)) == 1
         expected = await _drawn_after_keys(main, main.pane, pilot)
     for which in (0, 1):
-        app = CompareApp(path, path, stores=(demo_store, demo_store))
+        app = CompareApp(path, path, stores=(steploop_store, steploop_store))
         async with app.run_test(size=SIZE) as pilot:
             await settle(pilot, 2)
             panes = app.panes()
@@ -58,13 +57,13 @@ async def test_the_same_keys_draw_the_same_window_in_the_main_view_and_each_comp
             # The ruler as drawn: the same ticks at the same columns (both label columns are shown).
             assert ruler.rstrip(" │") == expected[2].rstrip(" │"), which
             other = panes[1 - which]
-            assert other.view.span == demo_store.span_ns  # unlocked: the other pane did not move
+            assert other.view.span == steploop_store.span_ns  # unlocked: the other pane did not move
 
 
-async def test_wheel_zooms_by_the_keys_step_in_both_modes(demo_store):
-    path = demo_trace_path()
+async def test_wheel_zooms_by_the_keys_step_in_both_modes(steploop_store):
+    path = STEPLOOP
     spans = []
-    for app in (VtuiApp(path, store=demo_store), CompareApp(path, path, stores=(demo_store, demo_store))):
+    for app in (VtuiApp(path, store=steploop_store), CompareApp(path, path, stores=(steploop_store, steploop_store))):
         async with app.run_test(size=SIZE) as pilot:
             await settle(pilot, 2)
             pane = app.query(TimelinePane).first()
@@ -74,7 +73,7 @@ async def test_wheel_zooms_by_the_keys_step_in_both_modes(demo_store):
             await pilot.press("s", "w")  # back out and in by the key's step
             await settle(pilot)
             spans.append((wheel, pane.view.span))
-    assert spans[0] == spans[1] and spans[0][0] == spans[0][1] < demo_store.span_ns
+    assert spans[0] == spans[1] and spans[0][0] == spans[0][1] < steploop_store.span_ns
 
 
 def _record_errors(app) -> list[str]:
@@ -97,15 +96,15 @@ async def _search_bad_regex(pilot) -> None:
     await settle(pilot)
 
 
-async def test_a_search_error_is_told_in_the_main_view_and_in_each_compare_pane(demo_store):
-    path = demo_trace_path()
-    main = VtuiApp(path, store=demo_store)
+async def test_a_search_error_is_told_in_the_main_view_and_in_each_compare_pane(steploop_store):
+    path = STEPLOOP
+    main = VtuiApp(path, store=steploop_store)
     main_said = _record_errors(main)
     async with main.run_test(size=SIZE) as pilot:
         await settle(pilot, 2)
         await _search_bad_regex(pilot)
         assert len(main_said) == 1 and "(foo" in main_said[0] and "(?i)" not in main_said[0]
-    app = CompareApp(path, path, stores=(demo_store, demo_store))
+    app = CompareApp(path, path, stores=(steploop_store, steploop_store))
     compare_said = _record_errors(app)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot, 2)
@@ -120,10 +119,10 @@ async def test_a_search_error_is_told_in_the_main_view_and_in_each_compare_pane(
 
 
 @pytest.mark.parametrize("which", [0, 1])
-async def test_each_compare_pane_says_searching_and_esc_stops_it(demo_store, monkeypatch, which):
+async def test_each_compare_pane_says_searching_and_esc_stops_it(steploop_store, monkeypatch, which):
     started = search_until_cancelled(monkeypatch)
-    path = demo_trace_path()
-    app = CompareApp(path, path, stores=(demo_store, demo_store))
+    path = STEPLOOP
+    app = CompareApp(path, path, stores=(steploop_store, steploop_store))
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot, 2)
         pane = app.panes()[which]
@@ -141,11 +140,11 @@ async def test_each_compare_pane_says_searching_and_esc_stops_it(demo_store, mon
         assert "Search stopped" in [n.message for n in app._notifications]
 
 
-async def test_timeline_keys_rest_under_another_screen_without_screen_counting(demo_store):
+async def test_timeline_keys_rest_under_another_screen_without_screen_counting(steploop_store):
     """The keys are the pane's: out of the focus chain under Insights, with no check_action."""
     assert "check_action" not in VtuiApp.__dict__ and "check_action" not in CompareApp.__dict__
-    path = demo_trace_path()
-    for app in (VtuiApp(path, store=demo_store), CompareApp(path, path, stores=(demo_store, demo_store))):
+    path = STEPLOOP
+    for app in (VtuiApp(path, store=steploop_store), CompareApp(path, path, stores=(steploop_store, steploop_store))):
         async with app.run_test(size=(140, 40)) as pilot:
             await settle(pilot, 2)
             pane = app.query(TimelinePane).first()
@@ -159,9 +158,9 @@ async def test_timeline_keys_rest_under_another_screen_without_screen_counting(d
             assert getattr(app, "lock_mode", None) is None
 
 
-async def test_typed_range_in_a_compare_pane_moves_the_locked_other(demo_store):
-    path = demo_trace_path()
-    app = CompareApp(path, path, stores=(demo_store, demo_store))
+async def test_typed_range_in_a_compare_pane_moves_the_locked_other(steploop_store):
+    path = STEPLOOP
+    app = CompareApp(path, path, stores=(steploop_store, steploop_store))
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot, 2)
         pa, pb = app.panes()

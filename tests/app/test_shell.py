@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from vtui.demo import demo_trace_path
+from tests.helpers import STEPLOOP
 from vtui.load import background as loading
 from vtui.ui.app import VtuiApp
 from vtui.ui.compare import CompareApp
@@ -19,8 +19,8 @@ def stuck_loader(path: str, out, cache: bool = True) -> None:
     threading.Event().wait()
 
 
-@pytest.mark.parametrize("make_app", [lambda: VtuiApp(demo_trace_path()),
-                                      lambda: CompareApp(demo_trace_path(), demo_trace_path())],
+@pytest.mark.parametrize("make_app", [lambda: VtuiApp(STEPLOOP),
+                                      lambda: CompareApp(STEPLOOP, STEPLOOP)],
                          ids=["main", "compare"])
 async def test_q_while_loading_quits_at_once_and_stops_the_loader(monkeypatch, make_app):
     monkeypatch.setattr(loading, "PROCESS_THRESHOLD", 0)  # the process path, for a small file
@@ -41,7 +41,7 @@ async def test_q_while_loading_quits_at_once_and_stops_the_loader(monkeypatch, m
 async def test_compare_failure_is_one_message_not_markup(tmp_path):
     bad = tmp_path / "[bold]bad.json"
     bad.write_text("this is not json")
-    app = CompareApp(bad, demo_trace_path())
+    app = CompareApp(bad, STEPLOOP)
     async with app.run_test(size=(120, 30)) as pilot:
         await app.workers.wait_for_complete()
         await pilot.pause()

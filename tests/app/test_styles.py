@@ -9,7 +9,7 @@ from pathlib import Path
 from textual.color import Color
 
 import vtui.ui
-from vtui.demo import demo_trace_path
+from tests.helpers import STEPLOOP
 from vtui.ui import colours
 from vtui.ui.app import VtuiApp
 from vtui.ui.compare import CompareApp
@@ -32,8 +32,8 @@ def test_no_widget_keeps_its_own_css():
         assert "DEFAULT_CSS" not in text and not re.search(r"^\s+CSS = ", text, re.M), py
 
 
-async def test_colours_come_from_the_theme(demo_store):
-    app = VtuiApp(demo_trace_path(), store=demo_store)
+async def test_colours_come_from_the_theme(steploop_store):
+    app = VtuiApp(STEPLOOP, store=steploop_store)
     async with app.run_test(size=(120, 36)) as pilot:
         await pilot.pause()
         assert app.theme == "vtui"

@@ -110,12 +110,12 @@ async def test_the_current_runs_result_is_shown():
         assert shown(screen) == "only"
 
 
-async def test_a_search_that_ends_after_esc_draws_nothing(demo_store, monkeypatch):
+async def test_a_search_that_ends_after_esc_draws_nothing(steploop_store, monkeypatch):
     """The search job hands back through ``deliver`` too: esc cancels its worker, so a search that
     finishes anyway (one that never looks at the cancel) does not mark the timeline."""
     import vtui.ui.searching as searching
+    from tests.helpers import STEPLOOP
     from vtui.analysis.slices.search import search as real_search
-    from vtui.demo import demo_trace_path
     from vtui.ui.app import VtuiApp
 
     started, release, returned = threading.Event(), threading.Event(), threading.Event()
@@ -129,7 +129,7 @@ async def test_a_search_that_ends_after_esc_draws_nothing(demo_store, monkeypatc
             returned.set()
 
     monkeypatch.setattr(searching, "search", stubborn)
-    app = VtuiApp(demo_trace_path(), store=demo_store)
+    app = VtuiApp(STEPLOOP, store=steploop_store)
     async with app.run_test(size=(100, 40)) as pilot:
         for _ in range(200):  # until the loaded view is mounted
             if getattr(app, "pane", None) is not None:
@@ -148,7 +148,7 @@ async def test_a_search_that_ends_after_esc_draws_nothing(demo_store, monkeypatc
         assert app.pane.view.found is None and not app.pane.search.running
 
 
-async def test_a_failing_tree_diff_is_one_line_on_its_screen(demo_store, monkeypatch):
+async def test_a_failing_tree_diff_is_one_line_on_its_screen(steploop_store, monkeypatch):
     import vtui.analysis.calltree.diff as calltree_diff
     from vtui.ui.tree_diff import TreeDiffScreen
 
@@ -158,7 +158,7 @@ async def test_a_failing_tree_diff_is_one_line_on_its_screen(demo_store, monkeyp
     monkeypatch.setattr(calltree_diff, "diff_trees", broken)
     app = App()
     async with app.run_test() as pilot:
-        screen = TreeDiffScreen(demo_store, demo_store, "A · B")
+        screen = TreeDiffScreen(steploop_store, steploop_store, "A · B")
         await app.push_screen(screen)
         await app.workers.wait_for_complete()
         await pilot.pause()

@@ -9,10 +9,9 @@ from collections import defaultdict
 
 import pytest
 
-from tests.helpers import QWEN, SHARED_TRACES, STACK, cli_json, raw_events, raw_origin
+from tests.helpers import QWEN, SHARED_TRACES, STACK, STEPLOOP, cli_json, raw_events, raw_origin
 from vtui.analysis.report.compare import NOISE_NS, align_steps, diff_metrics, op_status
 from vtui.cli import main
-from vtui.demo import demo_trace_path
 
 KV = SHARED_TRACES / "generated" / "hf_llama_kvcache.json.gz"
 NOKV = SHARED_TRACES / "generated" / "hf_llama_nocache.json.gz"
@@ -67,7 +66,7 @@ def test_kvcache_vs_nocache_addmm_against_raw_json(capsys):
 
 
 def test_a_trace_against_itself_is_all_same(capsys):
-    path = demo_trace_path()
+    path = STEPLOOP
     d = _diff_json(capsys, path, path)
     assert d["ops"] and all(o["status"] == "same" and o["delta_ns"] == 0 for o in d["ops"])
     for m in d["metrics"]:
@@ -81,7 +80,7 @@ def test_a_trace_against_itself_is_all_same(capsys):
 
 def test_steps_side_by_side_against_raw_json(capsys):
     """Step i of A next to step i of B (B starts 100 ms in), with each step's phase shares from the raw events."""
-    path = demo_trace_path()
+    path = STEPLOOP
     d = _diff_json(capsys, path, path, "--range-b", "100ms:")
     events = raw_events(path)
     origin = raw_origin(events)
@@ -187,7 +186,7 @@ def test_diff_csv_and_markdown_carry_the_json_numbers(capsys):
 
 
 def test_diff_csv_steps_are_numbers_and_conflicting_options_are_one_line(capsys):
-    demo = demo_trace_path()
+    demo = STEPLOOP
     d = _diff_json(capsys, demo, STACK)
     assert main(["diff", str(demo), str(STACK), "--format", "csv", "--table", "steps"]) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
@@ -201,7 +200,7 @@ def test_diff_csv_steps_are_numbers_and_conflicting_options_are_one_line(capsys)
 
 
 def test_diff_table_picks_one_table_in_every_format(capsys):
-    demo = demo_trace_path()
+    demo = STEPLOOP
     d = _diff_json(capsys, demo, STACK)
     assert main(["diff", str(demo), str(STACK), "--table", "metrics"]) == 0  # the default format
     out = capsys.readouterr().out

@@ -255,7 +255,7 @@ async def test_warnings_screen_lists_each_warning_with_its_count(built):
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot, pauses=2)
         assert "1 load warning (W)" in str(app.query_one("#status").render())
-        assert ("W", "Load warnings (what was skipped or repaired)") in app.key_rows()
+        assert ("W", "Load warnings and trace health (what cannot be trusted)") in app.key_rows()
         await pilot.press("W")
         text = str(app.screen.query_one("#warnings-text").render())
         assert "8 events without a usable ts were skipped" in text

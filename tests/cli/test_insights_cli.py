@@ -9,15 +9,14 @@ import sys
 
 import pytest
 
-from tests.helpers import FIXTURES, GPU_CATS, ROOT, raw_events, raw_origin, raw_span_ns, union_length
+from tests.helpers import FIXTURES, GPU_CATS, ROOT, STEPLOOP, raw_events, raw_origin, raw_span_ns, union_length
 from vtui.cli import main
-from vtui.demo import demo_trace_path
 
 
 def test_insights_json_on_the_step_loop(capsys):
-    assert main(["insights", str(demo_trace_path()), "--json"]) == 0
+    assert main(["insights", str(STEPLOOP), "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
-    events = raw_events(demo_trace_path())
+    events = raw_events(STEPLOOP)
     steps = sorted(e["dur"] for e in events if e.get("ph") == "X" and e.get("name") == "engine_step")
     st = d["steps"]
     assert st["count"] == len(steps) == 32 and st["pattern"] == "engine_step"
@@ -37,7 +36,7 @@ def test_insights_json_on_the_step_loop(capsys):
 
 
 def test_insights_text_and_range(capsys):
-    assert main(["insights", str(demo_trace_path()), "--range", ":100ms"]) == 0
+    assert main(["insights", str(STEPLOOP), "--range", ":100ms"]) == 0
     out = capsys.readouterr().out
     for heading in ("Steps:", "Operators (CPU) by self time", "GPU: no GPU activity", "Memory", "Findings:"):
         assert heading in out

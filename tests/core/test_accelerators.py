@@ -20,6 +20,7 @@ from tests.helpers import (
     MI250,
     QWEN,
     STACK,
+    STEPLOOP,
     load_events,
     norm,
     raw_events,
@@ -32,7 +33,6 @@ from vtui.analysis.report.compare import compare
 from vtui.analysis.report.insights import compute_insights, summary_metrics
 from vtui.analysis.steps.detect import analyse_steps
 from vtui.cli import main
-from vtui.demo import demo_trace_path
 from vtui.load.trace import load_trace
 from vtui.present.compare_json import comparison_dict
 from vtui.present.insights_json import insights_dict
@@ -157,7 +157,7 @@ def test_first_step_is_a_ttft_only_when_the_range_starts_the_run(tmp_path: Path)
 
 
 def test_ttft_on_a_real_trace_against_raw_steps():
-    path = demo_trace_path()
+    path = STEPLOOP
     events = raw_events(path)
     origin = raw_origin(events)
     steps = sorted(raw_span_ns(origin, e) for e in events if e.get("ph") == "X" and e["name"] == "engine_step")

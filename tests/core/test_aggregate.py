@@ -87,7 +87,7 @@ def test_aggregation_pct_and_groupings():
     whole = aggregate(store)
     assert whole.rows[0].total_ns >= whole.rows[-1].total_ns  # sorted by total
     top = whole.rows[0]
-    assert top.pct == pytest.approx(100 * top.total_ns / (store.span_ns * whole.tracks))
+    assert 0 < top.pct <= 100.0  # a share of the range's wall time (tests/cli/test_range_share.py: the union)
     by_cat = aggregate(store, by="cat")
     assert sum(r.total_ns for r in by_cat.rows) == sum(r.total_ns for r in whole.rows)
     by_track = aggregate(store, by="track")

@@ -6,10 +6,9 @@ import json
 
 import pytest
 
-from tests.helpers import QWEN
+from tests.helpers import QWEN, STEPLOOP
 from vtui.analysis.steps.detect import analyse_steps
 from vtui.analysis.why.critical import analyse_critical
-from vtui.demo import demo_trace_path
 from vtui.load.trace import load_trace
 from vtui.present.critical_json import critical_json
 
@@ -120,7 +119,7 @@ def test_cpu_running_ahead_ends_the_path_at_the_gpu(tmp_path):
 
 
 def test_real_traces_are_sane():
-    for path in (QWEN, demo_trace_path()):
+    for path in (QWEN, STEPLOOP):
         store = load_trace(path)
         steps = analyse_steps(store)
         report = analyse_critical(store, steps.rows)

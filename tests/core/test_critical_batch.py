@@ -12,9 +12,8 @@ import vtui.analysis.why.critical as critical
 import vtui.analysis.why.critical_graph as critical_graph
 import vtui.analysis.why.critical_walk as critical_walk
 from tests.core.test_critical import Builder
-from tests.helpers import FIXTURES, MI250, QWEN, UNCLOSED
+from tests.helpers import FIXTURES, MI250, QWEN, STEPLOOP, UNCLOSED
 from vtui.analysis.steps.detect import analyse_steps
-from vtui.demo import demo_trace_path
 from vtui.load.trace import load_trace
 
 
@@ -76,7 +75,7 @@ def test_batched_walk_equals_the_reference_when_hops_run_out(tmp_path, monkeypat
     assert assert_same_as_reference(_random_trace(tmp_path, 99)) == 40
 
 
-@pytest.mark.parametrize("path", [QWEN, UNCLOSED, demo_trace_path()], ids=lambda p: p.name)
+@pytest.mark.parametrize("path", [QWEN, UNCLOSED, STEPLOOP], ids=lambda p: p.name)
 def test_batched_walk_equals_the_reference_on_real_traces(path):
     assert assert_same_as_reference(load_trace(path, cache=False)) > 0
 

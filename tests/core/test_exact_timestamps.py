@@ -13,6 +13,7 @@ import random
 from decimal import ROUND_HALF_EVEN, Decimal
 from pathlib import Path
 
+import msgspec
 import numpy as np
 import pytest
 
@@ -256,3 +257,14 @@ def test_sub_ns_digits_in_one_rank_and_the_origin_in_another(tmp_path: Path):
     store = load_trace(folder, cache=False)
     starts = {store.name(r): int(store.slices.start_ns[r]) for r in range(len(store.slices))}
     assert starts == {"a": 0, "b": 2}
+
+
+def test_three_decimal_times_near_a_doubles_ns_step_are_exact():
+    """Between 2**42 and 2**43 µs a double's step is ~1 ns: reading the text through a double
+    would round some of these 1 ns off (``4458677117099.727`` came out ...726)."""
+    from vtui.io.exactts import times_of
+
+    rng = random.Random(7)
+    texts = ["4458677117099.727"] + [f"{rng.randrange(2**41, 2**44)}.{rng.randrange(1000):03d}" for _ in range(20000)]
+    ns, _us, _from_text = times_of([msgspec.Raw(t.encode()) for t in texts])
+    assert ns.tolist() == [int(Decimal(t) * 1000) for t in texts]

@@ -16,6 +16,7 @@ from tests.helpers import (
     QWEN,
     SHARED_TRACES,
     STACK,
+    STEPLOOP,
     load_events,
     norm,
     raw_events,
@@ -27,7 +28,6 @@ from tests.helpers import (
 from vtui.analysis.report.insights import compute_insights, summary_metrics
 from vtui.analysis.steps.detect import analyse_steps
 from vtui.analysis.steps.trends import analyse_trend
-from vtui.demo import demo_trace_path
 from vtui.load.trace import load_trace
 from vtui.present.insights_json import insights_dict
 from vtui.store.slicetime import time_range
@@ -36,7 +36,7 @@ GENERATED = SHARED_TRACES / "generated"
 
 
 # Where ../shared is absent (CI), a trace with a copy in the repo is read from that copy.
-IN_REPO = {"hf_llama_steploop.json.gz": demo_trace_path()}
+IN_REPO = {"hf_llama_steploop.json.gz": STEPLOOP}
 
 
 def _shared(name: str) -> Path:

@@ -63,10 +63,10 @@ def test_nesting_depth_matches_independent_stack():
     assert (s.depth[kids] == s.depth[s.parent[kids]] + 1).all()
 
 
-def test_demo_steploop_depth_is_eight_levels():
-    from vtui.demo import demo_trace_path
+def test_steploop_depth_is_eight_levels():
+    from tests.helpers import STEPLOOP
 
-    store = load_trace(demo_trace_path())
+    store = load_trace(STEPLOOP)
     assert max(t.nested_lanes for t in store.tracks) == 8  # MANIFEST: max X nesting depth 8
     assert store.overlapping_slices == 0
 

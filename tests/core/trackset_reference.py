@@ -49,13 +49,13 @@ class TrackSet:
             args = _decode(m.args_blob, int(m.args_off[r]), int(m.args_len[r]))
             value = args.get("name", args.get("labels", args.get("sort_index")))
             if name == "process_name":
-                self._set(self.process_names, (src, pid), text_of(value).strip())
+                self._set(self.process_names, (src, pid), text_of(value))  # as written
             elif name == "process_labels":
                 self._set(self.process_labels, (src, pid), text_of(args.get("labels", value)).strip())
             elif name == "process_sort_index" and isinstance(args.get("sort_index"), (int, float)):
                 self._set(self.process_sort, (src, pid), args["sort_index"])
             elif name == "thread_name":
-                self._set(self.thread_names, (src, pid, tid), text_of(value).strip())
+                self._set(self.thread_names, (src, pid, tid), text_of(value))
             elif name == "thread_sort_index" and isinstance(args.get("sort_index"), (int, float)):
                 self._set(self.thread_sort, (src, pid, tid), args["sort_index"])
             else:
@@ -80,10 +80,11 @@ class TrackSet:
 
     def _thread_track(self, thread: int) -> int:
         src, pid, tid = self.m.thread_keys[thread]
+        given = self.thread_names.get((src, pid, tid)) or ""
         return self._get(
             ("thread", src, pid, tid),
-            lambda i: Track(id=i, kind=THREAD, source=src, pid=pid, tid=tid,
-                            name=self.thread_names.get((src, pid, tid)) or _thread_title(tid)),
+            lambda i: Track(id=i, kind=THREAD, source=src, pid=pid, tid=tid, name=given.strip() or _thread_title(tid),
+                            exact_name=tid if isinstance(tid, str) and tid else given),
         )
 
     def thread_tracks(self, threads: np.ndarray, create: bool = True) -> np.ndarray:
@@ -132,8 +133,10 @@ class TrackSet:
         base = self.m.strings[name] or "[no name]"
         ident = "" if id_kind == 0 else f"[{_id_text(id_val if id_kind == 1 else self.m.ids[id_val])}]"
         title = base + ident + ("" if series == "value" else f" {series}")
+        text_id = self.m.ids[id_val] if id_kind == 2 else None
+        exact = self.m.strings[name] + (f" id: {text_id}" if isinstance(text_id, str) else "") + f" {series}"
         return self._get(("counter", src, pid, name, id_kind, id_val, series),
-                         lambda i: Track(id=i, kind=COUNTER, source=src, pid=pid, name=title))
+                         lambda i: Track(id=i, kind=COUNTER, source=src, pid=pid, name=title, exact_name=exact))
 
     # ---- finishing -------------------------------------------------------------------
     def finish(self) -> np.ndarray:

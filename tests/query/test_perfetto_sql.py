@@ -9,6 +9,7 @@ import pytest
 
 from tests.helpers import FIXTURES, X, write_trace
 from vtui.errors import UsageError
+from vtui.io.events import PH_CODE
 from vtui.load.trace import load_trace
 
 pytest.importorskip("duckdb")
@@ -68,8 +69,12 @@ def test_include_and_with_context_views(small):
 
 def test_process_slice_holds_the_async_slices():
     store = load_trace(WEBVIEW, cache=False)
-    want = int(np.isin(store.slices.track, np.flatnonzero(store.tracks.kind_is("async"))).sum())
+    process_tracks = np.flatnonzero(store.tracks.kind_is("async", "process"))
+    want = int(np.isin(store.slices.track, process_tracks).sum())
     assert want > 0
+    # and the async steps (n) and process-scoped instants, slices of dur 0 on those tracks in Perfetto
+    i = store.instants
+    want += int((np.isin(i.track, process_tracks) & np.isin(i.ph, [PH_CODE[p] for p in "iIRn"])).sum())
     assert rows(store, "INCLUDE PERFETTO MODULE slices.with_context; SELECT COUNT(*) FROM process_slice") == [[want]]
 
 

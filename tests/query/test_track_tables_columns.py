@@ -71,15 +71,17 @@ def _simple(store) -> dict[str, Any]:
     i64, texts, ints = pa.int64(), _texts, _int_or_null
     thread_tracks = [t for t in tracks if t.kind in tables.THREAD_KINDS]
     counters = [t for t in tracks if t.kind == COUNTER]
+    memory = tables.memory_counters(store)
     return {
         "process": table(procs, {
             "upid": pa.array(range(len(procs)), type=i64), "pid": ints([p.pid for p in procs]),
-            "name": texts([p.process_name or (p.pid if isinstance(p.pid, str) else None) for p in procs]),
+            # Perfetto's importer: a string pid names its process on every event; else the process_name
+            "name": texts([p.pid if isinstance(p.pid, str) and p.pid else p.process_name or None for p in procs]),
             "label": texts([p.process_title for p in procs]),
             "start_ts": pa.nulls(len(procs), i64), "end_ts": pa.nulls(len(procs), i64)}),
         "thread": table(threads, {
             "utid": pa.array(range(len(threads)), type=i64), "tid": ints([t.tid for t in threads]),
-            "name": texts([t.name or None for t in threads]), "upid": pa.array([upid(t) for t in threads], type=i64),
+            "name": texts([t.exact_name or None for t in threads]), "upid": pa.array([upid(t) for t in threads], type=i64),
             "is_main_thread": pa.array([None if tid is None or pid is None else tid == pid for tid, pid in
                                         zip(tables._int_or_null([t.tid for t in threads]).to_pylist(),
                                             tables._int_or_null([t.pid for t in threads]).to_pylist())],
@@ -90,13 +92,15 @@ def _simple(store) -> dict[str, Any]:
             "utid": pa.array([utid_of_track[t.id] for t in thread_tracks], type=i64),
             "name": texts([t.title for t in thread_tracks]), "type": texts([t.kind for t in thread_tracks])}),
         "track": table(tracks, {
-            "id": pa.array([t.id for t in tracks], type=i64), "name": texts([t.title for t in tracks]),
+            "id": pa.array([t.id for t in tracks], type=i64),
+            "name": texts([(t.exact_name or None) if t.kind == COUNTER else t.title for t in tracks]),
             "type": texts([t.kind for t in tracks]), "upid": pa.array([upid(t) for t in tracks], type=i64),
             "utid": pa.array([utid_of_track.get(t.id) for t in tracks], type=i64),
             "label": texts([t.label for t in tracks])}),
-        "counter_track": table(counters, {
-            "id": pa.array([t.id for t in counters], type=i64), "name": texts([t.title for t in counters]),
-            "upid": pa.array([upid(t) for t in counters], type=i64)}),
+        "counter_track": table(counters + [tracks[m.track] for m in memory], {
+            "id": pa.array([t.id for t in counters] + [len(tracks) + k for k in range(len(memory))], type=i64),
+            "name": texts([t.exact_name or None for t in counters] + [f"[memory] {m.title}" for m in memory]),
+            "upid": pa.array([upid(t) for t in counters] + [upid(tracks[m.track]) for m in memory], type=i64)}),
     }
 
 

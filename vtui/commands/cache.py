@@ -46,11 +46,21 @@ def run(opts: argparse.Namespace) -> int:
     temps = cache.temp_stats()
     lines = [] if found else [f"the cache is empty ({root})"]
     total = 0
+    # One line per trace: a trace changed since it was cached (a new copy, an edit) has older entries
+    # that are never read again; they are counted on its line, not listed as if they were other traces.
+    by_trace: dict[tuple[str, ...], list] = {}
     for e in sorted(found, key=lambda e: -e.used):  # most recently used first: the last ones go first
-        total += e.disk_bytes
+        by_trace.setdefault(tuple(e.trace), []).append(e)
+    for entries in by_trace.values():
+        e = entries[0]
+        total += sum(x.disk_bytes for x in entries)
         used = time.strftime("%Y-%m-%d %H:%M", time.localtime(e.used)) if e.used else "?"
         trace = e.trace[0] if len(e.trace) == 1 else f"{e.trace[0]} (+{len(e.trace) - 1} files)"
-        lines.append(f"{format_bytes(e.disk_bytes):>10}  {e.events:>12,} events  used {used}  {safe_field(trace, 300)}")
+        old = entries[1:]
+        stale = (f"  (+{len(old)} older entr{'y' if len(old) == 1 else 'ies'} of a previous version, "
+                 f"{format_bytes(sum(x.disk_bytes for x in old))}: vtui cache rm TRACE)") if old else ""
+        lines.append(f"{format_bytes(e.disk_bytes):>10}  {e.events:>12,} events  used {used}  "
+                     f"{safe_field(trace, 300)}{stale}")
     if found:
         # Blocks on disk, as the cap counts them (a big load's args file is sparse: its size says more).
         lines.append(f"{_entries(len(found))}, {format_bytes(total)} on disk of {format_bytes(cache.cache_limit())} "

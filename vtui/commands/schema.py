@@ -10,7 +10,7 @@ import argparse
 
 from vtui.present.schema import OUTPUTS
 
-HELP = "the JSON Schema of an output (insights, info, stats, search, tree, tree-diff, diff)"
+HELP = f"the JSON Schema of an output ({', '.join(OUTPUTS)})"  # every output, as the list grows
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -31,6 +31,7 @@ class ExportPlan:
 
     ordinals: dict[int, np.ndarray]
     counts: dict[str, int] = field(default_factory=dict)
+    flow_rows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # the flows exported
 
     @property
     def events(self) -> int:
@@ -70,7 +71,7 @@ def plan_export(store: TraceStore, t0: int, t1: int, tracks: np.ndarray | None =
     ordinals = {src: sorted_unique(np.concatenate(p)) for src, p in parts.items()}
     counts = {"slices": len(rows), "instants": len(irows), "counter_samples": len(crows), "flows": len(frows),
               "metadata": len(meta)}
-    return ExportPlan(ordinals=ordinals, counts=counts)
+    return ExportPlan(ordinals=ordinals, counts=counts, flow_rows=frows)
 
 
 def _whole_chains(f, frows: np.ndarray) -> np.ndarray:
@@ -147,11 +148,14 @@ def export_range(store: TraceStore, out: str | Path, t0: int, t1: int, tracks: n
 
 def rank_file_names(paths: list[str]) -> list[str]:
     """One distinct output name per rank file, written as plain JSON: ``r.json.gz`` -> ``r.json``,
-    ``r.sqlite`` -> ``r.json``. Ranks that would share a name (``r.json`` and ``r.json.gz`` in
+    ``r.sqlite`` (or ``r.pftrace``, ``r.perfetto-trace``) -> ``r.json``. Ranks that would share a name (``r.json`` and ``r.json.gz`` in
     one folder) keep their full source name before ``.json``, so no rank overwrites another."""
     def plain(path: str) -> str:
         name = Path(path).name.removesuffix(".gz")
-        return name.removesuffix(".sqlite") + ".json" if name.endswith(".sqlite") else name
+        for other in (".sqlite", ".pftrace", ".perfetto-trace"):
+            if name.endswith(other):
+                return name.removesuffix(other) + ".json"
+        return name
 
     names = [plain(p) for p in paths]
     taken = {n: names.count(n) for n in names}

@@ -33,6 +33,10 @@ import numpy as np
 from vtui.io.events import EMPTY_RAW
 
 LARGE_US = float(2**43)  # |µs| from here on: a double's step exceeds 1 ns
+# Below this, a double read from text with at most 3 decimals, times 1000, rounds to the exact ns:
+# half its step (0.24 ns) plus the product's rounding (0.25 ns) stay under half a ns. From 2**42
+# on the two reach 0.98 ns ("4458677117099.727" gave ...726 ns).
+FLOAT_EXACT_US = float(2**42)
 NO_NS = np.iinfo(np.int64).min  # "no value" (missing, not a number, out of int64 ns)
 _MIN_NS, _MAX_NS = int(NO_NS) + 1, int(np.iinfo(np.int64).max)
 
@@ -74,9 +78,9 @@ def times_of(values: list[Any]) -> tuple[np.ndarray, np.ndarray, bool]:
     if len(rows):
         sub = list(compress(values, plain))
         us = np.frombuffer(array.array("d", map(float, sub)), dtype=np.float64)
-        # Below 2**43 µs with at most 3 decimals, the double is within half a ns of the text and
-        # ×1000 lands on the integer grid: its rounding is the exact ns.
-        easy = (frac[rows] <= 3) & (np.abs(us) < LARGE_US)
+        # Below 2**42 µs with at most 3 decimals, ×1000 of the double is within half a ns of the
+        # text's ns (FLOAT_EXACT_US): its rounding is the exact ns.
+        easy = (frac[rows] <= 3) & (np.abs(us) < FLOAT_EXACT_US)
         ns[rows[easy]] = np.rint(us[easy] * 1000.0).astype(np.int64)
         hard = np.flatnonzero(~easy)
         if len(hard):

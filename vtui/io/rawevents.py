@@ -11,6 +11,7 @@ import numpy as np
 
 from vtui.io.jsonscan import scan_events_from, scan_trace
 from vtui.io.nsys import is_sqlite, nsys_events
+from vtui.io.pftrace import is_pftrace, pftrace_events
 from vtui.io.reader import open_trace_data
 
 
@@ -86,8 +87,8 @@ def copy_events(path: str | Path, ordinals: np.ndarray, write: Callable[[msgspec
     that does not fit the file), ``rewind()`` undoes what was written and the whole file is
     scanned as without marks: that full scan is the reference.
     """
-    if is_sqlite(path):  # an Nsight Systems export: its events written as Chrome-trace JSON
-        picked = nsys_events(path, ordinals)
+    if is_sqlite(path) or is_pftrace(path):  # an Nsight Systems export or a Perfetto trace: as Chrome-trace JSON
+        picked = nsys_events(path, ordinals) if is_sqlite(path) else pftrace_events(path, ordinals)
         for raw in picked:
             write(raw)
         return len(picked)

@@ -16,6 +16,9 @@ from vtui.io.columns import ColumnSink
 from vtui.io.jsonscan import comment_hint, scan_trace
 from vtui.io.nsys import FORM as NSYS_FORM
 from vtui.io.nsys import is_sqlite, read_nsys
+from vtui.io.pftrace import FORM as PFTRACE_FORM
+from vtui.io.pftrace import SUFFIXES as PFTRACE_SUFFIXES
+from vtui.io.pftrace import is_pftrace, read_pftrace
 from vtui.io.reader import GZIP_MAGIC, file_fingerprint, open_trace_data, read_error
 from vtui.load.malloc import give_back_free_memory, load_memory_settings
 from vtui.load.parallel import ParallelDecode, can_start_workers, check_not_bootstrapping, default_jobs
@@ -26,7 +29,8 @@ from vtui.store.parts import SourcePart
 from vtui.store.store import TraceStore
 
 Progress = Callable[[float], None]
-TRACE_SUFFIXES = (".json", ".json.gz", ".sqlite")  # .sqlite: an Nsight Systems export
+# .sqlite: an Nsight Systems export; .pftrace / .perfetto-trace (and .gz): a Perfetto protobuf trace
+TRACE_SUFFIXES = (".json", ".json.gz", ".sqlite", *PFTRACE_SUFFIXES)
 _READ_SHARE = 0.15  # of a gzip file's progress (inflating with ISA-L: ~0.5 s of ~4 s at 1 GB); decoding takes the rest
 _BUILD_SHARE = 0.3  # of the whole load, at the end (pairing, nesting, index, flows): ~1/3 of a big load
 # Below this (decompressed bytes) a second process costs about what it saves (measured, medians
@@ -37,7 +41,7 @@ MAX_FILES = 32_767  # the store's `source` columns are int16
 
 
 def trace_files(path: Path) -> list[Path]:
-    """The files a path stands for: itself, or every *.json / *.json.gz in a folder."""
+    """The files a path stands for: itself, or every trace file (``TRACE_SUFFIXES``) in a folder."""
     if not path.exists():
         if path.is_symlink():
             raise TraceLoadError(f"{path}: broken symbolic link (or a link loop)")
@@ -51,7 +55,7 @@ def trace_files(path: Path) -> list[Path]:
     except PermissionError:
         raise TraceLoadError(f"{path}: permission denied") from None
     if not found:
-        raise TraceLoadError(f"{path}: folder holds no *.json, *.json.gz or *.sqlite trace files")
+        raise TraceLoadError(f"{path}: folder holds no *.json, *.json.gz, *.sqlite or *.pftrace trace files")
     if len(found) > MAX_FILES:  # said before any is read, not after a minute of loading
         raise TraceLoadError(f"{path}: {len(found):,} trace files; vtui opens at most {MAX_FILES:,} at once "
                              "(each event keeps its file as a 16-bit id): open a subfolder")
@@ -217,6 +221,11 @@ def _load_part(path: Path, read_progress: Progress, decode_progress: Progress, m
         part = _load_nsys(path, decode_progress, many, args, jobs)
         part.fingerprint = fingerprint
         return part
+    if is_pftrace(path):
+        part = _load_pftrace(path, decode_progress, many, args, options)
+        part.fingerprint = fingerprint
+        _check_unchanged(path, fingerprint)
+        return part
     if path.name.endswith((".nsys-rep", ".qdrep")):  # the report itself is a private format
         raise TraceLoadError(f"{path}: an Nsight Systems report; vtui reads its SQLite export: "
                              f"nsys export --type sqlite {path.name}")
@@ -269,11 +278,17 @@ def _load_nsys(path: Path, progress: Progress, many: bool, args: ArgsFile, jobs:
                       metadata=result.metadata, warnings=result.warnings, columns=result.columns)
 
 
+def _load_pftrace(path: Path, progress: Progress, many: bool, args: ArgsFile, options: LoadOptions) -> SourcePart:
+    result = read_pftrace(path, args.writer(), progress, options.max_inflate, options.pure_python)
+    return SourcePart(path=str(path), label=_label(path, result.metadata) if many else "", form=PFTRACE_FORM,
+                      repaired=False, metadata=result.metadata, warnings=result.warnings, columns=result.columns)
+
+
 def _label(path: Path, metadata: dict) -> str:
     info = metadata.get("distributedInfo")
     if isinstance(info, dict) and isinstance(info.get("rank"), int):
         return f"rank {info['rank']}"
     name = path.name
-    for suffix in (".gz", ".json", ".sqlite", ".trace", ".pt"):
+    for suffix in (".gz", ".json", ".sqlite", ".pftrace", ".perfetto-trace", ".trace", ".pt"):
         name = name.removesuffix(suffix)
     return name

@@ -112,6 +112,8 @@ def insights_dict(ins: Insights) -> dict[str, Any]:
     c, p, sy = ins.caches, ins.python, ins.ops.sync
     return struct_sections("insights", ins, {
         "range": {"t0_ns": ins.range.t0, "t1_ns": ins.range.t1, "span_ns": ins.range.span_ns},
+        "health": {"worst": ins.health.worst, "problems": [i.key for i in ins.health.at_least("warn")],
+                   "doubt": ins.health.doubts()},
         "steps": steps_dict(ins.steps),
         "phases": [phase(ph) for ph in ins.steps.phases],
         "phases_below_python_frames": [phase(ph) for ph in ins.steps.op_phases],

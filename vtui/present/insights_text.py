@@ -9,6 +9,7 @@ from vtui.analysis.steps.detect import SERVING_STEP_PATTERNS
 from vtui.fmt import counted, format_bytes
 from vtui.fmt import format_duration as fd
 from vtui.present.bars import sparkline, step_bars
+from vtui.present.health_json import health_headline
 from vtui.present.names import distinct_cuts
 from vtui.present.serving_text import graph_lines, serving_lines
 from vtui.present.why_text import critical_lines, roofline_lines
@@ -16,6 +17,26 @@ from vtui.safe_text import escape_controls, safe_field
 
 MAX_BAR_ROWS = 40  # more steps than this: a sparkline row instead of one bar per step
 NAME_WIDTH = 44  # trace names: clipped to this, control characters escaped (safe_field)
+
+
+def _trend_line(tr, steps: int) -> str:
+    """The trend of the step times; with too few steps it says so rather than print zeros (a slope
+    of 0 ns/step and r=0.00 from one step read as a measured flat run)."""
+    if tr.trend == "n/a":
+        parts = [f"trend: n/a ({counted(steps, 'step')}: a trend, spikes and slow first need more)"]
+    else:
+        spikes = ", ".join(f"#{i}" for i in tr.spikes[:8]) or "none"
+        parts = [f"trend: {tr.trend} (slope {fd(tr.slope_ns_per_step)}/step, {tr.rise_pct:+.0f}% over the run, "
+                 f"r={tr.r:.2f}) · spikes: {spikes}"]
+    if steps >= 2:  # gaps and the first step against the others need a second step
+        parts.append(f"gaps {fd(tr.gap_total_ns)} ({tr.gap_pct:.1f}%) · "
+                     f"slow first: {'yes' if tr.slow_first else 'no'} ({tr.first_ratio:.1f}× median)")
+    return "  " + " · ".join(parts)
+
+
+def _then(rest_mean_ns: float, steps: int) -> str:
+    """A phase's mean in the steps after the first (none with one step)."""
+    return f" · then {fd(rest_mean_ns)}/step" if steps >= 2 else ""
 
 
 def steps_lines(ins: Insights, bar_width: int = 40, times: bool = True, step_option: str = "try --step REGEX") -> list[str]:
@@ -56,23 +77,20 @@ def steps_lines(ins: Insights, bar_width: int = 40, times: bool = True, step_opt
         lines.append(f"  {which}: mean {fd(rest.mean)} · median {fd(rest.median)} · p90 {fd(rest.p90)} · "
                      f"max {fd(rest.max)}{rate}")
     if tr:
-        spikes = ", ".join(f"#{i}" for i in tr.spikes[:8]) or "none"
-        lines.append(f"  trend: {tr.trend} (slope {fd(tr.slope_ns_per_step)}/step, {tr.rise_pct:+.0f}% over the run, "
-                     f"r={tr.r:.2f}) · spikes: {spikes} · gaps {fd(tr.gap_total_ns)} ({tr.gap_pct:.1f}%) · "
-                     f"slow first: {'yes' if tr.slow_first else 'no'} ({tr.first_ratio:.1f}× median)")
+        lines.append(_trend_line(tr, st.count))
     if st.phases:
         total = int(st.durations.sum())
         lines.append(f"  phases (direct children; {fd(total)} of step time, {fd(st.unattributed_ns)} outside them):")
         for ph in st.phases[:12]:
             lines.append(f"    {safe_field(ph.name, 32):<32} {fd(ph.total_ns):>12} {ph.pct:5.1f}%   first {fd(ph.first_ns)}"
-                         f" · then {fd(ph.rest_mean_ns)}/step")
+                         + _then(ph.rest_mean_ns, st.count))
         if len(st.phases) > 12:
             lines.append(f"    … {len(st.phases) - 12} more")
     if st.op_phases:
         lines.append(f"  phases below the Python frames (first non-frame level; {fd(st.op_unattributed_ns)} outside them):")
         for ph in st.op_phases[:12]:
             lines.append(f"    {safe_field(ph.name, 32):<32} {fd(ph.total_ns):>12} {ph.pct:5.1f}%   first {fd(ph.first_ns)}"
-                         f" · then {fd(ph.rest_mean_ns)}/step")
+                         + _then(ph.rest_mean_ns, st.count))
     durs = st.durations
     if not times:
         return lines
@@ -205,7 +223,9 @@ def findings_lines(ins: Insights) -> list[str]:
 
 def insights_text(ins: Insights, title: str = "") -> str:
     head = f"{safe_field(title, 200)} · " if title else ""
-    parts = [[f"{head}range {fd(ins.range.t0)} – {fd(ins.range.t1)} ({fd(ins.range.span_ns)})"], steps_lines(ins),
+    top = [f"{head}range {fd(ins.range.t0)} – {fd(ins.range.t1)} ({fd(ins.range.span_ns)})"]
+    headline = health_headline(ins.health)
+    parts = [top + ([headline] if headline else []), steps_lines(ins),
              serving_lines(ins.serving), graph_lines(ins.graphs), ops_lines(ins), gpu_lines(ins),
              roofline_lines(ins.roofline), critical_lines(ins.critical), memory_lines(ins), misc_lines(ins),
              findings_lines(ins)]

@@ -32,7 +32,7 @@ def ranks_tables(r: RanksReport) -> list[tuple[str, Table]]:
         ["index", "name", *(f"rank{i}_ns" for i in ids), "skew_ns", "start_skew_ns", "slowest_rank", "last_rank"],
         [[s.index, s.name, *s.durations_ns, s.skew_ns, s.start_skew_ns, s.slowest_rank, s.last_rank] for s in r.steps],
         [[str(s.index), s.name, *(_ns(d) for d in s.durations_ns), _ns(s.skew_ns), _ns(s.start_skew_ns),
-          str(s.slowest_rank), "–" if s.last_rank is None else str(s.last_rank)] for s in r.steps],
+          _slowest(s), "–" if s.last_rank is None else str(s.last_rank)] for s in r.steps],
         ["#", "step", *(f"rank {i}" for i in ids), "skew", "start skew", "slowest", "last in"],
         [True, False, *([True] * len(ids)), True, True, True, True])
     colls = Table(
@@ -47,6 +47,12 @@ def ranks_tables(r: RanksReport) -> list[tuple[str, Table]]:
          *(f"wait r{i}" for i in ids)],
         [False, False, True, True, True, True, True, True, True, True, *([True] * len(ids))])
     return [("Ranks", ranks), ("Steps", steps), ("Collectives", colls)]
+
+
+def _slowest(step) -> str:
+    """The slowest rank of a step; "tie" when every rank took the same time (no rank is slowest)."""
+    durs = [d for d in step.durations_ns if d is not None]
+    return "tie" if len(durs) > 1 and len(set(durs)) == 1 else str(step.slowest_rank)
 
 
 def ranks_text(r: RanksReport, fmt: str = "table") -> str:

@@ -7,7 +7,9 @@ from typing import Any
 import msgspec
 import numpy as np
 
+from vtui.analysis.health.report import analyse_health
 from vtui.fmt import format_duration
+from vtui.present.health_json import health_lines, health_out
 from vtui.safe_text import safe_field, safe_fields
 from vtui.store.store import TraceStore
 from vtui.store.tracks import show_id
@@ -28,7 +30,8 @@ def _decode_chunks(store: TraceStore) -> DecodeChunks:
 
 
 def info_dict(store: TraceStore) -> dict[str, Any]:
-    return {**_summary(store), "track_list": _track_list(store)}
+    health = msgspec.to_builtins(health_out(analyse_health(store)))
+    return {**_summary(store), "health": health, "track_list": _track_list(store)}
 
 
 def _summary(store: TraceStore) -> dict[str, Any]:
@@ -110,6 +113,7 @@ def info_text(store: TraceStore) -> str:
         lines.extend(f"  - {safe_field(w, 2000)}" for w in d["warnings"])
     else:
         lines.append("no warnings")
+    lines.extend(health_lines(analyse_health(store)))
     return "\n".join(lines)
 
 

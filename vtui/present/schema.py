@@ -28,6 +28,7 @@ from vtui.analysis.ranks.analyse import (
     Straggler,
 )
 from vtui.present.critical_json import CriticalJson
+from vtui.present.health_json import HealthItemOut
 from vtui.present.roofline_json import RooflineJson
 from vtui.present.serving_json import GraphsOut, ServingOut
 from vtui.safe_text import json_text
@@ -93,6 +94,7 @@ class Info(Out):
     nesting_tolerance_ns: int
     decode_chunks: DecodeChunks
     warnings: list[str]
+    health: list[HealthItemOut]
     track_list: list[TrackInfo]
 
 
@@ -320,9 +322,16 @@ class FindingOut(Strict):
     hint: str
 
 
+class InsightsHealth(Strict):
+    worst: str | None  # the most severe trace-health item (info / warn / error), None: nothing found
+    problems: list[str]  # keys of the warn and error items (`vtui info` lists them in full)
+    doubt: list[str]  # the figures those put in doubt
+
+
 class Insights(Out):
     trace: str
     range: Range
+    health: InsightsHealth
     steps: Steps
     phases: list[PhaseRow]
     phases_below_python_frames: list[PhaseRow]
@@ -411,6 +420,7 @@ class HandOver(Strict):
     total_ns: int
     python_depth: int
     path: list[str]
+    self_ns: int
 
 
 class TreeFinding(Strict):
@@ -575,11 +585,11 @@ OUTPUTS: dict[str, type[Out]] = {
 # Bump an output's version whenever its schema changes in any way (a key added, renamed, removed
 # or retyped), and add its snapshot: scripts/schema_snapshots.py writes vtui/data/schema/NAME.vN.json.
 VERSIONS: dict[str, int] = {
-    "info": 1,
-    "insights": 3,
+    "info": 2,
+    "insights": 4,
     "stats": 1,
     "search": 1,
-    "tree": 1,
+    "tree": 2,
     "tree-diff": 1,
     "diff": 1,
     "ranks": 1,

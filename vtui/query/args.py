@@ -7,7 +7,8 @@ slices that have args are gathered with numpy into one Arrow string column (once
 DuckDB's own JSON reader flattens them (``json_tree``) in a view, so no Python runs per slice,
 the query's time limit covers the decoding, and a join that picks a few slices decodes a few. Keys read as Perfetto's JSON
 importer writes them: ``args.`` + the path, ``args.a.b`` for nested objects, ``args.a[0]`` for
-array items (``flat_key`` drops the indices). A slice's ``arg_set_id`` is its ``id``.
+array items (``flat_key`` drops the indices). A slice's ``arg_set_id`` is its ``id`` (an instant's
+too: its id in ``slice``).
 """
 
 from __future__ import annotations
@@ -18,13 +19,15 @@ import msgspec
 import numpy as np
 
 from vtui.query import arrowcols as ac
+from vtui.query.perfetto_stack import instant_rows
 from vtui.query.tables import has_args, memo
 from vtui.store.store import TraceStore
 
 # Leaves of each args object. A text that is not valid JSON (a hostile trace) gives one row
 # with the key "args.<undecodable args>" and the text as string_value, as the details pane shows it.
 FLATTEN_SQL = r"""
-WITH valid AS (SELECT arg_set_id, json FROM _vtui_args_json WHERE json_valid(json)),
+WITH texts AS (SELECT _vtui_set AS arg_set_id, _vtui_json AS json FROM _vtui_args_json),
+valid AS (SELECT arg_set_id, json FROM texts WHERE json_valid(json)),
 leaves AS (
   SELECT v.arg_set_id,
          'args' || CASE WHEN contains(t.fullkey, '"')
@@ -50,19 +53,23 @@ FROM leaves
 UNION ALL
 SELECT arg_set_id * 1048576, arg_set_id, 'args.<undecodable args>', 'args.<undecodable args>', NULL, json, NULL,
        'string', json
-FROM _vtui_args_json WHERE NOT json_valid(json)
+FROM texts WHERE NOT json_valid(json)
 """
 
 
 def _args_json(store: TraceStore) -> Any:
-    """(arg_set_id, json) for every slice with args: the texts gathered from the blob by numpy."""
+    """(arg_set_id, json) for every ``slice`` row with args (the instants Perfetto files as slices
+    too): the texts gathered from the blob by numpy."""
     pa = ac.pyarrow()
-    s = store.slices
+    s, i = store.slices, store.instants
+    points = instant_rows(store)
+    all_off = np.concatenate([s.args_off, i.args_off[points]])
+    all_len = np.concatenate([s.args_len, i.args_len[points]])
     extra = store.extra_end_args
     rows = np.flatnonzero(has_args(store))
     plain = rows if not extra else rows[~np.isin(rows, np.fromiter(extra, dtype=np.int64, count=len(extra)))]
-    plain = plain[s.args_len[plain] > 0]
-    off, length = s.args_off[plain].astype(np.int64), s.args_len[plain].astype(np.int64)
+    plain = plain[all_len[plain] > 0]
+    off, length = all_off[plain].astype(np.int64), all_len[plain].astype(np.int64)
     order = np.argsort(off, kind="stable")
     plain, off, length = plain[order], off[order], length[order]
     raw = store.args_blob
@@ -106,11 +113,14 @@ def args_json(store: TraceStore) -> Any:
 
 # Perfetto's EXTRACT_ARG(arg_set_id, 'args.a.b[0]') as a macro: the key becomes a JSON pointer
 # (/a/b/0) into that one slice's text, so only the slices a query keeps are decoded. DuckDB has
-# no dynamic type: the value comes back as text (cast it: ``extract_arg(…)::BIGINT``).
+# no dynamic type: the value comes back as text (cast it: ``extract_arg(…)::BIGINT``). The macro's
+# argument is pasted into its subquery as written, so an unqualified ``arg_set_id`` would bind
+# to the subquery's own table: that table's columns have names no query uses.
 EXTRACT_ARG_SQL = r"""
-CREATE TEMP MACRO extract_arg(id, k) AS (
-  SELECT json_extract_string(j.json, '/' || replace(replace(replace(substr(k, 6), ']', ''), '[', '.'), '.', '/'))
-  FROM _vtui_args_json j WHERE j.arg_set_id = id)
+CREATE TEMP MACRO extract_arg(_vtui_id, _vtui_key) AS (
+  SELECT json_extract_string(_vtui_j._vtui_json,
+                             '/' || replace(replace(replace(substr(_vtui_key, 6), ']', ''), '[', '.'), '.', '/'))
+  FROM _vtui_args_json _vtui_j WHERE _vtui_j._vtui_set = _vtui_id)
 """
 ARGS_NAMES = ("args", "arg_json", "extract_arg")
 
@@ -121,7 +131,7 @@ def register_args(store: TraceStore, con, names: list[str]) -> None:
     computed by each query that names it, so the query's time limit covers the decoding (the
     whole args of a 259k-slice trace, 4.1M values, take ~13 CPU-s); ``extract_arg`` and
     ``json_extract`` on ``arg_json`` decode only the slices a query keeps."""
-    con.register("_vtui_args_json", args_json(store))
+    con.register("_vtui_args_json", args_json(store).rename_columns(["_vtui_set", "_vtui_json"]))
     if "arg_json" in names:
         con.register("arg_json", args_json(store))
     if "args" in names:

@@ -2,10 +2,12 @@
 
 Names and columns follow Perfetto's trace processor (``slice``, ``thread_track``, ``thread``,
 ``process``, ``track``, ``counter``, ``counter_track``, ``flow``), so its everyday queries run
-unchanged; times are int64 ns from the trace start. ``instant`` is vtui's own (Perfetto files
-instants as zero-length slices; here ``slice`` is exactly what ``vtui stats`` counts). A store
-of several files (a folder of ranks) gives every table a ``rank`` column. Each table is built
-once per store, when a query first names it (``store.memo`` keeps it: the store never changes).
+unchanged; times are int64 ns from the trace start. ``slice`` holds the instants too, as
+Perfetto's JSON importer files them (dur 0, after the store's slices: ``perfetto_stack``);
+``instant`` is vtui's own (every point event). Names are the trace's exact text (a thread it did
+not name has NULL; a counter series is Perfetto's ``name[ id: ID] key``). A store of several
+files (a folder of ranks) gives every table a ``rank`` column. Each table is built once per
+store, when a query first names it (``store.memo`` keeps it: the store never changes).
 """
 
 from __future__ import annotations
@@ -145,14 +147,16 @@ def _id_ints(store: TraceStore, column: str, rows: np.ndarray) -> Any:
 
 
 def _text_or(store: TraceStore, column: str, rows: np.ndarray, pid_text: bool = False) -> Any:
-    """A text column of ``rows`` (thread or process name), NULL where empty; ``pid_text``: where
-    empty, the pid when it is text (the trace named the process by it)."""
+    """A text column of ``rows`` (thread or process name, exact), NULL where empty; ``pid_text``: the
+    pid where it is text (Perfetto's importer names a process by its string pid on every event, so
+    that name outlasts a process_name)."""
     t = store.tracks
     names, code = _distinct(t.text, t.columns[column][rows])
     texts: list[str | None] = [v or None for v in names]
     if pid_text:
         pids, pid_code = _distinct(t.ids, t.columns["pid"][rows])
-        code = np.where(np.array([not v for v in names], dtype=bool)[code], len(names) + pid_code, code)
+        is_text = np.array([isinstance(v, str) and v != "" for v in pids], dtype=bool)
+        code = np.where(is_text[pid_code], len(names) + pid_code, code)
         texts += [v if isinstance(v, str) else None for v in pids]
     return _taken(_texts(texts), code)
 
@@ -193,7 +197,7 @@ def thread_table(store: TraceStore) -> Any:
     return ac.table(_rank_rows(store, rows, {
         "utid": ac.column(np.arange(len(rows), dtype=np.int64)),
         "tid": tid,
-        "name": _text_or(store, "name", rows),
+        "name": _text_or(store, "exact_name", rows),  # NULL for a thread the trace did not name
         "upid": _int64(got.upid[rows]),
         "is_main_thread": ac.pyarrow_compute().equal(tid, _id_ints(store, "pid", rows)),  # tid == pid
         "start_ts": _no_times(len(rows)),
@@ -212,12 +216,20 @@ def thread_track_table(store: TraceStore) -> Any:
     }))
 
 
+def _track_names(store: TraceStore, rows: np.ndarray) -> Any:
+    """Track names: a counter series' as Perfetto's JSON importer names it (``name[ id: ID] key``),
+    the others' titles."""
+    pc = ac.pyarrow_compute()
+    counter = ac.column(store.tracks.kind_is(COUNTER)[rows])
+    return pc.if_else(counter, _text_or(store, "exact_name", rows), _coded(store, "titles", rows))
+
+
 def track_table(store: TraceStore) -> Any:
     got = ids(store)
     rows = np.arange(len(store.tracks), dtype=np.int64)
     return ac.table(_rank_rows(store, rows, {
         "id": ac.column(rows),
-        "name": _coded(store, "titles", rows),
+        "name": _track_names(store, rows),
         "type": _kinds(store, rows),  # thread, gpu, async, counter, process, global
         "upid": _int64(got.upid),
         "utid": _int64(got.utid),
@@ -225,44 +237,72 @@ def track_table(store: TraceStore) -> Any:
     }))
 
 
+def memory_counters(store: TraceStore) -> list[Any]:
+    """The profiler's ``[memory]`` series (``vtui.analysis.gpu.memory_tracks``) as counter tracks after
+    the store's tracks (ids ``len(store.tracks)`` on): vtui's own, trace_processor makes none."""
+    from vtui.analysis.gpu.memory_tracks import memory_series
+
+    return memory_series(store) if len(store.instants) else []
+
+
 def counter_track_table(store: TraceStore) -> Any:
     got = ids(store)
+    pa = ac.pyarrow()
     mine = np.flatnonzero(store.tracks.kind_is(COUNTER)).astype(np.int64)
-    return ac.table(_rank_rows(store, mine, {
-        "id": ac.column(mine),
-        "name": _coded(store, "titles", mine),
-        "upid": _int64(got.upid[mine]),
+    memory = memory_counters(store)
+    on = np.array([m.track for m in memory], dtype=np.int64)  # the track each series is drawn under
+    return ac.table(_rank_rows(store, np.concatenate([mine, on]), {
+        "id": ac.column(np.concatenate([mine, len(store.tracks) + np.arange(len(memory), dtype=np.int64)])),
+        "name": pa.concat_arrays([_text_or(store, "exact_name", mine),  # Perfetto's JSON importer's name
+                                  _texts([f"[memory] {m.title}" for m in memory])]),
+        "upid": _int64(got.upid[np.concatenate([mine, on])]),
     }))
 
 
 # ---- events: numpy columns handed over as they are -------------------------------------------------
 def has_args(store: TraceStore) -> np.ndarray:
+    """Per ``slice`` row (the store's slices, then the instants Perfetto files as slices): has it args."""
+    from vtui.query.perfetto_stack import instant_rows
+
     def build() -> np.ndarray:
         has = store.slices.args_len > 0
         if store.extra_end_args:
             has[np.fromiter(store.extra_end_args, dtype=np.int64, count=len(store.extra_end_args))] = True
-        return has
+        return np.concatenate([has, store.instants.args_len[instant_rows(store)] > 0])
 
     return memo(store, "has_args", build)
 
 
+def _two(head: Any, tail: Any) -> Any:
+    """The store's slices' column and the instants' as one column of two chunks (nothing copied)."""
+    return ac.pyarrow().chunked_array([head, tail])
+
+
 def slice_table(store: TraceStore) -> Any:
-    s = store.slices
-    ids_ = slice_ids(store)
+    """Perfetto's ``slice``: the store's slices (id = row), then the instants as slices of dur 0
+    (``vtui.query.perfetto_stack``), parent and depth by Perfetto's stack."""
+    from vtui.query.perfetto_stack import instant_rows, perfetto_tree
+
+    s, i = store.slices, store.instants
+    rows = instant_rows(store)
+    n, ids_ = len(s), slice_ids(store)
+    parent, depth = perfetto_tree(store)
+    every = np.arange(n + len(rows), dtype=np.int64) if len(rows) else ids_
     return ac.table(_with_rank(store, {
-        "id": ac.column(ids_),
-        "ts": ac.column(s.start_ns),
-        "dur": ac.column(s.dur_ns),
-        "name": ac.dictionary(s.name_id, words(store)),
-        "category": ac.dictionary(s.cat_id, words(store)),
-        "depth": ac.column(s.depth),
-        "parent_id": ac.column(s.parent, null_where=s.parent < 0),
-        "track_id": ac.column(s.track),
-        "arg_set_id": ac.column(ids_, null_where=~has_args(store)),  # a slice's arg set is its id
-    }, s.source))
+        "id": ac.column(every),
+        "ts": _two(ac.column(s.start_ns), ac.column(i.ts_ns[rows])),
+        "dur": _two(ac.column(s.dur_ns), ac.column(np.zeros(len(rows), dtype=np.int64))),
+        "name": _two(ac.dictionary(s.name_id, words(store)), ac.dictionary(i.name_id[rows], words(store))),
+        "category": _two(ac.dictionary(s.cat_id, words(store)), ac.dictionary(i.cat_id[rows], words(store))),
+        "depth": ac.column(depth),
+        "parent_id": ac.column(parent, null_where=parent < 0),
+        "track_id": _two(ac.column(s.track), ac.column(i.track[rows])),
+        "arg_set_id": ac.column(every, null_where=~has_args(store)),  # a slice's arg set is its id
+    }, np.concatenate([s.source, i.source[rows]]) if len(rows) else s.source))
 
 
 def instant_table(store: TraceStore) -> Any:
+    """Every point event (instants, async steps, samples, objects …) with ids of its own."""
     i = store.instants
     return ac.table(_with_rank(store, {
         "id": ac.column(np.arange(len(i), dtype=np.int64)),
@@ -274,13 +314,20 @@ def instant_table(store: TraceStore) -> Any:
 
 
 def counter_table(store: TraceStore) -> Any:
+    """The counter samples, then the ``[memory]`` series' levels (bytes) on their tracks."""
     c = store.counters
+    memory = memory_counters(store)
+    sizes = [len(m.times_ns) for m in memory]
+    on = np.repeat(np.arange(len(memory), dtype=np.int32) + len(store.tracks), sizes)
+    source = store.tracks.columns["source"][np.repeat([m.track for m in memory], sizes).astype(np.int64)]
+    times = [m.times_ns.astype(np.int64) for m in memory]
+    values = [m.values.astype(np.float64) for m in memory]
     return ac.table(_with_rank(store, {
-        "id": ac.column(np.arange(len(c), dtype=np.int64)),
-        "ts": ac.column(c.ts_ns),
-        "track_id": ac.column(c.track),
-        "value": ac.column(c.value),
-    }, c.source))
+        "id": ac.column(np.arange(len(c) + len(on), dtype=np.int64)),
+        "ts": _two(ac.column(c.ts_ns), ac.column(np.concatenate([np.zeros(0, np.int64), *times]))),
+        "track_id": _two(ac.column(c.track.astype(np.int32, copy=False)), ac.column(on)),
+        "value": _two(ac.column(c.value), ac.column(np.concatenate([np.zeros(0, np.float64), *values]))),
+    }, np.concatenate([c.source, source.astype(c.source.dtype)])))
 
 
 def flow_table(store: TraceStore) -> Any:

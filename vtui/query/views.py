@@ -1,5 +1,5 @@
 """vtui's own tables next to Perfetto's: ``kernel``, ``launch``, ``step``, and Insights'
-``finding``, ``op`` and ``gpu_busy``.
+``finding``, ``op``, ``gpu_busy`` and ``health``.
 
 Each is what the analyses already compute (the same device rule, launch pairing and step
 detection as Insights), handed to DuckDB as columns: ``kernel`` is device work (kernels, memcpy,
@@ -124,5 +124,22 @@ def gpu_busy_table(store: TraceStore) -> Any:
                      "busy_pct_of_active": pa.array([b.busy_pct_of_active for _, b in rows], type=pa.float64())})
 
 
+def health_table(store: TraceStore) -> Any:
+    """Trace health: one row per item (most severe first), its first example's row and time, and
+    the figures it puts in doubt (comma-separated)."""
+    from vtui.analysis.health.report import analyse_health
+
+    pa = ac.pyarrow()
+    items = analyse_health(store).items
+    first = [i.examples[0] if i.examples else None for i in items]
+    return pa.table({"key": pa.array([i.key for i in items], type=pa.string()),
+                     "severity": pa.array([i.severity for i in items], type=pa.string()),
+                     "message": pa.array([i.message for i in items], type=pa.string()),
+                     "count": pa.array([i.count for i in items], type=pa.int64()),
+                     "doubts": pa.array([",".join(i.doubts) for i in items], type=pa.string()),
+                     "example_slice_id": pa.array([e.row if e and e.row >= 0 else None for e in first], type=pa.int64()),
+                     "example_ts": pa.array([e.t_ns if e else None for e in first], type=pa.int64())})
+
+
 VIEWS = {"kernel": kernel_table, "launch": launch_table, "step": step_table, "finding": finding_table,
-         "op": op_table, "gpu_busy": gpu_busy_table}
+         "op": op_table, "gpu_busy": gpu_busy_table, "health": health_table}

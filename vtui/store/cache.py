@@ -42,7 +42,7 @@ from vtui.store.tracktable import COLUMN_DTYPES as TRACK_DTYPES
 from vtui.store.tracktable import TrackTable
 from vtui.tempfiles import TempStats, disk_bytes, sweep, system_temp, temp_prefix, temps_in
 
-FORMAT = 13  # bump whenever what is stored changes: older entries are then rebuilt
+FORMAT = 14  # bump whenever what is stored changes: older entries are then rebuilt
 _TABLES = {"slices": SliceTable, "instants": InstantTable, "counters": CounterTable, "flows": FlowTable}
 DEFAULT_LIMIT = DEFAULT_CACHE_MAX  # bytes on disk (see cache_limit): a 1 GB trace's entry is ~0.4 GB
 _KEY = re.compile(r"^[0-9a-f]{32}$")  # an entry's folder name; anything else in the folder is not ours

@@ -32,6 +32,9 @@ RUNTIME_CATS = frozenset({"cuda_runtime", "runtime", "cuda_driver", "driver", "m
 ANNOTATION_CATS = frozenset({"user_annotation", "gpu_user_annotation"})
 PYTHON_CATS = frozenset({"python_function"})
 PROFILER_CATS = frozenset({"trace"})  # the profiler's own whole-run span ("PyTorch Profiler (0)")
+# The profiler's own cost (CUPTI's "Activity Buffer Request", "Lazy Function Loading", on pid -1):
+# time the tracer took, not an operator of the program.
+OVERHEAD_CATS = frozenset({"overhead"})
 # On a device track these are not work (annotations, host frames some producers put there).
 NOT_WORK_CATS = ANNOTATION_CATS | PYTHON_CATS | PROFILER_CATS | frozenset({"cuda_sync", "cpu_op"})
 
@@ -237,7 +240,9 @@ def helper_mask(store: TraceStore) -> np.ndarray:
 
 def cpu_op_mask(store: TraceStore) -> np.ndarray:
     """Per slice: a CPU operator: a call on a CPU thread (async spans are not calls: they overlap
-    freely and belong to no thread), not device work, not a Python frame, not an annotation."""
+    freely and belong to no thread), not device work, not a Python frame, not an annotation, not
+    the profiler's own overhead."""
     if not len(store.slices):
         return np.zeros(0, dtype=bool)
-    return on_thread_track(store) & (device_work_kinds(store) == 0) & ~python_mask(store) & ~annotation_mask(store)
+    return (on_thread_track(store) & (device_work_kinds(store) == 0) & ~python_mask(store) & ~annotation_mask(store)
+            & ~cat_mask(store, OVERHEAD_CATS))

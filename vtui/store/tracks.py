@@ -54,7 +54,7 @@ def process_title_of(is_global: bool, group: str, process_label: str, process_na
     parts = []
     if group:
         parts.append(group)
-    name = process_label if process_label.startswith("GPU") else process_name
+    name = process_label if process_label.startswith("GPU") else process_name.strip()  # the name as written
     if name:
         parts.append(name)
     if pid is not None and show_id(pid) not in name:
@@ -78,9 +78,12 @@ class Track:
     pid: Any
     tid: Any = None
     name: str = ""
-    process_name: str = ""
+    process_name: str = ""  # the process_name as written (not trimmed)
     process_label: str = ""
     group: str = ""  # source file / rank label when several files were opened
+    # The name Perfetto's JSON importer gives it, exact ("" for none): a thread's thread_name (or its
+    # string tid), a counter series' "name[ id: ID] key". ``name`` is the title shown.
+    exact_name: str = ""
     slice_count: int = 0
     instant_count: int = 0
     counter_count: int = 0

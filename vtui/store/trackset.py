@@ -9,6 +9,7 @@ Python object per track (issue 30, point 10); ``table()`` hands the columns to `
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import msgspec
@@ -22,6 +23,7 @@ from vtui.store.tables import CounterTable, InstantTable, SliceTable
 from vtui.store.tracks import ASYNC, COUNTER, GLOBAL, GPU, PROCESS, THREAD, id_sort_key, show_id
 from vtui.store.tracktable import COUNTS, KIND_CODE, TrackTable
 
+_GPU_COUNTERS = re.compile(r"GPU (\d{1,9}) Counters")  # Kineto's pid for a GPU's sampled counters
 _KIND_RANK = {THREAD: 0, GPU: 0, ASYNC: 1, COUNTER: 2, PROCESS: 3, GLOBAL: 4}
 _NO_SORT = 0  # a process or thread without a sort index sorts as 0 (Perfetto and Catapult)
 
@@ -40,6 +42,7 @@ class TrackSet:
         self._count = 0  # tracks made so far
         # Tracks made one at a time: track -> (kind, source, pid ref, name) and key -> track.
         self._single: dict[int, tuple[str, int, int, str]] = {}
+        self._exact: dict[int, str] = {}  # track -> the name Perfetto's importer gives it (counters)
         self._by_key: dict[tuple, int] = {}
         self.process_names: dict[tuple[int, Any], str] = {}
         self.process_labels: dict[tuple[int, Any], str] = {}
@@ -50,6 +53,7 @@ class TrackSet:
         self.metadata_conflicts = 0  # names / sort indices given again with another value
         self.columns: dict[str, np.ndarray] = {}  # after finish(): the tracks in display order
         self.text: list[str] = []
+        self._id_refs: dict[tuple[type, Any], int] | None = None  # value -> its ref in ``ids``, made when needed
 
     def __len__(self) -> int:
         return self._count
@@ -66,9 +70,10 @@ class TrackSet:
             args = _decode(m.args_blob, int(m.args_off[r]), int(m.args_len[r]))
             value = args.get("name", args.get("labels", args.get("sort_index")))
             # A name is a non-empty string (Perfetto: anything else is json_parser_failure and
-            # leaves the name as it was, so an empty name never blanks a good one).
+            # leaves the name as it was, so an empty name never blanks a good one), kept exactly as
+            # written (SQL gives it so); titles are made from it trimmed.
             given = args.get("name")
-            named = given.strip() if isinstance(given, str) and given else None
+            named = given if isinstance(given, str) and given else None
             if name == "process_name":
                 if named is not None:
                     self._set(self.process_names, (src, pid), named)
@@ -93,12 +98,12 @@ class TrackSet:
         table[key] = value
 
     # ---- creating tracks -------------------------------------------------------------
-    def _get(self, key: tuple, kind: str, thread: int, name: str) -> int:
-        """The track of ``key``, made once: of ``kind``, in the process of ``thread``."""
+    def _get(self, key: tuple, kind: str, thread: int, name: str, pid_ref: int | None = None) -> int:
+        """The track of ``key``, made once: of ``kind``, in the process of ``thread`` (or ``pid_ref``'s)."""
         got = self._by_key.get(key)
         if got is None:
             got = self._by_key[key] = self._count
-            pid = self._none_ref if kind == GLOBAL else int(self._thread_pid[thread])
+            pid = self._none_ref if kind == GLOBAL else int(self._thread_pid[thread]) if pid_ref is None else pid_ref
             self._single[got] = (kind, int(self._thread_source[thread]), pid, name)
             self._count += 1
         return got
@@ -153,14 +158,31 @@ class TrackSet:
         return out
 
     def counter_track(self, thread: int, name: int, id_kind: int, id_val: int, series: str) -> int:
-        """The track of one counter series: per process, name, id (if any) and series key."""
+        """The track of one counter series: per process, name, id (if any) and series key. Kineto's
+        GPU counters (pid ``"GPU n Counters"``) go in the process of GPU n (pid n), beside its
+        streams, where the trace has one."""
         src, pid, _ = self.m.thread_keys[thread]
         key = ("counter", src, pid, name, id_kind, id_val, series)
         if key in self._by_key:
             return self._by_key[key]
         base = self.m.strings[name] or "[no name]"
         ident = "" if id_kind == 0 else f"[{_id_text(id_val if id_kind == 1 else self.m.ids[id_val])}]"
-        return self._get(key, COUNTER, thread, base + ident + ("" if series == "value" else f" {series}"))
+        got = self._get(key, COUNTER, thread, base + ident + ("" if series == "value" else f" {series}"),
+                        self._gpu_process(pid))
+        # Perfetto's JSON importer: name, " id: " and the id when it is a string, then " " and the key.
+        text_id = self.m.ids[id_val] if id_kind == 2 else None
+        exact = self.m.strings[name] + (f" id: {text_id}" if isinstance(text_id, str) else "")
+        self._exact[got] = f"{exact} {series}"
+        return got
+
+    def _gpu_process(self, pid: Any) -> int | None:
+        """The pid ref of GPU n's process for Kineto's ``"GPU n Counters"``; None otherwise."""
+        found = _GPU_COUNTERS.fullmatch(pid) if isinstance(pid, str) else None
+        if found is None:
+            return None
+        if self._id_refs is None:
+            self._id_refs = {(type(v), v): i for i, v in enumerate(self.ids)}
+        return self._id_refs.get((int, int(found.group(1))))
 
     # ---- finishing -------------------------------------------------------------------
     def finish(self) -> np.ndarray:
@@ -188,6 +210,9 @@ class TrackSet:
         name = np.zeros(n, dtype=np.int32)
         name[ids] = self._thread_titles(threads, text)
         name[single] = [text.ref(r[3]) for r in records]
+        exact = np.full(n, text.ref(""), dtype=np.int32)
+        exact[ids] = self._exact_thread_names(threads, text)
+        exact[list(self._exact)] = [text.ref(v) for v in self._exact.values()]
         process, process_keys = self._processes(source, pid)
         sort_key = self._process_column(process_keys, lambda key: self.process_sort.get(key, _NO_SORT))
         thread_sort = np.zeros(n, dtype=np.int64)
@@ -214,7 +239,8 @@ class TrackSet:
             "kind": kind[order], "source": source[order], "pid": pid[order], "tid": tid[order], "name": name[order],
             "process_name": process_name[process][order].astype(np.int32),
             "process_label": process_label[process][order].astype(np.int32),
-            "group": group[source[order]], **{c: np.zeros(n, dtype=np.int64) for c in COUNTS},
+            "group": group[source[order]], "exact_name": exact[order],
+            **{c: np.zeros(n, dtype=np.int64) for c in COUNTS},
         }
         self.text = text.values
         return remap
@@ -239,12 +265,26 @@ class TrackSet:
         out = np.empty(len(threads), dtype=np.int32)
         named = np.zeros(len(threads), dtype=bool)
         if self.thread_names:
-            names = {t: v for t, v in self.thread_names.items() if v}  # an empty name: the tid's title
+            names = {t: v.strip() for t, v in self.thread_names.items() if v.strip()}  # a blank name: the tid's title
             named = np.isin(threads, np.fromiter(names, dtype=np.int64, count=len(names)))
             out[named] = [text.ref(names[t]) for t in threads[named].tolist()]
         tid_refs, where = np.unique(self._thread_tid[threads[~named]], return_inverse=True)
         base = text.extend(_thread_title(self.ids[k]) for k in tid_refs.tolist())
         out[~named] = base + where.reshape(-1)
+        return out
+
+    def _exact_thread_names(self, threads: np.ndarray, text: _Texts) -> np.ndarray:
+        """Text refs of the thread tracks' exact names, as Perfetto's importer names a thread: a string
+        tid (each event with it names its thread by it), else the thread_name as written, else ""."""
+        out = np.full(len(threads), text.ref(""), dtype=np.int32)
+        if self.thread_names:
+            named = np.isin(threads, np.fromiter(self.thread_names, dtype=np.int64, count=len(self.thread_names)))
+            out[named] = [text.ref(self.thread_names[t]) for t in threads[named].tolist()]
+        tid_refs, where = np.unique(self._thread_tid[threads], return_inverse=True)
+        texts = np.array([isinstance(self.ids[k], str) and self.ids[k] != "" for k in tid_refs.tolist()], dtype=bool)
+        by_tid = texts[where.reshape(-1)]
+        if by_tid.any():
+            out[by_tid] = [text.ref(self.ids[k]) for k in tid_refs[where.reshape(-1)[by_tid]].tolist()]
         return out
 
     def _thread_sort_ranks(self, threads: np.ndarray, records: list[tuple]) -> np.ndarray:

@@ -25,7 +25,7 @@ KIND_CODE = {k: i for i, k in enumerate(KINDS)}
 _KIND_CODE = KIND_CODE
 
 # Every column and its dtype (the cache checks an entry's against these, not against itself).
-REFS = ("pid", "tid", "name", "process_name", "process_label", "group")  # ids into ``ids`` / ``text``
+REFS = ("pid", "tid", "name", "process_name", "process_label", "group", "exact_name")  # ids into ``ids`` / ``text``
 COUNTS = ("slice_count", "instant_count", "counter_count", "lanes", "nested_lanes", "overlapping")
 COLUMN_DTYPES = {"kind": "|i1", "source": "<i4", **{c: "<i4" for c in REFS}, **{c: "<i8" for c in COUNTS}}
 _ID_REFS = ("pid", "tid")  # into ``ids``; the other refs are into ``text``
@@ -97,12 +97,12 @@ class TrackTable(Sequence[Track]):
             self._fill(c, ids, text)
 
     def _fill(self, c: dict[str, list], ids: list[Any], text: list[str]) -> None:
-        for k, kind, src, pid, tid, name, pname, plabel, group, *counts in zip(
+        for k, kind, src, pid, tid, name, pname, plabel, group, exact, *counts in zip(
                 range(len(self)), c["kind"], c["source"], c["pid"], c["tid"], c["name"], c["process_name"],
-                c["process_label"], c["group"], *(c[n] for n in COUNTS)):
+                c["process_label"], c["group"], c["exact_name"], *(c[n] for n in COUNTS)):
             if k not in self._made:
                 self._made[k] = Track(k, KINDS[kind], src, ids[pid], ids[tid], text[name], text[pname], text[plabel],
-                                      text[group], *counts)
+                                      text[group], text[exact], *counts)
 
     def _make(self, k: int) -> Track:
         c = self.columns
@@ -110,7 +110,8 @@ class TrackTable(Sequence[Track]):
             id=k, kind=KINDS[int(c["kind"][k])], source=int(c["source"][k]),
             pid=self.ids[int(c["pid"][k])], tid=self.ids[int(c["tid"][k])], name=self.text[int(c["name"][k])],
             process_name=self.text[int(c["process_name"][k])], process_label=self.text[int(c["process_label"][k])],
-            group=self.text[int(c["group"][k])], **{n: int(c[n][k]) for n in COUNTS},
+            group=self.text[int(c["group"][k])], exact_name=self.text[int(c["exact_name"][k])],
+            **{n: int(c[n][k]) for n in COUNTS},
         )
 
     def __eq__(self, other: object) -> bool:

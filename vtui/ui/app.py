@@ -3,14 +3,18 @@ timeline, track list and bottom panes, with their keys) over the status line."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from vtui.gcpause import imports_frozen
 
 # The app's imports (Textual, numpy, vtui) make objects that live as long as the process: no
 # collection while they are made, and none walks them after (~0.05 CPU-s of the ~0.4 they take).
 with imports_frozen():
-    from textual.app import App, ComposeResult
+    from textual import events
+    from textual.app import App, ComposeResult, SystemCommand
+    from textual.screen import Screen
     from textual.widgets import Static
 
     from vtui.fmt import format_duration
@@ -24,6 +28,9 @@ with imports_frozen():
     from vtui.ui.shell import AppShell, LoadJob
     from vtui.ui.view import ViewState
 
+if TYPE_CHECKING:
+    from vtui.agent.share import AppShare
+
 
 class VtuiApp(AppShell, App[int]):
     TITLE = "vtui"
@@ -32,9 +39,14 @@ class VtuiApp(AppShell, App[int]):
     HELP_SCOPES = MAIN_HELP
 
     def __init__(self, path: Path | str, store: TraceStore | None = None, cache: bool = True,
-                 options: LoadOptions | None = None) -> None:
+                 options: LoadOptions | None = None, share: bool = False, capture: Path | str | None = None) -> None:
+        """``capture``: vLLM's graph-capture trace of the same run (default: the first trace in a
+        ``capture_traces/`` folder beside ``path``, TraceLens's layout); Insights reads it."""
         super().__init__()
+        self.share_wanted = share  # vtui --share: shared with an agent once loaded (S toggles it)
+        self.agent: AppShare | None = None
         self.path = Path(path)
+        self.capture = Path(capture) if capture is not None else _capture_beside(self.path)
         self.cache = cache  # use the index cache (vtui --no-cache turns it off)
         self.load_options = options  # None: the environment's (LoadOptions.from_environ)
         self.store = store
@@ -74,16 +86,21 @@ class VtuiApp(AppShell, App[int]):
         self.store = store
         self.query_one("#loading").remove()
         self.pane = MainPane(store, self.path, id="main")
+        self.pane.capture = self.capture
         self.watch(self.pane, "version", self._show_status, init=False)  # the status line follows the view
         self.mount(self.pane, after=self.query_one("#title"))
         self.query_one("#title", Static).update(plain(
             f"vtui · {self.path.name} · {store.event_count:,} events · {len(store.tracks)} tracks · "
             f"{format_duration(store.span_ns)}" + (" · repaired" if store.repaired else "")
+            + (f" · capture {self.capture.name}" if self.capture is not None else "")
         ))
+        if self.share_wanted:
+            self.call_later(self.action_share)
 
     def _show_status(self) -> None:
         if self.pane is not None:
-            self.query_one("#status", Static).update(plain(self.pane.status_text()))
+            sharing = self.agent.status_words() if self.agent is not None else ""  # first: a long line is cut at the end
+            self.query_one("#status", Static).update(plain(" · ".join(filter(None, (sharing, self.pane.status_text())))))
 
     def _update(self) -> None:
         """Redraw after a change made to ``view`` from outside the keys (tests, scripts)."""
@@ -100,5 +117,38 @@ class VtuiApp(AppShell, App[int]):
         if self.pane is not None:
             self.pane.search.stop()
 
+    # ---- sharing with an agent (vtui.agent) ----------------------------------------------------------
+    async def action_share(self) -> None:
+        """S: share the view with an agent over a private socket; again: stop."""
+        from vtui.agent.share import toggle_share  # noqa: PLC0415 — only when asked
+
+        await toggle_share(self)
+
+    async def on_event(self, event: events.Event) -> None:
+        # esc (the person's, from the terminal) interrupts the agent's request in progress, and does what it always does.
+        if isinstance(event, events.Key) and event.key == "escape" and not event.is_forwarded and self.agent is not None:
+            self.agent.interrupt()
+        await super().on_event(event)
+
+    def on_unmount(self) -> None:
+        if self.agent is not None:
+            self.agent.stop(closing=True)  # no socket outlives the app
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        if self.agent is not None:
+            yield from self.agent.palette_commands()
+
     def key_rows(self) -> list[tuple[str, str]]:
         return [row for _, rows in self.help_sections(self.screen_stack[0]) for row in rows]
+
+
+def _capture_beside(path: Path) -> Path | None:
+    """The first trace of a ``capture_traces/`` folder beside ``path`` (none: None)."""
+    from vtui.analysis.gpu.graphs import find_capture_traces  # noqa: PLC0415 — a directory listing, at start
+
+    try:
+        found = find_capture_traces(path)
+    except OSError:  # an unreadable folder: no capture, the trace still opens
+        return None
+    return found[0] if found else None

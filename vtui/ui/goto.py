@@ -21,6 +21,7 @@ class Target:
     time: int | None = None  # centre the window here
     range: tuple[int, int] | None = None  # make this the range and frame it
     what: str = ""  # for the status line / a notification
+    note: str = ""  # what was changed to fit the trace (a time past its end): said, not silently clamped
 
 
 def parse_target(text: str, store: TraceStore) -> Target:
@@ -46,9 +47,16 @@ def parse_target(text: str, store: TraceStore) -> Target:
         a, b = inside.t0, inside.t1
         if b <= a:
             raise ValueError(f"range {text} is outside the trace (0 – {format_duration(span)})")
-        return Target(range=(a, b), what=f"range {format_duration(a)} – {format_duration(b)}")
+        past = end is not None and end > span or start is not None and start < 0
+        note = f"{text} reaches past the trace (0 – {format_duration(span)}): cut to it" if past else ""
+        return Target(range=(a, b), what=f"range {format_duration(a)} – {format_duration(b)}", note=note)
     try:
         t = parse_time(text)
     except ValueError as exc:
         raise ValueError(f"{exc}; or {HINT}") from None
+    if not 0 <= t <= span:
+        at = "end" if t > span else "start"
+        return Target(time=min(max(t, 0), span), what=format_duration(t),
+                      note=f"{format_duration(t)} is past the trace's {at} (0 – {format_duration(span)}): "
+                           f"showing its {at}")
     return Target(time=t, what=format_duration(t))

@@ -4,6 +4,7 @@ memory, caches and Python overhead for the current window (or the whole trace)."
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 from rich.text import Text
 from textual import work
@@ -18,6 +19,7 @@ from vtui.analysis.why.findings import STEP_OPTION
 from vtui.errors import UsageError
 from vtui.fmt import format_duration as fd
 from vtui.present.bars import step_bars
+from vtui.present.health_json import health_headline
 from vtui.present.insights_text import gpu_lines, memory_lines, misc_lines, ops_lines, steps_lines
 from vtui.present.serving_text import KIND_MARK
 from vtui.present.why_text import critical_lines, roofline_lines
@@ -76,10 +78,12 @@ class InsightsScreen(Screen[None]):
 
     def __init__(self, store: TraceStore, rng: TimeRange | None = None, title: str = "",
                  step_regex: str | None = None, on_step: Callable[[int], None] | None = None,
-                 on_window: Callable[[int, int, int], None] | None = None) -> None:
+                 on_window: Callable[[int, int, int], None] | None = None, capture: Path | None = None) -> None:
         """``on_step(slice_row)`` is called when a step or an outlier is chosen (enter / click);
-        ``on_window(t0, t1, slice_row)`` when a GPU idle gap is (the row: the op after the gap)."""
+        ``on_window(t0, t1, slice_row)`` when a GPU idle gap is (the row: the op after the gap);
+        ``capture``: vLLM's graph-capture trace of the same run (loaded here, in the worker)."""
         super().__init__()
+        self.capture = capture
         self.on_step = on_step
         self.on_window = on_window
         self.gaps: list[Gap] = []
@@ -104,13 +108,20 @@ class InsightsScreen(Screen[None]):
     def _refresh_title(self) -> None:
         scope = "whole trace" if self.range.whole else f"window {fd(self.range.t0)} – {fd(self.range.t1)}"
         step = f" · steps /{self.step_regex}/" if self.step_regex else ""
+        capture = f" · capture {self.capture.name}" if self.capture is not None else ""
         self.query_one("#ins-title", Static).update(
-            plain(f"Insights · {self.title_text} · {scope} ({fd(self.range.span_ns)}){step}"))
+            plain(f"Insights · {self.title_text} · {scope} ({fd(self.range.span_ns)}){step}{capture}"))
 
     @work(thread=True, exclusive=True, group="insights", description="compute insights", exit_on_error=False)
     def _compute(self) -> None:
         try:
-            ins = compute_insights(self.store, self.range, self.step_regex)
+            capture = None
+            if self.capture is not None:
+                from vtui.load.trace import load_trace  # noqa: PLC0415 — only with a capture
+
+                capture = load_trace(self.capture)  # a bad file: its one line on this screen
+            ins = compute_insights(self.store, self.range, self.step_regex, capture=capture,
+                                   capture_name=self.capture.name if self.capture is not None else "")
             gaps = gpu_idle_gaps(self.store, self.range)
             outliers = kernel_outliers(self.store, self.range)
         except Exception as exc:  # noqa: BLE001 — shown on the screen, never a traceback
@@ -135,6 +146,10 @@ class InsightsScreen(Screen[None]):
             hint = f.hint.replace(STEP_OPTION, APP_STEP_OPTION)  # the app has a key, not the CLI's option
             findings.append(f"    → {visible(hint)}\n", style=colours.NOTE)
         widgets = [HangingText(findings, id="ins-findings"), HangingText(self._steps_text(ins), id="ins-steps")]
+        headline = health_headline(ins.health)
+        if headline:  # what cannot be trusted comes before any figure
+            widgets.insert(0, Static(Text(visible(headline.replace("vtui info shows them", "W shows them")),
+                                          style=colours.ERROR), id="ins-health"))
         if ins.steps.present:
             more = ins.steps.count - MAX_PLOT_ROWS
             note = f" (first {MAX_PLOT_ROWS} of {ins.steps.count})" if more > 0 else ""

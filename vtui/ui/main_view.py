@@ -25,6 +25,7 @@ from vtui.ui.widgets.details import DetailsPanel
 from vtui.ui.widgets.measurements import MeasurePane
 from vtui.ui.widgets.timeline import Timeline
 from vtui.ui.widgets.tracklist import TrackList
+from vtui.ui.workers import deliver
 
 NARROW = 110  # columns below which the track list hides itself (the timeline needs the room)
 
@@ -66,6 +67,9 @@ class BottomPanes(Vertical):
             self.query_one(MeasurePane).show(v)
 
 
+INLINE_MEMORY_EVENTS = 20_000  # [memory] events whose series build in a few ms (more: in a worker)
+
+
 class MainPane(TimelinePane):
     BINDINGS = bindings("timeline", on="view")
 
@@ -90,7 +94,32 @@ class MainPane(TimelinePane):
         self.call_after_refresh(self._add_memory_rows)
 
     def _add_memory_rows(self) -> None:
-        # After the first frame: building the memory series reads every [memory] event's args.
+        # After the first frame, off the UI thread: building the memory series reads every
+        # [memory] event's args (seconds on a big trace); meanwhile their rows say "computing…".
+        if self.view.memory_rows:
+            return
+        from vtui.analysis.gpu.memory_tracks import memory_event_rows  # noqa: PLC0415
+
+        if len(memory_event_rows(self.store)) <= INLINE_MEMORY_EVENTS:
+            self._memory_rows_ready("")  # a few ms: built here, no second frame of "computing…"
+        else:
+            self._build_memory_series()
+
+    @work(thread=True, exclusive=True, group="memory-series", description="memory rows", exit_on_error=False)
+    def _build_memory_series(self) -> None:
+        from vtui.analysis.gpu.memory_tracks import memory_series  # noqa: PLC0415
+
+        try:
+            memory_series(self.store)  # memoised on the store: the rows read it from here on
+        except Exception as exc:  # noqa: BLE001 — a message, never a traceback
+            deliver(self.app, self._memory_rows_ready, f"memory rows: could not be built ({type(exc).__name__}: {exc})")
+            return
+        deliver(self.app, self._memory_rows_ready, "")
+
+    def _memory_rows_ready(self, error: str) -> None:
+        if error:
+            self.view.memory_failed = True
+            self.say(error, error=True)
         if self.view.show_memory_rows():
             self.changed()
 
@@ -310,7 +339,7 @@ class MainPane(TimelinePane):
         self.app.push_screen(RanksScreen(self.store, on_jump=jump))
 
     def action_warnings(self) -> None:
-        self.app.push_screen(WarningsScreen(self.store.warnings))
+        self.app.push_screen(WarningsScreen(self.store.warnings, self.store))
 
 
 def _app_words(message: str) -> str:

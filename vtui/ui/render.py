@@ -224,21 +224,24 @@ def instant_segments(store: TraceStore, track: int, t0: int, t1: int, width: int
 
 def counter_segments(store: TraceStore, track: int, t0: int, t1: int, width: int, mono: bool = False,
                      at: int | None = None) -> list[Segment]:
-    """A ``C`` counter track as a filled line (see ``series_segments``)."""
+    """A ``C`` counter track as a filled line (see ``series_segments``), ending where the trace ends."""
     c = store.counters
     lo = int(np.searchsorted(c.track, track, side="left"))
     hi = int(np.searchsorted(c.track, track, side="right"))
-    return series_segments(c.ts_ns[lo:hi], c.value[lo:hi], t0, t1, width, mono, at)
+    return series_segments(c.ts_ns[lo:hi], c.value[lo:hi], t0, t1, width, mono, at, end=store.span_ns)
 
 
 def series_segments(ts: np.ndarray, val: np.ndarray, t0: int, t1: int, width: int, mono: bool = False,
-                    at: int | None = None, fmt: Callable[[float], str] | None = None) -> list[Segment]:
+                    at: int | None = None, fmt: Callable[[float], str] | None = None,
+                    end: int | None = None) -> list[Segment]:
     """A series (sorted times, values) as a filled line, 0 to the maximum in ▁…█, and its value at
     ``at`` (the cursor: the selected slice's start) written at the row's right end, by ``fmt``
     (default: a plain number).
 
     A cell shows the highest level the series holds inside it (the level carried in at its left
-    edge, or any sample within), so a peak narrower than a cell is never invisible."""
+    edge, or any sample within), so a peak narrower than a cell is never invisible. Cells that
+    start at or after ``end`` (the trace's end: compare mode's window can reach past it) stay
+    blank, as slices do."""
     if not len(ts) or t1 <= t0:
         return [Segment(" " * width, Style() if mono else EMPTY)]
     edges = t0 + np.arange(width + 1) * (t1 - t0) / width
@@ -256,6 +259,8 @@ def series_segments(ts: np.ndarray, val: np.ndarray, t0: int, t1: int, width: in
     span = (vmax - vmin) or 1.0
     seen = np.isfinite(value)
     level = np.where(seen, ((np.where(seen, value, vmin) - vmin) / span * 7).round().astype(int) + 1, 0)
+    if end is not None:
+        level[edges[:-1] >= end] = 0
     levels = " " + SPARK  # level 0: no sample yet
     text = "".join(levels[v] for v in level.tolist())
     style = Style() if mono else Style(color=colours.COUNTER, bgcolor=EMPTY.bgcolor)

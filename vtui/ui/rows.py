@@ -19,6 +19,7 @@ from vtui.store.tracktable import KIND_CODE
 
 HEADER = -2  # Row.lane of a group's header row (a process, or the pinned tracks)
 SERIES = -3  # Row.lane of a derived counter row (memory from [memory] instants): Row.series says which
+PENDING = -2  # Row.series of a memory row whose series are still being built (drawn "computing…")
 POINTS = -1  # Row.lane of a track's instants / counter row
 _BLOCK = 4096  # rows made at a time when iterating
 
@@ -30,7 +31,7 @@ class Row:
     first: bool  # first row of its track (where the label goes)
     more: int = 0  # on a collapsed track's last row: how many lanes are folded away
     group: tuple = ()  # a header row: the key of the group it heads (what folding keys on)
-    series: int = -1  # a SERIES row: its index into ``memory_series(store)``
+    series: int = -1  # a SERIES row: its index into ``memory_series(store)`` (PENDING: not built yet)
 
 
 class RowList(Sequence[Row]):

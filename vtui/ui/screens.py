@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
+from vtui.store.store import TraceStore
 from vtui.ui.colours import PRIMARY
 from vtui.ui.keys import bindings
 from vtui.ui.safe import visible
+from vtui.ui.workers import deliver
 
 
 class HelpScreen(ModalScreen[None]):
@@ -41,19 +44,42 @@ class HelpScreen(ModalScreen[None]):
 
 
 class WarningsScreen(ModalScreen[None]):
-    """What the loader skipped or repaired, one line per warning (each with its count)."""
+    """What the loader skipped or repaired, one line per warning (each with its count), and the
+    trace's health (what in it cannot be trusted), computed in a worker as the screen opens."""
 
     BINDINGS = bindings("warnings")
 
-    def __init__(self, warnings: list[str]) -> None:
+    def __init__(self, warnings: list[str], store: TraceStore | None = None) -> None:
         super().__init__()
         self.warnings = warnings
+        self.store = store
 
     def compose(self) -> ComposeResult:
         with VerticalScroll():
             yield Static(Text(f"{len(self.warnings)} load warnings  (esc closes)\n", style="bold"))
             # Text, not markup: warnings quote names and phases straight from the file.
             yield Static(Text("\n".join(f"- {visible(w)}" for w in self.warnings) or "no warnings"), id="warnings-text")
+            if self.store is not None:
+                yield Static(Text("\ntrace health: computing…"), id="health-text")
+
+    def on_mount(self) -> None:
+        if self.store is not None:
+            self._health()
+
+    @work(thread=True, exclusive=True, group="health", description="trace health", exit_on_error=False)
+    def _health(self) -> None:
+        from vtui.analysis.health.report import analyse_health
+        from vtui.present.health_json import health_lines
+
+        assert self.store is not None
+        try:
+            lines = health_lines(analyse_health(self.store))
+        except Exception as exc:  # noqa: BLE001 — said on the screen, never a traceback
+            lines = [f"trace health could not be computed ({type(exc).__name__})"]
+        deliver(self.app, self._show_health, lines)
+
+    def _show_health(self, lines: list[str]) -> None:
+        self.query_one("#health-text", Static).update(Text("\n" + "\n".join(visible(line) for line in lines)))
 
 
 class PromptScreen(ModalScreen[str | None]):

@@ -11,6 +11,7 @@ out of the focus chain, with no screen counting.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from textual.containers import Vertical
@@ -61,6 +62,7 @@ class TimelinePane(Vertical):
         self.name_shown = name  # the trace's file name, for titles
         self.view = ViewState(store, scale_ns=scale_ns, memory_rows=memory_rows)
         self.search = SearchJob()  # at most one running; its pattern says "searching…"
+        self.capture: Path | None = None  # vLLM's graph-capture trace of the same run (Insights reads it)
 
     # ---- the one way a view changes ---------------------------------------------------------
     def changed(self) -> None:
@@ -168,6 +170,8 @@ class TimelinePane(Vertical):
         except ValueError as exc:
             self.say(str(exc), error=True)
             return
+        if target.note:
+            self.say(target.note, timeout=4)
         if target.range is not None:
             a, b = target.range
             pad = max((b - a) * 0.05, 1)
@@ -264,4 +268,5 @@ class TimelinePane(Vertical):
             self.act(lambda v: (v.unhide_track_of(row), v.select(row), v.set_window(a - pad, b + pad)))
 
         rng = time_range(self.store, *self.insights_window())
-        self.app.push_screen(InsightsScreen(self.store, rng, self.name_shown, on_step=jump, on_window=jump_window))
+        self.app.push_screen(InsightsScreen(self.store, rng, self.name_shown, on_step=jump, on_window=jump_window,
+                                            capture=self.capture))

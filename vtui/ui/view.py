@@ -11,7 +11,7 @@ import numpy as np
 from sortedcontainers import SortedKeyList
 
 from vtui.analysis.base.launched import launch_of_if_known
-from vtui.analysis.gpu.memory_tracks import series_of_track
+from vtui.analysis.gpu.memory_tracks import memory_series_tracks, series_of_track
 from vtui.analysis.slices.details import flow_links
 from vtui.analysis.slices.measure import Measurement, measure
 from vtui.analysis.slices.search import ARGS_PREFIX, SearchResult, search, step
@@ -22,7 +22,14 @@ from vtui.store.slicetime import TimeRange, time_range
 from vtui.store.store import TraceStore
 from vtui.store.tracks import GLOBAL, Track
 from vtui.store.tracktable import KIND_CODE
-from vtui.ui.rows import HEADER, SERIES, Row, RowList, build_rows  # noqa: F401 (HEADER, SERIES: the widgets import them here)
+from vtui.ui.rows import (  # noqa: F401 (HEADER, SERIES, PENDING: the widgets import them here)
+    HEADER,
+    PENDING,
+    SERIES,
+    Row,
+    RowList,
+    build_rows,
+)
 
 SEARCH_LIMIT_S = 10.0  # the app's search gives up after this (a trace's args can be gigabytes)
 MIN_SPAN_NS = 100  # deepest zoom: 100 ns across the timeline
@@ -71,6 +78,7 @@ class ViewState:
     # False: no memory rows yet (the app's first frame skips their pass over every [memory] event's
     # args; show_memory_rows adds them right after it)
     memory_rows: bool = True
+    memory_failed: bool = False  # building the series raised: no memory rows (the app said why)
 
     def __post_init__(self) -> None:
         self.show_all()
@@ -234,7 +242,14 @@ class ViewState:
         ids, group, keys = self._grouped()
         self._group_sizes = dict(zip(keys, np.bincount(group, minlength=len(keys)).tolist()))
         self.rows = build_rows(self.store, ids, group, keys, self.folded, self.expanded, self.lane_cap,
-                               lambda track: series_of_track(self.store, track) if self.memory_rows else [])
+                               self._series_of)
+
+    def _series_of(self, track: int) -> list[int]:
+        """The memory series drawn below ``track``; until they are built, one PENDING row where
+        they will be (the first frame says "computing…" rather than adding rows later unannounced)."""
+        if self.memory_rows:
+            return [] if self.memory_failed else series_of_track(self.store, track)
+        return [PENDING] if track in memory_series_tracks(self.store) else []
 
     def show_memory_rows(self) -> bool:
         """Add the memory rows held back for the first frame; True when the rows changed."""

@@ -30,6 +30,7 @@ class HandOver:
     total_ns: int
     python_depth: int
     path: list[str]
+    self_ns: int = 0  # the hand-over node's own time (not in the calls under it)
 
 
 @dataclass
@@ -47,7 +48,7 @@ class HandOverReport:
     op_total_ns: int = 0  # total time of the hand-over nodes (what the Python frames called)
     python_pct: float = 0.0  # python_self / (python_self + op_total)
     median_depth: float = 0.0  # Python frames above a hand-over, weighted by slice count
-    handovers: list[HandOver] = field(default_factory=list)  # heaviest first
+    handovers: list[HandOver] = field(default_factory=list)  # every one, heaviest first
     steps: int = 0
     step_name: str = ""
     findings: list[TreeFinding] = field(default_factory=list)
@@ -86,7 +87,7 @@ def analyse_handover(store: TraceStore, tree: CallTree, step_regex: str | None =
         out.median_depth = float(np.median(depths))
         order = hand[np.argsort(-tree.total_ns[hand], kind="stable")]
         out.handovers = [HandOver(tree.names[n], int(tree.count[n]), int(tree.total_ns[n]), int(py_depth[n]),
-                                  tree.path(n)) for n in order[:TOP * 4].tolist()]
+                                  tree.path(n), int(tree.self_ns[n])) for n in order.tolist()]
         limit = max(out.median_depth + DEEP_EXTRA, 1.5 * out.median_depth)
         deep = order[py_depth[order] > limit][:TOP]
         for n in deep.tolist():

@@ -36,12 +36,16 @@ class Outlier:
 
 
 def _cpu_at(store: TraceStore, track: int, t: int) -> str:
-    """The innermost slices on ``track`` at time ``t`` (up to three, outermost first)."""
-    names = []
+    """The innermost slices on ``track`` at time ``t`` (up to three, outermost first). Outer is by
+    time (earlier start, then later end), not by lane: a slice that crosses a sibling's end sits on
+    an extra lane below the calls it encloses."""
+    s = store.slices
+    found = []
     for lane in range(store.tracks[track].lanes):
         lo, hi = store.index.lane_window(track, lane, t, t + 1)
         if hi > lo:
-            names.append(store.name(lo))
+            found.append((int(s.start_ns[lo]), -int(s.end_ns[lo]), lane, lo))
+    names = [store.name(row) for *_, row in sorted(found)]
     return " › ".join((["…"] if len(names) > 3 else []) + names[-3:]) or "idle"
 
 

@@ -16,6 +16,7 @@ from vtui.analysis.gpu.memory import MEMORY_EVENT, _by_device, _by_device_column
 from vtui.store.store import TraceStore
 
 _KEY, _BY_TRACK = ("memory_series",), ("memory_series", "by track")
+_ROWS, _TRACKS = ("memory_series", "event rows"), ("memory_series", "tracks")
 
 
 @dataclass(frozen=True)
@@ -45,37 +46,65 @@ def series_of_track(store: TraceStore, track: int) -> list[int]:
     return store.memo(_BY_TRACK, build).get(track, [])
 
 
-def _build(store: TraceStore) -> list[MemorySeries]:
-    inst = store.instants
-    if not len(inst):
-        return []
-    ids = store.string_ids(MEMORY_EVENT)  # found once per store, not per instant or per string in Python
-    if not ids:
-        return []
-    rows = np.flatnonzero(np.isin(inst.name_id, ids))
+def memory_event_rows(store: TraceStore) -> np.ndarray:
+    """The ``[memory]`` instants (rows of ``store.instants``) in time order, found by name id
+    without reading their args (cached on the store)."""
+    def build() -> np.ndarray:
+        inst = store.instants
+        ids = store.string_ids(MEMORY_EVENT) if len(inst) else []  # found once per store
+        if not ids:
+            return np.zeros(0, dtype=np.int64)
+        rows = np.flatnonzero(np.isin(inst.name_id, ids))
+        return rows[np.argsort(inst.ts_ns[rows], kind="stable")]
+
+    return store.memo(_ROWS, build)
+
+
+def memory_series_tracks(store: TraceStore) -> frozenset[int]:
+    """The tracks the memory series will be drawn below, known before their args are read (the
+    app holds their rows' places in its first frame)."""
+    def build() -> frozenset[int]:
+        rows = memory_event_rows(store)
+        return frozenset(_series_track(store, rows[sel]) for sel in _by_process(store, rows))
+
+    return store.memo(_TRACKS, build)
+
+
+def _by_process(store: TraceStore, rows: np.ndarray) -> list[np.ndarray]:
+    """Indices into ``rows`` (time-ordered [memory] instants), one array per process, each in time order."""
     if not len(rows):
         return []
-    rows = rows[np.argsort(inst.ts_ns[rows], kind="stable")]
     # The process of each event: (source, pid) through its track.
     # Numbered in order of each process's first track, from the columns (no Track per row).
     _, first, inverse = np.unique(store.tracks.process_ids(), return_index=True, return_inverse=True)
     procs = np.argsort(np.argsort(first, kind="stable"), kind="stable")[inverse.reshape(-1)]
-    proc = procs[inst.track[rows]]
+    proc = procs[store.instants.track[rows]]
+    by_proc = np.argsort(proc, kind="stable")  # each process's events together, still in time order
+    return np.split(by_proc, np.flatnonzero(np.diff(proc[by_proc])) + 1)
+
+
+def _series_track(store: TraceStore, rows: np.ndarray) -> int:
+    """The track most of one process's memory events sit on (the allocating thread)."""
+    on, count = np.unique(store.instants.track[rows], return_counts=True)
+    return int(on[count.argmax()])
+
+
+def _build(store: TraceStore) -> list[MemorySeries]:
+    inst = store.instants
+    rows = memory_event_rows(store)
+    if not len(rows):
+        return []
     out: list[MemorySeries] = []
     cols = _int_columns(store, rows)
     args = None if cols is not None else _memory_args(store, rows)
-    by_proc = np.argsort(proc, kind="stable")  # each process's events together, still in time order
-    cuts = np.flatnonzero(np.diff(proc[by_proc])) + 1
-    for sel in np.split(by_proc, cuts):
+    for sel in _by_process(store, rows):
         times = inst.ts_ns[rows[sel]]
         if cols is not None:
             per, _ = _by_device_columns(times, [(v[sel], has[sel]) for v, has in cols])
         else:  # some value is not a plain integer: the event-by-event path
             assert args is not None
             per, _ = _by_device(times, [args[i] for i in sel.tolist()])
-        # The track most of this process's memory events sit on (the allocating thread).
-        on, count = np.unique(inst.track[rows[sel]], return_counts=True)
-        track = int(on[count.argmax()])
+        track = _series_track(store, rows[sel])
         for dev, (ts, nbytes, allocated, reserved) in sorted(per.items(), key=lambda kv: (kv[0] == "cpu", kv[0])):
             absolute = allocated is not None
             level = allocated if allocated is not None else np.cumsum(nbytes)

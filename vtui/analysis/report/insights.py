@@ -11,6 +11,8 @@ from vtui.analysis.gpu.activity import GpuReport, analyse_gpu
 from vtui.analysis.gpu.graphs import GraphReport, analyse_graphs
 from vtui.analysis.gpu.memory import MemoryReport, analyse_memory
 from vtui.analysis.gpu.roofline import RooflineReport, analyse_roofline
+from vtui.analysis.health.items import HealthReport
+from vtui.analysis.health.report import analyse_health
 from vtui.analysis.slices.caches import CacheReport, analyse_caches
 from vtui.analysis.slices.operators import OpsReport, analyse_ops
 from vtui.analysis.steps.blocking import StepBlock, step_blocks
@@ -48,6 +50,7 @@ class Insights:
     serving: ServingReport = field(default_factory=lambda: ServingReport(False))
     graphs: GraphReport = field(default_factory=lambda: GraphReport(False))
     blocks: list[StepBlock] = field(default_factory=list)  # per step: its main blocking call
+    health: HealthReport = field(default_factory=HealthReport)  # of the whole trace, not only the range
 
 
 def add_why(ins: Insights, store: TraceStore) -> None:
@@ -74,6 +77,7 @@ def compute_insights(store: TraceStore, rng: TimeRange | None = None, step_regex
                     + op_findings(ins.ops) + gpu_findings(ins.gpu, ins.graphs.kernel_ns if ins.graphs.present else 0)
                     + memory_findings(ins.memory) + python_findings(ins.python) + cache_findings(ins.caches))
     add_why(ins, store)
+    ins.health = analyse_health(store)
     return ins
 
 

@@ -29,7 +29,7 @@ class AggRow:
     avg_ns: float
     min_ns: int
     max_ns: int
-    pct: float  # total / (range length × tracks with slices in the selection) × 100
+    pct: float  # the share of the range's wall time a slice of the group runs (their union) × 100
     group: int  # group id inside its Aggregation (see Aggregation.slices_of)
 
     def as_dict(self) -> dict:
@@ -43,7 +43,7 @@ class Aggregation:
     by: str
     t0: int
     t1: int
-    tracks: int  # tracks with at least one selected slice (the % denominator)
+    tracks: int  # tracks with at least one selected slice
     slices: int
     rows: list[AggRow]
     selected: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64), repr=False)  # slice rows
@@ -83,7 +83,7 @@ def aggregate(store: TraceStore, rng: TimeRange | None = None, tracks: np.ndarra
         rows, clip, self_clip = rows[keep], clip[keep], self_clip[keep]
     keys, label_of = _group(store, rows, by)
     n_tracks = int(np.count_nonzero(np.bincount(store.slices.track[rows]))) if len(rows) else 0
-    denom = max(t1 - t0, 1) * max(n_tracks, 1)
+    span = max(t1 - t0, 1)
     out: list[AggRow] = []
     if len(rows):
         size = int(keys.max()) + 1  # keys are small ids: bincount instead of sorting
@@ -94,13 +94,38 @@ def aggregate(store: TraceStore, rng: TimeRange | None = None, tracks: np.ndarra
         hi = np.zeros(size, dtype=np.int64)
         np.minimum.at(lo, keys, clip)
         np.maximum.at(hi, keys, clip)
+        wall = covered_ns(store, rows, keys, t0, t1, size)
         for g in np.flatnonzero(count).tolist():
             tot = int(round(total[g]))
             out.append(AggRow(key=label_of(g), count=int(count[g]), total_ns=tot, self_ns=int(round(self_total[g])),
                               avg_ns=float(tot / count[g]), min_ns=int(lo[g]), max_ns=int(hi[g]),
-                              pct=100.0 * tot / denom, group=g))
+                              pct=100.0 * float(wall[g]) / span, group=g))
     return Aggregation(by=by, t0=t0, t1=t1, tracks=n_tracks, slices=len(rows), rows=sort_rows(out, sort),
                        selected=rows, keys=keys, clipped=clip)
+
+
+def covered_ns(store: TraceStore, rows: np.ndarray, keys: np.ndarray, t0: int, t1: int, size: int) -> np.ndarray:
+    """Per group: the time in [t0, t1] during which at least one of its slices runs, overlaps
+    (nested calls of one name, the same name on other tracks) counted once, as a wall-time share
+    is read. One sort and one running maximum (offset per group so it never carries over)."""
+    s = store.slices
+    a, b = np.clip(s.start_ns[rows], t0, t1), np.clip(s.end_ns[rows], t0, t1)
+    order = np.lexsort((a, keys))
+    k, a, b = keys[order], a[order], b[order]
+    first = np.ones(len(k), dtype=bool)
+    first[1:] = k[1:] != k[:-1]
+    rank = np.cumsum(first) - 1
+    room = t1 - t0 + 1
+    if int(rank[-1]) * room < 2**62:
+        off = rank.astype(np.int64) * room
+        reach = np.maximum.accumulate(b - t0 + off) - off + t0  # the furthest end so far in the group
+    else:  # (a huge range and very many groups) the same running maximum, group by group
+        reach = np.concatenate([np.maximum.accumulate(part) for part in np.split(b, np.flatnonzero(first)[1:])])
+    before = np.empty_like(reach)
+    before[1:] = reach[:-1]
+    before[first] = a[first]  # a group's first slice: nothing covered before it
+    new = np.maximum(b - np.maximum(a, before), 0)
+    return np.bincount(k, weights=new, minlength=size)
 
 
 def sort_rows(rows: list[AggRow], sort: str = "total", descending: bool = True) -> list[AggRow]:

@@ -26,10 +26,10 @@ if TYPE_CHECKING:
 
 GROUPS = ("name", "cat", "track")
 NAME_WIDTH = 36  # before the pane has a width
-MIN_NAME = 24  # numeric columns drop (min, max, avg, self) before the name gets less than this
+MIN_NAME = 24  # numeric columns drop (DROP_ORDER) before the name gets less than this
 NUMERIC = ("count", "total", "self", "avg", "min", "max", "% range")
 ROOF = ("FLOPs", "TFLOP/s", "% roof")  # shown when the range has ops with recorded shapes
-DROP_ORDER = ("min", "max", "avg", "self")
+DROP_ORDER = ("min", "max", "avg", "% roof", "TFLOP/s", "FLOPs", "self")
 COLUMN_SORT = {"count": "count", "total": "total", "self": "self", "avg": "avg", "min": "min", "max": "max",
                "% range": "total"}  # what a click on a column's header sorts by
 
@@ -134,11 +134,14 @@ class AggregationPane(Vertical):
             return NAME_WIDTH, numeric
         cells = {key: max([len(key)] + [len(r[1 + i]) for r in display]) + 2 for i, key in enumerate(numeric)}
         longest = max((len(n) for n in names), default=8)
-        columns = list(numeric)
+        # A column blank on every row (roofline columns where no op has shapes) says nothing: it goes first.
+        columns = [k for i, k in enumerate(numeric) if k not in ROOF or any(r[1 + i] for r in display)]
         room = width - 2 - 2 - sum(cells[k] for k in columns)  # the scrollbar, the name's padding
         for key in DROP_ORDER:
             if room >= min(longest, MIN_NAME):
                 break
+            if key not in columns:
+                continue
             columns.remove(key)
             room += cells[key]
         return max(min(longest, room), 8), tuple(columns)

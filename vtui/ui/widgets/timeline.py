@@ -21,7 +21,7 @@ from vtui.ui import colours
 from vtui.ui.render import EMPTY, counter_segments, instant_segments, lane_segments, series_segments
 from vtui.ui.safe import visible
 from vtui.ui.timefmt import tick_labels, tick_times
-from vtui.ui.view import HEADER, SERIES, ViewState
+from vtui.ui.view import HEADER, PENDING, SERIES, ViewState
 from vtui.ui.widgets.follow import follow_view
 
 LABEL_WIDTH = 22
@@ -223,6 +223,8 @@ class Timeline(Widget, can_focus=True):
         if row.lane == HEADER:
             folded = row.group in self.view.folded
             text, style = ("▶ " if folded else "▼ ") + visible(self.view.group_title(row.group)), HEADER_STYLE
+        elif row.lane == SERIES and row.series == PENDING:
+            text, style = "mem computing…", LABEL_DIM
         elif row.lane == SERIES:
             title = visible(memory_series(self.view.store)[row.series].title)
             text = "mem " + title if len(title) + 4 <= self.label_width else cut_middle(title, self.label_width)
@@ -244,10 +246,12 @@ class Timeline(Widget, can_focus=True):
         track = v.store.tracks[row.track]
         if row.lane == HEADER:
             return [Segment(" " * w, self._s(EMPTY))]
+        if row.lane == SERIES and row.series == PENDING:
+            return [Segment("memory: computing…".ljust(w)[:w], self._s(LABEL_DIM))]
         if row.lane == SERIES:
             series = memory_series(v.store)[row.series]
             return series_segments(series.times_ns, series.values, v.t0, v.t1, w, mono=self.mono,
-                                   at=self._cursor_time(), fmt=format_bytes)
+                                   at=self._cursor_time(), fmt=format_bytes, end=v.store.span_ns)
         if row.lane >= 0:
             return lane_segments(v.store, row.track, row.lane, v.t0, v.t1, w, v.selected, v.highlight, mono=self.mono)
         if track.kind == COUNTER:

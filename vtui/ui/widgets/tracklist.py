@@ -19,7 +19,7 @@ from vtui.present.names import cut_middle
 from vtui.ui import colours
 from vtui.ui.keys import bindings
 from vtui.ui.safe import visible
-from vtui.ui.view import HEADER, SERIES, Row, ViewState
+from vtui.ui.view import HEADER, PENDING, SERIES, Row, ViewState
 from vtui.ui.widgets.timeline import RULER_ROWS, Timeline
 
 KIND_ICON = {"thread": "", "gpu": "GPU ", "async": "async ", "counter": "ctr ", "process": "", "global": ""}
@@ -132,6 +132,8 @@ class TrackList(Widget, can_focus=True):
                 count = v.group_size(row.group) if folded else 0
                 return [(("▶ " if folded else "▼ ") + visible(v.group_title(row.group)), GROUP),
                         (f" ({count} track{'s' if count != 1 else ''})" if folded else "", GROUP)]
+            if row.lane == SERIES and row.series == PENDING:
+                return [("   mem computing…", DIM)]
             if row.lane == SERIES:
                 return [("   mem " + visible(memory_series(v.store)[row.series].title), NAME)]
             if row.first:
