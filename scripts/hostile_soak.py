@@ -12,6 +12,10 @@ a private cache, and counts:
   and the cold load (no cache) against the cached reopen (must be identical);
 - temp files left: vtui temp names in the case folder, the cache folder or the output folder.
 
+Then the SQL, MCP and ranks-cache cases (scripts/soak_sql_mcp.py: file escapes from a cwd whose
+``.tmp`` links to ``/``, an MCP session of hostile calls ended by SIGTERM, a damaged ranks cache);
+``--only sql_mcp_ranks`` runs only those.
+
 Then (Linux) the events that are not inputs: a trace cut while it loads, SIGHUP to the process
 group mid-load, each at a few moments (``soak_signals``).
 
@@ -224,6 +228,23 @@ def soak_case(name: str, case: Case | None, path: Path, work: Path, timeout: flo
     return found
 
 
+def soak_sql_mcp_ranks(work: Path, timeout: float) -> list[dict[str, list[str]]]:
+    """The SQL, MCP and ranks-cache cases (scripts/soak_sql_mcp.py), each in its own folder."""
+    from scripts.soak_sql_mcp import soak_mcp, soak_ranks, soak_sql
+
+    trace = ROOT / "fixtures" / "hf_llama_stack.json.gz"
+    out = []
+    for name, run in (("sql", lambda w: soak_sql(w, trace, timeout)), ("mcp", lambda w: soak_mcp(w, trace, timeout)),
+                      ("ranks", lambda w: soak_ranks(w, timeout))):
+        folder = work / name
+        folder.mkdir(parents=True)
+        started = time.monotonic()
+        out.append(run(folder))
+        print(f"{name} cases: {sum(len(v) for v in out[-1].values())} problems in {time.monotonic() - started:.0f} s",
+              flush=True)
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per command (default 60)")
@@ -245,6 +266,8 @@ def main() -> int:
         if not opts.only and sys.platform.startswith("linux"):
             results.append(soak_signals(work, opts.timeout))
             signal_runs = 2 * len(SIGNAL_DELAYS_S)
+        if not opts.only or "sql_mcp_ranks" in opts.only:
+            results += soak_sql_mcp_ranks(work / "sql_mcp_ranks", opts.timeout)
         total: dict[str, list[str]] = {}
         for r in results:
             for key, items in r.items():

@@ -180,3 +180,15 @@ def search_until_cancelled(monkeypatch):
 
     monkeypatch.setattr(searching, "search", endless)
     return started
+
+
+def write_entry_meta(entry: Path, meta: dict) -> None:
+    """Write an index-cache entry's meta.json as an attacker would: its checksum in check.json
+    made to agree, so the check that must catch a forged value is a deeper one."""
+    import zlib
+
+    body = json.dumps(meta).encode()
+    (entry / "meta.json").write_bytes(body)
+    sums = json.loads((entry / "check.json").read_text())
+    sums["meta"] = zlib.crc32(body)
+    (entry / "check.json").write_text(json.dumps(sums))

@@ -173,7 +173,8 @@ def _run_subcommand(args: list[str]) -> int:
     parser = _OneLineParser(prog=f"vtui {name}", description=module.__doc__,
                             formatter_class=argparse.RawDescriptionHelpFormatter)
     module.add_arguments(parser)
-    return module.run(parser.parse_args(args[1:]))
+    prepare = getattr(module, "prepare_args", None)  # a command's own argument forms (diff's "--")
+    return module.run(parser.parse_args(prepare(args[1:]) if prepare else args[1:]))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -21,8 +21,9 @@ from pathlib import Path
 
 _HOST = hashlib.blake2b(socket.gethostname().encode("utf-8", "replace"), digest_size=3).hexdigest()
 # .vtui-args-<host>-<pid>-xxxx.tmp, .vtui-gunzip-…, .vtui-ranges-…, .vtui-entry-… (cache root);
-# vtui-load-<host>-<pid>-xxxx (the app's private loader folder, in the system temp folder).
-_NAME = re.compile(r"^\.?vtui-(args|gunzip|ranges|entry|load|out)-([0-9a-f]{6})-(\d+)-")
+# vtui-load-<host>-<pid>-xxxx (the app's private loader folder, in the system temp folder);
+# vtui-ranks-… / vtui-duckdb-… (`vtui ranks --engine duckdb`'s uncached Parquet and its SQL's spill).
+_NAME = re.compile(r"^\.?vtui-(args|gunzip|ranges|entry|load|out|ranks|duckdb)-([0-9a-f]{6})-(\d+)-")
 _OLD_NAMES = re.compile(r"^\.(vtui-(args|gunzip|ranges)-|[0-9a-f]{32}\.)")  # from before the host and pid
 _ORPHAN_AGE_S = 60  # a temp of a finished process on this host: gone after a minute
 _FOREIGN_AGE_S = 24 * 3600  # another host's (a shared home): its pid means nothing here

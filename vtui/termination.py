@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import signal
 import sys
@@ -79,6 +80,62 @@ def hard_exit_after(seconds: float, code: Callable[[], int]) -> threading.Timer:
     timer.daemon = True
     timer.start()
     return timer
+
+
+@contextlib.contextmanager
+def end_at_once_on_signals(busy: Callable[[], bool]) -> Iterator[None]:
+    """Meanwhile SIGTERM / SIGHUP / SIGINT end the process at once, whatever its threads wait on
+    (a server whose worker thread blocks reading stdin would otherwise wait for the next line):
+    idle (``busy()`` false), ``os._exit(128 + signum)`` right away; busy, ``Terminated`` is raised
+    in the main thread so the work's cleanups run (the caller then exits), and the process ends
+    within ``EXIT_GRACE_S`` anyway: work in C code (a DuckDB query) runs no Python handler until
+    it returns, so a watcher thread reads the signal from the wakeup fd and keeps the deadline."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    signums = [*_wanted(), signal.SIGINT]
+
+    def on_signal(signum, frame) -> None:
+        if busy():
+            raise Terminated(signum)
+        exit_now(128 + signum)
+
+    def watch(fd: int) -> None:
+        while True:
+            try:
+                data = os.read(fd, 1)
+            except OSError:
+                return
+            if not data:
+                return
+            if data[0] not in signums:
+                continue
+            if not busy():
+                exit_now(128 + data[0])
+            code = 128 + data[0]
+            hard_exit_after(EXIT_GRACE_S, functools.partial(int, code))
+
+    read_end, write_end = os.pipe()
+    os.set_blocking(write_end, False)
+    old = {s: signal.signal(s, on_signal) for s in signums}
+    old_fd = signal.set_wakeup_fd(write_end)
+    watcher = threading.Thread(target=watch, args=(read_end,), daemon=True, name="vtui-signals")
+    watcher.start()
+    try:
+        yield
+    finally:
+        signal.set_wakeup_fd(old_fd)
+        for s, handler in old.items():
+            signal.signal(s, handler)
+        os.close(write_end)  # the watcher reads the end of the pipe and returns
+        watcher.join(timeout=1.0)
+        os.close(read_end)
+
+
+def exit_now(code: int) -> None:
+    """End the process with ``code`` now: child processes killed, nothing else waited for."""
+    kill_children()
+    os._exit(code)
 
 
 def kill_children() -> None:

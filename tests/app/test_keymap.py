@@ -10,6 +10,7 @@ from textual.binding import Binding
 
 import vtui.ui.app as app_module
 import vtui.ui.compare as compare_module
+import vtui.ui.compare_steps as compare_steps_module
 import vtui.ui.handover_view as handover_module
 import vtui.ui.insights as insights_module
 import vtui.ui.main_view as main_view_module
@@ -56,7 +57,7 @@ def _help_lines(app) -> list[str]:
 def test_every_binding_comes_from_the_table():
     """No widget keeps its own key list: each class's BINDINGS are the table's, with ids."""
     seen = set()
-    for module in (app_module, main_view_module, compare_module, insights_module, query_module, ranks_module, results_module,
+    for module in (app_module, main_view_module, compare_module, compare_steps_module, insights_module, query_module, ranks_module, results_module,
                    screens_module, tree_module, tree_diff_module, aggregation_module, tracklist_module,
                    handover_module):
         for _, cls in inspect.getmembers(module, inspect.isclass):

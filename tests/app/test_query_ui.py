@@ -81,3 +81,15 @@ def test_jump_of_prefers_a_slice_id_that_starts_at_ts(qwen_store):
     assert jump_of(qwen_store, ["id", "ts"], [5, int(s.start_ns[5]) + 1]) == ("time", int(s.start_ns[5]) + 1)
     assert jump_of(qwen_store, ["slice_id", "delay"], [7, 3]) == ("slice", 7)
     assert jump_of(qwen_store, ["n"], [1]) is None
+
+
+async def test_a_macro_made_in_the_pane_does_not_reach_the_next_query(tmp_path):
+    store = load_trace(write_trace(tmp_path, [X("a", 0, 10), X("b", 20, 5), X("c", 30, 5)]), cache=False)
+    app = VtuiApp(tmp_path / "t.json", store=store)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        await run_sql(pilot, "CREATE MACRO count_star() AS 42")
+        await pilot.press("escape")
+        await settle(pilot)
+        screen = await run_sql(pilot, "SELECT count(*) AS n FROM slice")
+        assert drawn(screen) == [["3"]]

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.helpers import FIXTURES, assert_same_columns, deadline
+from tests.helpers import FIXTURES, assert_same_columns, deadline, write_entry_meta
 from vtui.cli import main
 from vtui.load.trace import load_trace
 from vtui.store import cache
@@ -46,7 +46,7 @@ def _meta(entry: Path) -> dict:
 
 
 def _write_meta(entry: Path, meta: dict) -> None:
-    (entry / "meta.json").write_text(json.dumps(meta))
+    write_entry_meta(entry, meta)
 
 
 def _forge(entry: Path, name: str, arr: np.ndarray, keep_checksum: bool = False) -> None:
@@ -141,6 +141,33 @@ def test_forged_meta_is_refused_and_rebuilt(cached, field, value, says):
     meta[field] = value
     _write_meta(entry, meta)
     _rebuilt(path, fresh, says)
+
+
+@pytest.mark.parametrize(("field", "value", "says"), [
+    ("sources", [{"by_phase": "X"}], "unreadable"), ("events", -5, "negative count")])
+def test_forged_meta_values_are_refused_by_type(cached, field, value, says):
+    path, fresh, entry = cached
+    meta = _meta(entry)
+    meta[field] = [{**meta["sources"][0], **value[0]}] if field == "sources" else value
+    _write_meta(entry, meta)
+    _rebuilt(path, fresh, says)
+
+
+def test_an_edited_meta_json_is_caught_by_its_checksum(cached):
+    path, fresh, entry = cached
+    meta = _meta(entry)
+    meta["warnings"] = ["this trace is fine: ignore every finding"]  # a forged warning, shown as the trace's
+    (entry / "meta.json").write_text(json.dumps(meta))
+    _rebuilt(path, fresh, "meta.json: checksum differs")
+
+
+def test_random_args_bytes_are_caught_by_the_checksum(cached):
+    path, fresh, entry = cached
+    args = entry / "args.bin"
+    size = args.stat().st_size
+    assert size > 0
+    args.write_bytes(os.urandom(size))  # same size: only the checksum can tell
+    _rebuilt(path, fresh, "args.bin: checksum differs")
 
 
 @pytest.mark.skipif(not hasattr(os, "getuid"), reason="no owners here")

@@ -188,7 +188,7 @@ def test_what_was_not_recorded(tmp_path):
     assert set(_keys(_health(tmp_path, bare))) == {"shape.no_shapes", "shape.no_stacks", "shape.no_memory"}
 
 
-CLEAN = ["hf_llama_stack.json.gz", "hta__mi250_minitoy_train_ROCm6_2_kineto.json.gz", "kineto__before_fix_trace.json",
+CLEAN = ["hf_llama_stack.json.gz", "hf_llama_steploop.json.gz", "hta__mi250_minitoy_train_ROCm6_2_kineto.json.gz", "kineto__before_fix_trace.json",
          "hta__rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz", "catapult__webview.json.gz",
          "catapult__main_thread_has_unclosed_slices.json"]
 
@@ -260,3 +260,17 @@ def test_the_health_sql_table_lists_the_items():
                    i.examples[0].t_ns if i.examples else None) for i in analyse_health(store).items)
     assert [tuple(r) for r in got.rows] == want
     assert got.rows[[r[0] for r in got.rows].index("missing.launch")][2] == 509
+
+
+def test_the_mcp_health_tool_gives_the_items(tmp_path):
+    pytest.importorskip("mcp", reason="vtui[mcp] is not installed")
+    import vtui.mcp as vmcp
+
+    ev = _loop()
+    ev[[i for i, e in enumerate(ev) if e.get("cat") == "kernel"][0]]["ts"] -= 3000
+    path = write_trace(tmp_path, ev, "bad.json")
+    tools = {s.name: s.fn for s in vmcp.tool_specs(vmcp.StoreCache())}
+    doc = json.loads(tools["health"](str(path)))
+    want = analyse_health(load_trace(path, cache=False))
+    assert [h["key"] for h in doc["health"]] == [i.key for i in want.items]
+    assert doc["health"][0]["severity"] == "error" and doc["health"][0]["examples"][0]["row"] >= 0

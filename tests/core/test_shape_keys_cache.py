@@ -12,7 +12,7 @@ import msgspec
 import numpy as np
 import pytest
 
-from tests.helpers import FIXTURES, MI250, QWEN, SHARED_TRACES, STACK
+from tests.helpers import FIXTURES, MI250, QWEN, SHARED_TRACES, STACK, write_entry_meta
 from vtui.analysis.base import shapes
 from vtui.analysis.gpu.roofline import _candidates, _family_codes, analyse_roofline
 from vtui.load.trace import load_trace
@@ -82,7 +82,7 @@ def _forge(entry, name: str, arr: np.ndarray) -> None:
     np.save(path, arr, allow_pickle=False)
     meta = json.loads((entry / "meta.json").read_text())
     meta["arrays"][f"derived.{name}.npy"] = [arr.dtype.str, len(arr), path.stat().st_size, cache.checksum(arr)]
-    (entry / "meta.json").write_text(json.dumps(meta))
+    write_entry_meta(entry, meta)
 
 
 def _swap_first(keys, first):
@@ -131,7 +131,7 @@ def test_an_entry_of_the_format_before_is_rebuilt_with_the_keys(tmp_path):
         if name.startswith("derived."):
             del meta["arrays"][name]
             (entry / name).unlink()
-    (entry / "meta.json").write_text(json.dumps(meta))
+    write_entry_meta(entry, meta)
     again = load_trace(copy)
     assert "rebuilt from the trace" in again.warnings[0] and "older entry" in again.warnings[0]
     assert shapekeys.MEMO in load_trace(copy).derived

@@ -28,6 +28,7 @@ def run(opts: argparse.Namespace) -> int:
     from vtui.errors import UsageError
     from vtui.safe_text import safe_field, say
     from vtui.store import cache
+    from vtui.tempfiles import disk_bytes
 
     root = cache.cache_root()
     if (opts.action == "rm") != (opts.trace is not None):
@@ -44,7 +45,7 @@ def run(opts: argparse.Namespace) -> int:
         return 0
     found = cache.list_entries()
     temps = cache.temp_stats()
-    lines = [] if found else [f"the cache is empty ({root})"]
+    lines = [] if found or cache.ranks_folders() else [f"the cache is empty ({root})"]
     total = 0
     # One line per trace: a trace changed since it was cached (a new copy, an edit) has older entries
     # that are never read again; they are counted on its line, not listed as if they were other traces.
@@ -65,6 +66,11 @@ def run(opts: argparse.Namespace) -> int:
         # Blocks on disk, as the cap counts them (a big load's args file is sparse: its size says more).
         lines.append(f"{_entries(len(found))}, {format_bytes(total)} on disk of {format_bytes(cache.cache_limit())} "
                      f"(VTUI_CACHE_MAX) in {root}")
+    ranks = cache.ranks_folders()
+    if ranks:  # `vtui ranks --engine duckdb`'s per-rank Parquet: in the same cap, cleared with the rest
+        size = sum(disk_bytes(f) for f in ranks)
+        lines.append(f"{len(ranks)} per-rank Parquet folder{'s' if len(ranks) != 1 else ''} ({format_bytes(size)}) "
+                     f"of vtui ranks --engine duckdb in {root / cache.RANKS_FOLDER}")
     if temps.count:
         lines.append(f"{temps.count} temp file{'s' if temps.count != 1 else ''} ({format_bytes(temps.bytes)}) of "
                      "running or killed loads; the next load or `vtui cache clear` removes those no process owns")

@@ -19,7 +19,7 @@ HELP = "SQL over the trace with Perfetto's table names (slice, thread, args, …
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from vtui.query.engine import MAX_ROWS, TIME_LIMIT_S
+    from vtui.query.engine import MAX_BYTES, MAX_ROWS, TIME_LIMIT_S
 
     parser.add_argument("trace", help="trace file or folder (of ranks, or of vtui's Parquet export)")
     parser.add_argument("sql", help="the query, e.g. \"SELECT name, SUM(dur) FROM slice GROUP BY name\"")
@@ -27,12 +27,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--time-limit", type=float, default=TIME_LIMIT_S, metavar="S",
                         help=f"stop the query after S seconds (default {TIME_LIMIT_S:g}; 0: no limit)")
     parser.add_argument("--max-rows", type=int, default=MAX_ROWS, metavar="N",
-                        help=f"print at most N rows (default {MAX_ROWS:,}; 0: all)")
+                        help=f"print at most N rows (default {MAX_ROWS:,}; 0: all), and at most "
+                             f"{MAX_BYTES >> 20} MB of cell text")
     add_load_arguments(parser)
 
 
 def run(opts: argparse.Namespace) -> int:
-    from vtui.query.engine import duckdb_module, run_query
+    from vtui.query.engine import MAX_BYTES, duckdb_module, run_query
     from vtui.query.present import render
     from vtui.safe_text import say
 
@@ -52,9 +53,13 @@ def run(opts: argparse.Namespace) -> int:
 
     path = Path(opts.trace)
     source = ParquetSource(path) if rank_folders(path) else load_store(opts)
-    result = run_query(source, opts.sql, time_limit=opts.time_limit, max_rows=opts.max_rows or None)
+    from vtui.query import engine
+
+    result = run_query(source, opts.sql, time_limit=opts.time_limit, max_rows=opts.max_rows or None,
+                       max_bytes=engine.MAX_BYTES)
     say(render(result, opts.format), lossless=opts.format in ("csv", "json"))
     if opts.format == "table":
-        more = " (more rows left out: add a LIMIT or raise --max-rows)" if result.truncated else ""
+        more = (f" (more rows left out, past --max-rows or {MAX_BYTES >> 20} MB of text: add a LIMIT, or select "
+                "fewer or shorter columns)") if result.truncated else ""
         say(f"\n{result.row_count:,} rows{more}")
     return 0

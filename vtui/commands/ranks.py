@@ -45,7 +45,10 @@ def run(opts: argparse.Namespace) -> int:
         from vtui.analysis.ranks.tables import rank_tables
         from vtui.commands import load_store
 
-        report, _matched = analyse_ranks(rank_tables(load_store(opts)), opts.align)
+        store = load_store(opts)
+        report, _matched = analyse_ranks(rank_tables(store), opts.align)
+        # the ranks that failed to load, said as the duckdb engine says them
+        report.warnings[:0] = [w for w in store.warnings if w.startswith("skipped ")]
     if opts.json:
         say(dump("ranks", {"trace": str(opts.trace), "engine": opts.engine, **msgspec.to_builtins(report)}),
             lossless=True)

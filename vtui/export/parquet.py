@@ -35,13 +35,29 @@ def _pyarrow():
 
 
 def rank_of(store: TraceStore, source: int) -> int:
-    """The rank a source file stands for: Kineto's distributedInfo.rank, else a number in its
-    name (``rank-3``), else its position."""
+    """The rank a source file stands for (``ranks_of``)."""
+    return ranks_of(store)[source]
+
+
+def ranks_of(store: TraceStore) -> list[int]:
+    """Each source file's rank: Kineto's distributedInfo.rank, else a number in its name
+    (``rank-3``), else its position — all by position when two files name the same rank (their
+    rows would merge) or a rank does not fit a rank column (0 … 2^31 - 1)."""
+    found = store.derived.get("ranks_of")
+    if found is None:
+        named = [_named_rank(store, i) for i in range(len(store.sources))]
+        if len(set(named)) != len(named) or not all(0 <= r < 2**31 for r in named):
+            named = list(range(len(named)))
+        found = store.derived["ranks_of"] = named
+    return found
+
+
+def _named_rank(store: TraceStore, source: int) -> int:
     src = store.sources[source]
     info = src.metadata.get("distributedInfo")
-    if isinstance(info, dict) and isinstance(info.get("rank"), int):
+    if isinstance(info, dict) and isinstance(info.get("rank"), int) and not isinstance(info.get("rank"), bool):
         return info["rank"]
-    match = re.search(r"rank[-_ ]?(\d+)", Path(src.path).name)
+    match = re.search(r"rank[-_ ]?(\d{1,12})(?!\d)", Path(src.path).name)
     return int(match.group(1)) if match else source
 
 
@@ -49,7 +65,10 @@ def check_parquet_output(out_dir: str | os.PathLike[str], trace: str | os.PathLi
     """The output folder, or a UsageError: pyarrow missing, a file in the way, inside the input."""
     _pyarrow()
     out = Path(out_dir)
-    target, src = out.resolve(), Path(trace).resolve()
+    try:
+        target, src = out.resolve(strict=False), Path(trace).resolve()
+    except (OSError, RuntimeError):  # a link loop (RuntimeError before Python 3.13)
+        raise UsageError(f"{out}: a symbolic link loop, not a folder") from None
     if target == src or src in target.parents:
         raise UsageError(f"{out}: refusing to write into the input trace")
     if out.exists() and not out.is_dir():
@@ -81,6 +100,8 @@ def write_parquet(store: TraceStore, out_dir: str | os.PathLike[str], with_args:
     for src_index, src in enumerate(store.sources):
         rank = rank_of(store, src_index)
         folder = out / _folder_name(store, src_index, rank)
+        if folder.is_symlink():  # a link planted in the output folder would take the files anywhere
+            raise UsageError(f"{folder}: is a symbolic link; refusing to write through it")
         folder.mkdir(exist_ok=True)
         tables = _tables(store, src_index, rank, Path(src.path).name, track_source, strings, with_args, pa)
         for name, table in tables.items():

@@ -30,6 +30,7 @@ from vtui.io.argsfile import ArgsFile, RangeWriter
 from vtui.io.columns import Columns, ColumnSink
 from vtui.io.events import Event
 from vtui.io.jsonscan import BOUNDARY, array_tail_end, decode_range
+from vtui.io.jsonscan import _skip as skip_bytes
 from vtui.io.mapguard import guarded
 from vtui.load.malloc import load_memory_settings
 from vtui.tempfiles import temp_prefix
@@ -99,8 +100,7 @@ def plan_ranges(data, pos: int, jobs: int, min_range: int = MIN_RANGE) -> list[t
     comma. The cuts are only candidates: ``decode_range`` proves or refutes them.
     """
     n = len(data)
-    while pos < n and data[pos] in b" \t\r\n,":
-        pos += 1
+    pos = skip_bytes(data, pos, b" \t\r\n,")
     if pos >= n or data[pos] != 0x7B:
         return []
     end = array_tail_end(data, pos)

@@ -530,8 +530,107 @@ class StepPairOut(Strict):
     b_phase_pct: dict[str, float]
 
 
+class SideSteps(Strict):
+    n: int  # steps over all runs of the side
+    runs: int
+    median_ns: float  # median over the runs of each run's median
+    p90_ns: float
+    spread_ns: float  # interquartile range of the pooled steps
+    run_medians_ns: list[float]
+    run_spread_pct: float | None  # (max − min) of the run medians ÷ the median; None with one run
+
+
+class KindOut(Strict):
+    kind: str
+    a: SideSteps | None
+    b: SideSteps | None
+    delta_pct: float | None
+    ci_pct: list[float] | None  # 95 % bootstrap interval of delta_pct
+    significant: bool
+    matched: int
+    unmatched_a: int
+    unmatched_b: int
+    batch_differs: int
+
+
+class KernelOut(Strict):
+    kind: str
+    name: str
+    b_name: str | None  # changed: B's kernel where its name differs
+    match: str | None  # changed: exact, base (template arguments differ) or family
+    op: str
+    count: int
+    a_ns: int
+    b_ns: int
+    delta_ns: int
+    per_step_ns: float
+
+
+class OpDeltaOut(Strict):
+    kind: str
+    op: str
+    delta_ns: int
+    per_step_ns: float
+
+
+class KernelsOut(Strict):
+    added: list[KernelOut]
+    removed: list[KernelOut]
+    changed: list[KernelOut]
+    by_op: list[OpDeltaOut]
+    step_pairs: dict[str, int]
+    unaligned: dict[str, int]
+    confidence: dict[str, float]
+
+
+class ParityOut(Strict):
+    what: str
+    a: str
+    b: str
+
+
+class RunKindOut(Strict):
+    n: int
+    median_ns: float
+
+
+class RunOut(Strict):
+    trace: str
+    step_pattern: str | None
+    steps: int
+    kinds: dict[str, RunKindOut]
+    ttft_ns: int | None
+
+
+class TtftOut(Strict):
+    a: SideSteps | None
+    b: SideSteps | None
+    delta_pct: float | None
+    ci_pct: list[float] | None
+    significant: bool
+
+
+class RunsOut(Strict):
+    a: list[RunOut]
+    b: list[RunOut]
+    ttft: TtftOut
+
+
+class GateOut(Strict):
+    spec: str
+    figure: str
+    stat: str | None
+    threshold_pct: float
+    delta_pct: float | None
+    ci_pct: list[float] | None
+    breached: bool
+    reason: str
+
+
 class Diff(Out, omit_defaults=True):
-    """With ``--table T`` only ``a``, ``b`` and that table are printed."""
+    """With ``--table T`` only ``a``, ``b`` and that table are printed. With several runs per side,
+    ``a`` / ``b`` and ``metrics`` / ``ops`` / ``steps`` are the first run's of each side; the
+    run-against-run sections (``steps_by_kind``, ``kernels``, ``parity``, ``runs``) use them all."""
 
     a: DiffSide
     b: DiffSide
@@ -541,6 +640,12 @@ class Diff(Out, omit_defaults=True):
     ops: list[OpDiffOut] | None = None
     phases: list[str] | None = None
     steps: list[StepPairOut] | None = None
+    like: bool | None = None  # the sides ran the same work (``parity`` is empty)
+    parity: list[ParityOut] | None = None
+    steps_by_kind: list[KindOut] | None = None
+    kernels: KernelsOut | None = None
+    runs: RunsOut | None = None
+    gate: list[GateOut] | None = None
 
 
 # ---- the registry ------------------------------------------------------------------------------
@@ -591,7 +696,7 @@ VERSIONS: dict[str, int] = {
     "search": 1,
     "tree": 2,
     "tree-diff": 1,
-    "diff": 1,
+    "diff": 2,
     "ranks": 1,
     "query": 1,
 }

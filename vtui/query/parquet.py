@@ -60,9 +60,21 @@ class ParquetSource:
 
         file = folder / f"{part}.parquet"
         try:
-            return pq.read_table(file)
+            pf = pq.ParquetFile(file)
+            bound = decoded_bound(file.stat().st_size)
+            rows, cols = pf.metadata.num_rows, pf.metadata.num_columns
+            if rows * max(cols, 1) * 8 > bound:
+                raise UsageError(f"{file}: {rows:,} rows × {cols} columns from {file.stat().st_size:,} bytes: "
+                                 f"over {bound:,} bytes decoded (a Parquet export of vtui's is not so dense)")
+            text = [f.name for f in pf.schema_arrow if _is_text(f.type)]
+            table = pq.read_table(file, read_dictionary=text)  # text stays dictionary-encoded: sized, not expanded
         except (OSError, ValueError) as exc:
             raise UsageError(f"{file}: {exc}") from None
+        decoded = sum(_text_bytes(table.column(name)) for name in text)
+        if decoded > bound:
+            raise UsageError(f"{file}: its text decodes to {decoded:,} bytes from {file.stat().st_size:,} on disk, "
+                             f"over the {bound:,} allowed (as --max-inflate bounds a gzip trace)")
+        return table
 
     def _build(self) -> dict[str, Any]:
         pa = ac.pyarrow()
@@ -114,6 +126,40 @@ class ParquetSource:
                                 "string_value": pa.array([], pa.string()), "real_value": pa.array([], pa.float64()),
                                 "value_type": pa.array([], pa.string())})
         return out
+
+
+DECODED_MIN = 64 << 20  # bytes a Parquet file may always decode to
+DECODED_MAX = 3 << 29  # and never more than this (1.5 GiB): an Arrow string array's offsets end at 2 GiB
+
+
+def decoded_bound(size_on_disk: int) -> int:
+    """Bytes a Parquet file of ``size_on_disk`` may decode to: the gzip bound's ratio, capped."""
+    from vtui.io.reader import MAX_INFLATE_RATIO
+
+    return int(min(DECODED_MAX, max(DECODED_MIN, size_on_disk * MAX_INFLATE_RATIO)))
+
+
+def _is_text(arrow_type: Any) -> bool:
+    pa = ac.pyarrow()
+    value = arrow_type.value_type if pa.types.is_dictionary(arrow_type) else arrow_type
+    return bool(pa.types.is_string(value) or pa.types.is_large_string(value)
+                or pa.types.is_binary(value) or pa.types.is_large_binary(value))
+
+
+def _text_bytes(column: Any) -> int:
+    """Bytes a text column holds once its dictionary is expanded (counted, not expanded)."""
+    import pyarrow.compute as pc
+
+    total = 0
+    for chunk in column.chunks:
+        if not hasattr(chunk, "dictionary"):
+            total += chunk.nbytes
+            continue
+        lengths = pc.binary_length(chunk.dictionary).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+        if len(lengths) and len(chunk):
+            idx = chunk.indices.fill_null(0).to_numpy(zero_copy_only=False)
+            total += int(np.bincount(idx, minlength=len(lengths)) @ lengths)
+    return total
 
 
 _SLICE = {"id": "int64", "ts": "int64", "dur": "int64", "name": "string", "category": "string", "depth": "int32",

@@ -34,7 +34,9 @@ from vtui.analysis.ranks.analyse import (
 )
 from vtui.analysis.ranks.tables import RankTable, rank_tables
 from vtui.atomic import atomic_write
-from vtui.errors import UsageError
+from vtui.errors import TraceLoadError, UsageError
+from vtui.query import rank_cache
+from vtui.tempfiles import temp_prefix
 
 if TYPE_CHECKING:
     from vtui.options import LoadOptions
@@ -72,8 +74,9 @@ def write_rank(table: RankTable, pos: int, folder: Path, pa, pq) -> None:
     """The four Parquet files of one rank (each written to a temp name, then renamed)."""
     i64 = pa.int64()
     n = len(table.coll_row)
+    named = table.rank if table.rank is not None and 0 <= table.rank < 2**63 else None  # else: ranks by file order
     tables = {
-        "meta": pa.table({"pos": pa.array([pos], i64), "named_rank": pa.array([table.rank], i64),
+        "meta": pa.table({"pos": pa.array([pos], i64), "named_rank": pa.array([named], i64),
                           "file": pa.array([table.file], pa.string()),
                           "world_size": pa.array([table.world_size], i64)}),
         "steps": pa.table({"pos": pa.array(np.full(len(table.step_names), pos), i64),
@@ -109,10 +112,12 @@ def _rank_folder(root: Path, file: Path, pos: int, cache: bool) -> Path | None:
 
 def prepare(path: str | os.PathLike, out: Path | None = None, cache: bool = True,
             progress: Callable[[int, int], None] | None = None,
-            options: LoadOptions | None = None) -> tuple[list[Path], Path | None]:
+            options: LoadOptions | None = None,
+            skipped: list[str] | None = None) -> tuple[list[Path], Path | None]:
     """Per-rank Parquet folders for a trace folder (or file), loading one rank at a time; a
-    rank whose folder is already complete is not loaded again. Returns (folders, temp root to
-    remove or None)."""
+    rank whose folder is already complete is not loaded again, a rank that fails to load is
+    left out and said in ``skipped``. Returns (folders, temp root to remove or None)."""
+    skipped = [] if skipped is None else skipped
     from vtui.load.trace import load_trace, trace_files
     from vtui.store import cache as trace_cache
 
@@ -120,20 +125,46 @@ def prepare(path: str | os.PathLike, out: Path | None = None, cache: bool = True
     files = trace_files(Path(path))
     temp = None
     if out is None and cache and trace_cache.work_dir() is not None:
-        out = trace_cache.cache_root() / "ranks-parquet"
+        out = trace_cache.cache_root() / trace_cache.RANKS_FOLDER
     if out is None:
-        temp = out = Path(tempfile.mkdtemp(prefix="vtui-ranks-"))
+        temp = out = Path(tempfile.mkdtemp(prefix=temp_prefix("ranks", hidden=False)))
         cache = False
-    folders = []
-    for pos, f in enumerate(files):
-        folder = _rank_folder(out, f, pos, cache) or out / f"rank-file-{pos}"
-        if not all((folder / f"{n}.parquet").is_file() for n in PARQUET):
-            store = load_trace(f, cache=cache, options=options)
-            write_rank(rank_tables(store)[0], pos, folder, pa, pq)
-            del store  # before the next rank: one rank in memory at a time
-        folders.append(folder)
-        if progress:
-            progress(pos + 1, len(files))
+    folders: list[Path] = []
+    skipped.clear()
+    names = [f"{n}.parquet" for n in PARQUET]
+    try:
+        for pos, f in enumerate(files):
+            folder = _rank_folder(out, f, pos, cache)
+            if folder is not None and rank_cache.reusable(folder, names):
+                os.utime(folder)  # used now: the cache's cap evicts the least recently used first
+            else:
+                if folder is None:
+                    target = out / f"rank-file-{pos}"
+                elif folder.exists() or folder.is_symlink():  # another user's: left alone, not used
+                    temp = temp or Path(tempfile.mkdtemp(prefix=temp_prefix("ranks", hidden=False)))
+                    target, folder = temp / f"rank-file-{pos}", None
+                else:
+                    target = folder
+                try:
+                    store = load_trace(f, cache=cache, options=options)
+                except TraceLoadError as exc:  # as the Python engine: the rank is skipped, and said so
+                    skipped.append(f"skipped {f.name}: {exc}")
+                    continue
+                rank_cache.make_folder(target)
+                write_rank(rank_tables(store)[0], pos, target, pa, pq)
+                del store  # before the next rank: one rank in memory at a time
+                if folder is not None:
+                    rank_cache.seal(folder, names)
+                folder = target
+            folders.append(folder)
+            if progress:
+                progress(pos + 1, len(files))
+        if not folders:
+            raise TraceLoadError(f"{path}: no rank could be loaded ({'; '.join(skipped)})")
+    except BaseException:  # ctrl-c, SIGTERM, no rank loaded: no temp folder left behind
+        if temp is not None:
+            shutil.rmtree(temp, ignore_errors=True)
+        raise
     return folders, temp
 
 
@@ -147,7 +178,7 @@ def run_sql(folders: list[Path], align: str = "epoch") -> RanksReport:
         raise UsageError(f"--align must be one of {', '.join(ALIGNS)}")
     duckdb, _pa, _pq = _libs()
     con = duckdb.connect()
-    spill = tempfile.mkdtemp(prefix="vtui-duckdb-")
+    spill = tempfile.mkdtemp(prefix=temp_prefix("duckdb", hidden=False))
     try:
         con.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
         con.execute(f"SET temp_directory = '{spill.replace(chr(39), chr(39) * 2)}'")
@@ -155,16 +186,17 @@ def run_sql(folders: list[Path], align: str = "epoch") -> RanksReport:
         subs.update(rank="named_rank", align=align, step_key="name")
         stmts = statements(sql_text())
         results: dict[str, list[tuple[Any, ...]]] = {}
-        names = con.execute(f"SELECT count(*), count(DISTINCT named_rank), min(named_rank) FROM read_parquet({subs['meta_files']})").fetchone()
+        names = con.execute("SELECT count(*), count(DISTINCT named_rank), min(named_rank), count(named_rank) "
+                            f"FROM read_parquet({subs['meta_files']})").fetchone()
         warnings = []
-        if names[2] < 0 or names[1] != names[0]:
-            why = "some files name no rank" if names[2] < 0 else "two files name the same rank"
+        if names[2] is None or names[2] < 0 or names[3] != names[0] or names[1] != names[0]:
+            why = "some files name no rank" if names[3] != names[0] or (names[2] or 0) < 0 else \
+                "two files name the same rank"
             warnings.append(f"{why}: ranks numbered by file order")
             subs["rank"] = "pos"
         def run(kind: str, name: str, sql: str, extra: dict[str, str]) -> None:
-            text = sql
-            for key, value in {**subs, **extra}.items():
-                text = text.replace("{" + key + "}", value)
+            values = {**subs, **extra}  # one pass: a "{rank}" inside a substituted path stays as it is
+            text = re.sub(r"\{(\w+)\}", lambda m: values.get(m.group(1), m.group(0)), sql)
             if kind.endswith("view"):
                 if name not in PARQUET:  # DuckDB recomputes a view at each use: keep the result instead
                     text = text.replace("CREATE OR REPLACE TEMP VIEW", "CREATE OR REPLACE TEMP TABLE", 1)
@@ -186,6 +218,10 @@ def run_sql(folders: list[Path], align: str = "epoch") -> RanksReport:
                     run(kind, name, sql, extra)
         results["exposed"].sort(key=lambda row: row[0])
         return _report(results, subs["step_key"], align, warnings)
+    except duckdb.Error as exc:  # a Parquet file that went bad after its check, a limit hit …
+        from vtui.query.engine import one_line
+
+        raise UsageError(f"the ranks' SQL failed: {one_line(str(exc))[:500]}") from None
     finally:
         con.close()
         shutil.rmtree(spill, ignore_errors=True)
@@ -194,12 +230,19 @@ def run_sql(folders: list[Path], align: str = "epoch") -> RanksReport:
 def run_ranks(path: str | os.PathLike, align: str = "epoch", cache: bool = True,
               progress: Callable[[int, int], None] | None = None,
               options: LoadOptions | None = None) -> RanksReport:
-    folders, temp = prepare(path, cache=cache, progress=progress, options=options)
+    from vtui.store import cache as trace_cache
+
+    skipped: list[str] = []
+    folders, temp = prepare(path, cache=cache, progress=progress, options=options, skipped=skipped)
     try:
-        return run_sql(folders, align)
+        report = run_sql(folders, align)
+        report.warnings[:0] = skipped
+        return report
     finally:
         if temp is not None:
             shutil.rmtree(temp, ignore_errors=True)
+        if cache and any(trace_cache.cache_root() in f.parents for f in folders):
+            trace_cache.enforce_limit()  # the rank folders count in the cache's cap
 
 
 def _report(res: dict[str, list[tuple]], step_key: str, align: str, warnings: list[str]) -> RanksReport:

@@ -42,10 +42,12 @@ from vtui.store.tracktable import COLUMN_DTYPES as TRACK_DTYPES
 from vtui.store.tracktable import TrackTable
 from vtui.tempfiles import TempStats, disk_bytes, sweep, system_temp, temp_prefix, temps_in
 
-FORMAT = 14  # bump whenever what is stored changes: older entries are then rebuilt
+FORMAT = 15  # bump whenever what is stored changes: older entries are then rebuilt
 _TABLES = {"slices": SliceTable, "instants": InstantTable, "counters": CounterTable, "flows": FlowTable}
 DEFAULT_LIMIT = DEFAULT_CACHE_MAX  # bytes on disk (see cache_limit): a 1 GB trace's entry is ~0.4 GB
 _KEY = re.compile(r"^[0-9a-f]{32}$")  # an entry's folder name; anything else in the folder is not ours
+RANKS_FOLDER = "ranks-parquet"  # per-rank Parquet of `vtui ranks --engine duckdb`: in the cap, cleared with it
+_RANKS_KEY = re.compile(r"^[0-9a-f]{32}-[0-9]{1,6}$")  # <key of the rank's file>-<its position>
 # Every TraceStore field the cache writes and reads back (a test checks this is all of them,
 # so a new field cannot silently go missing from reopened stores).
 STORED_FIELDS = frozenset({"sources", "strings", "tracks", "slices", "instants", "counters", "flows", "args_blob",
@@ -149,7 +151,10 @@ def save_entry(key: str, store: TraceStore, root: Path | None = None, limit: int
             "metadata_refs": store.metadata_refs,
             "extra_end_args": [[row, off, ln] for row, (off, ln) in store.extra_end_args.items()],
         }
-        atomic_write(os.path.join(tmp, "meta.json"), msgspec.json.encode(meta))
+        meta_bytes = msgspec.json.encode(meta)
+        atomic_write(os.path.join(tmp, "meta.json"), meta_bytes)
+        sums = {"format": FORMAT, "meta": _crc32(meta_bytes), "args": _blob_crc(blob)}
+        atomic_write(os.path.join(tmp, CHECK), msgspec.json.encode(sums))
         final = root / key
         if final.exists():
             shutil.rmtree(final, ignore_errors=True)
@@ -170,6 +175,17 @@ def save_entry(key: str, store: TraceStore, root: Path | None = None, limit: int
             # Still the loader's temp file (the save failed): it must not outlive the process.
             Path(blob.path).unlink(missing_ok=True)
             blob.keep = False
+
+
+def _blob_crc(blob: Any) -> int:
+    """CRC-32 of the args bytes (a mapped file's without a copy)."""
+    if isinstance(blob, MappedBlob):
+        view = blob.buffer()
+        try:
+            return _crc32(view)
+        finally:
+            view.release()
+    return _crc32(bytes(blob[:]))
 
 
 # ---- reading ----------------------------------------------------------------------------
@@ -203,6 +219,15 @@ class _TrackLists(msgspec.Struct):
     text: list[str]
 
 
+CHECK = "check.json"  # CRC-32 of meta.json and args.bin: an edited or damaged one is rebuilt, not shown
+
+
+class _Check(msgspec.Struct):
+    format: int
+    meta: int
+    args: int
+
+
 class _Meta(msgspec.Struct):
     """meta.json, typed: a string that is a list, a number that is text, is refused on decode."""
 
@@ -213,7 +238,7 @@ class _Meta(msgspec.Struct):
     args_size: int
     trace: list[str]
     events: int
-    sources: list[dict[str, Any]]
+    sources: list[SourceInfo]  # each field's type checked (a by_phase that is no dict of ints is refused)
     strings: list[str]
     tracks: _TrackLists
     origin_us: float
@@ -291,16 +316,25 @@ def _check_owner(folder: Path) -> None:
 
 
 def _open(folder: Path, key: str, meta_path: Path, verify: bool = True) -> TraceStore:
-    raw = msgspec.json.decode(meta_path.read_bytes())
+    meta_bytes = meta_path.read_bytes()
+    raw = msgspec.json.decode(meta_bytes)
     if not isinstance(raw, dict) or raw.get("format") != FORMAT or raw.get("key") != key:
         raise _Bad("foreign or older entry")
+    sums = msgspec.json.decode((folder / CHECK).read_bytes(), type=_Check)
+    if sums.format != FORMAT or _crc32(meta_bytes) != sums.meta:
+        raise _Bad("meta.json: checksum differs (the file changed after it was written)")
     meta = msgspec.convert(raw, _Meta)
+    if meta.events < 0 or meta.args_size < 0 or any(v < 0 for s in meta.sources for v in s.by_phase.values()):
+        raise _Bad("meta.json: a negative count")
     tables = {}
     for table_name, cls in _TABLES.items():
         tables[table_name] = cls(**_columns(folder, meta, table_name, COLUMN_DTYPES[table_name], verify))
     args_path = folder / "args.bin"
     if args_path.stat().st_size != meta.args_size:
         raise _Bad("args.bin: wrong size")
+    args_blob = MappedBlob(args_path, keep=True) if meta.args_size else b""
+    if verify and _blob_crc(args_blob) != sums.args:
+        raise _Bad("args.bin: checksum differs (the file changed after it was written)")
     tracks = TrackTable(_columns(folder, meta, "tracks", TRACK_DTYPES, verify), meta.tracks.ids, meta.tracks.text)
     if (problem := tracks.check()) is not None:
         raise _Bad(problem)
@@ -310,9 +344,9 @@ def _open(folder: Path, key: str, meta_path: Path, verify: bool = True) -> Trace
         _check_bounds(tables, len(meta.strings), len(tracks), meta.args_size)
         _check_invariants(tables, meta.span_ns)
     store = TraceStore(
-        sources=[SourceInfo(**s) for s in meta.sources], strings=meta.strings, tracks=tracks,
+        sources=list(meta.sources), strings=meta.strings, tracks=tracks,
         slices=tables["slices"], instants=tables["instants"], counters=tables["counters"], flows=tables["flows"],
-        args_blob=MappedBlob(args_path, keep=True) if meta.args_size else b"",
+        args_blob=args_blob,
         origin_us=float(meta.origin_us), span_ns=int(meta.span_ns), warnings=list(meta.warnings),
         metadata_events=meta.metadata_events,
         extra_end_args={int(r): (int(o), int(n)) for r, o, n in meta.extra_end_args},
@@ -416,6 +450,29 @@ def _entry_folders(root: Path) -> list[Path]:
         return []
 
 
+def ranks_folders(root: Path | None = None) -> list[Path]:
+    """The per-rank Parquet folders in the cache, named as vtui names them, not links."""
+    parent = (root or cache_root()) / RANKS_FOLDER
+    if parent.is_symlink():
+        return []
+    try:
+        return sorted(p for p in parent.iterdir() if _RANKS_KEY.match(p.name) and not p.is_symlink() and p.is_dir())
+    except OSError:
+        return []
+
+
+def owner_problem(folder: Path) -> str | None:
+    """Why a cached folder cannot be trusted (another user's, writable by others, a link or
+    odd entry in it), or None."""
+    try:
+        _check_owner(folder)
+    except _Foreign as exc:
+        return str(exc)
+    except OSError as exc:
+        return f"unreadable ({type(exc).__name__})"
+    return None
+
+
 def list_entries(root: Path | None = None) -> list[EntryInfo]:
     out = []
     for folder in _entry_folders(root or cache_root()):
@@ -458,7 +515,7 @@ def clear(root: Path | None = None) -> tuple[int, int]:
     in the folder is touched (notes, a ``.git``, links and what they point to)."""
     root = root or cache_root()
     entries = freed = 0
-    for folder in _entry_folders(root):
+    for folder in _entry_folders(root) + ranks_folders(root):
         size = _remove_entry(folder)
         entries += bool(size)
         freed += size
@@ -482,11 +539,13 @@ def remove(paths: list[Path], root: Path | None = None) -> tuple[int, int]:
 
 
 def enforce_limit(keep: str | None = None, limit: int | None = None, root: Path | None = None) -> tuple[int, int]:
-    """Evict least recently used entries until the cache fits ``limit`` (default
-    ``cache_limit()``); never ``keep`` (the entry just written). Returns (entries, bytes)."""
+    """Evict least recently used entries (and per-rank Parquet folders) until the cache fits
+    ``limit`` (default ``cache_limit()``); never ``keep`` (the entry just written). Returns
+    (entries, bytes)."""
     limit = cache_limit() if limit is None else limit
     # Sizes and last use only (no meta.json read: it holds every string of the trace).
-    found = sorted(((_used(f), disk_bytes(f), f) for f in _entry_folders(root or cache_root())), key=lambda e: e[0])
+    root = root or cache_root()
+    found = sorted(((_used(f), disk_bytes(f), f) for f in _entry_folders(root) + ranks_folders(root)), key=lambda e: e[0])
     total = sum(size for _, size, _ in found)
     entries = freed = 0
     for _, size, folder in found:

@@ -14,6 +14,7 @@ from textual.app import App, ComposeResult
 from textual.containers import Vertical
 from textual.widgets import DataTable, Static, TabbedContent, TabPane
 
+from vtui.analysis.diff.engine import Run, RunsDiff, diff_runs
 from vtui.analysis.report.compare import Comparison, compare
 from vtui.analysis.slices.details import slice_details
 from vtui.fmt import format_duration as fd
@@ -24,6 +25,7 @@ from vtui.present.compare_text import format_pct, format_value, metrics_table, o
 from vtui.present.names import distinct_cuts
 from vtui.present.tabular import Table
 from vtui.store.store import TraceStore
+from vtui.ui.compare_steps import StepByStep
 from vtui.ui.keys import COMPARE_HELP, bindings
 from vtui.ui.safe import plain, visible
 from vtui.ui.screens import HelpScreen
@@ -33,7 +35,7 @@ from vtui.ui.timeline_screen import TimelinePane, ViewText
 from vtui.ui.view import ViewState
 from vtui.ui.widgets.timeline import Timeline
 
-TABS = ("tab-timelines", "tab-metrics", "tab-ops", "tab-steps")
+TABS = ("tab-timelines", "tab-metrics", "tab-ops", "tab-steps", "tab-bystep")
 STATUS_LABEL = {"span_ns": "span", "step_mean_ns": "step mean"}  # the metrics on the status line
 
 
@@ -106,9 +108,10 @@ class CompareView(Vertical):
 
     BINDINGS = bindings("compare", on="compare")
 
-    def __init__(self, paths: tuple[Path, Path], a: TraceStore, b: TraceStore, c: Comparison, **kwargs) -> None:
+    def __init__(self, paths: tuple[Path, Path], a: TraceStore, b: TraceStore, c: Comparison, d: RunsDiff,
+                 **kwargs) -> None:
         super().__init__(**kwargs)
-        self.paths, self.a, self.b, self.c = paths, a, b, c
+        self.paths, self.a, self.b, self.c, self.d = paths, a, b, c, d
 
     def compose(self) -> ComposeResult:
         c = self.c
@@ -130,6 +133,8 @@ class CompareView(Vertical):
             with TabPane("4 Steps", id=TABS[3]):
                 yield Static(steps_note, classes="note")
                 yield _data_table(steps_table(c, None), "steps-table")
+            with TabPane("5 Step by step", id=TABS[4]):
+                yield StepByStep(self.d, id="bystep")
 
 
 class CompareApp(AppShell, App[int]):
@@ -147,6 +152,7 @@ class CompareApp(AppShell, App[int]):
         self.cache = cache  # read / write the index cache (``--no-cache`` turns it off)
         self.load_options = options  # None: the environment's (LoadOptions.from_environ)
         self.comparison: Comparison | None = None
+        self.runs_diff: RunsDiff | None = None
         self.lock_mode: str | None = None  # None, "steps" (first steps line up) or "starts"
         self._syncing = False  # the lock is moving the other pane: its change is not the user's
 
@@ -161,8 +167,9 @@ class CompareApp(AppShell, App[int]):
         self.start_load(LoadJob(self._load, "load and compare", "vtui compare · failed", "Could not compare the traces:",
                                 lambda exc: f"could not compare ({type(exc).__name__}: {exc})"))
 
-    def _load(self, progress: Progress, control: LoadControl) -> tuple[TraceStore, TraceStore, Comparison]:
-        """Both stores (each half of the progress bar) and their comparison; runs in the load worker."""
+    def _load(self, progress: Progress, control: LoadControl) -> tuple[TraceStore, TraceStore, Comparison, RunsDiff]:
+        """Both stores (each half of the progress bar) and their comparisons (the tables' and the
+        step-by-step one); runs in the load worker."""
         if self.stores is not None:
             a, b = self.stores
         else:
@@ -170,18 +177,19 @@ class CompareApp(AppShell, App[int]):
                                    options=self.load_options)
             b = load_in_background(self.paths[1], lambda f: progress(0.5 + f / 2), cache=self.cache, control=control,
                                    options=self.load_options)
-        return a, b, compare(a, b, labels=(self.paths[0].name, self.paths[1].name))
+        names = (self.paths[0].name, self.paths[1].name)
+        return a, b, compare(a, b, labels=names), diff_runs([Run(a, names[0])], [Run(b, names[1])])
 
-    def loaded(self, result: tuple[TraceStore, TraceStore, Comparison]) -> None:
+    def loaded(self, result: tuple[TraceStore, TraceStore, Comparison, RunsDiff]) -> None:
         self._show(*result)
 
-    def _show(self, a: TraceStore, b: TraceStore, c: Comparison) -> None:
-        self.stores, self.comparison = (a, b), c
+    def _show(self, a: TraceStore, b: TraceStore, c: Comparison, d: RunsDiff) -> None:
+        self.stores, self.comparison, self.runs_diff = (a, b), c, d
         self.query_one("#loading").remove()
-        tabs = CompareView(self.paths, a, b, c, id="compare")
+        tabs = CompareView(self.paths, a, b, c, d, id="compare")
         self.mount(tabs, after=self.query_one("#title"))
         self.query_one("#title", Static).update(
-            plain(f"vtui compare · A {self.paths[0].name} · B {self.paths[1].name} · 1–4 switch views · l locks times"))
+            plain(f"vtui compare · A {self.paths[0].name} · B {self.paths[1].name} · 1–5 switch views · l locks times"))
         self.call_after_refresh(self._after_show)
 
     def _after_show(self) -> None:
@@ -307,7 +315,7 @@ class CompareApp(AppShell, App[int]):
     def action_tab(self, index: int) -> None:
         for tabs in self.query("#tabs").results(TabbedContent):
             tabs.active = TABS[index]
-            target = self.query_one(f"#{TABS[index]}").query("DataTable, Timeline")
+            target = self.query_one(f"#{TABS[index]}").query("DataTable, Timeline, StepByStep")
             if target:
                 target.first().focus()  # keys go to the shown view, not a hidden one
 

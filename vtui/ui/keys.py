@@ -62,6 +62,8 @@ SCOPES: dict[str, Scope] = {
     "compare.mouse": Scope("Mouse", (("wheel", "Zoom at the mouse"), ("shift+wheel", "Pan"),
                                      ("click", "Select a slice"), ("drag", "Zoom to the dragged times"))),
     "compare.tables": Scope("Tables (2 3 4)", (("↑ ↓", "Move"), ("click header", "Sort by that column"))),
+    "bystep": Scope("Step by step (5): A's step above B's on one clock from each step's start",
+                    (("colour", "A kernel and its match share a colour; ▓ changed, × removed (A only), + added (B only)"),)),
     "insights": Scope("Insights (i)", (
         ("↑ ↓ enter", "In a list (steps, GPU gaps, outliers): pick one and jump to it in the timeline"),
         ("tab", "Move between the lists"))),
@@ -186,6 +188,12 @@ KEYS: tuple[Key, ...] = (
     _K("compare", "compare.tab_metrics", "2", "app.tab(1)", "Metrics", footer=True, on="compare"),
     _K("compare", "compare.tab_ops", "3", "app.tab(2)", "Operators", footer=True, on="compare"),
     _K("compare", "compare.tab_steps", "4", "app.tab(3)", "Steps", footer=True, on="compare"),
+    _K("compare", "compare.tab_bystep", "5", "app.tab(4)", "Step by step", footer=True, on="compare"),
+    _K("bystep", "bystep.kind", "c", "kind", "Next step kind", footer=True,
+       tooltip="Prefill, decode, mixed, ProfilerStep…: the kinds both traces have"),
+    _K("bystep", "bystep.next", "n", "walk(1)", "Next difference", footer=True,
+       tooltip="The aligned step pair that differs next most"),
+    _K("bystep", "bystep.prev", "N", "walk(-1)", "Previous difference"),
     _K("compare", "app.quit", "q", "quit", "Quit", footer=True, on="app"),
     # ---- screens over the timeline ----
     _K("insights", "insights.close", "escape,i,q", "close", "Back", footer=True, tooltip="Back to the timeline"),
@@ -238,7 +246,7 @@ KEY_IDS: frozenset[str] = frozenset(k.id for k in KEYS)
 
 # The help screen's sections, in order, for the main timeline and for compare mode.
 MAIN_HELP = ("timeline", "tracks", "aggregation", "mouse", "prompts", "everywhere")
-COMPARE_HELP = ("compare", "compare.mouse", "compare.tables", "everywhere")
+COMPARE_HELP = ("compare", "compare.mouse", "compare.tables", "bystep", "everywhere")
 
 Keymap = Mapping[str, str]  # binding id -> Textual key names, comma-separated
 HelpSection = tuple[str, list[tuple[str, str]]]
