@@ -112,3 +112,26 @@ def test_kernel_outliers_are_instances_far_above_their_median(tmp_path):
     store = load_trace(path)
     out = kernel_outliers(store, time_range(store))
     assert [(store.name(o.row), o.dur, o.median) for o in out] == [("gemm", 100_000, 11_000)]
+
+
+async def test_an_idle_gap_says_what_held_the_work_after_its_launch(tmp_path):
+    """SGLang's decode shape (tests/core/test_idle_causes.py): the next kernel was launched 39.6 µs
+    into the gap, then held behind a hipStreamWaitEvent; the list and the findings say so."""
+    from tests.core.test_idle_causes import _events, _truth
+
+    events = _events()
+    want = _truth(events)
+    path = tmp_path / "sglang_like.json"
+    path.write_text(__import__("json").dumps({"traceEvents": events}))
+    app = VtuiApp(path, store=load_trace(path, cache=False))
+    async with app.run_test(size=(200, 48)) as pilot:
+        await pilot.pause()
+        await pilot.press("i")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        (gap,) = app.screen.gaps
+        assert (gap.cpu_launch_ns, gap.queued_ns, gap.held_by) == (want["cpu"], want["after_launch"], "hipStreamWaitEvent")
+        line = str(app.screen.query_one("#ins-gaps", OptionList).get_option_at_index(0).prompt)
+        assert "CPU 39.6 µs, then behind hipStreamWaitEvent 493." in line
+        text = " ".join(str(w.render()) for w in app.screen.query(Static))
+        assert "held behind a stream wait (hipStreamWaitEvent" in text and "waiting for the CPU to launch" not in text

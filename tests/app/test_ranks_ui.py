@@ -79,3 +79,25 @@ async def test_a_failing_ranks_analysis_is_one_line_on_the_screen(tmp_path, monk
         assert isinstance(app.screen, RanksScreen) and app.is_running  # not ended by the worker's error
         summary = str(app.screen.query_one("#ranks-summary", Static).render())
         assert summary.startswith("could not compare the ranks (ValueError: no ") and "\x1b" not in summary
+
+
+async def test_the_screen_says_which_matches_it_rejected_and_why_busbw_is_missing(tmp_path):
+    """Rank 1's second all-reduce moves fewer elements: no pair; no group size recorded: no busbw."""
+    for r in range(2):
+        ev = rank_events(r, 2, 3, slow_rank(1), group=None)
+        comm = [e["args"] for e in ev if e.get("name") == "record_param_comms"]
+        for args in comm:
+            del args["Group size"], args["Process Group Ranks"]
+        if r == 1:
+            comm[1]["In msg nelems"] = comm[1]["Out msg nelems"] = 1000
+        write_rank(tmp_path, f"t_rank{r}.json", ev, r, 128)
+    app = VtuiApp(tmp_path, store=load_trace(tmp_path, cache=False))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await pilot.pause()
+        await pilot.press("K")
+        await _settle(pilot)
+        summary = str(app.screen.query_one("#ranks-summary", Static).render())
+        assert "warning: 1 of 3 matches rejected: sizes differ (?all_reduce #1: 4,000 vs 4,194,304 B)" in summary
+        assert "busbw –: group size unknown" in summary
+        options = app.screen.query_one("#ranks-collectives", OptionList)
+        assert options.option_count == 2 and "busbw – GB/s" in str(options.get_option_at_index(0).prompt)

@@ -42,10 +42,10 @@ def test_insights_text_and_json_carry_the_roofline_and_the_critical_path(capsys)
 
     assert main(["insights", str(MI250)]) == 0
     out = capsys.readouterr().out
-    assert "Roofline: 7 calls" in out and "device: unknown — device 'AMD Radeon Graphics' is not in" in out
+    assert "Roofline: 10 calls" in out and "device: unknown — device 'AMD Radeon Graphics' is not in" in out
     assert "Critical path per step:" in out
     j = cli_json(capsys, "insights", QWEN, "--json")
-    assert j["roofline"]["device"]["name"] == "NVIDIA H100 SXM" and j["roofline"]["ops"][0]["name"] == "aten::linear"
+    assert j["roofline"]["device"]["name"] == "NVIDIA H100 SXM" and j["roofline"]["ops"][0]["name"] == "aten::mm"
     st = j["critical_path"]["steps"][0]
     assert st["cpu_ns"] + st["gpu_ns"] + st["wait_ns"] == st["path_ns"] and j["critical_path"]["bound"] == "gpu"
 

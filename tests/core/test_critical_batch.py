@@ -141,6 +141,19 @@ def test_device_columns_from_c_equal_numpy_on_real_traces(path):
 
 
 @needs_c
+def test_a_trace_without_device_work_but_with_collective_names(tmp_path):
+    """CPU-only, a ``c10d::allreduce_`` op among its names (HTA's rank-34): no device work, so no
+    comm columns for the helper (it once refused the buffers and Insights failed)."""
+    from tests.helpers import X, load_events
+    from vtui.analysis.report.insights import compute_insights
+
+    store = load_events(tmp_path, [X("ProfilerStep#1", 0, 100), X("c10d::allreduce_", 10, 20)])
+    dev = critical_graph.DeviceWork(store, use_c=True)
+    assert len(dev.rows) == 0
+    assert compute_insights(store).critical is not None
+
+
+@needs_c
 def test_device_columns_from_c_equal_numpy_with_event_waits(shared_traces):
     path = shared_traces / "public" / "hta__nccl_data.json.gz"  # waits on other streams' events
     if not path.exists():

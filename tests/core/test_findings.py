@@ -195,10 +195,19 @@ def test_gpu_waiting_for_the_cpu_memcpy_and_fp32_gemm_findings():
     from vtui.analysis.gpu.activity import NameTime
 
     assert set(_gpu()) == set()  # a busy GPU with nothing else to say
-    f = _gpu(idle_cpu_wait_ns=100_000, idle_between_ns=30_000)["gpu_waits_cpu"]
-    assert f.severity == "warning" and f.message == "GPU idle 100 µs (10.0%) waiting for the CPU to launch work (between kernels: 30 µs)"
+    f = _gpu(idle_cpu_launch_ns=100_000, idle_queued_ns=20_000, idle_dependency_ns=10_000)["gpu_waits_cpu"]
+    assert f.severity == "warning" and f.message == ("GPU idle 100 µs (10.0%) before the CPU launched the next work "
+                                                     "(launched and then queued: 30 µs)")
     assert "CUDA graphs" in f.hint
-    assert "gpu_waits_cpu" not in _gpu(idle_cpu_wait_ns=99_000)
+    assert "gpu_waits_cpu" not in _gpu(idle_cpu_launch_ns=99_000)
+    # Launched and then held behind a stream wait: a dependency, never launch-bound advice.
+    got = _gpu(idle_cpu_launch_ns=40_000, idle_dependency_ns=900_000, idle_dependencies=[("hipStreamWaitEvent", 900_000)])
+    assert "gpu_waits_cpu" not in got
+    f = got["gpu_waits_dependency"]
+    assert f.message == ("GPU idle 900 µs (90.0%) with the next work launched but held behind a stream wait "
+                         "(hipStreamWaitEvent 900 µs)") and "CUDA graphs" not in f.hint
+    assert _gpu(idle_queued_ns=100_000)["gpu_queued"].severity == "info"
+    assert "gpu_clock_offset" in _gpu(idle_clock_offset_ns=100_000)
     f = _gpu(memcpy_pct=6.0, memset_pct=4.0, memcpy_by_direction={"HtoD": 20_000, "DtoH": 50_000})["memcpy"]
     assert f.message == "memcpy 6.0% and memset 4.0% of GPU time (DtoH 50 µs, HtoD 20 µs)" and "pinned memory" in f.hint
     assert "memcpy" not in _gpu(memcpy_pct=6.0, memset_pct=3.9)

@@ -157,8 +157,16 @@ def _expected(ops: list[dict], t0: int, t1: int) -> dict:
         idle["edges"] += merged[0][0] - t0 + t1 - merged[-1][1]
         for (_, gap_start), (nxt, _) in zip(merged, merged[1:]):
             first = min((o for o in group if o["cs"] == nxt), key=lambda o: o["s"])
-            cause = "unknown" if first["launch"] is None else "cpu" if first["launch"][0] >= gap_start else "between"
-            idle[cause] += nxt - gap_start
+            # Up to the launch call's start the GPU waited for the CPU; after it, the work was queued
+            # (no stream waits here); a call after its work started is a clock offset.
+            if first["launch"] is None:
+                idle["unknown"] += nxt - gap_start
+            elif first["launch"][0] > nxt:
+                idle["offset"] += nxt - gap_start
+            else:
+                cpu = min(max(first["launch"][0] - gap_start, 0), nxt - gap_start)
+                idle["cpu"] += cpu
+                idle["queued"] += nxt - gap_start - cpu
     out["idle"] = dict(idle)
     paired = [o for o in sel if o["launch"] is not None]
     out["paired"] = len(paired)
@@ -221,8 +229,9 @@ def test_every_gpu_figure_equals_the_brute_force(tmp_path: Path, seed: int):
                 assert b.busy_pct == pytest.approx(by_label[b.label][1])
                 assert b.busy_pct_of_active == pytest.approx(by_label[b.label][4])
         idle = want["idle"]
-        assert (g.idle_cpu_wait_ns, g.idle_between_ns, g.idle_unknown_ns, g.idle_edges_ns) == (
-            idle.get("cpu", 0), idle.get("between", 0), idle.get("unknown", 0), idle.get("edges", 0)), where
+        assert (g.idle_cpu_launch_ns, g.idle_queued_ns, g.idle_dependency_ns, g.idle_clock_offset_ns, g.idle_unknown_ns,
+                g.idle_edges_ns) == (idle.get("cpu", 0), idle.get("queued", 0), 0, idle.get("offset", 0),
+                                     idle.get("unknown", 0), idle.get("edges", 0)), where
         assert g.launches_paired == want["paired"], where
         if want["paired"]:
             d, r = np.array(want["delays"], dtype=float), np.array(want["after_return"], dtype=float)

@@ -274,3 +274,12 @@ def test_the_mcp_health_tool_gives_the_items(tmp_path):
     want = analyse_health(load_trace(path, cache=False))
     assert [h["key"] for h in doc["health"]] == [i.key for i in want.items]
     assert doc["health"][0]["severity"] == "error" and doc["health"][0]["examples"][0]["row"] >= 0
+
+
+def test_graph_replays_without_their_capture_beside(tmp_path):
+    ev = _loop() + [_launch(9000, 700, name="cudaGraphLaunch"), _kernel(9010, 700, name="graph_kernel")]
+    item = next(i for i in _health(tmp_path, ev).items if i.key == "missing.capture")
+    assert item.count == 1 and item.examples[0].text == "graph launch: cudaGraphLaunch"
+    (tmp_path / "capture_traces").mkdir()
+    write_trace(tmp_path / "capture_traces", _loop(), "capture.json")  # vLLM's layout: found, nothing to say
+    assert "missing.capture" not in _keys(_health(tmp_path, ev))

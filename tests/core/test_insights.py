@@ -380,9 +380,9 @@ def test_gpu_track_without_kineto_categories_and_engine_steps_inside_one_profile
 
 
 def test_idle_split_launch_delay_and_sync_on_a_synthetic_kineto_trace(tmp_path: Path):
-    """Kernel A runs 0–100 µs; B was launched at 50 µs (queued) and starts at 120 (gap 20: between
-    kernels); C is launched at 300 µs, after the GPU went idle at 200, and starts at 310 (gap 110:
-    waiting on the CPU)."""
+    """Kernel A runs 0–100 µs; B was launched at 50 µs (queued) and starts at 120 (gap 20: queued);
+    C is launched at 300 µs, after the GPU went idle at 200, and starts at 310 (gap 110: 100 waiting
+    on the CPU, then 10 queued after the call)."""
     def launch(ts, corr):
         return [{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": ts, "dur": 5.0, "pid": 1, "tid": 1,
                  "args": {"correlation": corr}},
@@ -401,7 +401,7 @@ def test_idle_split_launch_delay_and_sync_on_a_synthetic_kineto_trace(tmp_path: 
     store = load_trace(write_trace(tmp_path, events))
     g = compute_insights(store).gpu
     assert g.launches_paired == 3
-    assert g.idle_between_ns == 20_000 and g.idle_cpu_wait_ns == 110_000 and g.idle_edges_ns == 0
+    assert (g.idle_queued_ns, g.idle_cpu_launch_ns, g.idle_dependency_ns, g.idle_edges_ns) == (30_000, 100_000, 0, 0)
     assert g.launch.max == 70_000 and g.launch.mean == pytest.approx((0 + 70_000 + 10_000) / 3)
     assert {p.name: p.total_ns for p in g.precision} == {"fp32": 100_000, "fp16/bf16": 80_000, "communication": 90_000}
     ops = compute_insights(store).ops

@@ -42,6 +42,18 @@ def _kind(name: str) -> str:
     return collective_kind(name)  # the name table only (checked on its own below)
 
 
+def _elems(args: dict) -> int:
+    n = max([v for v in (args.get("In msg nelems"), args.get("Out msg nelems")) if isinstance(v, int)] or [0])
+    if not n and isinstance(args.get("Input Dims"), list):
+        for d in args["Input Dims"]:
+            if isinstance(d, list) and d and all(isinstance(x, int) for x in d):
+                p = 1
+                for x in d:
+                    p *= x
+                n = max(n, p)
+    return n
+
+
 def _bytes(args: dict) -> int:
     size = DTYPE.get(str(args.get("dtype", "")).lower()) or DTYPE.get(str((args.get("Input type") or [""])[0]).lower(), 0)
     n = max([v for v in (args.get("In msg nelems"), args.get("Out msg nelems")) if isinstance(v, int)] or [0])
@@ -90,8 +102,15 @@ def reference(folder: Path, align: str = "epoch") -> dict:
             name = name or next((o["name"] for o in around if o["name"].startswith("nccl:")), e["name"])
             group = next((str(a["Process Group Name"]) for a in found if "Process Group Name" in a), "")
             size = next((a["Group size"] for a in found if isinstance(a.get("Group size"), int)), 0)
+            pg_ranks = next((a["Process Group Ranks"] for a in found if "Process Group Ranks" in a), None)
+            if not size and pg_ranks is not None:
+                size = len(json.loads(pg_ranks)) if isinstance(pg_ranks, str) else len(pg_ranks)
+            world = (doc.get("distributedInfo") or {}).get("world_size")
+            if not size and world and (group == "0" or any(a.get("Process Group Description") == "default_pg" for a in found)):
+                size = world
             nbytes = next((b for b in map(_bytes, found) if b > 0), -1)
-            colls.append(dict(start=t(e)[0], end=t(e)[1], kind=_kind(name), group=group, size=size, bytes=nbytes,
+            elems = next((n for n in map(_elems, found) if n > 0), 0)
+            colls.append(dict(start=t(e)[0], end=t(e)[1], kind=_kind(name), group=group, size=size, bytes=nbytes, elems=elems,
                               dev=e["pid"]))
         colls.sort(key=lambda c: c["start"])
         seen = {}
@@ -104,18 +123,29 @@ def reference(folder: Path, align: str = "epoch") -> dict:
         for i, r in enumerate(ranks):
             r["rank"] = i
     ranks.sort(key=lambda r: r["rank"])
-    offsets = [0] * len(ranks)
-    if align == "collective" and len(ranks) > 1:
-        common = set.intersection(*({(c["gkey"], c["seq"]) for c in r["colls"]} for r in ranks))
-        if common:
-            first = min(common, key=lambda k: (k[1], k[0]))
-            ends = [next(c["end"] for c in r["colls"] if (c["gkey"], c["seq"]) == first) for r in ranks]
-            offsets = [ends[0] - e for e in ends]
-    # collectives
+    # matches: a (group, seq) of 2+ ranks whose kernels disagree on kind, bytes or group size is rejected
     groups = {}
     for p, r in enumerate(ranks):
         for c in r["colls"]:
             groups.setdefault((c["gkey"], c["seq"]), []).append((p, c))
+    rejected = {}
+    for key, members in groups.items():
+        if len(members) < 2:
+            continue
+        for field, why in (("kind", "kinds differ"), ("bytes", "sizes differ"), ("elems", "sizes differ"),
+                           ("size", "group sizes differ")):
+            known = {c[field] for _p, c in members if field == "kind" or c[field] > 0}
+            if len(known) > 1:
+                rejected[key] = why
+                break
+    groups = {k: v for k, v in groups.items() if k not in rejected}
+    offsets = [0] * len(ranks)
+    if align == "collective" and len(ranks) > 1:
+        common = set.intersection(*({(c["gkey"], c["seq"]) for c in r["colls"]} for r in ranks)) - set(rejected)
+        if common:
+            first = min(common, key=lambda k: (k[1], k[0]))
+            ends = [next(c["end"] for c in r["colls"] if (c["gkey"], c["seq"]) == first) for r in ranks]
+            offsets = [ends[0] - e for e in ends]
     out_c = []
     for (gkey, seq), members in groups.items():
         durs = [c["end"] - c["start"] for _p, c in members]
@@ -124,16 +154,17 @@ def reference(folder: Path, align: str = "epoch") -> dict:
         latest = max(a for a, _ in arr)
         last = min(p for a, p in arr if a == latest)
         first_c = members[0][1]
-        n = first_c["size"] or len(members)
+        n = max(c["size"] for _p, c in members)  # known sizes agree; 0: unknown, never the ranks present
+        nbytes = max(c["bytes"] for _p, c in members)
         waits = [None] * len(ranks)
         for p, c in members:
             waits[p] = c["end"] - c["start"] - lat
-        bw = first_c["bytes"] / lat if first_c["bytes"] > 0 and lat > 0 else None
-        out_c.append(dict(name=first_c["kind"], group=first_c["group"], seq=seq, ranks=len(members), group_size=n,
-                          bytes=first_c["bytes"] if first_c["bytes"] > 0 else None,
+        bw = nbytes / lat if nbytes > 0 and lat > 0 else None
+        out_c.append(dict(name=first_c["kind"], group=first_c["group"], seq=seq, ranks=len(members), group_size=n or None,
+                          bytes=nbytes if nbytes > 0 else None,
                           start_ns=min(a for a, _ in arr), latency_ns=lat, skew_ns=latest - min(a for a, _ in arr),
                           last_rank=ranks[last]["rank"], algbw_gbps=None if bw is None else round(bw, 4),
-                          busbw_gbps=None if bw is None else round(bw * BUS.get(first_c["kind"], lambda n: 1.0)(n), 4),
+                          busbw_gbps=None if bw is None or not n else round(bw * BUS.get(first_c["kind"], lambda n: 1.0)(n), 4),
                           waits_ns=waits, _lost=sum(w for w in waits if w is not None) - waits[last], _last=last,
                           _key=(gkey, seq)))
     out_c.sort(key=lambda c: (c["start_ns"], c["_key"][0], c["_key"][1]))
@@ -168,7 +199,7 @@ def reference(folder: Path, align: str = "epoch") -> dict:
         who = max(counts, key=lambda p: (len(counts[p]), sum(counts[p]), -p))
         straggler = dict(rank=ranks[who]["rank"], collectives_last=len(counts[who]), lost_ns=sum(counts[who]))
     return dict(ranks=[r["rank"] for r in ranks], offsets=offsets, collectives=out_c, exposed=exposed, steps=steps,
-                straggler=straggler)
+                straggler=straggler, rejected=rejected, matches=sum(1 for v in groups.values() if len(v) > 1) + len(rejected))
 
 
 def _union(iv: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -196,6 +227,16 @@ def check(folder: Path, align: str = "epoch") -> dict:
     assert [{k: e[k] for k in ("rank", "comm_ns", "overlapped_ns", "exposed_ns")} for e in got["exposed"]] == ref["exposed"]
     if got["steps_aligned_by"] == "annotation":
         assert [{k: s[k] for k in ("name", "durations_ns", "skew_ns", "waits_ns")} for s in got["steps"]] == ref["steps"]
+    rejects = [w for w in got["warnings"] if "matches rejected" in w]
+    if ref["rejected"]:
+        (w,) = rejects
+        assert w.startswith(f"{len(ref['rejected'])} of {ref['matches']} matches rejected: ")
+        for reason in set(ref["rejected"].values()):
+            assert reason in w
+        for gkey, seq in sorted(ref["rejected"])[:5]:
+            assert f"{gkey} #{seq}: " in w  # each rejected match named
+    else:
+        assert not rejects
     if ref["straggler"] is not None:
         s = got["straggler"]
         assert {k: s[k] for k in ("rank", "collectives_last", "lost_ns")} == ref["straggler"]
@@ -296,7 +337,14 @@ def test_hta_sampled_ranks(tmp_path):
         (folder / f"hta__sampled_rank-{r}.json.gz").write_bytes((FIXTURES / "ranks" / f"hta__sampled_rank-{r}.json.gz").read_bytes())
     for align in ("epoch", "collective"):
         got = check(folder, align)
-        assert len(got["collectives"]) == 10 and got["missing_ranks"] == list(range(2, 128))
+        # 10 kernels each, paired by order: 6 pairs are collectives of different sizes (an all-reduce
+        # of 107,822,144 B against one of 105,033,720 B), left unmatched; 4 hold.
+        assert len(got["collectives"]) == 4 and got["missing_ranks"] == list(range(2, 128))
+        (w,) = got["warnings"]
+        assert w.startswith("6 of 10 matches rejected: sizes differ (") and "105,033,720 vs 107,822,144 B" in w
+        # No group recorded: the world size (128) is not assumed, nor the 2 files in the folder.
+        assert all(c["group_size"] is None and c["busbw_gbps"] is None and "group size unknown" in c["busbw_note"]
+                   and c["algbw_gbps"] is not None for c in got["collectives"])
     assert got["steps"][1]["durations_ns"] == [622_928_000, 630_639_000]
 
 
@@ -341,6 +389,10 @@ def test_duckdb_reuses_the_parquet_beside_the_cache(tmp_path):
     stamps = [p.stat().st_mtime_ns for p in written]
     assert msgspec.to_builtins(run_ranks(folder)) == first
     assert [p.stat().st_mtime_ns for p in written] == stamps  # read again, not rewritten
+    from vtui.analysis.ranks.tables import TABLES_VERSION
+
+    # the tables' rules are in the folder's name: a version that changed them writes new ones
+    assert all(p.parent.name.endswith(f"-t{TABLES_VERSION}-{p.parent.name.rsplit('-', 1)[1]}") for p in written)
 
 
 def test_a_trace_without_steps_or_collectives(tmp_path):

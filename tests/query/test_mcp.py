@@ -98,7 +98,7 @@ def test_initialize_names_the_server_and_its_tools(client):
 
 def test_tools_list_has_typed_schemas(client):
     tools = {t["name"]: t for t in client.request("tools/list")["result"]["tools"]}
-    want = {"info", "insights", "stats", "tree", "search", "query", "diff"} | ({"ranks"} if "ranks" in COMMANDS else set())
+    want = {"info", "health", "insights", "stats", "tree", "search", "query", "diff"} | ({"ranks"} if "ranks" in COMMANDS else set())
     assert set(tools) == want
     for name, tool in tools.items():
         schema = tool["inputSchema"]

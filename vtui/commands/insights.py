@@ -22,13 +22,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--capture", metavar="FILE",
                         help="vLLM's CUDA-graph capture trace of the same run: replayed graph kernels get the "
                              "captured operators and shapes (default: capture_traces/ beside the trace, if any)")
+    parser.add_argument("--peaks", metavar="datasheet|achievable|FILE.toml", default="datasheet",
+                        help="the roofline's device peaks: the datasheet's (default), the measured achievable "
+                             "column where vtui's table has one, or a TOML table of your own")
 
 
 def run(opts: argparse.Namespace) -> int:
     from pathlib import Path
 
     from vtui.analysis.base.ranges import compile_regex
+    from vtui.analysis.gpu.peaks import check_peaks_choice
     from vtui.analysis.report.insights import compute_insights
+    from vtui.errors import UsageError
     from vtui.present.insights_json import insights_dict
     from vtui.present.insights_text import insights_text
     from vtui.present.schema import dump
@@ -37,9 +42,14 @@ def run(opts: argparse.Namespace) -> int:
     if opts.step:
         compile_regex(opts.step)  # a bad regex is a usage error before the load
     check_top(opts.top)
+    try:
+        check_peaks_choice(opts.peaks)  # a bad file is a usage error before the load
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     store, rng, _tracks = load(opts)
     capture, capture_name = load_capture(opts)
-    ins = compute_insights(store, rng, opts.step, top=opts.top, capture=capture, capture_name=capture_name)
+    ins = compute_insights(store, rng, opts.step, top=opts.top, capture=capture, capture_name=capture_name,
+                           peaks=opts.peaks)
     if opts.json:
         say(dump("insights", {"trace": str(opts.trace), **insights_dict(ins)}), lossless=True)
     else:

@@ -163,8 +163,13 @@ def gpu_lines(ins: Insights) -> list[str]:
         lines.append(f"  launch delay from call end (HTA's): mean {fd(a.mean)} · p90 {fd(a.p90)} · worst {fd(a.max)}")
     else:
         lines.append("  launch delay: no CPU launch found for the GPU work (no flows or correlation ids)")
-    lines.append(f"  idle: waiting on CPU {fd(g.idle_cpu_wait_ns)} · between kernels {fd(g.idle_between_ns)} · "
-                 f"unknown cause {fd(g.idle_unknown_ns)} · before/after the work {fd(g.idle_edges_ns)}")
+    deps = ", ".join(f"{safe_field(n, NAME_WIDTH)} {fd(v)}" for n, v in g.idle_dependencies[:3])
+    lines.append(f"  idle: CPU not yet launching {fd(g.idle_cpu_launch_ns)} · launched, queued {fd(g.idle_queued_ns)} · "
+                 f"behind a stream wait {fd(g.idle_dependency_ns)}" + (f" ({deps})" if deps else "")
+                 + (f" · clock offset {fd(g.idle_clock_offset_ns)}" if g.idle_clock_offset_ns else "")
+                 + f" · unknown cause {fd(g.idle_unknown_ns)} · before/after the work {fd(g.idle_edges_ns)}")
+    if g.comm_ns:
+        lines.append(f"  communication kernels: {fd(g.comm_ns)} ({g.comm_pct:.1f}% of kernel time)")
     lines.append("  precision (share of kernel time): " + ", ".join(f"{safe_field(p.name, NAME_WIDTH)} {p.pct:.1f}%" for p in g.precision))
     lines.append("  top kernels:")
     top = g.top_kernels[:8]

@@ -71,5 +71,8 @@ def ranks_text(r: RanksReport, fmt: str = "table") -> str:
     if r.missing_ranks:
         shown = ", ".join(map(str, r.missing_ranks[:16])) + (" …" if len(r.missing_ranks) > 16 else "")
         lines.append(f"missing ranks ({len(r.missing_ranks)}): {shown}")
+    note = next((c.busbw_note for c in r.collectives if c.busbw_note and c.algbw_gbps is not None), None)
+    if note:
+        lines.append(f"busbw: {note}")
     lines += [f"warning: {w}" for w in r.warnings]
     return "\n\n".join(parts) + "\n\n" + "\n".join(lines)

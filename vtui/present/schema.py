@@ -210,7 +210,17 @@ class DurationStats(Strict):
     max_ns: float
 
 
+class IdleDependency(Strict):
+    call: str
+    ns: int
+
+
 class Idle(Strict):
+    cpu_launch_ns: int
+    queued_ns: int
+    dependency_ns: int
+    dependencies: list[IdleDependency]
+    clock_offset_ns: int
     waiting_on_cpu: int
     between_kernels: int
     unknown: int
@@ -242,6 +252,8 @@ class Gpu(Strict):
     devices: list[Busy]
     streams: list[Busy]
     kernel_ns: int
+    comm_ns: int
+    comm_pct: float | None
     memcpy_ns: int
     memset_ns: int
     memcpy_pct: float | None
@@ -691,13 +703,13 @@ OUTPUTS: dict[str, type[Out]] = {
 # or retyped), and add its snapshot: scripts/schema_snapshots.py writes vtui/data/schema/NAME.vN.json.
 VERSIONS: dict[str, int] = {
     "info": 2,
-    "insights": 4,
+    "insights": 5,
     "stats": 1,
     "search": 1,
     "tree": 2,
     "tree-diff": 1,
     "diff": 2,
-    "ranks": 1,
+    "ranks": 2,
     "query": 1,
 }
 

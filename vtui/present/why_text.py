@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from vtui.analysis.gpu.roofline import RooflineReport, worst_first
+from vtui.analysis.gpu.roofline import RooflineReport, short_type, worst_first
 from vtui.analysis.why.critical import CriticalReport
 from vtui.fmt import format_bytes
 from vtui.fmt import format_duration as fd
@@ -27,8 +27,11 @@ def device_lines(r: RooflineReport) -> list[str]:
     if p is None:
         return [f"device: unknown — {safe_field(r.device.why or r.why, 200)}; FLOPs and rates only, no % of roofline"]
     peaks = ", ".join(f"{k} {v:g}" for k, v in p.tflops.items())
-    return [f"device: {safe_field(p.name, 60)} (trace: {safe_field(r.device.trace_name or '—', 60)}) · peaks TFLOP/s "
-            f"{peaks} · {p.tbps:g} TB/s", f"source: {safe_field(p.source, 300)}"] + (
+    head = p.headline_tflops
+    ridge = next((f"{k} {p.ridge(k):.0f} FLOP/byte" for k in ("bf16", "fp16", "fp32") if k in p.tflops and head), "—")
+    return [f"device: {safe_field(p.name, 60)} (trace: {safe_field(r.device.trace_name or '—', 60)}) · {p.kind} peaks "
+            f"TFLOP/s {peaks} · {p.tbps:g} TB/s · ridge {ridge}", f"source: {safe_field(p.source, 300)}"] + (
+        [f"note: {safe_field(r.device.note, 200)}"] if r.device.note else []) + (
         [f"not confirmed against the datasheet: {', '.join(p.unconfirmed)}"] if p.unconfirmed else [])
 
 
@@ -40,11 +43,14 @@ def roofline_lines(r: RooflineReport | None, top: int = 12) -> list[str]:
              f"{format_bytes(r.bytes)} moved · rates over {basis}"] + ["  " + ln for ln in device_lines(r)]
     if r.why and r.why != r.device.why:
         lines.append(f"  note: {safe_field(r.why, 200)}")
-    lines.append(f"  {'op':<28} {'shape':<30} {'dtype':<8} {'calls':>6} {'time':>10} {'TFLOP/s':>8} {'TB/s':>6} "
+    if r.capture:
+        lines.append(f"  graph-replayed kernels costed from the capture trace {safe_field(r.capture, 80)} (rows marked ⟳)")
+    lines.append(f"  {'op':<28} {'shape':<30} {'dtype':<11} {'calls':>6} {'time':>10} {'TFLOP/s':>8} {'TB/s':>6} "
                  f"{'% roof':>7} bound")
     for o in worst_first(r)[:top]:
         t = o.gpu_ns if r.time_basis == "gpu" else o.cpu_ns
-        lines.append(f"  {safe_field(o.name, 28):<28} {safe_field(o.shape, 30):<30} {safe_field(_dtype(o.dtype), 8):<8} "
+        name = ("⟳ " if o.from_capture else "") + o.name
+        lines.append(f"  {safe_field(name, 28):<28} {safe_field(o.shape, 30):<30} {safe_field(_dtype(o.dtype), 11):<11} "
                      f"{o.count:>6,} {fd(t):>10} {_num(o.tflops, '{:.3g}'):>8} {_num(o.tbps, '{:.3g}'):>6} "
                      f"{_num(o.pct_of_roofline):>7} {o.bound or '—'}")
         if o.hint:
@@ -55,7 +61,7 @@ def roofline_lines(r: RooflineReport | None, top: int = 12) -> list[str]:
 
 
 def _dtype(name: str) -> str:
-    return {"c10::BFloat16": "bf16", "c10::Half": "fp16", "float": "fp32", "double": "fp64"}.get(name, name.replace("c10::", ""))
+    return name if "←" in name else short_type(name)
 
 
 def critical_lines(c: CriticalReport | None) -> list[str]:

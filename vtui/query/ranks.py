@@ -30,9 +30,12 @@ from vtui.analysis.ranks.analyse import (
     RanksReport,
     StepRow,
     Straggler,
+    _detail,
     _natural,
+    busbw_note,
+    rejection_warning,
 )
-from vtui.analysis.ranks.tables import RankTable, rank_tables
+from vtui.analysis.ranks.tables import TABLES_VERSION, RankTable, rank_tables
 from vtui.atomic import atomic_write
 from vtui.errors import TraceLoadError, UsageError
 from vtui.query import rank_cache
@@ -86,6 +89,7 @@ def write_rank(table: RankTable, pos: int, folder: Path, pa, pq) -> None:
         "colls": pa.table({"pos": pa.array(np.full(n, pos), i64), "idx": pa.array(np.arange(n), i64),
                            "kind": pa.array(table.coll_kind, pa.string()), "grp": pa.array(table.coll_group, pa.string()),
                            "group_size": pa.array(table.coll_size, i64), "bytes": pa.array(table.coll_bytes, i64),
+                           "elems": pa.array(table.coll_elems, i64),
                            "start_ns": pa.array(table.coll_start, i64), "end_ns": pa.array(table.coll_end, i64),
                            "device": pa.array(table.coll_device, i64), "row": pa.array(table.coll_row, i64)}),
         "comp": pa.table({"pos": pa.array(np.full(len(table.comp_start), pos), i64),
@@ -107,7 +111,7 @@ def _rank_folder(root: Path, file: Path, pos: int, cache: bool) -> Path | None:
     from vtui.store import cache as trace_cache
 
     key = trace_cache.entry_key([file])
-    return None if key is None else root / f"{key}-{pos}"
+    return None if key is None else root / f"{key}-t{TABLES_VERSION}-{pos}"
 
 
 def prepare(path: str | os.PathLike, out: Path | None = None, cache: bool = True,
@@ -217,7 +221,7 @@ def run_sql(folders: list[Path], align: str = "epoch") -> RanksReport:
                 if kind.startswith("rank "):
                     run(kind, name, sql, extra)
         results["exposed"].sort(key=lambda row: row[0])
-        return _report(results, subs["step_key"], align, warnings)
+        return _report(results, subs["step_key"], align, warnings + _rejects(results.get("rejected", [])))
     except duckdb.Error as exc:  # a Parquet file that went bad after its check, a limit hit …
         from vtui.query.engine import one_line
 
@@ -245,6 +249,19 @@ def run_ranks(path: str | os.PathLike, align: str = "epoch", cache: bool = True,
             trace_cache.enforce_limit()  # the rank folders count in the cache's cap
 
 
+def _rejects(rows: list[tuple]) -> list[str]:
+    """The rejected-matches warning from the ``rejected`` query (one row per rejected match)."""
+    out = []
+    for gkey, seq, reason, kmin, kmax, bmin, bmax, zmin, zmax, emin, emax, _n in rows:
+        kinds = [kmin, kmax]
+        nbytes = [int(b) for b in (bmin, bmax) if b is not None]
+        sizes = [int(z) for z in (zmin, zmax) if z is not None]
+        elems = [int(e) for e in (emin, emax) if e is not None]
+        out.append((str(gkey), int(seq), str(reason), _detail(str(reason), kinds, nbytes, sizes, elems)))
+    out.sort(key=lambda x: (x[0], x[1]))
+    return rejection_warning(int(rows[0][-1]) if rows else 0, out)
+
+
 def _report(res: dict[str, list[tuple]], step_key: str, align: str, warnings: list[str]) -> RanksReport:
     rank_rows = res["ranks"]
     ids = [int(r[1]) for r in rank_rows]
@@ -266,11 +283,12 @@ def _report(res: dict[str, list[tuple]], step_key: str, align: str, warnings: li
     collectives, last_of, lost_of = [], [], []
     for (gkey, seq, name, grp, nr, size, nbytes, start, lat, skew, last, algbw, busbw, lost) in res["collectives"]:
         collectives.append(CollectiveRow(
-            name=name, group=grp, seq=int(seq), ranks=int(nr), group_size=int(size),
+            name=name, group=grp, seq=int(seq), ranks=int(nr), group_size=int(size) if size and size > 0 else None,
             bytes=int(nbytes) if nbytes is not None and nbytes > 0 else None, start_ns=int(start),
             latency_ns=int(lat), skew_ns=int(skew), last_rank=int(last),
             algbw_gbps=None if algbw is None else round(float(algbw), 4),
-            busbw_gbps=None if busbw is None else round(float(busbw), 4), waits_ns=waits[(gkey, int(seq))]))
+            busbw_gbps=None if busbw is None else round(float(busbw), 4), waits_ns=waits[(gkey, int(seq))],
+            busbw_note=busbw_note(int(nbytes) if nbytes is not None else -1, int(lat), int(size or 0))))
         last_of.append(at[int(last)])
         lost_of.append(int(lost or 0))
 

@@ -3,7 +3,7 @@
 -- Input (one folder per rank, written by `vtui ranks FOLDER --engine duckdb` beside the cache):
 --   meta(pos, named_rank, file, world_size)           one row per rank file
 --   steps(pos, idx, name, start_ns, end_ns)            the rank's steps, epoch ns
---   colls(pos, idx, kind, grp, group_size, bytes, start_ns, end_ns, device, row)
+--   colls(pos, idx, kind, grp, group_size, bytes, elems, start_ns, end_ns, device, row)
 --                                                      collective kernels, in start order
 --   comp(pos, device, start_ns, end_ns)                compute kernels
 -- The runner (vtui/query/ranks.py) substitutes {meta_files}… (the lists of Parquet files), {rank} (named_rank,
@@ -28,16 +28,43 @@ CREATE OR REPLACE TEMP VIEW ranked AS SELECT pos, {rank} AS rank FROM meta;
 -- view: keyed
 -- A collective's group: its process group, else its kind ("?all_reduce"); seq: its order in it.
 CREATE OR REPLACE TEMP VIEW keyed AS
-SELECT c.pos, r.rank, c.idx, c.kind, c.grp, c.group_size, c.bytes, c.start_ns, c.end_ns, c.row,
+SELECT c.pos, r.rank, c.idx, c.kind, c.grp, c.group_size, c.bytes, c.elems, c.start_ns, c.end_ns, c.row,
        CASE WHEN c.grp = '' THEN concat('?', c.kind) ELSE c.grp END AS gkey,
        row_number() OVER (PARTITION BY c.pos, CASE WHEN c.grp = '' THEN concat('?', c.kind) ELSE c.grp END
                           ORDER BY c.idx) - 1 AS seq
 FROM colls c JOIN ranked r ON r.pos = c.pos;
 
+-- view: verdict
+-- Per match (gkey, seq) of two or more ranks: why its kernels disagree where the traces record it
+-- (kind, bytes, group size), or NULL.
+CREATE OR REPLACE TEMP VIEW verdict AS
+SELECT gkey, seq, count(*) AS n,
+       CASE WHEN count(*) < 2 THEN NULL
+            WHEN count(DISTINCT kind) > 1 THEN 'kinds differ'
+            WHEN count(DISTINCT CASE WHEN bytes > 0 THEN bytes END) > 1
+                 OR count(DISTINCT CASE WHEN elems > 0 THEN elems END) > 1 THEN 'sizes differ'
+            WHEN count(DISTINCT CASE WHEN group_size > 0 THEN group_size END) > 1 THEN 'group sizes differ'
+       END AS reason,
+       min(kind) AS min_kind, max(kind) AS max_kind,
+       min(CASE WHEN bytes > 0 THEN bytes END) AS min_bytes, max(bytes) AS max_bytes,
+       min(CASE WHEN group_size > 0 THEN group_size END) AS min_size, max(group_size) AS max_size,
+       min(CASE WHEN elems > 0 THEN elems END) AS min_elems, max(elems) AS max_elems
+FROM keyed GROUP BY gkey, seq;
+
+-- name: rejected
+SELECT gkey, seq, reason, min_kind, max_kind, min_bytes, max_bytes, min_size, max_size, min_elems, max_elems,
+       (SELECT count(*) FROM verdict WHERE n > 1) AS matches
+FROM verdict WHERE reason IS NOT NULL;
+
+-- view: agreed
+-- The collectives whose match holds: a rejected match leaves its kernels unmatched.
+CREATE OR REPLACE TEMP VIEW agreed AS
+SELECT k.* FROM keyed k JOIN verdict v ON v.gkey = k.gkey AND v.seq = k.seq WHERE v.reason IS NULL;
+
 -- view: first_common
 -- The first collective every rank took part in (lowest seq, then group name).
 CREATE OR REPLACE TEMP VIEW first_common AS
-SELECT gkey, seq FROM keyed GROUP BY gkey, seq
+SELECT gkey, seq FROM agreed GROUP BY gkey, seq
 HAVING count(*) = (SELECT count(*) FROM meta)
 ORDER BY seq, gkey LIMIT 1;
 
@@ -47,11 +74,11 @@ ORDER BY seq, gkey LIMIT 1;
 CREATE OR REPLACE TEMP VIEW offsets AS
 SELECT r.pos, r.rank,
        CASE WHEN '{align}' = 'collective' AND (SELECT count(*) FROM meta) > 1 AND e.end_ns IS NOT NULL
-            THEN (SELECT min_by(k.end_ns, k.rank) FROM keyed k JOIN first_common f ON k.gkey = f.gkey AND k.seq = f.seq)
+            THEN (SELECT min_by(k.end_ns, k.rank) FROM agreed k JOIN first_common f ON k.gkey = f.gkey AND k.seq = f.seq)
                  - e.end_ns
             ELSE 0 END AS offset_ns
 FROM ranked r
-LEFT JOIN (SELECT k.pos, k.end_ns FROM keyed k JOIN first_common f ON k.gkey = f.gkey AND k.seq = f.seq) e
+LEFT JOIN (SELECT k.pos, k.end_ns FROM agreed k JOIN first_common f ON k.gkey = f.gkey AND k.seq = f.seq) e
   ON e.pos = r.pos;
 
 -- name: first_common
@@ -64,15 +91,15 @@ SELECT k.*, k.start_ns + o.offset_ns AS a_start, k.end_ns + o.offset_ns AS a_end
        min(k.end_ns - k.start_ns) OVER w AS latency_ns,
        min(k.start_ns + o.offset_ns) OVER w AS earliest,
        max(k.start_ns + o.offset_ns) OVER w AS latest
-FROM keyed k JOIN offsets o ON o.pos = k.pos
+FROM agreed k JOIN offsets o ON o.pos = k.pos
 WINDOW w AS (PARTITION BY k.gkey, k.seq);
 
 -- view: coll
+-- group_size and bytes: the largest, as the members agree where they know them (verdict).
 CREATE OR REPLACE TEMP VIEW coll AS
 SELECT gkey, seq,
        min_by(kind, rank) AS name, min_by(grp, rank) AS grp, count(*) AS ranks,
-       CASE WHEN min_by(group_size, rank) > 0 THEN min_by(group_size, rank) ELSE count(*) END AS group_size,
-       min_by(bytes, rank) AS bytes, min(earliest) AS start_ns, min(latency_ns) AS latency_ns,
+       max(group_size) AS group_size, max(bytes) AS bytes, min(earliest) AS start_ns, min(latency_ns) AS latency_ns,
        max(latest) - min(earliest) AS skew_ns,
        min(rank) FILTER (WHERE a_start = latest) AS last_rank
 FROM member GROUP BY gkey, seq;
@@ -81,9 +108,8 @@ FROM member GROUP BY gkey, seq;
 SELECT c.gkey, c.seq, c.name, c.grp, c.ranks, c.group_size, c.bytes, c.start_ns, c.latency_ns, c.skew_ns,
        c.last_rank,
        CASE WHEN c.bytes > 0 AND c.latency_ns > 0 THEN c.bytes / c.latency_ns END AS algbw,
-       CASE WHEN c.bytes > 0 AND c.latency_ns > 0 THEN c.bytes / c.latency_ns *
-            CASE WHEN c.group_size <= 0 THEN 1.0
-                 WHEN c.name = 'all_reduce' THEN 2.0 * (c.group_size - 1) / c.group_size
+       CASE WHEN c.bytes > 0 AND c.latency_ns > 0 AND c.group_size > 0 THEN c.bytes / c.latency_ns *
+            CASE WHEN c.name = 'all_reduce' THEN 2.0 * (c.group_size - 1) / c.group_size
                  WHEN c.name IN ('all_gather', 'reduce_scatter', 'all_to_all') THEN 1.0 * (c.group_size - 1) / c.group_size
                  ELSE 1.0 END END AS busbw,
        (SELECT sum(m.dur - m.latency_ns) FROM member m WHERE m.gkey = c.gkey AND m.seq = c.seq AND m.rank <> c.last_rank)

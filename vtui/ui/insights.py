@@ -72,6 +72,16 @@ def _section(title: str, lines: list[str]) -> Text:
     return text
 
 
+def _cause(g: Gap) -> str:
+    """Why the GPU was idle: CPU until the launch call, then what held the work."""
+    if not g.queued_ns and not g.cpu_launch_ns:
+        return g.held_by
+    if not g.queued_ns:
+        return f"waiting for the CPU {fd(g.cpu_launch_ns)}"
+    held = "queued" if g.held_by == "queued" else f"behind {g.held_by}"
+    return f"CPU {fd(g.cpu_launch_ns)}, then {held} {fd(g.queued_ns)}"
+
+
 class InsightsScreen(Screen[None]):
     KEY_SCOPE = "insights"  # its section of the help
     BINDINGS = bindings("insights")
@@ -181,7 +191,8 @@ class InsightsScreen(Screen[None]):
             out.append(Static(Text("GPU idle gaps, longest first (and what the launching thread was doing) — "
                                    "enter jumps", style=colours.HEADING)))
             out.append(OptionList(*(plain(f"{fd(g.length):>11} at {fd(g.start):>11} · {g.device} · then "
-                                          f"{self.store.name(g.next_row)[:40]} · CPU: {g.cpu}") for g in self.gaps),
+                                          f"{self.store.name(g.next_row)[:40]} · {_cause(g)} · CPU: {g.cpu}")
+                                    for g in self.gaps),
                                   id="ins-gaps", classes="ins-list"))
         if self.outliers:
             out.append(Static(Text(f"Kernel outliers (≥{OUTLIER_FACTOR:g}× their median) — enter jumps",

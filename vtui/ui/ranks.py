@@ -83,6 +83,11 @@ def summary(report: RanksReport) -> Text:
                     f"the others lose {fd(s.lost_ns)}", style=colours.ERROR)
     if report.missing_ranks:
         text.append(f"\nmissing ranks: {len(report.missing_ranks)}", style=colours.TEXT)
+    note = next((c.busbw_note for c in report.collectives if c.busbw_note and c.algbw_gbps is not None), None)
+    if note:
+        text.append(f"\nbusbw –: {note}", style=colours.TEXT)
+    for w in report.warnings:  # names from the trace (process groups): shown, never interpreted
+        text.append("\n" + visible(f"warning: {w}"), style=colours.WARNING)
     return text
 
 

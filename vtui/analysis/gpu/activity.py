@@ -17,18 +17,21 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from vtui.analysis.base.launched import launch_of
+from vtui.analysis.base.comm import COMM_KERNEL, comm_rows
+from vtui.analysis.base.launched import device_work_launches, launch_of
 from vtui.analysis.base.stats import Stats, merge_intervals, pct
-from vtui.store.devices import KERNEL, MEMCPY, MEMSET, device_work_kinds
+from vtui.store.devices import KERNEL, MEMCPY, MEMSET, device_work_kinds, name_mask, runtime_mask
 from vtui.store.grouping import distinct_ids
 from vtui.store.slicetime import TimeRange, over
 from vtui.store.store import TraceStore
 
+# Host calls that order a stream after an event or a value (they do not block the host).
+STREAM_WAIT = re.compile(r"(?i)^(?:cuda|hip|cu)StreamWait(?:Event|Value(?:32|64)?)(?:_v\d+|_ptsz)?$")
 _DIRECTION = re.compile(r"\b(HtoD|DtoH|DtoD|HtoH|PtoP|DtoA|AtoD|AtoH|HtoA)\b")
 
 # Kernel name -> numeric precision. Order matters: the first class whose pattern matches wins.
 PRECISION_CLASSES: list[tuple[str, str]] = [
-    ("communication", r"(?i)nccl|rccl"),  # collectives: their dtype is not a compute precision
+    ("communication", COMM_KERNEL.pattern),  # collectives: their dtype is not a compute precision
     ("fp8", r"(?i)fp8|e4m3|e5m2"),
     ("int8", r"(?i)int8|i8i8|s8s8|imma"),
     ("tf32", r"(?i)tf32"),
@@ -36,7 +39,8 @@ PRECISION_CLASSES: list[tuple[str, str]] = [
     ("fp64", r"(?i)dgemm|fp64|f64|double"),
     ("fp32", r"(?i)sgemm|fp32|f32|float"),
 ]
-_PRECISION = [(label, re.compile(p)) for label, p in PRECISION_CLASSES]
+_PRECISION = [(label, re.compile(p, re.IGNORECASE if label == "communication" else 0))
+              for label, p in PRECISION_CLASSES]
 
 
 def precision_of(name: str) -> str:
@@ -79,6 +83,8 @@ class GpuReport:
     kernel_ns: int = 0  # sums of clipped durations
     memcpy_ns: int = 0
     memset_ns: int = 0
+    comm_ns: int = 0  # communication kernels (`vtui.analysis.base.comm`), part of kernel_ns
+    comm_pct: float = 0.0  # of kernel_ns
     memcpy_pct: float = 0.0  # of all GPU work time (kernel + memcpy + memset)
     memset_pct: float = 0.0
     memcpy_by_direction: dict[str, int] = field(default_factory=dict)
@@ -88,8 +94,13 @@ class GpuReport:
     launches_paired: int = 0
     gpu_ops_in_range: int = 0
     worst_launch_kernel: str = ""
-    idle_cpu_wait_ns: int = 0  # gaps where the next work was launched after the GPU went idle
-    idle_between_ns: int = 0  # gaps where the next work had been launched already
+    # Idle gaps between work, per device, by cause (`_idle_split`): they add up to the idle time
+    # between the first and the last work.
+    idle_cpu_launch_ns: int = 0  # until the next work's launch call started: waiting for the CPU
+    idle_queued_ns: int = 0  # launched, then queued (launch latency, work the trace does not show)
+    idle_dependency_ns: int = 0  # launched, then behind a stream wait (event / value) issued before it
+    idle_dependencies: list[tuple[str, int]] = field(default_factory=list)  # that time by the wait call
+    idle_clock_offset_ns: int = 0  # gaps whose next work started before its launch call: host/device clocks
     idle_unknown_ns: int = 0  # gaps whose next work has no known launch
     idle_edges_ns: int = 0  # range time before the first / after the last work, per device
     precision: list[NameTime] = field(default_factory=list)  # kernel time per precision class
@@ -111,15 +122,72 @@ def _device_key(store: TraceStore, track: int) -> tuple:
     return (t.source, t.pid)
 
 
+@dataclass
+class IdleSplit:
+    """One device's idle time inside the range, by cause (see `_idle_split`)."""
+
+    cpu_launch: int = 0
+    queued: int = 0
+    dependency: int = 0
+    clock_offset: int = 0
+    unknown: int = 0
+    edges: int = 0
+    dependency_by_call: dict[str, int] = field(default_factory=dict)
+
+    def add(self, other: IdleSplit) -> None:
+        for name in ("cpu_launch", "queued", "dependency", "clock_offset", "unknown", "edges"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        for k, v in other.dependency_by_call.items():
+            self.dependency_by_call[k] = self.dependency_by_call.get(k, 0) + v
+
+
+def _ordering_calls(store: TraceStore) -> np.ndarray:
+    """Rows of the host calls that make a stream wait on an event or value, sorted by start."""
+    rows = np.flatnonzero(name_mask(store, STREAM_WAIT) & runtime_mask(store))
+    return rows[np.argsort(store.slices.start_ns[rows], kind="stable")]
+
+
+def _waits_before(store: TraceStore, lrow: np.ndarray) -> np.ndarray:
+    """Per launch call: the last stream-wait call on its thread issued after the thread's previous
+    launch and before this one (-1 none). Per thread, so a search per thread, not per gap."""
+    s = store.slices
+    out = np.full(len(lrow), -1, dtype=np.int64)
+    waits = _ordering_calls(store)
+    if not len(waits) or not len(lrow):
+        return out
+    _work, launches = device_work_launches(store)
+    launches = np.unique(launches[launches >= 0])
+    for track in np.unique(s.track[lrow]).tolist():
+        here = np.flatnonzero(s.track[lrow] == track)
+        w = waits[s.track[waits] == track]
+        if not len(w):
+            continue
+        mine = launches[s.track[launches] == track]
+        mine_start = np.sort(s.start_ns[mine])
+        at = s.start_ns[lrow[here]]
+        prev_i = np.searchsorted(mine_start, at, side="left") - 1  # the thread's launch before this one
+        prev = np.where(prev_i >= 0, mine_start[np.maximum(prev_i, 0)], np.iinfo(np.int64).min)
+        ws = s.start_ns[w]
+        j = np.searchsorted(ws, at, side="left") - 1  # the last wait starting before the launch
+        ok = (j >= 0) & (ws[np.maximum(j, 0)] >= prev)
+        out[here[ok]] = w[j[ok]]
+    return out
+
+
 def _idle_split(store: TraceStore, st: np.ndarray, en: np.ndarray, launch: np.ndarray, t0: int,
-                t1: int, busy: tuple[np.ndarray, np.ndarray]) -> tuple[int, int, int, int]:
-    """Idle time inside the range on one device (work clipped to [st, en]; ``busy``: the union
-    of those intervals), by cause: (cpu wait, between, unknown, edges)."""
+                t1: int, busy: tuple[np.ndarray, np.ndarray]) -> IdleSplit:
+    """Idle time inside the range on one device (work clipped to [st, en]; ``busy``: the union of
+    those intervals), by cause. A gap ends where the next work starts; of it, only the time up to
+    the start of that work's launch call waited for the CPU (``cpu_launch``). After the call the
+    work was queued: behind a stream wait the same thread issued since its previous launch
+    (``dependency``, by the call's name), else behind launch latency or work the trace does not
+    show (``queued``). A launch call starting after its work started is a clock offset between
+    host and device (``clock_offset``: the whole gap); work with no known launch: ``unknown``."""
     s = store.slices
     a, b = busy
     if not len(a):
-        return 0, 0, 0, t1 - t0
-    edges = int(a[0] - t0) + int(t1 - b[-1])
+        return IdleSplit(edges=t1 - t0)
+    out = IdleSplit(edges=int(a[0] - t0) + int(t1 - b[-1]))
     if (st[1:] >= st[:-1]).all():  # in order already (one stream's rows): no sort
         st_sorted, rows_launch = st, launch
     else:
@@ -130,9 +198,37 @@ def _idle_split(store: TraceStore, st: np.ndarray, en: np.ndarray, launch: np.nd
     lrow = rows_launch[np.searchsorted(st_sorted, nxt, side="left")]
     gap = nxt - gap_start
     known = lrow >= 0
-    waited = known & (s.start_ns[np.maximum(lrow, 0)] >= gap_start)  # launched only after the GPU went idle
-    cpu, unknown = int(gap[waited].sum()), int(gap[~known].sum())
-    return cpu, int(gap.sum()) - cpu - unknown, unknown, edges
+    out.unknown = int(gap[~known].sum())
+    call = s.start_ns[np.maximum(lrow, 0)]
+    offset = known & (call > nxt)
+    out.clock_offset = int(gap[offset].sum())
+    fine = known & ~offset
+    cpu = np.clip(call - gap_start, 0, gap)
+    out.cpu_launch = int(cpu[fine].sum())
+    queued = np.where(fine, gap - cpu, 0)
+    has_q = np.flatnonzero(queued > 0)
+    dep = _waits_before(store, lrow[has_q])
+    by = has_q[dep >= 0]
+    out.dependency = int(queued[by].sum())
+    out.queued = int(queued.sum()) - out.dependency
+    for r, q in zip(dep[dep >= 0].tolist(), queued[by].tolist()):  # one per dependent gap
+        name = store.name(r)
+        out.dependency_by_call[name] = out.dependency_by_call.get(name, 0) + int(q)
+    return out
+
+
+def gap_cause(store: TraceStore, start: int, end: int, launch: int) -> tuple[int, int, str]:
+    """One idle gap [start, end) before work launched by ``launch`` (-1 unknown), cut as
+    `_idle_split` cuts it: (ns waiting for the CPU, ns queued after the call, what held it: the
+    stream wait's name, "queued", "clock offset" or "launch unknown")."""
+    if launch < 0:
+        return 0, 0, "launch unknown"
+    call = int(store.slices.start_ns[launch])
+    if call > end:
+        return 0, 0, "clock offset"
+    cpu = min(max(call - start, 0), end - start)
+    wait = int(_waits_before(store, np.array([launch], dtype=np.int64))[0])
+    return cpu, end - start - cpu, store.name(wait) if wait >= 0 else "queued"
 
 
 def analyse_gpu(store: TraceStore, rng: TimeRange | None = None, top: int = 10) -> GpuReport:
@@ -152,6 +248,8 @@ def analyse_gpu(store: TraceStore, rng: TimeRange | None = None, top: int = 10) 
     clip = en - st
     kernel, memcpy, memset = kinds[rows] == KERNEL, kinds[rows] == MEMCPY, kinds[rows] == MEMSET
     out.kernel_ns, out.memcpy_ns, out.memset_ns = int(clip[kernel].sum()), int(clip[memcpy].sum()), int(clip[memset].sum())
+    out.comm_ns = int(clip[kernel & comm_rows(store, rows)].sum())
+    out.comm_pct = pct(out.comm_ns, out.kernel_ns)
     work = out.kernel_ns + out.memcpy_ns + out.memset_ns
     out.memcpy_pct, out.memset_pct = pct(out.memcpy_ns, work), pct(out.memset_ns, work)
     for r, d in zip(rows[memcpy].tolist(), clip[memcpy].tolist()):
@@ -190,6 +288,7 @@ def analyse_gpu(store: TraceStore, rng: TimeRange | None = None, top: int = 10) 
     for t in track_ids:
         track_dev[t] = keys.index(_device_key(store, t))
     dev_of = track_dev[tracks]
+    idle = IdleSplit()
     for k in range(len(keys)):
         sel = dev_of == k
         a, b = union(sel)
@@ -197,12 +296,11 @@ def analyse_gpu(store: TraceStore, rng: TimeRange | None = None, top: int = 10) 
         busy, active = int((b - a).sum()), int(en[sel].max() - st[sel].min())
         out.devices.append(Busy(first.process_title, busy, pct(busy, t1 - t0), int(clip[sel & kernel].sum()),
                                 active, pct(busy, active) if active > 0 else 0.0))
-        cpu, between, unknown, edges = _idle_split(store, st[sel], en[sel], launch[sel], t0, t1, (a, b))
-        out.idle_cpu_wait_ns += cpu
-        out.idle_between_ns += between
-        out.idle_unknown_ns += unknown
-        out.idle_edges_ns += edges
+        idle.add(_idle_split(store, st[sel], en[sel], launch[sel], t0, t1, (a, b)))
 
+    out.idle_cpu_launch_ns, out.idle_queued_ns, out.idle_dependency_ns = idle.cpu_launch, idle.queued, idle.dependency
+    out.idle_clock_offset_ns, out.idle_unknown_ns, out.idle_edges_ns = idle.clock_offset, idle.unknown, idle.edges
+    out.idle_dependencies = sorted(idle.dependency_by_call.items(), key=lambda kv: -kv[1])
     out.busy_pct = float(np.mean([d.busy_pct for d in out.devices]))
     out.busy_pct_of_active = float(np.mean([d.busy_pct_of_active for d in out.devices]))
     paired = launch >= 0

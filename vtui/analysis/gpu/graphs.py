@@ -16,7 +16,7 @@ import numpy as np
 
 from vtui.analysis.base.launched import launch_of, owners
 from vtui.analysis.base.stats import Stats
-from vtui.store.devices import device_work_kinds, name_mask, python_mask, runtime_mask
+from vtui.store.devices import cpu_op_mask, device_work_kinds, name_mask, python_mask, runtime_mask
 from vtui.store.slicetime import TimeRange, over
 from vtui.store.store import TraceStore
 
@@ -44,6 +44,11 @@ class Capture:
     stacks: list[tuple[str, ...]]
     shapes: list[object]
     ops: list[str]
+    # per launch: the nearest enclosing operator with a roofline rule (its row in the capture
+    # trace, -1: none), its name and its recorded shapes (dims, types, concrete inputs)
+    cost_rows: list[int] = field(default_factory=list)
+    cost_ops: list[str] = field(default_factory=list)
+    cost_args: list[tuple[object, object, object]] = field(default_factory=list)
 
 
 @dataclass
@@ -150,27 +155,45 @@ def captures_of(cap: TraceStore) -> list[Capture]:
         own = np.zeros(len(launches), dtype=np.int64)
     names_of = [cap.name(int(r)) for r in regions] or ["capture"]
     py = python_mask(cap)
+    has_rule = _rule_mask(cap)
     out = []
     for k, region_name in enumerate(names_of):
         rows = launches[own == k]
         kn, stacks, shapes, ops = [], [], [], []
+        c_rows: list[int] = []
+        c_ops: list[str] = []
+        c_args: list[tuple[object, object, object]] = []
         for r in rows.tolist():
             args = cap.slice_args(r)
             kernel = args.get("kernel")
             kn.append(kernel if isinstance(kernel, str) else cap.name(r))
-            chain, op, shape = [], "", None
+            chain, op, shape, costed = [], "", None, -1
             p = int(s.parent[r])
             while p >= 0:
                 chain.append(cap.name(p))
                 if not op and not py[p] and cap.strings[int(s.cat_id[p])] == "cpu_op":
                     op = cap.name(p)
                     shape = cap.slice_args(p).get("Input Dims")
+                if costed < 0 and has_rule[p]:
+                    costed = p
                 p = int(s.parent[p])
             stacks.append(tuple(reversed(chain)))
             shapes.append(shape)
             ops.append(op)
-        out.append(Capture(region_name, kn, stacks, shapes, ops))
+            c_rows.append(costed)
+            c_ops.append(cap.name(costed) if costed >= 0 else "")
+            a = cap.slice_args(costed) if costed >= 0 else {}
+            c_args.append((a.get("Input Dims"), a.get("Input type"), a.get("Concrete Inputs")))
+        out.append(Capture(region_name, kn, stacks, shapes, ops, c_rows, c_ops, c_args))
     return out
+
+
+def _rule_mask(cap: TraceStore) -> np.ndarray:
+    """Per slice of a capture trace: a CPU operator whose name has a roofline rule."""
+    from vtui.analysis.gpu.flops import family  # noqa: PLC0415 - the rules, only where a capture is read
+
+    rule = np.fromiter((family(n) is not None for n in cap.strings), dtype=bool, count=len(cap.strings))
+    return rule[cap.slices.name_id] & cpu_op_mask(cap) & (cap.slices.args_len > 0)
 
 
 def _norm(name: str) -> str:

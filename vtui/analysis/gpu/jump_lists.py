@@ -7,8 +7,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from vtui.analysis.base.comm import comm_rows
 from vtui.analysis.base.stats import merge_intervals
-from vtui.analysis.gpu.activity import KERNEL, gpu_work_kinds, launch_pairs
+from vtui.analysis.gpu.activity import KERNEL, gap_cause, gpu_work_kinds, launch_pairs
 from vtui.store.slicetime import TimeRange, over
 from vtui.store.store import TraceStore
 
@@ -22,6 +23,9 @@ class Gap:
     device: str
     next_row: int  # the GPU op that ended the gap
     cpu: str  # what the launching thread was doing in the middle of the gap ("" unknown)
+    cpu_launch_ns: int = 0  # of the gap: before the next work's launch call started
+    queued_ns: int = 0  # of the gap: after it
+    held_by: str = ""  # what held the queued part: a stream wait's name, "queued", "clock offset", "launch unknown"
 
     @property
     def length(self) -> int:
@@ -78,18 +82,20 @@ def gpu_idle_gaps(store: TraceStore, rng: TimeRange | None = None, top: int = 20
     for start, end, nxt in found[:top]:
         launch = launch_of.get(nxt, -1)
         cpu = _cpu_at(store, int(s.track[launch]), (start + end) // 2) if launch >= 0 else ""
-        out.append(Gap(start, end, store.tracks[int(s.track[nxt])].process_title, nxt, cpu))
+        out.append(Gap(start, end, store.tracks[int(s.track[nxt])].process_title, nxt, cpu,
+                       *gap_cause(store, start, end, launch)))
     return out
 
 
 def kernel_outliers(store: TraceStore, rng: TimeRange | None = None, top: int = 20) -> list[Outlier]:
     """Kernels at least OUTLIER_FACTOR × their name's median in ``rng`` (the whole trace when None),
-    the most excess first."""
+    the most excess first. Communication kernels are left out: a long one waited for a peer."""
     rng = over(store, rng)
     t0, t1 = rng.t0, rng.t1
     s = store.slices
     rows = np.flatnonzero(gpu_work_kinds(store) == KERNEL)
     rows = rows[(s.start_ns[rows] >= t0) & (s.end_ns[rows] <= t1)]
+    rows = rows[~comm_rows(store, rows)]  # a collective's time is its peers' lateness, not its own cost
     if len(rows) < 3:
         return []
     dur = s.end_ns[rows] - s.start_ns[rows]

@@ -1,9 +1,12 @@
 """Roofline per operator: FLOPs and bytes from the recorded shapes (``vtui.analysis.gpu.flops``), the GPU
 time of the kernels each call launched, the device's peaks (``vtui.analysis.gpu.peaks``).
 
-Candidates are CPU operators whose name has a rule (GEMM, attention, bytes-only) and that start in
-the range; a candidate inside another candidate (``aten::addmm`` under ``aten::linear``) is left
-to its outermost one, so no work is counted twice. Only the candidates' args are read (three keys,
+Candidates are CPU operators whose name has a rule (GEMM, attention, convolution, vector) and that
+start in the range; a candidate inside another candidate (``aten::native_layer_norm`` under
+``aten::layer_norm``) is left to its outermost one, so no work is counted twice. A GEMM that holds
+another GEMM (``aten::matmul`` over ``aten::bmm``, ``aten::linear`` over ``aten::addmm``), or
+``scaled_dot_product_attention`` over the backend op it chose, is a wrapper: the inner op, which launches the kernel, is costed
+and timed, and the wrapper's other work (the ``contiguous`` copies it makes) is its own rows. Only the candidates' args are read (three keys,
 interned by ``shapes.shape_ids``), and the cost is worked out once per distinct (name, shapes).
 An op's GPU time is the device work launched by runtime calls inside it (flows, else
 correlation ids); roofline time = max(FLOPs / peak of its precision, bytes / bandwidth);
@@ -21,8 +24,8 @@ import numpy as np
 
 from vtui.analysis.base.launched import device_work_launches, launch_table
 from vtui.analysis.base.shapes import raw_value, shape_ids
-from vtui.analysis.gpu.flops import Cost, family, op_cost
-from vtui.analysis.gpu.peaks import DeviceMatch, DevicePeaks, trace_device
+from vtui.analysis.gpu.flops import Cost, family, needs_concrete_inputs, op_cost
+from vtui.analysis.gpu.peaks import DATASHEET, DeviceMatch, DevicePeaks, trace_device
 from vtui.store.devices import cpu_op_mask
 from vtui.store.grouping import distinct_ids
 from vtui.store.slicetime import TimeRange, over
@@ -39,7 +42,7 @@ class OpRoofline:
     name: str
     shape: str  # the tensor arguments' dims, e.g. "8944x1024 · 1024x1024"
     dtype: str
-    family: str  # gemm / attention / bytes
+    family: str  # gemm / attention / conv / bytes (vector ops: judged against bandwidth)
     count: int
     flops: int  # all calls together
     bytes: int
@@ -53,6 +56,8 @@ class OpRoofline:
     hint: str | None = None
     m: int = 0
     dims: tuple[int, ...] = ()
+    types: tuple[str, ...] = ()  # every tensor argument's type (``dtype`` is the compute operand's)
+    from_capture: bool = False  # graph-replayed kernels costed from the capture trace's shapes
 
     @property
     def lost_ns(self) -> float:
@@ -73,16 +78,38 @@ class RooflineReport:
     flops: int = 0
     bytes: int = 0
     why: str = ""  # why there is no percentage (device unknown), or why nothing at all
+    capture: str = ""  # the capture trace whose shapes cost the graph-replayed kernels ("": none)
 
 
+ATTENTION_DISPATCHER = "aten::scaled_dot_product_attention"  # picks a backend op (flash, efficient, math)
 KEY_TABLE_PER_ROW = 4  # (name, shape) keys are counted in a table while it is this small per row, else sorted
 
 
 def _family_codes(store: TraceStore) -> np.ndarray:
-    """Per string id: 0 no rule, 1 GEMM, 2 attention, 3 bytes-only."""
-    codes = {"gemm": 1, "attention": 2, "bytes": 3}
+    """Per string id: 0 no rule, 1 GEMM, 2 attention, 3 vector (bytes), 4 convolution."""
+    codes = {"gemm": 1, "attention": 2, "bytes": 3, "conv": 4}
     return store.memo("roofline_family", lambda: np.fromiter(
         (codes.get(family(s) or "", 0) for s in store.strings), dtype=np.int8, count=len(store.strings)))
+
+
+def _wrappers(store: TraceStore, mask: np.ndarray, fam: np.ndarray) -> np.ndarray:
+    """Per slice: a GEMM candidate with another GEMM candidate inside it (``matmul`` over ``bmm``),
+    or ``scaled_dot_product_attention`` over the backend op it chose: a wrapper, left out so the
+    op that launches the kernel is timed alone."""
+    s = store.slices
+    out = np.zeros(len(mask), dtype=bool)
+    dispatcher = np.isin(s.name_id, store.string_ids(ATTENTION_DISPATCHER))
+    for code in (1, 2):
+        inner = mask & (fam[s.name_id] == code)
+        outer = inner if code == 1 else inner & dispatcher  # the flash / efficient op, not its own inner call
+        anc = s.parent[np.flatnonzero(inner)].astype(np.int64)
+        for _ in range(512):  # one level per pass; nesting depth bounds it
+            anc = anc[anc >= 0]
+            if not len(anc):
+                break
+            out[anc[outer[anc]]] = True
+            anc = s.parent[anc].astype(np.int64)
+    return out
 
 
 def _outermost(store: TraceStore, rows: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -155,17 +182,28 @@ def _gpu_time(store: TraceStore, ops: np.ndarray, starts: np.ndarray | None = No
     return out
 
 
-def analyse_roofline(store: TraceStore, rng: TimeRange | None = None) -> RooflineReport:
-    """The roofline of the ops starting in ``rng`` (its end excluded; the whole trace when None);
-    once per store and range (the report is shared: callers do not change it)."""
+def launched_gpu_ns(store: TraceStore, rows: np.ndarray) -> np.ndarray:
+    """Per CPU operator row, the device time of the work launched from inside it: the roofline's
+    GPU time of an op. The rows must not nest in one another (a launch counts for one of them)."""
+    return _gpu_time(store, np.asarray(rows, dtype=np.int64))
+
+
+def analyse_roofline(store: TraceStore, rng: TimeRange | None = None, peaks: str = DATASHEET) -> RooflineReport:
+    """The roofline of the ops starting in ``rng`` (its end excluded; the whole trace when None)
+    against the peaks ``peaks`` (datasheet / achievable / a peak table file, ``peaks.trace_device``);
+    once per store, range and peaks (the report is shared: callers do not change it)."""
     rng = over(store, rng)
-    return store.memo(("roofline_report", rng.t0, rng.t1), lambda: _analyse(store, rng.t0, rng.t1))
+    return store.memo(("roofline_report", rng.t0, rng.t1, peaks), lambda: _analyse(store, rng.t0, rng.t1, peaks))
 
 
 def _candidates(store: TraceStore, fam: np.ndarray) -> np.ndarray:
-    """Per slice: a CPU operator whose name has a rule and that has args."""
+    """Per slice: a CPU operator whose name has a rule, that has args and is no GEMM wrapper."""
     s = store.slices
-    return store.memo("roofline_candidates", lambda: cpu_op_mask(store) & (fam[s.name_id] > 0) & (s.args_len > 0))
+
+    def build() -> np.ndarray:
+        mask = cpu_op_mask(store) & (fam[s.name_id] > 0) & (s.args_len > 0)
+        return mask & ~_wrappers(store, mask, fam)
+    return store.memo("roofline_candidates", build)
 
 
 @dataclass(frozen=True)
@@ -236,7 +274,8 @@ def _group_roofline_now(store: TraceStore, rows: np.ndarray, keys: np.ndarray,
     known = np.array([c is not None for *_, c in costs], dtype=bool)
     flops = np.array([c.flops if c else 0 for *_, c in costs], dtype=np.int64)
     nbytes = np.array([c.bytes if c else 0 for *_, c in costs], dtype=np.int64)
-    times = [roofline_time(c.flops, c.bytes, c.precision, peaks)[0] if c and peaks else None for *_, c in costs]
+    times = [roofline_time(c.flops, c.bytes, c.precision, peaks, family(name) == "bytes")[0] if c and peaks else None
+             for name, _d, _t, c in costs]
     roof = np.array([np.nan if t is None else t for t in times], dtype=np.float64)  # 0 ns (empty tensors) is a figure
     ok = known[key_of]
     group, key_of = keys[sel][ok].astype(np.int64), key_of[ok]
@@ -260,14 +299,14 @@ def _cost_groups(store: TraceStore, rows: np.ndarray, fam: np.ndarray) -> tuple[
     s = store.slices
     nid = np.asarray(s.name_id[rows])
     tid, triples = shape_ids(store, rows)
-    # Concrete inputs matter to attention (is_causal) and _scaled_mm (out_dtype) only: other names
-    # group by (dims, types), so a scalar argument that varies does not split their groups.
+    # Concrete inputs matter to a few names (is_causal, out_dtype, reduced dims, conv strides):
+    # others group by (dims, types), so a scalar argument that varies does not split their groups.
     pairs: dict[tuple[bytes, bytes], int] = {}
     pair_of = np.array([pairs.setdefault((d, t), len(pairs)) for d, t, _ in triples], dtype=np.int64)
     rep = np.zeros(len(pairs), dtype=np.int64)  # per pair, a triple holding it (the last: any has its dims and types)
     rep[pair_of] = np.arange(len(triples), dtype=np.int64)
     names = np.flatnonzero(np.bincount(nid)) if len(nid) else np.zeros(0, dtype=np.int64)  # distinct, ascending
-    needs = np.array([fam[n] == 2 or store.strings[n] == "aten::_scaled_mm" for n in names.tolist()], dtype=bool)
+    needs = np.array([needs_concrete_inputs(store.strings[n]) for n in names.tolist()], dtype=bool)
     width = len(pairs) + len(triples)  # shape keys: pairs first, then triples
     code = np.zeros(int(names[-1]) + 1 if len(names) else 0, dtype=np.int64)
     code[names] = np.arange(len(names), dtype=np.int64)
@@ -298,8 +337,8 @@ def _cost_groups(store: TraceStore, rows: np.ndarray, fam: np.ndarray) -> tuple[
     return len(present), key_of, costs
 
 
-def _analyse(store: TraceStore, t0: int, t1: int) -> RooflineReport:
-    device = trace_device(store)
+def _analyse(store: TraceStore, t0: int, t1: int, peaks: str) -> RooflineReport:
+    device = trace_device(store, peaks)
     s = store.slices
     report = RooflineReport(False, device, why=device.why)
     if not len(s):
@@ -327,9 +366,10 @@ def _analyse(store: TraceStore, t0: int, t1: int) -> RooflineReport:
             report.without_shapes += int(count[g])
             continue
         report.ops.append(_row(name, _shape_label(dims, types), cost, int(count[g]), int(gpu_sum[g]), int(cpu_sum[g]),
-                               device, report.time_basis))
+                               device, report.time_basis, _tensor_types(dims, types)))
     basis = (lambda o: o.gpu_ns) if report.time_basis == "gpu" else (lambda o: o.cpu_ns)
-    report.ops.sort(key=lambda o: (-basis(o), -o.flops, -o.bytes, o.name, o.shape))
+    label_types(report.ops)
+    report.ops.sort(key=lambda o: (-basis(o), -o.flops, -o.bytes, o.name, o.shape, o.dtype))
     report.calls = int(sum(o.count for o in report.ops))
     report.flops = int(sum(o.flops for o in report.ops))
     report.bytes = int(sum(o.bytes for o in report.ops))
@@ -339,28 +379,52 @@ def _analyse(store: TraceStore, t0: int, t1: int) -> RooflineReport:
     return report
 
 
+def _tensor_types(dims, types) -> tuple[str, ...]:
+    if not isinstance(dims, list) or not isinstance(types, list):
+        return ()
+    return tuple(t for d, t in zip(dims, types) if isinstance(d, list) and isinstance(t, str) and t not in ("Scalar", "ScalarList", ""))
+
+
+def label_types(ops: list[OpRoofline]) -> None:
+    """Where rows share (name, shape, dtype) but not their tensor types (a ``copy_`` bf16 ← fp32
+    beside a bf16 ← bf16), their dtype says every tensor's type: ``bf16←fp32``."""
+    seen: dict[tuple[str, str, str], set[tuple[str, ...]]] = {}
+    for o in ops:
+        seen.setdefault((o.name, o.shape, o.dtype), set()).add(o.types)
+    for o in ops:
+        if len(seen[(o.name, o.shape, o.dtype)]) > 1 and o.types:
+            o.dtype = "←".join(short_type(t) for t in o.types)
+
+
+def short_type(name: str) -> str:
+    return {"c10::BFloat16": "bf16", "c10::Half": "fp16", "float": "fp32", "double": "fp64", "long int": "i64",
+            "int": "i32", "short int": "i16"}.get(name, name.replace("c10::", ""))
+
+
 def _row(name: str, shape: str, cost: Cost, count: int, gpu_ns: int, cpu_ns: int, device: DeviceMatch,
-         basis: str) -> OpRoofline:
+         basis: str, types: tuple[str, ...] = (), from_capture: bool = False) -> OpRoofline:
     flops, nbytes = cost.flops * count, cost.bytes * count
     t = gpu_ns if basis == "gpu" else cpu_ns
     tflops = flops / t / 1e3 if t > 0 and flops else None  # FLOP per ns = GFLOP/s; bytes-only ops: none
     tbps = nbytes / t / 1e3 if t > 0 else None
     roof = pct = bound = None
     if device.peaks is not None and basis == "gpu":
-        roof, bound = roofline_time(flops, nbytes, cost.precision, device.peaks)
+        roof, bound = roofline_time(flops, nbytes, cost.precision, device.peaks, family(name) == "bytes")
         if roof is not None and gpu_ns > 0:
             pct = 100.0 * roof / gpu_ns
     op = OpRoofline(name, shape, cost.dtype, family(name) or "", count, flops, nbytes, gpu_ns, cpu_ns, tflops, tbps,
-                    roof, pct, bound, m=cost.m, dims=cost.dims)
+                    roof, pct, bound, m=cost.m, dims=cost.dims, types=types, from_capture=from_capture)
     op.hint = roofline_hint(op, device)
     return op
 
 
-def roofline_time(flops: int, nbytes: int, precision: str | None, peaks: DevicePeaks) -> tuple[float | None, str | None]:
+def roofline_time(flops: int, nbytes: int, precision: str | None, peaks: DevicePeaks,
+                  vector: bool = False) -> tuple[float | None, str | None]:
     """(max(FLOPs / peak, bytes / bandwidth) in ns, compute / memory); (None, None) where the
-    precision has no peak on the device."""
+    precision has no peak on the device. ``vector`` ops (elementwise, norms, reductions) are
+    judged against bandwidth alone: the table's peaks are the matrix units'."""
     mem_ns = nbytes / (peaks.tbps * 1e3)
-    if flops == 0:
+    if flops == 0 or vector:
         return mem_ns, "memory"
     peak = peaks.tflops.get(precision) if precision else None
     if not peak:

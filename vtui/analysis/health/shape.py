@@ -30,7 +30,7 @@ def shape_items(store: TraceStore) -> list[HealthItem]:
     out = []
     if device.any() and not host.any():
         out.append(HealthItem(
-            "shape.gpu_only", "info", "device work only, no CPU side: launch delays, CPU-wait idle time, operators, "
+            "shape.gpu_only", "warn", "device work only, no CPU side: launch delays, CPU-wait idle time, operators, "
             "steps and the critical path cannot be known", doubts=(LAUNCH_DELAY, IDLE_SPLIT, CRITICAL_PATH, TTFT)))
     ops = np.flatnonzero(cpu_op_mask(store))
     if host.any() and not device.any():

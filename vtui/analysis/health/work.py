@@ -6,10 +6,12 @@ overhead)."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import numpy as np
 
 from vtui.analysis.base.launched import device_work_launches
+from vtui.analysis.gpu.graphs import CAPTURE_DIR, find_capture_traces, graph_launch_mask
 from vtui.analysis.health.items import (
     COLLECTIVES,
     CRITICAL_PATH,
@@ -221,6 +223,22 @@ def rank_items(store: TraceStore) -> list[HealthItem]:
         "missing.ranks", "info",
         f"{len(ranks):,} of {world:,} ranks are here: cross-rank figures (skew, straggler) cover these only",
         world - len(ranks), doubts=(COLLECTIVES,), detail={"world_size": world, "ranks": len(ranks)})]
+
+
+def capture_items(store: TraceStore) -> list[HealthItem]:
+    """Graph replays whose capture trace is not beside the trace (vLLM writes it to
+    ``capture_traces/``): the replayed kernels have no operator, stack or shapes."""
+    launches = np.flatnonzero(graph_launch_mask(store))
+    if not len(launches):
+        return []
+    if any(find_capture_traces(Path(src.path)) for src in store.sources if src.path):
+        return []
+    return [HealthItem(
+        "missing.capture", "info",
+        f"{len(launches):,} graph launches replay kernels whose capture trace is not beside this one (vLLM writes "
+        f"it to {CAPTURE_DIR}/; or pass --capture): their operators, stacks and shapes are unknown",
+        len(launches), examples_of(store, launches, lambda r: f"graph launch: {slice_name(store, r)}"),
+        (ROOFLINE, OPERATOR_GPU_TIME))]
 
 
 def file_items(store: TraceStore) -> list[HealthItem]:

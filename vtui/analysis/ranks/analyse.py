@@ -2,15 +2,21 @@
 communication the compute does not hide.
 
 Definitions (the SQL engine, vtui/query/ranks.sql, computes the same):
-- A collective is one NCCL/RCCL kernel per rank, matched across ranks by process group and its
-  order within that group on each rank (``seq``, by kernel start). Where the process group is
-  unknown (older traces) the collective's kind stands for it.
+- A collective is one communication kernel per rank (`vtui.analysis.base.comm`), matched across
+  ranks by process group and its order within that group on each rank (``seq``, by kernel start).
+  Where the process group is unknown (older traces) the collective's kind stands for it. A match
+  holds only when its kernels agree where the traces record it: the same kind, the same size (bytes,
+  and elements), the same group size. Otherwise none of its kernels is matched (they are left out of the
+  collectives, the straggler and the alignment) and a warning counts and names the rejected
+  matches.
 - ``latency_ns`` = the shortest rank's kernel time (the transfer once everyone has arrived); a
   rank's wait = its kernel time − latency; ``skew_ns`` = latest arrival (kernel start) − earliest;
   ``last_rank`` = the latest arrival (ties: the lower rank).
 - ``algbw_gbps`` = bytes ÷ latency (bytes per ns = GB/s); ``busbw_gbps`` = algbw × 2(n−1)/n for
   all-reduce, × (n−1)/n for all-gather, reduce-scatter and all-to-all (NCCL's convention), with n
-  the group size (the args' ``Group size``, else the ranks matched); other kinds: algbw.
+  the group size the trace records (``Group size``, the process group's ranks, or the world size
+  for the world group); other kinds: algbw. With the group size unknown busbw is null and
+  ``busbw_note`` says why: the ranks present in the folder are not the group.
 - Straggler: the rank that arrives last most often; ``lost_ns`` = the other ranks' waits in those
   collectives; ``steps_last`` = steps in which it arrived last most often.
 - Exposed communication: per rank, the union of its collective kernels minus the union of its
@@ -66,7 +72,7 @@ class CollectiveRow(msgspec.Struct):
     group: str
     seq: int
     ranks: int  # ranks that took part
-    group_size: int
+    group_size: int | None  # None: the trace does not say
     bytes: int | None
     start_ns: int  # earliest arrival, aligned epoch ns
     latency_ns: int
@@ -75,6 +81,7 @@ class CollectiveRow(msgspec.Struct):
     algbw_gbps: float | None
     busbw_gbps: float | None
     waits_ns: list[int | None]  # per rank, in `ranks` order
+    busbw_note: str | None = None  # why busbw_gbps is null
 
 
 class ExposedRow(msgspec.Struct):
@@ -151,12 +158,13 @@ def _seq(keys: list[str]) -> np.ndarray:
     return out
 
 
-def _offsets(tables: list[RankTable], keys: list[list[str]], seqs: list[np.ndarray], align: str) -> tuple[list[int], Alignment]:
+def _offsets(tables: list[RankTable], keys: list[list[str]], seqs: list[np.ndarray], align: str,
+             rejected: set[tuple[str, int]]) -> tuple[list[int], Alignment]:
     if align == "epoch" or len(tables) < 2:
         return [0] * len(tables), Alignment("epoch", None, "each rank's own epoch clock (Kineto baseTimeNanoseconds applied)")
     common = None
     for k, s in zip(keys, seqs):
-        here = set(zip(k, s.tolist()))
+        here = set(zip(k, s.tolist())) - rejected
         common = here if common is None else common & here
     if not common:
         return [0] * len(tables), Alignment("epoch", None, "no collective common to every rank: epoch clocks kept")
@@ -168,6 +176,70 @@ def _offsets(tables: list[RankTable], keys: list[list[str]], seqs: list[np.ndarr
     offsets = [ends[0] - e for e in ends]
     return offsets, Alignment("collective", tables[0].rank,
                               f"the end of the first common collective ({first[0]} #{first[1]}) lined up with rank {tables[0].rank}'s")
+
+
+REJECT_REASONS = ("kinds differ", "sizes differ", "group sizes differ")
+NAMED_REJECTS = 5  # rejected matches named in the warning
+
+
+def rejection_warning(matches: int, rejected: list[tuple[str, int, str, str]]) -> list[str]:
+    """The warning for rejected matches, given (group key, seq, reason, detail) sorted by key and
+    seq; both engines build it here."""
+    if not rejected:
+        return []
+    counts = {r: n for r in REJECT_REASONS if (n := sum(1 for x in rejected if x[2] == r))}
+    why = next(iter(counts)) if len(counts) == 1 else ", ".join(f"{r} ×{n}" for r, n in counts.items())
+    named = "; ".join(f"{k} #{s}: {d}" for k, s, _r, d in rejected[:NAMED_REJECTS])
+    more = f"; {len(rejected) - NAMED_REJECTS} more" if len(rejected) > NAMED_REJECTS else ""
+    return [f"{len(rejected)} of {matches} matches rejected: {why} ({named}{more}); their kernels are left unmatched"]
+
+
+def _detail(reason: str, kinds: list[str], nbytes: list[int], sizes: list[int], elems: list[int]) -> str:
+    if reason == "kinds differ":  # the two ends, as SQL's min/max give them
+        return f"{min(kinds)} vs {max(kinds)}"
+    if reason == "sizes differ":
+        known = [b for b in nbytes if b > 0]
+        if len(set(known)) > 1:
+            return f"{min(known):,} vs {max(known):,} B"
+        counts = [n for n in elems if n > 0]
+        return f"{min(counts):,} vs {max(counts):,} elements"
+    known = [z for z in sizes if z > 0]
+    return f"{min(known)} vs {max(known)} ranks"
+
+
+def _agreement(tables: list[RankTable], keys: list[list[str]], seqs: list[np.ndarray]
+               ) -> tuple[set[tuple[str, int]], list[str]]:
+    """The (group key, seq) matches whose kernels disagree, and the warning naming them. One
+    dict entry per collective kernel (a few hundred per rank), not per event."""
+    members: dict[tuple[str, int], list[tuple[str, int, int, int]]] = {}
+    for t, k, s in zip(tables, keys, seqs):
+        for i, key in enumerate(zip(k, s.tolist())):
+            members.setdefault(key, []).append((t.coll_kind[i], int(t.coll_bytes[i]), int(t.coll_size[i]),
+                                                int(t.coll_elems[i])))
+    rejected = []
+    matches = 0
+    for key, m in members.items():
+        if len(m) < 2:
+            continue
+        matches += 1
+        kinds, nbytes, sizes, elems = [x[0] for x in m], [x[1] for x in m], [x[2] for x in m], [x[3] for x in m]
+        reason = ("kinds differ" if len(set(kinds)) > 1 else
+                  "sizes differ" if len({b for b in nbytes if b > 0}) > 1 or len({n for n in elems if n > 0}) > 1 else
+                  "group sizes differ" if len({z for z in sizes if z > 0}) > 1 else None)
+        if reason:
+            rejected.append((key[0], key[1], reason, _detail(reason, kinds, nbytes, sizes, elems)))
+    rejected.sort(key=lambda x: (x[0], x[1]))
+    return {(k, s) for k, s, _r, _d in rejected}, rejection_warning(matches, rejected)
+
+
+def busbw_note(nbytes: int, latency: int, group_size: int) -> str | None:
+    """Why a collective has no bus bandwidth (None when it has one)."""
+    if nbytes <= 0 or latency <= 0:
+        return "message size unknown" if nbytes <= 0 else "no transfer time"
+    if group_size <= 0:
+        return ("group size unknown: the trace records no Group size, process-group ranks or world group "
+                "(the ranks in the folder are not the group)")
+    return None
 
 
 def _steps_alignment(tables: list[RankTable]) -> tuple[str, list[str], list[list[int]]]:
@@ -240,7 +312,9 @@ def analyse_ranks(tables: list[RankTable], align: str = "epoch") -> tuple[RanksR
     warnings = number_ranks(tables)
     keys = _group_keys(tables)
     seqs = [_seq(k) for k in keys]
-    offsets, alignment = _offsets(tables, keys, seqs, align)
+    rejected, rejects_warning = _agreement(tables, keys, seqs)
+    warnings += rejects_warning
+    offsets, alignment = _offsets(tables, keys, seqs, align, rejected)
     rank_ids = [t.rank for t in tables]
     n_ranks = len(tables)
 
@@ -249,7 +323,10 @@ def analyse_ranks(tables: list[RankTable], align: str = "epoch") -> tuple[RanksR
     parts = []
     for p, (t, k, s, off) in enumerate(zip(tables, keys, seqs, offsets)):
         codes = np.array([key_code.setdefault(x, len(key_code)) for x in k], dtype=np.int64)
-        parts.append((np.full(len(k), p), codes, s, t.coll_start + off, t.coll_end + off, np.arange(len(k))))
+        keep = np.array([(x, q) not in rejected for x, q in zip(k, s.tolist())], dtype=bool)
+        local = np.arange(len(k))[keep] if len(k) else np.zeros(0, np.int64)
+        parts.append((np.full(len(local), p), codes[local], s[local], t.coll_start[local] + off, t.coll_end[local] + off,
+                      local))
     cat = [np.concatenate([x[i] for x in parts]) if parts else np.zeros(0, np.int64) for i in range(6)]
     pos, code, seq, start, end, local = (a.astype(np.int64) for a in cat)
     names_of_code = list(key_code)
@@ -277,20 +354,22 @@ def analyse_ranks(tables: list[RankTable], align: str = "epoch") -> tuple[RanksR
         p, li = int(pos[at]), int(local[at])
         t = tables[p]
         kind, group = t.coll_kind[li], t.coll_group[li]
-        size = int(t.coll_size[li]) or int(members[c])
-        nbytes = int(t.coll_bytes[li])
+        # The members agree where they know (`_agreement`): the largest is the one known, if any.
+        size = max(int(tables[int(pos[j])].coll_size[int(local[j])]) for j in range(at, at + int(members[c])))
+        nbytes = max(int(tables[int(pos[j])].coll_bytes[int(local[j])]) for j in range(at, at + int(members[c])))
         lat = int(latency[c])
         bw = nbytes / lat if nbytes > 0 and lat > 0 else None
+        note = busbw_note(nbytes, lat, size)
         factor = _BUS_FACTOR.get(kind, lambda n: 1.0)(size) if size > 0 else 1.0
         waits: list[int | None] = [None] * n_ranks
         for j in range(at, at + int(members[c])):
             waits[int(pos[j])] = int(wait[j])
         collectives.append(CollectiveRow(
-            name=kind, group=group, seq=int(seq[at]), ranks=int(members[c]), group_size=size,
+            name=kind, group=group, seq=int(seq[at]), ranks=int(members[c]), group_size=size if size > 0 else None,
             bytes=nbytes if nbytes > 0 else None, start_ns=int(earliest[c]), latency_ns=lat,
             skew_ns=int(latest[c] - earliest[c]), last_rank=rank_ids[int(last_pos[c])],
-            algbw_gbps=None if bw is None else round(bw, 4), busbw_gbps=None if bw is None else round(bw * factor, 4),
-            waits_ns=waits))
+            algbw_gbps=None if bw is None else round(bw, 4),
+            busbw_gbps=None if bw is None or note else round(bw * factor, 4), waits_ns=waits, busbw_note=note))
     row = np.concatenate([t.coll_row for t in tables]).astype(np.int64) if tables else np.zeros(0, np.int64)
     base = np.cumsum([0] + [len(t.coll_row) for t in tables])
     matched = Matched(coll=coll_id, rank_pos=pos, row=row[base[pos] + local] if len(pos) else pos,

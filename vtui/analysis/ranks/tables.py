@@ -18,15 +18,23 @@ from typing import Any
 import msgspec
 import numpy as np
 
+from vtui.analysis.base.comm import comm_names, is_comm
 from vtui.analysis.steps.detect import KNOWN_STEP_PATTERNS, _best_track, _cpu_candidates, _outermost
 from vtui.store.devices import KERNEL, device_work_kinds, name_mask, on_thread_track, runtime_mask
 from vtui.store.grouping import group_key
 from vtui.store.store import TraceStore
 
-# NCCL's kernels (ncclKernel_…, ncclDevKernel_…) and RCCL's (rcclGenericKernel, ncclDevKernel_Generic).
+# NCCL's kernels (ncclKernel_…, ncclDevKernel_…) and RCCL's (rcclGenericKernel, ncclDevKernel_Generic):
+# their kind is the word after the first "_". Other libraries' kernels (`vtui.analysis.base.comm`)
+# name their kind anywhere in the name.
 COLLECTIVE_KERNEL = re.compile(r"(?i)^(?:nccl|rccl)\w*kernel")
+_KIND_IN_NAME = re.compile(r"(?i)all_?reduce|cross_device_reduce|quick_?reduce|all_?gather|reduce_?scatter|"
+                           r"all_?to_?all|deep_?ep|broadcast|send_?recv")
 # The host-side operators that carry a collective's args (record_param_comms) or name it (nccl:all_reduce).
 COMM_OP = re.compile(r"^(?:record_param_comms$|nccl:|rccl:)")
+# What the rank tables hold (which kernels are collectives, how a group's size is found): part of
+# the name of the per-rank Parquet written beside the cache, so a change rewrites them.
+TABLES_VERSION = 3
 _RANK_IN_NAME = re.compile(r"(?i)(?:^|[^a-z0-9])rank[-_]?(\d+)(?=[^0-9]|$)")
 _LEVELS = 3  # a launch sits directly under its nccl:* op (or one wrapper deeper)
 
@@ -60,6 +68,7 @@ class _CommArgs(msgspec.Struct):
     group_size: Any = msgspec.field(default=None, name="Group size")
     pg_name: Any = msgspec.field(default=None, name="Process Group Name")
     pg_ranks: Any = msgspec.field(default=None, name="Process Group Ranks")
+    pg_desc: Any = msgspec.field(default=None, name="Process Group Description")
     input_dims: Any = msgspec.field(default=None, name="Input Dims")
     input_type: Any = msgspec.field(default=None, name="Input type")
     correlation: Any = None
@@ -87,6 +96,7 @@ class RankTable:
     coll_group: list[str] = field(default_factory=list)  # process group name ("" unknown)
     coll_size: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # group size (0 unknown)
     coll_bytes: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # -1 unknown
+    coll_elems: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # elements moved, 0 unknown
     comp_start: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     comp_end: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     comp_device: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
@@ -118,6 +128,10 @@ def collective_kind(text: str) -> str:
     elif COLLECTIVE_KERNEL.match(t):  # kernel name: ncclDevKernel_AllReduce_Sum_f32_RING_LL(...)
         part = t.split("(")[0].split("_")
         t = part[1] if len(part) > 1 else ""
+    elif is_comm(t):  # vllm::cross_device_reduce_1stage<…>, multimem_all_reduce_kernel, deep_ep::…
+        m = _KIND_IN_NAME.search(t.split("(")[0])
+        word = m.group(0).lower() if m else ""
+        t = ("allreduce" if "reduce" in word and "scatter" not in word else "alltoall" if "deep" in word else word)
     key = re.sub(r"[^a-z0-9]", "", t.lower())
     return _KIND_ALIASES.get(key, key or "unknown")
 
@@ -210,14 +224,17 @@ def _merge(into: _CommArgs, more: _CommArgs) -> None:
             setattr(into, name, getattr(more, name))
 
 
-def _collectives(store: TraceStore, kernels: np.ndarray) -> tuple[list[str], list[str], list[int], list[int]]:
+def _collectives(store: TraceStore, kernels: np.ndarray, world: int | None = None,
+                 ) -> tuple[list[str], list[str], list[int], list[int], list[int]]:
     """Per collective kernel: (kind, group, group size, bytes) from its own args, else those of
-    the record_param_comms / nccl:* operators above its launch."""
+    the record_param_comms / nccl:* operators above its launch. The group size is the args'
+    ``Group size``, else the count of ``Process Group Ranks``, else ``world`` (the file's
+    ``distributedInfo.world_size``) for PyTorch's world group (name "0", "default_pg"); 0 unknown."""
     s = store.slices
     comm_op = on_thread_track(store) & name_mask(store, COMM_OP)
     launch = _launches(store, kernels, comm_op)
     own = _decode_args(store, kernels.tolist())
-    kinds, groups, sizes, nbytes = [], [], [], []
+    kinds, groups, sizes, nbytes, nelems = [], [], [], [], []
     for k, args, lrow in zip(kernels.tolist(), own, launch.tolist()):  # one pass per collective
         op_name = ""
         p = int(s.parent[lrow]) if lrow >= 0 else -1
@@ -243,11 +260,16 @@ def _collectives(store: TraceStore, kernels: np.ndarray) -> tuple[list[str], lis
         size = merged.group_size if isinstance(merged.group_size, int) and not isinstance(merged.group_size, bool) else 0
         if not size and isinstance(merged.pg_ranks, str):
             size = len([x for x in re.split(r"[^0-9]+", merged.pg_ranks) if x])
+        if not size and isinstance(merged.pg_ranks, list):
+            size = len(merged.pg_ranks)
+        if not size and world and (str(merged.pg_name) == "0" or merged.pg_desc == "default_pg"):
+            size = world
         sizes.append(size)
         # The size from the first that gives one: record_param_comms' Input Dims is [[], …] with
         # "TensorList" in older traces, where the nccl:* op's holds the tensor.
         nbytes.append(next((b for b in map(_bytes, found) if b > 0), -1))
-    return kinds, groups, sizes, nbytes
+        nelems.append(next((n for n in map(_nelems, found) if n > 0), 0))
+    return kinds, groups, sizes, nbytes, nelems
 
 
 def _epoch_ns(store: TraceStore, source: int) -> int:
@@ -297,7 +319,7 @@ def rank_tables(store: TraceStore) -> list[RankTable]:
     s = store.slices
     kinds = device_work_kinds(store)
     is_kernel = kinds == KERNEL
-    coll = is_kernel & name_mask(store, COLLECTIVE_KERNEL) if len(s) else np.zeros(0, dtype=bool)
+    coll = is_kernel & comm_names(store)[s.name_id] if len(s) else np.zeros(0, dtype=bool)
     device_of = device_of_track(store)
     out = []
     for src_i, src in enumerate(store.sources):
@@ -317,10 +339,11 @@ def rank_tables(store: TraceStore) -> list[RankTable]:
         table.coll_start = s.start_ns[krows].astype(np.int64) + epoch
         table.coll_end = s.end_ns[krows].astype(np.int64) + epoch
         table.coll_device = device_of[s.track[krows]]
-        k, g, z, b = _collectives(store, krows) if len(krows) else ([], [], [], [])
+        k, g, z, b, e = _collectives(store, krows, table.world_size) if len(krows) else ([], [], [], [], [])
         table.coll_kind, table.coll_group = k, g
         table.coll_size = np.array(z, dtype=np.int64)
         table.coll_bytes = np.array(b, dtype=np.int64)
+        table.coll_elems = np.array(e, dtype=np.int64)
         comp = np.flatnonzero(is_kernel & ~coll & mine)
         table.comp_start = s.start_ns[comp].astype(np.int64) + epoch
         table.comp_end = s.end_ns[comp].astype(np.int64) + epoch

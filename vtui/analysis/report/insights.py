@@ -10,7 +10,9 @@ from vtui.analysis.calltree.python_overhead import PythonReport, analyse_python
 from vtui.analysis.gpu.activity import GpuReport, analyse_gpu
 from vtui.analysis.gpu.graphs import GraphReport, analyse_graphs
 from vtui.analysis.gpu.memory import MemoryReport, analyse_memory
+from vtui.analysis.gpu.peaks import DATASHEET
 from vtui.analysis.gpu.roofline import RooflineReport, analyse_roofline
+from vtui.analysis.gpu.roofline_capture import with_capture
 from vtui.analysis.health.items import HealthReport
 from vtui.analysis.health.report import analyse_health
 from vtui.analysis.slices.caches import CacheReport, analyse_caches
@@ -20,6 +22,7 @@ from vtui.analysis.steps.detect import StepReport, analyse_steps
 from vtui.analysis.steps.serving import ServingReport, analyse_serving
 from vtui.analysis.why.critical import CriticalReport, analyse_critical
 from vtui.analysis.why.findings import (
+    WARNING,
     Finding,
     blocking_findings,
     cache_findings,
@@ -53,17 +56,20 @@ class Insights:
     health: HealthReport = field(default_factory=HealthReport)  # of the whole trace, not only the range
 
 
-def add_why(ins: Insights, store: TraceStore) -> None:
-    """Why ops and steps take their time: the roofline per op and the critical path per step."""
-    ins.roofline = analyse_roofline(store, ins.range)
+def add_why(ins: Insights, store: TraceStore, peaks: str = DATASHEET) -> None:
+    """Why ops and steps take their time: the roofline per op (graph-replayed work costed from the
+    capture trace where one was matched) and the critical path per step."""
+    ins.roofline = with_capture(store, analyse_roofline(store, ins.range, peaks), ins.graphs.capture)
     ins.critical = analyse_critical(store, ins.steps.rows)
 
 
 def compute_insights(store: TraceStore, rng: TimeRange | None = None, step_regex: str | None = None,
-                     top: int = 15, capture: TraceStore | None = None, capture_name: str = "") -> Insights:
+                     top: int = 15, capture: TraceStore | None = None, capture_name: str = "",
+                     peaks: str = DATASHEET) -> Insights:
     """Every analysis over ``rng`` (the whole trace when None), all handed the one range value and
     so one selection (and one self-time pass); ``capture``: vLLM's graph-capture trace of the same
-    run, to give replayed graph kernels their captured stacks."""
+    run, to give replayed graph kernels their captured stacks and shapes; ``peaks``: the roofline's
+    peak column (datasheet / achievable) or peak table file."""
     rng = over(store, rng)
     ins = Insights(rng, analyse_steps(store, rng, step_regex), analyse_ops(store, rng, top),
                    analyse_gpu(store, rng, top), analyse_memory(store, rng),
@@ -76,9 +82,26 @@ def compute_insights(store: TraceStore, rng: TimeRange | None = None, step_regex
                     + serving_findings(ins.serving) + graph_findings(ins.graphs)
                     + op_findings(ins.ops) + gpu_findings(ins.gpu, ins.graphs.kernel_ns if ins.graphs.present else 0)
                     + memory_findings(ins.memory) + python_findings(ins.python) + cache_findings(ins.caches))
-    add_why(ins, store)
+    add_why(ins, store, peaks)
     ins.health = analyse_health(store)
+    if any(i.key == "shape.gpu_only" for i in ins.health.items):
+        ins.findings = gpu_only_findings(ins.findings)
     return ins
+
+
+def gpu_only_findings(found: list[Finding]) -> list[Finding]:
+    """A trace with device work and no CPU side: say first what it cannot answer; no step advice
+    (steps are CPU annotations), and idle time with no cause to name."""
+    out = [Finding("gpu_only", WARNING, "device work only, no CPU side: launch delays, the CPU's share of GPU idle "
+                   "time, operators, steps, serving figures and the critical path cannot be known",
+                   "profile with the CPU activity on (ProfilerActivity.CPU) to get them")]
+    for f in found:
+        if f.kind == "steps":
+            continue
+        if f.kind == "gpu_busy":
+            f = Finding(f.kind, f.severity, f.message, "the GPU waits; what for needs the CPU side (launches, syncs)")
+        out.append(f)
+    return out
 
 
 def summary_metrics(store: TraceStore, rng: TimeRange | None = None, step_regex: str | None = None,
@@ -116,6 +139,9 @@ def metrics_of(span_ns: int, st: StepReport, g: GpuReport, mem: MemoryReport, op
         "kernel_ns": g.kernel_ns if g.present else None,
         "launch_delay_mean_ns": g.launch.mean if g.launch else None,
         "launch_delay_from_end_mean_ns": g.launch_after_return.mean if g.launch_after_return else None,
+        "gpu_idle_cpu_launch_ns": g.idle_cpu_launch_ns if g.present else None,
+        "gpu_idle_dependency_ns": g.idle_dependency_ns if g.present else None,
+        "comm_pct": g.comm_pct if g.present else None,
         "sync_count": ops.sync.count,
         "sync_ns": ops.sync.total_ns,
         "peak_allocated_bytes": main.peak_allocated if main else None,

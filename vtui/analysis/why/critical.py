@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from vtui.analysis.why.critical_graph import DeviceWork, build_graph, expand, path_columns
+from vtui.analysis.why.critical_handover import build_handovers
 from vtui.analysis.why.critical_walk import (
     KINDS,
     SEG_COMM_RUN,
@@ -104,7 +105,7 @@ def _analyse(store: TraceStore, step_rows: np.ndarray) -> CriticalReport:
         picked = np.unique(np.linspace(0, len(step_rows) - 1, MAX_STEPS).round().astype(np.int64))
     rows = step_rows[picked]
     lo, hi = s.start_ns[rows].astype(np.int64), s.end_ns[rows].astype(np.int64)
-    segs, sync, end = walk_all(dev, blk, s.track[rows].astype(np.int64), lo, hi)
+    segs, sync, end = walk_all(dev, blk, s.track[rows].astype(np.int64), lo, hi, build_handovers(store))
     out.steps = _summarise_all(store, dev, picked.tolist(), rows.tolist(), lo, end, hi, sync, segs)
     for st in out.steps:
         out.by_bound_ns[st.bound] = out.by_bound_ns.get(st.bound, 0) + (st.step_end - st.start)
@@ -117,10 +118,11 @@ def walk_steps_one_by_one(store: TraceStore, step_rows: np.ndarray) -> list[Step
     (the tests hold the two equal)."""
     s = path_columns(store)
     dev, blk = build_graph(store)
+    hov = build_handovers(store)
     out = []
     for i, row in enumerate(np.asarray(step_rows, dtype=np.int64).tolist()):
         lo, hi, track = int(s.start_ns[row]), int(s.end_ns[row]), int(s.track[row])
-        segs, sync_ns, end = walk_one(dev, blk, track, lo, hi)
+        segs, sync_ns, end = walk_one(dev, blk, track, lo, hi, hov)
         out.append(_summarise(store, i, row, lo, end, segs, sync_ns, hi))
     return out
 

@@ -14,6 +14,7 @@ from functools import cached_property
 
 import numpy as np
 
+from vtui.analysis.base.comm import COMM_KERNEL
 from vtui.analysis.base.launched import device_work_launches
 from vtui.store.devices import string_mask
 from vtui.store.grouping import distinct_ids
@@ -65,7 +66,7 @@ def rows_named(store: TraceStore, regex: re.Pattern[str]) -> np.ndarray:
 BLOCKING = re.compile(r"^(cuda|hip)(StreamSynchronize|DeviceSynchronize|EventSynchronize|Memcpy|MemcpyWithStream|Memcpy2D)$")
 
 
-COLLECTIVE = re.compile(r"(?i)nccl|rccl|all_?reduce|all_?gather|reduce_?scatter|all_?to_?all|sendrecv")
+COLLECTIVE = COMM_KERNEL  # the one communication rule (vtui.analysis.base.comm)
 
 
 LAUNCH_CHUNK = 1 << 22  # device work laid out at once by last_launched_all (memory bound)
@@ -127,7 +128,8 @@ class DeviceWork:
         i64 = [np.empty(n, dtype=np.int64) for _ in range(5)]
         cum_gpu, cum_gap = np.empty(n + 1, dtype=np.int64), np.empty(n + 1, dtype=np.int64)
         drops: np.ndarray = np.empty(n, dtype=np.int32)
-        with_comm = bool(named_comm.any())
+        # the helper knows collectives by their comm column's length: none without device work
+        with_comm = bool(named_comm.any()) and n > 0
         cum_comm = np.empty(n + 1 if with_comm else 0, dtype=np.int64)
         comm = np.empty(n if with_comm else 0, dtype=bool)
         rows, launch = np.ascontiguousarray(rows, dtype=np.int64), np.ascontiguousarray(launch, dtype=np.int64)

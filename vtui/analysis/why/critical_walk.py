@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from vtui.analysis.why.critical_graph import BlockingCalls, DeviceWork
+from vtui.analysis.why.critical_handover import HandOvers
 
 SEG_CPU, SEG_GPU, SEG_COMM, SEG_WAIT, SEG_QUEUE = range(5)  # a segment's kind, as an index into KINDS
 SEG_NO_ROWS, SEG_GPU_RUN, SEG_COMM_RUN, SEG_ONE_ROW = range(4)  # what a segment's rows are: none, a run's, one slice
@@ -31,10 +32,12 @@ class Segment:
     rows: Sequence[int] | np.ndarray = ()  # the slices on the path in this segment (device work, the blocking call)
 
 
-def walk_one(dev: DeviceWork, blk: BlockingCalls, track: int, lo: int, hi: int) -> tuple[list[Segment], int, int]:
+def walk_one(dev: DeviceWork, blk: BlockingCalls, track: int, lo: int, hi: int,
+             hov: HandOvers | None = None) -> tuple[list[Segment], int, int]:
     """Segments of the path back to ``lo`` from the step's end: ``hi`` on ``track``, or the end of the
     device work the step launched where that is later (the CPU ran ahead); the serialised sync
-    time; the path's end."""
+    time; the path's end. Where the thread waited on another thread (``hov``), the path goes on
+    over there and comes back where that thread's work began."""
     segs: list[Segment] = []
     sync_ns, cpu_after = 0, 0
     where, x, pos = "cpu", hi, -1
@@ -43,13 +46,32 @@ def walk_one(dev: DeviceWork, blk: BlockingCalls, track: int, lo: int, hi: int) 
         where, x, pos = "gpu", int(dev.end[last]), last
     end = x
     pending: list[int] = []  # CPU time after each blocking call, until its device time is known
+    ret_track, ret_at = -1, -1  # where to go back to once the worker's part is walked (-1: none)
     for _ in range(MAX_HOPS):
         if x <= lo:
             break
+        if ret_at >= 0 and x < ret_at:  # the walk went back past the hand-over: it is over
+            ret_track, ret_at = -1, -1
         if where == "cpu":
-            hit = blk.last_before(track, x, lo)
+            floor = max(lo, ret_at)
+            hit = blk.last_before(track, x, floor)
+            hand = hov.last_before(track, x, floor) if hov is not None else None
+            if hand is not None and (hit is None or hand[1] > hit[2]):
+                h_st, h_en, worker, ready = hand
+                if h_en < x:
+                    segs.append(Segment("cpu", track, h_en, x, x - h_en))
+                if ready < h_en:
+                    segs.append(Segment("wait", track, max(ready, lo), h_en, h_en - max(ready, lo)))
+                ret_track, ret_at = track, max(h_st, lo)
+                track, x = worker, max(ready, lo)
+                continue
             if hit is None:
-                segs.append(Segment("cpu", track, lo, x, x - lo))
+                if x > floor:
+                    segs.append(Segment("cpu", track, floor, x, x - floor))
+                if floor > lo:  # the worker's part is done: back on the waiting thread
+                    track, x = ret_track, floor
+                    ret_track, ret_at = -1, -1
+                    continue
                 x = lo
                 break
             row, st, en, tgt = hit
@@ -172,8 +194,8 @@ def _bisect(arr: np.ndarray, a: np.ndarray, b: np.ndarray, v: np.ndarray, right:
         hi = np.where(live & ~go, mid, hi)
 
 
-def walk_all(dev: DeviceWork, blk: BlockingCalls, track: np.ndarray, lo: np.ndarray, hi: np.ndarray
-              ) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
+def walk_all(dev: DeviceWork, blk: BlockingCalls, track: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+             hov: HandOvers | None = None) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
     """``walk_one`` of every step (arrays over the steps): the segment columns, the sync time, the path's end."""
     n = len(lo)
     segs = SegmentLog()
@@ -186,13 +208,16 @@ def walk_all(dev: DeviceWork, blk: BlockingCalls, track: np.ndarray, lo: np.ndar
     end = x.copy()
     active = np.ones(n, dtype=bool)
     pend_on, pend, sync = np.zeros(n, dtype=bool), np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+    ret = (np.full(n, -1, dtype=np.int64), np.full(n, -1, dtype=np.int64))  # hand-over: (track, at) to go back to
     for hop in range(MAX_HOPS):
         active &= x > lo
         if not active.any():
             break
+        past = (ret[1] >= 0) & (x < ret[1])  # went back past the hand-over: it is over
+        ret[0][past], ret[1][past] = -1, -1
         c, g = np.flatnonzero(active & ~on_gpu), np.flatnonzero(active & on_gpu)
         if len(c):
-            _cpu_hop(dev, blk, segs, hop, c, track, x, lo, active, on_gpu, pos, pend_on, pend)
+            _cpu_hop(dev, blk, hov, segs, hop, c, track, x, lo, active, on_gpu, pos, pend_on, pend, ret)
         if len(g):
             _gpu_hop(dev, segs, hop, g, track, x, lo, active, on_gpu, pos, pend_on, pend, sync)
     left = active & (x > lo)  # walked MAX_HOPS hops and not there yet: the rest is waiting
@@ -200,13 +225,33 @@ def walk_all(dev: DeviceWork, blk: BlockingCalls, track: np.ndarray, lo: np.ndar
     return segs.columns(), sync, end
 
 
-def _cpu_hop(dev, blk, segs, hop, c, track, x, lo, active, on_gpu, pos, pend_on, pend) -> None:
+def _cpu_hop(dev, blk, hov, segs, hop, c, track, x, lo, active, on_gpu, pos, pend_on, pend, ret) -> None:
     xc, lc, tc = x[c], lo[c], track[c]
-    ok, row, st, en, tgt = blk.last_before_all(tc, xc, lc)
-    miss = ~ok
-    segs.add(miss, c, hop, 0, SEG_CPU, tc, lc, xc, xc - lc)
-    x[c[miss]] = lc[miss]
-    active[c[miss]] = False
+    ret_track, ret_at = ret
+    fl = np.maximum(lc, ret_at[c])
+    ok, row, st, en, tgt = blk.last_before_all(tc, xc, fl)
+    if hov is not None and hov.by_track:
+        hk, h_st, h_en, h_wk, h_rd = hov.last_before_all(tc, xc, fl)
+        hand = hk & (~ok | (h_en > en))
+    else:
+        hand = np.zeros(len(c), dtype=bool)
+    if hand.any():  # waited on another thread: over there, back here where its work began
+        segs.add(hand & (h_en < xc), c, hop, 0, SEG_CPU, tc, h_en, xc, xc - h_en)
+        r0 = np.maximum(h_rd, lc)
+        segs.add(hand & (h_rd < h_en), c, hop, 1, SEG_WAIT, tc, r0, h_en, h_en - r0)
+        k = c[hand]
+        ret_track[k], ret_at[k] = tc[hand], np.maximum(h_st, lc)[hand]
+        track[k], x[k] = h_wk[hand], r0[hand]
+        ok = ok & ~hand
+    miss = ~ok & ~hand
+    segs.add(miss & (xc > fl), c, hop, 0, SEG_CPU, tc, fl, xc, xc - fl)
+    back = miss & (fl > lc)
+    k = c[back]
+    track[k], x[k] = ret_track[k], fl[back]
+    ret_track[k], ret_at[k] = -1, -1
+    stop = miss & ~back
+    x[c[stop]] = lc[stop]
+    active[c[stop]] = False
     if not ok.any():
         return
     h = ok

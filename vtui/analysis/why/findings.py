@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from vtui.analysis.base.comm import is_comm
 from vtui.analysis.base.stats import pct
 from vtui.analysis.calltree.python_overhead import PythonReport
 from vtui.analysis.gpu.activity import GpuReport, precision_of
@@ -27,6 +28,7 @@ GPU_BUSY_VERY_LOW = 20.0
 IDLE_CPU_SHARE = 10.0
 MEMCPY_SHARE = 10.0
 FP32_GEMM_SHARE = 10.0
+COMM_SHARE = 10.0  # communication kernels' share of kernel time worth saying
 PYTHON_SHARE = 30.0
 GAP_SHARE = 10.0
 GRAPH_SHARE = 50.0  # kernel time already replayed from CUDA/HIP graphs: no "use CUDA graphs" advice
@@ -217,14 +219,37 @@ def gpu_findings(g: GpuReport, graph_kernel_ns: int = 0) -> list[Finding]:
                            + f", {g.busy_pct_of_active:.1f}% of the GPU-active span",
                            in_graphs if replay else
                            "the GPU waits: batch more work, overlap CPU work, or capture the step in a CUDA graph"))
-    cpu_share = pct(g.idle_cpu_wait_ns, g.range_ns * max(len(g.devices), 1))
+    # The idle gaps by cause: the CPU's share only up to each next launch call; what follows it
+    # was queued, and a launch-bound hint would be wrong for it.
+    denom = g.range_ns * max(len(g.devices), 1)
+    cpu_share = pct(g.idle_cpu_launch_ns, denom)
     if cpu_share >= IDLE_CPU_SHARE:
         out.append(Finding("gpu_waits_cpu", WARNING,
-                           f"GPU idle {fd(g.idle_cpu_wait_ns)} ({cpu_share:.1f}%) waiting for the CPU to launch work "
-                           f"(between kernels: {fd(g.idle_between_ns)})",
+                           f"GPU idle {fd(g.idle_cpu_launch_ns)} ({cpu_share:.1f}%) before the CPU launched the next work "
+                           f"(launched and then queued: {fd(g.idle_queued_ns + g.idle_dependency_ns)})",
                            in_graphs if replay else
                            "launch-bound: fewer, larger kernels (fusion, torch.compile) or CUDA graphs "
                            "(mode='reduce-overhead') cut per-kernel CPU cost"))
+    dep_share = pct(g.idle_dependency_ns, denom)
+    if dep_share >= IDLE_CPU_SHARE:
+        calls = ", ".join(f"{n} {fd(v)}" for n, v in g.idle_dependencies[:3])
+        out.append(Finding("gpu_waits_dependency", WARNING,
+                           f"GPU idle {fd(g.idle_dependency_ns)} ({dep_share:.1f}%) with the next work launched but held "
+                           f"behind a stream wait ({calls})",
+                           "not launch-bound: the stream waits on an event another stream or a host copy records; "
+                           "find what records it (a blocking copy, a sync, another stream's work) and overlap or remove it"))
+    queued_share = pct(g.idle_queued_ns, denom)
+    if queued_share >= IDLE_CPU_SHARE:
+        out.append(Finding("gpu_queued", INFO,
+                           f"GPU idle {fd(g.idle_queued_ns)} ({queued_share:.1f}%) with the next work already launched",
+                           "not launch-bound: launch latency, or a dependency the trace does not show (another "
+                           "process on the GPU, an untraced copy)"))
+    offset_share = pct(g.idle_clock_offset_ns, denom)
+    if offset_share >= IDLE_CPU_SHARE:
+        out.append(Finding("gpu_clock_offset", INFO,
+                           f"GPU idle {fd(g.idle_clock_offset_ns)} ({offset_share:.1f}%) before work that started ahead of "
+                           "its launch call: host and device clocks disagree, so the cause is not known",
+                           "the trace's host and device clocks are offset: read launch delays with care"))
     if g.memcpy_pct + g.memset_pct >= MEMCPY_SHARE:
         dirs = ", ".join(f"{k} {fd(v)}" for k, v in sorted(g.memcpy_by_direction.items(), key=lambda kv: -kv[1]))
         out.append(Finding("memcpy", WARNING, f"memcpy {g.memcpy_pct:.1f}% and memset {g.memset_pct:.1f}% of GPU time ({dirs})",
@@ -237,6 +262,13 @@ def gpu_findings(g: GpuReport, graph_kernel_ns: int = 0) -> list[Finding]:
                            f"({g.launches_paired:,} launches)",
                            "long delays with a busy GPU mean a deep queue (fine); with an idle GPU they point at the "
                            "driver or contention"))
+    if g.comm_pct >= COMM_SHARE:
+        heaviest = next((k.name for k in g.top_kernels if is_comm(k.name)), "")
+        out.append(Finding("communication", INFO,
+                           f"communication kernels take {g.comm_pct:.1f}% of kernel time ({fd(g.comm_ns)})"
+                           + (f", most in {heaviest[:80]}" if heaviest else ""),
+                           "collectives wait for the slowest rank and move data: overlap them with compute, and "
+                           "compare ranks (vtui ranks) for stragglers and exposed communication"))
     fp32 = sum(k.total_ns for k in g.top_kernels if "gemm" in k.name.lower() and precision_of(k.name) == "fp32")
     share = pct(fp32, g.kernel_ns)
     if share >= FP32_GEMM_SHARE:
