@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from vtui.analysis.ranks.analyse import ALIGNS, RanksReport
 from vtui.errors import TraceLoadError, UsageError
-from vtui.query.ranks import PARQUET, _report, sql_text, statements
+from vtui.query.ranks import PARQUET, _rejects, _report, sql_text, statements
 
 if TYPE_CHECKING:
     from vtui.options import LoadOptions
@@ -135,7 +135,7 @@ def run_sql_spark(spark, folders: list[str], align: str = "epoch") -> RanksRepor
             else:
                 results.setdefault(name, []).extend(tuple(row) for row in spark.sql(text).collect())
         results["exposed"].sort(key=lambda row: row[0])
-        return _report(results, subs["step_key"], align, warnings)
+        return _report(results, subs["step_key"], align, warnings + _rejects(results.get("rejected", [])))
     except Exception as exc:
         if isinstance(exc, UsageError) or type(exc).__module__.split(".")[0] not in ("pyspark", "py4j"):
             raise
