@@ -1,4 +1,4 @@
-"""Issue 27: `vtui ranks` over synthetic rank folders, both engines: wall, CPU-s and peak RSS.
+"""`vtui ranks` over synthetic rank folders, every engine: wall, CPU-s and peak RSS.
 
 Writes folders of N synthetic ranks of ~MB each (benchmarks/ranks_synth.py: steps with
 all-reduces, a slow rank, thousands of small compute kernels per step), then runs
@@ -8,9 +8,16 @@ the same run: the floor (a fresh process that only reads every rank file) and a 
 decode of every file to Python objects.
 
     python benchmarks/bench_ranks.py [--ranks 4 8 16] [--mb 20] [--runs 3] [--dir /tmp/vtui-bench-ranks]
+        [--engines python duckdb spark] [--master local[2]]
 
 The Python engine holds every rank in one store (the app's view of a folder); the DuckDB engine
-loads one rank at a time, so its peak RSS should stay flat as the number of ranks grows.
+loads one rank at a time, so its peak RSS should stay flat as the number of ranks grows. The Spark
+engine (`--engines spark`, Java 17+) starts a JVM with its own Python workers, so it is measured
+over its whole process tree (sampled every 0.1 s: CPU-s of every process, peak of their summed
+RSS — in local mode the driver and executors share that JVM). Then the two halves of the SQL
+engines apart: `vtui export-ranks` (the per-rank conversion, one process, all ranks) and the SQL
+alone over that export on DuckDB and on Spark; from them the per-MB costs and a labelled
+extrapolation to 256 ranks of 1 GB.
 """
 
 from __future__ import annotations
@@ -58,8 +65,54 @@ def measure(cmd: list[str]) -> tuple[float, float, float]:
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
-def median3(cmd: list[str], runs: int) -> tuple[float, float, float]:
-    got = [measure(cmd) for _ in range(runs)]
+def _tree(root: int) -> list[int]:
+    """``root`` and its descendants, from /proc."""
+    kids: dict[int, list[int]] = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as fh:
+                    ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            kids.setdefault(ppid, []).append(int(d))
+    out, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        out.append(pid)
+        todo.extend(kids.get(pid, []))
+    return out
+
+
+def measure_tree(cmd: list[str]) -> tuple[float, float, float]:
+    """(wall s, CPU s, peak RSS MiB) of a process and every process it starts (a JVM, its workers),
+    sampled every 0.1 s: a process's last CPU sample counts once it is gone."""
+    tick, page = os.sysconf("SC_CLK_TCK"), os.sysconf("SC_PAGE_SIZE")
+    t = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    cpu: dict[int, float] = {}
+    peak = 0
+    while proc.poll() is None:
+        rss = 0
+        for pid in _tree(proc.pid):
+            try:
+                with open(f"/proc/{pid}/stat") as fh:
+                    f = fh.read().rsplit(")", 1)[1].split()
+                cpu[pid] = (int(f[11]) + int(f[12])) / tick
+                rss += int(f[21]) * page
+            except (OSError, IndexError, ValueError):
+                continue
+        peak = max(peak, rss)
+        time.sleep(0.1)
+    wall = time.perf_counter() - t
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed: {proc.stderr.read().decode()[-400:]}")
+    return wall, sum(cpu.values()), peak / 2**20
+
+
+def median3(cmd: list[str], runs: int, tree: bool = False) -> tuple[float, float, float]:
+    got = [(measure_tree if tree else measure)(cmd) for _ in range(runs)]
     return tuple(statistics.median(x[i] for x in got) for i in range(3))  # type: ignore[return-value]
 
 
@@ -69,6 +122,9 @@ def main() -> None:
     ap.add_argument("--mb", type=float, default=20.0)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--dir", default="/tmp/vtui-bench-ranks")
+    ap.add_argument("--engines", nargs="+", default=["python", "duckdb"], choices=["python", "duckdb", "spark"])
+    ap.add_argument("--master", default="local[2]", help="the Spark master for --engines spark")
+    ap.add_argument("--no-references", action="store_true", help="skip the read floor and the msgspec decode")
     opts = ap.parse_args()
     print(f"load average {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}; "
           f"{opts.runs} fresh runs each, medians; {os.cpu_count()} cores")
@@ -81,13 +137,34 @@ def main() -> None:
                         f"make_folder(Path({str(folder)!r}), {n}, {opts.mb})"], cwd=ROOT, check=True,
                        env={**os.environ, "PYTHONPATH": str(ROOT)})
         size = sum(f.stat().st_size for f in folder.iterdir()) / 1e6
-        runs = {"read (floor)": [sys.executable, "-c", FLOOR, str(folder)],
-                "msgspec": [sys.executable, "-c", DECODE, str(folder)]}
-        for engine in ("python", "duckdb"):
-            runs[engine] = [sys.executable, "-m", "vtui", "ranks", str(folder), "--json", "--no-cache", "--engine", engine]
+        runs = {} if opts.no_references else {"read (floor)": [sys.executable, "-c", FLOOR, str(folder)],
+                                               "msgspec": [sys.executable, "-c", DECODE, str(folder)]}
+        vtui = [sys.executable, "-m", "vtui"]
+        for engine in opts.engines:
+            runs[engine] = [*vtui, "ranks", str(folder), "--json", "--no-cache", "--engine", engine]
+            if engine == "spark":
+                runs[engine] += ["--master", opts.master]
+        export = Path(opts.dir) / f"export-r{n}-{opts.mb:g}mb"
+        if "duckdb" in opts.engines or "spark" in opts.engines:
+            runs["export-ranks"] = [*vtui, "export-ranks", str(folder), "-o", str(export), "--no-cache"]
+            for engine in ("duckdb", "spark"):
+                if engine in opts.engines:
+                    runs[f"{engine} SQL"] = [*vtui, "ranks", str(export), "--json", "--engine", engine]
+                    if engine == "spark":
+                        runs[f"{engine} SQL"] += ["--master", opts.master]
+        got = {}
         for label, cmd in runs.items():
-            wall, cpu, rss = median3(cmd, opts.runs)
+            wall, cpu, rss = got[label] = median3(cmd, opts.runs, tree=label.startswith("spark"))
             print(f"{n:>5} {size:>7.0f} {label:<12} {wall:>7.2f} {cpu:>7.2f} {cpu / n:>8.2f} {rss:>9.0f}", flush=True)
+        if "export-ranks" in got:
+            per_mb = got["export-ranks"][1] / size
+            print(f"  conversion: {per_mb:.3f} CPU-s per trace MB, {got['export-ranks'][1] / n:.2f} CPU-s per {size / n:.0f} MB rank")
+            print(f"  extrapolated (linear in MB, from the line above): 256 ranks x 1 GB = {256 * 1000 * per_mb / 3600:.1f} "
+                  f"CPU-h of conversion; on N executor cores about {256 * 1000 * per_mb / 60:.0f}/N min")
+            for label in ("duckdb SQL", "spark SQL"):
+                if label in got:
+                    print(f"  {label}: {got[label][1]:.2f} CPU-s for {size:.0f} MB of traces "
+                          f"({got[label][1] / size:.3f} CPU-s per MB, start-up included)")
     print(f"load average after {os.getloadavg()[0]:.2f}")
 
 

@@ -78,3 +78,17 @@ def open_app():
             yield app, pilot
 
     return opened
+
+
+def _slow_list() -> tuple[set[str], tuple[str, ...]]:
+    lines = [ln.strip() for ln in (Path(__file__).parent / "slow_tests.txt").read_text().splitlines()]
+    lines = [ln for ln in lines if ln and not ln.startswith("#")]
+    return {ln for ln in lines if "::" in ln}, tuple(ln for ln in lines if "::" not in ln)
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """Mark the tests listed in slow_tests.txt ``slow`` (the default loop deselects them)."""
+    ids, files = _slow_list()
+    for item in items:
+        if item.nodeid in ids or item.nodeid.split("::")[0] in files:
+            item.add_marker(pytest.mark.slow)

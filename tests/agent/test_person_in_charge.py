@@ -183,7 +183,7 @@ async def test_the_other_view_tools_over_the_socket(tmp_path, runtime_dir):
                 ({"op": "navigate", "time": "1ms", "step": 2}, "navigate takes one of"),
                 ({"op": "select_range", "range": "9s:10s"}, "is outside the trace"),
                 ({"op": "search", "regex": "(?<=a)b"}, "search failed: invalid regex"),
-                ({"op": "cli", "tool": "diff", "args": {}}, "cli takes a tool (info, insights"),
+                ({"op": "cli", "tool": "diff", "args": {}}, "cli takes a tool (info, health, insights"),
                 ({"op": "cli", "tool": "stats", "args": {"trace": "/etc/passwd"}}, "the trace is the app's"),
                 ({"op": "cli", "tool": "stats", "args": {"range": "zz"}}, "range")):
             reply = await link.call(request)

@@ -7,7 +7,7 @@ import statistics
 
 from textual.widgets import OptionList, Static
 
-from tests.core.test_serving import LOOP, synthetic_loop
+from tests.core.test_serving import LOOP, synthetic_loop, true_steps
 from tests.helpers import settle, write_trace
 from vtui.fmt import format_duration as fd
 from vtui.load.trace import load_trace
@@ -46,8 +46,11 @@ async def test_serving_section_chart_and_kind_colours(tmp_path):
         screen = app.screen
         assert isinstance(screen, InsightsScreen) and screen.insights is not None
         serving = str(screen.query_one("#ins-serving", Static).render())
-        decode = [round(d * 1000) for n, _, m, _, d in LOOP if m and not n]
+        # steps end with their GPU work (the kernels run 800 µs behind the annotations), and the screen says so
+        decode = [e - a for (a, _, e), (n, _, m, _, _) in zip(true_steps(), LOOP) if m and not n]
         assert f"TPOT {fd(statistics.median(decode))}" in serving
+        assert "a step ends when its GPU work ends: the later of its annotation's end and the end of the device " \
+               "work it launched" in serving
         assert f"TTFT {fd(round(LOOP[0][4] * 1000))}" in serving and "steady state: steps #" in serving
         chart = screen.query_one("#ins-serving-chart", Static).render()
         styles = _spans_by_style(chart)

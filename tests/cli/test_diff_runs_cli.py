@@ -95,7 +95,8 @@ def test_text_labels_unlike_runs(capsys, loops):
     assert re.search(r"decode\s+void flash::flash_fwd_\S*….*\(Flash_fwd_params\)\s+vllm::unified_attention\s+160\s", out)
 
 
-# ---- a real trace (H100, Qwen1.5 prefill through transformers) and edited copies ----------------
+# ---- a real trace (H100, Qwen1.5 through transformers: Qwen2Model's forward, no LM head, no generate(),
+# so a forward inside ProfilerStep#6, not a prefill: its kind is the step's name) and edited copies ----
 def _qwen_events() -> dict:
     return json.loads(gzip.decompress(QWEN.read_bytes()))
 
@@ -136,7 +137,7 @@ def test_real_trace_gemm_renamed_to_another_vendors(capsys, tmp_path):
     assert d["added"] == [] and d["removed"] == [] and d["by_op"] == []
     got = Counter()
     for r in d["changed"]:
-        assert (r["name"], r["b_name"], r["match"], r["kind"], r["delta_ns"]) == (GEMM, CIJK, "family", "prefill", 0)
+        assert (r["name"], r["b_name"], r["match"], r["kind"], r["delta_ns"]) == (GEMM, CIJK, "family", "ProfilerStep", 0)
         got[r["op"]] += r["count"]
     assert got == truth
 
@@ -150,7 +151,7 @@ def test_real_trace_gemm_slowed_by_a_known_amount(capsys, tmp_path):
     assert {r["op"]: (r["count"], r["delta_ns"], r["match"], r["b_name"]) for r in k["changed"]} == {
         op: (n, 2_000 * n, "exact", None) for op, n in truth.items()}
     assert {o["op"]: o["delta_ns"] for o in k["by_op"]} == {op: 2_000 * n for op, n in truth.items()}
-    assert d["like"] is True and k["confidence"] == {"prefill": 1.0}
+    assert d["like"] is True and k["confidence"] == {"ProfilerStep": 1.0}
 
 
 def test_hostile_kernel_and_operator_names_are_escaped(capsys, tmp_path):

@@ -6,15 +6,15 @@ from __future__ import annotations
 import json
 import statistics
 
-from tests.core.test_serving import LOOP, synthetic_loop
+from tests.core.test_serving import LOOP, synthetic_loop, true_steps
 from tests.helpers import X, cli_json, write_trace
 from vtui.cli import main
 from vtui.fmt import format_duration as fd
 
 STEP_KEYS = {"index", "kind", "prefill_requests", "prefill_tokens", "decode_requests", "decode_tokens", "start_ns",
-             "dur_ns", "gpu_ns"}
+             "dur_ns", "cpu_dur_ns", "gpu_outlasts", "gpu_ns"}
 SERVING_KEYS = {"present", "source", "steps", "prefill_steps", "decode_steps", "mixed_steps", "unknown_steps",
-                "prefill_tokens", "decode_tokens", "ttft_ns", "tpot_ns", "decode_tokens_per_s", "steady", "kinds",
+                "prefill_tokens", "decode_tokens", "ttft_ns", "ttft_cpu_ns", "tpot_ns", "decode_tokens_per_s", "steady", "kinds",
                 "slow_prefills"}
 GRAPH_KEYS = {"present", "launches", "kernels", "kernel_ns", "launch_delay", "per_step", "capture"}
 
@@ -38,12 +38,21 @@ def test_json_keys_and_figures(tmp_path, capsys):
     assert len(sv["steps"]) == len(LOOP) and sv["prefill_steps"] == 1 and sv["mixed_steps"] == 1
     assert sv["decode_steps"] == len(LOOP) - 2 and sv["decode_tokens"] == sum(mt for *_, mt, _ in LOOP)
     assert sv["prefill_tokens"] == sum(nt for _, nt, *_ in LOOP)
-    assert sv["tpot_ns"] == statistics.median(round(d_ * 1000) for n, _, m, _, d_ in LOOP if m and not n)
+    true = true_steps()  # a step ends at the later of its annotation's end and its GPU work's end
+    assert sv["tpot_ns"] == statistics.median(e - a for (a, _, e), (n, _, m, _, _) in zip(true, LOOP) if m and not n)
+    assert [(s["dur_ns"], s["cpu_dur_ns"], s["gpu_outlasts"]) for s in sv["steps"]] == \
+        [(e - a, c - a, e > c) for a, c, e in true]
+    assert sv["ttft_ns"] == true[0][2] - true[0][0] and sv["ttft_cpu_ns"] == true[0][1] - true[0][0]
+    assert d["steps"]["durations_ns"] == [e - a for a, _, e in true]
+    assert d["steps"]["cpu_durations_ns"] == [c - a for a, c, _ in true]
     assert (g["launches"], g["kernels"], g["kernel_ns"]) == (1, 3, 75_000) and g["capture"] is None
     assert main(["insights", str(path)]) == 0
     text = capsys.readouterr().out
     assert "Serving (annotations): 1 prefill" in text and f"TPOT {fd(sv['tpot_ns'])}" in text
     assert "CUDA/HIP graphs: 1 launches · 3 kernels" in text
+    late = sum(e > c for _, c, e in true)
+    assert f"a step ends when its GPU work ends: the later of its annotation's end and the end of the device work " \
+           f"it launched ({late} of {len(LOOP)} steps end after the annotation)" in text
 
 
 def test_capture_flag_and_capture_traces_folder(tmp_path, capsys):

@@ -40,7 +40,9 @@ from vtui.present.insights_text import insights_text
 from vtui.store.slicetime import time_range
 from vtui.store.tracks import GPU
 
-SYNC_NAME = re.compile(r"^(cuda|hip)(StreamSynchronize|DeviceSynchronize|EventSynchronize|EventRecord|StreamWaitEvent)$")
+SYNC_NAME = re.compile(r"^(cuda|hip)(StreamSynchronize|DeviceSynchronize|EventSynchronize|EventRecord|StreamWaitEvent)$"
+                       # synchronous copies and memsets block the host too (hipMemcpyWithStream: .to() / .item())
+                       r"|^(cuda|hip)(Memcpy|MemcpyWithStream|Memset)$")
 
 
 # ---- MTIA and other non-CUDA devices ---------------------------------------------------------------

@@ -50,15 +50,19 @@ def test_operator_findings_one_per_kind_from_five_percent_warning_from_twenty():
 
 
 def test_sync_finding_names_its_callers_and_turns_warning_at_five_percent():
-    sync = SyncReport(4, 50_000, [("cudaStreamSynchronize", 3, 40_000), ("cudaDeviceSynchronize", 1, 10_000)],
-                      [("aten::item", 2), ("aten::to", 1), ("(top level)", 1)])
+    sync = SyncReport(5, 50_010, [("cudaStreamSynchronize", 3, 40_000), ("cudaDeviceSynchronize", 1, 10_000),
+                                  ("cudaStreamWaitEvent", 1, 10)],
+                      [("aten::item", 2), ("aten::to", 1), ("(top level)", 1)],
+                      frozenset({"cudaStreamSynchronize", "cudaDeviceSynchronize"}), 4, 50_000)
     (f,) = op_findings(_ops([], sync))
-    assert f.kind == "sync" and f.severity == "warning"  # 50 µs of 1 ms = 5.0%
-    assert f.message == ("4 sync points take 50 µs (5.0%): cudaStreamSynchronize ×3, cudaDeviceSynchronize ×1; "
-                         "called from aten::item, aten::to")
+    assert f.kind == "sync" and f.severity == "warning"  # 50 µs of 1 ms = 5.0% (the ordering call not counted)
+    assert f.message == ("4 blocking sync points take 50 µs (5.0%): cudaStreamSynchronize ×3, cudaDeviceSynchronize ×1; "
+                         "called from aten::item, aten::to; 1 ordering call(s) (event record / stream wait: the host goes on)")
     assert "avoid .item(), .cpu()" in f.hint
-    sync.total_ns = 49_000
+    sync.blocking_ns = 49_000
     assert op_findings(_ops([], sync))[0].severity == "info"
+    # ordering calls alone block nothing: no sync finding
+    assert op_findings(_ops([], SyncReport(1, 10, [("cudaStreamWaitEvent", 1, 10)], [("(top level)", 1)]))) == []
 
 
 def test_sync_callers_are_the_enclosing_operators(tmp_path: Path):

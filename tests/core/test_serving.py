@@ -85,6 +85,19 @@ def _ns(us: float) -> int:
     return round(us * 1000)
 
 
+def true_steps(scale: float = 1.0) -> list[tuple[int, int, int]]:
+    """Plain Python over the plan: per step (start, annotation end, step end) in ns from the first
+    step's start; a step ends at the later of its annotation's end and its last kernel's end."""
+    _, launched = synthetic_loop(scale)
+    out, t = [], 1000.0
+    for i, (*_, dur) in enumerate(LOOP):
+        d = dur * scale if i else dur
+        cpu_end = _ns(t + d - 1000.0)
+        out.append((_ns(t - 1000.0), cpu_end, max(cpu_end, max(_ns(b - 1000.0) for _, b in launched[i]))))
+        t += d + GAP_US
+    return out
+
+
 def test_step_kinds_tokens_and_times(loop):
     store, st, sv, launched = loop
     assert st.count == len(LOOP) and sv.source == "annotations"
@@ -96,17 +109,23 @@ def test_step_kinds_tokens_and_times(loop):
     for s, (n, nt, m, mt, dur), st_us, ker in zip(sv.steps, LOOP, starts, launched):
         kind = "mixed" if n and m else "prefill" if n else "decode"
         assert (s.kind, s.prefill_requests, s.prefill_tokens, s.decode_requests, s.decode_tokens) == (kind, n, nt, m, mt)
-        assert s.start_ns == _ns(st_us - origin) and s.dur_ns == _ns(dur)
+        assert s.start_ns == _ns(st_us - origin) and s.cpu_dur_ns == _ns(dur)
+        # the step runs to the end of its GPU work when that is later (the kernels run 800 µs behind)
+        gpu_end = max(_ns(b - origin) for _, b in ker)
+        assert s.dur_ns == max(_ns(st_us + dur - origin), gpu_end) - s.start_ns
+        assert s.gpu_outlasts == (gpu_end > _ns(st_us + dur - origin))
         # launched work: the union of its kernels' intervals, wherever they ran (after the step ended)
         assert s.gpu_ns == union_length([(_ns(a - origin), _ns(b - origin)) for a, b in ker])
 
 
 def test_serving_figures_against_plain_python(loop):
     store, st, sv, _ = loop
-    durs = [_ns(d) for *_, d in LOOP]
-    ends = [s.start_ns + s.dur_ns for s in sv.steps]
-    assert sv.ttft_ns == ends[0] - sv.steps[0].start_ns  # the first step is the prefill
-    decode = [_ns(d) for n, _, m, _, d in LOOP if m and not n]
+    true = true_steps()
+    durs = [end - start for start, _, end in true]
+    ends = [end for _, _, end in true]
+    assert sv.ttft_ns == ends[0] - true[0][0]  # the first step is the prefill
+    assert sv.ttft_cpu_ns == true[0][1] - true[0][0]
+    decode = [d for d, (n, _, m, _, _) in zip(durs, LOOP) if m and not n]
     assert sv.tpot_ns == statistics.median(decode)
     total_decode = sum(mt for *_, mt, _ in LOOP)
     assert sv.decode_tokens_per_s == pytest.approx(total_decode * 1e9 / (ends[-1] - sv.steps[0].start_ns), rel=1e-12)
@@ -131,10 +150,10 @@ def test_steady_window_skips_ramps_and_the_mixed_step(loop):
     assert (s.first, s.last, s.count) == (first, first + len(STEADY_B) - 1, len(STEADY_B))
     batch = [b for _, _, b, _, _ in STEADY_B]
     assert s.batch_median == statistics.median(batch)
-    durs = [_ns(d) for *_, d in STEADY_B]
+    true = true_steps()[first:first + len(STEADY_B)]
+    durs = [end - start for start, _, end in true]
     assert s.tpot_ns == statistics.median(durs) and s.decode_tokens == sum(batch)
-    end = sv.steps[s.last].start_ns + sv.steps[s.last].dur_ns
-    assert s.decode_tokens_per_s == pytest.approx(sum(batch) * 1e9 / (end - sv.steps[s.first].start_ns))
+    assert s.decode_tokens_per_s == pytest.approx(sum(batch) * 1e9 / (true[-1][2] - true[0][0]))
 
 
 def test_spikes_per_kind_and_no_generic_verdicts(loop):
@@ -260,9 +279,13 @@ def test_vllm_full_graph_replay(shared_traces):
     step = next(e for e in events if e.get("name", "").startswith("execute_32_context_0"))
     (s,) = sv.steps
     assert (s.kind, s.prefill_requests, s.decode_requests, s.decode_tokens) == ("decode", 0, 32, 32)
-    assert s.dur_ns == round(step["dur"] * 1000) and s.start_ns == round(step["ts"] * 1000) - round(origin * 1000)
+    assert s.start_ns == round(step["ts"] * 1000) - round(origin * 1000)
     work = _raw_gpu_of_step(events, step)
     assert s.gpu_ns == union_length([_span(e, origin) for e in work])
+    # the replay runs long after the CPU annotation: the step (TPOT, tokens/s) ends with its GPU work
+    gpu_end = max(_span(e, origin)[1] for e in work)
+    assert s.cpu_dur_ns == round(step["dur"] * 1000) and gpu_end > s.start_ns + s.cpu_dur_ns
+    assert s.dur_ns == gpu_end - s.start_ns and s.gpu_outlasts
     assert sv.ttft_ns is None and sv.tpot_ns == s.dur_ns and sv.decode_tokens_per_s == pytest.approx(32e9 / s.dur_ns)
     # the graph: every kernel sharing the hipGraphLaunch's correlation
     launch = next(e for e in events if e.get("name") == "hipGraphLaunch")
@@ -310,9 +333,12 @@ def test_sglang_prefill_step(shared_traces):
     outer = next(e for e in events if e.get("name", "").startswith("execute_15360_context_15"))
     (s,) = sv.steps  # step[EXTEND …] lies inside the execute_… annotation: one step
     assert (s.kind, s.prefill_requests, s.prefill_tokens, s.decode_tokens) == ("prefill", 15, 15360, 0)
-    assert s.dur_ns == round(outer["dur"] * 1000) and sv.ttft_ns == s.dur_ns
     work = _raw_gpu_of_step(events, outer)
     assert s.gpu_ns == union_length([_span(e, origin) for e in work])
+    # TTFT runs to the end of the prefill's GPU work, long after the annotation
+    gpu_end = max(_span(e, origin)[1] for e in work)
+    assert s.cpu_dur_ns == round(outer["dur"] * 1000) == sv.ttft_cpu_ns
+    assert s.dur_ns == max(gpu_end, s.start_ns + s.cpu_dur_ns) - s.start_ns == sv.ttft_ns > sv.ttft_cpu_ns
     assert sv.tpot_ns is None and sv.decode_tokens_per_s is None and sv.steady is None
 
 
@@ -342,15 +368,16 @@ def test_diff_compares_serving_figures_side_by_side(tmp_path: Path, capsys):
     b = write_trace(tmp_path, synthetic_loop(1.5)[0], "b.json")  # B: every step but the prefill 1.5× longer
     d = cli_json(capsys, "diff", a, b, "--json")
     m = {x["name"]: x for x in d["metrics"]}
-    decode = [round(dur * 1000) for n, _, g, _, dur in LOOP if g and not n]
-    assert m["tpot_ns"]["a"] == statistics.median(decode)
-    assert m["tpot_ns"]["b"] == pytest.approx(statistics.median(decode) * 1.5, abs=1) and m["tpot_ns"]["better"] == "A"
-    assert m["serving_ttft_ns"]["a"] == m["serving_ttft_ns"]["b"] == round(LOOP[0][4] * 1000)
     tokens = sum(mt for *_, mt, _ in LOOP)
-    for side, k in (("a", 1.0), ("b", 1.5)):
-        t = 1000.0 + LOOP[0][4] + GAP_US + sum(dur * k + GAP_US for *_, dur in LOOP[1:-1])
-        span_ns = round((t - 1000.0) * 1000) + round(LOOP[-1][4] * k * 1000)
-        assert m["decode_tokens_per_s"][side] == pytest.approx(tokens * 1e9 / span_ns, abs=1e-3)  # JSON: 3 decimals
+    for side, k in (("a", 1.0), ("b", 1.5)):  # steps end with their GPU work (true_steps), in diff as in insights
+        true = true_steps(k)
+        decode = [end - start for (start, _, end), (n, _, g, _, _) in zip(true, LOOP) if g and not n]
+        assert m["tpot_ns"][side] == pytest.approx(statistics.median(decode), abs=1e-3)
+        assert m["serving_ttft_ns"][side] == true[0][2] - true[0][0] == round(LOOP[0][4] * 1000)
+        assert m["decode_tokens_per_s"][side] == pytest.approx(tokens * 1e9 / max(e for *_, e in true), abs=1e-3)  # JSON: 3 decimals
+    # B's decode annotations are 1.5× longer, but every decode step still ends with its GPU work,
+    # 800 µs behind (the longest annotation is 2 ms): the same TPOT, as the GPU ran it
+    assert m["tpot_ns"]["better"] == "same"
     assert m["decode_tokens_per_s"]["better"] == "A" and m["mixed_median_ns"]["better"] == "A"
 
 

@@ -104,7 +104,7 @@ SCHEMA = {
     "instant": ["id", "ts", "name", "category", "track_id"],
     "kernel": ["id", "ts", "dur", "name", "category", "kind", "track_id"],
     "launch": ["slice_id", "kernel_id", "name", "kernel_name", "ts", "kernel_ts", "kernel_dur", "delay", "delay_from_end"],
-    "step": ["step", "id", "ts", "dur", "name", "pattern"],
+    "step": ["step", "id", "ts", "dur", "cpu_dur", "name", "pattern"],
     "finding": ["kind", "severity", "message", "hint"],
     "op": ["name", "count", "self", "total", "self_pct", "total_pct"],
     "gpu_busy": ["kind", "label", "busy", "busy_pct", "kernel", "active", "busy_pct_of_active"],
@@ -196,6 +196,9 @@ def test_kernel_launch_and_step_views_equal_insights():
     assert kernel_ns == gpu.kernel_ns
     steps = analyse_steps(store)
     assert run_query(store, "SELECT COUNT(*) FROM step").rows[0][0] == steps.count
+    # the same step times as Insights: to the end of the GPU work, the annotation beside
+    assert run_query(store, "SELECT dur, cpu_dur FROM step ORDER BY step").rows == \
+        [[int(d), int(c)] for d, c in zip(steps.durations, steps.cpu_durations)]
     busy = run_query(store, "SELECT label, busy FROM gpu_busy WHERE kind = 'device'").rows
     assert busy == [[d.label, d.busy_ns] for d in gpu.devices] and busy[0][1] > 0
     from vtui.analysis.slices.operators import analyse_ops

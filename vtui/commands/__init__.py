@@ -26,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "mcp": "vtui.mcp",
     "schema": "vtui.commands.schema",
     "ranks": "vtui.commands.ranks",
+    "export-ranks": "vtui.commands.export_ranks",
 }
 
 

@@ -37,6 +37,7 @@ def steps_dict(st: StepReport) -> dict[str, Any]:
         "present": st.present, "pattern": st.pattern, "source": st.source, "count": st.count,
         "in_trace": st.in_trace, "track": st.track,
         "starts_ns": st.starts.tolist(), "durations_ns": st.durations.tolist(),
+        "cpu_durations_ns": st.cpu_durations.tolist(),
         "first_ns": st.first_ns, "ttft_ns": st.ttft_ns, "run_start": st.run_start,
         "mean_ns": rest.mean if rest else None, "median_ns": rest.median if rest else None,
         "p90_ns": rest.p90 if rest else None, "max_ns": rest.max if rest else None,
@@ -48,6 +49,7 @@ def steps_dict(st: StepReport) -> dict[str, Any]:
         "gap_total_ns": tr.gap_total_ns if tr else 0, "gap_max_ns": tr.gap_max_ns if tr else 0,
         "gap_pct": tr.gap_pct if tr else 0.0,
         "unattributed_ns": st.unattributed_ns,
+        "not_steps": st.not_steps,
     }
 
 
@@ -128,8 +130,10 @@ def insights_dict(ins: Insights) -> dict[str, Any]:
         "cpu_self_ns": ins.ops.cpu_self_ns,
         "ops_pct_of": {"range_ns": ins.ops.range_ns, "cpu_threads": ins.ops.threads,
                        "denominator_ns": ins.ops.denominator_ns},
-        "sync": {"count": sy.count, "total_ns": sy.total_ns,
-                 "by_name": [{"name": n, "count": k, "total_ns": t} for n, k, t in sy.by_name],
+        "sync": {"count": sy.count, "total_ns": sy.total_ns, "blocking_count": sy.blocking_count,
+                 "blocking_ns": sy.blocking_ns,
+                 "by_name": [{"name": n, "count": k, "total_ns": t, "blocking": sy.is_blocking(n)}
+                             for n, k, t in sy.by_name],
                  "callers": [{"name": n, "count": k} for n, k in sy.callers]},
         "gpu": gpu_dict(ins.gpu),
         "memory": memory_dict(ins.memory),

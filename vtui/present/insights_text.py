@@ -47,7 +47,8 @@ def steps_lines(ins: Insights, bar_width: int = 40, times: bool = True, step_opt
         return [f"Steps: no {safe_field(st.pattern, 120)} step starts in this range ({st.in_trace} in the trace)"]
     if not st.present:
         what = f" matching /{safe_field(st.pattern, 120)}/" if st.source == "user" else ""
-        return [f"Steps: no repeating step found{what} ({step_option})"]
+        why = [f"  {safe_field(st.not_steps, 400)}"] if st.not_steps else []
+        return [f"Steps: no repeating step found{what} ({step_option})", *why]
     rest, tr = st.rest, st.trend
     src = {"known": "known pattern", "user": "your regex", "generic": "guessed: most time among repeated top-level names"}
     sv = ins.serving
@@ -65,6 +66,10 @@ def steps_lines(ins: Insights, bar_width: int = 40, times: bool = True, step_opt
                "(the others are not in these figures)")
     lines = [f"Steps: {safe_field(st.pattern, 120)} ({src.get(st.source, st.source)}) · {counted(st.count, 'step')}{on}",
              f"{first}  {fd(st.first_ns)}"]
+    late = st.gpu_outlasts
+    if late.any():  # the times below run to the GPU's end: say so, with the annotations' own figure
+        lines.append(f"  {int(late.sum())} of {counted(st.count, 'step')} end after the annotation: a step runs to "
+                     f"the end of the GPU work it launched (annotations alone: first {fd(int(st.cpu_durations[0]))})")
     if rest:
         per_sequence = " (tokens/s per sequence)" if serving else ""
         rate = f" · ≈{st.steps_per_s:,.1f} steps/s{per_sequence}" if st.steps_per_s else ""
@@ -120,9 +125,12 @@ def ops_lines(ins: Insights, top: int = 10) -> list[str]:
             lines.append(f"  {safe_field(r.name, NAME_WIDTH):<{NAME_WIDTH}} {fd(r.total_ns):>12} ×{r.count:,}")
     sy = ops.sync
     if sy.count:
-        lines.append(f"Sync points: {sy.count} · {fd(sy.total_ns)} — " +
-                     ", ".join(f"{safe_field(n, NAME_WIDTH)} ×{c} {fd(t)}" for n, c, t in sy.by_name) +
+        lines.append(f"Sync points: {sy.count} · {fd(sy.total_ns)} · blocking {sy.blocking_count} · "
+                     f"{fd(sy.blocking_ns)} — " +
+                     ", ".join(f"{safe_field(n, NAME_WIDTH)} ×{c} {fd(t)} ({'blocks' if sy.is_blocking(n) else 'orders'})"
+                               for n, c, t in sy.by_name) +
                      " · from " + ", ".join(f"{safe_field(n, NAME_WIDTH)} ×{c}" for n, c in sy.callers[:3]))
+        lines.append("  (blocks: the host waits for the device; orders: event record / stream wait, the host goes on)")
     else:
         lines.append("Sync points: none")
     return lines

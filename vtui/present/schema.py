@@ -114,7 +114,8 @@ class Steps(Strict):
     in_trace: int
     track: int
     starts_ns: list[int]
-    durations_ns: list[int]
+    durations_ns: list[int]  # start to the later of the annotation's end and its device work's end
+    cpu_durations_ns: list[int]  # the annotations alone
     first_ns: int | None
     ttft_ns: int | None
     run_start: bool
@@ -135,6 +136,7 @@ class Steps(Strict):
     gap_max_ns: int
     gap_pct: float
     unattributed_ns: int
+    not_steps: str  # with no steps: what looked like steps and why it is not
 
 
 class PhaseRow(Strict):
@@ -173,10 +175,19 @@ class NameCount(Strict):
     count: int
 
 
+class SyncName(Strict):
+    name: str
+    count: int
+    total_ns: int
+    blocking: bool  # holds the host until the device drains (not an event record / stream wait)
+
+
 class Sync(Strict):
     count: int
     total_ns: int
-    by_name: list[NameCountTime]
+    blocking_count: int
+    blocking_ns: int
+    by_name: list[SyncName]
     callers: list[NameCount]
 
 
@@ -692,7 +703,7 @@ OUTPUTS: dict[str, type[Out]] = {
 # or retyped), and add its snapshot: scripts/schema_snapshots.py writes vtui/data/schema/NAME.vN.json.
 VERSIONS: dict[str, int] = {
     "info": 2,
-    "insights": 4,
+    "insights": 2,
     "stats": 1,
     "search": 1,
     "tree": 2,

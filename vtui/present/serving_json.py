@@ -21,7 +21,9 @@ class StepOut(msgspec.Struct):
     decode_requests: int
     decode_tokens: int
     start_ns: int
-    dur_ns: int
+    dur_ns: int  # to the end of the device work it launched when that is later than the annotation
+    cpu_dur_ns: int  # the annotation alone
+    gpu_outlasts: bool  # its device work ends after the annotation
     gpu_ns: int
 
 
@@ -71,6 +73,7 @@ class ServingOut(msgspec.Struct):
     prefill_tokens: int
     decode_tokens: int
     ttft_ns: int | None
+    ttft_cpu_ns: int | None
     tpot_ns: float | None
     decode_tokens_per_s: float | None
     steady: SteadyOut | None
@@ -124,7 +127,7 @@ def _delay(s: Stats | None) -> DelayOut | None:
 
 def serving_out(sv: ServingReport) -> ServingOut:
     steps = [StepOut(s.index, s.kind, s.prefill_requests, s.prefill_tokens, s.decode_requests, s.decode_tokens,
-                     s.start_ns, s.dur_ns, s.gpu_ns) for s in sv.steps]
+                     s.start_ns, s.dur_ns, s.cpu_dur_ns, s.gpu_outlasts, s.gpu_ns) for s in sv.steps]
     kinds = [KindOut(k.kind, k.count, k.stats.mean, k.stats.median, k.stats.p90, k.gpu_busy_pct, k.prefill_tokens,
                      k.decode_tokens, k.trend.trend if k.trend else "n/a", k.spikes,
                      [KindPhaseOut(p.name, p.total_ns, p.count, p.pct) for p in k.phases]) for k in sv.kinds]
@@ -134,7 +137,7 @@ def serving_out(sv: ServingReport) -> ServingOut:
                                                st.decode_tokens_per_s, st.gpu_busy_pct)
     return ServingOut(sv.present, sv.source, steps, sv.count(PREFILL), sv.count(DECODE), sv.count(MIXED),
                       sv.count(UNKNOWN), sv.tokens("prefill_tokens"), sv.tokens("decode_tokens"), sv.ttft_ns,
-                      sv.tpot_ns, sv.decode_tokens_per_s, steady, kinds, sv.slow_prefills)
+                      sv.ttft_cpu_ns, sv.tpot_ns, sv.decode_tokens_per_s, steady, kinds, sv.slow_prefills)
 
 
 def graphs_out(g: GraphReport) -> GraphsOut:

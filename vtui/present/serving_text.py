@@ -47,9 +47,13 @@ def serving_lines(sv: ServingReport, bar_width: int = 40) -> list[str]:
     if not sv.kinds_known:
         return [f"Serving: {counted(len(sv.steps), 'step')} of unknown kind (no vLLM/SGLang step annotations, not "
                 "generate()'s forward passes): no TTFT/TPOT by kind"]
+    late = sum(1 for s in sv.steps if s.gpu_outlasts)
+    cpu_ttft = f" (annotation alone {fd(sv.ttft_cpu_ns)})" if sv.ttft_cpu_ns is not None and sv.ttft_cpu_ns != sv.ttft_ns else ""
     lines = [serving_head(sv),
-             f"  TTFT {_opt(sv.ttft_ns)} (end of the first prefill step − start of the first step) · "
-             f"TPOT {_opt(sv.tpot_ns)} (median decode step) · decode {_rate(sv.decode_tokens_per_s)}"]
+             f"  TTFT {_opt(sv.ttft_ns)}{cpu_ttft} (end of the first prefill step − start of the first step) · "
+             f"TPOT {_opt(sv.tpot_ns)} (median decode step) · decode {_rate(sv.decode_tokens_per_s)}",
+             f"  a step ends when its GPU work ends: the later of its annotation's end and the end of the device "
+             f"work it launched ({late} of {counted(len(sv.steps), 'step')} end after the annotation)"]
     for k in sv.kinds:
         st = k.stats
         trend = k.trend.trend if k.trend else "n/a"
@@ -79,8 +83,9 @@ def step_rows(sv: ServingReport, bar_width: int = 40) -> list[str]:
         written = tokens_written(sv)
         for s, bar in zip(sv.steps, step_bars(durs, bar_width)):
             toks = f"{s.prefill_tokens:>6}+{s.decode_tokens:<5}" if written else f"{'—':>6} {'':<5}"
+            late = f"  ⟶ GPU ends {fd(s.dur_ns - s.cpu_dur_ns)} after the annotation" if s.gpu_outlasts else ""
             out.append(f"    #{s.index:<3} {KIND_MARK[s.kind]} {toks} "
-                       f"{fd(s.dur_ns):>11}  GPU {fd(s.gpu_ns):>11} {bar}")
+                       f"{fd(s.dur_ns):>11}  GPU {fd(s.gpu_ns):>11} {bar}{late}")
         return out
     out = [f"  step time by kind ({len(durs)} steps, min {fd(durs.min())} … max {fd(durs.max())}):"]
     for k in sv.kinds:

@@ -214,7 +214,9 @@ def run_sql(folders: list[Path], align: str = "epoch") -> RanksReport:
                 subs["step_key"] = "name" if total and not repeated and shared else "idx"
             if not kind.startswith("rank "):
                 run(kind, name, sql, {})
-        for pos, folder in enumerate(folders):  # rank by rank: one rank's kernels in memory at a time
+        for folder in folders:  # rank by rank: one rank's kernels in memory at a time
+            # its own pos: an export may lack a rank that failed, so the list's order is not it
+            pos = int(con.execute(f"SELECT pos FROM read_parquet({_list([folder / 'meta.parquet'])})").fetchone()[0])
             extra = {"rank_colls": f"read_parquet({_list([folder / 'colls.parquet'])})",
                      "rank_comp": f"read_parquet({_list([folder / 'comp.parquet'])})", "rank_filter": f"r.pos = {pos}"}
             for kind, name, sql in stmts:

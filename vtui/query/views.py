@@ -65,17 +65,21 @@ def launch_table(store: TraceStore) -> Any:
 
 
 def step_table(store: TraceStore) -> Any:
+    from vtui.analysis.base.launched import launched_work
     from vtui.analysis.steps.detect import find_step_rows
 
     s = store.slices
     pattern, _source, rows = find_step_rows(store)
     rows = rows.astype(np.int64)
     pa = ac.pyarrow()
+    start, cpu_end = s.start_ns[rows].astype(np.int64), s.end_ns[rows].astype(np.int64)
+    end = np.maximum(cpu_end, launched_work(store, rows).last_ns)  # a step ends when its GPU work ends (Insights)
     return ac.table(_with_rank(store, {
         "step": ac.column(np.arange(len(rows), dtype=np.int64)),
         "id": ac.column(rows),
-        "ts": ac.column(s.start_ns[rows]),
-        "dur": ac.column(s.end_ns[rows] - s.start_ns[rows]),
+        "ts": ac.column(start),
+        "dur": ac.column(end - start),
+        "cpu_dur": ac.column(cpu_end - start),
         "name": ac.dictionary(s.name_id[rows], words(store)),
         "pattern": pa.array([pattern] * len(rows), type=pa.string()),
     }, s.source[rows]))

@@ -47,7 +47,7 @@ _TABLES = {"slices": SliceTable, "instants": InstantTable, "counters": CounterTa
 DEFAULT_LIMIT = DEFAULT_CACHE_MAX  # bytes on disk (see cache_limit): a 1 GB trace's entry is ~0.4 GB
 _KEY = re.compile(r"^[0-9a-f]{32}$")  # an entry's folder name; anything else in the folder is not ours
 RANKS_FOLDER = "ranks-parquet"  # per-rank Parquet of `vtui ranks --engine duckdb`: in the cap, cleared with it
-_RANKS_KEY = re.compile(r"^[0-9a-f]{32}-[0-9]{1,6}$")  # <key of the rank's file>-<its position>
+_RANKS_KEY = re.compile(r"^[0-9a-f]{32}(-t[0-9]{1,4})?-[0-9]{1,6}$")  # <key of the rank's file>[-t<tables version>]-<its position>
 # Every TraceStore field the cache writes and reads back (a test checks this is all of them,
 # so a new field cannot silently go missing from reopened stores).
 STORED_FIELDS = frozenset({"sources", "strings", "tracks", "slices", "instants", "counters", "flows", "args_blob",

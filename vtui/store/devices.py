@@ -48,9 +48,23 @@ RECORD_FUNCTION_NAME = re.compile("#")
 HOST_OP_CATS = frozenset({"cpu_op", "operator"})
 WHOLE_RUN_SPAN = re.compile(r"^PyTorch Profiler \(\d+\)$")
 # Sync points: CUDA/HIP names anywhere (traces without categories too), and in a runtime category
-# any call that synchronises (MTIA's synchronizeStream, aclrtSynchronizeStream, ...).
-SYNC_NAME = re.compile(r"^(cuda|hip)(StreamSynchronize|DeviceSynchronize|EventSynchronize|EventRecord|StreamWaitEvent)$")
+# any call that synchronises (MTIA's synchronizeStream, aclrtSynchronizeStream, ...). Blocking ones
+# hold the host until the device has drained: synchronize calls, synchronous copies and memsets
+# (no "Async": cudaMemcpy, hipMemcpyWithStream, cudaMemset; the driver's cuMemcpyDtoH too) and
+# ``.item()``'s copy. Ordering ones (event record, stream wait event) only queue a dependency.
+BLOCKING_SYNC_NAME = re.compile(r"^(cuda|hip)(StreamSynchronize|DeviceSynchronize|EventSynchronize|ThreadSynchronize)$"
+                                r"|^(cuda|hip)Memcpy(2D|3D|Peer|ToSymbol|FromSymbol|WithStream|DtoH|HtoD|DtoD)?$"
+                                r"|^(cuda|hip)Memset(D8|D16|D32|2D|3D)?$|^cuMemcpy(DtoH|HtoD|DtoD)?(_v2)?$"
+                                r"|^aten::_local_scalar_dense$")
+ORDERING_SYNC_NAME = re.compile(r"^(cuda|hip)(EventRecord|EventRecordWithFlags|StreamWaitEvent)$")
+SYNC_NAME = re.compile(f"{BLOCKING_SYNC_NAME.pattern}|{ORDERING_SYNC_NAME.pattern}")
 RUNTIME_SYNC_NAME = re.compile(r"(?i)synchroni[sz]e")
+ITEM_COPY = re.compile(r"^aten::_local_scalar_dense$")  # .item(): a blocking copy when no runtime call is recorded in it
+# Threads the CUDA/HIP runtime, the driver and the profiler run for themselves (Nsight names them;
+# Kineto's traces do not hold them), and Nsight's OS-runtime calls (poll, ioctl, sem_wait): no unit of
+# the application's work is there.
+HELPER_THREAD_NAME = re.compile(r"(?i)evthandlr|cupti")
+OS_RUNTIME_CATS = frozenset({"osrt"})
 DEVICE_LABELS = ("GPU", "MTIA")  # process labels Kineto gives device processes
 
 KERNEL, MEMCPY, MEMSET = 1, 2, 3
@@ -151,7 +165,33 @@ def sync_mask(store: TraceStore) -> np.ndarray:
     """Per slice: a synchronisation point (the host waits for, or orders against, the device)."""
     if not len(store.slices):
         return np.zeros(0, dtype=bool)
-    return name_mask(store, SYNC_NAME) | (runtime_mask(store) & name_mask(store, RUNTIME_SYNC_NAME))
+    return blocking_sync_mask(store) | name_mask(store, ORDERING_SYNC_NAME)
+
+
+def blocking_sync_mask(store: TraceStore) -> np.ndarray:
+    """Per slice: a sync point that blocks the host until the device is done (see BLOCKING_SYNC_NAME).
+    ``.item()``'s ``aten::_local_scalar_dense`` counts only where no sync call is recorded inside
+    it (else that call is the sync point, counted once)."""
+    if not len(store.slices):
+        return np.zeros(0, dtype=bool)
+    return store.memo("blocking_sync_mask", lambda: _blocking_sync(store))
+
+
+def _blocking_sync(store: TraceStore) -> np.ndarray:
+    calls = (name_mask(store, BLOCKING_SYNC_NAME) & ~name_mask(store, ITEM_COPY)) | name_mask(store, ORDERING_SYNC_NAME) \
+        | (runtime_mask(store) & name_mask(store, RUNTIME_SYNC_NAME))
+    item = name_mask(store, ITEM_COPY)
+    out = calls & ~name_mask(store, ORDERING_SYNC_NAME)
+    if item.any():
+        parent = store.slices.parent
+        holds = np.zeros(len(out), dtype=bool)
+        anc = parent[np.flatnonzero(calls)].astype(np.int64)
+        while len(anc):  # climb from every sync call: the .item() copies holding one
+            anc = anc[anc >= 0]
+            holds[anc] = True
+            anc = parent[anc].astype(np.int64)
+        out = out | (item & ~holds)
+    return out
 
 
 def annotation_mask(store: TraceStore) -> np.ndarray:
@@ -176,6 +216,26 @@ def on_thread_track(store: TraceStore) -> np.ndarray:
     if not len(store.slices):
         return np.zeros(0, dtype=bool)
     return store.memo("on_thread_track", lambda: _track_kind_is(store, THREAD)[store.slices.track])
+
+
+def helper_mask(store: TraceStore) -> np.ndarray:
+    """Per slice: on a runtime, driver or profiler helper thread (HELPER_THREAD_NAME), or an OS
+    runtime call (Nsight's ``osrt``): never the application's unit of work."""
+    if not len(store.slices):
+        return np.zeros(0, dtype=bool)
+
+    def build() -> np.ndarray:
+        t = store.tracks
+        names = getattr(t, "columns", None)
+        if names is not None:  # the track table: one test per distinct name
+            text = t.text
+            by_text = np.fromiter((bool(HELPER_THREAD_NAME.search(x)) for x in text), dtype=bool, count=len(text))
+            per_track = by_text[names["name"]] & t.kind_is(THREAD)
+        else:
+            per_track = np.fromiter((tr.kind == THREAD and bool(HELPER_THREAD_NAME.search(tr.name or "")) for tr in t),
+                                    dtype=bool, count=len(t))
+        return per_track[store.slices.track] | cat_mask(store, OS_RUNTIME_CATS)
+    return store.memo("helper_mask", build)
 
 
 def cpu_op_mask(store: TraceStore) -> np.ndarray:

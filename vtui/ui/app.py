@@ -100,7 +100,13 @@ class VtuiApp(AppShell, App[int]):
     def _show_status(self) -> None:
         if self.pane is not None:
             sharing = self.agent.status_words() if self.agent is not None else ""  # first: a long line is cut at the end
-            self.query_one("#status", Static).update(plain(" · ".join(filter(None, (sharing, self.pane.status_text())))))
+            # the status line is the timeline screen's: another screen (call tree, Insights) may be on
+            # top, or none has it yet while the app starts or ends
+            for screen in self.screen_stack:
+                found = screen.query("#status")
+                if found:
+                    found.first(Static).update(plain(" · ".join(filter(None, (sharing, self.pane.status_text())))))
+                    return
 
     def _update(self) -> None:
         """Redraw after a change made to ``view`` from outside the keys (tests, scripts)."""

@@ -17,12 +17,14 @@ from vtui.analysis.health.items import HealthReport
 from vtui.analysis.health.report import analyse_health
 from vtui.analysis.slices.caches import CacheReport, analyse_caches
 from vtui.analysis.slices.operators import OpsReport, analyse_ops
+from vtui.analysis.steps.blocking import StepBlock, step_blocks
 from vtui.analysis.steps.detect import StepReport, analyse_steps
 from vtui.analysis.steps.serving import ServingReport, analyse_serving
 from vtui.analysis.why.critical import CriticalReport, analyse_critical
 from vtui.analysis.why.findings import (
     WARNING,
     Finding,
+    blocking_findings,
     cache_findings,
     gpu_findings,
     graph_findings,
@@ -50,6 +52,7 @@ class Insights:
     critical: CriticalReport | None = None
     serving: ServingReport = field(default_factory=lambda: ServingReport(False))
     graphs: GraphReport = field(default_factory=lambda: GraphReport(False))
+    blocks: list[StepBlock] = field(default_factory=list)  # per step: its main blocking call
     health: HealthReport = field(default_factory=HealthReport)  # of the whole trace, not only the range
 
 
@@ -73,8 +76,11 @@ def compute_insights(store: TraceStore, rng: TimeRange | None = None, step_regex
                    analyse_caches(store, rng), analyse_python(store, rng))
     ins.serving = analyse_serving(store, ins.steps)
     ins.graphs = analyse_graphs(store, rng, ins.steps.rows if ins.steps.present else None, capture, capture_name)
-    ins.findings = (step_findings(ins.steps, ins.serving) + serving_findings(ins.serving) + graph_findings(ins.graphs)
-                    + op_findings(ins.ops) + gpu_findings(ins.gpu)
+    ins.blocks = step_blocks(store, ins.steps)
+    # a step that is mostly one blocking call: that is its headline
+    ins.findings = (blocking_findings(ins.blocks, ins.steps.count) + step_findings(ins.steps, ins.serving)
+                    + serving_findings(ins.serving) + graph_findings(ins.graphs)
+                    + op_findings(ins.ops) + gpu_findings(ins.gpu, ins.graphs.kernel_ns if ins.graphs.present else 0)
                     + memory_findings(ins.memory) + python_findings(ins.python) + cache_findings(ins.caches))
     add_why(ins, store, peaks)
     ins.health = analyse_health(store)

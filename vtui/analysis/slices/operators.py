@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from vtui.analysis.base.stats import pct
-from vtui.store.devices import SYNC_NAME, annotation_mask, cpu_op_mask, sync_mask
+from vtui.store.devices import SYNC_NAME, annotation_mask, blocking_sync_mask, cpu_op_mask, sync_mask
 from vtui.store.grouping import distinct_ids
 from vtui.store.slicetime import RangeSlices, TimeRange, over
 from vtui.store.store import TraceStore
@@ -57,10 +57,20 @@ class OpRow:
 
 @dataclass
 class SyncReport:
+    """Sync points: blocking ones hold the host until the device drains (synchronize calls,
+    synchronous copies, ``.item()``); ordering ones (event record, stream wait event) only queue
+    a dependency for the device and return."""
+
     count: int = 0
     total_ns: int = 0
     by_name: list[tuple[str, int, int]] = field(default_factory=list)  # (name, count, ns)
     callers: list[tuple[str, int]] = field(default_factory=list)  # enclosing op name, count
+    blocking: frozenset[str] = frozenset()  # the names in by_name that block the host
+    blocking_count: int = 0
+    blocking_ns: int = 0
+
+    def is_blocking(self, name: str) -> bool:
+        return name in self.blocking
 
 
 @dataclass
@@ -117,9 +127,15 @@ def _sync(store: TraceStore, rs: RangeSlices) -> SyncReport:
     if not len(rows):
         return out
     names = s.name_id[rows]
+    blocks = blocking_sync_mask(store)[rows]
+    out.blocking_count, out.blocking_ns = int(blocks.sum()), int(clip[blocks].sum())
+    blocking = set()
     for nid in np.unique(names).tolist():
         sel = names == nid
         out.by_name.append((store.strings[nid], int(sel.sum()), int(clip[sel].sum())))
+        if blocks[sel].any():  # a name is one kind or the other (.item() holding a recorded call is not a sync point)
+            blocking.add(store.strings[nid])
+    out.blocking = frozenset(blocking)
     out.by_name.sort(key=lambda x: -x[2])
     parents = s.parent[rows]
     callers: dict[str, int] = {}

@@ -20,11 +20,21 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from vtui.analysis.base.launched import launched_work, owners
 from vtui.analysis.base.stats import Stats, dense_unique, pct
+from vtui.analysis.gpu.graphs import CAPTURE_REGION
 from vtui.analysis.steps.step_names import ANNOTATION_REGEX, ENGINE_FRAME_REGEX
 from vtui.analysis.steps.trends import Trend, analyse_trend
 from vtui.regex_guard import compile_user
-from vtui.store.devices import device_work_kinds, on_thread_track, python_mask, string_mask, whole_run_mask
+from vtui.store.devices import (
+    device_work_kinds,
+    helper_mask,
+    name_mask,
+    on_thread_track,
+    python_mask,
+    string_mask,
+    whole_run_mask,
+)
 from vtui.store.slicetime import TimeRange, over
 from vtui.store.store import TraceStore
 
@@ -50,6 +60,11 @@ SERVING_STEP_PATTERNS = frozenset({ENGINE_ANNOTATION, ENGINE_FRAME, "engine_step
 KIND_PATTERNS = (ENGINE_ANNOTATION, ENGINE_FRAME, TRANSFORMERS_FORWARD)
 SAME_STEPS_SHARE = 0.9  # of the steps of either pattern that pair one-to-one with the other's
 SAME_STEPS_SLACK = 2  # or all but this many: torch's ProfilerStep#0 before the first engine step, one after the last
+# LLM evidence for transformers' forward passes: generate() around them, or a language-model head
+# class (the module names one); an encoder's or a diffusion transformer's forward is neither.
+GENERATE_FRAME = re.compile(r"generation/utils\.py\(\d+\): \w+$|^generate$")
+LM_MODULE = re.compile(r"^nn\.Module: \w*(ForCausalLM|ForConditionalGeneration|LMHeadModel)\w*$")
+ONE_TOKEN_SHARE = 0.5  # of the passes after the first with recorded ids: one token per sequence (decode)
 GENERIC_MIN_COUNT = 3
 GENERIC_MIN_COVER = 0.3  # the repeated name covers >= 30% of its track's top-level time
 
@@ -78,6 +93,9 @@ class StepReport:
     trend: Trend | None = None
     in_trace: int = 0  # steps in the whole trace (the range may hold fewer)
     run_start: bool = True  # the range's first step is the run's first step (a prefill / TTFT)
+    # The annotations' own ends; ``ends`` is the later of that and the end of the device work the
+    # step launched (in replay traces the CPU runs far ahead of the GPU).
+    cpu_ends: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     # When steps' direct children are Python frames: the first level below them that is not a frame.
     op_phases: list[Phase] = field(default_factory=list)
     op_unattributed_ns: int = 0
@@ -87,6 +105,8 @@ class StepReport:
     first_kind: str = ""
     processes: int = 1  # processes with steps of this pattern (the steps are one process's)
     process: str = ""  # the steps' process: its name and pid
+    # With no steps: what looked like steps and why it is not (capture regions, forwards, helper threads)
+    not_steps: str = ""
 
     @property
     def count(self) -> int:
@@ -95,6 +115,16 @@ class StepReport:
     @property
     def durations(self) -> np.ndarray:
         return self.ends - self.starts
+
+    @property
+    def cpu_durations(self) -> np.ndarray:
+        """Each step's annotation alone (start to the annotation's end)."""
+        return (self.cpu_ends if len(self.cpu_ends) == len(self.starts) else self.ends) - self.starts
+
+    @property
+    def gpu_outlasts(self) -> np.ndarray:
+        """Per step: the device work it launched ends after its annotation."""
+        return self.durations > self.cpu_durations
 
     @property
     def first_ns(self) -> int | None:
@@ -128,8 +158,79 @@ class StepReport:
 
 def _cpu_candidates(store: TraceStore) -> np.ndarray:
     """Per slice: may be a step (on a CPU thread, not device work, not the profiler's whole-run
-    span; async spans overlap freely and belong to no thread, so they are not steps)."""
-    return on_thread_track(store) & (device_work_kinds(store) == 0) & ~whole_run_mask(store)
+    span; async spans overlap freely and belong to no thread, so they are not steps; nothing on a
+    runtime / profiler helper thread or an OS call; nothing inside a CUDA-graph capture region, whose
+    forward is a dummy run)."""
+    return store.memo("step_candidates", lambda: on_thread_track(store) & (device_work_kinds(store) == 0)
+                      & ~whole_run_mask(store) & ~helper_mask(store) & ~_in_capture(store))
+
+
+def _in_capture(store: TraceStore) -> np.ndarray:
+    """Per slice: a ``capture_*`` region (vLLM's graph capture) or inside one. Memoised per store."""
+    return store.memo("in_capture_region", lambda: _in_capture_now(store))
+
+
+def _in_capture_now(store: TraceStore) -> np.ndarray:
+    cap = name_mask(store, CAPTURE_REGION)
+    out = cap.copy()
+    if not cap.any():
+        return out
+    parent = store.slices.parent
+    rows = np.flatnonzero(~cap)
+    anc = parent[rows].astype(np.int64)
+    while len(rows):  # climb every slice one level per pass (depth is small)
+        live = anc >= 0
+        rows, anc = rows[live], anc[live]
+        hit = cap[anc]
+        out[rows[hit]] = True
+        rows, anc = rows[~hit], parent[anc[~hit]].astype(np.int64)
+    return out
+
+
+def _llm_forwards(store: TraceStore, rows: np.ndarray) -> bool:
+    """Whether transformers' forward passes are a language model generating: generate() around
+    them or an LM-head module (its class) as or inside them, and, where the token ids' shapes are
+    recorded, the passes after the first feed about one token per sequence (decode)."""
+    if not len(rows):
+        return False
+    s = store.slices
+    lm = name_mask(store, LM_MODULE)
+    evidence = bool(lm[rows].any())
+    if not evidence:
+        gen = name_mask(store, GENERATE_FRAME)
+        anc = s.parent[rows].astype(np.int64)
+        while len(anc) and not evidence:
+            anc = anc[anc >= 0]
+            evidence = bool(gen[anc].any())
+            anc = s.parent[anc].astype(np.int64)
+    if not evidence and lm.any():
+        evidence = bool((owners(store, rows, np.flatnonzero(lm)) >= 0).any())
+    if not evidence:
+        return False
+    per_seq = _tokens_per_sequence(store, rows[1:])
+    return not per_seq or sum(1 for p in per_seq if p == 1) > ONE_TOKEN_SHARE * len(per_seq)
+
+
+def _tokens_per_sequence(store: TraceStore, rows: np.ndarray) -> list[int]:
+    """Per pass with a 2-D ``input_ids`` shape recorded on its first aten::embedding: tokens per sequence."""
+    emb = store.string_ids("aten::embedding")
+    if not emb or not len(rows):
+        return []
+    s = store.slices
+    cand = np.flatnonzero(np.isin(s.name_id, emb))
+    cand = cand[np.argsort(s.start_ns[cand], kind="stable")]
+    own = owners(store, rows, cand)
+    out = []
+    seen: set[int] = set()
+    for r, o in zip(cand.tolist(), own.tolist()):
+        if o < 0 or o in seen:
+            continue
+        seen.add(o)
+        dims = store.slice_args(r).get("Input Dims")
+        if isinstance(dims, list) and len(dims) > 1 and isinstance(dims[1], list) and len(dims[1]) > 1 \
+                and isinstance(dims[1][-1], int):
+            out.append(int(dims[1][-1]))
+    return out
 
 
 def _outermost(store: TraceStore, mask: np.ndarray) -> np.ndarray:
@@ -272,6 +373,29 @@ def _process_of(store: TraceStore, track: int) -> str:
     return f"{tr.process_name or 'process'} pid {tr.pid}"
 
 
+def _why_no_steps(store: TraceStore) -> str:
+    """What a user might take for steps in a trace with none, and why they are not."""
+    if not len(store.slices):
+        return ""
+    s = store.slices
+    known = np.zeros(len(s), dtype=bool)
+    for _, pat in KNOWN_STEP_PATTERNS:
+        known |= string_mask(store, re.compile(pat).search)[s.name_id]
+    known &= on_thread_track(store)
+    out = []
+    captured = len(_outermost(store, known & _in_capture(store)))
+    if captured:
+        out.append(f"{captured} forward pass(es) or step annotation(s) lie inside capture_* regions "
+                   "(CUDA-graph capture: dummy runs, not steps)")
+    forwards = len(_outermost(store, known & ~_in_capture(store)))
+    if forwards:
+        out.append(f"{forwards} model forward pass(es) without LLM evidence (no generate(), no LM head, or many "
+                   "tokens per sequence after the first): forwards, not serving steps")
+    if helper_mask(store).any():
+        out.append("calls on runtime / profiler helper threads and OS-runtime calls are never steps")
+    return "; ".join(out)
+
+
 def _find_steps(store: TraceStore, regex: str | None = None) -> tuple[str, str, np.ndarray, int]:
     """``find_step_rows`` and how many processes have steps of the pattern chosen (engine processes,
     ranks in one file: the steps come from one of them)."""
@@ -295,6 +419,8 @@ def _find_steps(store: TraceStore, regex: str | None = None) -> tuple[str, str, 
             if label == ENGINE_ANNOTATION:
                 rows = _drop_overlapping(store, rows)
             rows = rows[np.argsort(store.slices.start_ns[rows], kind="stable")]
+            if label == TRANSFORMERS_FORWARD and not _llm_forwards(store, rows):
+                continue  # text encoders, a diffusion transformer: forwards, no prefill or decode
             found[label] = rows
             if best is None or len(rows) > len(best[2]):
                 best = (label, source, rows)
@@ -411,8 +537,10 @@ def analyse_steps(store: TraceStore, rng: TimeRange | None = None, regex: str | 
     in_trace, all_rows = len(rows), rows
     rows = rows[(s.start_ns[rows] >= t0) & (s.start_ns[rows] < t1)]
     if not len(rows):
-        return StepReport(False, pattern=label, source=source, in_trace=in_trace)
-    starts, ends = s.start_ns[rows].astype(np.int64), s.end_ns[rows].astype(np.int64)
+        return StepReport(False, pattern=label, source=source, in_trace=in_trace,
+                          not_steps="" if in_trace or regex else _why_no_steps(store))
+    starts, cpu_ends = s.start_ns[rows].astype(np.int64), s.end_ns[rows].astype(np.int64)
+    ends = np.maximum(cpu_ends, launched_work(store, rows).last_ns)  # -1 where it launched nothing
     phases, unattributed = phases_of(store, rows)
     op_phases, op_unattributed = phases_below_frames(store, rows)
     track = int(s.track[rows[0]])
@@ -420,5 +548,5 @@ def analyse_steps(store: TraceStore, rng: TimeRange | None = None, regex: str | 
     where = f"{t.process_title} › {t.title}" if len(store.sources) > 1 else ""  # which rank's
     return StepReport(True, label, source, track, rows, starts, ends, phases, unattributed,
                       analyse_trend(starts, ends), in_trace, run_start=int(rows[0]) == int(all_rows[0]),
-                      op_phases=op_phases, op_unattributed_ns=op_unattributed, where=where, processes=processes,
-                      process=_process_of(store, track))
+                      cpu_ends=cpu_ends, op_phases=op_phases, op_unattributed_ns=op_unattributed, where=where,
+                      processes=processes, process=_process_of(store, track))

@@ -10,9 +10,12 @@ Definitions (README "Serving"):
 - ``gpu_ns``: the union length of the device work whose launch call starts inside the step (by flow or
   correlation id, never by time overlap); a kind's GPU busy % is Σ gpu_ns ÷ Σ GPU span (first start
   to last end of each step's launched work: the step as the GPU ran it, often after the CPU step).
+- a step ends when its work ends: at the later of its annotation's end and the end of the last
+  device work it launched (``cpu_dur_ns`` keeps the annotation alone). Every time below uses it.
 - ``ttft_ns``: end of the first step with a prefill part − start of the first step (only when the
-  range starts the run); ``tpot_ns``: median duration of decode-only steps;
-  ``decode_tokens_per_s``: Σ decode tokens ÷ (end of the last step − start of the first).
+  range starts the run; ``ttft_cpu_ns`` the same to the annotation's end); ``tpot_ns``: median
+  duration of decode-only steps; ``decode_tokens_per_s``: Σ decode tokens ÷ (end of the last step −
+  start of the first).
 - steady state: the longest run of consecutive decode steps whose decode batch (requests) stays
   within ±10 % of the run's median batch.
 """
@@ -64,6 +67,12 @@ class ServingStep:
     dur_ns: int
     gpu_ns: int  # union of the device work it launched
     row: int = -1  # slice row of the step
+    cpu_dur_ns: int = 0  # the annotation alone; dur_ns runs to the end of its device work when later
+
+    @property
+    def gpu_outlasts(self) -> bool:
+        """The device work it launched ends after its annotation."""
+        return self.dur_ns > self.cpu_dur_ns
 
 
 @dataclass
@@ -98,6 +107,7 @@ class ServingReport:
     source: str = ""  # "annotations", "transformers", "steps" (kinds unknown)
     steps: list[ServingStep] = field(default_factory=list)
     ttft_ns: int | None = None
+    ttft_cpu_ns: int | None = None  # the same to the annotation's end (what the CPU alone shows)
     tpot_ns: float | None = None
     decode_tokens_per_s: float | None = None
     kinds: list[KindStats] = field(default_factory=list)
@@ -290,9 +300,10 @@ def analyse_serving(store: TraceStore, st: StepReport) -> ServingReport:
     starts, ends = st.starts, st.ends
     work = launched_work(store, rows)
     gpu, gspan = work.busy_ns, work.span_ns
-    durs = ends - starts
-    steps = [ServingStep(i, t.kind, t.prefill_requests, t.prefill_tokens, t.decode_requests, t.decode_tokens, a, d, g, r)
-             for i, (t, a, d, g, r) in enumerate(zip(tokens, starts.tolist(), durs.tolist(), gpu.tolist(), rows.tolist()))]
+    durs, cpu_durs = ends - starts, st.cpu_durations
+    steps = [ServingStep(i, t.kind, t.prefill_requests, t.prefill_tokens, t.decode_requests, t.decode_tokens, a, d, g, r, c)
+             for i, (t, a, d, g, r, c) in enumerate(zip(tokens, starts.tolist(), durs.tolist(), gpu.tolist(),
+                                                        rows.tolist(), cpu_durs.tolist()))]
     out = ServingReport(True, source, steps)
     st.first_kind = steps[0].kind if out.kinds_known else ""  # the steps' own TTFT follows the kinds
     kinds = np.array([s.kind for s in steps])
@@ -301,6 +312,7 @@ def analyse_serving(store: TraceStore, st: StepReport) -> ServingReport:
     first_prefill = np.flatnonzero((kinds == PREFILL) | (kinds == MIXED))
     if st.run_start and len(first_prefill):
         out.ttft_ns = int(ends[first_prefill[0]] - starts[0])
+        out.ttft_cpu_ns = int(starts[first_prefill[0]] + cpu_durs[first_prefill[0]] - starts[0])
     decode = kinds == DECODE
     if decode.any():
         out.tpot_ns = float(np.median(durs[decode]))

@@ -13,7 +13,8 @@ from vtui.analysis.gpu.graphs import GraphReport
 from vtui.analysis.gpu.memory import MemoryReport
 from vtui.analysis.slices.caches import CacheReport
 from vtui.analysis.slices.operators import OpsReport, hint_for
-from vtui.analysis.steps.detect import StepReport
+from vtui.analysis.steps.blocking import StepBlock, dominant_blocks
+from vtui.analysis.steps.detect import SERVING_STEP_PATTERNS, StepReport
 from vtui.analysis.steps.serving import ServingReport
 from vtui.analysis.steps.trends import SLOW_FIRST_RATIO
 from vtui.fmt import format_bytes
@@ -30,6 +31,7 @@ FP32_GEMM_SHARE = 10.0
 COMM_SHARE = 10.0  # communication kernels' share of kernel time worth saying
 PYTHON_SHARE = 30.0
 GAP_SHARE = 10.0
+GRAPH_SHARE = 50.0  # kernel time already replayed from CUDA/HIP graphs: no "use CUDA graphs" advice
 
 STEP_OPTION = "pass --step REGEX"  # the CLI's way to name the steps (the app says its own key)
 
@@ -52,23 +54,31 @@ def step_findings(st: StepReport, serving: ServingReport | None = None) -> list[
         if st.in_trace:
             return [Finding("steps", INFO, f"no {st.pattern} step starts in this range ({st.in_trace} in the trace)",
                             "widen the range to cover whole steps")]
-        return [Finding("steps", INFO, "no repeating step found" + (f" for /{st.pattern}/" if st.source == "user" else ""),
+        why = f" ({st.not_steps})" if st.not_steps else ""
+        return [Finding("steps", INFO, "no repeating step found" + (f" for /{st.pattern}/" if st.source == "user" else "")
+                        + why + ": no per-step or serving figures",
                         "name the unit of work (record_function('engine_step')) or " + STEP_OPTION)]
     out: list[Finding] = []
     tr, rest = st.trend, st.rest
     by_kind = serving is not None and serving.present and serving.kinds_known
+    # A prefill, a KV cache: only for an inference engine's steps (a training step, a guessed name: not)
+    llm = st.pattern in SERVING_STEP_PATTERNS or by_kind
     if tr.slow_first and rest and st.run_start and not by_kind:  # a prefill only when the range starts the run
         out.append(Finding("slow_first", INFO if tr.first_ratio < 10 else WARNING,
                            f"first step {tr.first_ratio:.1f}× the median of the others ({fd(st.first_ns or 0)} vs {fd(rest.median)})",
-                           "expected for a prefill (time to first token); if it is warm-up (compilation, autotuning, "
-                           "allocator growth), run warm-up iterations before measuring"))
+                           ("expected for a prefill (time to first token); if it is warm-up (compilation, autotuning, "
+                            "allocator growth), run warm-up iterations before measuring") if llm else
+                           "warm-up (compilation, autotuning, allocator growth, first-touch I/O): run warm-up "
+                           "iterations before measuring"))
     if tr.trend in ("staircase", "decreasing") and not by_kind:
         word = "rises" if tr.trend == "staircase" else "falls"
+        grows = ("per-step cost grows with context: check the KV cache is used (no recompute of past tokens) "
+                 "and attention is a fused/paged kernel") if llm else \
+            "per-step cost grows: something accumulates across steps (a growing tensor, list, cache or queue)"
         out.append(Finding(tr.trend, WARNING if tr.trend == "staircase" else INFO,
                            f"step time {word} {fd(abs(tr.slope_ns_per_step))} per step ({tr.rise_pct:+.0f}% of the median "
                            f"over {st.count - 1} steps, r={tr.r:.2f})",
-                           "per-step cost grows with context: check the KV cache is used (no recompute of past tokens) "
-                           "and attention is a fused/paged kernel" if tr.trend == "staircase" else
+                           grows if tr.trend == "staircase" else
                            "steps get cheaper over time: a warm-up or a shrinking batch"))
     if tr.spikes and not by_kind:
         shown = ", ".join(f"#{i} {fd(st.durations[i])}" for i in tr.spikes[:5])
@@ -81,6 +91,23 @@ def step_findings(st: StepReport, serving: ServingReport | None = None) -> list[
                            "the host works outside the step (scheduling, tokenisation, Python): overlap it with the "
                            "GPU or move it off the critical path"))
     return out
+
+
+def blocking_findings(blocks: list[StepBlock], steps: int) -> list[Finding]:
+    """The headline of a step whose annotation is mostly one blocking call: the host waited there
+    for the device, so the step's time is the device work queued before the call."""
+    worst = dominant_blocks(blocks)
+    if not worst:
+        return []
+    b = worst[0]
+    more = f"; {len(worst) - 1} more of {steps} steps likewise" if len(worst) > 1 else ""
+    where = f" (from {b.caller})" if b.caller else ""
+    return [Finding("step_blocked", HIGH,
+                    f"step #{b.step}: {fd(b.ns)} of its {fd(b.step_ns)} ({100 * b.share:.0f}%) is the host blocked in "
+                    f"{b.name} ×{b.calls}{where}{more}",
+                    "a blocking call waits for every GPU op queued before it: the step's time is that work (see the "
+                    "GPU section), and the host idles meanwhile; move the sync (.item(), .cpu(), .tolist(), a "
+                    "synchronous copy) out of the step, or copy with non_blocking=True into pinned memory")]
 
 
 def serving_findings(sv: ServingReport) -> list[Finding]:
@@ -151,22 +178,35 @@ def op_findings(ops: OpsReport) -> list[Finding]:
                            f"{row.name} takes {fd(row.self_ns)} self time ({row.pct:.1f}% of {_of_range(ops)}, {row.count:,} calls)",
                            hint))
     sy = ops.sync
-    if sy.count:
-        share = pct(sy.total_ns, ops.range_ns)
-        names = ", ".join(f"{n} ×{c}" for n, c, _ in sy.by_name[:3])
+    if sy.blocking_count:
+        share = pct(sy.blocking_ns, ops.range_ns)
+        names = ", ".join(f"{n} ×{c}" for n, c, _ in sy.by_name if sy.is_blocking(n))
         where = ", ".join(n for n, _ in sy.callers[:2])
+        ordering = sy.count - sy.blocking_count
+        also = f"; {ordering} ordering call(s) (event record / stream wait: the host goes on)" if ordering else ""
         out.append(Finding("sync", WARNING if share >= SYNC_SHARE else INFO,
-                           f"{sy.count} sync points take {fd(sy.total_ns)} ({share:.1f}%): {names}; called from {where}",
-                           "each sync stalls the CPU until the GPU drains: avoid .item(), .cpu(), printing GPU tensors "
-                           "and blocking copies inside the loop"))
+                           f"{sy.blocking_count} blocking sync points take {fd(sy.blocking_ns)} ({share:.1f}%): "
+                           f"{_first(names, 3)}; called from {where}{also}",
+                           "each blocking call stalls the CPU until the GPU drains: avoid .item(), .cpu(), printing GPU "
+                           "tensors and blocking copies inside the loop"))
     return out
+
+
+def _first(joined: str, n: int) -> str:
+    return ", ".join(joined.split(", ")[:n])
 
 
 def _of_range(ops: OpsReport) -> str:
     return "the range" if ops.threads <= 1 else f"the range × {ops.threads} CPU threads"
 
 
-def gpu_findings(g: GpuReport) -> list[Finding]:
+def gpu_findings(g: GpuReport, graph_kernel_ns: int = 0) -> list[Finding]:
+    """``graph_kernel_ns``: kernel time replayed from CUDA/HIP graphs; where it is most of the
+    kernel time, the hints do not suggest graphs or fusion (already done): the idle time is outside them."""
+    graphed = pct(graph_kernel_ns, g.kernel_ns) if g.present and g.kernel_ns else 0.0
+    replay = graphed >= GRAPH_SHARE
+    in_graphs = (f"{graphed:.0f}% of kernel time is already CUDA/HIP graph replays: the GPU waits outside them "
+                 "(host work between replays, a blocking copy or sync); shorten the host's work between launches")
     if not g.present:
         return [Finding("gpu", INFO, "no GPU activity in this trace", "profile with CUDA activities to see kernels")]
     if not g.gpu_ops_in_range:
@@ -177,6 +217,7 @@ def gpu_findings(g: GpuReport) -> list[Finding]:
                            f"GPU busy {g.busy_pct:.1f}% of the range" + (f" ({fd(g.busy_ns)} of {fd(g.range_ns)})" if len(g.devices) == 1
                                                                         else f" (mean of {len(g.devices)} devices)")
                            + f", {g.busy_pct_of_active:.1f}% of the GPU-active span",
+                           in_graphs if replay else
                            "the GPU waits: batch more work, overlap CPU work, or capture the step in a CUDA graph"))
     # The idle gaps by cause: the CPU's share only up to each next launch call; what follows it
     # was queued, and a launch-bound hint would be wrong for it.
@@ -186,6 +227,7 @@ def gpu_findings(g: GpuReport) -> list[Finding]:
         out.append(Finding("gpu_waits_cpu", WARNING,
                            f"GPU idle {fd(g.idle_cpu_launch_ns)} ({cpu_share:.1f}%) before the CPU launched the next work "
                            f"(launched and then queued: {fd(g.idle_queued_ns + g.idle_dependency_ns)})",
+                           in_graphs if replay else
                            "launch-bound: fewer, larger kernels (fusion, torch.compile) or CUDA graphs "
                            "(mode='reduce-overhead') cut per-kernel CPU cost"))
     dep_share = pct(g.idle_dependency_ns, denom)
