@@ -7,7 +7,9 @@ from __future__ import annotations
 import json
 import random
 
-from vtui.io.jsonscan import _WS, _rskip, _skip
+from vtui.io.jsonbytes import WS as _WS
+from vtui.io.jsonbytes import rskip as _rskip
+from vtui.io.jsonbytes import skip as _skip
 from vtui.load.trace import load_trace
 
 

@@ -22,6 +22,17 @@ import msgspec
 from vtui.errors import TraceLoadError
 from vtui.io.columns import ColumnSink
 from vtui.io.events import EVENT_FIELDS, Event
+from vtui.io.jsonbytes import (
+    RESYNC_CANDIDATES,
+    RESYNC_SCAN,
+    WS,
+    at_array_level,
+    lenient_decode,
+    object_end,
+    rskip,
+    skip,
+    starts_event,
+)
 
 CHUNK = 512 << 10  # bytes per fast-path chunk: small enough that its objects stay in the CPU cache
 # (measured: 8 MiB chunks cost 40 % more CPU than 512 KiB ones on a Kineto trace)
@@ -33,7 +44,6 @@ _TRACE_EVENTS_KEY = b'"traceEvents"'
 # object without decoding it. Possessive, so a long string is one step and never backtracks.
 _TOKEN = re.compile(rb'"(?:[^"\\]++|\\.)*+"|[{}\[\]]')
 _COLON = re.compile(rb"\s*:\s*")
-_WS = b" \t\r\n"
 _DECODER = msgspec.json.Decoder(list[Event])
 _RAW_DECODER = msgspec.json.Decoder(list[msgspec.Raw])
 _PY_DECODER = json.JSONDecoder()
@@ -64,7 +74,7 @@ def scan_trace(data: bytes, sink: ColumnSink, progress: Callable[[float], None] 
     the event whose ordinal is n (export uses this to copy events exactly as written).
     """
     _check_encoding(data)
-    start = _skip(data, 0, _WS + b"\xef\xbb\xbf")  # whitespace and a UTF-8 BOM
+    start = skip(data, 0, WS + b"\xef\xbb\xbf")  # whitespace and a UTF-8 BOM
     if start >= len(data):
         raise TraceLoadError("file is empty")
     first = data[start : start + 1]
@@ -73,7 +83,7 @@ def scan_trace(data: bytes, sink: ColumnSink, progress: Callable[[float], None] 
     if first == b"[":
         result = ScanResult(form="array")
         end = _ArrayScan(data, start + 1, sink, result, progress, fast, raw).run()
-        if end is not None and _skip(data, end + 1, _WS) < len(data):  # no copy of the tail: it may be GBs
+        if end is not None and skip(data, end + 1, WS) < len(data):  # no copy of the tail: it may be GBs
             result.warnings.append("ignored data after the closing ] of the event array")
         return result
     if first == b"{":
@@ -176,7 +186,7 @@ def _scan_object(data: bytes, start: int, sink: ColumnSink, progress, fast: Fast
         if end is None:
             break
         again = _top_level_key(data, end + 1)
-        rest = data[end + 1 : again[0] if again else len(data)].strip(_WS)
+        rest = data[end + 1 : again[0] if again else len(data)].strip(WS)
         if again is not None:  # the keys between two arrays: ', "a": 1, '
             result.metadata.update(_decode_members(b"{" + rest[1:] + b'"":0}', result))
             bracket = again[1]
@@ -231,7 +241,7 @@ class _ArrayScan:
         self.result = result
         self.progress = progress
         self.skipped_non_objects = 0
-        self.lenient = 0  # events read only as Perfetto's tokenizer would (see _lenient_decode)
+        self.lenient = 0  # events read only as Perfetto's tokenizer would (see lenient_decode)
         self.corrupt: list[tuple[int, int]] = []  # (byte offset, length) of regions skipped
 
     def run(self) -> int | None:
@@ -243,7 +253,7 @@ class _ArrayScan:
         self.limit = array_tail_end(data, self.pos)
         size = CHUNK
         while True:
-            self.pos = _skip(data, self.pos, _WS + b",")
+            self.pos = skip(data, self.pos, WS + b",")
             if self.pos >= n:
                 break
             if data[self.pos] == 0x5D:  # ]
@@ -325,7 +335,7 @@ class _ArrayScan:
                     obj, j = _PY_DECODER.raw_decode(text, i)
                 except (ValueError, RecursionError):
                     try:
-                        obj, j = _lenient_decode(text, i)
+                        obj, j = lenient_decode(text, i)
                         self.lenient += 1
                     except (ValueError, RecursionError) as exc:
                         if not whole and _maybe_cut(exc, len(text)):
@@ -381,15 +391,15 @@ class _ArrayScan:
         and take the args list's ``]`` for the end of the array.
         """
         data = self.data
-        end = _object_end(data, at, at + _RESYNC_SCAN) if data[at : at + 1] == b"{" else None
-        if end is not None and _at_array_level(data, end):
+        end = object_end(data, at, at + RESYNC_SCAN) if data[at : at + 1] == b"{" else None
+        if end is not None and at_array_level(data, end):
             resume = end
         else:
             resume = None
             tried = 0
             for match in BOUNDARY.finditer(data, at + 1):
                 tried += 1
-                if tried > _RESYNC_CANDIDATES or _starts_event(data, match.end() - 1):
+                if tried > RESYNC_CANDIDATES or starts_event(data, match.end() - 1):
                     resume = match.end() - 1
                     break
             if resume is None:
@@ -399,122 +409,12 @@ class _ArrayScan:
         return resume
 
 
-_RESYNC_SCAN = 4 << 20  # bytes followed to find a bad event's end (longer: use the candidates)
-_RESYNC_CANDIDATES = 4096  # ``},{`` matches tried as a resume point before taking the next one blindly
-_STRUCTURE = re.compile(rb'["\\{}\[\]]')
-
-
-def _object_end(data, at: int, cap: int) -> int | None:
-    """Just past the ``}`` that closes the value opening at ``at``, following strings and
-    escapes; None when it does not close before ``cap``."""
-    depth = 0
-    in_string = False
-    k = at
-    while True:
-        m = _STRUCTURE.search(data, k, cap)
-        if m is None:
-            return None
-        c, p = m.group(), m.start()
-        k = p + 1
-        if in_string:
-            if c == b"\\":
-                k = p + 2
-            elif c == b'"':
-                in_string = False
-        elif c == b'"':
-            in_string = True
-        elif c in (b"{", b"["):
-            depth += 1
-        else:
-            depth -= 1
-            if depth <= 0:
-                return p + 1
-
-
-def _at_array_level(data, pos: int) -> bool:
-    """Does ``pos`` look like the gap between two events: ``,`` then ``{`` or ``]``, or ``]``?"""
-    pos = _skip(data, pos, _WS)
-    if data[pos : pos + 1] == b"]":
-        return True
-    if data[pos : pos + 1] != b",":
-        return False
-    pos = _skip(data, pos + 1, _WS)
-    return data[pos : pos + 1] in (b"{", b"]")
-
-
-def _starts_event(data, pos: int) -> bool:
-    """Does an object that decodes, with a ``ph``, start at ``pos``?"""
-    end = _object_end(data, pos, pos + _RESYNC_SCAN)
-    if end is None:
-        return False
-    text = bytes(data[pos:end]).decode("utf-8", "surrogateescape")
-    try:
-        obj = _PY_DECODER.decode(text)
-    except (ValueError, RecursionError):
-        try:
-            obj, _ = _lenient_decode(text, 0)
-        except (ValueError, RecursionError):
-            return False
-    return isinstance(obj, dict) and "ph" in obj
-
-
-_LENIENT = json.JSONDecoder(strict=False)  # raw control characters inside strings
-_TOKENS = re.compile(r'["\\{}\[\],]')
-
-
-def _lenient_decode(text: str, i: int) -> tuple[Any, int]:
-    """Decode the object at ``text[i]`` as Perfetto's JSON tokenizer does: raw control characters
-    (a literal newline) inside strings and a trailing comma before ``}`` or ``]`` are accepted.
-    Returns (value, end) like ``raw_decode``; raises ValueError where that does not help."""
-    try:
-        return _LENIENT.raw_decode(text, i)
-    except ValueError as exc:
-        first_error = exc
-    # Drop each comma that only whitespace separates from a closing bracket, outside strings.
-    depth, in_string, k, commas = 0, False, i, []
-    while True:
-        m = _TOKENS.search(text, k)
-        if m is None:
-            raise first_error
-        c, p = m.group(), m.start()
-        k = p + 1
-        if in_string:
-            if c == "\\":
-                k = p + 2
-            elif c == '"':
-                in_string = False
-        elif c == '"':
-            in_string = True
-        elif c == ",":
-            nxt = p + 1
-            while nxt < len(text) and text[nxt] in " \t\r\n":
-                nxt += 1
-            if nxt < len(text) and text[nxt] in "}]":
-                commas.append(p)
-        elif c in "{[":
-            depth += 1
-        else:
-            depth -= 1
-            if depth <= 0:
-                break
-    if not commas:
-        raise first_error
-    end = p + 1
-    pieces, last = [], i
-    for comma in commas:
-        pieces.append(text[last:comma])
-        last = comma + 1
-    pieces.append(text[last:end])
-    value = _LENIENT.decode("".join(pieces))
-    return value, end
-
-
 def array_tail_end(data, pos: int) -> int:
     """Where the last chunk ends: before the last ']' (the array's close, if the file is whole)."""
     close = data.rfind(b"]", pos)
     if close < 0:
         return len(data)
-    return max(pos, _rskip(data, close, _WS + b","))
+    return max(pos, rskip(data, close, WS + b","))
 
 
 _FIRST_BYTE = operator.itemgetter(0)  # of an event's raw bytes; mapped in C, no Python call per event
@@ -636,29 +536,3 @@ def _to_event(obj: dict[str, Any]) -> Event:
         except (TypeError, ValueError, RecursionError):
             pass
     return Event(**fields)
-
-
-def _rskip(data: bytes, end: int, chars: bytes) -> int:
-    """Index just after the last byte before ``end`` that is not in ``chars``. Blocks growing
-    16-fold are stripped in C: a few bytes cost one small copy, 100 MB of spaces ~0.1 s (a byte
-    at a time in Python it was ~6 MB/s)."""
-    size = 64
-    while end > 0:
-        start = max(0, end - size)
-        kept = len(data[start:end].rstrip(chars))
-        if kept:
-            return start + kept
-        end, size = start, min(size * 16, 1 << 22)
-    return 0
-
-
-def _skip(data: bytes, pos: int, chars: bytes) -> int:
-    """Index of the first byte at or after ``pos`` that is not in ``chars`` (blocks, as ``_rskip``)."""
-    n, size = len(data), 64
-    while pos < n:
-        block = data[pos:pos + size]
-        rest = len(block.lstrip(chars))
-        if rest:
-            return pos + len(block) - rest
-        pos, size = pos + len(block), min(size * 16, 1 << 22)
-    return n

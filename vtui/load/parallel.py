@@ -29,8 +29,8 @@ import msgspec
 from vtui.io.argsfile import ArgsFile, RangeWriter
 from vtui.io.columns import Columns, ColumnSink
 from vtui.io.events import Event
+from vtui.io.jsonbytes import skip as skip_bytes
 from vtui.io.jsonscan import BOUNDARY, array_tail_end, decode_range
-from vtui.io.jsonscan import _skip as skip_bytes
 from vtui.io.mapguard import guarded
 from vtui.load.malloc import load_memory_settings
 from vtui.tempfiles import temp_prefix
