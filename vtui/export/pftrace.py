@@ -18,10 +18,10 @@ from typing import BinaryIO
 import msgspec
 import numpy as np
 
-from vtui.atomic import atomic_write, check_output_folder, check_output_path
+from vtui.atomic import atomic_write
 from vtui.errors import UsageError
 from vtui.export.pftrace_writer import PacketWriter
-from vtui.export.trace import SKIPPED_KEYS, ExportPlan, check_unchanged, plan_export, rank_file_names
+from vtui.export.trace import SKIPPED_KEYS, ExportPlan, check_unchanged, prepare_export, rank_file_names
 from vtui.io.rawevents import copy_events
 from vtui.store.store import SourceInfo, TraceStore
 
@@ -31,15 +31,7 @@ def export_pftrace(store: TraceStore, out: str | Path, t0: int, t1: int, tracks:
     """Write the events of [t0, t1] on ``tracks`` to ``out`` as a Perfetto trace (temp file +
     rename; a folder of one file per rank for several sources). ``plan.counts`` gains
     ``not_written``: events with no TrackEvent form."""
-    inputs = [src.path for src in store.sources]
-    several = len(store.sources) > 1
-    path = check_output_folder(out, inputs, overwrite) if several else check_output_path(out, inputs, overwrite)
-    plan = plan_export(store, t0, t1, tracks)
-    if not plan.events:
-        raise UsageError("nothing to export: no event of the chosen tracks lies in that range")
-    sources = sorted(plan.ordinals)
-    for src in sources:
-        check_unchanged(store.sources[src])
+    path, plan, sources, several = prepare_export(store, out, t0, t1, tracks, overwrite)
     if several:
         path.mkdir(exist_ok=True)
     names = [n.removesuffix(".json") + ".pftrace" for n in rank_file_names([store.sources[s].path for s in sources])]

@@ -116,13 +116,11 @@ def _previous_edges(f) -> np.ndarray:
 SKIPPED_KEYS = ("traceEvents", "systemTraceEvents")  # event data, not metadata: never copied whole
 
 
-def export_range(store: TraceStore, out: str | Path, t0: int, t1: int, tracks: np.ndarray | None = None,
-                 overwrite: bool = False, progress: Callable[[float], None] | None = None) -> ExportPlan:
-    """Write the events of [t0, t1] on ``tracks`` to ``out`` (temp file + rename; never over an input).
-
-    The events are copied from the source files, so each must still be the file that was
-    loaded (size, mtime and a hash of its ends): a changed source is refused in one line.
-    """
+def prepare_export(store: TraceStore, out: str | Path, t0: int, t1: int, tracks: np.ndarray | None,
+                   overwrite: bool) -> tuple[Path, ExportPlan, list[int], bool]:
+    """What every export checks first: the output path (a folder for several sources), the plan of
+    [t0, t1] on ``tracks`` (never empty), and each source still the file that was loaded.
+    Returns (path, plan, the sources in it, whether there are several)."""
     inputs = [src.path for src in store.sources]
     several = len(store.sources) > 1
     path = check_output_folder(out, inputs, overwrite) if several else check_output_path(out, inputs, overwrite)
@@ -132,6 +130,17 @@ def export_range(store: TraceStore, out: str | Path, t0: int, t1: int, tracks: n
     sources = sorted(plan.ordinals)
     for src in sources:
         check_unchanged(store.sources[src])
+    return path, plan, sources, several
+
+
+def export_range(store: TraceStore, out: str | Path, t0: int, t1: int, tracks: np.ndarray | None = None,
+                 overwrite: bool = False, progress: Callable[[float], None] | None = None) -> ExportPlan:
+    """Write the events of [t0, t1] on ``tracks`` to ``out`` (temp file + rename; never over an input).
+
+    The events are copied from the source files, so each must still be the file that was
+    loaded (size, mtime and a hash of its ends): a changed source is refused in one line.
+    """
+    path, plan, sources, several = prepare_export(store, out, t0, t1, tracks, overwrite)
     if several:  # one file per rank, each exactly as written, so ranks with equal pids stay apart
         path.mkdir(exist_ok=True)
     names = rank_file_names([store.sources[src].path for src in sources])
