@@ -250,11 +250,18 @@ class ViewTools:
         def there() -> bool:
             return widget.virtual_region.y > 0 and abs(body.scroll_y - min(widget.virtual_region.y, body.max_scroll_y)) < 1
 
+        heading = next((line.strip() for line in _text(widget).splitlines() if line.strip()), "")[:40]
+
+        def drawn() -> bool:
+            # The compositor repaints after the scroll: get_screen right after must read the section at the top.
+            return not heading or any(line.strip().startswith(heading) for line in screen_lines(self.app)[:8])
+
         # Asked again until it holds: while Insights is still being laid out a section's place is not final.
         for _ in range(int(5 / WAIT_STEP_S)):
-            if there():
+            if there() and drawn():
                 break
-            await self.on_ui(lambda: widget.scroll_visible(top=True, animate=False))
+            if not there():
+                await self.on_ui(lambda: widget.scroll_visible(top=True, animate=False))
             await asyncio.sleep(WAIT_STEP_S)
         else:
             raise Refused(f"could not scroll Insights to {section}")
