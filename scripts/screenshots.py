@@ -57,7 +57,7 @@ async def range_search_measure(pilot) -> None:
 
 
 async def shoot_compare(a: Path, b: Path, name: str, keys: list[str]) -> None:
-    from vtui.ui.compare import CompareApp
+    from vtui.ui.screens.compare import CompareApp
 
     app = CompareApp(a, b)
     async with app.run_test(size=(160, 44)) as pilot:

@@ -106,7 +106,7 @@ async def test_memory_rows_come_right_after_the_first_frame(monkeypatch):
     """The first frame is drawn before the memory series are built (that pass reads every
     [memory] event's args); the rows follow without a key press."""
     from vtui.analysis.gpu import memory_tracks
-    from vtui.ui.widgets.timeline import Timeline
+    from vtui.ui.timeline.lanes import Timeline
 
     built: list[bool] = []
     first_paint: list[bool] = []

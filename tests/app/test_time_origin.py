@@ -7,8 +7,8 @@ from textual.widgets import Static
 from tests.helpers import QWEN
 from vtui.fmt import format_duration
 from vtui.ui.app import VtuiApp
-from vtui.ui.widgets.timeline import Timeline
-from vtui.ui.widgets.tracklist import TrackList
+from vtui.ui.timeline.lanes import Timeline
+from vtui.ui.timeline.tracklist import TrackList
 
 
 def _ruler(app) -> str:

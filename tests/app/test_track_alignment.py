@@ -9,9 +9,9 @@ from vtui.analysis.gpu.memory_tracks import memory_series
 from vtui.load.trace import load_trace
 from vtui.ui.app import VtuiApp
 from vtui.ui.safe import visible
-from vtui.ui.view import HEADER, SERIES
-from vtui.ui.widgets.timeline import Timeline
-from vtui.ui.widgets.tracklist import TrackList
+from vtui.ui.timeline.lanes import Timeline
+from vtui.ui.timeline.tracklist import TrackList
+from vtui.ui.timeline.view import HEADER, SERIES
 
 
 def _text(strip) -> str:

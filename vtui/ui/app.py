@@ -1,4 +1,4 @@
-"""The vtui app: loads one trace, then shows its main view (``vtui.ui.main_view.MainPane``: the
+"""The vtui app: loads one trace, then shows its main view (``vtui.ui.timeline.main_view.MainPane``: the
 timeline, track list and bottom panes, with their keys) over the status line."""
 
 from __future__ import annotations
@@ -22,11 +22,11 @@ with imports_frozen():
     from vtui.options import LoadOptions
     from vtui.store.store import TraceStore
     from vtui.ui.keys import MAIN_HELP, bindings
-    from vtui.ui.main_view import MainPane
     from vtui.ui.safe import plain
-    from vtui.ui.screens import HelpScreen
+    from vtui.ui.screens.modals import HelpScreen
     from vtui.ui.shell import AppShell, LoadJob
-    from vtui.ui.view import ViewState
+    from vtui.ui.timeline.main_view import MainPane
+    from vtui.ui.timeline.view import ViewState
 
 if TYPE_CHECKING:
     from vtui.agent.share import AppShare

@@ -19,8 +19,8 @@ from vtui.present.names import cut_middle
 from vtui.ui import colours
 from vtui.ui.keys import bindings
 from vtui.ui.safe import visible
-from vtui.ui.view import HEADER, PENDING, SERIES, Row, ViewState
-from vtui.ui.widgets.timeline import RULER_ROWS, Timeline
+from vtui.ui.timeline.lanes import RULER_ROWS, Timeline
+from vtui.ui.timeline.view import HEADER, PENDING, SERIES, Row, ViewState
 
 KIND_ICON = {"thread": "", "gpu": "GPU ", "async": "async ", "counter": "ctr ", "process": "", "global": ""}
 

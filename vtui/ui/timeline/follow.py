@@ -1,4 +1,4 @@
-"""How a widget follows the view it draws: the timeline pane around it (``vtui.ui.timeline_screen``)
+"""How a widget follows the view it draws: the timeline pane around it (``vtui.ui.timeline.pane``)
 bumps its reactive ``version`` on every change of the view, and the widget watches it."""
 
 from __future__ import annotations

@@ -25,15 +25,15 @@ from vtui.present.compare_text import format_pct, format_value, metrics_table, o
 from vtui.present.names import distinct_cuts
 from vtui.present.tabular import Table
 from vtui.store.store import TraceStore
-from vtui.ui.compare_steps import StepByStep
 from vtui.ui.keys import COMPARE_HELP, bindings
 from vtui.ui.safe import plain, visible
-from vtui.ui.screens import HelpScreen
+from vtui.ui.screens.compare_steps import StepByStep
+from vtui.ui.screens.modals import HelpScreen
 from vtui.ui.shell import AppShell, LoadJob, Progress
 from vtui.ui.timefmt import window_text
-from vtui.ui.timeline_screen import TimelinePane, ViewText
-from vtui.ui.view import ViewState
-from vtui.ui.widgets.timeline import Timeline
+from vtui.ui.timeline.lanes import Timeline
+from vtui.ui.timeline.pane import TimelinePane, ViewText
+from vtui.ui.timeline.view import ViewState
 
 TABS = ("tab-timelines", "tab-metrics", "tab-ops", "tab-steps", "tab-bystep")
 STATUS_LABEL = {"span_ns": "span", "step_mean_ns": "step mean"}  # the metrics on the status line
@@ -293,7 +293,7 @@ class CompareApp(AppShell, App[int]):
         panes = self.panes()
         if not panes:
             return
-        from vtui.ui.tree_diff import TreeDiffScreen  # noqa: PLC0415
+        from vtui.ui.screens.tree_diff import TreeDiffScreen  # noqa: PLC0415
 
         a, b = self.paths
         self.push_screen(TreeDiffScreen(panes[0].store, panes[1].store, f"A {a.name} · B {b.name}"))

@@ -10,9 +10,9 @@ from textual.widgets import Input, Static
 
 from vtui.store.store import TraceStore
 from vtui.ui.colours import PRIMARY
-from vtui.ui.computed import ComputedScreen
 from vtui.ui.keys import bindings
 from vtui.ui.safe import visible
+from vtui.ui.screens.computed import ComputedScreen
 
 
 class HelpScreen(ModalScreen[None]):

@@ -22,7 +22,7 @@ from vtui.store.slicetime import TimeRange, time_range
 from vtui.store.store import TraceStore
 from vtui.store.tracks import GLOBAL, Track
 from vtui.store.tracktable import KIND_CODE
-from vtui.ui.rows import (  # noqa: F401 (HEADER, SERIES, PENDING: the widgets import them here)
+from vtui.ui.timeline.rows import (  # noqa: F401 (HEADER, SERIES, PENDING: the widgets import them here)
     HEADER,
     PENDING,
     SERIES,

@@ -1,6 +1,6 @@
 """One trace's timeline as one unit: its ``ViewState``, the keys that move it, the mouse, the search
-job and how its errors are told. The main app mounts one (``vtui.ui.main_view.MainPane``), compare
-mode two (``vtui.ui.compare.TracePane``), as memray's ``TUI`` screen and posting's ``MainScreen``.
+job and how its errors are told. The main app mounts one (``vtui.ui.timeline.main_view.MainPane``), compare
+mode two (``vtui.ui.screens.compare.TracePane``), as memray's ``TUI`` screen and posting's ``MainScreen``.
 
 Every change of the view bumps the pane's reactive ``version``; the widgets drawn from the view
 watch it (``follow_view``) and redraw themselves, so no action lists the widgets to tell. The
@@ -21,14 +21,14 @@ from textual.widgets import Static
 from vtui.analysis.slices.search import SearchResult
 from vtui.store.slicetime import time_range
 from vtui.store.store import TraceStore
-from vtui.ui.computed import Jump
-from vtui.ui.goto import HINT, parse_target
 from vtui.ui.safe import visible
-from vtui.ui.screens import PromptScreen
-from vtui.ui.searching import SearchJob
-from vtui.ui.view import ViewState
-from vtui.ui.widgets.follow import follow_view
-from vtui.ui.widgets.timeline import Timeline
+from vtui.ui.screens.computed import Jump
+from vtui.ui.screens.modals import PromptScreen
+from vtui.ui.timeline.follow import follow_view
+from vtui.ui.timeline.goto import HINT, parse_target
+from vtui.ui.timeline.lanes import Timeline
+from vtui.ui.timeline.searching import SearchJob
+from vtui.ui.timeline.view import ViewState
 
 __all__ = ["PAN_STEP", "WHEEL_PAN", "ZOOM_STEP", "TimelinePane", "ViewText", "follow_view"]
 
@@ -259,7 +259,7 @@ class TimelinePane(Vertical):
         return v.range or (v.t0, v.t1)
 
     def action_insights(self) -> None:
-        from vtui.ui.insights import InsightsScreen  # noqa: PLC0415
+        from vtui.ui.screens.insights import InsightsScreen  # noqa: PLC0415
 
         def jump(to: Jump | None) -> None:
             if to is None:

@@ -16,15 +16,15 @@ from vtui.errors import TraceLoadError, UsageError
 from vtui.fmt import counted, format_duration
 from vtui.store.store import TraceStore
 from vtui.ui.keys import bindings
-from vtui.ui.screens import PromptScreen, WarningsScreen
+from vtui.ui.screens.modals import PromptScreen, WarningsScreen
 from vtui.ui.timefmt import window_text
-from vtui.ui.timeline_screen import TimelinePane, follow_view
-from vtui.ui.view import ViewState
+from vtui.ui.timeline.lanes import Timeline
+from vtui.ui.timeline.pane import TimelinePane, follow_view
+from vtui.ui.timeline.tracklist import TrackList
+from vtui.ui.timeline.view import ViewState
 from vtui.ui.widgets.aggregation import AggregationPane
 from vtui.ui.widgets.details import DetailsPanel
 from vtui.ui.widgets.measurements import MeasurePane
-from vtui.ui.widgets.timeline import Timeline
-from vtui.ui.widgets.tracklist import TrackList
 from vtui.ui.workers import deliver
 
 NARROW = 110  # columns below which the track list hides itself (the timeline needs the room)
@@ -288,7 +288,7 @@ class MainPane(TimelinePane):
         if self.view.found is None:
             self.say("No search (press /)", timeout=2)
             return
-        from vtui.ui.results import ResultsScreen  # noqa: PLC0415
+        from vtui.ui.screens.results import ResultsScreen  # noqa: PLC0415
 
         def jump(row: int | None) -> None:
             if row is not None:
@@ -297,8 +297,8 @@ class MainPane(TimelinePane):
         self.app.push_screen(ResultsScreen(self.store, self.view.found), jump)
 
     def action_query(self) -> None:
-        """``:``: the SQL pane (vtui/ui/query.py); enter on a row jumps to its slice or time."""
-        from vtui.ui.query import QueryScreen  # noqa: PLC0415
+        """``:``: the SQL pane (vtui/ui/screens/query.py); enter on a row jumps to its slice or time."""
+        from vtui.ui.screens.query import QueryScreen  # noqa: PLC0415
 
         def jump(target: tuple[str, int] | None) -> None:
             if target is not None:
@@ -321,7 +321,7 @@ class MainPane(TimelinePane):
                  f"wait {fd(path.wait_ns)}", timeout=6)
 
     def action_call_tree(self) -> None:
-        from vtui.ui.tree import CallTreeScreen  # noqa: PLC0415
+        from vtui.ui.screens.tree import CallTreeScreen  # noqa: PLC0415
 
         def jump(row: int | None) -> None:  # ``t``: the node's longest slice
             if row is not None:
@@ -331,7 +331,7 @@ class MainPane(TimelinePane):
                                             self.path.name), jump)
 
     def action_ranks(self) -> None:
-        from vtui.ui.ranks import RanksScreen  # noqa: PLC0415
+        from vtui.ui.screens.ranks import RanksScreen  # noqa: PLC0415
 
         def jump(rows) -> None:  # a collective: its kernel on every rank, highlighted and framed
             if rows is None:
