@@ -77,7 +77,8 @@ SCOPES: dict[str, Scope] = {
     "ranks": Scope("Ranks (K)", (("↑ ↓ enter", "Pick a collective: show it on every rank's timeline"),)),
     "results": Scope("Search results (L)", (("↑ ↓ enter", "Pick a name: jump to its longest match"),)),
     "help": Scope("Help"),
-    "warnings": Scope("Load warnings"),
+    "warnings": Scope("Load warnings", (("↑ ↓", "Move between health examples"),
+                                         ("enter", "Show the example on the timeline"))),
     "prompt": Scope("Prompt"),
 }
 

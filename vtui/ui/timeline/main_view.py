@@ -345,7 +345,7 @@ class MainPane(TimelinePane):
         self.app.push_screen(RanksScreen(self.store), jump)
 
     def action_warnings(self) -> None:
-        self.app.push_screen(WarningsScreen(self.store.warnings, self.store))
+        self.app.push_screen(WarningsScreen(self.store.warnings, self.store), self.follow_jump)
 
 
 def _app_words(message: str) -> str:

@@ -261,16 +261,21 @@ class TimelinePane(Vertical):
     def action_insights(self) -> None:
         from vtui.ui.screens.insights import InsightsScreen  # noqa: PLC0415
 
-        def jump(to: Jump | None) -> None:
-            if to is None:
-                return
-            row = to.row
-            if to.window is None:  # a step or an outlier: select and frame it
-                self.act(lambda v: (v.select(row), v.frame_selection()))
-                return
-            a, b = to.window  # a GPU idle gap: show it with some context
-            pad = max((b - a) // 2, 1_000)
-            self.act(lambda v: (v.unhide_track_of(row), v.select(row), v.set_window(a - pad, b + pad)))
-
         rng = time_range(self.store, *self.insights_window())
-        self.app.push_screen(InsightsScreen(self.store, rng, self.name_shown, capture=self.capture), jump)
+        self.app.push_screen(InsightsScreen(self.store, rng, self.name_shown, capture=self.capture), self.follow_jump)
+
+    def follow_jump(self, to: Jump | None) -> None:
+        """Where a closing screen sent the timeline (``None``: nowhere)."""
+        if to is None:
+            return
+        row = to.row
+        if to.window is None:  # a step or an outlier: select and frame it
+            self.act(lambda v: (v.select(row), v.frame_selection()))
+            return
+        a, b = to.window  # a GPU idle gap, or a time: show it with some context
+        pad = max((b - a) // 2, 1_000)
+        if row < 0:  # a time, not one slice
+            pad = max(pad, (self.view.t1 - self.view.t0) // 20, 10_000)
+            self.act(lambda v: v.set_window(a - pad, b + pad))
+            return
+        self.act(lambda v: (v.unhide_track_of(row), v.select(row), v.set_window(a - pad, b + pad)))
