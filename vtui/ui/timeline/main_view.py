@@ -228,7 +228,7 @@ class MainPane(TimelinePane):
         self.changed()
 
     def action_clear_measurements(self) -> None:
-        self.act(lambda v: (v.measurements.clear(), v.mark_names.clear(), setattr(v, "mark_a", -1)))
+        self.act(lambda v: v.clear_measurements())
 
     # ---- export ------------------------------------------------------------------------------------
     def action_export_range(self) -> None:
