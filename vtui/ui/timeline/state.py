@@ -22,6 +22,7 @@ from vtui.analysis.slices.measure import Measurement
 from vtui.analysis.slices.search import SearchResult
 from vtui.ui.timeline.rows import RowList
 
+
 def _no_names() -> Mapping:
     return MappingProxyType({})
 

@@ -76,7 +76,6 @@ class ViewState:
         self.store = store
         self.lane_cap = lane_cap
         self.scale_ns = scale_ns  # the widest window when above the trace's span (compare mode: one scale for both traces)
-        self.top = 0  # first row on screen: the timeline and the track list both draw from it
         self.cells = 100  # plot width in cells (the pane sets it from its timeline): what "narrower than a cell" means
         self.window = Window()
         self.selection = Selection()
