@@ -128,3 +128,22 @@ def test_each_move_replaces_only_its_value(tmp_path):
     assert v.range is None and v.window.history == ()
     with pytest.raises(FrozenInstanceError):
         v.window.t0 = 5  # type: ignore[misc]
+
+
+async def test_a_click_selects_and_a_drag_sets_the_range_through_the_pane(tmp_path, open_app, monkeypatch):
+    """The mouse on the plot: the timeline posts what happened, the pane changes the view."""
+    async with open_app(load_events(tmp_path, _events()), (160, 40)) as (app, pilot):
+        timeline, v = app.query_one(Timeline), app.view
+        row = v.rows.find(v.store.tracks[int(v.store.slices.track[0])].id, 0)
+        y = 1 + row - timeline.top  # under the ruler
+        x_of = lambda t_us: timeline.plot_x + int(t_us * 1000 / v.span * timeline.plot_width)  # noqa: E731
+        list_lines = Counting(monkeypatch, TrackList, "render_line")
+        await pilot.click(Timeline, offset=(x_of(440), y))
+        await settle(pilot)
+        assert v.store.name(v.selected) == "op_1_4" and list_lines.calls == []
+        await pilot.mouse_down(Timeline, offset=(x_of(200), y))
+        await pilot.mouse_up(Timeline, offset=(x_of(600), y))
+        await settle(pilot)
+        a, b = v.range
+        assert abs(a - 200_000) <= 2 * v.span / timeline.plot_width and abs(b - 600_000) <= 2 * v.span / timeline.plot_width
+        assert "range" in "\n".join(read_screen(app).text)

@@ -21,7 +21,7 @@ from vtui.ui.keys import bindings
 from vtui.ui.safe import visible
 from vtui.ui.timeline.follow import follow
 from vtui.ui.timeline.lanes import RULER_ROWS, Timeline
-from vtui.ui.timeline.pane import TimelinePane
+from vtui.ui.timeline.pane import Change, TimelinePane
 from vtui.ui.timeline.view import HEADER, PENDING, SERIES, Row, ViewState
 
 KIND_ICON = {"thread": "", "gpu": "GPU ", "async": "async ", "counter": "ctr ", "process": "", "global": ""}
@@ -213,7 +213,7 @@ class TrackList(Widget, can_focus=True):
             return
         self._show_cursor()
 
-    def _change(self, change) -> None:
+    def _change(self, change: Change) -> None:
         """Visibility, pinning or folding: made by the pane (the list draws the view, never writes it)."""
         self.query_ancestor(TimelinePane).act(change)
 
