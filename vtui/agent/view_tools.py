@@ -181,7 +181,7 @@ class ViewTools:
 
         def start() -> None:  # what the prompt's enter starts, with the outcome kept for the reply
             pane.search.start(pane, pane.store, regex, pane.view.visible_track_ids(), done)
-            pane.changed()
+            pane.search_changed()
 
         await self.on_ui(start)
         self.log(f"searching /{safe(regex, 40)}/")
