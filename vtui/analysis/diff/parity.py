@@ -21,7 +21,7 @@ import numpy as np
 from vtui.analysis.base.shapes import decode_shapes
 from vtui.analysis.diff.steps import RunSteps
 from vtui.analysis.gpu.memory import MEMORY_EVENT
-from vtui.analysis.gpu.peaks import trace_device
+from vtui.analysis.gpu.peaks import device_names
 from vtui.store.devices import cpu_op_mask, python_mask, runtime_mask
 from vtui.store.store import TraceStore
 
@@ -114,7 +114,7 @@ def fingerprint(store: TraceStore, steps: RunSteps) -> Fingerprint:
         "with_modules": any(t.startswith("nn.Module: ") for t in store.strings),
         "profile_memory": bool(store.string_ids(MEMORY_EVENT)),
     }
-    return Fingerprint(", ".join(trace_device(store).names), _model(store), ops, dtypes, per_step, flags, present,
+    return Fingerprint(", ".join(device_names(store)), _model(store), ops, dtypes, per_step, flags, present,
                        steps.pattern)
 
 

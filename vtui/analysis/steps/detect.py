@@ -31,6 +31,7 @@ from vtui.store.devices import (
     helper_mask,
     name_mask,
     on_thread_track,
+    per_slice,
     python_mask,
     string_mask,
     whole_run_mask,
@@ -409,9 +410,9 @@ def _find_steps(store: TraceStore, regex: str | None = None) -> tuple[str, str, 
     processes: dict[str, int] = {}
     for label, source, pat in candidates:
         if source == "user":  # a user's pattern: the guarded engine (cannot backtrack without end)
-            mask = compile_user(pat).mask(store.strings)[store.slices.name_id] & allowed
+            mask = per_slice(store, compile_user(pat).mask(store.strings), store.slices.name_id) & allowed
         else:
-            mask = string_mask(store, re.compile(pat).search)[store.slices.name_id] & allowed
+            mask = per_slice(store, string_mask(store, re.compile(pat).search), store.slices.name_id) & allowed
         if mask.any():
             outer = _outermost(store, mask)
             processes[label] = _pids(store, outer)
