@@ -256,3 +256,11 @@ def cpu_op_mask(store: TraceStore) -> np.ndarray:
         return np.zeros(0, dtype=bool)
     return store.memo("cpu_op_mask", lambda: on_thread_track(store) & (device_work_kinds(store) == 0)
                       & ~python_mask(store) & ~annotation_mask(store) & ~cat_mask(store, OVERHEAD_CATS))
+
+
+def op_mask(store: TraceStore) -> np.ndarray:
+    """Per slice: a CPU operator that is not a runtime or driver call (``cpu_op_mask`` less
+    ``runtime_mask``): the operators that launch device work, as a diff names them."""
+    if not len(store.slices):
+        return np.zeros(0, dtype=bool)
+    return store.memo("op_mask", lambda: cpu_op_mask(store) & ~runtime_mask(store))

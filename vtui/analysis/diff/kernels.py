@@ -27,7 +27,7 @@ import numpy as np
 from vtui.analysis.base.launched import launch_of, launched_spans
 from vtui.analysis.base.stats import dense_unique
 from vtui.analysis.diff.names import base_key, exact_key, family
-from vtui.store.devices import cpu_op_mask, runtime_mask
+from vtui.store.devices import op_mask
 from vtui.store.store import TraceStore
 
 MAX_CELLS = 4_000_000  # len(A middle) × len(B middle) above which a step pair is not aligned
@@ -71,7 +71,7 @@ class StepKernels:
 def _launch_ops(store: TraceStore, calls: np.ndarray) -> np.ndarray:
     """Per launch call: the innermost CPU operator holding it (-1 where none or no call)."""
     s = store.slices
-    is_op = cpu_op_mask(store) & ~runtime_mask(store)
+    is_op = op_mask(store)
     parent = np.asarray(s.parent)
     out = np.full(len(calls), -1, dtype=np.int64)
     cur = np.where(calls >= 0, parent[np.maximum(calls, 0)], -1).astype(np.int64)

@@ -22,7 +22,7 @@ from vtui.analysis.base.shapes import decode_shapes
 from vtui.analysis.diff.steps import RunSteps
 from vtui.analysis.gpu.memory import MEMORY_EVENT
 from vtui.analysis.gpu.peaks import device_names
-from vtui.store.devices import cpu_op_mask, python_mask, runtime_mask
+from vtui.store.devices import op_mask, python_mask
 from vtui.store.store import TraceStore
 
 MAIN_OPS = 5
@@ -73,18 +73,17 @@ def _compact(raw: msgspec.Raw) -> str:
 
 def _main_ops(store: TraceStore) -> tuple[dict[str, str], list[str], bool, set[str]]:
     s = store.slices
-    rows = np.flatnonzero(cpu_op_mask(store) & ~runtime_mask(store))
+    rows = np.flatnonzero(op_mask(store))
     if not len(rows):
         return {}, [], False, set()
     names = s.name_id[rows]
     totals = np.bincount(names, weights=s.durations(rows), minlength=len(store.strings))
     top = [int(n) for n in np.argsort(-totals, kind="stable")[:MAIN_OPS] if totals[n] > 0]
-    top_rows = rows[np.isin(names, top)]
     ops: dict[str, str] = {}
     dtypes: set[str] = set()
     shapes_seen = False
     for nid in top:
-        mine = top_rows[s.name_id[top_rows] == nid][:SHAPE_SAMPLE]
+        mine = rows[np.flatnonzero(names == nid)[:SHAPE_SAMPLE]]
         got = decode_shapes(store, mine)
         raw_dims = Counter(bytes(g.dims) for g in got)  # decoded once per distinct text
         dims: Counter = Counter()

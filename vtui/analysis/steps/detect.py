@@ -36,6 +36,7 @@ from vtui.store.devices import (
     string_mask,
     whole_run_mask,
 )
+from vtui.store.grouping import distinct_ids
 from vtui.store.slicetime import TimeRange, over
 from vtui.store.store import TraceStore
 
@@ -366,7 +367,7 @@ def find_step_rows(store: TraceStore, regex: str | None = None) -> tuple[str, st
 
 def _pids(store: TraceStore, rows: np.ndarray) -> int:
     """Distinct processes (file, pid) of the slices ``rows``, from the track columns (no Track made)."""
-    return len(np.unique(store.tracks.process_ids()[np.unique(store.slices.track[rows])]))
+    return len(set(store.tracks.process_ids()[distinct_ids(store.slices.track[rows])].tolist()))
 
 
 def _process_of(store: TraceStore, track: int) -> str:

@@ -49,6 +49,7 @@ from vtui.analysis.steps.step_names import (
 )
 from vtui.analysis.steps.trends import SLOW_FIRST_RATIO, Trend, analyse_series
 from vtui.store.devices import python_mask
+from vtui.store.grouping import distinct_ids
 from vtui.store.store import TraceStore
 
 STEADY_TOLERANCE = 0.10  # a steady batch stays within ±10 % of the window's median
@@ -131,7 +132,7 @@ class ServingReport:
 def _annotation_tokens(store: TraceStore, rows: np.ndarray) -> list[StepTokens] | None:
     """Tokens per step from its name, parsed once per distinct name; None when no name parses."""
     ids = store.slices.name_id[rows]
-    parsed = {int(n): parse_step_name(store.strings[int(n)]) for n in np.unique(ids).tolist()}
+    parsed = {n: parse_step_name(store.strings[n]) for n in distinct_ids(ids)}
     if not any(p is not None and p.known for p in parsed.values()):
         return None
     return [parsed[int(n)] or StepTokens() for n in ids.tolist()]
