@@ -293,24 +293,33 @@ class StepPairSet:
     run_pair: int = 0  # which pair of runs (several runs per side)
 
 
-def _groups(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct rows of ``keys`` (small non-negative ints) in row order and each row's group:
-    one int64 key per row where the columns fit (a row-wise unique sorts far slower), grouped by
-    counting where the key space is small."""
-    if not len(keys):
-        return np.zeros((0, keys.shape[1]), dtype=np.int64), np.zeros(0, dtype=np.int64)
-    widths = [int(w) + 1 for w in keys.max(axis=0).tolist()]
+def _groups(cols: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of the columns ``cols`` (small non-negative ints, one length) in row order,
+    one row per line of the result, and each row's group: one int64 key per row where the columns
+    fit (a row-wise unique sorts far slower), grouped by counting where the key space is small."""
+    if not len(cols[0]):
+        return np.zeros((0, len(cols)), dtype=np.int64), np.zeros(0, dtype=np.int64)
+    widths = [int(c.max()) + 1 for c in cols]
     if float(np.prod(widths, dtype=np.float64)) < 2**62:
-        packed = np.zeros(len(keys), dtype=np.int64)
-        for col, w in enumerate(widths):
-            packed = packed * w + keys[:, col]
+        packed = np.zeros(len(cols[0]), dtype=np.int64)
+        for c, w in zip(cols, widths):
+            packed = packed * w + c
         uniq, inv = dense_unique(packed, int(np.prod(widths, dtype=np.int64)))
         out = np.empty((len(uniq), len(widths)), dtype=np.int64)
         for col in range(len(widths) - 1, -1, -1):  # unpacked: each column's digit
             uniq, out[:, col] = np.divmod(uniq, widths[col])
         return out, inv
-    uniq2, inv = np.unique(keys, axis=0, return_inverse=True)
+    uniq2, inv = np.unique(np.stack(cols, axis=1), axis=0, return_inverse=True)
     return uniq2, inv.reshape(-1)
+
+
+def _joined(parts: list[tuple[np.ndarray, ...]], width: int) -> list[np.ndarray]:
+    """Column k of every part, end to end, for each k < ``width`` (one part: its own columns)."""
+    if not parts:
+        return [np.zeros(0, dtype=np.int64) for _ in range(width)]
+    if len(parts) == 1:
+        return list(parts[0])
+    return [np.concatenate([p[k] for p in parts]) for k in range(width)]
 
 
 def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
@@ -404,9 +413,9 @@ def diff_kernels(sets: list[StepPairSet], vocab: Vocab, tolerance: float, noise_
     out = KernelDiff()
     kinds: list[str] = []
     empty = vocab.id("")
-    m_cols: list[np.ndarray] = []  # kind, a name, b name, op, level, a ns, b ns
-    r_cols: list[np.ndarray] = []  # kind, name, op, ns (removed)
-    d_cols: list[np.ndarray] = []  # kind, name, op, ns (added)
+    m_cols: list[tuple[np.ndarray, ...]] = []  # kind, a name, b name, op, level, a ns, b ns, run pair
+    r_cols: list[tuple[np.ndarray, ...]] = []  # kind, name, op, ns (removed)
+    d_cols: list[tuple[np.ndarray, ...]] = []  # kind, name, op, ns (added)
     exact_hits: dict[str, int] = {}
     longer: dict[str, int] = {}
     cache: dict[bytes, Alignment | None] = {}
@@ -423,11 +432,11 @@ def diff_kernels(sets: list[StepPairSet], vocab: Vocab, tolerance: float, noise_
         longer[ps.kind] = longer.get(ps.kind, 0) + got.longer
         ia, ib, lv, ir, id_ = got.a, got.b, got.level, got.removed, got.added
         exact_hits[ps.kind] = exact_hits.get(ps.kind, 0) + int((lv == EXACT).sum())
-        m_cols.append(np.stack([np.full(len(ia), kid), ps.a.name[ia], ps.b.name[ib],
-                                np.where(ps.a.op[ia] != vocab.id(NO_OP), ps.a.op[ia], ps.b.op[ib]),
-                                lv, ps.a.dur[ia], ps.b.dur[ib], np.full(len(ia), ps.run_pair)]))
-        r_cols.append(np.stack([np.full(len(ir), kid), ps.a.name[ir], ps.a.op[ir], ps.a.dur[ir]]))
-        d_cols.append(np.stack([np.full(len(id_), kid), ps.b.name[id_], ps.b.op[id_], ps.b.dur[id_]]))
+        a_op = ps.a.op[ia]
+        m_cols.append((np.full(len(ia), kid), ps.a.name[ia], ps.b.name[ib], np.where(a_op != vocab.id(NO_OP), a_op, ps.b.op[ib]),
+                       lv, ps.a.dur[ia], ps.b.dur[ib], np.full(len(ia), ps.run_pair)))
+        r_cols.append((np.full(len(ir), kid), ps.a.name[ir], ps.a.op[ir], ps.a.dur[ir]))
+        d_cols.append((np.full(len(id_), kid), ps.b.name[id_], ps.b.op[id_], ps.b.dur[id_]))
     for kind in kinds:
         if longer.get(kind):
             out.confidence[kind] = exact_hits.get(kind, 0) / longer[kind]
@@ -437,8 +446,8 @@ def diff_kernels(sets: list[StepPairSet], vocab: Vocab, tolerance: float, noise_
     def steps_of(kid: int) -> int:
         return max(1, out.step_pairs.get(kinds[kid], 0))
 
-    m = np.concatenate(m_cols, axis=1) if m_cols else np.zeros((8, 0), dtype=np.int64)
-    keys, inv = _groups(m[:4].T)
+    m = _joined(m_cols, 8)
+    keys, inv = _groups(m[:4])
     if len(keys):
         a_ns = np.bincount(inv, weights=m[5], minlength=len(keys))
         b_ns = np.bincount(inv, weights=m[6], minlength=len(keys))
@@ -456,8 +465,8 @@ def diff_kernels(sets: list[StepPairSet], vocab: Vocab, tolerance: float, noise_
             out.changed.append(KernelRow(kinds[kid], names[an], names[op], int(count[g]), a, b, (b - a) / pairs,
                                          names[bn] if bn != an else "", LEVEL_NAMES[int(level[g])]))
     for cols, target, sign in ((r_cols, out.removed, -1), (d_cols, out.added, 1)):
-        c = np.concatenate(cols, axis=1) if cols else np.zeros((4, 0), dtype=np.int64)
-        keys, inv = _groups(c[:3].T)
+        c = _joined(cols, 4)
+        keys, inv = _groups(c[:3])
         if not len(keys):
             continue
         total = np.bincount(inv, weights=c[3], minlength=len(keys))
