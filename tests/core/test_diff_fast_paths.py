@@ -192,3 +192,12 @@ def test_masks_and_device_names_on_shared_traces(name):
     assert np.array_equal(name_mask(store, rx), plain)
     assert not helper_mask(store)[np.flatnonzero(store.tracks.kind_is("gpu")[s.track])].any()
     assert device_names(store) == trace_device(store).names
+
+
+def test_parity_shapes_in_a_fixed_order():
+    from vtui.analysis.diff.parity import Fingerprint, parity
+
+    ops_a = {f"aten::op{k}": f"[[{k}]]" for k in range(6)}
+    ops_b = {op: "[[0]]" for op in reversed(list(ops_a))}
+    got = [p.what for p in parity(Fingerprint(ops=ops_a, op_names=set(ops_a)), Fingerprint(ops=ops_b, op_names=set(ops_b)))]
+    assert got == [f"shapes of aten::op{k}" for k in range(1, 6)]  # A's order (its main operators by time)

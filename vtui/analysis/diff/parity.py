@@ -130,8 +130,8 @@ def parity(a: Fingerprint, b: Fingerprint) -> list[ParityItem]:
     only_b = [op for op in b.ops if op not in a.op_names]
     if only_a or only_b:
         out.append(ParityItem("main operators run by one side only", ", ".join(only_a) or "-", ", ".join(only_b) or "-"))
-    for op in a.ops.keys() & b.ops.keys():
-        if a.ops[op] != b.ops[op]:
+    for op in a.ops:  # in A's order (most CPU time first): the same list in every process
+        if op in b.ops and a.ops[op] != b.ops[op]:
             out.append(ParityItem(f"shapes of {op}", a.ops[op], b.ops[op]))
     for kind in sorted(a.per_step.keys() | b.per_step.keys()):
         va, vb = a.per_step.get(kind, ""), b.per_step.get(kind, "")
