@@ -21,17 +21,14 @@ from vtui.analysis.steps.step_names import MIXED, PREFILL, UNKNOWN
 from vtui.load.trace import load_trace
 from vtui.store.devices import cat_mask, helper_mask, name_mask
 
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "traces" / "public"
-if not SHARED.is_dir():
-    SHARED = Path("/work/shared/traces/public")
 SHARED_TRACES = ["tracelens__sglang_Qwen3-8B_prefilldecode.json.gz", "tracelens__vllm_decode_full_graph_execution.json.gz",
                  "hta__rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz", "tracelens__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"]
 
 
-def _shared(name: str):
-    path = SHARED / name
+def _shared(shared_traces: Path, name: str):
+    path = shared_traces / "public" / name
     if not path.exists():
-        pytest.skip(f"shared trace {name} absent (../shared not checked out)")
+        pytest.skip(f"{path} is not present")
     return load_trace(path, cache=False)
 
 
@@ -172,15 +169,15 @@ def test_run_steps_are_the_serving_reports_steps(tmp_path):
 
 
 @pytest.mark.parametrize("name", SHARED_TRACES)
-def test_run_steps_on_shared_traces(name):
-    _check_run_steps(_shared(name))
+def test_run_steps_on_shared_traces(shared_traces, name):
+    _check_run_steps(_shared(shared_traces, name))
 
 
 @pytest.mark.parametrize("name", SHARED_TRACES)
-def test_masks_and_device_names_on_shared_traces(name):
+def test_masks_and_device_names_on_shared_traces(shared_traces, name):
     import re
 
-    store = _shared(name)
+    store = _shared(shared_traces, name)
     s = store.slices
     absent = cat_mask(store, {"no such category"})
     assert absent.shape == (len(s),) and not absent.any()
