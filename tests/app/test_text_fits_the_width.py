@@ -200,7 +200,7 @@ async def test_insights_at_80_columns_wrap_a_line_under_its_own_indent(qwen_stor
 def test_hang_wrap_keeps_every_character_and_the_width():
     from rich.text import Text  # noqa: PLC0415
 
-    from vtui.ui.widgets.hanging import hang_wrap  # noqa: PLC0415
+    from vtui.ui.widgets.indented_wrap import hang_wrap  # noqa: PLC0415
 
     src = Text("short\n    a phase row with words " + "x" * 50 + " then 12 µs/step\n")
     src.stylize("bold", 10, 15)

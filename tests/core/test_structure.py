@@ -54,3 +54,20 @@ def test_the_parameter_count_sees_every_kind_of_parameter():
     """The counter itself: a function of 13 parameters of every kind is seen as 13."""
     tree = ast.parse("def f(a, b, /, c, d, *args, e, f, g, h, i, j, k, **kw): pass")
     assert parameter_count(tree.body[0]) == 13  # type: ignore[arg-type]
+
+
+def test_every_entry_of_the_slow_list_names_a_test_that_exists():
+    """A renamed or split test file must take its slow marks along (else the default loop slows)."""
+    missing = []
+    for line in (ROOT / "tests" / "slow_tests.txt").read_text(encoding="utf-8").splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        file, _, test = line.partition("::")
+        path = ROOT / file
+        name = test.split("[")[0]
+        if not path.is_file() or (name and not any(
+                isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name
+                for n in ast.walk(ast.parse(path.read_text(encoding="utf-8"))))):
+            missing.append(line)
+    assert not missing, f"tests/slow_tests.txt names tests that do not exist: {missing}"
