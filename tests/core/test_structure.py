@@ -5,6 +5,7 @@ dataclass instead), and a docstring at the top of every module saying what it is
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 from tests.helpers import ROOT
@@ -17,6 +18,11 @@ def _sources() -> list[Path]:
     found = sorted((ROOT / "vtui").rglob("*.py"))
     assert ROOT / "vtui" / "store" / "store.py" in found  # the walk reaches the sub-packages
     return found
+
+
+@functools.cache
+def _parsed(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"))
 
 
 def _name(path: Path) -> str:
@@ -39,14 +45,14 @@ def test_no_module_is_over_600_lines():
 def test_no_function_takes_more_than_12_parameters():
     many = []
     for path in _sources():
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(_parsed(path)):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and parameter_count(node) > MAX_PARAMETERS:
                 many.append(f"{_name(path)}:{node.lineno} {node.name} ({parameter_count(node)})")
     assert not many, f"pass a small dataclass instead of more than {MAX_PARAMETERS} parameters: {many}"
 
 
 def test_every_module_says_what_it_is_for():
-    bare = [_name(p) for p in _sources() if not ast.get_docstring(ast.parse(p.read_text(encoding="utf-8")))]
+    bare = [_name(p) for p in _sources() if not ast.get_docstring(_parsed(p))]
     assert not bare, f"modules without a docstring: {bare}"
 
 
@@ -68,6 +74,6 @@ def test_every_entry_of_the_slow_list_names_a_test_that_exists():
         name = test.split("[")[0]
         if not path.is_file() or (name and not any(
                 isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name
-                for n in ast.walk(ast.parse(path.read_text(encoding="utf-8"))))):
+                for n in ast.walk(_parsed(path)))):
             missing.append(line)
     assert not missing, f"tests/slow_tests.txt names tests that do not exist: {missing}"
