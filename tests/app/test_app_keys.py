@@ -49,7 +49,7 @@ async def test_table_filter_shows_what_is_typed(steploop_store):
         await pilot.press("slash", *"step")
         box = app.query_one("#agg-filter", Input)
         assert app.focused is box and box.value == "step"
-        assert box.content_region.height >= 1  # a focused one-row Input used to be all border
+        assert box.content_region.height >= 1  # a focused one-row Input must not be all border
         assert "step" in "".join(seg.text for seg in box.render_line(0))
 
 

@@ -168,7 +168,7 @@ async def test_compare_mode_follows_the_same_ids(steploop_store, tmp_path, monke
         assert any(line.split()[:3] == ["v", "Zoom", "in"] for line in _help_lines(app))
 
 
-# ---- hostile keymap files (issue 30): each is one message and the default keys, at once ----------
+# ---- hostile keymap files: each is one message and the default keys, at once ----------
 def _deep_toml(depth: int) -> str:
     return '"view.zoom_in" = ' + "[" * depth + '"v"' + "]" * depth
 

@@ -1,4 +1,4 @@
-"""The timeline's rows built as arrays (issue 31: a million tracks, the app's first frame) are the
+"""The timeline's rows built as arrays (a million tracks must not slow the app's first frame) are the
 rows the simple path made (one Row per lane, track by track, group by group: kept below as the
 reference), in every view state that changes them: hidden, pinned, folded, expanded, filtered, a
 small lane cap; on the fixtures and on generated traces of many odd threads. ``find`` gives the

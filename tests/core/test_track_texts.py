@@ -1,4 +1,4 @@
-"""Track texts from the columns (issue 31, many tracks): ``vtui info``'s track lines, ``--track REGEX``
+"""Track texts from the columns (many tracks): ``vtui info``'s track lines, ``--track REGEX``
 and the app's filter ``t`` read each distinct process title / row title / label once and map it back
 with numpy. They must match what the simple path (one ``Track`` per row, its properties) gives, on the
 fixtures and on generated traces of many odd threads (odd ids, GPU labels, control characters), and

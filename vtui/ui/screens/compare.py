@@ -26,11 +26,11 @@ from vtui.present.names import distinct_cuts
 from vtui.present.tabular import Table
 from vtui.store.store import TraceStore
 from vtui.ui.keys import COMPARE_HELP, bindings
+from vtui.ui.ruler_times import window_text
 from vtui.ui.safe import plain, visible
 from vtui.ui.screens.compare_steps import StepByStep
 from vtui.ui.screens.modals import HelpScreen
 from vtui.ui.shell import AppShell, LoadJob, Progress
-from vtui.ui.timefmt import window_text
 from vtui.ui.timeline.lanes import Timeline
 from vtui.ui.timeline.pane import TimelinePane, ViewText
 from vtui.ui.timeline.view import ViewState

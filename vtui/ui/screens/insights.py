@@ -29,7 +29,7 @@ from vtui.ui.safe import plain, visible
 from vtui.ui.screens.computed import ComputedScreen, Jump
 from vtui.ui.screens.modals import PromptScreen
 from vtui.ui.screens.serving_view import kind_style, serving_widgets
-from vtui.ui.widgets.hanging import HangingText
+from vtui.ui.widgets.indented_wrap import HangingText
 from vtui.ui.widgets.scrollbars import whole_cell_scrollbars
 
 APP_STEP_OPTION = "press r for a step regex"

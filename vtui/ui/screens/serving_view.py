@@ -14,7 +14,7 @@ from vtui.fmt import format_duration as fd
 from vtui.present.serving_text import graph_lines, serving_lines
 from vtui.ui import colours
 from vtui.ui.safe import visible
-from vtui.ui.widgets.hanging import HangingText
+from vtui.ui.widgets.indented_wrap import HangingText
 
 KIND_STYLE = {"prefill": colours.FIRST_STEP, "decode": colours.SUCCESS, "mixed": colours.WARNING,
               "unknown": colours.MUTED}

@@ -19,8 +19,8 @@ from vtui.fmt import format_bytes, format_duration
 from vtui.present.names import cut_middle
 from vtui.store.tracks import COUNTER
 from vtui.ui import colours
+from vtui.ui.ruler_times import tick_labels, tick_times
 from vtui.ui.safe import visible
-from vtui.ui.timefmt import tick_labels, tick_times
 from vtui.ui.timeline.follow import follow
 from vtui.ui.timeline.render import EMPTY, counter_segments, instant_segments, lane_segments, series_segments
 from vtui.ui.timeline.state import Selection, Window

@@ -16,8 +16,8 @@ from vtui.errors import TraceLoadError, UsageError
 from vtui.fmt import counted, format_duration
 from vtui.store.store import TraceStore
 from vtui.ui.keys import bindings
+from vtui.ui.ruler_times import window_text
 from vtui.ui.screens.modals import PromptScreen, WarningsScreen
-from vtui.ui.timefmt import window_text
 from vtui.ui.timeline.lanes import Timeline
 from vtui.ui.timeline.pane import TimelinePane, follow
 from vtui.ui.timeline.state import Selection, TrackLayout, Window

@@ -14,7 +14,7 @@ from vtui.fmt import format_duration
 from vtui.store.store import TraceStore
 from vtui.ui.colours import NOTE
 from vtui.ui.safe import visible
-from vtui.ui.widgets.hanging import HangingText
+from vtui.ui.widgets.indented_wrap import HangingText
 from vtui.ui.workers import deliver
 
 KEY_STYLE = NOTE

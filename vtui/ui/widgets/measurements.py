@@ -9,7 +9,7 @@ from vtui.fmt import format_duration
 from vtui.ui.colours import NOTE
 from vtui.ui.safe import visible
 from vtui.ui.timeline.view import ViewState
-from vtui.ui.widgets.hanging import HangingText
+from vtui.ui.widgets.indented_wrap import HangingText
 
 KEY_STYLE = NOTE
 MAX_TRACKS = 6  # per measurement, the busiest tracks between the marks

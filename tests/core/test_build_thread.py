@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from vtui.store.soon import soon
+from vtui.store.build_thread import soon
 
 
 @pytest.mark.parametrize("in_thread", [False, True])
