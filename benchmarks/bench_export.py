@@ -22,46 +22,48 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-
-_EXPORT = r"""
-import json, sys, time
-sys.path.insert(0, sys.argv[1])
-from pathlib import Path
-from vtui.export.trace import export_range
-from vtui.load.trace import load_trace
-from vtui.options import LoadOptions
-trace, frac, out, cache = sys.argv[2], float(sys.argv[3]), sys.argv[4], sys.argv[5]
-c0 = time.process_time()
-store = load_trace(trace, options=LoadOptions(cache_dir=Path(cache)))
-c1, w1 = time.process_time(), time.perf_counter()
-span = store.span_ns
-t0, t1 = int(span * (0.5 - frac / 2)), int(span * (0.5 + frac / 2))
-plan = export_range(store, out, t0, t1, overwrite=True)
-c2, w2 = time.process_time(), time.perf_counter()
-print(json.dumps({"open_cpu": c1 - c0, "export_cpu": c2 - c1, "export_wall": w2 - w1, "events": plan.events}))
-"""
-
-_FLOOR = r"""
-import json, sys, time
-import msgspec
-src, out = sys.argv[1], sys.argv[2]
-c0 = time.process_time()
-with open(src, "rb") as fh:
-    events = msgspec.json.decode(fh.read(), type=dict[str, msgspec.Raw])["traceEvents"]
-raws = msgspec.json.decode(events, type=list[msgspec.Raw])
-with open(out, "wb") as fh:
-    fh.write(b'{"traceEvents":[\n' + b",\n".join(bytes(r) for r in raws) + b"\n]}\n")
-print(json.dumps({"cpu": time.process_time() - c0}))
-"""
+sys.path.insert(0, str(ROOT))
+from benchmarks.fresh import case_command, case_env  # noqa: E402
 
 
-def _run(args: list[str]) -> tuple[dict, float]:
-    """(the child's JSON line, the child's whole CPU-s: user + system)."""
+def export(trace: str, frac: str, out: str, cache: str) -> dict:
+    """One run: open ``trace``'s cache entry in ``cache``, export the middle ``frac`` of its span."""
+    from vtui.export.trace import export_range
+    from vtui.load.trace import load_trace
+    from vtui.options import LoadOptions
+
+    c0 = time.process_time()
+    store = load_trace(trace, options=LoadOptions(cache_dir=Path(cache)))
+    c1, w1 = time.process_time(), time.perf_counter()
+    span = store.span_ns
+    t0, t1 = int(span * (0.5 - float(frac) / 2)), int(span * (0.5 + float(frac) / 2))
+    plan = export_range(store, out, t0, t1, overwrite=True)
+    c2, w2 = time.process_time(), time.perf_counter()
+    return {"open_cpu": c1 - c0, "export_cpu": c2 - c1, "export_wall": w2 - w1, "events": plan.events}
+
+
+def floor(src: str, out: str) -> dict:
+    """The floor: read ``src``'s events back as raw JSON and write them again to ``out``."""
+    import msgspec
+
+    c0 = time.process_time()
+    with open(src, "rb") as fh:
+        events = msgspec.json.decode(fh.read(), type=dict[str, msgspec.Raw])["traceEvents"]
+    raws = msgspec.json.decode(events, type=list[msgspec.Raw])
+    with open(out, "wb") as fh:
+        fh.write(b'{"traceEvents":[\n' + b",\n".join(bytes(r) for r in raws) + b"\n]}\n")
+    return {"cpu": time.process_time() - c0}
+
+
+def _run(case: str, args: list[str], root: str = str(ROOT)) -> tuple[dict, float]:
+    """(the case's JSON line, the child's whole CPU-s: user + system)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    done = subprocess.run([sys.executable, *args], capture_output=True, text=True, check=False)
+    done = subprocess.run(case_command(case, args), capture_output=True, text=True, check=False,
+                          env=case_env(dict(os.environ), Path(root)))
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode:
         sys.exit(f"child failed: {done.stderr.strip().splitlines()[-1:]}")
@@ -84,11 +86,11 @@ def main() -> None:
     trace, root = str(opts.trace.resolve()), str(opts.root.resolve())
     with tempfile.TemporaryDirectory() as tmp:
         out, copy = os.path.join(tmp, "range.json"), os.path.join(tmp, "floor.json")
-        _run(["-c", _EXPORT, root, trace, "0.001", out, str(opts.cache_dir)])  # the cache entry, made or found
+        _run("bench_export:export", [trace, "0.001", out, str(opts.cache_dir)], root)  # the cache entry, made or found
         print(f"{opts.trace.name} ({os.path.getsize(trace) / 1e6:,.0f} MB), code: {root}, {opts.runs} fresh processes each")
         for frac in opts.fractions:
-            runs = [_run(["-c", _EXPORT, root, trace, str(frac), out, str(opts.cache_dir)]) for _ in range(opts.runs)]
-            floors = [_run(["-c", _FLOOR, out, copy])[0]["cpu"] for _ in range(opts.runs)]
+            runs = [_run("bench_export:export", [trace, str(frac), out, str(opts.cache_dir)], root) for _ in range(opts.runs)]
+            floors = [_run("bench_export:floor", [out, copy])[0]["cpu"] for _ in range(opts.runs)]
             export_cpu = statistics.median(r["export_cpu"] for r, _ in runs)
             wall = statistics.median(r["export_wall"] for r, _ in runs)
             whole = statistics.median(cpu for _, cpu in runs)

@@ -33,14 +33,33 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.fresh import case_command, run_case  # noqa: E402
 from benchmarks.ranks_synth import rank_events, slow_rank, write_rank  # noqa: E402
 
 STEPS = 40
 # References, each a fresh process over the same files: reading the bytes (the floor), and a plain
 # msgspec decode of each file to Python objects (what a dict-building reader pays, rank by rank).
-FLOOR = "import sys, pathlib\nfor f in sorted(pathlib.Path(sys.argv[1]).iterdir()): f.read_bytes()\n"
-DECODE = ("import msgspec, sys, pathlib\n"
-          "for f in sorted(pathlib.Path(sys.argv[1]).iterdir()): msgspec.json.decode(f.read_bytes())\n")
+
+
+def read_floor(folder: str) -> dict:
+    """The floor case: read every file's bytes."""
+    for f in sorted(Path(folder).iterdir()):
+        f.read_bytes()
+    return {}
+
+
+def decode_files(folder: str) -> dict:
+    """The msgspec case: decode every file to Python objects."""
+    import msgspec
+
+    for f in sorted(Path(folder).iterdir()):
+        msgspec.json.decode(f.read_bytes())
+    return {}
+
+
+def make_folder_case(folder: str, ranks: str, mb: str) -> dict:
+    make_folder(Path(folder), int(ranks), float(mb))
+    return {}
 
 
 def make_folder(folder: Path, ranks: int, mb: float) -> None:
@@ -133,12 +152,10 @@ def main() -> None:
         folder = Path(opts.dir) / f"r{n}-{opts.mb:g}mb"
         # In a child: the events of a rank are big Python lists, and a parent that grew would show
         # in every measured child's peak RSS (a forked child starts with its parent's pages).
-        subprocess.run([sys.executable, "-c", f"from benchmarks.bench_ranks import make_folder; from pathlib import Path; "
-                        f"make_folder(Path({str(folder)!r}), {n}, {opts.mb})"], cwd=ROOT, check=True,
-                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+        run_case("bench_ranks:make_folder_case", [str(folder), str(n), str(opts.mb)], {**os.environ})
         size = sum(f.stat().st_size for f in folder.iterdir()) / 1e6
-        runs = {} if opts.no_references else {"read (floor)": [sys.executable, "-c", FLOOR, str(folder)],
-                                               "msgspec": [sys.executable, "-c", DECODE, str(folder)]}
+        runs = {} if opts.no_references else {"read (floor)": case_command("bench_ranks:read_floor", [str(folder)]),
+                                               "msgspec": case_command("bench_ranks:decode_files", [str(folder)])}
         vtui = [sys.executable, "-m", "vtui"]
         for engine in opts.engines:
             runs[engine] = [*vtui, "ranks", str(folder), "--json", "--no-cache", "--engine", engine]
