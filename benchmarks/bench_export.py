@@ -7,7 +7,7 @@ the same run and also in fresh processes: read the exported file back and write 
 again (decode as ``msgspec.Raw``, join, write) — the least an export of those bytes can cost.
 ``--root`` runs another checkout's code (the "before" column).
 
-    python benchmarks/bench_export.py TRACE [--runs 3] [--fractions 0.01 0.1] [--root DIR]
+    python benchmarks/bench_export.py TRACE [--runs 3] [--fractions 0.01 0.1] [--root DIR] [--json]
 
 Make a trace with ``python benchmarks/synth.py /tmp/s300.json --mb 300``.
 """
@@ -81,13 +81,15 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--fractions", type=float, nargs="+", default=[0.01, 0.1])
     parser.add_argument("--root", type=Path, default=ROOT, help="the checkout whose vtui is measured")
+    parser.add_argument("--json", action="store_true", help="one JSON line per fraction (for benchmarks/results/)")
     parser.add_argument("--cache-dir", type=Path, default=Path(tempfile.gettempdir()) / "vtui-bench-export-cache")
     opts = parser.parse_args()
     trace, root = str(opts.trace.resolve()), str(opts.root.resolve())
     with tempfile.TemporaryDirectory() as tmp:
         out, copy = os.path.join(tmp, "range.json"), os.path.join(tmp, "floor.json")
         _run("bench_export:export", [trace, "0.001", out, str(opts.cache_dir)], root)  # the cache entry, made or found
-        print(f"{opts.trace.name} ({os.path.getsize(trace) / 1e6:,.0f} MB), code: {root}, {opts.runs} fresh processes each")
+        if not opts.json:
+            print(f"{opts.trace.name} ({os.path.getsize(trace) / 1e6:,.0f} MB), code: {root}, {opts.runs} fresh processes each")
         for frac in opts.fractions:
             runs = [_run("bench_export:export", [trace, str(frac), out, str(opts.cache_dir)], root) for _ in range(opts.runs)]
             floors = [_run("bench_export:floor", [out, copy])[0]["cpu"] for _ in range(opts.runs)]
@@ -95,6 +97,14 @@ def main() -> None:
             wall = statistics.median(r["export_wall"] for r, _ in runs)
             whole = statistics.median(cpu for _, cpu in runs)
             floor = statistics.median(floors)
+            if opts.json:
+                print(json.dumps({"file": opts.trace.name, "root": root, "runs": opts.runs, "fraction": frac,
+                                  "events": runs[0][0]["events"], "written_mb": round(os.path.getsize(out) / 1e6, 1),
+                                  "export_cpu_s": round(export_cpu, 3), "export_wall_s": round(wall, 3),
+                                  "whole_process_cpu_s": round(whole, 2), "floor_cpu_s": round(floor, 3),
+                                  "export_over_floor": round(export_cpu / max(floor, 1e-9), 1),
+                                  "load_average": [round(x, 2) for x in os.getloadavg()]}), flush=True)
+                continue
             print(f"  {frac:.0%} range: {runs[0][0]['events']:,} events, {os.path.getsize(out) / 1e6:.1f} MB written; "
                   f"export {export_cpu:.3f} CPU-s ({wall:.3f} s wall), whole process {whole:.2f} CPU-s; "
                   f"floor {floor:.3f} CPU-s, export / floor {export_cpu / max(floor, 1e-9):.1f}x  ({_load()})")

@@ -32,7 +32,7 @@ _FIGURE = re.compile(r"(_s|_ms|_pct|_per_\w+|_over_\w+|ratio\w*|rss_mb)$")
 _LOAD_AVERAGE = re.compile(r"^load_?av")
 _LEFT_OUT = re.compile(r"(_all|^all_|by_analysis|_all_)")
 _SUBJECT = ("file", "trace")
-_SIZE = ("events", "slices", "rows", "launches", "tracks", "mb")
+_SIZE = ("fraction", "events", "slices", "rows", "launches", "tracks", "mb")
 HEADER = ("| benchmark | measured | figures | runs | load average |", "|---|---|---|---:|---|")
 
 
@@ -93,8 +93,8 @@ def _measured(result: dict) -> str:
 
 def _load(result: dict) -> str:
     value = next((v for k, v in result.items() if _LOAD_AVERAGE.search(k)), None)
-    if _is_number(value):
-        return _number(value)  # type: ignore[arg-type]
+    if isinstance(value, (int, float)):
+        return _number(value)
     if isinstance(value, list) and all(_is_number(v) for v in value):
         return " / ".join(_number(v) for v in value)
     return ""
@@ -104,7 +104,7 @@ def row(benchmark: str, result: dict) -> str:
     """One Markdown row for one result line of ``benchmark``."""
     figs = "; ".join(f"{k} {_number(v)}" for k, v in figures(result))
     runs = result.get("runs")
-    cells = (benchmark, _measured(result), figs, _number(runs) if _is_number(runs) else "", _load(result))
+    cells = (benchmark, _measured(result), figs, _number(runs) if isinstance(runs, int) else "", _load(result))
     return "| " + " | ".join(_cell(c) for c in cells) + " |"
 
 
