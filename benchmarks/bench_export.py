@@ -30,22 +30,6 @@ sys.path.insert(0, str(ROOT))
 from benchmarks.fresh import case_command, case_env  # noqa: E402
 
 
-def export(trace: str, frac: str, out: str, cache: str) -> dict:
-    """One run: open ``trace``'s cache entry in ``cache``, export the middle ``frac`` of its span."""
-    from vtui.export.trace import export_range
-    from vtui.load.trace import load_trace
-    from vtui.options import LoadOptions
-
-    c0 = time.process_time()
-    store = load_trace(trace, options=LoadOptions(cache_dir=Path(cache)))
-    c1, w1 = time.process_time(), time.perf_counter()
-    span = store.span_ns
-    t0, t1 = int(span * (0.5 - float(frac) / 2)), int(span * (0.5 + float(frac) / 2))
-    plan = export_range(store, out, t0, t1, overwrite=True)
-    c2, w2 = time.process_time(), time.perf_counter()
-    return {"open_cpu": c1 - c0, "export_cpu": c2 - c1, "export_wall": w2 - w1, "events": plan.events}
-
-
 def floor(src: str, out: str) -> dict:
     """The floor: read ``src``'s events back as raw JSON and write them again to ``out``."""
     import msgspec
@@ -87,11 +71,11 @@ def main() -> None:
     trace, root = str(opts.trace.resolve()), str(opts.root.resolve())
     with tempfile.TemporaryDirectory() as tmp:
         out, copy = os.path.join(tmp, "range.json"), os.path.join(tmp, "floor.json")
-        _run("bench_export:export", [trace, "0.001", out, str(opts.cache_dir)], root)  # the cache entry, made or found
+        _run("whole_process:export", [trace, "0.001", out, str(opts.cache_dir)], root)  # the cache entry, made or found
         if not opts.json:
             print(f"{opts.trace.name} ({os.path.getsize(trace) / 1e6:,.0f} MB), code: {root}, {opts.runs} fresh processes each")
         for frac in opts.fractions:
-            runs = [_run("bench_export:export", [trace, str(frac), out, str(opts.cache_dir)], root) for _ in range(opts.runs)]
+            runs = [_run("whole_process:export", [trace, str(frac), out, str(opts.cache_dir)], root) for _ in range(opts.runs)]
             floors = [_run("bench_export:floor", [out, copy])[0]["cpu"] for _ in range(opts.runs)]
             export_cpu = statistics.median(r["export_cpu"] for r, _ in runs)
             wall = statistics.median(r["export_wall"] for r, _ in runs)

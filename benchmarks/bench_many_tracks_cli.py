@@ -39,7 +39,7 @@ def _cpu_of(cmd: list[str], env: dict, cwd: Path) -> float:
 
 def bench(path: Path, runs: int, root: Path) -> dict:
     cases = {
-        "floor_reopen": case_command("fresh:open_trace", [str(path)]),
+        "floor_reopen": case_command("whole_process:reopen", [str(path)]),
         "info": [sys.executable, "-m", "vtui", "info", str(path)],
         "stats_track": [sys.executable, "-m", "vtui", "stats", str(path), "--track", "thread 9"],
         "query_tracks": [sys.executable, "-m", "vtui", "query", str(path), TRACK_SQL],

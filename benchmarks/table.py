@@ -32,7 +32,7 @@ _FIGURE = re.compile(r"(_s|_ms|_pct|_per_\w+|_over_\w+|ratio\w*|rss_mb)$")
 _LOAD_AVERAGE = re.compile(r"^load_?av")
 _LEFT_OUT = re.compile(r"(_all|^all_|by_analysis|_all_)")
 _SUBJECT = ("file", "trace")
-_SIZE = ("fraction", "events", "slices", "rows", "launches", "tracks", "mb")
+_SIZE = ("fraction", "ranks", "events", "slices", "rows", "launches", "tracks", "mb")
 HEADER = ("| benchmark | measured | figures | runs | load average |", "|---|---|---|---:|---|")
 
 
