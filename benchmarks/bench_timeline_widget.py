@@ -11,25 +11,31 @@ checkout (the code before).
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
-import subprocess
+import statistics
 import sys
 import tempfile
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from benchmarks.fresh import run_case  # noqa: E402
 
-PROBE = r"""
-import asyncio, json, statistics, sys, time
-from pathlib import Path
-sys.path.insert(0, sys.argv[2])
-from vtui.load.trace import load_trace
-from vtui.ui.app import VtuiApp
-from vtui.ui.timeline.lanes import Timeline
 
-async def main():
-    path, runs = Path(sys.argv[1]), int(sys.argv[3])
+def child(trace: str, runs: str) -> dict:
+    """One process: the app headless at 200×60 on ``trace``, each cost the median of ``runs``."""
+    return asyncio.run(_probe(Path(trace), int(runs)))
+
+
+async def _probe(path: Path, runs: int) -> dict:
+    from vtui.load.trace import load_trace
+    from vtui.ui.app import VtuiApp
+    from vtui.ui.timeline.lanes import Timeline
+
     app = VtuiApp(path, store=load_trace(path))
     out = {}
     async with app.run_test(size=(200, 60)) as pilot:
@@ -37,14 +43,16 @@ async def main():
         await pilot.pause()
         timeline, pane = app.query_one(Timeline), app.pane
         pane.action_lane_next()
-        def cpu(fn):
+
+        def cpu(fn: Callable[[], object]) -> float:
             got = []
             for _ in range(runs):
                 c = time.thread_time()
                 fn()
                 got.append((time.thread_time() - c) * 1000)
             return round(statistics.median(got), 3)
-        def repaint():
+
+        def repaint() -> None:
             timeline._cache.clear()
             for y in range(timeline.size.height):
                 timeline.render_line(y)
@@ -53,10 +61,7 @@ async def main():
         out["select_move_ms"] = cpu(lambda: pane.action_lane_next() if next(steps) > 0 else pane.action_lane_prev())
         zooms = iter([True, False] * runs)
         out["zoom_ms"] = cpu(lambda: pane.action_zoom_in() if next(zooms) else pane.action_zoom_out())
-    print(json.dumps(out))
-
-asyncio.run(main())
-"""
+    return out
 
 
 def synthetic(path: Path, slices: int) -> Path:
@@ -89,10 +94,9 @@ def main() -> None:
         path = synthetic(Path(tmp) / "synthetic.json", opts.slices)
         env = {**os.environ, "XDG_CACHE_HOME": tmp, "PYTHONPATH": str(root)}
         load_before = os.getloadavg()[0]
-        got = subprocess.run([sys.executable, "-c", PROBE, str(path), str(root), str(opts.runs)], capture_output=True,
-                             text=True, check=True, env=env, cwd=root).stdout.strip().splitlines()[-1]
+        got = run_case("bench_timeline_widget:child", [str(path), str(opts.runs)], env, root)
         load_after = os.getloadavg()[0]
-    print(json.dumps({"root": str(root), "slices": opts.slices, "runs": opts.runs, **json.loads(got),
+    print(json.dumps({"root": str(root), "slices": opts.slices, "runs": opts.runs, **got,
                       "load_average_1min": [round(load_before, 2), round(load_after, 2)]}), flush=True)
 
 
