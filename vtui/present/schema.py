@@ -31,7 +31,7 @@ from vtui.present.health_json import HealthItemOut
 from vtui.present.schema_base import Out, Strict
 from vtui.present.schema_diff import Diff, TreeDiff
 from vtui.present.schema_insights import Insights
-from vtui.safe_text import json_text
+from vtui.safe_text import json_safe, json_text
 
 Id = int | str | None  # pid / tid as written (numbers, strings or absent)
 
@@ -274,6 +274,16 @@ def struct_sections(name: str, report: object, built: dict[str, Any]) -> dict[st
     extra = {f: msgspec.to_builtins(getattr(report, f)) for f in OUTPUTS[name].__struct_fields__
              if f not in built and f != "schema_version" and hasattr(report, f)}
     return {**built, **extra}
+
+
+def encode(report: Out, indent: int = 2) -> str:
+    """The printed JSON of a report: msgspec's encoding of its Struct, indented, terminal-safe
+    (DEL, C1, bidi and invisible characters as escapes; see ``safe_text.json_safe``)."""
+    try:
+        raw = msgspec.json.encode(report)
+    except UnicodeEncodeError:  # a lone surrogate (a \ud800 escape in the trace): as json writes it
+        return json_text(builtins(report), indent=indent)
+    return json_safe(msgspec.json.format(raw, indent=indent).decode())
 
 
 def json_schema(name: str) -> dict[str, Any]:
