@@ -69,16 +69,34 @@ def compute_of(command: str) -> tuple[type[Options], Callable[..., msgspec.Struc
 
 
 def report_tool(command: str, loader: Callable[[str, bool], Any], max_chars: int, default_list: str,
-                list_path: bool = False) -> Callable[..., str]:
-    """The tool of a command whose whole report is the reply: its options, then the paging."""
+                list_path: bool = False, keys: tuple[str, ...] | None = None) -> Callable[..., str]:
+    """The tool of a command whose report is the reply (only its ``keys``, when given): the
+    command's options, then the paging."""
     cls, compute = compute_of(command)
 
     def body(offset: int, limit: int, list_path: str | None = None, **arguments: Any) -> str:
         doc = msgspec.to_builtins(compute(from_tool_arguments(cls, arguments), loader))
+        if keys is not None:
+            doc = {k: doc[k] for k in keys}
         return page(doc, offset, limit, max_chars, path=list_path, default=default_list)
 
     return tool_function(command, [*tool_parameters(cls), *paging_parameters(default_list if list_path else None)],
                          body)
+
+
+def query_tool(loader: Callable[[str, bool], Any], max_chars: int) -> Callable[..., str]:
+    """The query's tool: the rows fetched end with the page asked for, so the SQL's cut is the page's."""
+    cls, compute = compute_of("query")
+
+    def body(offset: int, limit: int, **arguments: Any) -> str:
+        doc = msgspec.to_builtins(compute(from_tool_arguments(cls, arguments, max_rows=offset + limit), loader))
+        if doc["truncated"] and offset and offset >= len(doc["rows"]):
+            # cut by its bytes before this page: asking again would give the same empty page
+            raise UsageError(f"rows from {offset:,} are past what one query fetches ({len(doc['rows']):,} rows "
+                             f"within its byte bound): page in the SQL instead (ORDER BY … LIMIT n OFFSET {offset})")
+        return page(doc, offset, limit, max_chars, more_after=doc["truncated"], path="rows")
+
+    return tool_function("query", [*tool_parameters(cls), *paging_parameters(None)], body)
 
 
 def tool_specs(loader: Callable[[str, bool], Any], max_chars: int = DEFAULT_MAX_CHARS) -> list[ToolSpec]:
@@ -109,15 +127,6 @@ def tool_specs(loader: Callable[[str, bool], Any], max_chars: int = DEFAULT_MAX_
         return page(run_command(name, [*options, "--", *positional], loader), offset, limit, max_chars,
                     path=path, default=default)
 
-    def info(trace: Trace, offset: Offset = 0, limit: Limit = DEFAULT_LIMIT,
-             list_path: ListPath("track_list") = None) -> str:
-        return cli("info", [trace], ["--json"], offset, limit, list_path, "track_list")
-
-    def health(trace: Trace, offset: Offset = 0, limit: Limit = DEFAULT_LIMIT) -> str:
-        doc = run_command("info", ["--json", "--", trace], loader)
-        return page({"schema_version": doc["schema_version"], "health": doc["health"]}, offset, limit, max_chars,
-                    default="health")
-
     def insights(trace: Trace, range: Range = None,
                  step: Annotated[str | None, Field(description="regex for the step slices (default: detected)")] = None,
                  top: Annotated[int, Field(ge=1, le=1000, description="operators and kernels listed")] = 15,
@@ -141,22 +150,6 @@ def tool_specs(loader: Callable[[str, bool], Any], max_chars: int = DEFAULT_MAX_
                offset: Offset = 0, limit: Limit = DEFAULT_LIMIT) -> str:
         return cli("search", [trace, regex], ["--json", "--time-limit", str(time_limit), *opt("--range", range),
                                               *opt("--track", track)], offset, limit, None, "matches")
-
-    def query(trace: Trace,
-              sql: Annotated[str, Field(description="DuckDB SQL over Perfetto's tables: slice, thread_track, thread, "
-                                                    "process, track, counter, counter_track, flow, args (extract_arg(arg_set_id, "
-                                                    "'args.KEY')); and vtui's instant, kernel, launch, step, finding, "
-                                                    "op, gpu_busy. Times in ns from the trace start. A folder of ranks "
-                                                    "or of vtui's Parquet export adds a rank column")],
-              time_limit: Annotated[float, Field(gt=0, le=300, description="seconds before the query is stopped")] = 30.0,
-              offset: Offset = 0, limit: Limit = DEFAULT_LIMIT) -> str:
-        doc = run_command("query", ["--format", "json", "--time-limit", str(time_limit), "--max-rows", str(offset + limit),
-                                    "--", trace, sql], loader)
-        if doc.get("truncated") and offset and offset >= len(doc.get("rows") or []):
-            # cut by its bytes before this page: asking again would give the same empty page
-            raise UsageError(f"rows from {offset:,} are past what one query fetches ({len(doc['rows']):,} rows "
-                             f"within its byte bound): page in the SQL instead (ORDER BY … LIMIT n OFFSET {offset})")
-        return page(doc, offset, limit, max_chars, more_after=bool(doc.get("truncated")), path="rows")
 
     def diff(a: Annotated[str, Field(description="trace A, the baseline")],
              b: Annotated[str, Field(description="trace B, compared with A")],
@@ -182,11 +175,13 @@ def tool_specs(loader: Callable[[str, bool], Any], max_chars: int = DEFAULT_MAX_
         return cli("ranks", [trace], ["--json", *opt("--align", align)], offset, limit, list_path, "collectives")
 
     specs = [
-        ToolSpec("info", "info", "What a load produced: form, repaired?, events per phase, tracks, span, warnings.", info),
+        ToolSpec("info", "info", "What a load produced: form, repaired?, events per phase, tracks, span, warnings.",
+                 report_tool("info", loader, max_chars, "track_list", list_path=True)),
         ToolSpec("health", "info", "Trace health: what in this trace cannot be trusted (CPU/GPU clocks that disagree, "
                  "device work overlapping on a stream, launches whose kernels were dropped, what was not recorded), "
                  "each item with its severity, count, example events and the figures it puts in doubt. Read it "
-                 "before quoting a figure.", health),
+                 "before quoting a figure.",
+                 report_tool("info", loader, max_chars, "health", keys=("schema_version", "health"))),
         ToolSpec("insights", "insights", "Where the time goes: steps and phases (TTFT, step mean/p90, trends), top "
                  "operators, sync points, GPU busy %, launch delay, idle causes, memory, findings with hints.", insights),
         ToolSpec("stats", "stats", "The slice aggregation table of a range: count, total and self time clipped to "
@@ -197,7 +192,8 @@ def tool_specs(loader: Callable[[str, bool], Any], max_chars: int = DEFAULT_MAX_
         ToolSpec("search", "search", "Slices whose name (or args:) matches a regex, in time order, with count "
                  "and total duration.", search),
         ToolSpec("query", "query", "SQL (DuckDB) over the trace with Perfetto's table names; it reads the trace only "
-                 "(no files, no network, nothing kept for the next query), time- and memory-limited; rows paged.", query),
+                 "(no files, no network, nothing kept for the next query), time- and memory-limited; rows paged.",
+                 query_tool(loader, max_chars)),
         ToolSpec("diff", "diff", "Compare two traces: headline metrics, every operator and kernel (added, removed, "
                  "faster, slower), steps side by side; then steps by kind (prefill, decode…) with the difference's "
                  "confidence interval, kernels aligned inside matched steps by operator, the parity of the work, "
