@@ -144,13 +144,6 @@ def tool_specs(loader: Callable[[str, bool], Any], max_chars: int = DEFAULT_MAX_
                                      "--depth", str(depth), *opt("--inverted", inverted), *opt("--range", range),
                                      *opt("--track", track)], offset, limit, None, "roots")
 
-    def search(trace: Trace, regex: Annotated[str, Field(description="regex over slice names; prefix args: to search args")],
-               range: Range = None, track: Track = None,
-               time_limit: Annotated[float, Field(gt=0, le=120, description="seconds before the search is stopped")] = 10.0,
-               offset: Offset = 0, limit: Limit = DEFAULT_LIMIT) -> str:
-        return cli("search", [trace, regex], ["--json", "--time-limit", str(time_limit), *opt("--range", range),
-                                              *opt("--track", track)], offset, limit, None, "matches")
-
     def diff(a: Annotated[str, Field(description="trace A, the baseline")],
              b: Annotated[str, Field(description="trace B, compared with A")],
              range_a: Annotated[str | None, Field(description="range of A, e.g. 100ms:")] = None,
@@ -190,7 +183,8 @@ def tool_specs(loader: Callable[[str, bool], Any], max_chars: int = DEFAULT_MAX_
         ToolSpec("tree", "tree", "The call tree of a range: slices merged by call path with count, total, self "
                  "and the GPU time each call launched.", tree),
         ToolSpec("search", "search", "Slices whose name (or args:) matches a regex, in time order, with count "
-                 "and total duration.", search),
+                 "and total duration.",
+                 report_tool("search", loader, max_chars, "matches")),
         ToolSpec("query", "query", "SQL (DuckDB) over the trace with Perfetto's table names; it reads the trace only "
                  "(no files, no network, nothing kept for the next query), time- and memory-limited; rows paged.",
                  query_tool(loader, max_chars)),
