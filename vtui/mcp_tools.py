@@ -108,7 +108,6 @@ def tool_specs(loader: Callable[[str, bool], Any], max_chars: int = DEFAULT_MAX_
 
     Trace = Annotated[str, Field(description="path of a trace file (.json, .json.gz, nsys .sqlite) or a folder of ranks")]
     Range = Annotated[str | None, Field(description="time range from the trace start with units, e.g. 10ms:25ms, :5ms, 1s:")]
-    Track = Annotated[str | None, Field(description="regex over 'process / thread' track names")]
     Offset = Annotated[int, Field(ge=0, description="first item of the paged list to return (paging)")]
     Limit = Annotated[int, Field(ge=1, le=10_000, description="items of the paged list per reply")]
 
@@ -133,16 +132,6 @@ def tool_specs(loader: Callable[[str, bool], Any], max_chars: int = DEFAULT_MAX_
                  offset: Offset = 0, limit: Limit = DEFAULT_LIMIT, list_path: ListPath("ops") = None) -> str:
         return cli("insights", [trace], ["--json", "--top", str(top), *opt("--range", range), *opt("--step", step)],
                    offset, limit, list_path, "ops")
-
-    def tree(trace: Trace, range: Range = None, track: Track = None,
-             inverted: Annotated[bool, Field(description="bottom-up: each name with its callers beneath it")] = False,
-             weight: Annotated[str, Field(description="total, self or gpu")] = "total",
-             min_pct: Annotated[float, Field(ge=0, le=100, description="hide nodes under this % of the range")] = 1.0,
-             depth: Annotated[int, Field(ge=1, le=256, description="levels shown at most")] = 8,
-             offset: Offset = 0, limit: Limit = DEFAULT_LIMIT) -> str:
-        return cli("tree", [trace], ["--format", "json", "--weight", weight, "--min-pct", str(min_pct),
-                                     "--depth", str(depth), *opt("--inverted", inverted), *opt("--range", range),
-                                     *opt("--track", track)], offset, limit, None, "roots")
 
     def diff(a: Annotated[str, Field(description="trace A, the baseline")],
              b: Annotated[str, Field(description="trace B, compared with A")],
@@ -181,7 +170,8 @@ def tool_specs(loader: Callable[[str, bool], Any], max_chars: int = DEFAULT_MAX_
                  "the range, avg/min/max, % of range x tracks, grouped by name, category, track or an arg.",
                  report_tool("stats", loader, max_chars, "rows")),
         ToolSpec("tree", "tree", "The call tree of a range: slices merged by call path with count, total, self "
-                 "and the GPU time each call launched.", tree),
+                 "and the GPU time each call launched.",
+                 report_tool("tree", loader, max_chars, "roots")),
         ToolSpec("search", "search", "Slices whose name (or args:) matches a regex, in time order, with count "
                  "and total duration.",
                  report_tool("search", loader, max_chars, "matches")),
