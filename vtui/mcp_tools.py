@@ -106,8 +106,6 @@ def tool_specs(loader: Callable[[str, bool], Any], max_chars: int = DEFAULT_MAX_
 
     from vtui.commands import COMMANDS
 
-    Trace = Annotated[str, Field(description="path of a trace file (.json, .json.gz, nsys .sqlite) or a folder of ranks")]
-    Range = Annotated[str | None, Field(description="time range from the trace start with units, e.g. 10ms:25ms, :5ms, 1s:")]
     Offset = Annotated[int, Field(ge=0, description="first item of the paged list to return (paging)")]
     Limit = Annotated[int, Field(ge=1, le=10_000, description="items of the paged list per reply")]
 
@@ -125,13 +123,6 @@ def tool_specs(loader: Callable[[str, bool], Any], max_chars: int = DEFAULT_MAX_
         # positionals after "--": a path, regex or SQL that starts with "-" is not read as an option
         return page(run_command(name, [*options, "--", *positional], loader), offset, limit, max_chars,
                     path=path, default=default)
-
-    def insights(trace: Trace, range: Range = None,
-                 step: Annotated[str | None, Field(description="regex for the step slices (default: detected)")] = None,
-                 top: Annotated[int, Field(ge=1, le=1000, description="operators and kernels listed")] = 15,
-                 offset: Offset = 0, limit: Limit = DEFAULT_LIMIT, list_path: ListPath("ops") = None) -> str:
-        return cli("insights", [trace], ["--json", "--top", str(top), *opt("--range", range), *opt("--step", step)],
-                   offset, limit, list_path, "ops")
 
     def diff(a: Annotated[str, Field(description="trace A, the baseline")],
              b: Annotated[str, Field(description="trace B, compared with A")],
@@ -165,7 +156,8 @@ def tool_specs(loader: Callable[[str, bool], Any], max_chars: int = DEFAULT_MAX_
                  "before quoting a figure.",
                  report_tool("info", loader, max_chars, "health", keys=("schema_version", "health"))),
         ToolSpec("insights", "insights", "Where the time goes: steps and phases (TTFT, step mean/p90, trends), top "
-                 "operators, sync points, GPU busy %, launch delay, idle causes, memory, findings with hints.", insights),
+                 "operators, sync points, GPU busy %, launch delay, idle causes, memory, findings with hints.",
+                 report_tool("insights", loader, max_chars, "ops", list_path=True)),
         ToolSpec("stats", "stats", "The slice aggregation table of a range: count, total and self time clipped to "
                  "the range, avg/min/max, % of range x tracks, grouped by name, category, track or an arg.",
                  report_tool("stats", loader, max_chars, "rows")),
