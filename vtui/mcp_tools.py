@@ -75,7 +75,9 @@ def report_tool(command: str, loader: Callable[[str, bool], Any], max_chars: int
     cls, compute = compute_of(command)
 
     def body(offset: int, limit: int, list_path: str | None = None, **arguments: Any) -> str:
-        doc = msgspec.to_builtins(compute(from_tool_arguments(cls, arguments), loader))
+        from vtui.present.schema import builtins
+
+        doc = builtins(compute(from_tool_arguments(cls, arguments), loader))
         if keys is not None:
             doc = {k: doc[k] for k in keys}
         return page(doc, offset, limit, max_chars, path=list_path, default=default_list)
@@ -89,7 +91,9 @@ def query_tool(loader: Callable[[str, bool], Any], max_chars: int) -> Callable[.
     cls, compute = compute_of("query")
 
     def body(offset: int, limit: int, **arguments: Any) -> str:
-        doc = msgspec.to_builtins(compute(from_tool_arguments(cls, arguments, max_rows=offset + limit), loader))
+        from vtui.present.schema import builtins
+
+        doc = builtins(compute(from_tool_arguments(cls, arguments, max_rows=offset + limit), loader))
         if doc["truncated"] and offset and offset >= len(doc["rows"]):
             # cut by its bytes before this page: asking again would give the same empty page
             raise UsageError(f"rows from {offset:,} are past what one query fetches ({len(doc['rows']):,} rows "
@@ -142,11 +146,6 @@ def tool_specs(loader: Callable[[str, bool], Any], max_chars: int = DEFAULT_MAX_
                 *opt("--table", table), *map(path, [a, *(more_a or [])]), "--", *map(path, [b, *(more_b or [])])]
         return page(run_command("diff", argv, loader), offset, limit, max_chars, path=list_path, default="ops")
 
-    def ranks(trace: Annotated[str, Field(description="folder of per-rank traces")],
-              align: Annotated[str | None, Field(description="epoch or collective")] = None,
-              offset: Offset = 0, limit: Limit = DEFAULT_LIMIT, list_path: ListPath("collectives") = None) -> str:
-        return cli("ranks", [trace], ["--json", *opt("--align", align)], offset, limit, list_path, "collectives")
-
     specs = [
         ToolSpec("info", "info", "What a load produced: form, repaired?, events per phase, tracks, span, warnings.",
                  report_tool("info", loader, max_chars, "track_list", list_path=True)),
@@ -174,7 +173,8 @@ def tool_specs(loader: Callable[[str, bool], Any], max_chars: int = DEFAULT_MAX_
                  "faster, slower), steps side by side; then steps by kind (prefill, decode…) with the difference's "
                  "confidence interval, kernels aligned inside matched steps by operator, the parity of the work, "
                  "several runs per side.", diff),
-        ToolSpec("ranks", "ranks", "A folder of ranks: collectives matched across ranks, stragglers, skew.", ranks),
+        ToolSpec("ranks", "ranks", "A folder of ranks: collectives matched across ranks, stragglers, skew.",
+                 report_tool("ranks", loader, max_chars, "collectives", list_path=True)),
     ]
     return [ToolSpec(s.name, s.command, f"{s.description} {UNTRUSTED}", s.fn) for s in specs if s.command in COMMANDS]
 

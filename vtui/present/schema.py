@@ -258,8 +258,8 @@ def _numpy_scalar(value: Any) -> Any:
 
 
 def builtins(out: Out) -> dict[str, Any]:
-    """Plain data, ``schema_version`` first."""
-    data = msgspec.to_builtins(out)
+    """Plain data (what the MCP tools page), ``schema_version`` first."""
+    data = msgspec.to_builtins(out, enc_hook=_numpy_scalar)
     return {"schema_version": data.pop("schema_version"), **data}
 
 
@@ -280,7 +280,7 @@ def encode(report: Out, indent: int = 2) -> str:
     """The printed JSON of a report: msgspec's encoding of its Struct, indented, terminal-safe
     (DEL, C1, bidi and invisible characters as escapes; see ``safe_text.json_safe``)."""
     try:
-        raw = msgspec.json.encode(report)
+        raw = msgspec.json.encode(report, enc_hook=_numpy_scalar)
     except UnicodeEncodeError:  # a lone surrogate (a \ud800 escape in the trace): as json writes it
         return json_text(builtins(report), indent=indent)
     return json_safe(msgspec.json.format(raw, indent=indent).decode())
