@@ -1,9 +1,9 @@
 """`vtui mcp`: an MCP server on stdio, so an agent can ask a trace what the CLI answers.
 
-Thin by design: each tool runs the CLI command of the same name (its ``--json`` / ``--format
-json`` output), so an agent gets exactly the numbers `vtui stats`, `vtui insights`, … print. What
-it adds: typed input schemas, a cache of the last few stores (a second call on a trace costs no
-load), and results that are capped and paged (``vtui.mcp_page``): the tool's own list (a query's
+Thin by design: each tool calls the ``compute`` of the CLI command of the same name, with the
+options Struct that also makes the command's flags (``vtui.mcp_tools``), so an agent gets exactly
+the report `vtui stats --format json`, `vtui insights --json`, … print. What it adds: typed input
+schemas, a cache of the last few stores (a second call on a trace costs no load), and results that are capped and paged (``vtui.mcp_page``): the tool's own list (a query's
 rows, a search's matches…) is served ``limit`` items from ``offset``, and no reply — an error
 neither — exceeds ``VTUI_MCP_MAX_CHARS`` characters (default 60,000). Every failure is one line
 with ``isError``; SIGTERM / SIGHUP / SIGINT end the server at once. Needs ``pip install 'vtui[mcp]'``.
@@ -13,11 +13,7 @@ The tool list is data: one entry per tool (``tool_specs``); `ranks` appears when
 """
 
 import argparse
-import contextlib
-import io
-import json
 import os
-import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -125,37 +121,8 @@ class StoreCache:
         return tuple(stamps)
 
 
-# ---- one CLI command, its JSON captured ----------------------------------------------------------
-_RUN_LOCK = threading.Lock()  # stdout is captured process-wide: one command at a time
+# ---- calls in flight -----------------------------------------------------------------------------
 _BUSY = [0]  # tool calls running: a signal then unwinds the call (its temp files go) before the exit
-
-
-def run_command(name: str, argv: list[str], loader: Callable[[str, bool], Any] | None = None) -> Any:
-    """``vtui NAME ARGV`` in process with ``loader`` for its stores; its stdout parsed as JSON."""
-    import importlib
-
-    import vtui.commands as commands
-    from vtui.cli import _OneLineParser
-
-    module = importlib.import_module(commands.COMMANDS[name])
-    parser = _OneLineParser(prog=f"vtui {name}")
-    module.add_arguments(parser)
-    out, err = io.StringIO(), io.StringIO()
-    with _RUN_LOCK:
-        before = commands.STORE_LOADER
-        commands.STORE_LOADER = loader
-        try:
-            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-                try:
-                    prepare = getattr(module, "prepare_args", None)  # diff's "A1 A2 -- B1 B2"
-                    code = module.run(parser.parse_args(prepare(argv) if prepare else argv))
-                except SystemExit as exc:  # argparse: a bad value
-                    raise UsageError(err.getvalue().strip() or f"bad arguments ({exc.code})") from None
-        finally:
-            commands.STORE_LOADER = before
-    if code:
-        raise UsageError(err.getvalue().strip() or f"vtui {name} failed ({code})")
-    return json.loads(out.getvalue())
 
 
 def build_server(loader: Callable[[str, bool], Any] | None = None, max_chars: int = DEFAULT_MAX_CHARS):
@@ -185,8 +152,8 @@ def build_server(loader: Callable[[str, bool], Any] | None = None, max_chars: in
 
 def _safe(fn: Callable[..., str], tool_error: type[Exception], max_chars: int = DEFAULT_MAX_CHARS) -> Callable[..., Any]:
     """The tool as the SDK calls it: a coroutine, so commands run one at a time on the main thread
-    (the SDK would run a plain function in a worker thread, beside others capturing the same
-    stdout), and every failure reaches the agent as an error reply (``isError``) of one escaped
+    (the SDK would run a plain function in a worker thread, beside others sharing the store cache,
+    where a signal could not unwind it), and every failure reaches the agent as an error reply (``isError``) of one escaped
     line within the cap: the SDK shows a ToolError's text, and would log any other exception's
     traceback on stderr and tell the agent only "Error executing tool"."""
     import functools

@@ -104,47 +104,10 @@ def query_tool(loader: Callable[[str, bool], Any], max_chars: int) -> Callable[.
 
 
 def tool_specs(loader: Callable[[str, bool], Any], max_chars: int = DEFAULT_MAX_CHARS) -> list[ToolSpec]:
-    """Every tool: a typed function (its signature is the input schema) that builds the CLI's
-    arguments, its reply paged to ``max_chars``. ``ranks`` only when the CLI has that command."""
-    from pydantic import Field
-
+    """Every tool: a function whose signature (the input schema) is generated from its command's
+    options Struct, calling the command's ``compute`` with ``loader`` for its stores, its reply paged
+    to ``max_chars``. ``ranks`` only when the CLI has that command."""
     from vtui.commands import COMMANDS
-
-    Offset = Annotated[int, Field(ge=0, description="first item of the paged list to return (paging)")]
-    Limit = Annotated[int, Field(ge=1, le=10_000, description="items of the paged list per reply")]
-
-    def ListPath(default: str) -> Any:
-        return Annotated[str | None, Field(description=f"which list of the result to page, by its dotted path "
-                                                       f"(e.g. one named in page.cut); default {default}")]
-
-    def opt(flag: str, value: Any) -> list[str]:
-        return [] if value is None or value is False else [flag] if value is True else [flag, str(value)]
-
-    from vtui.mcp import run_command
-
-    def cli(name: str, positional: list[str], options: list[str], offset: int, limit: int, path: str | None,
-            default: str | None = None) -> str:
-        # positionals after "--": a path, regex or SQL that starts with "-" is not read as an option
-        return page(run_command(name, [*options, "--", *positional], loader), offset, limit, max_chars,
-                    path=path, default=default)
-
-    def diff(a: Annotated[str, Field(description="trace A, the baseline")],
-             b: Annotated[str, Field(description="trace B, compared with A")],
-             range_a: Annotated[str | None, Field(description="range of A, e.g. 100ms:")] = None,
-             range_b: Annotated[str | None, Field(description="range of B")] = None,
-             step: Annotated[str | None, Field(description="regex for the step slices in both")] = None,
-             table: Annotated[str | None, Field(description="only metrics, ops, steps, tree, steps_by_kind, kernels, "
-                                                            "parity or runs")] = None,
-             more_a: Annotated[list[str] | None, Field(description="further runs of A (several runs per side)")] = None,
-             more_b: Annotated[list[str] | None, Field(description="further runs of B")] = None,
-             offset: Offset = 0, limit: Limit = DEFAULT_LIMIT, list_path: ListPath("ops") = None) -> str:
-        # diff's own "--" separates the sides, so a path that starts with "-" is made "./-…" instead
-        def path(p: str) -> str:
-            return f"./{p}" if p.startswith("-") else p
-
-        argv = ["--format", "json", *opt("--range-a", range_a), *opt("--range-b", range_b), *opt("--step", step),
-                *opt("--table", table), *map(path, [a, *(more_a or [])]), "--", *map(path, [b, *(more_b or [])])]
-        return page(run_command("diff", argv, loader), offset, limit, max_chars, path=list_path, default="ops")
 
     specs = [
         ToolSpec("info", "info", "What a load produced: form, repaired?, events per phase, tracks, span, warnings.",
@@ -172,7 +135,8 @@ def tool_specs(loader: Callable[[str, bool], Any], max_chars: int = DEFAULT_MAX_
         ToolSpec("diff", "diff", "Compare two traces: headline metrics, every operator and kernel (added, removed, "
                  "faster, slower), steps side by side; then steps by kind (prefill, decode…) with the difference's "
                  "confidence interval, kernels aligned inside matched steps by operator, the parity of the work, "
-                 "several runs per side.", diff),
+                 "several runs per side.",
+                 report_tool("diff", loader, max_chars, "ops", list_path=True)),
         ToolSpec("ranks", "ranks", "A folder of ranks: collectives matched across ranks, stragglers, skew.",
                  report_tool("ranks", loader, max_chars, "collectives", list_path=True)),
     ]

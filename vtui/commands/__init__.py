@@ -64,9 +64,6 @@ def load_options(opts: Any) -> LoadOptions:
 # trace load it once); None: a plain load.
 Loader = Callable[[str, bool], "TraceStore"]  # (path, use the index cache) -> store
 
-# Set by `vtui mcp` (vtui/mcp.py) for the commands not yet called through their ``compute``.
-STORE_LOADER: Loader | None = None
-
 
 def load_store(opts: Any, path: str | None = None, progress: Callable[[float], None] | None = None,
                loader: Loader | None = None) -> TraceStore:
@@ -76,7 +73,6 @@ def load_store(opts: Any, path: str | None = None, progress: Callable[[float], N
 
     options = load_options(opts)
     target = opts.trace if path is None else path
-    loader = loader or STORE_LOADER
     if loader is not None:
         return loader(str(target), options.cache)
     return load_trace(target, progress=progress, options=options)

@@ -35,11 +35,14 @@ class Options(msgspec.Struct, kw_only=True, frozen=True):
 
 def opt(help: str, *, metavar: str | None = None, choices: Sequence[str] | None = None, positional: bool = False,
         cli: bool = True, mcp: bool = True, mcp_default: Any = _MISSING, mcp_help: str | None = None,
-        flag: str | None = None, several: bool = False, **bounds: float) -> msgspec.Meta:
+        mcp_required: bool = False, flag: str | None = None, several: bool = False, **bounds: float) -> msgspec.Meta:
     """A field's declaration: ``help`` for both (``mcp_help`` where the tool says it otherwise);
     ``several``: a list flag that takes several values at once; ``bounds`` (ge, le, gt) checked on
-    the MCP side by pydantic (the command checks its own values, in its own words)."""
+    the MCP side by pydantic (the command checks its own values, in its own words);
+    ``mcp_required``: the tool must be given it (the command line gives it another way)."""
     extra: dict[str, Any] = {"positional": positional, "cli": cli, "mcp": mcp, "bounds": bounds, "several": several}
+    if mcp_required:
+        extra["mcp_default"] = _MISSING
     if metavar is not None:
         extra["metavar"] = metavar
     if choices is not None:
@@ -133,7 +136,7 @@ def tool_parameters(cls: type[Options]) -> list[inspect.Parameter]:
     for f in fields(cls):
         if not f.extra.get("mcp", True):
             continue
-        default = f.extra.get("mcp_default", f.default)
+        default = f.extra.get("mcp_default", f.default)  # _MISSING: required
         field = PydanticField(description=f.extra.get("mcp_help", f.help), **f.extra.get("bounds", {}))
         params.append(inspect.Parameter(f.name, inspect.Parameter.POSITIONAL_OR_KEYWORD,
                                         default=inspect.Parameter.empty if default is _MISSING else default,
