@@ -11,7 +11,7 @@ import pytest
 
 from tests.helpers import FIXTURES, QWEN, raw_events
 from vtui.cli import main
-from vtui.present.schema import OUTPUTS, VERSIONS, dump, json_schema
+from vtui.present.schema import OUTPUTS, VERSIONS, encode, json_schema, typed
 from vtui.store.slicetime import time_range
 
 SNAPSHOTS = FIXTURES.parent / "vtui" / "data" / "schema"
@@ -57,7 +57,11 @@ def test_a_changed_struct_changes_its_schema():
         msgspec.json.schema(After)["$defs"]["After"]["properties"]
 
 
-def test_dump_refuses_a_key_the_schema_does_not_know():
+def dump(name: str, doc: dict) -> str:
+    return encode(typed(name, doc))
+
+
+def test_typed_refuses_a_key_the_schema_does_not_know():
     """A section added to the output but not to its Struct is an error, not silently printed."""
     doc = {"pattern": "x", "in_args": False, "count": 0, "total_ns": 0, "matches": []}
     assert json.loads(dump("search", doc))["schema_version"] == VERSIONS["search"]

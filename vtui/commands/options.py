@@ -137,7 +137,8 @@ def tool_parameters(cls: type[Options]) -> list[inspect.Parameter]:
         if not f.extra.get("mcp", True):
             continue
         default = f.extra.get("mcp_default", f.default)  # _MISSING: required
-        field = PydanticField(description=f.extra.get("mcp_help", f.help), **f.extra.get("bounds", {}))
+        text = f.extra.get("mcp_help", f.help).replace("%%", "%")  # argparse's escape, not the agent's
+        field = PydanticField(description=text, **f.extra.get("bounds", {}))
         params.append(inspect.Parameter(f.name, inspect.Parameter.POSITIONAL_OR_KEYWORD,
                                         default=inspect.Parameter.empty if default is _MISSING else default,
                                         annotation=Annotated[f.type, field]))

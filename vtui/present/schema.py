@@ -1,9 +1,11 @@
 """The JSON that scripts read: one msgspec Struct per ``--json`` output, each with its own
 ``schema_version``.
 
-Every ``--json`` / ``--format json`` output is made by ``dump(name, doc)``: ``doc`` (a dict or a
-Struct) is converted into the output's Struct — an unknown key, a missing key or a wrong type is
-an error, so what is printed always matches the published schema (``vtui schema NAME``). A test
+Each command's ``compute(options)`` returns its output's Struct (the report); the ``--json`` /
+``--format json`` text is ``encode(report)`` (msgspec's encoding, indented) and the MCP tool pages
+``builtins(report)``. A report built from a dict goes through ``typed(name, doc)``: an unknown
+key, a missing key or a wrong type is an error, so what is printed always matches the published
+schema (``vtui schema NAME``). A test
 compares each output's generated JSON Schema with its checked-in snapshot
 (``vtui/data/schema/NAME.vN.json``); a changed field without a new ``N`` fails it.
 
@@ -261,11 +263,6 @@ def builtins(out: Out) -> dict[str, Any]:
     """Plain data (what the MCP tools page), ``schema_version`` first."""
     data = msgspec.to_builtins(out, enc_hook=_numpy_scalar)
     return {"schema_version": data.pop("schema_version"), **data}
-
-
-def dump(name: str, doc: dict[str, Any] | msgspec.Struct, indent: int = 2) -> str:
-    """The JSON text of output ``name`` (terminal-safe: see ``safe_text.json_text``)."""
-    return json_text(builtins(typed(name, doc)), indent=indent)
 
 
 def struct_sections(name: str, report: object, built: dict[str, Any]) -> dict[str, Any]:
