@@ -69,9 +69,10 @@ def compute_of(command: str) -> tuple[type[Options], Callable[..., msgspec.Struc
 
 
 def report_tool(command: str, loader: Callable[[str, bool], Any], max_chars: int, default_list: str,
-                list_path: bool = False, keys: tuple[str, ...] | None = None) -> Callable[..., str]:
-    """The tool of a command whose report is the reply (only its ``keys``, when given): the
-    command's options, then the paging."""
+                list_path: bool = False, keys: tuple[str, ...] | None = None,
+                name: str | None = None) -> Callable[..., str]:
+    """The tool ``name`` (default: the command's) of a command whose report is the reply (only
+    its ``keys``, when given): the command's options, then the paging."""
     cls, compute = compute_of(command)
 
     def body(offset: int, limit: int, list_path: str | None = None, **arguments: Any) -> str:
@@ -82,8 +83,8 @@ def report_tool(command: str, loader: Callable[[str, bool], Any], max_chars: int
             doc = {k: doc[k] for k in keys}
         return page(doc, offset, limit, max_chars, path=list_path, default=default_list)
 
-    return tool_function(command, [*tool_parameters(cls), *paging_parameters(default_list if list_path else None)],
-                         body)
+    return tool_function(name or command,
+                         [*tool_parameters(cls), *paging_parameters(default_list if list_path else None)], body)
 
 
 def query_tool(loader: Callable[[str, bool], Any], max_chars: int) -> Callable[..., str]:
@@ -116,7 +117,8 @@ def tool_specs(loader: Callable[[str, bool], Any], max_chars: int = DEFAULT_MAX_
                  "device work overlapping on a stream, launches whose kernels were dropped, what was not recorded), "
                  "each item with its severity, count, example events and the figures it puts in doubt. Read it "
                  "before quoting a figure.",
-                 report_tool("info", loader, max_chars, "health", keys=("schema_version", "health"))),
+                 report_tool("info", loader, max_chars, "health", keys=("schema_version", "health"),
+                             name="health")),
         ToolSpec("insights", "insights", "Where the time goes: steps and phases (TTFT, step mean/p90, trends), top "
                  "operators, sync points, GPU busy %, launch delay, idle causes, memory, findings with hints.",
                  report_tool("insights", loader, max_chars, "ops", list_path=True)),
