@@ -148,10 +148,10 @@ def report(opts: DiffOptions, got: Compared) -> Diff | TreeDiff:
     from vtui.present.compare_json import comparison_dict
     from vtui.present.diff_runs_json import runs_dict
     from vtui.present.schema import typed
-    from vtui.present.tree_json import diff_dict
+    from vtui.present.tree_json import tree_diff_out
 
     if got.tree is not None:
-        return typed("tree-diff", diff_dict(got.tree))  # type: ignore[return-value]
+        return tree_diff_out(got.tree)
     full = {**comparison_dict(got.comparison), **runs_dict(got.runs, got.gates)}
     keys = ("a", "b", opts.table, *(("gate",) if got.gates else ())) if opts.table else tuple(full)
     return typed("diff", {k: full[k] for k in keys})  # type: ignore[return-value]

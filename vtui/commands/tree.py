@@ -21,7 +21,6 @@ from vtui.commands.options import Options, Range, Trace, Track, add_options, fro
 from vtui.errors import UsageError
 
 if TYPE_CHECKING:
-    from vtui.analysis.calltree.diff import TreeDiff as DiffOfTrees
     from vtui.analysis.calltree.handover import HandOverReport
     from vtui.analysis.calltree.tree import CallTree
     from vtui.commands import Loader
@@ -91,40 +90,17 @@ def _other(opts: TreeOptions, trace: str) -> Any:
     return msgspec.structs.replace(opts, trace=trace)
 
 
-def tree_report(tree: CallTree, handover: HandOverReport | None, weight: str, min_pct: float,
-                depth: int | None) -> Tree:
-    from dataclasses import asdict
-
-    from vtui.present.schema import Tree, typed
-    from vtui.present.tree_json import tree_dict
-
-    doc = tree_dict(tree, weight, min_pct, depth)
-    if handover is not None:
-        doc["handover"] = asdict(handover)
-    out = typed("tree", doc)
-    assert isinstance(out, Tree)
-    return out
-
-
-def diff_report(d: DiffOfTrees, min_pct: float, depth: int | None) -> TreeDiff:
-    from vtui.present.schema import TreeDiff, typed
-    from vtui.present.tree_json import diff_dict
-
-    out = typed("tree-diff", diff_dict(d, min_pct, depth))
-    assert isinstance(out, TreeDiff)
-    return out
-
-
 def compute(opts: TreeOptions, loader: Loader | None = None) -> Tree | TreeDiff:
     """The JSON report: the tree, or with ``against`` the differential tree."""
     from vtui.analysis.calltree.diff import diff_trees
+    from vtui.present.tree_json import tree_diff_out, tree_out
 
     check(opts)
     min_pct = opts.min_pct if opts.min_pct is not None else 0.0
     tree, handover = build(opts, opts.trace, loader)
     if opts.against:
-        return diff_report(diff_trees(tree, build(opts, opts.against, loader)[0]), min_pct, opts.depth)
-    return tree_report(tree, handover, opts.weight, min_pct, opts.depth)
+        return tree_diff_out(diff_trees(tree, build(opts, opts.against, loader)[0]), min_pct, opts.depth)
+    return tree_out(tree, opts.weight, min_pct, opts.depth, handover)
 
 
 def run(ns: argparse.Namespace) -> int:
