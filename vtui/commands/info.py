@@ -34,12 +34,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def report(store: TraceStore) -> Info:
-    from vtui.present.report import info_dict
-    from vtui.present.schema import Info, typed
+    from vtui.present.report import info_out
 
-    out = typed("info", info_dict(store))
-    assert isinstance(out, Info)
-    return out
+    return info_out(store)
 
 
 def compute(opts: InfoOptions, loader: Loader | None = None) -> Info:
