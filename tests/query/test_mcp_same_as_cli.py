@@ -13,13 +13,14 @@ import json
 import sys
 from typing import Annotated
 
+import msgspec
 import pytest
 
 from tests.helpers import FIXTURES, ROOT
 from vtui.cli import main
 from vtui.commands import COMMANDS
 from vtui.commands.options import Options, add_options, fields, from_namespace, opt, tool_parameters
-from vtui.present.schema import OUTPUTS, encode
+from vtui.present.schema import OUTPUTS, builtins, encode
 
 pytest.importorskip("mcp")
 pytest.importorskip("duckdb")
@@ -114,6 +115,8 @@ def test_the_printed_json_is_the_encoded_report(capsys, name, arguments, args):
     assert type(report) in OUTPUTS.values()
     indent = 1 if args[0] == "tree" else 2
     assert cli_text(capsys, args) == encode(report, indent=indent) + "\n"
+    # built directly, its values are already the schema's types (a whole float is no int: 1.0, not 1)
+    assert encode(msgspec.convert(builtins(report), type(report))) == encode(report)
 
 
 def _tool_commands() -> list[str]:

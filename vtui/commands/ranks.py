@@ -83,10 +83,15 @@ def analyse(opts: RanksOptions, loader: Loader | None = None) -> RanksReport:
 
 
 def report_of(opts: RanksOptions, report: RanksReport) -> Ranks:
-    from vtui.present.schema import VERSIONS, Ranks
+    """Through ``typed``: the three engines' figures become the schema's types (a whole-number
+    bandwidth from SQL is printed as a float, as the schema says)."""
+    import msgspec
 
-    return Ranks(schema_version=VERSIONS["ranks"], trace=str(opts.trace), engine=opts.engine,
-                 **{f: getattr(report, f) for f in report.__struct_fields__})
+    from vtui.present.schema import Ranks, typed
+
+    out = typed("ranks", {"trace": str(opts.trace), "engine": opts.engine, **msgspec.to_builtins(report)})
+    assert isinstance(out, Ranks)
+    return out
 
 
 def compute(opts: RanksOptions, loader: Loader | None = None) -> Ranks:

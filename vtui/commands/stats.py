@@ -54,7 +54,8 @@ def report(agg: Aggregation, rng: TimeRange, top: int | None) -> Stats:
 
     rows = agg.rows[:top] if top else agg.rows
     return Stats(schema_version=VERSIONS["stats"], by=agg.by, t0_ns=rng.t0, t1_ns=rng.t1, slices=agg.slices,
-                 tracks=agg.tracks, rows=[AggRowOut(**r.as_dict()) for r in rows])
+                 tracks=agg.tracks, rows=[AggRowOut(r.key, r.count, r.total_ns, r.self_ns, float(round(r.avg_ns, 1)),
+                                                     r.min_ns, r.max_ns, float(round(r.pct, 3))) for r in rows])
 
 
 def compute(opts: StatsOptions, loader: Loader | None = None) -> Stats:

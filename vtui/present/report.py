@@ -36,6 +36,7 @@ def info_out(store: TraceStore) -> Info:
     d = _summary(store)
     d["sources"] = [Source(**s) for s in d["sources"]]
     d["decode_chunks"] = schema.DecodeChunks(**d["decode_chunks"])
+    d["origin_us"] = float(d["origin_us"])  # a float in the schema, whole or not
     return Info(schema_version=VERSIONS["info"], **d, health=health_out(analyse_health(store)),
                 track_list=_track_list(store))
 
