@@ -156,3 +156,16 @@ def test_the_mcp_server_captures_no_stdout():
     for module in ("vtui/mcp.py", "vtui/mcp_tools.py"):
         source = (ROOT / module).read_text()
         assert "redirect_stdout" not in source and "STORE_LOADER" not in source
+
+
+def test_a_value_outside_the_choices_is_refused_as_on_the_command_line(tools, capsys):
+    """argparse refuses ``--weight bogus``; the tool, called with the same value, a usage error."""
+    from vtui.errors import UsageError
+
+    with pytest.raises(UsageError, match="weight must be one of total, self, gpu"):
+        tools["tree"](str(TINY), weight="bogus")
+    with pytest.raises(UsageError, match="table must be one of"):
+        tools["diff"](a=str(TINY), b=str(TINY), table="nope")
+    with pytest.raises(SystemExit):  # argparse: exit 2 with one line
+        main(["tree", str(TINY), "--weight", "bogus"])
+    assert "invalid choice" in capsys.readouterr().err

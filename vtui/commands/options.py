@@ -16,7 +16,7 @@ import inspect
 import types
 import typing
 from collections.abc import Mapping, Sequence
-from typing import Annotated, Any, Union
+from typing import Annotated, Any, Literal, Union
 
 import msgspec
 
@@ -139,16 +139,27 @@ def tool_parameters(cls: type[Options]) -> list[inspect.Parameter]:
         default = f.extra.get("mcp_default", f.default)  # _MISSING: required
         text = f.extra.get("mcp_help", f.help).replace("%%", "%")  # argparse's escape, not the agent's
         field = PydanticField(description=text, **f.extra.get("bounds", {}))
+        tp = f.type
+        if "choices" in f.extra:  # an enum in the input schema, as argparse's choices
+            tp = Literal.__getitem__(f.extra["choices"])
+            tp = tp | None if f.type is not _unoptional(f.type) else tp
         params.append(inspect.Parameter(f.name, inspect.Parameter.POSITIONAL_OR_KEYWORD,
                                         default=inspect.Parameter.empty if default is _MISSING else default,
-                                        annotation=Annotated[f.type, field]))
+                                        annotation=Annotated[tp, field]))
     return params
 
 
 def from_tool_arguments(cls: type[Options], arguments: Mapping[str, Any], **changes: Any) -> Any:
     """The options Struct of a tool call: the agent's arguments, the fields it cannot set at
     their defaults, then ``changes`` (the tool's own, e.g. a query's row bound from its page)."""
-    names = {f.name for f in fields(cls) if f.extra.get("mcp", True)}
+    shown = [f for f in fields(cls) if f.extra.get("mcp", True)]
+    for f in shown:  # what argparse's choices refuse on the command line (pydantic does it over the wire)
+        value = arguments.get(f.name)
+        if value is not None and "choices" in f.extra and value not in f.extra["choices"]:
+            from vtui.errors import UsageError
+
+            raise UsageError(f"{f.name} must be one of {', '.join(f.extra['choices'])}, not {value!r}")
+    names = {f.name for f in shown}
     return cls(**{k: v for k, v in arguments.items() if k in names}, **changes)
 
 
