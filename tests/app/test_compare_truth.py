@@ -9,7 +9,7 @@ import pytest
 from tests.app.screen import read_screen
 from tests.helpers import X, search_until_cancelled, settle, write_trace
 from vtui.load.trace import load_trace
-from vtui.ui.compare import CompareApp
+from vtui.ui.screens.compare import CompareApp
 
 A_FIRST_US, B_FIRST_US = 100_000, 100_025  # first steps 25 µs apart, as in the report
 

@@ -12,8 +12,8 @@ from tests.helpers import FIXTURES, QWEN, STEPLOOP, X, load_events, settle
 from vtui.load.trace import load_trace
 from vtui.present.compare_text import format_pct, format_value
 from vtui.ui.app import VtuiApp
-from vtui.ui.compare import CompareApp
-from vtui.ui.insights import InsightsScreen
+from vtui.ui.screens.compare import CompareApp
+from vtui.ui.screens.insights import InsightsScreen
 
 
 async def test_compare_help_opens_while_the_traces_are_still_loading(monkeypatch):
@@ -172,7 +172,7 @@ async def test_insights_in_the_app_name_its_key_for_the_steps_not_the_cli_option
 async def test_differential_call_tree_rows_stay_one_line_each(steploop_store):
     # At 160 columns the header's rule ("----  ----  …") and long call paths wrapped onto a second
     # screen line, so the rule printed twice and rows lost their columns.
-    from vtui.ui.tree_diff import TreeDiffScreen  # noqa: PLC0415
+    from vtui.ui.screens.tree_diff import TreeDiffScreen  # noqa: PLC0415
 
     qwen = load_trace(QWEN)
     app = CompareApp(STEPLOOP, QWEN, stores=(steploop_store, qwen))
@@ -244,7 +244,7 @@ async def test_ranks_screen_rows_fit_the_width(tmp_path, size):
     # A folder of 4 ranks with 12 steps at 80 columns: each rank's row (12 step bars of 7 cells,
     # its label, its exposed time) was 130 columns and wrapped, the bars of one rank over two lines.
     from benchmarks.ranks_synth import rank_events, slow_rank, write_rank  # noqa: PLC0415
-    from vtui.ui.ranks import RanksScreen  # noqa: PLC0415
+    from vtui.ui.screens.ranks import RanksScreen  # noqa: PLC0415
 
     for r in range(4):
         write_rank(tmp_path, f"t_rank{r}.json", rank_events(r, 4, 12, slow_rank(2)), r, 4)
@@ -413,7 +413,7 @@ async def test_ranks_screen_collectives_take_one_line_each_at_80_columns(tmp_pat
     from textual.widgets import OptionList  # noqa: PLC0415
 
     from benchmarks.ranks_synth import rank_events, slow_rank, write_rank  # noqa: PLC0415
-    from vtui.ui.ranks import RanksScreen  # noqa: PLC0415
+    from vtui.ui.screens.ranks import RanksScreen  # noqa: PLC0415
 
     for r in range(4):
         write_rank(tmp_path, f"t_rank{r}.json", rank_events(r, 4, 6, slow_rank(2)), r, 4)

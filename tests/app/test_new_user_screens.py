@@ -63,7 +63,7 @@ async def test_sql_pane_keeps_the_numbers_beside_long_names_and_writes_the_row_o
 async def test_compare_mode_ends_a_memory_row_where_its_trace_ends(tmp_path):
     """A (500 µs, with [memory] instants) beside B (2000 µs) on one time scale: A's memory row is
     drawn up to A's end, blank after it, as A's slices are."""
-    from vtui.ui.compare import CompareApp
+    from vtui.ui.screens.compare import CompareApp
 
     mem = [(100, 1 << 20), (200, 2 << 20), (300, 3 << 20)]
     a_events = [X("work", 0, 500)] + [
@@ -146,7 +146,7 @@ async def test_memory_rows_say_computing_until_their_series_are_built(monkeypatc
     import threading
 
     from vtui.analysis.gpu import memory_tracks
-    from vtui.ui import main_view
+    from vtui.ui.timeline import main_view
 
     monkeypatch.setattr(main_view, "INLINE_MEMORY_EVENTS", 0)  # as on a trace with millions of [memory] events
     gate = threading.Event()

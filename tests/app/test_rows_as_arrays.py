@@ -16,8 +16,8 @@ from tests.helpers import MI250, QWEN, STACK, UNCLOSED
 from vtui.analysis.gpu.memory_tracks import series_of_track
 from vtui.load.trace import load_trace
 from vtui.store.tracks import COUNTER
-from vtui.ui.rows import HEADER, SERIES, Row, RowList
-from vtui.ui.view import PINNED, ViewState
+from vtui.ui.timeline.rows import HEADER, SERIES, Row, RowList
+from vtui.ui.timeline.view import PINNED, ViewState
 
 
 def _reference_rows(v: ViewState) -> list[Row]:

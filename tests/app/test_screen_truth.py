@@ -12,7 +12,7 @@ from tests.helpers import X, settle, write_trace
 from vtui.load.trace import load_trace
 from vtui.present.bars import EIGHTHS
 from vtui.ui.app import VtuiApp
-from vtui.ui.widgets.tracklist import TrackList
+from vtui.ui.timeline.tracklist import TrackList
 
 STEPS, STEP_US, GAP_US = 12, 20_000, 100_000  # 12 steps over 1.34 s; each gap wider than two cells at 80×24
 HEAD = "void at::native::vectorized_elementwise_kernel<4, at::native::BinaryFunctor<float, float, float, "

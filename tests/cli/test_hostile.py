@@ -28,7 +28,7 @@ from vtui.errors import TraceLoadError
 from vtui.fmt import counted
 from vtui.load.trace import load_trace
 from vtui.ui.app import VtuiApp
-from vtui.ui.screens import WarningsScreen
+from vtui.ui.screens.modals import WarningsScreen
 
 CASES = [c.name for c in corpus()]
 CLI_TIMEOUT_S = 60

@@ -22,7 +22,7 @@ from vtui.regex_guard import compile_user
 from vtui.safe_text import safe_field
 from vtui.store.tracks import show_id
 from vtui.store.tracktable import TrackTable
-from vtui.ui.view import ViewState
+from vtui.ui.timeline.view import ViewState
 
 PATTERNS = ["1", "GPU", "proc 2 / t[0-4]", "^wide", "thread", "(a+)+$", "stream", "[", "KERNEL", "\\x1b"]
 

@@ -5,10 +5,12 @@ Plain Python over the store, no Textual, so behaviour is testable without an app
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping
+from dataclasses import replace
+from types import MappingProxyType
+from typing import Any
 
 import numpy as np
-from sortedcontainers import SortedKeyList
 
 from vtui.analysis.base.launched import launch_of_if_known
 from vtui.analysis.gpu.memory_tracks import memory_series_tracks, series_of_track
@@ -22,7 +24,7 @@ from vtui.store.slicetime import TimeRange, time_range
 from vtui.store.store import TraceStore
 from vtui.store.tracks import GLOBAL, Track
 from vtui.store.tracktable import KIND_CODE
-from vtui.ui.rows import (  # noqa: F401 (HEADER, SERIES, PENDING: the widgets import them here)
+from vtui.ui.timeline.rows import (  # noqa: F401 (HEADER, SERIES, PENDING: the widgets import them here)
     HEADER,
     PENDING,
     SERIES,
@@ -30,6 +32,7 @@ from vtui.ui.rows import (  # noqa: F401 (HEADER, SERIES, PENDING: the widgets i
     RowList,
     build_rows,
 )
+from vtui.ui.timeline.state import Held, Selection, TrackLayout, Window, changed
 
 SEARCH_LIMIT_S = 10.0  # the app's search gives up after this (a trace's args can be gigabytes)
 MIN_SPAN_NS = 100  # deepest zoom: 100 ns across the timeline
@@ -44,43 +47,43 @@ def smart_case(query: str) -> bool:
     return smart_ignore_case(query[len(ARGS_PREFIX):] if query.startswith(ARGS_PREFIX) else query)
 
 
-@dataclass
 class ViewState:
-    store: TraceStore
-    t0: int = 0
-    t1: int = 1
-    selected: int = -1  # slice row
-    filter_text: str = ""
-    hidden: set[int] = field(default_factory=set)
-    pinned: list[int] = field(default_factory=list)
-    lane_cap: int = LANE_CAP
-    scale_ns: int = 0  # the widest window when above the trace's span (compare mode: one scale for both traces)
-    cells: int = 100  # plot width in cells (the timeline sets it): what "narrower than a cell" means
-    expanded: set[int] = field(default_factory=set)  # tracks shown with every lane
-    rows: RowList = field(default_factory=RowList.empty)
-    top: int = 0  # first row on screen: the timeline and the track list both draw from it
-    folded: set[tuple] = field(default_factory=set)  # group keys shown as their header row alone
-    origin: tuple[int, str] | None = None  # relative time axis: (zero in ns from the trace start, what it is)
-    range: tuple[int, int] | None = None  # selected time range (ns from the trace start)
-    range_history: list = field(default_factory=list)  # the ranges before each change, for undo (u)
-    highlight: np.ndarray | None = None  # bool per slice: search matches or an aggregation row's slices
-    highlight_version: int = 0  # bumped on every highlight change (the row cache's key)
-    found: SearchResult | None = None
-    match: int = -1  # index into found.rows of the current match
-    mark_a: int = -1  # slice row marked as A, waiting for B
-    mark_names: dict = field(default_factory=dict)  # (a span, b span) -> the names of A and B
-    measurements: SortedKeyList = field(default_factory=lambda: SortedKeyList(key=lambda m: (m.a, m.b)))
-    _filter_compiled: tuple = field(default=("", None), repr=False)  # (filter text, its guarded regex)
-    _group_sizes: dict = field(default_factory=dict, repr=False)  # group key -> visible tracks (last rebuild)
-    # The selection's links, kept while the selection and the launch pairing stay: every pan or zoom
-    # redraws the connectors, and finding the links is a pass over every flow and slice.
-    _links_cache: tuple = field(default=(-1, False, []), repr=False)
-    # False: no memory rows yet (the app's first frame skips their pass over every [memory] event's
-    # args; show_memory_rows adds them right after it)
-    memory_rows: bool = True
-    memory_failed: bool = False  # building the series raised: no memory rows (the app said why)
+    """One trace's view: its ``window``, ``selection`` and ``layout`` values (vtui.ui.timeline.state),
+    each replaced by the moves below, never edited; their fields read (and set) here by name."""
 
-    def __post_init__(self) -> None:
+    t0: Held[int] = Held("window")
+    t1: Held[int] = Held("window")
+    range: Held[tuple[int, int] | None] = Held("window")
+    origin: Held[tuple[int, str] | None] = Held("window")
+    selected: Held[int] = Held("selection")
+    mark_a: Held[int] = Held("selection")
+    measurements: Held[tuple[Measurement, ...]] = Held("selection")
+    mark_names: Held[Mapping[tuple, tuple[str, str]]] = Held("selection")
+    found: Held[SearchResult | None] = Held("selection")
+    match: Held[int] = Held("selection")
+    highlight: Held[np.ndarray | None] = Held("selection")
+    highlight_version: Held[int] = Held("selection")
+    filter_text: Held[str] = Held("layout")
+    hidden: Held[frozenset[int]] = Held("layout")
+    pinned: Held[tuple[int, ...]] = Held("layout")
+    folded: Held[frozenset[tuple]] = Held("layout")
+    expanded: Held[frozenset[int]] = Held("layout")
+    memory_rows: Held[bool] = Held("layout")
+    memory_failed: Held[bool] = Held("layout")
+    rows: Held[RowList] = Held("layout")
+
+    def __init__(self, store: TraceStore, scale_ns: int = 0, memory_rows: bool = True, lane_cap: int = LANE_CAP) -> None:
+        self.store = store
+        self.lane_cap = lane_cap
+        self.scale_ns = scale_ns  # the widest window when above the trace's span (compare mode: one scale for both traces)
+        self.cells = 100  # plot width in cells (the pane sets it from its timeline): what "narrower than a cell" means
+        self.window = Window()
+        self.selection = Selection()
+        self.layout = TrackLayout(memory_rows=memory_rows)
+        self._filter_compiled: tuple = ("", None)  # (filter text, its guarded regex)
+        # The selection's links, kept while the selection and the launch pairing stay: every pan or zoom
+        # redraws the connectors, and finding the links is a pass over every flow and slice.
+        self._links_cache: tuple = (-1, False, [])
         self.show_all()
         self.rebuild_rows()
 
@@ -95,7 +98,7 @@ class ViewState:
         return max(int(self.store.span_ns), self.scale_ns, MIN_SPAN_NS)
 
     def show_all(self) -> None:
-        self.t0, self.t1 = 0, self.total
+        self.window = changed(self.window, t0=0, t1=self.total)
 
     def set_window(self, t0: float, t1: float, inside: bool = True) -> None:
         """The window, kept inside the trace: never before 0, never past the end.
@@ -105,7 +108,7 @@ class ViewState:
         span = min(max(t1 - t0, MIN_SPAN_NS), self.total)
         if inside:  # a window wider than the trace (compare mode's common scale) starts at 0
             t0 = min(max(t0, 0), max(int(self.store.span_ns) - span, 0))
-        self.t0, self.t1 = int(round(t0)), int(round(t0 + span))
+        self.window = changed(self.window, t0=int(round(t0)), t1=int(round(t0 + span)))
 
     def zoom(self, factor: float, centre: float | None = None) -> None:
         """factor < 1 zooms in. Keeps ``centre`` (default: selection, else middle) in place."""
@@ -215,7 +218,7 @@ class ViewState:
 
     def group_size(self, key: tuple) -> int:
         """How many visible tracks the group ``key`` holds (as of the last rebuild of the rows)."""
-        return self._group_sizes.get(key, 0)
+        return self.layout.group_sizes.get(key, 0)
 
     def group_of(self, track: int) -> tuple:
         t = self.store.tracks[track]
@@ -235,14 +238,21 @@ class ViewState:
         return len(self.rows) + (hidden + 1 if hidden else 0)
 
     def toggle_folded(self, key: tuple) -> None:
-        self.folded.symmetric_difference_update({key})
-        self.rebuild_rows()
+        self.rebuild_rows(folded=self.folded ^ {key})
 
-    def rebuild_rows(self) -> None:
+    def rebuild_rows(self, **fields: Any) -> None:
+        """A new layout: ``fields`` (filter_text, hidden, pinned, folded, expanded, memory_*) changed,
+        and the rows built from them."""
+        self.layout = replace(self.layout, **fields)
         ids, group, keys = self._grouped()
-        self._group_sizes = dict(zip(keys, np.bincount(group, minlength=len(keys)).tolist()))
-        self.rows = build_rows(self.store, ids, group, keys, self.folded, self.expanded, self.lane_cap,
-                               self._series_of)
+        sizes = dict(zip(keys, np.bincount(group, minlength=len(keys)).tolist()))
+        rows = build_rows(self.store, ids, group, keys, self.folded, self.expanded, self.lane_cap, self._series_of)
+        self.layout = replace(self.layout, rows=rows, group_sizes=MappingProxyType(sizes))
+
+    def set_filter(self, text: str) -> None:
+        """The track filter ``t`` (a regex, else a substring); the rows follow."""
+        if text != self.filter_text:
+            self.rebuild_rows(filter_text=text)
 
     def _series_of(self, track: int) -> list[int]:
         """The memory series drawn below ``track``; until they are built, one PENDING row where
@@ -255,28 +265,22 @@ class ViewState:
         """Add the memory rows held back for the first frame; True when the rows changed."""
         if self.memory_rows:
             return False
-        self.memory_rows = True
         before = len(self.rows)
-        self.rebuild_rows()
+        self.rebuild_rows(memory_rows=True)
         return len(self.rows) != before
 
     def toggle_hidden(self, track: int) -> None:
-        self.hidden.symmetric_difference_update({track})
-        self.rebuild_rows()
+        self.rebuild_rows(hidden=self.hidden ^ {track})
 
     def is_collapsed(self, track: int) -> bool:
         return track not in self.expanded and self.store.tracks[track].lanes > self.lane_cap + 1
 
     def toggle_expanded(self, track: int) -> None:
-        self.expanded.symmetric_difference_update({track})
-        self.rebuild_rows()
+        self.rebuild_rows(expanded=self.expanded ^ {track})
 
     def toggle_pinned(self, track: int) -> None:
-        if track in self.pinned:
-            self.pinned.remove(track)
-        else:
-            self.pinned.append(track)
-        self.rebuild_rows()
+        pins = self.pinned
+        self.rebuild_rows(pinned=tuple(p for p in pins if p != track) if track in pins else (*pins, track))
 
     def row_of_selection(self) -> int:
         if self.selected < 0:
@@ -419,11 +423,14 @@ class ViewState:
                 out.append((int(s.start_ns[b]), ra, rb))
         return out
 
+    def note_pairing(self) -> None:
+        """The launches were paired with their GPU work (a worker's): the selection's flows may be more."""
+        self.selection = changed(self.selection, links_paired=launch_of_if_known(self.store) is not None)
+
     def unhide_track_of(self, row: int) -> None:
         track = int(self.store.slices.track[row])
         if track in self.hidden:
-            self.hidden.discard(track)
-            self.rebuild_rows()
+            self.rebuild_rows(hidden=self.hidden - {track})
 
     # ---- range ------------------------------------------------------------------------
     def _selected_span(self) -> tuple[int, int] | None:
@@ -440,15 +447,14 @@ class ViewState:
     def _change_range(self, new: tuple[int, int] | None) -> None:
         """Every range change goes here: the one it replaces is kept for ``undo_range`` (u)."""
         if new != self.range:
-            self.range_history.append(self.range)
-            del self.range_history[:-RANGE_UNDO]
-            self.range = new
+            self.window = replace(self.window, range=new, history=(*self.window.history, self.range)[-RANGE_UNDO:])
 
     def undo_range(self) -> bool:
         """u: back to the range before the last change (a cleared one comes back). False when none."""
-        if not self.range_history:
+        history = self.window.history
+        if not history:
             return False
-        self.range = self.range_history.pop()
+        self.window = replace(self.window, range=history[-1], history=history[:-1])
         return True
 
     def range_from_selection(self) -> bool:
@@ -504,12 +510,11 @@ class ViewState:
     # ---- highlight and search ------------------------------------------------------------
     def set_highlight(self, rows: np.ndarray | None) -> None:
         if rows is None:
-            self.highlight = None
+            mask = None
         else:
             mask = np.zeros(len(self.store.slices), dtype=bool)
             mask[rows] = True
-            self.highlight = mask
-        self.highlight_version += 1
+        self.selection = replace(self.selection, highlight=mask, highlight_version=self.highlight_version + 1)
 
     def run_search(self, query: str) -> SearchResult:
         """Search the visible tracks (names, or args with "args:"); highlights the matches. UsageError on a bad regex."""
@@ -518,8 +523,7 @@ class ViewState:
         return found
 
     def set_found(self, found: SearchResult) -> None:
-        self.found = found
-        self.match = -1
+        self.selection = replace(self.selection, found=found, match=-1)
         self.set_highlight(found.rows)
 
     def next_match(self, forward: bool = True) -> bool:
@@ -541,7 +545,7 @@ class ViewState:
         if self.mark_a >= 0:
             self.mark_a = -1
         elif self.highlight is not None or self.found is not None:
-            self.found, self.match = None, -1
+            self.selection = replace(self.selection, found=None, match=-1)
             self.set_highlight(None)
         elif self.range is not None:
             self._change_range(None)  # u brings it back
@@ -562,8 +566,13 @@ class ViewState:
         self.mark_a = -1
         result = measure(self.store, (int(s.start_ns[a]), int(s.end_ns[a])), (int(s.start_ns[b]), int(s.end_ns[b])),
                          self.visible_track_ids())
-        self.measurements.add(result)
+        kept = sorted((*self.measurements, result), key=lambda m: (m.a, m.b))
         # The pane names A and B: the measurement orders them by time, so pair names with spans.
         spans = {(int(s.start_ns[r]), int(s.end_ns[r])): self.store.name(r) for r in (b, a)}
-        self.mark_names[(result.a, result.b)] = (spans.get(result.a, "?"), spans.get(result.b, "?"))
+        names = {**self.mark_names, (result.a, result.b): (spans.get(result.a, "?"), spans.get(result.b, "?"))}
+        self.selection = replace(self.selection, measurements=tuple(kept), mark_names=MappingProxyType(names))
         return result
+
+    def clear_measurements(self) -> None:
+        """M: every measurement and a pending mark A."""
+        self.selection = changed(self.selection, mark_a=-1, measurements=(), mark_names=MappingProxyType({}))

@@ -1,11 +1,13 @@
 """One trace's timeline as one unit: its ``ViewState``, the keys that move it, the mouse, the search
-job and how its errors are told. The main app mounts one (``vtui.ui.main_view.MainPane``), compare
-mode two (``vtui.ui.compare.TracePane``), as memray's ``TUI`` screen and posting's ``MainScreen``.
+job and how its errors are told. The main app mounts one (``vtui.ui.timeline.main_view.MainPane``), compare
+mode two (``vtui.ui.screens.compare.TracePane``), as memray's ``TUI`` screen and posting's ``MainScreen``.
 
-Every change of the view bumps the pane's reactive ``version``; the widgets drawn from the view
-watch it (``follow_view``) and redraw themselves, so no action lists the widgets to tell. The
-pane's bindings act only while the focus is inside it: under Insights, help or a prompt they are
-out of the focus chain, with no screen counting.
+The view is three values (``vtui.ui.timeline.state``): the window, the selection and the track
+layout. The pane holds each in a reactive, set again after every change (``act``); a change
+replaces only the values it touches, so a widget watching one of them (``follow``) redraws when
+that one changed, and no action lists the widgets to tell. The widgets read the view and never
+write it: what they change goes through the pane. The pane's bindings act only while the focus is
+inside it: under Insights, help or a prompt they are out of the focus chain, with no screen counting.
 """
 
 from __future__ import annotations
@@ -15,22 +17,24 @@ from pathlib import Path
 from typing import Any
 
 from textual.containers import Vertical
+from textual.css.query import NoMatches
 from textual.reactive import var
 from textual.widgets import Static
 
 from vtui.analysis.slices.search import SearchResult
 from vtui.store.slicetime import time_range
 from vtui.store.store import TraceStore
-from vtui.ui.computed import Jump
-from vtui.ui.goto import HINT, parse_target
 from vtui.ui.safe import visible
-from vtui.ui.screens import PromptScreen
-from vtui.ui.searching import SearchJob
-from vtui.ui.view import ViewState
-from vtui.ui.widgets.follow import follow_view
-from vtui.ui.widgets.timeline import Timeline
+from vtui.ui.screens.computed import Jump
+from vtui.ui.screens.modals import PromptScreen
+from vtui.ui.timeline.follow import follow
+from vtui.ui.timeline.goto import HINT, parse_target
+from vtui.ui.timeline.lanes import Timeline
+from vtui.ui.timeline.searching import SearchJob
+from vtui.ui.timeline.state import Selection, TrackLayout, Window
+from vtui.ui.timeline.view import ViewState
 
-__all__ = ["PAN_STEP", "WHEEL_PAN", "ZOOM_STEP", "TimelinePane", "ViewText", "follow_view"]
+__all__ = ["PAN_STEP", "WHEEL_PAN", "ZOOM_STEP", "TimelinePane", "ViewText", "follow"]
 
 ZOOM_STEP = 0.6  # w: the window shrinks to 60% (s: back)
 PAN_STEP = 0.2  # a / d: a fifth of the window
@@ -41,20 +45,26 @@ Change = Callable[[ViewState], object]
 
 class ViewText(Static):
     """A line drawn from the pane's view (compare mode's title and details): ``text()`` again on
-    every change."""
+    every change of the values it ``shows`` ("window", "selection", "track_layout", "searching")."""
 
-    def __init__(self, text: Callable[[], Any], **kwargs: Any) -> None:
+    def __init__(self, text: Callable[[], Any], shows: tuple[str, ...], **kwargs: Any) -> None:
         super().__init__(text(), markup=False, **kwargs)
         self.text_of = text
+        self.shows = shows
 
     def on_mount(self) -> None:
-        follow_view(self, lambda: self.update(self.text_of()))
+        for name in self.shows:
+            follow(self, name, lambda: self.update(self.text_of()))
 
 
 class TimelinePane(Vertical):
     """The view of one trace and its keys; subclasses compose the widgets around the ``Timeline``."""
 
-    version: var[int] = var(0, init=False)  # bumped on every change of the view: the widgets watch it
+    # The view's values, set again after every change; each is a new object only when it changed.
+    window: var[Window] = var(Window(), init=False)
+    selection: var[Selection] = var(Selection(), init=False)
+    track_layout: var[TrackLayout] = var(TrackLayout(), init=False)  # (``layout`` is Textual's)
+    searching: var[str | None] = var(None, init=False)  # the pattern of the search running ("searching…")
 
     def __init__(self, store: TraceStore, name: str, scale_ns: int = 0, memory_rows: bool = True,
                  **kwargs: Any) -> None:
@@ -64,15 +74,30 @@ class TimelinePane(Vertical):
         self.view = ViewState(store, scale_ns=scale_ns, memory_rows=memory_rows)
         self.search = SearchJob()  # at most one running; its pattern says "searching…"
         self.capture: Path | None = None  # vLLM's graph-capture trace of the same run (Insights reads it)
+        self.set_reactive(TimelinePane.window, self.view.window)
+        self.set_reactive(TimelinePane.selection, self.view.selection)
+        self.set_reactive(TimelinePane.track_layout, self.view.layout)
 
     # ---- the one way a view changes ---------------------------------------------------------
-    def changed(self) -> None:
-        """The view changed: every widget watching ``version`` redraws."""
-        self.version += 1
-
     def act(self, change: Change) -> None:
+        """``change(view)``, then its values into the reactives (``publish``)."""
+        try:  # what "narrower than a cell" means to a jump: the plot's width on screen now
+            self.view.cells = self.timeline.plot_width
+        except NoMatches:
+            pass
         change(self.view)
-        self.changed()
+        self.publish()
+
+    def publish(self) -> None:
+        """The view's values into the reactives: the widgets watching one that was replaced redraw.
+        The layout first: a new selection or window is drawn on the rows it goes with."""
+        self.track_layout = self.view.layout
+        self.window = self.view.window
+        self.selection = self.view.selection
+
+    def search_changed(self) -> None:
+        """A search started, ended or stopped: the lines that say "searching…" follow."""
+        self.searching = self.search.pattern
 
     @property
     def timeline(self) -> Timeline:
@@ -221,19 +246,18 @@ class TimelinePane(Vertical):
     def _search_done(self, text: str | None) -> None:
         if text:
             self.search.start(self, self.store, text, self.view.visible_track_ids(), self._search_finished)
-            self.changed()  # "searching…"
+            self.search_changed()
 
     def _search_finished(self, found: SearchResult | None, error: str | None) -> None:
+        self.search_changed()
         if found is None:  # a bad regex, the time limit, a failure: said, never swallowed
             self.say(f"{self.search_tag}{error or 'search failed'}", error=True)
-            self.changed()
             return
-        self.view.set_found(found)
         if found.count:
-            self.act(lambda v: v.next_match(True))
+            self.act(lambda v: (v.set_found(found), v.next_match(True)))
         else:
+            self.act(lambda v: v.set_found(found))
             self.say(f"No slice {self.search_where}matches {found.pattern!r}", timeout=3)
-            self.changed()
 
     search_tag = ""  # before a search error: which trace (compare mode)
     search_where = ""  # in "No slice … matches": of which trace (compare mode)
@@ -243,7 +267,7 @@ class TimelinePane(Vertical):
         if not self.search.stop():
             return False
         self.say("Search stopped", timeout=2)
-        self.changed()
+        self.search_changed()
         return True
 
     def action_match_next(self) -> None:
@@ -259,18 +283,23 @@ class TimelinePane(Vertical):
         return v.range or (v.t0, v.t1)
 
     def action_insights(self) -> None:
-        from vtui.ui.insights import InsightsScreen  # noqa: PLC0415
-
-        def jump(to: Jump | None) -> None:
-            if to is None:
-                return
-            row = to.row
-            if to.window is None:  # a step or an outlier: select and frame it
-                self.act(lambda v: (v.select(row), v.frame_selection()))
-                return
-            a, b = to.window  # a GPU idle gap: show it with some context
-            pad = max((b - a) // 2, 1_000)
-            self.act(lambda v: (v.unhide_track_of(row), v.select(row), v.set_window(a - pad, b + pad)))
+        from vtui.ui.screens.insights import InsightsScreen  # noqa: PLC0415
 
         rng = time_range(self.store, *self.insights_window())
-        self.app.push_screen(InsightsScreen(self.store, rng, self.name_shown, capture=self.capture), jump)
+        self.app.push_screen(InsightsScreen(self.store, rng, self.name_shown, capture=self.capture), self.follow_jump)
+
+    def follow_jump(self, to: Jump | None) -> None:
+        """Where a closing screen sent the timeline (``None``: nowhere)."""
+        if to is None:
+            return
+        row = to.row
+        if to.window is None:  # a step or an outlier: select and frame it
+            self.act(lambda v: (v.select(row), v.frame_selection()))
+            return
+        a, b = to.window  # a GPU idle gap, or a time: show it with some context
+        pad = max((b - a) // 2, 1_000)
+        if row < 0:  # a time, not one slice
+            pad = max(pad, (self.view.t1 - self.view.t0) // 20, 10_000)
+            self.act(lambda v: v.set_window(a - pad, b + pad))
+            return
+        self.act(lambda v: (v.unhide_track_of(row), v.select(row), v.set_window(a - pad, b + pad)))

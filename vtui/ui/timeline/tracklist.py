@@ -10,7 +10,7 @@ import numpy as np
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
-from textual.message import Message
+from textual.geometry import Region
 from textual.strip import Strip
 from textual.widget import Widget
 
@@ -19,8 +19,10 @@ from vtui.present.names import cut_middle
 from vtui.ui import colours
 from vtui.ui.keys import bindings
 from vtui.ui.safe import visible
-from vtui.ui.view import HEADER, PENDING, SERIES, Row, ViewState
-from vtui.ui.widgets.timeline import RULER_ROWS, Timeline
+from vtui.ui.timeline.follow import follow
+from vtui.ui.timeline.lanes import RULER_ROWS, Timeline
+from vtui.ui.timeline.pane import Change, TimelinePane
+from vtui.ui.timeline.view import HEADER, PENDING, SERIES, Row, ViewState
 
 KIND_ICON = {"thread": "", "gpu": "GPU ", "async": "async ", "counter": "ctr ", "process": "", "global": ""}
 
@@ -37,27 +39,32 @@ Key = tuple  # ("group", group key) | ("track", track id) | ("hidden", track id)
 
 
 class TrackList(Widget, can_focus=True):
-    BINDINGS = bindings("tracks")
+    """Redrawn when the track layout changes or the timeline scrolls its rows; its first line (the
+    ruler's head) when the window changes or the timeline takes or loses the keys. A new
+    selection leaves it be."""
 
-    class Changed(Message):
-        """Visibility, pinning or folding changed."""
+    BINDINGS = bindings("tracks")
 
     def __init__(self, view: ViewState, timeline: Timeline, **kwargs) -> None:
         super().__init__(**kwargs)
         self.view = view
         self.timeline = timeline
-        timeline.followers.append(self)  # every scroll or redraw of the rows redraws this list too
         self.cursor: Key | None = None
         self._cursor_at: tuple = (None, None, -1)  # (rows list, cursor, its line): one search per change, not per line
 
-    def rebuild(self) -> None:
-        """The rows live in the view: only the drawing is stale."""
-        self.refresh()
+    def on_mount(self) -> None:
+        follow(self, "track_layout", lambda: self.refresh())
+        follow(self, "window", self._refresh_head)
+        self.watch(self.timeline, "top", lambda: self.refresh(), init=False)
+        self.watch(self.timeline, "has_focus", self._refresh_head, init=False)
+
+    def _refresh_head(self) -> None:
+        self.refresh(Region(0, 0, self.size.width, RULER_ROWS))
 
     # ---- what line i is ---------------------------------------------------------------------
     def row_at(self, y: int) -> Row | None:
         """The timeline row beside line ``y`` (None for the heading and the hidden tracks)."""
-        index = self.view.top + y - RULER_ROWS
+        index = self.timeline.top + y - RULER_ROWS
         return self.view.rows[index] if y >= RULER_ROWS and 0 <= index < len(self.view.rows) else None
 
     def _key_of(self, index: int) -> Key | None:
@@ -115,7 +122,7 @@ class TrackList(Widget, can_focus=True):
             head = self.timeline.ruler_head() + hint
             style = CURSOR if self.timeline.has_focus else HEAD
             return Strip([Segment(head.ljust(width)[:width], self._s(style))])
-        index = self.view.top + y - RULER_ROWS
+        index = self.timeline.top + y - RULER_ROWS
         parts = self._line(index, width)
         if self.has_focus and self.cursor is not None and index == self.cursor_index():
             parts = [(text, CURSOR) for text, _ in parts]
@@ -162,7 +169,7 @@ class TrackList(Widget, can_focus=True):
             return
         here = self.cursor_index()
         if here < 0:  # the first move starts on screen, where the eye is
-            k = int(np.searchsorted(lines, self.view.top))
+            k = int(np.searchsorted(lines, self.timeline.top))
             k = k if k < len(lines) else 0
         else:
             k = int(np.searchsorted(lines, here, side="right")) if step > 0 else int(np.searchsorted(lines, here)) - 1
@@ -176,44 +183,48 @@ class TrackList(Widget, can_focus=True):
     def _go(self, key: Key, index: int) -> None:
         self.cursor = key
         self.timeline.show_line(index)
+        self.refresh()  # the cursor's line, where the rows did not scroll
 
     def action_toggle_track(self) -> None:
         track = self.cursor_track
         if track is None:
             self.app.notify("space shows or hides a track; enter folds a process", timeout=2)
             return
-        self.view.toggle_hidden(track)
+        self._change(lambda v: v.toggle_hidden(track))
         self.cursor = ("hidden" if track in self.view.hidden else "track", track)
-        self._changed()
+        self._show_cursor()
 
     def action_pin_track(self) -> None:
         track = self.cursor_track
         if track is None or track in self.view.hidden:
             return
-        self.view.toggle_pinned(track)
-        self._changed()
+        self._change(lambda v: v.toggle_pinned(track))
+        self._show_cursor()
 
     def action_fold(self) -> None:
         if self.cursor is None:
             return
         kind, value = self.cursor
         if kind == "group":
-            self.view.toggle_folded(value)
+            self._change(lambda v: v.toggle_folded(value))
         elif kind == "track" and self.view.store.tracks[value].lanes > self.view.lane_cap + 1:
-            self.view.toggle_expanded(value)
+            self._change(lambda v: v.toggle_expanded(value))
         else:
             return
-        self._changed()
+        self._show_cursor()
 
-    def _changed(self) -> None:
-        self.timeline.refresh_view()
+    def _change(self, change: Change) -> None:
+        """Visibility, pinning or folding: made by the pane (the list draws the view, never writes it)."""
+        self.query_ancestor(TimelinePane).act(change)
+
+    def _show_cursor(self) -> None:
         index = self.cursor_index()
         if index >= 0:
             self.timeline.show_line(index)
-        self.post_message(self.Changed())
+        self.refresh()
 
     def on_click(self, event: events.Click) -> None:
-        index = self.view.top + event.y - RULER_ROWS
+        index = self.timeline.top + event.y - RULER_ROWS
         key = self._key_of(index) if event.y >= RULER_ROWS else None
         if key is None:
             return

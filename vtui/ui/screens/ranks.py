@@ -15,9 +15,9 @@ from vtui.fmt import format_duration as fd
 from vtui.present.bars import step_bars
 from vtui.store.store import TraceStore
 from vtui.ui import colours
-from vtui.ui.computed import ComputedScreen
 from vtui.ui.keys import bindings
 from vtui.ui.safe import visible
+from vtui.ui.screens.computed import ComputedScreen
 
 STEP_BAR = 6  # cells per step bar
 MAX_STEPS = 12  # steps drawn per rank row

@@ -20,8 +20,10 @@ from vtui.present.names import cut_middle, distinct_cuts
 from vtui.regex_guard import UserRegex, compile_user
 from vtui.store.slicetime import TimeRange, over
 from vtui.store.store import TraceStore
-from vtui.ui.computed import ComputedScreen
-from vtui.ui.flame import (
+from vtui.ui.keys import bindings
+from vtui.ui.safe import visible
+from vtui.ui.screens.computed import ComputedScreen
+from vtui.ui.screens.flame import (
     FlameLayout,
     flame_layout,
     flame_segments,
@@ -30,10 +32,8 @@ from vtui.ui.flame import (
     tree_row_segments,
     visible_rows,
 )
-from vtui.ui.keys import bindings
-from vtui.ui.render import EMPTY
-from vtui.ui.safe import visible
-from vtui.ui.screens import PromptScreen
+from vtui.ui.screens.modals import PromptScreen
+from vtui.ui.timeline.render import EMPTY
 
 
 class CallTreeView(Widget, can_focus=True):
@@ -397,7 +397,7 @@ class CallTreeScreen(ComputedScreen[int | None]):
         if False not in self.base:
             self.notify("The call tree is still being built", timeout=2)
             return
-        from vtui.ui.handover_view import HandOverScreen
+        from vtui.ui.screens.handover_view import HandOverScreen
 
         self.app.push_screen(HandOverScreen(self.store, self.base[False], f"{self.title_text} · {self._scope()}"))
 

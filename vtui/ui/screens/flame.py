@@ -16,7 +16,7 @@ from vtui.present.bars import fraction_bar
 from vtui.present.names import cut_middle
 from vtui.present.tree_text import indent
 from vtui.ui import colours
-from vtui.ui.render import DIMMED, EMPTY, LIGHT_INK, SELECTED, colour_of
+from vtui.ui.timeline.render import DIMMED, EMPTY, LIGHT_INK, SELECTED, colour_of
 
 TEXT = Style(color=colours.TEXT, bgcolor=colours.BACKGROUND)
 MUTED = Style(color=colours.MUTED, bgcolor=colours.BACKGROUND)

@@ -25,15 +25,15 @@ from vtui.present.compare_text import format_pct, format_value, metrics_table, o
 from vtui.present.names import distinct_cuts
 from vtui.present.tabular import Table
 from vtui.store.store import TraceStore
-from vtui.ui.compare_steps import StepByStep
 from vtui.ui.keys import COMPARE_HELP, bindings
 from vtui.ui.safe import plain, visible
-from vtui.ui.screens import HelpScreen
+from vtui.ui.screens.compare_steps import StepByStep
+from vtui.ui.screens.modals import HelpScreen
 from vtui.ui.shell import AppShell, LoadJob, Progress
 from vtui.ui.timefmt import window_text
-from vtui.ui.timeline_screen import TimelinePane, ViewText
-from vtui.ui.view import ViewState
-from vtui.ui.widgets.timeline import Timeline
+from vtui.ui.timeline.lanes import Timeline
+from vtui.ui.timeline.pane import TimelinePane, ViewText
+from vtui.ui.timeline.view import ViewState
 
 TABS = ("tab-timelines", "tab-metrics", "tab-ops", "tab-steps", "tab-bystep")
 STATUS_LABEL = {"span_ns": "span", "step_mean_ns": "step mean"}  # the metrics on the status line
@@ -54,9 +54,9 @@ class TracePane(TimelinePane):
         return f"Search {self.tag}'s slice names (regex, any case unless it has a capital); n/N step"
 
     def compose(self) -> ComposeResult:
-        yield ViewText(self._title, classes="pane-title")
+        yield ViewText(self._title, ("window", "selection"), classes="pane-title")
         yield Timeline(self.view)
-        yield ViewText(self._details, classes="pane-details")
+        yield ViewText(self._details, ("selection",), classes="pane-details")
 
     def _title(self) -> Text:
         v = self.view
@@ -193,8 +193,9 @@ class CompareApp(AppShell, App[int]):
         self.call_after_refresh(self._after_show)
 
     def _after_show(self) -> None:
-        for pane in self.panes():  # the lock and the status line follow either view
-            self.watch(pane, "version", self._follower(pane), init=False)
+        for pane in self.panes():  # the lock follows either window; the status line the windows and searches
+            self.watch(pane, "window", self._follower(pane), init=False)
+            self.watch(pane, "searching", self._update, init=False)
         self.query_one("#pane-a").query_one(Timeline).focus()
         self._update()
 
@@ -255,8 +256,8 @@ class CompareApp(AppShell, App[int]):
                     if other is not pane:  # the same offsets from the anchors, even where that
                         # reaches past the other trace's end (drawn empty)
                         shift = self._anchor(other) - self._anchor(pane)
-                        other.view.set_window(pane.view.t0 + shift, pane.view.t1 + shift, inside=False)
-                        other.changed()
+                        t0, t1 = pane.view.t0 + shift, pane.view.t1 + shift
+                        other.act(lambda v, t0=t0, t1=t1: v.set_window(t0, t1, inside=False))
             finally:
                 self._syncing = False
         self._update()
@@ -293,7 +294,7 @@ class CompareApp(AppShell, App[int]):
         panes = self.panes()
         if not panes:
             return
-        from vtui.ui.tree_diff import TreeDiffScreen  # noqa: PLC0415
+        from vtui.ui.screens.tree_diff import TreeDiffScreen  # noqa: PLC0415
 
         a, b = self.paths
         self.push_screen(TreeDiffScreen(panes[0].store, panes[1].store, f"A {a.name} · B {b.name}"))
@@ -308,7 +309,8 @@ class CompareApp(AppShell, App[int]):
         self.lock_mode = order[0] if current is None else order[order.index(current) + 1]
         pane = self.active_pane()
         if pane is not None:
-            self.move(pane, self._fit_both(pane))  # the other pane takes this one's window
+            self.move(pane, self._fit_both(pane))
+            self._pane_changed(pane)  # the other pane takes this one's window, moved by the fit or not
         self.notify({"steps": "Windows locked: first steps line up", "starts": "Windows locked at the trace starts",
                      None: "Windows unlocked"}[self.lock_mode], timeout=2)
 

@@ -10,6 +10,7 @@ from textual import events
 from textual.cache import LRUCache
 from textual.geometry import Size
 from textual.message import Message
+from textual.reactive import var
 from textual.strip import Strip
 from textual.widget import Widget
 
@@ -18,11 +19,12 @@ from vtui.fmt import format_bytes, format_duration
 from vtui.present.names import cut_middle
 from vtui.store.tracks import COUNTER
 from vtui.ui import colours
-from vtui.ui.render import EMPTY, counter_segments, instant_segments, lane_segments, series_segments
 from vtui.ui.safe import visible
 from vtui.ui.timefmt import tick_labels, tick_times
-from vtui.ui.view import HEADER, PENDING, SERIES, ViewState
-from vtui.ui.widgets.follow import follow_view
+from vtui.ui.timeline.follow import follow
+from vtui.ui.timeline.render import EMPTY, counter_segments, instant_segments, lane_segments, series_segments
+from vtui.ui.timeline.state import Selection, Window
+from vtui.ui.timeline.view import HEADER, PENDING, SERIES, ViewState
 
 LABEL_WIDTH = 22
 RULER_ROWS = 1
@@ -41,7 +43,11 @@ MONO = {LABEL_STYLE: Style(), LABEL_DIM: Style(dim=True), RULER_STYLE: Style(), 
 
 
 class Timeline(Widget, can_focus=True):
-    """Draws ``ViewState``; redrawn on every change its pane announces (``follow_view``)."""
+    """Draws ``ViewState``: redrawn when its pane's window, selection or track layout changes
+    (``follow``); the rows on screen (``top``) are its own, and the track list beside follows them."""
+
+    top: var[int] = var(0, init=False)  # first data row shown
+    labelled: var[bool] = var(True, init=False)  # draws its own label column (the pane says: no track list beside)
 
     class Clicked(Message):
         def __init__(self, slice_row: int) -> None:
@@ -60,37 +66,51 @@ class Timeline(Widget, can_focus=True):
             self.zoom_in, self.pan, self.centre = zoom_in, pan, centre
             super().__init__()
 
-    def __init__(self, view: ViewState, **kwargs) -> None:
+    def __init__(self, view: ViewState, labelled: bool = True, **kwargs) -> None:
         super().__init__(**kwargs)
         self.view = view
-        self.followers: list[Widget] = []  # widgets drawn from the same rows (the track list): repainted with it
+        self.set_reactive(Timeline.labelled, labelled)
         self._cache: LRUCache[tuple, Strip] = LRUCache(1024)
         self._selected_lane: tuple[int, int] | None = None
         self._drag_from: int | None = None  # x where a mouse drag started
-        self._revealed: tuple = ()  # (selection, window) last scrolled to: scroll again only when either moves
         self._links: list[tuple[int, int, int]] = []  # the selection's flows: (time, row, row)
 
     def on_mount(self) -> None:
-        follow_view(self, self.refresh_view)  # drawn again on every change of the view
+        follow(self, "track_layout", self._layout_changed)
+        follow(self, "window", self._window_changed)
+        follow(self, "selection", self._selection_changed)
+        self._read_selection()
 
-    # ---- state -------------------------------------------------------------------------
-    def refresh_view(self) -> None:
-        self.view.cells = self.plot_width
+    # ---- what changed ----------------------------------------------------------------------
+    def _layout_changed(self) -> None:
+        self._links = self.view.flow_links()  # their ends' rows moved
+        self._keep_top_in_range()
+        self.refresh()
+
+    def _window_changed(self, old: Window, new: Window) -> None:
+        # A new window (f, zoom, a jump) scrolls to the selection; rows scrolled away from it by
+        # PgDn or the track list (hide, pin, fold) stay put, and so they do on a new range.
+        if (old.t0, old.t1) != (new.t0, new.t1):
+            self._reveal_selection()
+        self.refresh()
+
+    def _selection_changed(self, old: Selection, new: Selection) -> None:
+        self._read_selection()
+        if old.selected != new.selected:
+            self._reveal_selection()
+        self.refresh()
+
+    def _read_selection(self) -> None:
         s = self.view.store.slices
         sel = self.view.selected
         self._selected_lane = (int(s.track[sel]), int(s.lane[sel])) if sel >= 0 else None
         self._links = self.view.flow_links()
-        self._keep_selection_visible()
-        self.repaint()
 
-    @property
-    def top(self) -> int:
-        """First data row shown (kept in the view, so the track list draws the same rows)."""
-        return self.view.top
+    def watch_top(self) -> None:
+        self.refresh()
 
-    @top.setter
-    def top(self, value: int) -> None:
-        self.view.top = value
+    def watch_labelled(self) -> None:
+        self.refresh()
 
     @property
     def mono(self) -> bool:
@@ -100,47 +120,35 @@ class Timeline(Widget, can_focus=True):
     def _s(self, style: Style) -> Style:
         return MONO.get(style, style) if self.mono else style
 
-    def repaint(self) -> None:
-        self.refresh()
-        for widget in self.followers:
-            widget.refresh()
-
-    def _keep_selection_visible(self) -> None:
-        # A new selection or window (f, zoom, a jump) scrolls to the selection; rows scrolled away
-        # from it by PgDn or the track list (hide, pin, fold) stay put.
-        v = self.view
-        now = (v.selected, v.t0, v.t1)
-        row = v.row_of_selection() if now != self._revealed else -1
-        self._revealed = now
-        height = self.rows_height
+    def _reveal_selection(self) -> None:
+        row = self.view.row_of_selection()
         if row >= 0:
-            if row < self.top:
-                self.top = row
-            elif row >= self.top + height:
-                self.top = row - height + 1
-        self._keep_top_in_range()
+            self.show_line(row)
+        else:
+            self._keep_top_in_range()
 
     def scroll_rows(self, delta: int) -> None:
-        self.top += delta
-        self._keep_top_in_range()
-        self.repaint()
+        self.top = self._in_range(self.top + delta)
 
     def show_line(self, index: int) -> None:
         """Scroll the least that brings line ``index`` (a row, or a line the track list adds below) into view."""
         height = self.rows_height
-        if index < self.top:
-            self.top = index
-        elif index >= self.top + height:
-            self.top = index - height + 1
-        self._keep_top_in_range()
-        self.repaint()
+        top = self.top
+        if index < top:
+            top = index
+        elif index >= top + height:
+            top = index - height + 1
+        self.top = self._in_range(top)
 
     @property
     def rows_height(self) -> int:
         return max(self.size.height - RULER_ROWS, 1)
 
     def _keep_top_in_range(self) -> None:
-        self.top = max(0, min(self.top, max(self.view.line_count() - self.rows_height, 0)))
+        self.top = self._in_range(self.top)
+
+    def _in_range(self, top: int) -> int:
+        return max(0, min(top, max(self.view.line_count() - self.rows_height, 0)))
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
@@ -150,11 +158,6 @@ class Timeline(Widget, can_focus=True):
         return len(self.view.rows) + RULER_ROWS
 
     # ---- drawing -----------------------------------------------------------------------
-    @property
-    def labelled(self) -> bool:
-        """The timeline draws its own label column: only when no track list beside it names the rows."""
-        return not any(widget.display for widget in self.followers)
-
     @property
     def label_width(self) -> int:
         """Narrow timelines give the label column less, so the plot keeps most of the width."""
@@ -181,17 +184,18 @@ class Timeline(Widget, can_focus=True):
         if y < RULER_ROWS:
             return self._ruler(width)
         index = self.top + y - RULER_ROWS
-        if index >= len(self.view.rows):
+        rows = self.view.rows
+        if index >= len(rows):
             return Strip.blank(width, self._s(EMPTY))
-        row = self.view.rows[index]
-        v = self.view
+        row = rows[index]
+        window, selection = self.view.window, self.view.selection  # read once: a line is drawn often
         # A row's pixels depend on the row, the window, the width, and the selection only when
         # the selection lies on it: moving the selection redraws two rows, not the screen.
-        selected = v.selected if (row.track, row.lane) == self._selected_lane else -1
+        selected = selection.selected if (row.track, row.lane) == self._selected_lane else -1
         links = self._links_at(index)
         cursor = self._cursor_time() if row.lane < 0 else None  # a counter row shows its value there
-        key = (row, v.t0, v.t1, width, self.plot_x, selected, v.highlight_version, row.group in v.folded, links,
-               cursor)
+        key = (row, window.t0, window.t1, width, self.plot_x, selected, selection.highlight_version,
+               row.group in self.view.layout.folded, links, cursor)
         cached = self._cache.get(key)
         if cached is not None:
             return cached
@@ -306,14 +310,11 @@ class Timeline(Widget, can_focus=True):
         v = self.view
         return int((t - v.t0) / v.span * self.plot_width) if v.span else 0
 
-    def on_resize(self) -> None:
-        self.view.cells = self.plot_width
-
     def on_focus(self) -> None:
-        self.repaint()  # the ruler's head (here or in the track list) shows the focus; rows come from the cache
+        self.refresh()  # the ruler's head shows the focus (the track list's watches it); rows come from the cache
 
     def on_blur(self) -> None:
-        self.repaint()
+        self.refresh()
 
     # ---- mouse -------------------------------------------------------------------------
     def on_click(self, event: events.Click) -> None:

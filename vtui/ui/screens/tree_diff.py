@@ -11,8 +11,8 @@ from textual.widgets import Footer, Static
 
 from vtui.store.store import TraceStore
 from vtui.ui.colours import FASTER, SLOWER
-from vtui.ui.computed import ComputedScreen
 from vtui.ui.keys import bindings
+from vtui.ui.screens.computed import ComputedScreen
 
 
 class TreeDiffScreen(ComputedScreen[None]):

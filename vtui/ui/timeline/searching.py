@@ -16,7 +16,7 @@ from vtui.analysis.slices.search import SearchResult, search
 from vtui.errors import UsageError
 from vtui.regex_guard import Budget
 from vtui.store.store import TraceStore
-from vtui.ui.view import SEARCH_LIMIT_S, smart_case
+from vtui.ui.timeline.view import SEARCH_LIMIT_S, smart_case
 from vtui.ui.workers import deliver
 
 Done = Callable[[SearchResult | None, str | None], None]  # (the result, else the error line)

@@ -16,15 +16,16 @@ from vtui.errors import TraceLoadError, UsageError
 from vtui.fmt import counted, format_duration
 from vtui.store.store import TraceStore
 from vtui.ui.keys import bindings
-from vtui.ui.screens import PromptScreen, WarningsScreen
+from vtui.ui.screens.modals import PromptScreen, WarningsScreen
 from vtui.ui.timefmt import window_text
-from vtui.ui.timeline_screen import TimelinePane, follow_view
-from vtui.ui.view import ViewState
+from vtui.ui.timeline.lanes import Timeline
+from vtui.ui.timeline.pane import TimelinePane, follow
+from vtui.ui.timeline.state import Selection, TrackLayout, Window
+from vtui.ui.timeline.tracklist import TrackList
+from vtui.ui.timeline.view import ViewState
 from vtui.ui.widgets.aggregation import AggregationPane
 from vtui.ui.widgets.details import DetailsPanel
 from vtui.ui.widgets.measurements import MeasurePane
-from vtui.ui.widgets.timeline import Timeline
-from vtui.ui.widgets.tracklist import TrackList
 from vtui.ui.workers import deliver
 
 NARROW = 110  # columns below which the track list hides itself (the timeline needs the room)
@@ -34,12 +35,14 @@ _PANE_FOCUS = {"details": "DetailsPanel", "aggregation": "#agg-table", "measure"
 
 
 class BottomPanes(Vertical):
-    """Details, Aggregation and Measure as tabs under the timeline; the shown one follows the view."""
+    """Details, Aggregation and Measure as tabs under the timeline; the shown one follows the view:
+    the details and the marks the selection, the aggregation table the range, the visible tracks
+    and (when it counts only them) the search matches, recomputed when shown."""
 
     def __init__(self, view: ViewState) -> None:
         super().__init__()
         self.view = view
-        self._agg_key: tuple | None = None  # inputs of the aggregation table now shown
+        self.table_stale = True  # the aggregation table's inputs changed since it was computed
 
     def compose(self) -> ComposeResult:
         with TabbedContent(id="bottom"):
@@ -48,23 +51,40 @@ class BottomPanes(Vertical):
             yield TabPane("Measure", MeasurePane(id="measure-pane"), id="measure")
 
     def on_mount(self) -> None:
-        follow_view(self, self.show_view)
+        follow(self, "selection", self._selection_changed)
+        follow(self, "window", self._window_changed)
+        follow(self, "track_layout", self._layout_changed)
+        self.query_one(DetailsPanel).show_slice(self.view.store, self.view.selected)
 
-    def show_view(self) -> None:
-        """The aggregation table follows the range and visible tracks (recomputed only when shown and changed)."""
-        v = self.view
-        self.query_one(DetailsPanel).show_slice(v.store, v.selected)
+    def _selection_changed(self, old: Selection, new: Selection) -> None:
+        self.query_one(DetailsPanel).show_slice(self.view.store, new.selected)
+        if old.found is not new.found and self.query_one(AggregationPane).matches_only:
+            self.table_stale = True
+        self.show_tab()
+
+    def _window_changed(self, old: Window, new: Window) -> None:
+        if old.range != new.range:
+            self.table_stale = True
+            self.show_tab()
+
+    def _layout_changed(self, old: TrackLayout, new: TrackLayout) -> None:
+        # Which tracks are visible follows from the filter and the hidden set alone (pins and
+        # folds reorder them): cheap to compare, where listing them runs the filter over every track.
+        if (old.filter_text, old.hidden) != (new.filter_text, new.hidden):
+            self.table_stale = True
+            self.show_tab()
+
+    def on_tabbed_content_tab_activated(self) -> None:
+        self.show_tab()
+
+    def show_tab(self) -> None:
+        """The tab shown, brought up to date (the aggregation table only when its inputs changed)."""
         tabs = self.query_one("#bottom", TabbedContent)
-        if tabs.active == "aggregation":
-            # Which tracks are visible follows from the filter and the hidden set alone: comparing
-            # those is cheap, where listing the visible tracks runs the filter over every track.
-            pane = self.query_one(AggregationPane)
-            key = (v.range, v.filter_text, frozenset(v.hidden), id(v.found) if pane.matches_only else None)
-            if key != self._agg_key:
-                self._agg_key = key
-                pane.refresh_table()
+        if tabs.active == "aggregation" and self.table_stale:
+            self.table_stale = False
+            self.query_one(AggregationPane).refresh_table()
         elif tabs.active == "measure":
-            self.query_one(MeasurePane).show(v)
+            self.query_one(MeasurePane).show(self.view)
 
 
 INLINE_MEMORY_EVENTS = 20_000  # [memory] events whose series build in a few ms (more: in a worker)
@@ -80,7 +100,7 @@ class MainPane(TimelinePane):
 
     def compose(self) -> ComposeResult:
         # The track list beside the timeline alone: the same height, so line i sits next to row i.
-        timeline = Timeline(self.view, id="timeline")
+        timeline = Timeline(self.view, labelled=False, id="timeline")  # the track list names the rows
         yield Horizontal(TrackList(self.view, timeline, id="tracks"), timeline, id="rows")
         yield BottomPanes(self.view)
 
@@ -90,7 +110,6 @@ class MainPane(TimelinePane):
     def _after_show(self) -> None:
         self._fit_tracklist()
         self.timeline.focus()
-        self.changed()
         self.call_after_refresh(self._add_memory_rows)
 
     def _add_memory_rows(self) -> None:
@@ -118,10 +137,8 @@ class MainPane(TimelinePane):
 
     def _memory_rows_ready(self, error: str) -> None:
         if error:
-            self.view.memory_failed = True
             self.say(error, error=True)
-        if self.view.show_memory_rows():
-            self.changed()
+        self.act(lambda v: (setattr(v, "memory_failed", bool(error) or v.memory_failed), v.show_memory_rows()))
 
     def on_resize(self) -> None:
         self._fit_tracklist()
@@ -156,6 +173,7 @@ class MainPane(TimelinePane):
         for tracks in self.query(TrackList):
             wanted = self.tracklist_wanted
             tracks.display = self.app.size.width >= NARROW if wanted is None else wanted
+            self.timeline.labelled = not tracks.display  # no list beside: the timeline names its rows
 
     def action_toggle_tracklist(self) -> None:
         for tracks in self.query(TrackList):
@@ -163,9 +181,6 @@ class MainPane(TimelinePane):
             self._fit_tracklist()
             if not tracks.display and tracks.has_focus:
                 self.timeline.focus()
-
-    def on_track_list_changed(self, message: TrackList.Changed) -> None:
-        self.changed()
 
     def action_collapse(self) -> None:
         v = self.view
@@ -176,12 +191,15 @@ class MainPane(TimelinePane):
         if v.store.tracks[track].lanes <= v.lane_cap + 1:
             self.say("This track has no rows to fold", timeout=2)
             return
-        v.toggle_expanded(track)
-        if v.row_of_selection() < 0:  # folded away: the selection moves to the last shown row, same time
-            at = int(v.store.slices.start_ns[v.selected])
-            lo, hi = v.store.index.lane_window(track, v.lane_cap - 1, at, at + 1)
-            v.selected = lo if hi > lo else -1
-        self.changed()
+
+        def fold(v: ViewState) -> None:
+            v.toggle_expanded(track)
+            if v.row_of_selection() < 0:  # folded away: the selection moves to the last shown row, same time
+                at = int(v.store.slices.start_ns[v.selected])
+                lo, hi = v.store.index.lane_window(track, v.lane_cap - 1, at, at + 1)
+                v.selected = lo if hi > lo else -1
+
+        self.act(fold)
 
     def action_filter(self) -> None:
         self.app.push_screen(PromptScreen("Filter tracks by process/thread name (substring or regex; empty clears)",
@@ -189,10 +207,7 @@ class MainPane(TimelinePane):
 
     def _filter_done(self, text: str | None) -> None:
         if text is not None:
-            self.view.filter_text = text.strip()
-            self.view.rebuild_rows()
-            self.changed()
-            self.query_one(TrackList).rebuild()
+            self.act(lambda v: v.set_filter(text.strip()))
 
     # ---- the bottom panes --------------------------------------------------------------------------
     def action_tab(self, pane: str) -> None:
@@ -201,34 +216,33 @@ class MainPane(TimelinePane):
         # the focus around and drop it after the new pane took it.
         self.timeline.focus(scroll_visible=False)
         self.query_one("#bottom", TabbedContent).active = pane
-        self.changed()
         # After the switch shows the pane: focus on a still-hidden widget would be moved off it.
         self.call_after_refresh(self.query_one(_PANE_FOCUS[pane]).focus)
 
-    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
-        self.changed()
-
     def on_aggregation_pane_row_chosen(self, message: AggregationPane.RowChosen) -> None:
         rows = self.query_one(AggregationPane).agg.slices_of(message.row)
-        v = self.view
-        v.set_highlight(rows)
-        if message.jump and len(rows):
-            longest = int(rows[-1])  # a group's rows are sorted by clipped duration
-            v.unhide_track_of(longest)
-            v.select(longest)
-            v.frame_selection()
-        self.changed()
+
+        def show(v: ViewState) -> None:
+            v.set_highlight(rows)
+            if message.jump and len(rows):
+                longest = int(rows[-1])  # a group's rows are sorted by clipped duration
+                v.unhide_track_of(longest)
+                v.select(longest)
+                v.frame_selection()
+
+        self.act(show)
 
     def action_mark(self) -> None:
         if self.view.selected < 0:
             self.say("Select an event to mark", timeout=2)
             return
-        if self.view.mark() is not None:
+        kept: list = []
+        self.act(lambda v: kept.append(v.mark()))
+        if kept[0] is not None:
             self.query_one("#bottom", TabbedContent).active = "measure"
-        self.changed()
 
     def action_clear_measurements(self) -> None:
-        self.act(lambda v: (v.measurements.clear(), v.mark_names.clear(), setattr(v, "mark_a", -1)))
+        self.act(lambda v: v.clear_measurements())
 
     # ---- export ------------------------------------------------------------------------------------
     def action_export_range(self) -> None:
@@ -261,7 +275,6 @@ class MainPane(TimelinePane):
 
     def action_export_table(self) -> None:
         self.query_one("#bottom", TabbedContent).active = "aggregation"
-        self.changed()
         self.app.push_screen(PromptScreen("Export the aggregation table to (.csv, .json or .md; end with ! to overwrite)",
                                           "slices.csv", "slices.csv"), self._export_table_done)
 
@@ -288,7 +301,7 @@ class MainPane(TimelinePane):
         if self.view.found is None:
             self.say("No search (press /)", timeout=2)
             return
-        from vtui.ui.results import ResultsScreen  # noqa: PLC0415
+        from vtui.ui.screens.results import ResultsScreen  # noqa: PLC0415
 
         def jump(row: int | None) -> None:
             if row is not None:
@@ -297,8 +310,8 @@ class MainPane(TimelinePane):
         self.app.push_screen(ResultsScreen(self.store, self.view.found), jump)
 
     def action_query(self) -> None:
-        """``:``: the SQL pane (vtui/ui/query.py); enter on a row jumps to its slice or time."""
-        from vtui.ui.query import QueryScreen  # noqa: PLC0415
+        """``:``: the SQL pane (vtui/ui/screens/query.py); enter on a row jumps to its slice or time."""
+        from vtui.ui.screens.query import QueryScreen  # noqa: PLC0415
 
         def jump(target: tuple[str, int] | None) -> None:
             if target is not None:
@@ -321,7 +334,7 @@ class MainPane(TimelinePane):
                  f"wait {fd(path.wait_ns)}", timeout=6)
 
     def action_call_tree(self) -> None:
-        from vtui.ui.tree import CallTreeScreen  # noqa: PLC0415
+        from vtui.ui.screens.tree import CallTreeScreen  # noqa: PLC0415
 
         def jump(row: int | None) -> None:  # ``t``: the node's longest slice
             if row is not None:
@@ -331,7 +344,7 @@ class MainPane(TimelinePane):
                                             self.path.name), jump)
 
     def action_ranks(self) -> None:
-        from vtui.ui.ranks import RanksScreen  # noqa: PLC0415
+        from vtui.ui.screens.ranks import RanksScreen  # noqa: PLC0415
 
         def jump(rows) -> None:  # a collective: its kernel on every rank, highlighted and framed
             if rows is None:
@@ -345,7 +358,7 @@ class MainPane(TimelinePane):
         self.app.push_screen(RanksScreen(self.store), jump)
 
     def action_warnings(self) -> None:
-        self.app.push_screen(WarningsScreen(self.store.warnings, self.store))
+        self.app.push_screen(WarningsScreen(self.store.warnings, self.store), self.follow_jump)
 
 
 def _app_words(message: str) -> str:

@@ -8,6 +8,7 @@ Plain Python over the store, no Textual.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import overload
 
@@ -115,8 +116,8 @@ class RowList(Sequence[Row]):
         return -1
 
 
-def build_rows(store: TraceStore, order: np.ndarray, group: np.ndarray, keys: list[tuple], folded: set,
-               expanded: set, lane_cap: int, series_of: Callable[[int], list[int]]) -> RowList:
+def build_rows(store: TraceStore, order: np.ndarray, group: np.ndarray, keys: list[tuple], folded: AbstractSet,
+               expanded: AbstractSet, lane_cap: int, series_of: Callable[[int], list[int]]) -> RowList:
     """The rows of the tracks ``order`` (ids, grouped: ``group`` ascending, an index into ``keys``):
     each group's header, then unless it is folded each track's rows. A track deeper than
     ``lane_cap + 1`` lanes shows ``lane_cap`` unless expanded; ``series_of(track)`` gives the

@@ -24,11 +24,11 @@ from vtui.regex_guard import compile_user
 from vtui.store.slicetime import TimeRange, over, time_range
 from vtui.store.store import TraceStore
 from vtui.ui import colours
-from vtui.ui.computed import ComputedScreen, Jump
 from vtui.ui.keys import bindings
 from vtui.ui.safe import plain, visible
-from vtui.ui.screens import PromptScreen
-from vtui.ui.serving_view import kind_style, serving_widgets
+from vtui.ui.screens.computed import ComputedScreen, Jump
+from vtui.ui.screens.modals import PromptScreen
+from vtui.ui.screens.serving_view import kind_style, serving_widgets
 from vtui.ui.widgets.hanging import HangingText
 from vtui.ui.widgets.scrollbars import whole_cell_scrollbars
 
