@@ -169,3 +169,14 @@ def test_a_value_outside_the_choices_is_refused_as_on_the_command_line(tools, ca
     with pytest.raises(SystemExit):  # argparse: exit 2 with one line
         main(["tree", str(TINY), "--weight", "bogus"])
     assert "invalid choice" in capsys.readouterr().err
+
+
+def test_a_diff_with_a_gate_prints_its_encoded_report(capsys):
+    """The gate section too (the command exits 1: the figure was not measured, so it fails)."""
+    from vtui.commands.diff import DiffOptions, compute
+
+    args = ["diff", str(TINY), str(KINETO), "--json", "--table", "runs", "--fail-if", "ttft:+1000%"]
+    assert main(args) == 1
+    report = compute(DiffOptions(traces=[str(TINY), str(KINETO)], json=True, table="runs", fail_if=["ttft:+1000%"]))
+    assert capsys.readouterr().out == encode(report) + "\n" and report.gate and report.gate[0].breached
+    assert encode(msgspec.convert(builtins(report), type(report))) == encode(report)

@@ -145,16 +145,16 @@ def analyse(opts: DiffOptions, fmt: str, loader: Loader | None = None) -> Compar
 
 
 def report(opts: DiffOptions, got: Compared) -> Diff | TreeDiff:
-    from vtui.present.compare_json import comparison_dict
-    from vtui.present.diff_runs_json import runs_dict
-    from vtui.present.schema import typed
+    from vtui.present.compare_json import comparison_parts
+    from vtui.present.diff_runs_json import runs_parts
+    from vtui.present.schema import VERSIONS, Diff
     from vtui.present.tree_json import tree_diff_out
 
     if got.tree is not None:
         return tree_diff_out(got.tree)
-    full = {**comparison_dict(got.comparison), **runs_dict(got.runs, got.gates)}
+    full = {**comparison_parts(got.comparison), **runs_parts(got.runs, got.gates)}
     keys = ("a", "b", opts.table, *(("gate",) if got.gates else ())) if opts.table else tuple(full)
-    return typed("diff", {k: full[k] for k in keys})  # type: ignore[return-value]
+    return Diff(schema_version=VERSIONS["diff"], **{k: full[k] for k in keys})
 
 
 def compute(opts: DiffOptions, loader: Loader | None = None) -> Diff | TreeDiff:
