@@ -17,7 +17,7 @@ from tests.helpers import FIXTURES, MI250, QWEN, STACK, UNCLOSED
 from vtui.analysis.base.ranges import tracks_matching
 from vtui.errors import UsageError
 from vtui.load.trace import load_trace
-from vtui.present.report import TITLE_WIDTH, _track_lines, info_dict
+from vtui.present.report import TITLE_WIDTH, _track_lines, info_out
 from vtui.regex_guard import compile_user
 from vtui.safe_text import safe_field
 from vtui.store.tracks import show_id
@@ -83,7 +83,7 @@ def test_texts_from_columns_are_the_simple_paths(tmp_path, monkeypatch):
         with monkeypatch.context() as m:
             made = _rows_made(m)
             lines = _track_lines(store)
-            listed = info_dict(store)["track_list"]
+            listed = info_out(store).track_list
             matched = {p: _matching_or_none(store, p) for p in PATTERNS}
             assert made == [], name  # nothing walked the tracks as objects
             view = ViewState(store)
@@ -93,7 +93,7 @@ def test_texts_from_columns_are_the_simple_paths(tmp_path, monkeypatch):
                 shown[p] = view._visible_ids().tolist()
             assert "all" not in made, name  # the view makes a row per process header at most
         assert lines == _simple_lines(rows), name
-        assert [(d["process"], d["name"], d["pid"], d["tid"], d["slices"]) for d in listed] == [
+        assert [(d.process, d.name, d.pid, d.tid, d.slices) for d in listed] == [
             (t.process_title, t.title, t.pid if t.pid is None or isinstance(t.pid, (int, str)) else str(t.pid),
              t.tid if t.tid is None or isinstance(t.tid, (int, str)) else str(t.tid), t.slice_count) for t in rows], name
         for p in PATTERNS:
