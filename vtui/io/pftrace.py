@@ -36,6 +36,7 @@ from vtui.errors import TraceLoadError
 from vtui.io.columns import ArgsWriter, Columns, ColumnSink
 from vtui.io.events import EMPTY_RAW, Event
 from vtui.io.pftrace_args import event_args
+from vtui.io.pftrace_fast import fast_available, fast_packets
 from vtui.io.pftrace_flows import Cell, FlowSteps
 from vtui.io.pftrace_state import Sequence, Track, Tracks, text
 from vtui.io.pftrace_stream import open_stream
@@ -120,7 +121,7 @@ def read_pftrace(path: str | Path, args: ArgsWriter | None = None, progress: Pro
                  max_inflate: float = MAX_INFLATE_RATIO, pure_python: bool = False) -> PftraceResult:
     """Read a Perfetto trace. Raises TraceLoadError (one line) for a file that is not one, or
     when the protobuf runtime is not installed."""
-    reader = PacketReader(Path(path), max_inflate)
+    reader = PacketReader(Path(path), max_inflate, pure_python=pure_python)
     sink = ColumnSink(args=args, pure_python=pure_python)
     chunk: list[Event] = []
     for event in reader.events(progress):
@@ -185,17 +186,9 @@ def _us_text(ns: int) -> msgspec.Raw:
     return msgspec.Raw(f"{q}.{r:03d}".rstrip("0").encode() if r else str(q).encode())
 
 
-@dataclass
-class _Open:
-    """A slice begun and not yet ended."""
-
-    ts: int
-    name: str
-    cat: str
-    pid: Any
-    tid: Any
-    args: dict[str, Any]
-    cell: Cell | None  # where its flows learn its row (None: no flows)
+# A slice begun and not yet ended: [ts, name, cat, pid, tid, args, cell] (a list, so that the C
+# helper makes and reads them too; cell: where its flows learn its row, None when it has none).
+TS, NAME, CAT, PID, TID, ARGS, CELL = range(7)
 
 
 @dataclass
@@ -210,10 +203,13 @@ class PacketReader:
     counts: dict[str, int] = field(default_factory=dict)
     packets: int = 0
     rows: int = 0  # events handed out so far: the next one's ordinal
-    _stacks: dict[Any, list[_Open]] = field(default_factory=dict)
+    _stacks: dict[Any, list[list[Any]]] = field(default_factory=dict)
     _flows: FlowSteps = field(default_factory=FlowSteps)
     _out: list[Event] = field(default_factory=list)
     _described: dict[int, bytes] = field(default_factory=dict)  # each track's last descriptor
+    pure_python: bool = False  # never the C helper (the reference path)
+    _parse: Any = None
+    _decode_error: Any = None
 
     def events(self, progress: Progress | None) -> Iterator[Event]:
         """Every event, in file order (a slice when it ends), metadata as it is described."""
@@ -226,30 +222,42 @@ class PacketReader:
             fh, stream = open_stream(self.path, self.max_inflate)
         except OSError as exc:
             raise read_error(self.path, exc) from None
-        parse = TracePacket.FromString
+        self._parse, self._decode_error = TracePacket.FromString, DecodeError
         with fh:
             try:
-                for n, raw in enumerate(iter_packets(stream.read, self.warnings.append)):
-                    self.packets += 1
-                    try:
-                        self._packet(parse(raw))
-                    except DecodeError:
-                        self._count("packets that do not decode (skipped)")
-                    if self._out:
-                        yield from self._out
-                        self._out.clear()
-                    if progress and not n % 4096:
-                        progress(stream.fraction())
+                if self.pure_python or not fast_available():
+                    for n, raw in enumerate(iter_packets(stream.read, self.warnings.append)):
+                        self.packets += 1
+                        self._slow_packet(raw, self.rows)
+                        yield from self._handed_out()
+                        if progress and not n % 4096:
+                            progress(stream.fraction())
+                else:
+                    for _ in fast_packets(self, stream, progress):
+                        yield from self._handed_out()
             except OSError as exc:
                 raise read_error(self.path, exc) from None
             except TraceLoadError as exc:
                 raise TraceLoadError(f"{self.path}: {exc}") from None
         self.warnings.extend(stream.warnings)
         self._finish_open()
-        yield from self._out
-        self._out.clear()
+        yield from self._handed_out()
         if progress:
             progress(1.0)
+
+    def _handed_out(self) -> list[Event]:
+        out, self._out = self._out, []
+        return out
+
+    def _slow_packet(self, raw: bytes, rows: int) -> int:
+        """One packet read by the protobuf runtime (the reference; the C helper hands over each
+        packet it does not read itself, with the rows handed out so far): the rows after it."""
+        self.rows = rows
+        try:
+            self._packet(self._parse(raw))
+        except self._decode_error:
+            self._count("packets that do not decode (skipped)")
+        return self.rows
 
     def notes(self) -> list[str]:
         out = list(self.warnings)
@@ -426,11 +434,11 @@ class PacketReader:
             args = self._args(seq, e)
             cell = self._flow_cell(ts, e, legacy)
             if kind == BEGIN:
-                self._stacks.setdefault(uuid, []).append(_Open(ts, name, cat, pid, tid, args, cell))
+                self._stacks.setdefault(uuid, []).append([ts, name, cat, pid, tid, args, cell])
             elif kind == -1 and legacy is not None:  # legacy complete event
-                self._slice(_Open(ts, name, cat, pid, tid, args, cell), ts + legacy.duration_us * 1000)
+                self._slice([ts, name, cat, pid, tid, args, cell], ts + legacy.duration_us * 1000)
             elif cell is not None:  # an instant with flows: a zero-length slice (flows join slices)
-                self._slice(_Open(ts, name, cat, pid, tid, args, cell), ts)
+                self._slice([ts, name, cat, pid, tid, args, cell], ts)
             else:
                 scope = "p" if isinstance(uuid, int) and self.tracks.is_process(uuid) else "t"
                 if legacy is not None and legacy.instant_event_scope:
@@ -494,29 +502,29 @@ class PacketReader:
             return
         begun = stack.pop()
         if len(e.debug_annotations):
-            begun.args.update(self._args(seq, e))
+            begun[ARGS].update(self._args(seq, e))
         if _has_flows(e):  # flows on an end event belong to the slice it ends
-            if begun.cell is None:
-                begun.cell = [-1]
-            self._flows.add(ts, begun.cell, (*e.flow_ids, *e.flow_ids_old),
+            if begun[CELL] is None:
+                begun[CELL] = [-1]
+            self._flows.add(ts, begun[CELL], (*e.flow_ids, *e.flow_ids_old),
                             (*e.terminating_flow_ids, *e.terminating_flow_ids_old))
         self._slice(begun, ts)
 
-    def _slice(self, s: _Open, end: int) -> None:
-        dur = end - s.ts
-        row = self._emit(Event(ph="X", name=s.name, cat=s.cat, ts=_us_text(s.ts), dur=_us_text(dur), pid=s.pid,
-                               tid=s.tid, args=self._raw_args(s.args)))
-        if s.cell is not None:
-            s.cell[0] = row
+    def _slice(self, s: list[Any], end: int) -> None:
+        dur = end - s[TS]
+        row = self._emit(Event(ph="X", name=s[NAME], cat=s[CAT], ts=_us_text(s[TS]), dur=_us_text(dur), pid=s[PID],
+                               tid=s[TID], args=self._raw_args(s[ARGS])))
+        if s[CELL] is not None:
+            s[CELL][0] = row
 
     def _finish_open(self) -> None:
         """Slices begun and never ended: ``B`` events (the store runs them to the trace's end)."""
         for stack in self._stacks.values():
             for s in stack:
-                row = self._emit(Event(ph="B", name=s.name, cat=s.cat, ts=_us_text(s.ts), pid=s.pid, tid=s.tid,
-                                       args=self._raw_args(s.args)))
-                if s.cell is not None:
-                    s.cell[0] = row
+                row = self._emit(Event(ph="B", name=s[NAME], cat=s[CAT], ts=_us_text(s[TS]), pid=s[PID], tid=s[TID],
+                                       args=self._raw_args(s[ARGS])))
+                if s[CELL] is not None:
+                    s[CELL][0] = row
         self._stacks.clear()
         self.flows = self._flows.resolve()
 
