@@ -33,7 +33,7 @@
 
 static PyObject *g_event, *g_raw, *g_empty_raw, *g_encode, *g_decode, *g_sequence;
 static PyObject *s_X, *s_i, *s_t, *s_p, *s_g, *s_empty, *s_noname, *s_comma, *s_correlation;
-static PyObject *a_names, *a_cats, *a_arg_names, *a_arg_strings, *a_valid, *a_default_track, *a_thread, *a_clear,
+static PyObject *a_names, *a_cats, *a_arg_names, *a_arg_strings, *a_valid, *a_default_track, *a_clear,
     *a_key, *a_is_process;
 
 /* ---- the wire format ---------------------------------------------------------------------- */
@@ -254,7 +254,7 @@ static PyObject *raw_args(PyObject *args) {
 }
 
 /* table[iid] as the reference reads an interned name: found -> it; iid 0 -> ""; else SLOW
- * (the reference counts it). ``or_lookup``: a found empty text also goes on to ""; both are "". */
+ * (the reference counts it). */
 static PyObject *interned(PyObject *table, uint64_t iid, int *rc) {
     PyObject *key = PyLong_FromUnsignedLongLong(iid);
     if (key == NULL) {
@@ -985,11 +985,9 @@ static int packet(State *st, const uint8_t *d, size_t n) {
     return has_event ? track_event(st, &e, ts) : OK;
 }
 
-static int slow_packet(State *st, PyObject *buf, const uint8_t *base, const uint8_t *d, size_t n) {
+static int slow_packet(State *st, const uint8_t *d, size_t n) {
     forget_seq(st); /* the reference reader may change any sequence */
     PyObject *raw = PyBytes_FromStringAndSize((const char *)d, (Py_ssize_t)n);
-    (void)buf;
-    (void)base;
     if (raw == NULL) return ERR;
     PyObject *rows = PyLong_FromSsize_t(st->rows);
     PyObject *got = rows ? PyObject_CallFunctionObjArgs(st->slow, raw, rows, NULL) : NULL;
@@ -1073,7 +1071,7 @@ static PyObject *run(PyObject *self, PyObject *const *argv, Py_ssize_t argc) {
         if (tag == 0x0A) {
             packets++;
             int rc = packet(&st, q, (size_t)n);
-            if (rc == SLOW) rc = slow_packet(&st, argv[1], base, q, (size_t)n);
+            if (rc == SLOW) rc = slow_packet(&st, q, (size_t)n);
             if (rc == ERR) {
                 failed = 1;
                 break;
@@ -1116,11 +1114,20 @@ PyMODINIT_FUNC PyInit__vtui_pftrace(void) {
         {&s_X, "X"}, {&s_i, "i"}, {&s_t, "t"}, {&s_p, "p"}, {&s_g, "g"}, {&s_empty, ""},
         {&s_noname, "[no name]"}, {&s_comma, ","}, {&s_correlation, "correlation"},
         {&a_names, "names"}, {&a_cats, "cats"}, {&a_arg_names, "arg_names"}, {&a_arg_strings, "arg_strings"},
-        {&a_valid, "valid"}, {&a_default_track, "default_track"}, {&a_thread, "thread"}, {&a_clear, "clear"},
+        {&a_valid, "valid"}, {&a_default_track, "default_track"}, {&a_clear, "clear"},
         {&a_key, "key"}, {&a_is_process, "is_process"},
     };
     for (size_t k = 0; k < sizeof strings / sizeof strings[0]; k++) {
         if (!(*strings[k].slot = PyUnicode_InternFromString(strings[k].text))) return NULL;
     }
-    return PyModule_Create(&module);
+    PyObject *mod = PyModule_Create(&module);
+#ifdef Py_GIL_DISABLED
+    /* It works on the reader's dicts and lists under the GIL's protection: a free-threaded Python
+       keeps the GIL on while it is imported. */
+    if (mod != NULL && PyUnstable_Module_SetGIL(mod, Py_MOD_GIL_USED) < 0) {
+        Py_DECREF(mod);
+        return NULL;
+    }
+#endif
+    return mod;
 }

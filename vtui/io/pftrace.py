@@ -1,9 +1,10 @@
 """Read a Perfetto protobuf trace (``.pftrace``, ``.perfetto-trace``, gzipped too) into the same
 columns the JSON decoder fills, so nothing above the io layer knows where a trace came from.
 
-Packets stream from the file one at a time (``vtui.io.protowire``) and are decoded with the
-``protobuf`` runtime and the ``perfetto`` package's descriptors (the ``pftrace`` extra; faster
-than vtui's own wire decoder, benchmarks/bench_pftrace_decode.py). What becomes what:
+Packets stream from the file (``vtui.io.protowire``); the common ones (slices, instants, flows,
+plain annotations, interned data) are read by a C helper where one was built (``pftrace_fast``),
+the rest, and all of them without it, by the ``protobuf`` runtime with the ``perfetto`` package's
+descriptors (the ``pftrace`` extra): the reference. What becomes what:
 
 - TrackEvent slices (``TYPE_SLICE_BEGIN``/``END``, paired per track as Perfetto does; and legacy
   ``X`` complete events): ``X`` events; a begin never ended: a ``B``;
@@ -123,13 +124,9 @@ def read_pftrace(path: str | Path, args: ArgsWriter | None = None, progress: Pro
     when the protobuf runtime is not installed."""
     reader = PacketReader(Path(path), max_inflate, pure_python=pure_python)
     sink = ColumnSink(args=args, pure_python=pure_python)
-    chunk: list[Event] = []
-    for event in reader.events(progress):
-        chunk.append(event)
-        if len(chunk) >= _CHUNK:
-            sink.add(chunk)
-            chunk = []
-    sink.add(chunk)
+    for block in reader.blocks(progress):
+        for at in range(0, len(block), _CHUNK):
+            sink.add(block[at : at + _CHUNK])
     columns = sink.finish()
     columns.flow_v2.extend(reader.flows)
     if reader.packets == 0 and not reader.warnings:
@@ -213,6 +210,11 @@ class PacketReader:
 
     def events(self, progress: Progress | None) -> Iterator[Event]:
         """Every event, in file order (a slice when it ends), metadata as it is described."""
+        for block in self.blocks(progress):
+            yield from block
+
+    def blocks(self, progress: Progress | None) -> Iterator[list[Event]]:
+        """The events in lists, as they are read."""
         try:
             from google.protobuf.message import DecodeError  # noqa: PLC0415
             from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import TracePacket  # noqa: PLC0415
@@ -229,19 +231,19 @@ class PacketReader:
                     for n, raw in enumerate(iter_packets(stream.read, self.warnings.append)):
                         self.packets += 1
                         self._slow_packet(raw, self.rows)
-                        yield from self._handed_out()
+                        yield self._handed_out()
                         if progress and not n % 4096:
                             progress(stream.fraction())
                 else:
                     for _ in fast_packets(self, stream, progress):
-                        yield from self._handed_out()
+                        yield self._handed_out()
             except OSError as exc:
                 raise read_error(self.path, exc) from None
             except TraceLoadError as exc:
                 raise TraceLoadError(f"{self.path}: {exc}") from None
         self.warnings.extend(stream.warnings)
         self._finish_open()
-        yield from self._handed_out()
+        yield self._handed_out()
         if progress:
             progress(1.0)
 

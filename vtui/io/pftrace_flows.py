@@ -29,7 +29,7 @@ class FlowSteps:
 
     def resolve(self) -> list[tuple[int, Any, bool, bool]]:
         """(row, bind key, flow_in, flow_out) for the store, every step's slice handed out."""
-        self._steps.sort(key=lambda step: (step[0], step[1]))
+        self._steps.sort()  # by (ts, n): n is unique, so the cells and ids are never compared
         active: dict[int, int] = {}
         edges: list[tuple[int, int]] = []
         for _ts, _n, cell, ids, terminating in self._steps:
