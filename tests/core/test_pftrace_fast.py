@@ -191,7 +191,7 @@ def _every_form() -> bytes:
         if k % 13 == 0:
             e.correlation_id_str_iid = 1
         if e.type == TE.TYPE_INSTANT and k % 2:
-            e.legacy_event.instant_event_scope = (1, 2, 3)[k % 3]
+            e.legacy_event.instant_event_scope = (1, 2, 3)[k // 3 % 3]
     p = _packet(b, 700)  # what the reference reads (the helper hands these back)
     p.track_event.type, p.track_event.track_uuid = TE.TYPE_COUNTER, 4
     p.track_event.double_counter_value = 2.5
