@@ -223,6 +223,10 @@ def _every_form() -> bytes:
     p = _packet(b, 820, seq=7, flags=CLEARED | NEEDS)
     p.interned_data.event_names.add(iid=1, name="after the clear")
     p.track_event.type, p.track_event.track_uuid, p.track_event.name_iid = TE.TYPE_SLICE_BEGIN, 2, 1
+    for ts, kind in ((5000, TE.TYPE_SLICE_BEGIN), (1234, TE.TYPE_SLICE_END), (3000, TE.TYPE_SLICE_BEGIN),
+                     (0, TE.TYPE_SLICE_END)):  # ends before their begins: negative durations
+        p = _packet(b, ts, flags=0)
+        p.track_event.type, p.track_event.track_uuid, p.track_event.name = kind, 556, "backwards"
     p = b.add_packet()
     p.chrome_events.metadata.add(name="deviceProperties", json_value="[{\"id\": 0}]")
     data = bytearray(b.serialize())

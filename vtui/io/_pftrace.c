@@ -224,17 +224,21 @@ static PyObject *text(const uint8_t *d, size_t n, int *rc) {
 
 /* ns as the µs text a Chrome trace writes, as vtui.io.pftrace._us_text: a msgspec.Raw. */
 static PyObject *us_text(int64_t ns) {
-    char buf[48];
-    int len;
-    int64_t m = ns < 0 ? -ns : ns;
-    if (m % 1000 == 0) {
-        len = snprintf(buf, sizeof buf, "%lld", (long long)(ns / 1000));
-    } else {
-        len = snprintf(buf, sizeof buf, "%s%lld.%03lld", ns < 0 ? "-" : "", (long long)(m / 1000),
-                       (long long)(m % 1000));
-        while (buf[len - 1] == '0') len--;
+    char buf[48], *end = buf + sizeof buf, *p = end;
+    uint64_t m = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+    uint64_t whole = m / 1000, frac = m % 1000;
+    if (frac) { /* three digits, the trailing zeros dropped */
+        int digits[3] = {(int)(frac / 100), (int)(frac / 10 % 10), (int)(frac % 10)};
+        int keep = digits[2] ? 3 : digits[1] ? 2 : 1;
+        for (int k = keep - 1; k >= 0; k--) *--p = (char)('0' + digits[k]);
+        *--p = '.';
     }
-    PyObject *b = PyBytes_FromStringAndSize(buf, len);
+    do {
+        *--p = (char)('0' + whole % 10);
+        whole /= 10;
+    } while (whole);
+    if (ns < 0 && m) *--p = '-';
+    PyObject *b = PyBytes_FromStringAndSize(p, end - p);
     if (b == NULL) return NULL;
     PyObject *raw = PyObject_CallOneArg(g_raw, b);
     Py_DECREF(b);
