@@ -125,7 +125,7 @@ def read_pftrace(path: str | Path, args: ArgsWriter | None = None, progress: Pro
     when the protobuf runtime is not installed."""
     reader = PacketReader(Path(path), max_inflate, pure_python=pure_python)
     sink = ColumnSink(args=args, pure_python=pure_python)
-    with gc_paused():  # a few small objects per event, none in a cycle: collections would cost a third
+    with gc_paused():  # small objects per event, none in a cycle (load_trace pauses too, through the build)
         for block in reader.blocks(progress):
             for at in range(0, len(block), _CHUNK):
                 sink.add(block[at : at + _CHUNK])
