@@ -159,10 +159,11 @@ def _every_form() -> bytes:
     e.debug_annotations.add(name="f", double_value=1.5)
     e.debug_annotations.add(name="b", bool_value=True)
     e.debug_annotations.add(name="p", pointer_value=0xABC)
-    e.debug_annotations.add(name="s", string_value="text \" \\ \n")
+    e.debug_annotations.add(name="s", string_value="text \" \\ \n \x01 \x1f \x7f é \u2028 😀")
     e.debug_annotations.add(name="si", string_value_iid=1)
     e.debug_annotations.add(name="none")
     e.debug_annotations.add(string_value="no name")
+    e.debug_annotations.add(name="b", int_value=2)  # a key twice: the last value, in the first place
     e.flow_ids.append(99)
     e.correlation_id = 1234
     for k in range(40):  # nested slices with flows, ends with args, instants of each scope
@@ -180,6 +181,15 @@ def _every_form() -> bytes:
             e.category_iids.extend([0, 1])
         if k % 3 != 1 or k % 2:
             e.debug_annotations.add(name_iid=1, int_value=k)
+        if k % 4 == 0:  # no double, no legacy JSON: args the helper writes as JSON itself
+            e.debug_annotations.add(name="s", string_value="text \" \\ \n \x01 \x1f \x7f é \u2028 😀")
+            e.debug_annotations.add(name_iid=2, string_value_iid=1)
+            e.debug_annotations.add(name="p", pointer_value=0xABC)
+            e.debug_annotations.add(name="u", uint_value=2**64 - 1)
+            e.debug_annotations.add(name="n", bool_value=False)
+            e.debug_annotations.add(name_iid=3)
+            if k % 8 == 0:
+                e.debug_annotations.add(name="s", int_value=-(2**63))  # a key twice
         if k % 6 == 0:
             e.flow_ids.append(99)
         if k % 7 == 0:

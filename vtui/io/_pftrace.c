@@ -245,7 +245,15 @@ static PyObject *us_text(int64_t ns) {
     return raw;
 }
 
+/* An event's args as a msgspec.Raw: from their JSON (bytes, written here) or a dict (encoded). */
 static PyObject *raw_args(PyObject *args) {
+    if (PyBytes_CheckExact(args)) {
+        if (PyBytes_GET_SIZE(args) == 0) {
+            Py_INCREF(g_empty_raw);
+            return g_empty_raw;
+        }
+        return PyObject_CallOneArg(g_raw, args);
+    }
     if (PyDict_GET_SIZE(args) == 0) {
         Py_INCREF(g_empty_raw);
         return g_empty_raw;
@@ -700,6 +708,238 @@ static PyObject *event_args(State *st, Ev *e, int *rc) {
     return args;
 }
 
+/* ---- args as JSON, written directly --------------------------------------------------------- */
+
+#define DICT 2 /* the args need the dict path (a double, legacy JSON, a key twice): as the reference */
+#define MAX_KEYS 32
+
+typedef struct {
+    char *d;
+    size_t len, cap;
+} Buf;
+
+static Buf g_buf;
+
+static int put(Buf *b, const char *s, size_t n) {
+    if (b->len + n > b->cap) {
+        size_t cap = b->cap ? b->cap : 1024;
+        while (cap < b->len + n) cap *= 2;
+        char *d = PyMem_Realloc(b->d, cap);
+        if (d == NULL) {
+            PyErr_NoMemory();
+            return ERR;
+        }
+        b->d = d;
+        b->cap = cap;
+    }
+    memcpy(b->d + b->len, s, n);
+    b->len += n;
+    return OK;
+}
+
+/* A JSON string as msgspec writes one: ", \ and control characters escaped, the rest as it is. */
+static int put_text(Buf *b, const uint8_t *s, size_t n) {
+    static const char hex[] = "0123456789abcdef";
+    if (put(b, "\"", 1)) return ERR;
+    size_t run = 0;
+    for (size_t k = 0; k < n; k++) {
+        uint8_t c = s[k];
+        if (c >= 0x20 && c != '"' && c != '\\') continue;
+        if (put(b, (const char *)s + run, k - run)) return ERR;
+        run = k + 1;
+        char esc[6] = {'\\', 0, 0, 0, 0, 0};
+        size_t m = 2;
+        switch (c) {
+        case '"': esc[1] = '"'; break;
+        case '\\': esc[1] = '\\'; break;
+        case '\b': esc[1] = 'b'; break;
+        case '\t': esc[1] = 't'; break;
+        case '\n': esc[1] = 'n'; break;
+        case '\f': esc[1] = 'f'; break;
+        case '\r': esc[1] = 'r'; break;
+        default:
+            esc[1] = 'u';
+            esc[2] = '0';
+            esc[3] = '0';
+            esc[4] = hex[c >> 4];
+            esc[5] = hex[c & 15];
+            m = 6;
+        }
+        if (put(b, esc, m)) return ERR;
+    }
+    if (put(b, (const char *)s + run, n - run)) return ERR;
+    return put(b, "\"", 1);
+}
+
+static int put_str_obj(Buf *b, PyObject *s) {
+    Py_ssize_t n;
+    const char *u = PyUnicode_Check(s) ? PyUnicode_AsUTF8AndSize(s, &n) : NULL;
+    if (u == NULL) {
+        PyErr_Clear(); /* (a lone surrogate: the dict path says what msgspec makes of it) */
+        return DICT;
+    }
+    return put_text(b, (const uint8_t *)u, (size_t)n);
+}
+
+static int put_u64(Buf *b, uint64_t v, int negative) {
+    char buf[24], *end = buf + sizeof buf, *p = end;
+    do {
+        *--p = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    if (negative) *--p = '-';
+    return put(b, p, (size_t)(end - p));
+}
+
+/* The event's args as the JSON msgspec would write of the reference's dict, as bytes (b"" for
+ * none); NULL with *rc SLOW, ERR, or DICT. */
+static PyObject *args_json(State *st, Ev *e, int *rc) {
+    Buf *b = &g_buf;
+    const uint8_t *keys[MAX_KEYS];
+    size_t key_lens[MAX_KEYS];
+    int nkeys = 0, r;
+    b->len = 0;
+    if (put(b, "{", 1)) goto error;
+    const uint8_t *p = e->d, *end = e->d + e->n;
+    Field f = {0};
+    while (e->has_ann && next_field(&p, end, &f) == 1) {
+        if (f.num != 4) continue;
+        const uint8_t *q = f.d, *qe = f.d + f.n;
+        Field g = {0}, val = {0}, name = {0};
+        int has_val = 0, has_name = 0;
+        while (next_field(&q, qe, &g) == 1) { /* (checked before: known fields, wire types, UTF-8) */
+            if (g.num == 1 || g.num == 10) {
+                name = g;
+                has_name = 1;
+            } else {
+                val = g;
+                has_val = 1;
+            }
+        }
+        const uint8_t *k;
+        size_t kn;
+        if (!has_name) {
+            k = (const uint8_t *)"[no name]";
+            kn = 9;
+        } else if (name.num == 10) {
+            k = name.d;
+            kn = name.n;
+        } else {
+            PyObject *iid = PyLong_FromUnsignedLongLong(name.v);
+            if (iid == NULL) goto error;
+            PyObject *key = PyDict_GetItemWithError(st->arg_names, iid); /* borrowed: the table holds it */
+            Py_DECREF(iid);
+            if (key == NULL && PyErr_Occurred()) goto error;
+            if (key == NULL && name.v) {
+                *rc = SLOW; /* not interned: the reference counts it */
+                return NULL;
+            }
+            if (key == NULL) {
+                k = (const uint8_t *)"[no name]";
+                kn = 9;
+            } else {
+                Py_ssize_t n;
+                k = (const uint8_t *)(PyUnicode_Check(key) ? PyUnicode_AsUTF8AndSize(key, &n) : NULL);
+                if (k == NULL) {
+                    PyErr_Clear();
+                    *rc = DICT;
+                    return NULL;
+                }
+                kn = (size_t)n;
+            }
+        }
+        if (nkeys == MAX_KEYS) {
+            *rc = DICT;
+            return NULL;
+        }
+        for (int j = 0; j < nkeys; j++) {
+            if (key_lens[j] == kn && !memcmp(keys[j], k, kn)) {
+                *rc = DICT; /* a key twice: the dict keeps its first place and last value */
+                return NULL;
+            }
+        }
+        keys[nkeys] = k;
+        key_lens[nkeys++] = kn;
+        if ((nkeys > 1 && put(b, ",", 1)) || put_text(b, k, kn) || put(b, ":", 1)) goto error;
+        if (!has_val) {
+            r = put(b, "null", 4);
+        } else {
+            switch (val.num) {
+            case 2: r = val.v ? put(b, "true", 4) : put(b, "false", 5); break;
+            case 3: r = put_u64(b, val.v, 0); break;
+            case 4: {
+                int64_t v = (int64_t)val.v;
+                r = put_u64(b, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v, v < 0);
+                break;
+            }
+            case 7: {
+                char buf[24];
+                int n = snprintf(buf, sizeof buf, "\"0x%llx\"", (unsigned long long)val.v);
+                r = put(b, buf, (size_t)n);
+                break;
+            }
+            case 6: r = put_text(b, val.d, val.n); break;
+            case 17: {
+                PyObject *v = interned(st->arg_strings, val.v, rc);
+                if (v == NULL) return NULL;
+                r = put_str_obj(b, v);
+                Py_DECREF(v);
+                break;
+            }
+            default: /* a double (msgspec's own float text), legacy JSON (its values): the dict path */
+                *rc = DICT;
+                return NULL;
+            }
+        }
+        if (r == DICT) {
+            *rc = DICT;
+            return NULL;
+        }
+        if (r) goto error;
+    }
+    if (e->corr_which) {
+        int seen = 0;
+        for (int j = 0; j < nkeys; j++) seen |= key_lens[j] == 11 && !memcmp(keys[j], "correlation", 11);
+        if (!seen) {
+            if ((nkeys && put(b, ",", 1)) || put(b, "\"correlation\":", 14)) goto error;
+            nkeys++;
+            if (e->corr_which == 52) {
+                r = put_u64(b, e->corr, 0);
+            } else if (e->corr_which == 53) {
+                r = put_text(b, e->corr_str.d, e->corr_str.n);
+            } else {
+                PyObject *k = PyLong_FromUnsignedLongLong(e->corr_iid);
+                if (k == NULL) goto error;
+                PyObject *v = PyDict_GetItemWithError(st->arg_strings, k);
+                Py_DECREF(k);
+                if (v == NULL && PyErr_Occurred()) goto error;
+                r = v == NULL ? put(b, "\"\"", 2) : put_str_obj(b, v);
+            }
+            if (r == DICT) {
+                *rc = DICT;
+                return NULL;
+            }
+            if (r) goto error;
+        }
+    }
+    if (!nkeys) return PyBytes_FromStringAndSize("", 0);
+    if (put(b, "}", 1)) goto error;
+    return PyBytes_FromStringAndSize(b->d, (Py_ssize_t)b->len);
+error:
+    *rc = ERR;
+    return NULL;
+}
+
+/* The args of a begin or an instant: their JSON where it can be written here, else the dict. */
+static PyObject *begin_args(State *st, Ev *e, int *rc) {
+    PyObject *args = args_json(st, e, rc);
+    if (args == NULL && *rc == DICT) {
+        *rc = OK;
+        args = event_args(st, e, rc);
+    }
+    return args;
+}
+
 static PyObject *id_tuple(const uint64_t *a, int na, const uint64_t *b, int nb) {
     PyObject *t = PyTuple_New(na + nb);
     if (t == NULL) return NULL;
@@ -819,7 +1059,8 @@ static int track_event(State *st, Ev *e, uint64_t ts_ns) {
             goto done;
         }
         PyObject *top = PyList_GET_ITEM(stack, PyList_GET_SIZE(stack) - 1);
-        if (!PyList_CheckExact(top) || PyList_GET_SIZE(top) != 7 || !PyDict_CheckExact(PyList_GET_ITEM(top, 5))) {
+        if (!PyList_CheckExact(top) || PyList_GET_SIZE(top) != 7 ||
+            !(PyDict_CheckExact(PyList_GET_ITEM(top, 5)) || PyBytes_CheckExact(PyList_GET_ITEM(top, 5)))) {
             PyErr_SetString(PyExc_TypeError, "an open slice is [ts, name, cat, pid, tid, args, cell]");
             rc = ERR;
             goto done;
@@ -840,7 +1081,18 @@ static int track_event(State *st, Ev *e, uint64_t ts_ns) {
             rc = ERR;
             goto done;
         }
-        if (args != NULL && PyDict_Update(PyList_GET_ITEM(top, 5), args)) rc = ERR;
+        if (args != NULL && PyBytes_CheckExact(PyList_GET_ITEM(top, 5))) { /* its JSON, as the dict again */
+            PyObject *raw = PyList_GET_ITEM(top, 5);
+            PyObject *d = PyBytes_GET_SIZE(raw) ? PyObject_CallOneArg(g_decode, raw) : PyDict_New();
+            if (d == NULL || !PyDict_CheckExact(d)) {
+                if (d != NULL) PyErr_SetString(PyExc_TypeError, "an open slice's args are a JSON object");
+                Py_XDECREF(d);
+                rc = ERR;
+            } else {
+                PyList_SetItem(top, 5, d);
+            }
+        }
+        if (rc == OK && args != NULL && PyDict_Update(PyList_GET_ITEM(top, 5), args)) rc = ERR;
         if (rc == OK && e->flows) {
             cell = PyList_GET_ITEM(top, 6);
             Py_INCREF(cell);
@@ -860,7 +1112,7 @@ static int track_event(State *st, Ev *e, uint64_t ts_ns) {
         goto done;
     }
     /* BEGIN or INSTANT */
-    if (!(name = event_name(st, e, &rc)) || !(cat = event_cat(st, e, &rc)) || !(args = event_args(st, e, &rc)))
+    if (!(name = event_name(st, e, &rc)) || !(cat = event_cat(st, e, &rc)) || !(args = begin_args(st, e, &rc)))
         goto done;
     if (e->flows) {
         if (!(cell = new_cell()) || add_flows(st, e, ts, cell)) {

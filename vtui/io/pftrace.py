@@ -41,8 +41,8 @@ from vtui.io.pftrace_args import event_args
 from vtui.io.pftrace_fast import fast_available, fast_packets
 from vtui.io.pftrace_flows import Cell, FlowSteps
 from vtui.io.pftrace_state import Sequence, Track, Tracks, text
-from vtui.io.pftrace_stream import open_stream
-from vtui.io.protowire import PACKET_TAG, WireError, fields, iter_packets, varint
+from vtui.io.pftrace_stream import looks_like_packets, open_stream
+from vtui.io.protowire import iter_packets
 from vtui.io.reader import GZIP_MAGIC, MAX_INFLATE_RATIO, read_error
 
 FORM = "perfetto-protobuf"
@@ -72,44 +72,7 @@ def is_pftrace(path: str | Path) -> bool:
         return False
     if head[:2] == GZIP_MAGIC:
         return False  # a gzip named otherwise is read as JSON (its name says nothing)
-    return _looks_like_packets(head)
-
-
-def _looks_like_packets(head: bytes) -> bool:
-    """A first ``packet`` record whose opening fields parse as a TracePacket's."""
-    if head[:1] != bytes([PACKET_TAG]):
-        return False
-    rest = head[1:].lstrip()
-    if rest[:1] in (b"{", b"["):
-        return False  # JSON after a newline
-    try:
-        size, at = varint(head, 1)
-        body = head[at : at + size]
-        if len(body) < size:  # the packet goes on past the sniffed bytes: check what is there
-            body = body[: _last_whole_field(body)]
-        return bool(fields(body)) or size == 0
-    except (WireError, IndexError):
-        return False
-
-
-def _last_whole_field(body: bytes) -> int:
-    pos = last = 0
-    try:
-        while pos < len(body):
-            tag, pos = varint(body, pos)
-            kind = tag & 7
-            if kind == 0:
-                _, pos = varint(body, pos)
-            elif kind == 2:
-                n, pos = varint(body, pos)
-                pos += n
-            else:
-                pos += 8 if kind == 1 else 4
-            if pos <= len(body):
-                last = pos
-    except WireError:
-        pass
-    return last
+    return looks_like_packets(head)
 
 
 @dataclass
@@ -506,6 +469,8 @@ class PacketReader:
             return
         begun = stack.pop()
         if len(e.debug_annotations):
+            if isinstance(begun[ARGS], bytes):  # the C helper wrote its args as JSON
+                begun[ARGS] = msgspec.json.decode(begun[ARGS]) if begun[ARGS] else {}
             begun[ARGS].update(self._args(seq, e))
         if _has_flows(e):  # flows on an end event belong to the slice it ends
             if begun[CELL] is None:
@@ -593,8 +558,11 @@ class PacketReader:
         return event_args(seq, e, self._interned)
 
     @staticmethod
-    def _raw_args(args: dict[str, Any]) -> msgspec.Raw:
-        return msgspec.Raw(_ENCODE(args)) if args else EMPTY_RAW
+    def _raw_args(args: dict[str, Any] | bytes) -> msgspec.Raw:
+        """The args as stored: from a dict, or the JSON the C helper wrote of one."""
+        if not args:
+            return EMPTY_RAW
+        return msgspec.Raw(args if isinstance(args, bytes) else _ENCODE(args))
 
 
 def _has_flows(e: Any) -> bool:
