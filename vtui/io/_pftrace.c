@@ -710,7 +710,7 @@ static PyObject *event_args(State *st, Ev *e, int *rc) {
 
 /* ---- args as JSON, written directly --------------------------------------------------------- */
 
-#define DICT 2 /* the args need the dict path (a double, legacy JSON, a key twice): as the reference */
+#define DICT 2 /* the args need the dict path (a key twice...): as the reference */
 #define MAX_KEYS 32
 
 typedef struct {
@@ -886,7 +886,37 @@ static PyObject *args_json(State *st, Ev *e, int *rc) {
                 Py_DECREF(v);
                 break;
             }
-            default: /* a double (msgspec's own float text), legacy JSON (its values): the dict path */
+            case 5: case 9: { /* a double, legacy JSON's values: as msgspec writes them (the same text in a dict) */
+                PyObject *v;
+                if (val.num == 5) {
+                    double x;
+                    memcpy(&x, &val.v, 8);
+                    v = PyFloat_FromDouble(x);
+                } else {
+                    PyObject *text_ = PyUnicode_DecodeUTF8((const char *)val.d, (Py_ssize_t)val.n, NULL);
+                    if (text_ == NULL) goto error; /* (checked UTF-8 before) */
+                    v = PyObject_CallOneArg(g_decode, text_);
+                    Py_DECREF(text_);
+                    if (v == NULL) {
+                        if (PyErr_ExceptionMatches(PyExc_MemoryError)) goto error;
+                        PyErr_Clear();
+                        *rc = SLOW; /* what msgspec refuses the reference reads its own way */
+                        return NULL;
+                    }
+                }
+                if (v == NULL) goto error;
+                PyObject *out = PyObject_CallOneArg(g_encode, v);
+                Py_DECREF(v);
+                if (out == NULL) {
+                    PyErr_Clear();
+                    *rc = DICT;
+                    return NULL;
+                }
+                r = put(b, PyBytes_AS_STRING(out), (size_t)PyBytes_GET_SIZE(out));
+                Py_DECREF(out);
+                break;
+            }
+            default:
                 *rc = DICT;
                 return NULL;
             }
@@ -1341,6 +1371,89 @@ static PyObject *run(PyObject *self, PyObject *const *argv, Py_ssize_t argc) {
     return Py_BuildValue("nnnn", (Py_ssize_t)(p - base), need, st.rows, packets);
 }
 
+/* Flow steps joined as FlowSteps.resolve joins them (its Python loop is the reference): ``steps``
+ * sorted, each (ts, n, cell, ids, terminating); the flow bindings of the edges, two per edge. */
+static int add_edge(PyObject *out, PyObject *a, PyObject *b, Py_ssize_t k) {
+    static PyObject *s_flow;
+    if (s_flow == NULL && !(s_flow = PyUnicode_InternFromString("flow"))) return ERR;
+    PyObject *n = PyLong_FromSsize_t(k);
+    PyObject *key = n ? PyTuple_Pack(2, s_flow, n) : NULL;
+    Py_XDECREF(n);
+    if (key == NULL) return ERR;
+    PyObject *from = PyTuple_Pack(4, a, key, Py_False, Py_True), *to = PyTuple_Pack(4, b, key, Py_True, Py_False);
+    Py_DECREF(key);
+    int bad = from == NULL || to == NULL || PyList_Append(out, from) || PyList_Append(out, to);
+    Py_XDECREF(from);
+    Py_XDECREF(to);
+    return bad ? ERR : OK;
+}
+
+static PyObject *flow_edges(PyObject *self, PyObject *steps) {
+    (void)self;
+    if (!PyList_CheckExact(steps)) {
+        PyErr_SetString(PyExc_TypeError, "flow_edges(steps: list)");
+        return NULL;
+    }
+    PyObject *active = PyDict_New(), *out = PyList_New(0);
+    Py_ssize_t k = 0;
+    if (active == NULL || out == NULL) goto error;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(steps); i++) {
+        PyObject *step = PyList_GET_ITEM(steps, i);
+        if (!PyTuple_CheckExact(step) || PyTuple_GET_SIZE(step) != 5 || !PyList_CheckExact(PyTuple_GET_ITEM(step, 2)) ||
+            PyList_GET_SIZE(PyTuple_GET_ITEM(step, 2)) != 1 || !PyTuple_CheckExact(PyTuple_GET_ITEM(step, 3)) ||
+            !PyTuple_CheckExact(PyTuple_GET_ITEM(step, 4))) {
+            PyErr_SetString(PyExc_TypeError, "a flow step is (ts, n, [row], ids, terminating)");
+            goto error;
+        }
+        PyObject *row = PyList_GET_ITEM(PyTuple_GET_ITEM(step, 2), 0);
+        Py_INCREF(row);
+        Py_ssize_t r = PyLong_AsSsize_t(row);
+        if (r == -1 && PyErr_Occurred()) {
+            Py_DECREF(row);
+            goto error;
+        }
+        if (r < 0) {
+            Py_DECREF(row);
+            continue;
+        }
+        PyObject *ids = PyTuple_GET_ITEM(step, 3), *terms = PyTuple_GET_ITEM(step, 4);
+        int bad = 0;
+        for (Py_ssize_t j = 0; !bad && j < PyTuple_GET_SIZE(ids); j++) {
+            PyObject *ident = PyTuple_GET_ITEM(ids, j);
+            PyObject *source = PyDict_GetItemWithError(active, ident);
+            if (source == NULL && PyErr_Occurred()) {
+                bad = 1;
+                break;
+            }
+            if (source != NULL) {
+                int differ = PyObject_RichCompareBool(source, row, Py_NE);
+                if (differ < 0 || (differ && add_edge(out, source, row, k++))) bad = 1;
+            }
+            if (!bad && PyDict_SetItem(active, ident, row)) bad = 1;
+        }
+        for (Py_ssize_t j = 0; !bad && j < PyTuple_GET_SIZE(terms); j++) {
+            PyObject *ident = PyTuple_GET_ITEM(terms, j);
+            PyObject *source = PyDict_GetItemWithError(active, ident);
+            if (source == NULL) {
+                bad = PyErr_Occurred() != NULL;
+                continue;
+            }
+            Py_INCREF(source);
+            int differ = PyDict_DelItem(active, ident) ? -1 : PyObject_RichCompareBool(source, row, Py_NE);
+            if (differ < 0 || (differ && add_edge(out, source, row, k++))) bad = 1;
+            Py_DECREF(source);
+        }
+        Py_DECREF(row);
+        if (bad) goto error;
+    }
+    Py_DECREF(active);
+    return out;
+error:
+    Py_XDECREF(active);
+    Py_XDECREF(out);
+    return NULL;
+}
+
 static PyObject *configure(PyObject *self, PyObject *args) {
     (void)self;
     PyObject *ev, *raw, *empty, *enc, *dec, *seq;
@@ -1357,6 +1470,7 @@ static PyObject *configure(PyObject *self, PyObject *args) {
 static PyMethodDef methods[] = {
     {"configure", configure, METH_VARARGS, "configure(Event, Raw, EMPTY_RAW, json_encode, json_decode, Sequence)"},
     {"run", (PyCFunction)(void (*)(void))run, METH_FASTCALL, "run(state, buf, pos) -> (pos, need, rows, packets)"},
+    {"flow_edges", flow_edges, METH_O, "flow_edges(sorted steps) -> the flow bindings of their edges"},
     {NULL, NULL, 0, NULL},
 };
 

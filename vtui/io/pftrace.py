@@ -38,7 +38,7 @@ from vtui.gcpause import gc_paused
 from vtui.io.columns import ArgsWriter, Columns, ColumnSink
 from vtui.io.events import EMPTY_RAW, Event
 from vtui.io.pftrace_args import event_args
-from vtui.io.pftrace_fast import fast_available, fast_packets
+from vtui.io.pftrace_fast import fast_available, fast_packets, flow_edges
 from vtui.io.pftrace_flows import Cell, FlowSteps
 from vtui.io.pftrace_state import Sequence, Track, Tracks, text
 from vtui.io.pftrace_stream import looks_like_packets, open_stream
@@ -495,7 +495,7 @@ class PacketReader:
                 if s[CELL] is not None:
                     s[CELL][0] = row
         self._stacks.clear()
-        self.flows = self._flows.resolve()
+        self.flows = self._flows.resolve(None if self.pure_python else flow_edges())
 
     def _flow_cell(self, ts: int, e: Any, legacy: Any) -> Cell | None:
         """The cell for the row of the event's slice, its flows noted; None when it has none."""

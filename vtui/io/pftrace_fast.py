@@ -37,6 +37,11 @@ def fast_available() -> bool:
     return _helper is not None
 
 
+def flow_edges() -> Callable[[list], list] | None:
+    """The helper's join of sorted flow steps (``FlowSteps.resolve``), or None without it."""
+    return _helper.flow_edges if _helper is not None else None
+
+
 def fast_packets(reader: PacketReader, stream: TraceStream, progress: Callable[[float], None] | None) -> Iterator[None]:
     """Reads the stream into ``reader`` (its ``_out``, rows, packets); yields after each block so the
     caller hands the block's events out."""
