@@ -265,16 +265,77 @@ static PyObject *raw_args(PyObject *args) {
     return raw;
 }
 
-/* table[iid] as the reference reads an interned name: found -> it; iid 0 -> ""; else SLOW
- * (the reference counts it). */
-static PyObject *interned(PyObject *table, uint64_t iid, int *rc) {
-    PyObject *key = PyLong_FromUnsignedLongLong(iid);
-    if (key == NULL) {
-        *rc = ERR;
-        return NULL;
+/* ---- the reader's state ------------------------------------------------------------------------ */
+
+/* What an interned table holds for small iids, read once: borrowed from the table (which holds
+ * them), valid while the generation is; flushed when the sequence changes, clears, or the
+ * reference reader runs, and kept up to date when the helper interns. */
+#define MIRROR_MAX 65536
+typedef struct {
+    PyObject **ptr;
+    uint32_t *gen;
+    size_t cap;
+    uint32_t cur;
+} Mirror;
+
+typedef struct {
+    PyObject *seqs, *tracks, *keys, *stacks, *out, *steps, *slow;
+    Py_ssize_t rows;
+    /* the sequence of the last packet (borrowed from its object, which ``seqs`` holds) */
+    PyObject *seq_id, *seq, *names, *cats, *arg_names, *arg_strings;
+    Mirror mirrors[4]; /* names, cats, arg_names, arg_strings */
+} State;
+
+static void flush_mirrors(State *st) {
+    for (int k = 0; k < 4; k++) st->mirrors[k].cur++;
+}
+
+static void free_mirrors(State *st) {
+    for (int k = 0; k < 4; k++) {
+        PyMem_Free(st->mirrors[k].ptr);
+        PyMem_Free(st->mirrors[k].gen);
     }
+}
+
+static Mirror *mirror_of(State *st, PyObject *table) {
+    return table == st->names ? &st->mirrors[0] : table == st->cats ? &st->mirrors[1]
+         : table == st->arg_names ? &st->mirrors[2] : table == st->arg_strings ? &st->mirrors[3] : NULL;
+}
+
+static void mirror_put(Mirror *m, uint64_t iid, PyObject *v) {
+    if (m == NULL || iid >= MIRROR_MAX) return;
+    if (iid >= m->cap) {
+        size_t cap = m->cap ? m->cap : 256;
+        while (cap <= iid) cap *= 2;
+        PyObject **ptr = PyMem_Realloc(m->ptr, cap * sizeof *ptr);
+        if (ptr == NULL) return; /* (only a cache) */
+        m->ptr = ptr;
+        uint32_t *gen = PyMem_Realloc(m->gen, cap * sizeof *gen);
+        if (gen == NULL) return;
+        m->gen = gen;
+        memset(gen + m->cap, 0, (cap - m->cap) * sizeof *gen);
+        m->cap = cap;
+    }
+    m->ptr[iid] = v;
+    m->gen[iid] = m->cur + 1; /* generations start at 1: a fresh slot (0) is never current */
+}
+
+/* table[iid], borrowed; NULL: not there (no error) or an error (set). */
+static PyObject *find(State *st, PyObject *table, uint64_t iid) {
+    Mirror *m = mirror_of(st, table);
+    if (m != NULL && iid < m->cap && m->gen[iid] == m->cur + 1) return m->ptr[iid];
+    PyObject *key = PyLong_FromUnsignedLongLong(iid);
+    if (key == NULL) return NULL;
     PyObject *got = PyDict_GetItemWithError(table, key);
     Py_DECREF(key);
+    if (got != NULL) mirror_put(m, iid, got);
+    return got;
+}
+
+/* table[iid] as the reference reads an interned name: found -> it; iid 0 -> ""; else SLOW
+ * (the reference counts it). */
+static PyObject *interned(State *st, PyObject *table, uint64_t iid, int *rc) {
+    PyObject *got = find(st, table, iid);
     if (got != NULL) {
         Py_INCREF(got);
         return got;
@@ -291,16 +352,8 @@ static PyObject *interned(PyObject *table, uint64_t iid, int *rc) {
     return NULL;
 }
 
-/* ---- the reader's state ------------------------------------------------------------------------ */
-
-typedef struct {
-    PyObject *seqs, *tracks, *keys, *stacks, *out, *steps, *slow;
-    Py_ssize_t rows;
-    /* the sequence of the last packet (borrowed from its object, which ``seqs`` holds) */
-    PyObject *seq_id, *seq, *names, *cats, *arg_names, *arg_strings;
-} State;
-
 static void forget_seq(State *st) {
+    flush_mirrors(st);
     Py_CLEAR(st->seq_id);
     Py_CLEAR(st->seq);
     Py_CLEAR(st->names);
@@ -355,7 +408,7 @@ static int use_seq(State *st, uint64_t id) {
 
 /* One entry (iid 1, text 2) into ``table``; ``bytes_text``: an InternedString (bytes, decoded
  * with replacement characters, as the reference does) rather than a string field. */
-static int intern_entry(PyObject *table, const Field *entry, int bytes_text) {
+static int intern_entry(State *st, PyObject *table, const Field *entry, int bytes_text) {
     const uint8_t *p = entry->d, *end = entry->d + entry->n;
     Field f = {0};
     int r, rc = OK;
@@ -382,6 +435,7 @@ static int intern_entry(PyObject *table, const Field *entry, int bytes_text) {
     }
     int bad = PyDict_SetItem(table, key, s);
     Py_DECREF(key);
+    if (!bad) mirror_put(mirror_of(st, table), iid, s); /* (the table holds it now) */
     Py_DECREF(s);
     return bad ? ERR : OK;
 }
@@ -394,10 +448,10 @@ static int intern(State *st, const uint8_t *d, size_t n) {
     while ((r = next_field(&p, end, &f)) == 1) {
         if (f.wt != 2) return SLOW;
         switch (f.num) {
-        case 1: rc = intern_entry(st->cats, &f, 0); break;
-        case 2: rc = intern_entry(st->names, &f, 0); break;
-        case 3: rc = intern_entry(st->arg_names, &f, 0); break;
-        case 29: rc = intern_entry(st->arg_strings, &f, 1); break;
+        case 1: rc = intern_entry(st, st->cats, &f, 0); break;
+        case 2: rc = intern_entry(st, st->names, &f, 0); break;
+        case 3: rc = intern_entry(st, st->arg_names, &f, 0); break;
+        case 29: rc = intern_entry(st, st->arg_strings, &f, 1); break;
         default: return SLOW;
         }
         if (rc != OK) return rc;
@@ -446,10 +500,7 @@ static int annotation(State *st, const Field *ann, PyObject *args) {
     } else if (name.num == 10) {
         if (!(key = text(name.d, name.n, &rc))) return rc;
     } else {
-        PyObject *k = PyLong_FromUnsignedLongLong(name.v);
-        if (k == NULL) return ERR;
-        key = PyDict_GetItemWithError(st->arg_names, k);
-        Py_DECREF(k);
+        key = find(st, st->arg_names, name.v);
         if (key != NULL) {
             Py_INCREF(key);
         } else if (PyErr_Occurred()) {
@@ -483,7 +534,7 @@ static int annotation(State *st, const Field *ann, PyObject *args) {
             break;
         }
         case 6: value = text(val.d, val.n, &rc); break;
-        case 17: value = interned(st->arg_strings, val.v, &rc); break;
+        case 17: value = interned(st, st->arg_strings, val.v, &rc); break;
         case 9: { /* legacy JSON: msgspec reads it; what it refuses the reference reads its own way */
             PyObject *s = text(val.d, val.n, &rc);
             if (s == NULL) break;
@@ -620,7 +671,7 @@ static int parse_event(Ev *e) {
 /* The name as the reference reads it (``names.get(iid) or interned(...)``). */
 static PyObject *event_name(State *st, Ev *e, int *rc) {
     if (e->named == 23) return text(e->name.d, e->name.n, rc);
-    return interned(st->names, e->named ? e->name_iid : 0, rc);
+    return interned(st, st->names, e->named ? e->name_iid : 0, rc);
 }
 
 static PyObject *event_cat(State *st, Ev *e, int *rc) {
@@ -641,7 +692,7 @@ static PyObject *event_cat(State *st, Ev *e, int *rc) {
                 s = s_empty;
                 Py_INCREF(s);
             } else {
-                s = interned(st->cats, e->cat_iids[k], rc);
+                s = interned(st, st->cats, e->cat_iids[k], rc);
             }
             if (s == NULL) {
                 Py_DECREF(parts);
@@ -654,7 +705,7 @@ static PyObject *event_cat(State *st, Ev *e, int *rc) {
         if (out == NULL) *rc = ERR;
         return out;
     }
-    return interned(st->cats, e->cat_iids[0], rc);
+    return interned(st, st->cats, e->cat_iids[0], rc);
 }
 
 /* The event's args (a new dict), or NULL with *rc SLOW / ERR. */
@@ -825,10 +876,7 @@ static PyObject *args_json(State *st, Ev *e, int *rc) {
             k = name.d;
             kn = name.n;
         } else {
-            PyObject *iid = PyLong_FromUnsignedLongLong(name.v);
-            if (iid == NULL) goto error;
-            PyObject *key = PyDict_GetItemWithError(st->arg_names, iid); /* borrowed: the table holds it */
-            Py_DECREF(iid);
+            PyObject *key = find(st, st->arg_names, name.v); /* borrowed: the table holds it */
             if (key == NULL && PyErr_Occurred()) goto error;
             if (key == NULL && name.v) {
                 *rc = SLOW; /* not interned: the reference counts it */
@@ -880,7 +928,7 @@ static PyObject *args_json(State *st, Ev *e, int *rc) {
             }
             case 6: r = put_text(b, val.d, val.n); break;
             case 17: {
-                PyObject *v = interned(st->arg_strings, val.v, rc);
+                PyObject *v = interned(st, st->arg_strings, val.v, rc);
                 if (v == NULL) return NULL;
                 r = put_str_obj(b, v);
                 Py_DECREF(v);
@@ -1251,6 +1299,7 @@ static int packet(State *st, const uint8_t *d, size_t n) {
      * to the reference reader after all */
     if (cleared || (flags & 1)) {
         PyObject *got = PyObject_CallMethodNoArgs(st->seq, a_clear);
+        flush_mirrors(st);
         if (got == NULL) return ERR;
         Py_DECREF(got);
     } else if (dropped) {
@@ -1366,6 +1415,7 @@ static PyObject *run(PyObject *self, PyObject *const *argv, Py_ssize_t argc) {
         p = q + n;
     }
     forget_seq(&st);
+    free_mirrors(&st);
     PyBuffer_Release(&view);
     if (failed) return NULL;
     return Py_BuildValue("nnnn", (Py_ssize_t)(p - base), need, st.rows, packets);
