@@ -205,6 +205,11 @@ def _every_form() -> bytes:
     p = _packet(b, 700)  # what the reference reads (the helper hands these back)
     p.track_event.type, p.track_event.track_uuid = TE.TYPE_COUNTER, 4
     p.track_event.double_counter_value = 2.5
+    p = _packet(b, 705)  # the reference reads this one, and renames an iid the helper has read before
+    p.interned_data.event_names.add(iid=1, name="renamed by the reference")
+    p.track_event.type, p.track_event.track_uuid, p.track_event.counter_value = TE.TYPE_COUNTER, 4, 7
+    p = _packet(b, 706)
+    p.track_event.type, p.track_event.track_uuid, p.track_event.name_iid = TE.TYPE_INSTANT, 2, 1
     p = _packet(b, 710)
     p.track_event.type, p.track_event.track_uuid, p.track_event.name_iid = TE.TYPE_INSTANT, 2, 77  # never interned
     p = _packet(b, 720)
