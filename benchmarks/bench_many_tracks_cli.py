@@ -1,4 +1,4 @@
-"""CLI commands at 1,000,000 tracks (issue 31): ``vtui info`` (a line per track), ``vtui stats
+"""CLI commands at 1,000,000 tracks: ``vtui info`` (a line per track), ``vtui stats
 --track REGEX`` (the filter over every track's label) and ``vtui query`` over the track, thread,
 process, thread_track and counter_track tables, each in a fresh process reopening a warm cache
 entry, against a floor in the same run (a fresh process that imports vtui and reopens the same entry:

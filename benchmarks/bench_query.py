@@ -1,6 +1,6 @@
-"""Issue 28 speed: `SELECT name, COUNT(*), SUM(dur) FROM slice GROUP BY name` over 1M slices
+"""SQL speed: `SELECT name, COUNT(*), SUM(dur) FROM slice GROUP BY name` over 1M slices
 after the load (target ≤ 200 ms), against a floor measured in the same process: the same
-figures by numpy (`bincount` over the name ids). Also the thread join of the issue.
+figures by numpy (`bincount` over the name ids). Also the thread join.
 
 Each run is a fresh process that opens the trace from the index cache, then times every query
 `--repeat` times (median wall and CPU-s of the process: DuckDB's threads included). The first

@@ -26,7 +26,7 @@ PROBE = r"""
 import json, sys, time
 sys.path.insert(0, sys.argv[2])
 from vtui.load.trace import load_trace
-from vtui.ui.view import ViewState
+from vtui.ui.timeline.view import ViewState
 
 store = load_trace(sys.argv[1])  # from the cache entry
 cpu = time.process_time()

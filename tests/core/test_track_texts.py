@@ -1,4 +1,4 @@
-"""Track texts from the columns (issue 31, many tracks): ``vtui info``'s track lines, ``--track REGEX``
+"""Track texts from the columns (many tracks): ``vtui info``'s track lines, ``--track REGEX``
 and the app's filter ``t`` read each distinct process title / row title / label once and map it back
 with numpy. They must match what the simple path (one ``Track`` per row, its properties) gives, on the
 fixtures and on generated traces of many odd threads (odd ids, GPU labels, control characters), and
@@ -22,7 +22,7 @@ from vtui.regex_guard import compile_user
 from vtui.safe_text import safe_field
 from vtui.store.tracks import show_id
 from vtui.store.tracktable import TrackTable
-from vtui.ui.view import ViewState
+from vtui.ui.timeline.view import ViewState
 
 PATTERNS = ["1", "GPU", "proc 2 / t[0-4]", "^wide", "thread", "(a+)+$", "stream", "[", "KERNEL", "\\x1b"]
 

@@ -26,7 +26,7 @@ from vtui.load.parallel import ParallelDecode, can_start_workers, check_not_boot
 from vtui.options import LoadOptions
 from vtui.store import cache as trace_cache
 from vtui.store.build import build_store
-from vtui.store.parts import SourcePart
+from vtui.store.source_part import SourcePart
 from vtui.store.store import TraceStore
 
 Progress = Callable[[float], None]

@@ -13,6 +13,7 @@ import numpy as np
 
 from vtui.io.events import PH_CODE, UNKNOWN_PH
 from vtui.io.exactts import LARGE_US, NO_NS
+from vtui.store.build_thread import soon
 from vtui.store.build_warnings import BuildWarning, warning_if
 from vtui.store.containment import nesting_tolerance_ns
 from vtui.store.flows import FlowChains, FlowEvents, build_flows, flow_chains
@@ -21,9 +22,8 @@ from vtui.store.index import IntervalIndex
 from vtui.store.merge import Merged, merge_sources
 from vtui.store.nesting import nest
 from vtui.store.pairing import pair
-from vtui.store.parts import SourcePart
-from vtui.store.soon import soon
 from vtui.store.sorting import order_by
+from vtui.store.source_part import SourcePart
 from vtui.store.store import SourceInfo, TraceStore
 from vtui.store.tables import CounterTable, FlowTable, InstantTable, SliceTable
 from vtui.store.trackset import TrackSet

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from vtui.store.build_thread import soon
 from vtui.store.containment import containment_parents, depths
-from vtui.store.soon import soon
 
 
 @dataclass
