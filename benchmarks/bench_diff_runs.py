@@ -21,30 +21,28 @@ import argparse
 import contextlib
 import json
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from fresh import CPU_S, ROOT, load_average, run_child, warm_cache  # noqa: E402
+from fresh import cpu_s, load_average, run_case, warm_cache  # noqa: E402
 
-CHILD = CPU_S + r"""
-import json, sys
-sys.path.insert(0, sys.argv[3])
-from vtui.load.trace import load_trace
-from vtui.analysis.diff.engine import Run, diff_runs
 
-if __name__ == "__main__":
+def child(a: str, b: str) -> dict:
+    """One run: A and B reopened from their cache entries, then one ``diff_runs``."""
+    from vtui.analysis.diff.engine import Run, diff_runs
+    from vtui.load.trace import load_trace
+
     c = cpu_s()
-    a, b = load_trace(sys.argv[1]), load_trace(sys.argv[2])
+    sa, sb = load_trace(a), load_trace(b)
     load = cpu_s() - c
     c = cpu_s()
-    d = diff_runs([Run(a, "a")], [Run(b, "b")])
-    print(json.dumps({"diff": cpu_s() - c, "load": load, "events": a.event_count + b.event_count,
-                      "step_pairs": sum(d.kernels.step_pairs.values()),
-                      "changed": len(d.kernels.changed)}))
-"""
+    d = diff_runs([Run(sa, "a")], [Run(sb, "b")])
+    return {"diff": cpu_s() - c, "load": load, "events": sa.event_count + sb.event_count,
+            "step_pairs": sum(d.kernels.step_pairs.values()), "changed": len(d.kernels.changed)}
+
+
 GEMM = b"sm90_xmma_gemm_bf16bf16_bf16f32"
 RENAMED = b"Cijk_Alik_Bljk_BBS_MT128x128x64"  # the same family on another vendor
 
@@ -53,11 +51,9 @@ def bench(a: Path, b: Path, runs: int) -> dict:
     with contextlib.ExitStack() as stack:
         env = stack.enter_context(warm_cache(a))
         if b != a:  # B's entry in the same cache folder
-            subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[2]); "
-                            "from vtui.load.trace import load_trace; load_trace(sys.argv[1])", str(b), str(ROOT)],
-                           check=True, env=env)
+            run_case("fresh:open_trace", [str(b)], env)
         before = load_average()
-        got = [run_child(CHILD, [str(a), str(b), str(ROOT)], env) for _ in range(runs)]
+        got = [run_case("bench_diff_runs:child", [str(a), str(b)], env) for _ in range(runs)]
     med = statistics.median
     diff_s, load_s = med(g["diff"] for g in got), med(g["load"] for g in got)
     each = sorted(g["diff"] / max(g["load"], 1e-9) for g in got)

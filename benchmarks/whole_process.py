@@ -45,3 +45,18 @@ def export(trace: str, frac: str, out: str, cache: str) -> dict:
     plan = export_range(store, out, t0, t1, overwrite=True)
     c2, w2 = time.process_time(), time.perf_counter()
     return {"open_cpu": c1 - c0, "export_cpu": c2 - c1, "export_wall": w2 - w1, "events": plan.events}
+
+
+def cold_load(trace: str) -> dict:
+    """Import vtui and load ``trace`` without the cache, with one decoder (the pftrace reader is
+    serial): the process's own wall, CPU-s (start-up included) and peak RSS."""
+    import resource
+
+    from vtui.load.trace import load_trace
+
+    t = time.perf_counter()
+    store = load_trace(trace, cache=False, jobs=1)
+    wall = time.perf_counter() - t
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    return {"wall": wall, "cpu": ru.ru_utime + ru.ru_stime, "slices": len(store.slices), "rss_mb": ru.ru_maxrss / 1024}
+
