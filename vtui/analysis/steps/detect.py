@@ -24,7 +24,7 @@ from vtui.analysis.base.launched import launched_work, owners
 from vtui.analysis.base.stats import Stats, dense_unique, pct
 from vtui.analysis.gpu.graphs import CAPTURE_REGION
 from vtui.analysis.steps.step_names import ANNOTATION_REGEX, ENGINE_FRAME_REGEX
-from vtui.analysis.steps.trends import Trend, analyse_trend
+from vtui.analysis.steps.trends import Trend, analyse_trend, own_starts
 from vtui.regex_guard import compile_user
 from vtui.store.devices import (
     device_work_kinds,
@@ -113,8 +113,21 @@ class StepReport:
         return len(self.rows)
 
     @property
+    def own_starts(self) -> np.ndarray:
+        """Each step's own start: its start, or the previous steps' end when their device work
+        still ran (see ``trends.own_starts``)."""
+        return own_starts(self.starts, self.ends)
+
+    @property
     def durations(self) -> np.ndarray:
-        return self.ends - self.starts
+        """Each step's own time: from its own start to its end (the later of the annotation's end
+        and its device work's end)."""
+        return self.ends - self.own_starts
+
+    @property
+    def queued(self) -> np.ndarray:
+        """Per step: the time it began before the previous steps' device work ended (not its own)."""
+        return self.own_starts - self.starts
 
     @property
     def cpu_durations(self) -> np.ndarray:
@@ -124,7 +137,7 @@ class StepReport:
     @property
     def gpu_outlasts(self) -> np.ndarray:
         """Per step: the device work it launched ends after its annotation."""
-        return self.durations > self.cpu_durations
+        return self.ends - self.starts > self.cpu_durations
 
     @property
     def first_ns(self) -> int | None:
@@ -547,6 +560,6 @@ def analyse_steps(store: TraceStore, rng: TimeRange | None = None, regex: str | 
     t = store.tracks[track]
     where = f"{t.process_title} › {t.title}" if len(store.sources) > 1 else ""  # which rank's
     return StepReport(True, label, source, track, rows, starts, ends, phases, unattributed,
-                      analyse_trend(starts, ends), in_trace, run_start=int(rows[0]) == int(all_rows[0]),
+                      analyse_trend(own_starts(starts, ends), ends), in_trace, run_start=int(rows[0]) == int(all_rows[0]),
                       cpu_ends=cpu_ends, op_phases=op_phases, op_unattributed_ns=op_unattributed, where=where,
                       processes=processes, process=_process_of(store, track))
