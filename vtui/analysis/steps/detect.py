@@ -169,13 +169,24 @@ class StepReport:
         return 1e9 / rest.mean if rest and rest.mean > 0 else None
 
 
+# OS / libc calls that wait (a lock, a condition, a descriptor, a timer): recorded by name whatever the
+# profiler (Nsight's osrt, perf, uftrace, a hand-made tracer), they are a thread waiting, never a unit
+# of work, however regularly they repeat. Literals only: linear matching.
+OS_WAIT_NAME = re.compile(
+    r"^_*(?:pthread_(?:cond_(?:timed|clock)?wait|mutex_(?:timed|clock)?lock|join|barrier_wait|rwlock_(?:timed)?(?:rd|wr)lock)"
+    r"|sem_(?:timed|clock)?wait|futex(?:_wait)?|poll|ppoll|epoll_p?wait2?|select|pselect6?|(?:clock_)?nanosleep|usleep|sleep"
+    r"|sched_yield|wait|waitpid|waitid|wait4|accept4?|recv|recvfrom|recvmsg|recvmmsg|sigwaitinfo|sigtimedwait|sigsuspend"
+    r"|io_getevents|io_uring_enter|msgrcv)(?:@@?[\w.]+)?$")
+
+
 def _cpu_candidates(store: TraceStore) -> np.ndarray:
     """Per slice: may be a step (on a CPU thread, not device work, not the profiler's whole-run
     span; async spans overlap freely and belong to no thread, so they are not steps; nothing on a
-    runtime / profiler helper thread or an OS call; nothing inside a CUDA-graph capture region, whose
-    forward is a dummy run)."""
+    runtime / profiler helper thread or an OS call (by category, or an OS wait by name); nothing inside
+    a CUDA-graph capture region, whose forward is a dummy run)."""
     return store.memo("step_candidates", lambda: on_thread_track(store) & (device_work_kinds(store) == 0)
-                      & ~whole_run_mask(store) & ~helper_mask(store) & ~_in_capture(store))
+                      & ~whole_run_mask(store) & ~helper_mask(store) & ~name_mask(store, OS_WAIT_NAME)
+                      & ~_in_capture(store))
 
 
 def _in_capture(store: TraceStore) -> np.ndarray:
@@ -404,8 +415,9 @@ def _why_no_steps(store: TraceStore) -> str:
     if forwards:
         out.append(f"{forwards} model forward pass(es) without LLM evidence (no generate(), no LM head, or many "
                    "tokens per sequence after the first): forwards, not serving steps")
-    if helper_mask(store).any():
-        out.append("calls on runtime / profiler helper threads and OS-runtime calls are never steps")
+    if helper_mask(store).any() or name_mask(store, OS_WAIT_NAME).any():
+        out.append("calls on runtime / profiler helper threads and OS-runtime calls (waits: poll, "
+                   "pthread_cond_wait, futex …) are never steps")
     return "; ".join(out)
 
 
