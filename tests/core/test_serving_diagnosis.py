@@ -254,20 +254,22 @@ def test_os_runtime_calls_on_helper_threads_are_never_steps(tmp_path: Path, caps
     d = cli_json(capsys, "insights", path, "--json", "--no-cache")
     text = " ".join(f["message"] + " " + f["hint"] for f in d["findings"])
     assert "no repeating step found" in text and not any(w in text for w in NO_LLM_WORDS)
-    # each rule on its own (a Chrome trace): an OS call on any thread, any call on a helper thread; the
-    # control, the same calls as operators on an application thread, are steps, and still no LLM words
-    def polls_on(thread: str, cat: str) -> list[dict]:
+    # each rule on its own (a Chrome trace): an OS call on any thread, any call on a helper thread, an OS
+    # wait by name on any thread; the control, the same shape of work on an application thread, is
+    # steps, and still no LLM words
+    def polls_on(thread: str, cat: str, name: str = "poll") -> list[dict]:
         ev = [{"ph": "M", "name": "thread_name", "pid": 1, "tid": 7, "args": {"name": thread}}]
         t = 1_000.0
         for i in range(17):
             dur = 61_000.0 if i == 0 else 10_000.0 + i * 1_000.0
-            ev.append(X("poll", t, dur, cat=cat, pid=1, tid=7))
+            ev.append(X(name, t, dur, cat=cat, pid=1, tid=7))
             t += dur + 100.0
         return ev
 
-    for thread, cat in (("cuda-EvtHandlr", "cpu_op"), ("CUPTI worker thread", "cpu_op"), ("worker", "osrt")):
+    for thread, cat in (("cuda-EvtHandlr", "cpu_op"), ("CUPTI worker thread", "cpu_op"), ("worker", "osrt"),
+                        ("worker", "cpu_op")):
         assert not analyse_steps(load_events(tmp_path, polls_on(thread, cat), f"{cat}.json")).present, thread
-    other = load_events(tmp_path, polls_on("worker", "cpu_op"), "app.json")
+    other = load_events(tmp_path, polls_on("worker", "cpu_op", "process_batch"), "app.json")
     assert analyse_steps(other).count == 17
     found = compute_insights(other).findings
     assert {"slow_first", "staircase"} <= {f.kind for f in found}
