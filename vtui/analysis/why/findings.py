@@ -277,6 +277,25 @@ def gpu_findings(g: GpuReport, graph_kernel_ns: int = 0) -> list[Finding]:
     return out
 
 
+CAPTURE_SHARE = 0.5  # launch calls made while capturing a graph: a capture trace
+CAPTURE_REFRAMED = ("gpu_busy", "gpu_waits_cpu", "gpu_queued", "memcpy", "launch_delay")
+
+
+def capture_findings(found: list[Finding], captured: int, calls: int, gpu_ops: int) -> list[Finding]:
+    """A trace that mostly captures CUDA/HIP graphs: its launch calls record kernels into a graph and
+    run nothing, so the GPU's busy and idle time, its copies and launch delays cover only the few
+    ops run outside capture (warm-up, inputs). Those findings go; one says why."""
+    if not calls or captured < CAPTURE_SHARE * calls:
+        return found
+    out = [Finding("graph_capture", INFO,
+                   f"{captured:,} of {calls:,} launch calls are made while a CUDA/HIP graph is captured: they record "
+                   f"kernels into the graph and run nothing here, so GPU busy, idle, copy and launch-delay figures "
+                   f"cover only the {gpu_ops:,} device ops that ran (warm-up, inputs)",
+                   "a capture trace shows how graphs are built, not the GPU at work: profile the replay (and pass "
+                   "this trace as its --capture) for GPU figures")]
+    return out + [f for f in found if f.kind not in CAPTURE_REFRAMED]
+
+
 def memory_findings(m: MemoryReport) -> list[Finding]:
     if not m.present or m.main is None:
         return [Finding("memory", INFO, "no [memory] events in this trace", "profile with profile_memory=True")]
