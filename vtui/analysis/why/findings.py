@@ -31,6 +31,7 @@ FP32_GEMM_SHARE = 10.0
 COMM_SHARE = 10.0  # communication kernels' share of kernel time worth saying
 PYTHON_SHARE = 30.0
 GAP_SHARE = 10.0
+LAUNCH_GAP_NS = 100_000  # a mean CPU wait per gap above this is host work between launches, not launch cost
 GRAPH_SHARE = 50.0  # kernel time already replayed from CUDA/HIP graphs: no "use CUDA graphs" advice
 
 STEP_OPTION = "pass --step REGEX"  # the CLI's way to name the steps (the app says its own key)
@@ -224,10 +225,18 @@ def gpu_findings(g: GpuReport, graph_kernel_ns: int = 0) -> list[Finding]:
     denom = g.range_ns * max(len(g.devices), 1)
     cpu_share = pct(g.idle_cpu_launch_ns, denom)
     if cpu_share >= IDLE_CPU_SHARE:
+        per_gap = g.idle_cpu_launch_ns / g.idle_cpu_gaps if g.idle_cpu_gaps else 0.0
+        # Launch cost is microseconds a kernel: gaps of a millisecond are the host busy elsewhere, which
+        # fusion or graphs would not remove.
+        host_work = per_gap >= LAUNCH_GAP_NS
+        gaps = f" over {g.idle_cpu_gaps:,} gaps, {fd(per_gap)} each on average" if g.idle_cpu_gaps else ""
         out.append(Finding("gpu_waits_cpu", WARNING,
-                           f"GPU idle {fd(g.idle_cpu_launch_ns)} ({cpu_share:.1f}%) before the CPU launched the next work "
-                           f"(launched and then queued: {fd(g.idle_queued_ns + g.idle_dependency_ns)})",
+                           f"GPU idle {fd(g.idle_cpu_launch_ns)} ({cpu_share:.1f}%) before the CPU launched the next work"
+                           f"{gaps} (launched and then queued: {fd(g.idle_queued_ns + g.idle_dependency_ns)})",
                            in_graphs if replay else
+                           "not per-kernel launch cost (microseconds): the host was busy elsewhere between launches "
+                           "(a blocking call, data preparation, scheduling, Python, I/O or communication setup); "
+                           "see what the CPU threads run in those gaps and overlap it with the GPU" if host_work else
                            "launch-bound: fewer, larger kernels (fusion, torch.compile) or CUDA graphs "
                            "(mode='reduce-overhead') cut per-kernel CPU cost"))
     dep_share = pct(g.idle_dependency_ns, denom)
