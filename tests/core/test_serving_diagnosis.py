@@ -308,8 +308,13 @@ def test_a_blocking_copy_that_dominates_the_step_is_the_headline(tmp_path: Path,
     d = cli_json(capsys, "insights", path, "--json")
     head = d["findings"][0]
     assert head["kind"] == "step_blocked" and head["severity"] == "high"
-    assert head["message"] == (f"step #0: 463 ms of its 465 ms ({100 * share:.0f}%) is the host blocked in "
-                               "hipMemcpyWithStream ×1 (from aten::_local_scalar_dense)")
+    call = blocking[0]  # plain Python: the device work running while the host was blocked
+    busy = sum(max(0.0, min(e["ts"] + e["dur"], call["ts"] + call["dur"]) - max(e["ts"], call["ts"]))
+               for e in events if e["cat"] in ("kernel", "gpu_memcpy", "gpu_memset"))
+    assert head["message"] == (f"step #0: 463 ms of its annotation's 465 ms ({100 * share:.0f}%) is the host blocked in "
+                               f"hipMemcpyWithStream ×1 (from aten::_local_scalar_dense); the GPU was busy "
+                               f"{busy / 1000:.3f} ms of that time")
+    assert head["hint"].startswith("the GPU sat idle while the host waited")  # held behind the stream wait
     sync = {x["name"]: x for x in d["sync"]["by_name"]}
     assert sync["hipMemcpyWithStream"]["blocking"] is True and sync["hipStreamWaitEvent"]["blocking"] is False
     assert (d["sync"]["blocking_count"], d["sync"]["blocking_ns"]) == (1, _ns(463_000.0))

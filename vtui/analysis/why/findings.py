@@ -32,6 +32,7 @@ COMM_SHARE = 10.0  # communication kernels' share of kernel time worth saying
 PYTHON_SHARE = 30.0
 GAP_SHARE = 10.0
 LAUNCH_GAP_NS = 100_000  # a mean CPU wait per gap above this is host work between launches, not launch cost
+BLOCKED_BUSY_SHARE = 0.5  # the GPU busy less than this share of a blocking call's time: it waited on no queued work
 GRAPH_SHARE = 50.0  # kernel time already replayed from CUDA/HIP graphs: no "use CUDA graphs" advice
 
 STEP_OPTION = "pass --step REGEX"  # the CLI's way to name the steps (the app says its own key)
@@ -103,9 +104,16 @@ def blocking_findings(blocks: list[StepBlock], steps: int) -> list[Finding]:
     b = worst[0]
     more = f"; {len(worst) - 1} more of {steps} steps likewise" if len(worst) > 1 else ""
     where = f" (from {b.caller})" if b.caller else ""
+    # What the host waited for: queued device work (the GPU busy meanwhile), or, with the GPU idle,
+    # something the stream was held behind (a stream wait, another stream or process, untraced work).
+    idle = 0 <= b.device_busy_ns < BLOCKED_BUSY_SHARE * b.ns
+    gpu = f"; the GPU was busy {fd(b.device_busy_ns)} of that time" if b.device_busy_ns >= 0 else ""
     return [Finding("step_blocked", HIGH,
-                    f"step #{b.step}: {fd(b.ns)} of its {fd(b.step_ns)} ({100 * b.share:.0f}%) is the host blocked in "
-                    f"{b.name} ×{b.calls}{where}{more}",
+                    f"step #{b.step}: {fd(b.ns)} of its annotation's {fd(b.step_ns)} ({100 * b.share:.0f}%) is the host "
+                    f"blocked in {b.name} ×{b.calls}{where}{more}{gpu}",
+                    "the GPU sat idle while the host waited: the call was held behind something other than queued "
+                    "work (a stream wait on an event, another stream or process, work from before the trace); see "
+                    "the GPU section's idle split for what held it, and move the sync out of the step" if idle else
                     "a blocking call waits for every GPU op queued before it: the step's time is that work (see the "
                     "GPU section), and the host idles meanwhile; move the sync (.item(), .cpu(), .tolist(), a "
                     "synchronous copy) out of the step, or copy with non_blocking=True into pinned memory")]
@@ -302,7 +310,10 @@ def capture_findings(found: list[Finding], captured: int, calls: int, gpu_ops: i
                    f"cover only the {gpu_ops:,} device ops that ran (warm-up, inputs)",
                    "a capture trace shows how graphs are built, not the GPU at work: profile the replay (and pass "
                    "this trace as its --capture) for GPU figures")]
-    return out + [f for f in found if f.kind not in CAPTURE_REFRAMED]
+    at = next((i for i, f in enumerate(found) if f.kind in CAPTURE_REFRAMED), len(found))  # where the GPU's findings were
+    kept = [f for f in found if f.kind not in CAPTURE_REFRAMED]
+    at = sum(1 for f in found[:at] if f.kind not in CAPTURE_REFRAMED)
+    return kept[:at] + out + kept[at:]
 
 
 def memory_findings(m: MemoryReport) -> list[Finding]:
