@@ -213,22 +213,24 @@ def _in_capture_now(store: TraceStore) -> np.ndarray:
 
 def _llm_forwards(store: TraceStore, rows: np.ndarray) -> bool:
     """Whether transformers' forward passes are a language model generating: generate() around
-    them or an LM-head module (its class) as or inside them, and, where the token ids' shapes are
-    recorded, the passes after the first feed about one token per sequence (decode)."""
+    them, or an LM-head module (its class) as or inside them over more than one pass (one forward
+    of an LM-head model scores a batch: it generates nothing, so it is no prefill and no TTFT),
+    and, where the token ids' shapes are recorded, the passes after the first feed about one token
+    per sequence (decode)."""
     if not len(rows):
         return False
     s = store.slices
-    lm = name_mask(store, LM_MODULE)
-    evidence = bool(lm[rows].any())
-    if not evidence:
-        gen = name_mask(store, GENERATE_FRAME)
-        anc = s.parent[rows].astype(np.int64)
-        while len(anc) and not evidence:
-            anc = anc[anc >= 0]
-            evidence = bool(gen[anc].any())
-            anc = s.parent[anc].astype(np.int64)
-    if not evidence and lm.any():
-        evidence = bool((owners(store, rows, np.flatnonzero(lm)) >= 0).any())
+    gen = name_mask(store, GENERATE_FRAME)
+    generating = False
+    anc = s.parent[rows].astype(np.int64)
+    while len(anc) and not generating:
+        anc = anc[anc >= 0]
+        generating = bool(gen[anc].any())
+        anc = s.parent[anc].astype(np.int64)
+    evidence = generating
+    if not evidence and len(rows) > 1:
+        lm = name_mask(store, LM_MODULE)
+        evidence = bool(lm[rows].any()) or (bool(lm.any()) and bool((owners(store, rows, np.flatnonzero(lm)) >= 0).any()))
     if not evidence:
         return False
     per_seq = _tokens_per_sequence(store, rows[1:])
