@@ -68,3 +68,35 @@ def test_millisecond_gaps_are_host_work_not_launch_cost(tmp_path):
     f = _gpu_waits_cpu(tmp_path, trace)
     assert f"over {len(gaps):,} gaps" in f.message
     assert "launch-bound" not in f.hint and "host was busy elsewhere" in f.hint
+
+
+def test_launch_delay_from_call_end_leaves_out_synchronous_calls(tmp_path):
+    """HTA's delay from the call's end means nothing for a synchronous cudaMemcpy (it returns after its
+    copy: a negative 'delay' of the copy's length); it is taken over the asynchronous launches only."""
+    from vtui.analysis.gpu.activity import analyse_gpu
+
+    ev: list[dict] = [{"ph": "M", "name": "process_labels", "pid": 0, "tid": 0, "args": {"labels": "GPU 0"}}]
+    corr, t = 0, 100.0
+    for _ in range(5):
+        corr += 1
+        ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaMemcpy", "ts": t, "dur": 20_000, **CPU,
+                   "args": {"correlation": corr}})
+        ev.append({"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pageable -> Device)", "ts": t + 100,
+                   "dur": 19_800, "pid": 0, "tid": 7, "args": {"correlation": corr, "stream": 7}})
+        corr += 1
+        ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": t + 20_010, "dur": 4, **CPU,
+                   "args": {"correlation": corr}})
+        ev.append({"ph": "X", "cat": "kernel", "name": "saxpy", "ts": t + 20_016, "dur": 50, "pid": 0, "tid": 7,
+                   "args": {"correlation": corr, "stream": 7}})
+        t += 30_000
+    path = tmp_path / "sync.json"
+    path.write_text(json.dumps({"traceEvents": ev}))
+    g = analyse_gpu(load_trace(path, cache=False))
+    call = {e["args"]["correlation"]: e for e in ev if e.get("cat") == "cuda_runtime"}
+    after = [e["ts"] - (call[e["args"]["correlation"]]["ts"] + call[e["args"]["correlation"]]["dur"])
+             for e in ev if e.get("cat") == "kernel"]  # plain Python: the asynchronous launches
+    assert g.launch_after_return is not None and g.launch_after_return.count == len(after) == 5
+    assert g.launch_after_return.mean == round(sum(after) / len(after) * 1000)
+    assert g.launch is not None and g.launch.count == 10
+    f = next(f for f in compute_insights(load_trace(path, cache=False)).findings if f.kind == "launch_delay")
+    assert "5 synchronous calls left out" in f.message

@@ -20,7 +20,15 @@ import numpy as np
 from vtui.analysis.base.comm import COMM_KERNEL, comm_rows
 from vtui.analysis.base.launched import device_work_launches, launch_of
 from vtui.analysis.base.stats import Stats, merge_intervals, pct
-from vtui.store.devices import KERNEL, MEMCPY, MEMSET, device_work_kinds, name_mask, runtime_mask
+from vtui.store.devices import (
+    BLOCKING_SYNC_NAME,
+    KERNEL,
+    MEMCPY,
+    MEMSET,
+    device_work_kinds,
+    name_mask,
+    runtime_mask,
+)
 from vtui.store.grouping import distinct_ids
 from vtui.store.slicetime import TimeRange, over
 from vtui.store.store import TraceStore
@@ -90,7 +98,7 @@ class GpuReport:
     memcpy_by_direction: dict[str, int] = field(default_factory=dict)
     memcpy_bytes_by_direction: dict[str, int] = field(default_factory=dict)  # from the "bytes" arg, where given
     launch: Stats | None = None  # GPU start - CPU launch call start ("from call start")
-    launch_after_return: Stats | None = None  # GPU start - CPU launch call end ("from call end", HTA's)
+    launch_after_return: Stats | None = None  # GPU start - CPU launch call end ("from call end", HTA's); asynchronous calls only
     launches_paired: int = 0
     gpu_ops_in_range: int = 0
     worst_launch_kernel: str = ""
@@ -313,7 +321,9 @@ def analyse_gpu(store: TraceStore, rng: TimeRange | None = None, top: int = 10) 
         g, c = rows[paired], launch[paired]
         delay = s.start_ns[g] - s.start_ns[c]
         out.launch = Stats.of(delay)
-        out.launch_after_return = Stats.of(s.start_ns[g] - s.end_ns[c])
+        # A synchronous call (cudaMemcpy) returns after its work ends: "from its end" is no delay.
+        live = ~name_mask(store, BLOCKING_SYNC_NAME)[c]
+        out.launch_after_return = Stats.of(s.start_ns[g[live]] - s.end_ns[c[live]])
         out.worst_launch_kernel = store.name(int(g[int(np.argmax(delay))]))
 
     k_rows, k_clip = rows[kernel], clip[kernel]

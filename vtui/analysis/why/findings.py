@@ -272,11 +272,14 @@ def gpu_findings(g: GpuReport, graph_kernel_ns: int = 0) -> list[Finding]:
         out.append(Finding("memcpy", WARNING, f"memcpy {g.memcpy_pct:.1f}% and memset {g.memset_pct:.1f}% of GPU time ({dirs})",
                            "keep tensors on the GPU across steps; use pinned memory and non_blocking=True for copies "
                            "that must happen"))
-    if g.launch and g.launch_after_return:  # both come from the same paired launches
+    if g.launch:
+        after = g.launch_after_return
+        sync = g.launches_paired - (after.count if after else 0)
+        end = (f"; from call end (HTA): mean {fd(after.mean)}" if after else "") + (
+            f" ({sync:,} synchronous calls left out: they return after their work)" if sync else "")
         out.append(Finding("launch_delay", INFO,
                            f"kernel launch delay from call start: mean {fd(g.launch.mean)}, p90 {fd(g.launch.p90)}, "
-                           f"worst {fd(g.launch.max)}; from call end (HTA): mean {fd(g.launch_after_return.mean)} "
-                           f"({g.launches_paired:,} launches)",
+                           f"worst {fd(g.launch.max)}{end} ({g.launches_paired:,} launches)",
                            "long delays with a busy GPU mean a deep queue (fine); with an idle GPU they point at the "
                            "driver or contention"))
     if g.comm_pct >= COMM_SHARE:
