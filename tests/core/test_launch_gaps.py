@@ -68,6 +68,7 @@ def test_millisecond_gaps_are_host_work_not_launch_cost(tmp_path):
     f = _gpu_waits_cpu(tmp_path, trace)
     assert f"over {len(gaps):,} gaps" in f.message
     assert "launch-bound" not in f.hint and "host was busy elsewhere" in f.hint
+    assert f"in {sum(1 for x in gaps if x >= 1000)} longer" in f.message  # the pauses, each over 1 ms
 
 
 def test_launch_delay_from_call_end_leaves_out_synchronous_calls(tmp_path):

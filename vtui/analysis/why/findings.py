@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass
 from vtui.analysis.base.comm import is_comm
 from vtui.analysis.base.stats import pct
 from vtui.analysis.calltree.python_overhead import PythonReport
-from vtui.analysis.gpu.activity import GpuReport, precision_of
+from vtui.analysis.gpu.activity import LAUNCH_SIZED_GAP_NS, GpuReport, precision_of
 from vtui.analysis.gpu.graphs import GraphReport
 from vtui.analysis.gpu.memory import MemoryReport
 from vtui.analysis.slices.caches import CacheReport
@@ -31,7 +31,6 @@ FP32_GEMM_SHARE = 10.0
 COMM_SHARE = 10.0  # communication kernels' share of kernel time worth saying
 PYTHON_SHARE = 30.0
 GAP_SHARE = 10.0
-LAUNCH_GAP_NS = 100_000  # a mean CPU wait per gap above this is host work between launches, not launch cost
 BLOCKED_BUSY_SHARE = 0.5  # the GPU busy less than this share of a blocking call's time: it waited on no queued work
 GRAPH_SHARE = 50.0  # kernel time already replayed from CUDA/HIP graphs: no "use CUDA graphs" advice
 
@@ -233,16 +232,18 @@ def gpu_findings(g: GpuReport, graph_kernel_ns: int = 0) -> list[Finding]:
     denom = g.range_ns * max(len(g.devices), 1)
     cpu_share = pct(g.idle_cpu_launch_ns, denom)
     if cpu_share >= IDLE_CPU_SHARE:
-        per_gap = g.idle_cpu_launch_ns / g.idle_cpu_gaps if g.idle_cpu_gaps else 0.0
-        # Launch cost is microseconds a kernel: gaps of a millisecond are the host busy elsewhere, which
-        # fusion or graphs would not remove.
-        host_work = per_gap >= LAUNCH_GAP_NS
-        gaps = f" over {g.idle_cpu_gaps:,} gaps, {fd(per_gap)} each on average" if g.idle_cpu_gaps else ""
+        # Launch cost is microseconds a kernel: longer gaps are the host busy elsewhere, which fusion or
+        # graphs would not remove. The hint follows where most of the time is.
+        long_ns, long_gaps = g.idle_cpu_launch_ns - g.idle_cpu_short_ns, g.idle_cpu_gaps - g.idle_cpu_short_gaps
+        host_work = g.idle_cpu_gaps > 0 and long_ns > g.idle_cpu_short_ns  # gaps not counted: as before
+        gaps = (f" over {g.idle_cpu_gaps:,} gaps: {fd(g.idle_cpu_short_ns)} in {g.idle_cpu_short_gaps:,} under "
+                f"{fd(LAUNCH_SIZED_GAP_NS)} (per-op launch and dispatch cost), {fd(long_ns)} in {long_gaps:,} longer"
+                if g.idle_cpu_gaps else "")
         out.append(Finding("gpu_waits_cpu", WARNING,
                            f"GPU idle {fd(g.idle_cpu_launch_ns)} ({cpu_share:.1f}%) before the CPU launched the next work"
                            f"{gaps} (launched and then queued: {fd(g.idle_queued_ns + g.idle_dependency_ns)})",
                            in_graphs if replay else
-                           "not per-kernel launch cost (microseconds): the host was busy elsewhere between launches "
+                           "not per-op launch cost: the host was busy elsewhere between launches "
                            "(a blocking call, data preparation, scheduling, Python, I/O or communication setup); "
                            "see what the CPU threads run in those gaps and overlap it with the GPU" if host_work else
                            "launch-bound: fewer, larger kernels (fusion, torch.compile) or CUDA graphs "
