@@ -14,6 +14,7 @@ from vtui.analysis.health.items import (
     IDLE_SPLIT,
     LAUNCH_DELAY,
     SYNC_POINTS,
+    TPOT,
     TTFT,
     HealthItem,
     examples_of,
@@ -128,7 +129,7 @@ def _first_work_late(store: TraceStore, rows: np.ndarray, launch: np.ndarray, of
             "started was still running, or the clocks are offset; a step's time to its GPU end (TTFT, TPOT, the first "
             "step) and launch delays include it",
             1, examples_of(store, rows[first:first + 1], lambda r: f"starts late on an idle device: {slice_name(store, r)}"),
-            (TTFT, LAUNCH_DELAY, CRITICAL_PATH, IDLE_SPLIT), {"late_ns": late, "device": label}))
+            (TTFT, TPOT, LAUNCH_DELAY, CRITICAL_PATH, IDLE_SPLIT), {"late_ns": late, "device": label}))
     return out
 
 
