@@ -12,11 +12,16 @@ from vtui.cli import main
 from vtui.fmt import format_duration as fd
 
 STEP_KEYS = {"index", "kind", "prefill_requests", "prefill_tokens", "decode_requests", "decode_tokens", "start_ns",
-             "dur_ns", "cpu_dur_ns", "gpu_outlasts", "gpu_ns"}
+             "dur_ns", "cpu_dur_ns", "gpu_outlasts", "gpu_ns", "queued_ns"}
 SERVING_KEYS = {"present", "source", "steps", "prefill_steps", "decode_steps", "mixed_steps", "unknown_steps",
                 "prefill_tokens", "decode_tokens", "ttft_ns", "ttft_cpu_ns", "tpot_ns", "decode_tokens_per_s", "steady", "kinds",
                 "slow_prefills"}
 GRAPH_KEYS = {"present", "launches", "kernels", "kernel_ns", "launch_delay", "per_step", "capture"}
+
+
+def _own(true):
+    """Each step's own time: from its start, or the previous steps' end while their GPU work still ran."""
+    return [e - max(a, max([x for _, _, x in true[:i]], default=a)) for i, (a, _, e) in enumerate(true)]
 
 
 def _capture_events():
@@ -39,11 +44,11 @@ def test_json_keys_and_figures(tmp_path, capsys):
     assert sv["decode_steps"] == len(LOOP) - 2 and sv["decode_tokens"] == sum(mt for *_, mt, _ in LOOP)
     assert sv["prefill_tokens"] == sum(nt for _, nt, *_ in LOOP)
     true = true_steps()  # a step ends at the later of its annotation's end and its GPU work's end
-    assert sv["tpot_ns"] == statistics.median(e - a for (a, _, e), (n, _, m, _, _) in zip(true, LOOP) if m and not n)
+    assert sv["tpot_ns"] == statistics.median(d for d, (n, _, m, _, _) in zip(_own(true), LOOP) if m and not n)
     assert [(s["dur_ns"], s["cpu_dur_ns"], s["gpu_outlasts"]) for s in sv["steps"]] == \
-        [(e - a, c - a, e > c) for a, c, e in true]
+        [(d, c - a, e > c) for (a, c, e), d in zip(true, _own(true))]
     assert sv["ttft_ns"] == true[0][2] - true[0][0] and sv["ttft_cpu_ns"] == true[0][1] - true[0][0]
-    assert d["steps"]["durations_ns"] == [e - a for a, _, e in true]
+    assert d["steps"]["durations_ns"] == _own(true)
     assert d["steps"]["cpu_durations_ns"] == [c - a for a, c, _ in true]
     assert (g["launches"], g["kernels"], g["kernel_ns"]) == (1, 3, 75_000) and g["capture"] is None
     assert main(["insights", str(path)]) == 0

@@ -105,8 +105,19 @@ def _expected(events: list[dict], t0: int, t1: int) -> dict:
                 acc = table[e["name"]]
                 acc[0], acc[1], acc[2] = acc[0] + self_of[i], acc[1] + cut[i][1] - cut[i][0], acc[2] + 1
     threads = len({e["tid"] for e in sel.values() if is_op(e)})
-    syncs = [i for i, e in sel.items() if e["name"] in ("cudaStreamSynchronize", "cudaDeviceSynchronize")
-             or (e["cat"] == "mtia_runtime" and "ynchroni" in e["name"])]
+    def is_sync(e) -> bool:
+        return e["name"] in ("cudaStreamSynchronize", "cudaDeviceSynchronize") or (
+            e["cat"] == "mtia_runtime" and "ynchroni" in e["name"])
+
+    def inside_a_sync(i) -> bool:  # a sync call inside another is the same wait: counted once
+        p = parent[i]
+        while p is not None:
+            if is_sync(p):
+                return True
+            p = parent[p["_i"]]
+        return False
+
+    syncs = [i for i, e in sel.items() if is_sync(e) and not inside_a_sync(i)]
     sync_names, callers = defaultdict(lambda: [0, 0]), defaultdict(int)
     for i in syncs:
         sync_names[sel[i]["name"]][0] += 1

@@ -106,13 +106,17 @@ def test_step_kinds_tokens_and_times(loop):
         starts.append(t)
         t += dur + GAP_US
     origin = 1000.0 - 0.0  # the first event of the trace is the first step
+    before = -1  # the previous steps' end: a step that begins while their GPU work runs has its own time from there
     for s, (n, nt, m, mt, dur), st_us, ker in zip(sv.steps, LOOP, starts, launched):
         kind = "mixed" if n and m else "prefill" if n else "decode"
         assert (s.kind, s.prefill_requests, s.prefill_tokens, s.decode_requests, s.decode_tokens) == (kind, n, nt, m, mt)
         assert s.start_ns == _ns(st_us - origin) and s.cpu_dur_ns == _ns(dur)
         # the step runs to the end of its GPU work when that is later (the kernels run 800 µs behind)
         gpu_end = max(_ns(b - origin) for _, b in ker)
-        assert s.dur_ns == max(_ns(st_us + dur - origin), gpu_end) - s.start_ns
+        end = max(_ns(st_us + dur - origin), gpu_end)
+        own = max(s.start_ns, before)
+        assert s.dur_ns == end - own and s.queued_ns == own - s.start_ns
+        before = max(before, end)
         assert s.gpu_outlasts == (gpu_end > _ns(st_us + dur - origin))
         # launched work: the union of its kernels' intervals, wherever they ran (after the step ended)
         assert s.gpu_ns == union_length([(_ns(a - origin), _ns(b - origin)) for a, b in ker])
@@ -121,7 +125,8 @@ def test_step_kinds_tokens_and_times(loop):
 def test_serving_figures_against_plain_python(loop):
     store, st, sv, _ = loop
     true = true_steps()
-    durs = [end - start for start, _, end in true]
+    # each step's own time: from its start, or from the previous steps' end while their GPU work still ran
+    durs = [end - max(start, max([e for _, _, e in true[:i]], default=start)) for i, (start, _, end) in enumerate(true)]
     ends = [end for _, _, end in true]
     assert sv.ttft_ns == ends[0] - true[0][0]  # the first step is the prefill
     assert sv.ttft_cpu_ns == true[0][1] - true[0][0]
@@ -150,10 +155,12 @@ def test_steady_window_skips_ramps_and_the_mixed_step(loop):
     assert (s.first, s.last, s.count) == (first, first + len(STEADY_B) - 1, len(STEADY_B))
     batch = [b for _, _, b, _, _ in STEADY_B]
     assert s.batch_median == statistics.median(batch)
-    true = true_steps()[first:first + len(STEADY_B)]
-    durs = [end - start for start, _, end in true]
+    every = true_steps()
+    own = [end - max(start, max([e for _, _, e in every[:i]], default=start)) for i, (start, _, end) in enumerate(every)]
+    true, durs = every[first:first + len(STEADY_B)], own[first:first + len(STEADY_B)]
     assert s.tpot_ns == statistics.median(durs) and s.decode_tokens == sum(batch)
-    assert s.decode_tokens_per_s == pytest.approx(sum(batch) * 1e9 / (true[-1][2] - true[0][0]))
+    window_start = max(true[0][0], max(e for _, _, e in every[:first]))  # the window's first step's own start
+    assert s.decode_tokens_per_s == pytest.approx(sum(batch) * 1e9 / (true[-1][2] - window_start))
 
 
 def test_spikes_per_kind_and_no_generic_verdicts(loop):
@@ -371,13 +378,15 @@ def test_diff_compares_serving_figures_side_by_side(tmp_path: Path, capsys):
     tokens = sum(mt for *_, mt, _ in LOOP)
     for side, k in (("a", 1.0), ("b", 1.5)):  # steps end with their GPU work (true_steps), in diff as in insights
         true = true_steps(k)
-        decode = [end - start for (start, _, end), (n, _, g, _, _) in zip(true, LOOP) if g and not n]
+        own = [end - max(start, max([e for _, _, e in true[:i]], default=start)) for i, (start, _, end) in enumerate(true)]
+        decode = [d for d, (n, _, g, _, _) in zip(own, LOOP) if g and not n]
         assert m["tpot_ns"][side] == pytest.approx(statistics.median(decode), abs=1e-3)
         assert m["serving_ttft_ns"][side] == true[0][2] - true[0][0] == round(LOOP[0][4] * 1000)
         assert m["decode_tokens_per_s"][side] == pytest.approx(tokens * 1e9 / max(e for *_, e in true), abs=1e-3)  # JSON: 3 decimals
-    # B's decode annotations are 1.5× longer, but every decode step still ends with its GPU work,
-    # 800 µs behind (the longest annotation is 2 ms): the same TPOT, as the GPU ran it
-    assert m["tpot_ns"]["better"] == "same"
+    # B's decode annotations are 1.5× longer: its steps begin later, so each ends later after the one
+    # before (the GPU work, 800 µs behind, waits for them): a token every step's own time, slower in B,
+    # as its decode tokens/s says
+    assert m["tpot_ns"]["better"] == "A"
     assert m["decode_tokens_per_s"]["better"] == "A" and m["mixed_median_ns"]["better"] == "A"
 
 

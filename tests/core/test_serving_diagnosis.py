@@ -73,6 +73,16 @@ def _true_steps(events):
     return out
 
 
+def _own(true):
+    """Each step's own time: from its start, or from the previous steps' end while their GPU work
+    still ran (the queue the CPU built ahead is theirs), to its end."""
+    out, before = [], None
+    for start, _, end in true:
+        out.append(end - max(start, before if before is not None else start))
+        before = end if before is None else max(before, end)
+    return out
+
+
 def test_piecewise_replay_ttft_tpot_and_rate_end_with_the_gpu(tmp_path: Path, capsys):
     events = piecewise_events()
     true = _true_steps(events)
@@ -80,15 +90,16 @@ def test_piecewise_replay_ttft_tpot_and_rate_end_with_the_gpu(tmp_path: Path, ca
     store = load_events(tmp_path, events)
     st = analyse_steps(store)
     sv = analyse_serving(store, st)
-    assert [(s.start_ns, s.start_ns + s.cpu_dur_ns, s.start_ns + s.dur_ns) for s in sv.steps] == true
+    assert [(s.start_ns, s.start_ns + s.cpu_dur_ns, s.start_ns + s.queued_ns + s.dur_ns) for s in sv.steps] == true
+    assert [s.dur_ns for s in sv.steps] == _own(true)
     assert all(s.gpu_outlasts for s in sv.steps)
     assert sv.ttft_ns == true[0][2] - true[0][0] and sv.ttft_cpu_ns == _ns(STEP_US)
-    decode = [end - start for start, _, end in true[1:]]
-    assert sv.tpot_ns == statistics.median(decode)
+    decode = _own(true)[1:]  # a token every step's own time: the GPU's 39 ms, not the 150+ ms queue
+    assert sv.tpot_ns == statistics.median(decode) == _ns(6 * KERNEL_US + 6 * 2.0)
     assert sv.decode_tokens_per_s == pytest.approx(6 * 8 * 1e9 / (true[-1][2] - true[0][0]))
     assert sv.kind("decode").stats.median == statistics.median(decode)
     # the steps' own figures (the Steps section, compare mode, `vtui diff`) follow the same rule
-    assert st.durations.tolist() == [end - start for start, _, end in true]
+    assert st.durations.tolist() == _own(true)
     assert st.cpu_durations.tolist() == [cpu_end - start for start, cpu_end, _ in true]
     m = summary_metrics(store)
     assert m["ttft_ns"] == m["serving_ttft_ns"] == true[0][2] - true[0][0] and m["tpot_ns"] == sv.tpot_ns
@@ -97,7 +108,7 @@ def test_piecewise_replay_ttft_tpot_and_rate_end_with_the_gpu(tmp_path: Path, ca
     c = compare(store, slower)
     rows = {r.name: r for r in c.metrics}
     slow_true = _true_steps(piecewise_events(scale_gpu=1.5))
-    assert rows["tpot_ns"].b == statistics.median(end - start for start, _, end in slow_true[1:])
+    assert rows["tpot_ns"].b == statistics.median(_own(slow_true)[1:])
     assert rows["tpot_ns"].better == "A"  # same CPU annotations: only the GPU's end tells them apart
     d = cli_json(capsys, "diff", write_trace(tmp_path, events, "a.json"), write_trace(tmp_path, piecewise_events(1.5), "b.json"),
                  "--json")
@@ -107,7 +118,7 @@ def test_piecewise_replay_ttft_tpot_and_rate_end_with_the_gpu(tmp_path: Path, ca
     j = cli_json(capsys, "insights", write_trace(tmp_path, events, "c.json"), "--json")["serving"]
     assert j["ttft_ns"] == true[0][2] - true[0][0] and j["ttft_cpu_ns"] == _ns(STEP_US)
     assert [(s["dur_ns"], s["cpu_dur_ns"], s["gpu_outlasts"]) for s in j["steps"]] == \
-        [(e - a, c - a, True) for a, c, e in true]
+        [(d, c - a, True) for (a, c, _e), d in zip(true, _own(true))]
 
 
 # ---- steps only with LLM evidence ---------------------------------------------------------------
@@ -243,20 +254,22 @@ def test_os_runtime_calls_on_helper_threads_are_never_steps(tmp_path: Path, caps
     d = cli_json(capsys, "insights", path, "--json", "--no-cache")
     text = " ".join(f["message"] + " " + f["hint"] for f in d["findings"])
     assert "no repeating step found" in text and not any(w in text for w in NO_LLM_WORDS)
-    # each rule on its own (a Chrome trace): an OS call on any thread, any call on a helper thread; the
-    # control, the same calls as operators on an application thread, are steps, and still no LLM words
-    def polls_on(thread: str, cat: str) -> list[dict]:
+    # each rule on its own (a Chrome trace): an OS call on any thread, any call on a helper thread, an OS
+    # wait by name on any thread; the control, the same shape of work on an application thread, is
+    # steps, and still no LLM words
+    def polls_on(thread: str, cat: str, name: str = "poll") -> list[dict]:
         ev = [{"ph": "M", "name": "thread_name", "pid": 1, "tid": 7, "args": {"name": thread}}]
         t = 1_000.0
         for i in range(17):
             dur = 61_000.0 if i == 0 else 10_000.0 + i * 1_000.0
-            ev.append(X("poll", t, dur, cat=cat, pid=1, tid=7))
+            ev.append(X(name, t, dur, cat=cat, pid=1, tid=7))
             t += dur + 100.0
         return ev
 
-    for thread, cat in (("cuda-EvtHandlr", "cpu_op"), ("CUPTI worker thread", "cpu_op"), ("worker", "osrt")):
+    for thread, cat in (("cuda-EvtHandlr", "cpu_op"), ("CUPTI worker thread", "cpu_op"), ("worker", "osrt"),
+                        ("worker", "cpu_op")):
         assert not analyse_steps(load_events(tmp_path, polls_on(thread, cat), f"{cat}.json")).present, thread
-    other = load_events(tmp_path, polls_on("worker", "cpu_op"), "app.json")
+    other = load_events(tmp_path, polls_on("worker", "cpu_op", "process_batch"), "app.json")
     assert analyse_steps(other).count == 17
     found = compute_insights(other).findings
     assert {"slow_first", "staircase"} <= {f.kind for f in found}
@@ -295,8 +308,13 @@ def test_a_blocking_copy_that_dominates_the_step_is_the_headline(tmp_path: Path,
     d = cli_json(capsys, "insights", path, "--json")
     head = d["findings"][0]
     assert head["kind"] == "step_blocked" and head["severity"] == "high"
-    assert head["message"] == (f"step #0: 463 ms of its 465 ms ({100 * share:.0f}%) is the host blocked in "
-                               "hipMemcpyWithStream ×1 (from aten::_local_scalar_dense)")
+    call = blocking[0]  # plain Python: the device work running while the host was blocked
+    busy = sum(max(0.0, min(e["ts"] + e["dur"], call["ts"] + call["dur"]) - max(e["ts"], call["ts"]))
+               for e in events if e["cat"] in ("kernel", "gpu_memcpy", "gpu_memset"))
+    assert head["message"] == (f"step #0: 463 ms of its annotation's 465 ms ({100 * share:.0f}%) is the host blocked in "
+                               f"hipMemcpyWithStream ×1 (from aten::_local_scalar_dense); the GPU was busy "
+                               f"{busy / 1000:.3f} ms of that time")
+    assert head["hint"].startswith("the GPU sat idle while the host waited")  # held behind the stream wait
     sync = {x["name"]: x for x in d["sync"]["by_name"]}
     assert sync["hipMemcpyWithStream"]["blocking"] is True and sync["hipStreamWaitEvent"]["blocking"] is False
     assert (d["sync"]["blocking_count"], d["sync"]["blocking_ns"]) == (1, _ns(463_000.0))

@@ -70,6 +70,10 @@ def steps_lines(ins: Insights, bar_width: int = 40, times: bool = True, step_opt
     if late.any():  # the times below run to the GPU's end: say so, with the annotations' own figure
         lines.append(f"  {int(late.sum())} of {counted(st.count, 'step')} end after the annotation: a step runs to "
                      f"the end of the GPU work it launched (annotations alone: first {fd(int(st.cpu_durations[0]))})")
+    queued = st.queued
+    if queued.any():  # the CPU ran ahead: a step's time starts where the previous steps' work ended
+        lines.append(f"  {int((queued > 0).sum())} of {counted(st.count, 'step')} began while the previous step's GPU work "
+                     f"still ran: a step's own time starts at that work's end ({fd(int(queued.sum()))} not counted twice)")
     if rest:
         per_sequence = " (tokens/s per sequence)" if serving else ""
         rate = f" · ≈{st.steps_per_s:,.1f} steps/s{per_sequence}" if st.steps_per_s else ""

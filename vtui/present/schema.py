@@ -234,7 +234,7 @@ OUTPUTS: dict[str, type[Out]] = {
 # or retyped), and add its snapshot: scripts/schema_snapshots.py writes vtui/data/schema/NAME.vN.json.
 VERSIONS: dict[str, int] = {
     "info": 2,
-    "insights": 2,
+    "insights": 3,
     "stats": 1,
     "search": 1,
     "tree": 2,

@@ -24,7 +24,7 @@ class Steps(Strict):
     in_trace: int
     track: int
     starts_ns: list[int]
-    durations_ns: list[int]  # start to the later of the annotation's end and its device work's end
+    durations_ns: list[int]  # own time: from the start (or the previous steps' end, when their device work still ran) to the later of the annotation's end and its device work's end
     cpu_durations_ns: list[int]  # the annotations alone
     first_ns: int | None
     ttft_ns: int | None

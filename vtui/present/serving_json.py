@@ -21,10 +21,11 @@ class StepOut(msgspec.Struct):
     decode_requests: int
     decode_tokens: int
     start_ns: int
-    dur_ns: int  # to the end of the device work it launched when that is later than the annotation
+    dur_ns: int  # its own time: to the end of its device work when later than the annotation, from its start or the previous steps' end
     cpu_dur_ns: int  # the annotation alone
     gpu_outlasts: bool  # its device work ends after the annotation
     gpu_ns: int
+    queued_ns: int = 0  # began this long before the previous steps' device work ended (their time: not in dur_ns)
 
 
 class KindPhaseOut(msgspec.Struct):
@@ -127,7 +128,7 @@ def _delay(s: Stats | None) -> DelayOut | None:
 
 def serving_out(sv: ServingReport) -> ServingOut:
     steps = [StepOut(s.index, s.kind, s.prefill_requests, s.prefill_tokens, s.decode_requests, s.decode_tokens,
-                     s.start_ns, s.dur_ns, s.cpu_dur_ns, s.gpu_outlasts, s.gpu_ns) for s in sv.steps]
+                     s.start_ns, s.dur_ns, s.cpu_dur_ns, s.gpu_outlasts, s.gpu_ns, s.queued_ns) for s in sv.steps]
     kinds = [KindOut(k.kind, k.count, k.stats.mean, k.stats.median, k.stats.p90, k.gpu_busy_pct, k.prefill_tokens,
                      k.decode_tokens, k.trend.trend if k.trend else "n/a", k.spikes,
                      [KindPhaseOut(p.name, p.total_ns, p.count, p.pct) for p in k.phases]) for k in sv.kinds]

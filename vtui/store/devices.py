@@ -181,7 +181,8 @@ def sync_mask(store: TraceStore) -> np.ndarray:
 def blocking_sync_mask(store: TraceStore) -> np.ndarray:
     """Per slice: a sync point that blocks the host until the device is done (see BLOCKING_SYNC_NAME).
     ``.item()``'s ``aten::_local_scalar_dense`` counts only where no sync call is recorded inside
-    it (else that call is the sync point, counted once)."""
+    it (else that call is the sync point, counted once); a sync call inside another (Nsight records
+    ``cudaMemcpy`` and its versioned entry ``cudaMemcpy_v3020`` nested) is the same wait, counted once."""
     if not len(store.slices):
         return np.zeros(0, dtype=bool)
     return store.memo("blocking_sync_mask", lambda: _blocking_sync(store))
@@ -201,7 +202,22 @@ def _blocking_sync(store: TraceStore) -> np.ndarray:
             holds[anc] = True
             anc = parent[anc].astype(np.int64)
         out = out | (item & ~holds)
-    return out
+    return out & ~_inside_another(store, out)
+
+
+def _inside_another(store: TraceStore, marked: np.ndarray) -> np.ndarray:
+    """Per slice: marked, with a marked slice among its ancestors."""
+    parent = store.slices.parent
+    inside = np.zeros(len(marked), dtype=bool)
+    rows = np.flatnonzero(marked)
+    anc = parent[rows].astype(np.int64)
+    while len(rows):  # one level per pass (depth is small)
+        live = anc >= 0
+        rows, anc = rows[live], anc[live]
+        hit = marked[anc]
+        inside[rows[hit]] = True
+        rows, anc = rows[~hit], parent[anc[~hit]].astype(np.int64)
+    return inside
 
 
 def annotation_mask(store: TraceStore) -> np.ndarray:

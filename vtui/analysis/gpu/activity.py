@@ -20,13 +20,25 @@ import numpy as np
 from vtui.analysis.base.comm import COMM_KERNEL, comm_rows
 from vtui.analysis.base.launched import device_work_launches, launch_of
 from vtui.analysis.base.stats import Stats, merge_intervals, pct
-from vtui.store.devices import KERNEL, MEMCPY, MEMSET, device_work_kinds, name_mask, runtime_mask
+from vtui.store.devices import (
+    BLOCKING_SYNC_NAME,
+    KERNEL,
+    MEMCPY,
+    MEMSET,
+    device_work_kinds,
+    name_mask,
+    runtime_mask,
+)
 from vtui.store.grouping import distinct_ids
 from vtui.store.slicetime import TimeRange, over
 from vtui.store.store import TraceStore
 
 # Host calls that order a stream after an event or a value (they do not block the host).
 STREAM_WAIT = re.compile(r"(?i)^(?:cuda|hip|cu)StreamWait(?:Event|Value(?:32|64)?)(?:_v\d+|_ptsz)?$")
+# A gap the CPU caused shorter than this is per-op cost (a launch costs microseconds, an eager op's
+# Python and dispatch tens to hundreds of them); longer ones are the host busy with something else
+# (data loading, a blocking call, scheduling), which fusion or graphs do not remove.
+LAUNCH_SIZED_GAP_NS = 1_000_000
 _DIRECTION = re.compile(r"\b(HtoD|DtoH|DtoD|HtoH|PtoP|DtoA|AtoD|AtoH|HtoA)\b")
 
 # Kernel name -> numeric precision. Order matters: the first class whose pattern matches wins.
@@ -90,13 +102,16 @@ class GpuReport:
     memcpy_by_direction: dict[str, int] = field(default_factory=dict)
     memcpy_bytes_by_direction: dict[str, int] = field(default_factory=dict)  # from the "bytes" arg, where given
     launch: Stats | None = None  # GPU start - CPU launch call start ("from call start")
-    launch_after_return: Stats | None = None  # GPU start - CPU launch call end ("from call end", HTA's)
+    launch_after_return: Stats | None = None  # GPU start - CPU launch call end ("from call end", HTA's); asynchronous calls only
     launches_paired: int = 0
     gpu_ops_in_range: int = 0
     worst_launch_kernel: str = ""
     # Idle gaps between work, per device, by cause (`_idle_split`): they add up to the idle time
     # between the first and the last work.
     idle_cpu_launch_ns: int = 0  # until the next work's launch call started: waiting for the CPU
+    idle_cpu_gaps: int = 0  # the gaps that waited for the CPU
+    idle_cpu_short_ns: int = 0  # of idle_cpu_launch_ns: in per-op gaps (< LAUNCH_SIZED_GAP_NS of CPU wait)
+    idle_cpu_short_gaps: int = 0
     idle_queued_ns: int = 0  # launched, then queued (launch latency, work the trace does not show)
     idle_dependency_ns: int = 0  # launched, then behind a stream wait (event / value) issued before it
     idle_dependencies: list[tuple[str, int]] = field(default_factory=list)  # that time by the wait call
@@ -127,6 +142,9 @@ class IdleSplit:
     """One device's idle time inside the range, by cause (see `_idle_split`)."""
 
     cpu_launch: int = 0
+    cpu_gaps: int = 0
+    cpu_short: int = 0
+    cpu_short_gaps: int = 0
     queued: int = 0
     dependency: int = 0
     clock_offset: int = 0
@@ -135,7 +153,8 @@ class IdleSplit:
     dependency_by_call: dict[str, int] = field(default_factory=dict)
 
     def add(self, other: IdleSplit) -> None:
-        for name in ("cpu_launch", "queued", "dependency", "clock_offset", "unknown", "edges"):
+        for name in ("cpu_launch", "cpu_gaps", "cpu_short", "cpu_short_gaps", "queued", "dependency", "clock_offset",
+                     "unknown", "edges"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         for k, v in other.dependency_by_call.items():
             self.dependency_by_call[k] = self.dependency_by_call.get(k, 0) + v
@@ -205,6 +224,9 @@ def _idle_split(store: TraceStore, st: np.ndarray, en: np.ndarray, launch: np.nd
     fine = known & ~offset
     cpu = np.clip(call - gap_start, 0, gap)
     out.cpu_launch = int(cpu[fine].sum())
+    out.cpu_gaps = int((fine & (cpu > 0)).sum())
+    short = fine & (cpu > 0) & (cpu < LAUNCH_SIZED_GAP_NS)
+    out.cpu_short, out.cpu_short_gaps = int(cpu[short].sum()), int(short.sum())
     queued = np.where(fine, gap - cpu, 0)
     has_q = np.flatnonzero(queued > 0)
     dep = _waits_before(store, lrow[has_q])
@@ -299,6 +321,7 @@ def analyse_gpu(store: TraceStore, rng: TimeRange | None = None, top: int = 10) 
         idle.add(_idle_split(store, st[sel], en[sel], launch[sel], t0, t1, (a, b)))
 
     out.idle_cpu_launch_ns, out.idle_queued_ns, out.idle_dependency_ns = idle.cpu_launch, idle.queued, idle.dependency
+    out.idle_cpu_gaps, out.idle_cpu_short_ns, out.idle_cpu_short_gaps = idle.cpu_gaps, idle.cpu_short, idle.cpu_short_gaps
     out.idle_clock_offset_ns, out.idle_unknown_ns, out.idle_edges_ns = idle.clock_offset, idle.unknown, idle.edges
     out.idle_dependencies = sorted(idle.dependency_by_call.items(), key=lambda kv: -kv[1])
     out.busy_pct = float(np.mean([d.busy_pct for d in out.devices]))
@@ -309,7 +332,9 @@ def analyse_gpu(store: TraceStore, rng: TimeRange | None = None, top: int = 10) 
         g, c = rows[paired], launch[paired]
         delay = s.start_ns[g] - s.start_ns[c]
         out.launch = Stats.of(delay)
-        out.launch_after_return = Stats.of(s.start_ns[g] - s.end_ns[c])
+        # A synchronous call (cudaMemcpy) returns after its work ends: "from its end" is no delay.
+        live = ~name_mask(store, BLOCKING_SYNC_NAME)[c]
+        out.launch_after_return = Stats.of(s.start_ns[g[live]] - s.end_ns[c[live]])
         out.worst_launch_kernel = store.name(int(g[int(np.argmax(delay))]))
 
     k_rows, k_clip = rows[kernel], clip[kernel]

@@ -14,6 +14,7 @@ from vtui.analysis.health.items import (
     IDLE_SPLIT,
     LAUNCH_DELAY,
     SYNC_POINTS,
+    TPOT,
     TTFT,
     HealthItem,
     examples_of,
@@ -39,6 +40,8 @@ def clock_items(store: TraceStore) -> list[HealthItem]:
     if len(rows):
         out += _before_launch(store, rows, launch)
         out += _offsets(store, rows, launch)
+        offset = {str(i.detail.get("device")) for i in out if i.key == "clock.offset"}
+        out += _first_work_late(store, rows, launch, offset)
     out += _early_device_sync(store, rows, launch)
     return out
 
@@ -97,7 +100,36 @@ def _offsets(store: TraceStore, rows: np.ndarray, launch: np.ndarray) -> list[He
             f"idle stream all start {ms(q25)}–{ms(q75)} after their call): launch delays and CPU-wait figures "
             "take it at face value",
             len(d), examples_of(store, rows[ex], lambda r: f"starts late after its launch: {slice_name(store, r)}"),
-            (LAUNCH_DELAY, IDLE_SPLIT, CRITICAL_PATH, TTFT), {"offset_ns": int(med), "evidence": len(d)}))
+            (LAUNCH_DELAY, IDLE_SPLIT, CRITICAL_PATH, TTFT), {"offset_ns": int(med), "evidence": len(d), "device": label}))
+    return out
+
+
+def _first_work_late(store: TraceStore, rows: np.ndarray, launch: np.ndarray, offset: set[str]) -> list[HealthItem]:
+    """Per device: its first device work in the trace starts long after its launch call, with
+    nothing before it on the device. Either work launched before the profiler started was still
+    running (untraced), or the clocks are offset (one launch is too little evidence for
+    ``_offsets``): the trace cannot tell, and every time from a step's start to its device work's
+    end takes the wait as the step's."""
+    s = store.slices
+    start = s.start_ns
+    device = store.tracks.process_ids()[s.track[rows]]
+    out = []
+    for dev in np.unique(device).tolist():
+        mine = np.flatnonzero(device == dev)
+        first = mine[int(np.argmin(start[rows[mine]]))]
+        late = int(start[rows[first]] - start[launch[first]])
+        label = store.tracks[int(s.track[rows[first]])].process_title
+        if late < OFFSET_MIN_NS or label in offset:
+            continue
+        behind = int((start[launch[mine]] < start[rows[first]]).sum()) - 1  # launched while it waited
+        out.append(HealthItem(
+            "clock.first_work_late", "warn",
+            f"{label}: the first device work starts {ms(late)} after the call that launched it, with nothing before it "
+            f"on the device in the trace ({behind:,} more device ops launched before it started): work from before the profiler "
+            "started was still running, or the clocks are offset; a step's time to its GPU end (TTFT, TPOT, the first "
+            "step) and launch delays include it",
+            1, examples_of(store, rows[first:first + 1], lambda r: f"starts late on an idle device: {slice_name(store, r)}"),
+            (TTFT, TPOT, LAUNCH_DELAY, CRITICAL_PATH, IDLE_SPLIT), {"late_ns": late, "device": label}))
     return out
 
 

@@ -145,6 +145,17 @@ def _launches_without_work(store: TraceStore) -> list[HealthItem]:
         (GPU_BUSY, KERNEL_TIME, OPERATOR_GPU_TIME, ROOFLINE), {"launch_calls": len(calls), "early": early})]
 
 
+def launches_in_capture(store: TraceStore, lo: int, hi: int) -> tuple[int, int]:
+    """Of the launch calls starting in [lo, hi): how many were made while a graph was captured
+    (recorded into it, run nowhere in this trace), and how many there are."""
+    calls = np.flatnonzero(name_mask(store, LAUNCH_CALL) & runtime_mask(store))
+    start = store.slices.start_ns
+    calls = calls[(start[calls] >= lo) & (start[calls] < hi)]
+    if not len(calls):
+        return 0, 0
+    return int(_in_capture(store, calls).sum()), len(calls)
+
+
 def _in_capture(store: TraceStore, calls: np.ndarray) -> np.ndarray:
     """Per call: made while a graph was being captured (inside a ``capture_*`` region, vLLM's, or
     between a stream's begin- and end-capture calls on its thread): captured work does not run."""

@@ -16,6 +16,7 @@ from vtui.analysis.gpu.roofline_capture import with_capture
 from vtui.analysis.health.items import HealthReport
 from vtui.analysis.health.report import analyse_health
 from vtui.analysis.health.report import with_capture as health_with_capture
+from vtui.analysis.health.work import launches_in_capture
 from vtui.analysis.slices.caches import CacheReport, analyse_caches
 from vtui.analysis.slices.operators import OpsReport, analyse_ops
 from vtui.analysis.steps.blocking import StepBlock, step_blocks
@@ -27,6 +28,7 @@ from vtui.analysis.why.findings import (
     Finding,
     blocking_findings,
     cache_findings,
+    capture_findings,
     gpu_findings,
     graph_findings,
     memory_findings,
@@ -83,6 +85,8 @@ def compute_insights(store: TraceStore, rng: TimeRange | None = None, step_regex
                     + serving_findings(ins.serving) + graph_findings(ins.graphs)
                     + op_findings(ins.ops) + gpu_findings(ins.gpu, ins.graphs.kernel_ns if ins.graphs.present else 0)
                     + memory_findings(ins.memory) + python_findings(ins.python) + cache_findings(ins.caches))
+    captured, calls = launches_in_capture(store, rng.t0, rng.t1)
+    ins.findings = capture_findings(ins.findings, captured, calls, ins.gpu.gpu_ops_in_range if ins.gpu.present else 0)
     add_why(ins, store, peaks)
     ins.health = health_with_capture(analyse_health(store), store, ins.graphs.capture)
     if any(i.key == "shape.gpu_only" for i in ins.health.items):

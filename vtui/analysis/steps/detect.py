@@ -24,7 +24,7 @@ from vtui.analysis.base.launched import launched_work, owners
 from vtui.analysis.base.stats import Stats, dense_unique, pct
 from vtui.analysis.gpu.graphs import CAPTURE_REGION
 from vtui.analysis.steps.step_names import ANNOTATION_REGEX, ENGINE_FRAME_REGEX
-from vtui.analysis.steps.trends import Trend, analyse_trend
+from vtui.analysis.steps.trends import Trend, analyse_trend, own_starts
 from vtui.regex_guard import compile_user
 from vtui.store.devices import (
     device_work_kinds,
@@ -115,8 +115,21 @@ class StepReport:
         return len(self.rows)
 
     @property
+    def own_starts(self) -> np.ndarray:
+        """Each step's own start: its start, or the previous steps' end when their device work
+        still ran (see ``trends.own_starts``)."""
+        return own_starts(self.starts, self.ends)
+
+    @property
     def durations(self) -> np.ndarray:
-        return self.ends - self.starts
+        """Each step's own time: from its own start to its end (the later of the annotation's end
+        and its device work's end)."""
+        return self.ends - self.own_starts
+
+    @property
+    def queued(self) -> np.ndarray:
+        """Per step: the time it began before the previous steps' device work ended (not its own)."""
+        return self.own_starts - self.starts
 
     @property
     def cpu_durations(self) -> np.ndarray:
@@ -126,7 +139,7 @@ class StepReport:
     @property
     def gpu_outlasts(self) -> np.ndarray:
         """Per step: the device work it launched ends after its annotation."""
-        return self.durations > self.cpu_durations
+        return self.ends - self.starts > self.cpu_durations
 
     @property
     def first_ns(self) -> int | None:
@@ -158,13 +171,24 @@ class StepReport:
         return 1e9 / rest.mean if rest and rest.mean > 0 else None
 
 
+# OS / libc calls that wait (a lock, a condition, a descriptor, a timer): recorded by name whatever the
+# profiler (Nsight's osrt, perf, uftrace, a hand-made tracer), they are a thread waiting, never a unit
+# of work, however regularly they repeat. Literals only: linear matching.
+OS_WAIT_NAME = re.compile(
+    r"^_*(?:pthread_(?:cond_(?:timed|clock)?wait|mutex_(?:timed|clock)?lock|join|barrier_wait|rwlock_(?:timed)?(?:rd|wr)lock)"
+    r"|sem_(?:timed|clock)?wait|futex(?:_wait)?|poll|ppoll|epoll_p?wait2?|select|pselect6?|(?:clock_)?nanosleep|usleep|sleep"
+    r"|sched_yield|wait|waitpid|waitid|wait4|accept4?|recv|recvfrom|recvmsg|recvmmsg|sigwaitinfo|sigtimedwait|sigsuspend"
+    r"|io_getevents|io_uring_enter|msgrcv)(?:@@?[\w.]+)?$")
+
+
 def _cpu_candidates(store: TraceStore) -> np.ndarray:
     """Per slice: may be a step (on a CPU thread, not device work, not the profiler's whole-run
     span; async spans overlap freely and belong to no thread, so they are not steps; nothing on a
-    runtime / profiler helper thread or an OS call; nothing inside a CUDA-graph capture region, whose
-    forward is a dummy run)."""
+    runtime / profiler helper thread or an OS call (by category, or an OS wait by name); nothing inside
+    a CUDA-graph capture region, whose forward is a dummy run)."""
     return store.memo("step_candidates", lambda: on_thread_track(store) & (device_work_kinds(store) == 0)
-                      & ~whole_run_mask(store) & ~helper_mask(store) & ~_in_capture(store))
+                      & ~whole_run_mask(store) & ~helper_mask(store) & ~name_mask(store, OS_WAIT_NAME)
+                      & ~_in_capture(store))
 
 
 def _in_capture(store: TraceStore) -> np.ndarray:
@@ -191,22 +215,24 @@ def _in_capture_now(store: TraceStore) -> np.ndarray:
 
 def _llm_forwards(store: TraceStore, rows: np.ndarray) -> bool:
     """Whether transformers' forward passes are a language model generating: generate() around
-    them or an LM-head module (its class) as or inside them, and, where the token ids' shapes are
-    recorded, the passes after the first feed about one token per sequence (decode)."""
+    them, or an LM-head module (its class) as or inside them over more than one pass (one forward
+    of an LM-head model scores a batch: it generates nothing, so it is no prefill and no TTFT),
+    and, where the token ids' shapes are recorded, the passes after the first feed about one token
+    per sequence (decode)."""
     if not len(rows):
         return False
     s = store.slices
-    lm = name_mask(store, LM_MODULE)
-    evidence = bool(lm[rows].any())
-    if not evidence:
-        gen = name_mask(store, GENERATE_FRAME)
-        anc = s.parent[rows].astype(np.int64)
-        while len(anc) and not evidence:
-            anc = anc[anc >= 0]
-            evidence = bool(gen[anc].any())
-            anc = s.parent[anc].astype(np.int64)
-    if not evidence and lm.any():
-        evidence = bool((owners(store, rows, np.flatnonzero(lm)) >= 0).any())
+    gen = name_mask(store, GENERATE_FRAME)
+    generating = False
+    anc = s.parent[rows].astype(np.int64)
+    while len(anc) and not generating:
+        anc = anc[anc >= 0]
+        generating = bool(gen[anc].any())
+        anc = s.parent[anc].astype(np.int64)
+    evidence = generating
+    if not evidence and len(rows) > 1:
+        lm = name_mask(store, LM_MODULE)
+        evidence = bool(lm[rows].any()) or (bool(lm.any()) and bool((owners(store, rows, np.flatnonzero(lm)) >= 0).any()))
     if not evidence:
         return False
     per_seq = _tokens_per_sequence(store, rows[1:])
@@ -393,8 +419,9 @@ def _why_no_steps(store: TraceStore) -> str:
     if forwards:
         out.append(f"{forwards} model forward pass(es) without LLM evidence (no generate(), no LM head, or many "
                    "tokens per sequence after the first): forwards, not serving steps")
-    if helper_mask(store).any():
-        out.append("calls on runtime / profiler helper threads and OS-runtime calls are never steps")
+    if helper_mask(store).any() or name_mask(store, OS_WAIT_NAME).any():
+        out.append("calls on runtime / profiler helper threads and OS-runtime calls (waits: poll, "
+                   "pthread_cond_wait, futex …) are never steps")
     return "; ".join(out)
 
 
@@ -559,5 +586,5 @@ def analyse_steps(store: TraceStore, rng: TimeRange | None = None, regex: str | 
         return st
     st.phases, st.unattributed_ns = phases_of(store, st.rows)
     st.op_phases, st.op_unattributed_ns = phases_below_frames(store, st.rows)
-    st.trend = analyse_trend(st.starts, st.ends)
+    st.trend = analyse_trend(own_starts(st.starts, st.ends), st.ends)
     return st

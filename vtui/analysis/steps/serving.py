@@ -11,7 +11,9 @@ Definitions (README "Serving"):
   correlation id, never by time overlap); a kind's GPU busy % is Σ gpu_ns ÷ Σ GPU span (first start
   to last end of each step's launched work: the step as the GPU ran it, often after the CPU step).
 - a step ends when its work ends: at the later of its annotation's end and the end of the last
-  device work it launched (``cpu_dur_ns`` keeps the annotation alone). Every time below uses it.
+  device work it launched (``cpu_dur_ns`` keeps the annotation alone). Its own time (``dur_ns``)
+  starts at its start, or at the previous steps' end when it began while their device work still
+  ran (the CPU ran ahead; ``queued_ns`` is that stretch, theirs). Every time below uses it.
 - ``ttft_ns``: end of the first step with a prefill part − start of the first step (only when the
   range starts the run; ``ttft_cpu_ns`` the same to the annotation's end); ``tpot_ns``: median
   duration of decode-only steps; ``decode_tokens_per_s``: Σ decode tokens ÷ (end of the last step −
@@ -69,11 +71,12 @@ class ServingStep:
     gpu_ns: int  # union of the device work it launched
     row: int = -1  # slice row of the step
     cpu_dur_ns: int = 0  # the annotation alone; dur_ns runs to the end of its device work when later
+    queued_ns: int = 0  # from its start to the previous steps' end when it began while their work ran (not in dur_ns)
 
     @property
     def gpu_outlasts(self) -> bool:
         """The device work it launched ends after its annotation."""
-        return self.dur_ns > self.cpu_dur_ns
+        return self.queued_ns + self.dur_ns > self.cpu_dur_ns
 
 
 @dataclass
@@ -313,10 +316,10 @@ def analyse_serving(store: TraceStore, st: StepReport) -> ServingReport:
     starts, ends = st.starts, st.ends
     work = launched_work(store, rows)
     gpu, gspan = work.busy_ns, work.span_ns
-    durs, cpu_durs = ends - starts, st.cpu_durations
-    steps = [ServingStep(i, t.kind, t.prefill_requests, t.prefill_tokens, t.decode_requests, t.decode_tokens, a, d, g, r, c)
-             for i, (t, a, d, g, r, c) in enumerate(zip(tokens, starts.tolist(), durs.tolist(), gpu.tolist(),
-                                                        rows.tolist(), cpu_durs.tolist()))]
+    own, durs, cpu_durs = st.own_starts, st.durations, st.cpu_durations
+    steps = [ServingStep(i, t.kind, t.prefill_requests, t.prefill_tokens, t.decode_requests, t.decode_tokens, a, d, g, r, c, q)
+             for i, (t, a, d, g, r, c, q) in enumerate(zip(tokens, starts.tolist(), durs.tolist(), gpu.tolist(),
+                                                           rows.tolist(), cpu_durs.tolist(), st.queued.tolist()))]
     out = ServingReport(True, source, steps)
     st.first_kind = steps[0].kind if out.kinds_known else ""  # the steps' own TTFT follows the kinds
     kinds = np.array([s.kind for s in steps])
@@ -336,7 +339,7 @@ def analyse_serving(store: TraceStore, st: StepReport) -> ServingReport:
         sel = np.flatnonzero(kinds == kind)
         if not len(sel):
             continue
-        trend = analyse_series(starts[sel], ends[sel])
+        trend = analyse_series(own[sel], ends[sel])
         pos = np.full(len(rows), -1, dtype=np.int64)
         pos[sel] = np.arange(len(sel))
         mine = pos[k_step] >= 0
@@ -356,7 +359,7 @@ def analyse_serving(store: TraceStore, st: StepReport) -> ServingReport:
         dec_tokens = int(dec_tok[sel].sum())
         out.steady = Steady(a, b, len(sel), float(np.median([steps[i].decode_requests for i in sel.tolist()])),
                             _stats(durs[sel]), float(np.median(durs[sel])), dec_tokens,
-                            _rate(dec_tokens, int(ends[b] - starts[a])), _busy(gpu[sel], gspan[sel]))
+                            _rate(dec_tokens, int(ends[b] - own[a])), _busy(gpu[sel], gspan[sel]))
     return out
 
 

@@ -34,6 +34,19 @@ class Trend:
     gap_pct: float = 0.0  # of the envelope (first start to last end)
 
 
+def own_starts(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Where each step's own time begins: its start, or the end of the steps before it when it
+    began while their device work still ran (the CPU ran ahead). That stretch is theirs: counted
+    again, a loop whose queue grows looks like a staircase and every time is too long."""
+    starts, ends = np.asarray(starts, dtype=np.int64), np.asarray(ends, dtype=np.int64)
+    if len(starts) < 2:
+        return starts
+    out = starts.copy()
+    before = np.maximum.accumulate(ends)[:-1]
+    out[1:] = np.minimum(np.maximum(starts[1:], before), ends[1:])
+    return out
+
+
 def fit_slope(values: np.ndarray) -> tuple[float, float]:
     """Least-squares slope of values against their index, and Pearson r (0 when undefined)."""
     n = len(values)

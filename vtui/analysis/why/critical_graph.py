@@ -83,6 +83,7 @@ class DeviceWork:
         if got is None:
             got = self._runs_numpy(store, s, rows, launch)
         ready, l_start, l_sorted = got
+        ready = self._sync_launched(store, ready, l_start)
         n = len(self.rows)
         # Positions by their launch call's start: the work a step launched is one range of them.
         self.by_launch = np.arange(n, dtype=np.int64) if l_sorted else np.argsort(l_start, kind="stable")
@@ -99,6 +100,26 @@ class DeviceWork:
             self.head = np.maximum.accumulate(np.where(~from_prev, np.arange(n), 0))
         self.ready = ready  # when the last dependency let it go (unknown launch: the previous work's end)
         self.end_by_launch = self.end if l_sorted else self.end[self.by_launch]
+
+    def _sync_launched(self, store: TraceStore, ready: np.ndarray, l_start: np.ndarray) -> np.ndarray:
+        """A synchronous copy's call (``cudaMemcpy``, ``hipMemcpyWithStream``) enqueues the copy when
+        it starts and returns only after the copy ends, so its end (the asynchronous launch's
+        release) is no dependency: the copy was released at the call's start and waited behind the
+        stream's earlier work from there. Its run goes on through that work (the walk stays on the
+        stream instead of charging the blocked call to the CPU)."""
+        n = len(self.rows)
+        if not n:
+            return ready
+        blocking = names_matching(store, BLOCKING)
+        has_launch = self.launch >= 0
+        sync_launch = has_launch & blocking[path_columns(store).name_id[np.maximum(self.launch, 0)]]
+        if not sync_launch.any():  # most traces: no synchronous copy, nothing changes
+            return ready
+        ready = np.where(sync_launch, np.minimum(l_start, self.start), ready)
+        same, prev_end, _ = self._neighbours()
+        from_prev = same & (~has_launch | (prev_end >= ready))
+        self.head = np.maximum.accumulate(np.where(~from_prev, np.arange(n), 0))
+        return ready
 
     @cached_property
     def launch_track(self) -> np.ndarray:

@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass
 from vtui.analysis.base.comm import is_comm
 from vtui.analysis.base.stats import pct
 from vtui.analysis.calltree.python_overhead import PythonReport
-from vtui.analysis.gpu.activity import GpuReport, precision_of
+from vtui.analysis.gpu.activity import LAUNCH_SIZED_GAP_NS, GpuReport, precision_of
 from vtui.analysis.gpu.graphs import GraphReport
 from vtui.analysis.gpu.memory import MemoryReport
 from vtui.analysis.slices.caches import CacheReport
@@ -31,6 +31,7 @@ FP32_GEMM_SHARE = 10.0
 COMM_SHARE = 10.0  # communication kernels' share of kernel time worth saying
 PYTHON_SHARE = 30.0
 GAP_SHARE = 10.0
+BLOCKED_BUSY_SHARE = 0.5  # the GPU busy less than this share of a blocking call's time: it waited on no queued work
 GRAPH_SHARE = 50.0  # kernel time already replayed from CUDA/HIP graphs: no "use CUDA graphs" advice
 
 STEP_OPTION = "pass --step REGEX"  # the CLI's way to name the steps (the app says its own key)
@@ -102,9 +103,16 @@ def blocking_findings(blocks: list[StepBlock], steps: int) -> list[Finding]:
     b = worst[0]
     more = f"; {len(worst) - 1} more of {steps} steps likewise" if len(worst) > 1 else ""
     where = f" (from {b.caller})" if b.caller else ""
+    # What the host waited for: queued device work (the GPU busy meanwhile), or, with the GPU idle,
+    # something the stream was held behind (a stream wait, another stream or process, untraced work).
+    idle = 0 <= b.device_busy_ns < BLOCKED_BUSY_SHARE * b.ns
+    gpu = f"; the GPU was busy {fd(b.device_busy_ns)} of that time" if b.device_busy_ns >= 0 else ""
     return [Finding("step_blocked", HIGH,
-                    f"step #{b.step}: {fd(b.ns)} of its {fd(b.step_ns)} ({100 * b.share:.0f}%) is the host blocked in "
-                    f"{b.name} ×{b.calls}{where}{more}",
+                    f"step #{b.step}: {fd(b.ns)} of its annotation's {fd(b.step_ns)} ({100 * b.share:.0f}%) is the host "
+                    f"blocked in {b.name} ×{b.calls}{where}{more}{gpu}",
+                    "the GPU sat idle while the host waited: the call was held behind something other than queued "
+                    "work (a stream wait on an event, another stream or process, work from before the trace); see "
+                    "the GPU section's idle split for what held it, and move the sync out of the step" if idle else
                     "a blocking call waits for every GPU op queued before it: the step's time is that work (see the "
                     "GPU section), and the host idles meanwhile; move the sync (.item(), .cpu(), .tolist(), a "
                     "synchronous copy) out of the step, or copy with non_blocking=True into pinned memory")]
@@ -224,10 +232,20 @@ def gpu_findings(g: GpuReport, graph_kernel_ns: int = 0) -> list[Finding]:
     denom = g.range_ns * max(len(g.devices), 1)
     cpu_share = pct(g.idle_cpu_launch_ns, denom)
     if cpu_share >= IDLE_CPU_SHARE:
+        # Launch cost is microseconds a kernel: longer gaps are the host busy elsewhere, which fusion or
+        # graphs would not remove. The hint follows where most of the time is.
+        long_ns, long_gaps = g.idle_cpu_launch_ns - g.idle_cpu_short_ns, g.idle_cpu_gaps - g.idle_cpu_short_gaps
+        host_work = g.idle_cpu_gaps > 0 and long_ns > g.idle_cpu_short_ns  # gaps not counted: as before
+        gaps = (f" over {g.idle_cpu_gaps:,} gaps: {fd(g.idle_cpu_short_ns)} in {g.idle_cpu_short_gaps:,} under "
+                f"{fd(LAUNCH_SIZED_GAP_NS)} (per-op launch and dispatch cost), {fd(long_ns)} in {long_gaps:,} longer"
+                if g.idle_cpu_gaps else "")
         out.append(Finding("gpu_waits_cpu", WARNING,
-                           f"GPU idle {fd(g.idle_cpu_launch_ns)} ({cpu_share:.1f}%) before the CPU launched the next work "
-                           f"(launched and then queued: {fd(g.idle_queued_ns + g.idle_dependency_ns)})",
+                           f"GPU idle {fd(g.idle_cpu_launch_ns)} ({cpu_share:.1f}%) before the CPU launched the next work"
+                           f"{gaps} (launched and then queued: {fd(g.idle_queued_ns + g.idle_dependency_ns)})",
                            in_graphs if replay else
+                           "not per-op launch cost: the host was busy elsewhere between launches "
+                           "(a blocking call, data preparation, scheduling, Python, I/O or communication setup); "
+                           "see what the CPU threads run in those gaps and overlap it with the GPU" if host_work else
                            "launch-bound: fewer, larger kernels (fusion, torch.compile) or CUDA graphs "
                            "(mode='reduce-overhead') cut per-kernel CPU cost"))
     dep_share = pct(g.idle_dependency_ns, denom)
@@ -255,11 +273,14 @@ def gpu_findings(g: GpuReport, graph_kernel_ns: int = 0) -> list[Finding]:
         out.append(Finding("memcpy", WARNING, f"memcpy {g.memcpy_pct:.1f}% and memset {g.memset_pct:.1f}% of GPU time ({dirs})",
                            "keep tensors on the GPU across steps; use pinned memory and non_blocking=True for copies "
                            "that must happen"))
-    if g.launch and g.launch_after_return:  # both come from the same paired launches
+    if g.launch:
+        after = g.launch_after_return
+        sync = g.launches_paired - (after.count if after else 0)
+        end = (f"; from call end (HTA): mean {fd(after.mean)}" if after else "") + (
+            f" ({sync:,} synchronous calls left out: they return after their work)" if sync else "")
         out.append(Finding("launch_delay", INFO,
                            f"kernel launch delay from call start: mean {fd(g.launch.mean)}, p90 {fd(g.launch.p90)}, "
-                           f"worst {fd(g.launch.max)}; from call end (HTA): mean {fd(g.launch_after_return.mean)} "
-                           f"({g.launches_paired:,} launches)",
+                           f"worst {fd(g.launch.max)}{end} ({g.launches_paired:,} launches)",
                            "long delays with a busy GPU mean a deep queue (fine); with an idle GPU they point at the "
                            "driver or contention"))
     if g.comm_pct >= COMM_SHARE:
@@ -275,6 +296,28 @@ def gpu_findings(g: GpuReport, graph_kernel_ns: int = 0) -> list[Finding]:
         out.append(Finding("precision", WARNING, f"fp32 GEMM kernels take {share:.0f}% of kernel time",
                            "use bf16/fp16 (autocast) or allow TF32 so matrix multiplies run on tensor cores"))
     return out
+
+
+CAPTURE_SHARE = 0.5  # launch calls made while capturing a graph: a capture trace
+CAPTURE_REFRAMED = ("gpu_busy", "gpu_waits_cpu", "gpu_queued", "memcpy", "launch_delay")
+
+
+def capture_findings(found: list[Finding], captured: int, calls: int, gpu_ops: int) -> list[Finding]:
+    """A trace that mostly captures CUDA/HIP graphs: its launch calls record kernels into a graph and
+    run nothing, so the GPU's busy and idle time, its copies and launch delays cover only the few
+    ops run outside capture (warm-up, inputs). Those findings go; one says why."""
+    if not calls or captured < CAPTURE_SHARE * calls:
+        return found
+    out = [Finding("graph_capture", INFO,
+                   f"{captured:,} of {calls:,} launch calls are made while a CUDA/HIP graph is captured: they record "
+                   f"kernels into the graph and run nothing here, so GPU busy, idle, copy and launch-delay figures "
+                   f"cover only the {gpu_ops:,} device ops that ran (warm-up, inputs)",
+                   "a capture trace shows how graphs are built, not the GPU at work: profile the replay (and pass "
+                   "this trace as its --capture) for GPU figures")]
+    at = next((i for i, f in enumerate(found) if f.kind in CAPTURE_REFRAMED), len(found))  # where the GPU's findings were
+    kept = [f for f in found if f.kind not in CAPTURE_REFRAMED]
+    at = sum(1 for f in found[:at] if f.kind not in CAPTURE_REFRAMED)
+    return kept[:at] + out + kept[at:]
 
 
 def memory_findings(m: MemoryReport) -> list[Finding]:
