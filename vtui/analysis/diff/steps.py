@@ -59,7 +59,7 @@ def run_steps(store: TraceStore, label: str, rng: TimeRange | None = None, step_
     first = first_token_index(raw, st.run_start)
     return RunSteps(
         label, st.pattern, [k if k != UNKNOWN else fallback for k in raw.tolist()],
-        st.rows.astype(np.int64), st.starts.astype(np.int64), (st.ends - st.starts).astype(np.int64),
+        st.rows.astype(np.int64), st.starts.astype(np.int64), st.durations.astype(np.int64),  # own time, as serving
         np.array([t.prefill_requests + t.decode_requests for t in tokens], dtype=np.int64),
         np.array([t.prefill_tokens + t.decode_tokens for t in tokens], dtype=np.int64),
         None if first is None else int(st.ends[first] - st.starts[0]),
