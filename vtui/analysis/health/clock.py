@@ -113,12 +113,13 @@ def _first_work_late(store: TraceStore, rows: np.ndarray, launch: np.ndarray, of
     s = store.slices
     start = s.start_ns
     device = store.tracks.process_ids()[s.track[rows]]
+    title_of, titles = store.tracks.process_titles()  # from the columns: no track object made
     out = []
     for dev in np.unique(device).tolist():
         mine = np.flatnonzero(device == dev)
         first = mine[int(np.argmin(start[rows[mine]]))]
         late = int(start[rows[first]] - start[launch[first]])
-        label = store.tracks[int(s.track[rows[first]])].process_title
+        label = titles[int(title_of[int(s.track[rows[first]])])]
         if late < OFFSET_MIN_NS or label in offset:
             continue
         behind = int((start[launch[mine]] < start[rows[first]]).sum()) - 1  # launched while it waited
