@@ -56,9 +56,11 @@ class _Slices:
         return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype=dtype)
 
 
-def build_store(parts: list[SourcePart], args_blob=None, progress: Callable[[float], None] | None = None) -> TraceStore:
+def build_store(parts: list[SourcePart], args_blob=None, progress: Callable[[float], None] | None = None,
+                threads: int = 1) -> TraceStore:
     """``args_blob``: the args file all parts wrote to (None: each part's in-memory blob).
-    ``progress`` gets the fraction done at a few milestones (the build of a big trace takes seconds)."""
+    ``progress`` gets the fraction done at a few milestones (the build of a big trace takes seconds).
+    ``threads``: how many threads the nesting may split over (the cores free; the store is the same)."""
     report = progress or (lambda _fraction: None)
     sources = _sources(parts)
     m = merge_sources(parts, args_blob)
@@ -95,7 +97,7 @@ def build_store(parts: list[SourcePart], args_blob=None, progress: Callable[[flo
     # nested (numpy releases the GIL). With the tree thread of nest(), 1 GB trace on 2 cores: build
     # 1.31 -> 1.08 s wall for +0.12 s CPU.
     pending_flows = soon(_flow_chains, len(m.ph) >= FLOW_THREAD_MIN, m, ts_ns, valid, tracks, remap)
-    slices, slice_row, extra = _slice_table(m, sl, remap, tracks, tolerance, end_rows, report)
+    slices, slice_row, extra = _slice_table(m, sl, remap, tracks, tolerance, end_rows, report, threads)
     instants = _instant_table(m, ts_ns, points, remap)
     counters = _sorted_counters(counters, remap)
     tracks.set_point_stats(instants, counters)
@@ -228,7 +230,7 @@ def _unknown_phases(m: Merged) -> list[BuildWarning]:
 
 
 def _slice_table(m: Merged, sl: _Slices, remap: np.ndarray, tracks: TrackSet, tolerance: int,
-                 end_rows: dict[int, int], report: Callable[[float], None]
+                 end_rows: dict[int, int], report: Callable[[float], None], threads: int = 1
                  ) -> tuple[SliceTable, np.ndarray, dict[int, tuple[int, int]]]:
     """The slices sorted by track and start, nested into lanes, then ordered by (track, lane);
     also each slice's merged row and the args of the E events of B/E pairs (slice -> args)."""
@@ -243,7 +245,7 @@ def _slice_table(m: Merged, sl: _Slices, remap: np.ndarray, tracks: TrackSet, to
     del order
     bounds = np.searchsorted(slice_track, np.arange(len(tracks) + 1))
     report(0.4)
-    nested = nest(start, end, bounds, tolerance, slice_track, nest_key)
+    nested = nest(start, end, bounds, tolerance, slice_track, nest_key, threads)
     report(0.65)
     final = order_by(slice_track, nested.lane)
     inverse = np.empty_like(final)
