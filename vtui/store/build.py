@@ -22,7 +22,7 @@ from vtui.store.merge import Merged, merge_sources
 from vtui.store.nesting import nest
 from vtui.store.pairing import pair
 from vtui.store.parts import SourcePart
-from vtui.store.soon import soon
+from vtui.store.soon import in_threads, soon
 from vtui.store.sorting import order_by
 from vtui.store.store import SourceInfo, TraceStore
 from vtui.store.tables import CounterTable, FlowTable, InstantTable, SliceTable
@@ -104,7 +104,7 @@ def build_store(parts: list[SourcePart], args_blob=None, progress: Callable[[flo
 
     index = IntervalIndex(slices, len(tracks))
     report(0.8)
-    flows, flow_found = _flows(m, slices, index, pending_flows, slice_row, ts_ns)
+    flows, flow_found = _flows(m, slices, index, pending_flows, slice_row, ts_ns, threads)
     found += flow_found
     found += warning_if("overlapping_slices", tracks.thread_overlaps())
 
@@ -239,7 +239,7 @@ def _slice_table(m: Merged, sl: _Slices, remap: np.ndarray, tracks: TrackSet, to
     slice_track = remap[sl.pop("track", np.int32)] if len(slice_row) else np.zeros(0, dtype=np.int32)
     start, end = sl.pop("start", np.int64), sl.pop("end", np.int64)
     order = order_by(slice_track, start, (start - end, slice_row))
-    slice_row, slice_track, start, end = slice_row[order], slice_track[order], start[order], end[order]
+    slice_row, slice_track, start, end = _gathers([(a, order) for a in (slice_row, slice_track, start, end)], threads)
     end_row = end_row[order]
     nest_key = sl.pop("nest", np.int64)[order]
     del order
@@ -252,13 +252,17 @@ def _slice_table(m: Merged, sl: _Slices, remap: np.ndarray, tracks: TrackSet, to
     inverse[final] = np.arange(len(final))
     parent = nested.parent[final]
     parent = np.where(parent >= 0, inverse[np.maximum(parent, 0)], -1).astype(np.int32)
-    slice_row, end_row = slice_row[final], end_row[final]
+    # Into the final order: gathers, each on its own (numpy releases the GIL), so split over threads.
+    slice_row, end_row, start, end, slice_track, depth, lane = _gathers(
+        [(a, final) for a in (slice_row, end_row, start, end, slice_track, nested.depth, nested.lane)], threads)
+    name_id, cat_id, ordinal, source, args_off, args_len = _gathers(
+        [(a, slice_row) for a in (m.name, m.cat, m.ordinal, m.source, m.args_off, m.args_len)], threads)
     slices = SliceTable(
-        start_ns=start[final], end_ns=end[final], track=slice_track[final].astype(np.int32),
-        depth=nested.depth[final], lane=nested.lane[final], parent=parent,
-        name_id=m.name[slice_row], cat_id=m.cat[slice_row], ordinal=m.ordinal[slice_row],
+        start_ns=start, end_ns=end, track=slice_track.astype(np.int32),
+        depth=depth, lane=lane, parent=parent,
+        name_id=name_id, cat_id=cat_id, ordinal=ordinal,
         end_ordinal=np.where(end_row >= 0, m.ordinal[np.maximum(end_row, 0)], -1).astype(np.int32),
-        source=m.source[slice_row], args_off=m.args_off[slice_row], args_len=m.args_len[slice_row],
+        source=source, args_off=args_off, args_len=args_len,
     )
     tracks.set_slice_stats(slices, nested.nested_lanes, nested.overlapping[final])
     extra = {}
@@ -268,6 +272,16 @@ def _slice_table(m: Merged, sl: _Slices, remap: np.ndarray, tracks: TrackSet, to
             row = int(pos[np.searchsorted(slice_row[pos], b)])
             extra[row] = (int(m.args_off[e]), int(m.args_len[e]))
     return slices, slice_row, extra
+
+
+def _gathers(pairs: list[tuple[np.ndarray, np.ndarray]], threads: int) -> list[np.ndarray]:
+    """``values[rows]`` of each (values, rows) pair, on up to ``threads`` threads (from
+    ``GATHER_MIN`` rows: below, a thread costs more than the gather)."""
+    big = bool(pairs) and len(pairs[0][1]) >= GATHER_MIN
+    return in_threads([lambda v=values, r=rows: v[r] for values, rows in pairs], threads if big else 1)
+
+
+GATHER_MIN = 200_000
 
 
 def _instant_table(m: Merged, ts_ns: np.ndarray, points: _Points, remap: np.ndarray) -> InstantTable:
@@ -290,10 +304,10 @@ def _sorted_counters(counters: CounterTable, remap: np.ndarray) -> CounterTable:
 
 
 def _flows(m: Merged, slices: SliceTable, index: IntervalIndex, pending_flows: Callable, slice_row: np.ndarray,
-           ts_ns: np.ndarray) -> tuple[FlowTable, list[BuildWarning]]:
+           ts_ns: np.ndarray, threads: int = 1) -> tuple[FlowTable, list[BuildWarning]]:
     """The flow arrows between slices, from the v1 events (found on a thread meanwhile) and the v2 fields."""
     flow_events, chains = pending_flows()
-    flows, stats = build_flows(slices, index, flow_events, _flow_v2(m, slice_row, ts_ns), m.args_blob, chains)
+    flows, stats = build_flows(slices, index, flow_events, _flow_v2(m, slice_row, ts_ns), m.args_blob, chains, threads)
     # build_flows gives the merged rows of the s/t/f events; the store keeps their file ordinals.
     for column in (flows.src_event, flows.dst_event):
         column[:] = np.where(column >= 0, m.ordinal[np.maximum(column, 0)], -1)
