@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
@@ -71,7 +72,7 @@ def enclosing_slices(slices: SliceTable, index: IntervalIndex, track: np.ndarray
         k = load.index(min(load))
         batches[k].append((t, sel))
         load[k] += len(sel)
-    in_threads([lambda batch=batch: _enclose(slices, index, ts, batch, out, exact) for batch in batches], threads)
+    in_threads([partial(_enclose, slices, index, ts, batch, out, exact) for batch in batches], threads)
     return out, exact
 
 

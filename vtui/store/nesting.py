@@ -85,8 +85,8 @@ def _nest_threaded(starts: np.ndarray, ends: np.ndarray, bounds: np.ndarray, tol
         if whole_tree:
             return tree[0].result()
         parent, tree_depth = np.empty(n, dtype=np.int32), np.empty(n, dtype=np.int32)
-        for (lo, hi), done in zip(pieces, tree):
-            parent[lo:hi], tree_depth[lo:hi] = done.result()
+        for (lo, hi), piece in zip(pieces, tree):
+            parent[lo:hi], tree_depth[lo:hi] = piece.result()
         return parent, tree_depth
 
 
