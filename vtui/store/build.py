@@ -65,7 +65,7 @@ def build_store(parts: list[SourcePart], args_blob=None, progress: Callable[[flo
     sources = _sources(parts)
     m = merge_sources(parts, args_blob)
     report(0.1)
-    ts_ns, dur_ns, valid, origin_us, bad_ts, far_ts, bad_dur, open_x = _times(m)
+    ts_ns, dur_ns, valid, origin_us, bad_ts, far_ts, bad_dur, open_x = _times(m, threads)
     found = warning_if("unusable_ts", bad_ts + far_ts, f"{far_ts:,}" if far_ts else "")
     # Masked maxima (no gathered copies of two 40 MB columns).
     trace_end = int(max(np.max(ts_ns + dur_ns, where=valid, initial=0), np.max(ts_ns, where=valid, initial=0)))
@@ -327,7 +327,7 @@ _INT64_MAX = int(np.iinfo(np.int64).max)
 _WINDOW_NS = 4 * 10**18  # ts_ns relative to the origin must stay below this (int64 with room for dur)
 
 
-def _times(m: Merged) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, int, int, int, int]:
+def _times(m: Merged, threads: int = 1) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, int, int, int, int]:
     """int64 ns relative to the smallest usable timestamp, from the exact ns of the text: the
     origin is subtracted in integers, so every start sits on the file's absolute ns grid. Also a
     validity mask for ts and counts of events without a usable ts, of events too far from the
@@ -340,32 +340,63 @@ def _times(m: Merged) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, int, i
     When the timestamps span more than int64 ns can hold (~126 years), the origin is the start of
     the ~126-year window that holds the most events, and the events outside it are rejected:
     one event at ts -1e300 or INT64_MIN must not push every other event out of range.
+    ``threads``: the passes (each row on its own, but for the origin) split by rows over that many.
     """
-    not_meta = (m.ph != META) & (m.ph != UNKNOWN_PH)
-    finite = np.isfinite(m.ts) & not_meta  # a number (its ns may be beyond int64)
-    has_ns = m.ts_ns != NO_NS
-    far = finite & ~has_ns
-    usable = finite & has_ns
-    dur_ns = m.dur_ns
-    is_x = usable & (m.ph == X)
-    open_x = is_x & (dur_ns == NO_NS)  # no number at all (1e300 or inf is FAR_NS: see merge)
-    no_dur = is_x & ~open_x & ((dur_ns < 0) | (dur_ns >= _WINDOW_NS))
-    usable &= ~no_dur
-    if usable.any() and int(m.ts_ns[usable].max()) - int(m.ts_ns[usable].min()) >= _WINDOW_NS:
+    n = len(m.ph)
+    spans = _row_spans(n, threads if n >= TIMES_SPLIT_MIN else 1)
+    not_meta, far, usable = np.empty(n, dtype=bool), np.empty(n, dtype=bool), np.empty(n, dtype=bool)
+    open_x, no_dur = np.empty(n, dtype=bool), np.empty(n, dtype=bool)
+
+    def marks(lo: int, hi: int) -> tuple[int, int]:
+        ph, ts_ns, dur_ns = m.ph[lo:hi], m.ts_ns[lo:hi], m.dur_ns[lo:hi]
+        here = np.not_equal(ph, META, out=not_meta[lo:hi])
+        here &= ph != UNKNOWN_PH
+        finite = np.isfinite(m.ts[lo:hi]) & here  # a number (its ns may be beyond int64)
+        has_ns = ts_ns != NO_NS
+        np.logical_and(finite, ~has_ns, out=far[lo:hi])
+        use = np.logical_and(finite, has_ns, out=usable[lo:hi])
+        is_x = use & (ph == X)
+        opened = np.logical_and(is_x, dur_ns == NO_NS, out=open_x[lo:hi])  # no number at all (1e300 or inf is FAR_NS: see merge)
+        np.logical_and(is_x & ~opened, (dur_ns < 0) | (dur_ns >= _WINDOW_NS), out=no_dur[lo:hi])
+        use &= ~no_dur[lo:hi]
+        return (int(np.min(ts_ns, where=use, initial=_INT64_MAX)), int(np.max(ts_ns, where=use, initial=-_INT64_MAX - 1)))
+
+    bounds = in_threads([lambda lo=lo, hi=hi: marks(lo, hi) for lo, hi in spans], len(spans))
+    any_usable = bool(usable.any())
+    if any_usable and max(hi for _, hi in bounds) - min(lo for lo, _ in bounds) >= _WINDOW_NS:
         ts = np.sort(m.ts_ns[usable])
         reach = np.minimum(ts, _INT64_MAX - _WINDOW_NS) + _WINDOW_NS  # (a window from near the top ends at it)
         held = np.searchsorted(ts, reach, side="left") - np.arange(len(ts))
         low = int(ts[int(np.argmax(held))])  # the first of the fullest windows
         far |= usable & ~((m.ts_ns >= low) & (m.ts_ns <= min(low + _WINDOW_NS - 1, _INT64_MAX)))
         usable &= ~far
-    origin_ns = int(m.ts_ns[usable].min()) if usable.any() else 0
-    ts_ns = np.subtract(m.ts_ns, origin_ns, where=usable, out=np.zeros(len(m.ts_ns), dtype=np.int64))
-    dur_ns = dur_ns.copy()
-    dur_ns[(dur_ns < 0) | (dur_ns >= _WINDOW_NS)] = 0  # NO_NS too (events other than X may have none)
+        origin_ns = int(m.ts_ns[usable].min()) if usable.any() else 0
+    else:
+        origin_ns = min(lo for lo, _ in bounds) if any_usable else 0
+    ts_ns = np.zeros(n, dtype=np.int64)
+    dur_ns = np.empty(n, dtype=np.int64)
+
+    def shift(lo: int, hi: int) -> None:
+        np.subtract(m.ts_ns[lo:hi], origin_ns, where=usable[lo:hi], out=ts_ns[lo:hi])
+        dur = dur_ns[lo:hi]
+        dur[:] = m.dur_ns[lo:hi]
+        dur[(dur < 0) | (dur >= _WINDOW_NS)] = 0  # NO_NS too (events other than X may have none)
+
+    in_threads([lambda lo=lo, hi=hi: shift(lo, hi) for lo, hi in spans], len(spans))
     n_far = int(far.sum())
     n_no_dur = int(no_dur.sum())
     bad_ts = int((not_meta & ~usable).sum()) - n_far - n_no_dur
     return ts_ns, dur_ns, usable, origin_ns / 1000.0, bad_ts, n_far, n_no_dur, int((open_x & usable).sum())
+
+
+TIMES_SPLIT_MIN = 1_000_000  # events: below this the time passes are not worth a thread
+
+
+def _row_spans(n: int, pieces: int) -> list[tuple[int, int]]:
+    """[lo, hi) row ranges: ``pieces`` about equal ones covering n rows (one when n is 0)."""
+    pieces = max(1, min(pieces, n))
+    cuts = [n * k // pieces for k in range(pieces + 1)]
+    return list(zip(cuts[:-1], cuts[1:]))
 
 
 def _nesting_tolerance(m: Merged, valid: np.ndarray, origin_us: float, span_ns: int) -> int:
