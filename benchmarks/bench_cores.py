@@ -12,14 +12,15 @@ its phases (wall seconds, in process): ``decode`` (the event array read into col
 decoders split), of it ``join`` (absorbing the ranges other processes decoded, in order: serial),
 ``build`` (the store from the columns) and in it ``lanes`` and ``tree`` (the nesting: split by
 track pieces across the build's threads), ``gathers`` (the slices into their final order) and
-``bind`` (the flow events to their slices) and ``times`` (the ts/dur validity and the shift to
-the origin), split too, and ``flow_chains`` (on a thread of its own beside the rest of the build);
+``bind`` (the flow events to their slices), ``times`` (the ts/dur validity and the shift to
+the origin) and ``x_slices`` (the X events' rows and ends), split too, and ``flow_chains`` (on a thread of its own beside the rest of the build);
 each phase also as CPU-s (``cpu``); ``startup`` is the process start and imports (the parent's
 wall minus the load).
 
 The model (Amdahl, in CPU-seconds: a busy machine stretches wall time, not CPU; on a quiet core
 the two agree): on one core everything runs one after the other, so ``T(1) = S + P`` with ``P`` =
-decode + lanes + tree + gathers + bind + times (the parts split over N decoders / build threads)
+decode + lanes + tree + gathers + bind + times + x_slices (the parts split over N decoders /
+build threads)
 and ``S`` = the rest (startup and imports, reading the file, the rest of the build);
 ``T(N) = S + J + P / N`` with ``J`` the join's CPU measured with 2 decoders (reading the ranges' columns back and absorbing
 them). ``model`` gives S, J, P, the serial share and the predicted speedup for 2, 4, 8 and 16
@@ -84,6 +85,7 @@ if __name__ == "__main__":
     timed(nesting, "_tree_piece", "tree", time.thread_time)
     timed(build, "_gathers", "gathers", time.thread_time)
     timed(build, "_times", "times", time.thread_time)
+    timed(build, "_complete_slices", "x_slices", time.thread_time)
     timed(flows, "_enclose", "bind", time.thread_time)
     timed(build, "_flow_chains", "flow_chains", time.thread_time)
     timed(build, "build_flows", "flows", time.thread_time)
@@ -101,7 +103,7 @@ if __name__ == "__main__":
 
 SETTINGS = {"c1j1": ("0", 1), "c2j1": ("0,1", 1), "c2j2": ("0,1", 2)}
 PHASES = ("load_s", "startup_s", "decode", "join", "absorb", "build", "lanes", "tree", "gathers", "bind", "times",
-          "flow_chains", "flows", "sorts")
+          "x_slices", "flow_chains", "flows", "sorts")
 
 
 def run_one(trace: Path, cpus: str | None, jobs: int, env: dict) -> dict:
@@ -118,7 +120,7 @@ def run_one(trace: Path, cpus: str | None, jobs: int, env: dict) -> dict:
     return got
 
 
-SPLIT = ("decode_cpu", "lanes_cpu", "tree_cpu", "gathers_cpu", "bind_cpu", "times_cpu")  # split over N decoders / threads
+SPLIT = ("decode_cpu", "lanes_cpu", "tree_cpu", "gathers_cpu", "bind_cpu", "times_cpu", "x_slices_cpu")  # split over N decoders / threads
 
 
 def model(one: dict, join: float) -> dict:

@@ -77,7 +77,7 @@ def build_store(parts: list[SourcePart], args_blob=None, progress: Callable[[flo
 
     sl = _Slices()
     points = _Points()
-    _complete_slices(m, ts_ns, dur_ns, valid, trace_end, tracks, sl)
+    _complete_slices(m, ts_ns, dur_ns, valid, trace_end, tracks, sl, threads)
     found += warning_if("bad_dur", bad_dur) + warning_if("open_x", open_x)
     del dur_ns  # X slices only: let the nesting reuse its memory
     end_rows: dict[int, int] = {}
@@ -157,13 +157,22 @@ def _metadata(m: Merged, tracks: TrackSet) -> tuple[list[dict], list[tuple[int, 
 
 
 def _complete_slices(m: Merged, ts_ns: np.ndarray, dur_ns: np.ndarray, valid: np.ndarray, trace_end: int,
-                     tracks: TrackSet, sl: _Slices) -> None:
+                     tracks: TrackSet, sl: _Slices, threads: int = 1) -> None:
     """X events: one slice each (a negative or huge dur is not valid: see ``_times``). One with no
-    dur is a call still open when the trace stopped: it runs to the trace end, as a B never closed."""
-    rows = np.flatnonzero((m.ph == X) & valid)
-    end = np.where(m.dur_ns[rows] == NO_NS, max(trace_end, 0), ts_ns[rows] + dur_ns[rows])  # (the rest: see _times)
-    sl.add(nest=np.full(len(rows), -1), row=rows, end_row=np.full(len(rows), -1), start=ts_ns[rows],
-           end=np.maximum(end, ts_ns[rows]), track=tracks.thread_tracks(m.thread[rows]))
+    dur is a call still open when the trace stopped: it runs to the trace end, as a B never closed.
+    (Found by rows over ``threads``; the tracks in one pass after, so new ones are made in order.)"""
+    def piece(lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        rows = np.flatnonzero((m.ph[lo:hi] == X) & valid[lo:hi]) + lo
+        start = ts_ns[rows]
+        end = np.where(m.dur_ns[rows] == NO_NS, max(trace_end, 0), start + dur_ns[rows])  # (the rest: see _times)
+        return rows, start, np.maximum(end, start)
+
+    n = len(m.ph)
+    spans = _row_spans(n, threads if n >= TIMES_SPLIT_MIN else 1)
+    got = in_threads([lambda lo=lo, hi=hi: piece(lo, hi) for lo, hi in spans], len(spans))
+    rows, start, end = got[0] if len(got) == 1 else [np.concatenate(cols) for cols in zip(*got)]
+    sl.add(nest=np.full(len(rows), -1), row=rows, end_row=np.full(len(rows), -1), start=start, end=end,
+           track=tracks.thread_tracks(m.thread[rows]))
 
 
 def _begin_end_slices(m: Merged, ts_ns: np.ndarray, valid: np.ndarray, trace_end: int, tracks: TrackSet,
