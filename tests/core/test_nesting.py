@@ -130,7 +130,7 @@ def test_nesting_split_over_threads_equals_one_thread(monkeypatch) -> None:
     monkeypatch.setattr(nesting, "THREAD_MIN", 0)
     rng = np.random.default_rng(5)
     split = 0
-    for trial in range(60):
+    for trial in range(24):
         tracks = [_track(rng, int(rng.integers(1, 1500)), overlaps=trial % 3 == 0) for _ in range(int(rng.integers(1, 4)))]
         starts = np.array([s for t in tracks for s, _ in t], dtype=np.int64)
         ends = np.array([e for t in tracks for _, e in t], dtype=np.int64)
@@ -142,7 +142,7 @@ def test_nesting_split_over_threads_equals_one_thread(monkeypatch) -> None:
             many = nesting.nest(starts, ends, bounds, tolerance, threads=threads)
             for name in ("lane", "overlapping", "nested_lanes", "parent", "depth"):
                 assert np.array_equal(getattr(many, name), getattr(one, name)), (trial, threads, name)
-    assert split > 100  # the pieces were really cut
+    assert split > 40  # the pieces were really cut
 
 
 def test_a_clean_cut_needs_every_earlier_slice_ended_beyond_the_tolerance() -> None:
