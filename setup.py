@@ -9,4 +9,6 @@ setup(ext_modules=[
     Extension("_vtui_fastcols", ["vtui/io/_fastcols.c"], optional=True),
     # Reads past the end of a mapped trace cut while loading give zeros, not SIGBUS (vtui.io.mapguard).
     Extension("_vtui_mapguard", ["vtui/io/_mapguard.c"], optional=True),
+    # The common packets of a Perfetto trace (vtui.io.pftrace_fast); the protobuf runtime reads the rest.
+    Extension("_vtui_pftrace", ["vtui/io/_pftrace.c"], optional=True),
 ])

@@ -1,5 +1,6 @@
 """One runner for the benchmarks: ``python -m benchmarks NAME [ARGS…]`` runs ``benchmarks/bench_NAME.py``
-with ARGS (each prints its figures as JSON lines); ``python -m benchmarks`` lists the names."""
+with ARGS (each prints its figures as JSON lines); ``python -m benchmarks`` lists the names;
+``python -m benchmarks table`` writes the README's speed table from ``benchmarks/results/``."""
 
 from __future__ import annotations
 
@@ -16,8 +17,13 @@ def names() -> list[str]:
 
 def main(argv: list[str]) -> int:
     if not argv or argv[0] in ("-h", "--help"):
-        print("usage: python -m benchmarks NAME [ARGS...]\nbenchmarks: " + ", ".join(names()))
+        print("usage: python -m benchmarks NAME [ARGS...] | table [--check]\nbenchmarks: " + ", ".join(names()))
         return 0
+    if argv[0] == "table":
+        sys.path.insert(0, str(HERE.parent))
+        from benchmarks.table import main as table_main
+
+        return table_main(argv[1:])
     name = argv[0].removeprefix("bench_").removesuffix(".py")
     if name not in names():
         print(f"benchmarks: no benchmark {name!r} (one of: {', '.join(names())})", file=sys.stderr)

@@ -29,7 +29,7 @@ from vtui.analysis.slices.search import search  # noqa: E402
 from vtui.export.trace import export_range  # noqa: E402
 from vtui.load.trace import load_trace  # noqa: E402
 from vtui.store.slicetime import time_range  # noqa: E402
-from vtui.ui.flame import flame_layout, flame_segments  # noqa: E402
+from vtui.ui.screens.flame import flame_layout, flame_segments  # noqa: E402
 
 
 def timed(fn, runs: int) -> tuple[float, float]:

@@ -37,7 +37,7 @@ import asyncio, json, resource, sys, time
 sys.path.insert(0, sys.argv[2])
 from textual.app import App
 from vtui.ui.app import VtuiApp
-from vtui.ui.widgets.timeline import Timeline
+from vtui.ui.timeline.lanes import Timeline
 
 def cpu_s():
     return sum(r.ru_utime + r.ru_stime for r in map(resource.getrusage, (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)))

@@ -17,29 +17,27 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from fresh import CPU_S, ROOT, load_average, run_child, warm_cache  # noqa: E402
+from fresh import cpu_s, load_average, run_case, warm_cache  # noqa: E402
 
-CHILD = CPU_S + r"""
-import json, sys
-sys.path.insert(0, sys.argv[2])
-from vtui.load.trace import load_trace
-from vtui.analysis.report.compare import compare
-from vtui.store.slicetime import range_slices
 
-if __name__ == "__main__":
-    a, b, floor_store = load_trace(sys.argv[1]), load_trace(sys.argv[1]), load_trace(sys.argv[1])
+def child(trace: str) -> dict:
+    """One run: two stores and a floor store reopened from the cache, then the floor and ``compare``."""
+    from vtui.analysis.report.compare import compare
+    from vtui.load.trace import load_trace
+    from vtui.store.slicetime import range_slices
+
+    a, b, floor_store = load_trace(trace), load_trace(trace), load_trace(trace)
     c = cpu_s()
-    range_slices(floor_store, 0, int(floor_store.span_ns)).self_ns
+    _ = range_slices(floor_store, 0, int(floor_store.span_ns)).self_ns
     floor = cpu_s() - c
     c = cpu_s()
     compare(a, b)
-    print(json.dumps({"compare": cpu_s() - c, "floor": floor, "events": a.event_count}))
-"""
+    return {"compare": cpu_s() - c, "floor": floor, "events": a.event_count}
 
 
 def bench(path: Path, runs: int) -> dict:
     with warm_cache(path) as env:
-        got = [run_child(CHILD, [str(path), str(ROOT)], env) for _ in range(runs)]
+        got = [run_case("bench_compare:child", [str(path)], env) for _ in range(runs)]
     med = statistics.median
     compare_s, floor_s = med(g["compare"] for g in got), med(g["floor"] for g in got)
     return {"file": path.name, "runs": runs, "events": got[0]["events"],

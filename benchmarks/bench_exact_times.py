@@ -1,6 +1,6 @@
 """Cold-load CPU of this tree against another (the code before a change), with the floor, in one run.
 
-Exact nanoseconds (issue 23) read each ``ts``/``dur`` from its text instead of a double; its
+Exact nanoseconds read each ``ts``/``dur`` from its text instead of a double; its
 budget was at most 5 % more load CPU than before. This runs, interleaved so a busy spell hits
 each alike: the floor (msgspec decode into a minimal Struct, see bench_load), the other tree's
 cold load (one decoder, no cache) and this tree's, each in a fresh process, ``--runs`` times;

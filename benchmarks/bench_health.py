@@ -11,31 +11,26 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from benchmarks.fresh import cpu_s, run_case  # noqa: E402
 
-CHILD = r"""
-import json, resource, sys
-sys.path.insert(0, sys.argv[2])
-from vtui.load.trace import load_trace
-from vtui.analysis.health.report import analyse_health
 
-def cpu_s():
-    r = resource.getrusage(resource.RUSAGE_SELF)
-    return r.ru_utime + r.ru_stime
+def child(trace: str) -> dict:
+    """One run: a cold load without the cache, then ``analyse_health`` on that store."""
+    from vtui.analysis.health.report import analyse_health
+    from vtui.load.trace import load_trace
 
-c = cpu_s()
-store = load_trace(sys.argv[1], cache=False)
-load = cpu_s() - c
-c = cpu_s()
-items = analyse_health(store).items
-print(json.dumps({"load_cpu_s": load, "health_cpu_s": cpu_s() - c, "items": [i.key for i in items]}))
-"""
+    c = cpu_s()
+    store = load_trace(trace, cache=False)
+    load = cpu_s() - c
+    c = cpu_s()
+    items = analyse_health(store).items
+    return {"load_cpu_s": load, "health_cpu_s": cpu_s() - c, "items": [i.key for i in items]}
 
 
 def main() -> None:
@@ -51,8 +46,7 @@ def main() -> None:
 
             write_synthetic(path, args.synthetic << 20, step_every=50)
         env = {**os.environ, "XDG_CACHE_HOME": tmp}
-        runs = [json.loads(subprocess.run([sys.executable, "-c", CHILD, str(path), str(ROOT)], env=env, check=True,
-                                          capture_output=True, text=True).stdout) for _ in range(args.runs)]
+        runs = [run_case("bench_health:child", [str(path)], env) for _ in range(args.runs)]
     load = statistics.median(r["load_cpu_s"] for r in runs)
     health = statistics.median(r["health_cpu_s"] for r in runs)
     print(json.dumps({"trace": str(args.trace or f"synthetic {args.synthetic} MB"), "runs": args.runs,

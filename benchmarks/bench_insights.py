@@ -14,56 +14,42 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fresh import cpu_s, run_case, warm_cache  # noqa: E402
+
 ANALYSES = ("analyse_steps", "analyse_ops", "analyse_gpu", "analyse_memory", "analyse_caches", "analyse_python",
             "analyse_roofline", "analyse_critical")
 
-CHILD = r"""
-import json, resource, statistics, sys
-sys.path.insert(0, sys.argv[2])
-from vtui.load.trace import load_trace
-import vtui.analysis.report.insights as insights
+def child(trace: str, calls: str) -> dict:
+    """One run: ``calls`` calls of ``compute_insights`` on a reopened store, each analysis timed as
+    ``compute_insights`` calls it."""
+    import vtui.analysis.report.insights as insights
+    from vtui.load.trace import load_trace
 
-def cpu_s():
-    r = resource.getrusage(resource.RUSAGE_SELF)
-    return r.ru_utime + r.ru_stime
-
-if __name__ == "__main__":
-    store = load_trace(sys.argv[1])
-    shares = {}
-    for name in json.loads(sys.argv[4]):  # each analysis as compute_insights calls it, timed
-        def timed(*a, _f=getattr(insights, name), _name=name, **k):
+    store = load_trace(trace)
+    shares: dict[str, list[float]] = {}
+    for name in ANALYSES:
+        def timed(*a, _f=getattr(insights, name), _name=name, **k):  # type: ignore[no-untyped-def]
             c = cpu_s()
             out = _f(*a, **k)
             shares.setdefault(_name, []).append(cpu_s() - c)
             return out
         setattr(insights, name, timed)
-    calls = []
+    times = []
     events = store.event_count
-    for _ in range(int(sys.argv[3])):
+    for _ in range(int(calls)):
         c = cpu_s()
         insights.compute_insights(store)
-        calls.append(cpu_s() - c)
-    print(json.dumps({"calls": calls, "shares": shares, "events": events}))
-"""
+        times.append(cpu_s() - c)
+    return {"calls": times, "shares": shares, "events": events}
 
 
 def bench(path: Path, runs: int, calls: int) -> dict:
-    with tempfile.TemporaryDirectory(prefix="vtui-bench-cache-") as cache_home:  # never the user's ~/.cache
-        env = {**os.environ, "XDG_CACHE_HOME": cache_home}
-        subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[2]);"
-                        "from vtui.load.trace import load_trace; load_trace(sys.argv[1])", str(path), str(ROOT)],
-                       check=True, env=env)  # the cache entry
-        got = []
-        for _ in range(runs):
-            out = subprocess.run([sys.executable, "-c", CHILD, str(path), str(ROOT), str(calls), json.dumps(ANALYSES)],
-                                 capture_output=True, text=True, check=True, env=env)
-            got.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    with warm_cache(path) as env:  # never the user's ~/.cache
+        got = [run_case("bench_insights:child", [str(path), str(calls)], env) for _ in range(runs)]
     med = statistics.median
     later = [med(g["calls"][1:]) for g in got] if calls > 1 else []
     events = got[0]["events"]

@@ -1,4 +1,4 @@
-"""Scale in tracks: a trace of 1,000,000 threads with one slice each (issue 30, point 10), opened
+"""Scale in tracks: a trace of 1,000,000 threads with one slice each, opened
 cold (load + index-cache write, as a first open) and warm (reopen from the cache), against the
 msgspec floor of the same file. Medians of N fresh processes, CPU-seconds (user + system), the
 1-minute load average before and after (the machine is shared: say so with every figure).

@@ -1,4 +1,4 @@
-"""CLI commands at 1,000,000 tracks (issue 31): ``vtui info`` (a line per track), ``vtui stats
+"""CLI commands at 1,000,000 tracks: ``vtui info`` (a line per track), ``vtui stats
 --track REGEX`` (the filter over every track's label) and ``vtui query`` over the track, thread,
 process, thread_track and counter_track tables, each in a fresh process reopening a warm cache
 entry, against a floor in the same run (a fresh process that imports vtui and reopens the same entry:
@@ -23,11 +23,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from benchmarks.bytecode import compiled_env  # noqa: E402
+from benchmarks.fresh import case_command, case_env  # noqa: E402
 from benchmarks.many_tracks_synth import bench_arguments  # noqa: E402
 
 TRACK_SQL = ("SELECT (SELECT COUNT(*) FROM track), (SELECT COUNT(*) FROM thread_track),"
              " (SELECT COUNT(*) FROM thread JOIN process USING (upid)), (SELECT COUNT(*) FROM counter_track)")
-FLOOR = "import sys; sys.path.insert(0, sys.argv[2]); from vtui.load.trace import load_trace; load_trace(sys.argv[1])"
 
 
 def _cpu_of(cmd: list[str], env: dict, cwd: Path) -> float:
@@ -39,14 +39,15 @@ def _cpu_of(cmd: list[str], env: dict, cwd: Path) -> float:
 
 def bench(path: Path, runs: int, root: Path) -> dict:
     cases = {
-        "floor_reopen": [sys.executable, "-c", FLOOR, str(path), str(root)],
+        "floor_reopen": case_command("whole_process:reopen", [str(path)]),
         "info": [sys.executable, "-m", "vtui", "info", str(path)],
         "stats_track": [sys.executable, "-m", "vtui", "stats", str(path), "--track", "thread 9"],
         "query_tracks": [sys.executable, "-m", "vtui", "query", str(path), TRACK_SQL],
     }
     with tempfile.TemporaryDirectory(prefix="vtui-bench-cache-") as cache_home, compiled_env() as env:
-        env = {**env, "XDG_CACHE_HOME": cache_home, "PYTHONPATH": str(root)}
-        subprocess.run(cases["floor_reopen"], env=env, cwd=root, check=True)  # writes the entry
+        env = case_env({**env, "XDG_CACHE_HOME": cache_home, "PYTHONPATH": str(root)}, root)
+        subprocess.run(cases["floor_reopen"], env=env, cwd=root, check=True,
+                       stdout=subprocess.DEVNULL)  # writes the entry
         load_before = os.getloadavg()[0]
         cpu: dict[str, list[float]] = {k: [] for k in cases}
         for _ in range(runs):  # interleaved: a busy spell hits every case alike

@@ -14,7 +14,6 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -22,6 +21,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from benchmarks.fresh import run_case  # noqa: E402
 
 
 def one_run(path: str, what: str) -> dict:
@@ -39,9 +39,7 @@ def one_run(path: str, what: str) -> dict:
 
 
 def fresh(path: Path, what: str) -> dict:
-    done = subprocess.run([sys.executable, __file__, "--one", str(path), "--what", what], check=True,
-                          capture_output=True, text=True)
-    return json.loads(done.stdout)
+    return run_case("bench_memory_tracks:one_run", [str(path), what], dict(os.environ))
 
 
 def main() -> None:
@@ -49,12 +47,7 @@ def main() -> None:
     parser.add_argument("trace", nargs="?", type=Path)
     parser.add_argument("--mb", type=float, default=200, help="size of the synthetic trace when none is given")
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--one", help=argparse.SUPPRESS)
-    parser.add_argument("--what", default="series", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.one:
-        print(json.dumps(one_run(args.one, args.what)))
-        return
     load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
         path = args.trace

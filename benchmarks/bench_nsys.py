@@ -18,43 +18,41 @@ export (rates, not totals, are compared).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from benchmarks.fresh import cpu_s, run_case  # noqa: E402
 
-LOAD = r"""
-import json, os, resource, sys, time
-sys.path.insert(0, sys.argv[2])
-mode = sys.argv[3]
-def cpu():
-    a, b = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
-c = cpu()
-t = time.perf_counter()
-if mode == "reader":
-    from vtui.io.nsys import read_nsys
-    n = len(read_nsys(sys.argv[1], jobs=os.cpu_count() or 1).columns)
-else:
-    from vtui.load.trace import load_trace
-    n = load_trace(sys.argv[1], cache=(mode == "warm")).event_count  # all cores, as the CLI loads
-dt, dc = time.perf_counter() - t, cpu() - c
-# VmHWM, not ru_maxrss: the latter keeps the parent's peak across fork + exec
-hwm = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM"))
-print(json.dumps({"seconds": dt, "cpu_s": dc, "events": n, "peak_rss_mb": hwm / 1024}))
-"""
+
+def child(trace: str, mode: str) -> dict:
+    """One load: ``mode`` "reader" (the nsys reader alone), "cold" (no cache) or "warm" (the cache);
+    CPU of this process and its decoders, the import of the code included."""
+    c = cpu_s(children=True)
+    t = time.perf_counter()
+    if mode == "reader":
+        from vtui.io.nsys import read_nsys
+        n = len(read_nsys(trace, jobs=os.cpu_count() or 1).columns)
+    else:
+        from vtui.load.trace import load_trace
+        n = load_trace(trace, cache=(mode == "warm")).event_count  # all cores, as the CLI loads
+    dt, dc = time.perf_counter() - t, cpu_s(children=True) - c
+    # VmHWM, not ru_maxrss: the latter keeps the parent's peak across fork + exec
+    with open("/proc/self/status") as fh:
+        hwm = next(int(line.split()[1]) for line in fh if line.startswith("VmHWM"))
+    return {"seconds": dt, "cpu_s": dc, "events": n, "peak_rss_mb": hwm / 1024}
 
 
 def _run(path: Path, mode: str, env: dict) -> dict:
-    out = subprocess.run([sys.executable, "-c", LOAD, str(path), str(ROOT), mode], capture_output=True, text=True,
-                         check=True, env=env)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return run_case("bench_nsys:child", [str(path), mode], env)
 
 
 def bench(launches: int, schema: str, runs: int, folder: Path, json_launches: int | None = None,
@@ -72,7 +70,8 @@ def bench(launches: int, schema: str, runs: int, folder: Path, json_launches: in
     export = export_of(launches)
     as_json = export_of(json_launches or launches).with_suffix(".json")
     if not as_json.exists():
-        vtui_main(["export", str(as_json.with_suffix(".sqlite")), "-o", str(as_json), "--no-cache"])
+        with contextlib.redirect_stdout(sys.stderr):  # stdout is the results' JSON lines
+            vtui_main(["export", str(as_json.with_suffix(".sqlite")), "-o", str(as_json), "--no-cache"])
     med = lambda rows, key="seconds": round(statistics.median(r[key] for r in rows), 3)  # noqa: E731
     got: dict[str, list[dict]] = {k: [] for k in ("reader", "nsys_cold", "json_cold", "nsys_warm", "json_warm")}
     with tempfile.TemporaryDirectory(prefix="vtui-bench-cache-") as cache_home:

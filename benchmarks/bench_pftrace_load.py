@@ -18,23 +18,12 @@ import sys
 import tempfile
 from pathlib import Path
 
+from benchmarks.fresh import run_case
 from benchmarks.synth import write_synthetic
-
-_CODE = """
-import json, resource, sys, time
-from vtui.load.trace import load_trace
-t = time.perf_counter()
-store = load_trace(sys.argv[1], cache=False, jobs=1)
-wall = time.perf_counter() - t
-ru = resource.getrusage(resource.RUSAGE_SELF)
-print(json.dumps({"wall": wall, "cpu": ru.ru_utime + ru.ru_stime, "slices": len(store.slices),
-                  "rss_mb": ru.ru_maxrss / 1024}))
-"""
 
 
 def load_once(path: Path) -> dict:
-    out = subprocess.run([sys.executable, "-c", _CODE, str(path)], capture_output=True, text=True, check=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return run_case("whole_process:cold_load", [str(path)], dict(os.environ))
 
 
 def main() -> None:

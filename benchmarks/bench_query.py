@@ -1,6 +1,6 @@
-"""Issue 28 speed: `SELECT name, COUNT(*), SUM(dur) FROM slice GROUP BY name` over 1M slices
+"""SQL speed: `SELECT name, COUNT(*), SUM(dur) FROM slice GROUP BY name` over 1M slices
 after the load (target ≤ 200 ms), against a floor measured in the same process: the same
-figures by numpy (`bincount` over the name ids). Also the thread join of the issue.
+figures by numpy (`bincount` over the name ids). Also the thread join.
 
 Each run is a fresh process that opens the trace from the index cache, then times every query
 `--repeat` times (median wall and CPU-s of the process: DuckDB's threads included). The first
@@ -15,16 +15,15 @@ The trace (X events on 20 threads × 3 nesting levels, 60 names) is written once
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from benchmarks.fresh import run_case  # noqa: E402
 
 GROUP_BY = "SELECT name, COUNT(*) n, SUM(dur) total FROM slice GROUP BY name"
 JOIN = ("SELECT COUNT(*) FROM slice JOIN thread_track ON slice.track_id = thread_track.id "
@@ -63,7 +62,8 @@ def timed(fn, repeat: int) -> tuple[float, float]:
     return statistics.median(walls), statistics.median(cpus)
 
 
-def child(path: Path, repeat: int) -> None:
+def child(path: str, repeat: str) -> dict:
+    """One fresh process: the first query (which builds the views), then each query ``repeat`` times."""
     import duckdb  # noqa: F401  (imported before timing: the import is not the query)
     import numpy as np
     import pyarrow  # noqa: F401
@@ -84,10 +84,10 @@ def child(path: Path, repeat: int) -> None:
     out = {"slices": len(s), "first_wall_ms": (time.perf_counter() - w) * 1000,
            "first_cpu_ms": (time.process_time() - c) * 1000}
     assert sorted(map(tuple, first.rows)) == sorted(floor())  # the same figures
-    out["group_by"] = timed(lambda: run_query(store, GROUP_BY), repeat)
-    out["floor"] = timed(floor, repeat)
-    out["join"] = timed(lambda: run_query(store, JOIN), repeat)
-    print(json.dumps(out))
+    out["group_by"] = timed(lambda: run_query(store, GROUP_BY), int(repeat))
+    out["floor"] = timed(floor, int(repeat))
+    out["join"] = timed(lambda: run_query(store, JOIN), int(repeat))
+    return out
 
 
 def main() -> None:
@@ -95,21 +95,13 @@ def main() -> None:
     parser.add_argument("--slices", type=int, default=1_000_000)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--repeat", type=int, default=7)
-    parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
     opts = parser.parse_args()
-    if opts.child:
-        child(opts.child, opts.repeat)
-        return
     path = Path(f"/tmp/vtui-bench-query-{opts.slices}.json")
     if not path.exists():
         write_trace(path, opts.slices)
-    subprocess.run([sys.executable, __file__, "--child", str(path), "--repeat", "1"], check=True,
-                   capture_output=True)  # the first open writes the index cache
-    runs = []
-    for _ in range(opts.runs):
-        got = subprocess.run([sys.executable, __file__, "--child", str(path), "--repeat", str(opts.repeat)],
-                             check=True, capture_output=True, text=True)
-        runs.append(json.loads(got.stdout.strip().splitlines()[-1]))
+    env = dict(os.environ)
+    run_case("bench_query:child", [str(path), "1"], env)  # the first open writes the index cache
+    runs = [run_case("bench_query:child", [str(path), str(opts.repeat)], env) for _ in range(opts.runs)]
     med = statistics.median
     print(f"{runs[0]['slices']:,} slices, {opts.runs} fresh processes × {opts.repeat} repeats, "
           f"load average {os.getloadavg()[0]:.1f}")

@@ -7,7 +7,7 @@ median of the runs: wall, CPU-seconds (user+sys of that process) and its peak RS
 the same run: the floor (a fresh process that only reads every rank file) and a plain msgspec
 decode of every file to Python objects.
 
-    python benchmarks/bench_ranks.py [--ranks 4 8 16] [--mb 20] [--runs 3] [--dir /tmp/vtui-bench-ranks]
+    python benchmarks/bench_ranks.py [--ranks 4 8 16] [--mb 20] [--runs 3] [--dir /tmp/vtui-bench-ranks] [--json]
         [--engines python duckdb spark] [--master local[2]]
 
 The Python engine holds every rank in one store (the app's view of a folder); the DuckDB engine
@@ -23,7 +23,9 @@ extrapolation to 256 ranks of 1 GB.
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -33,14 +35,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.fresh import case_command, run_case  # noqa: E402
 from benchmarks.ranks_synth import rank_events, slow_rank, write_rank  # noqa: E402
 
 STEPS = 40
-# References, each a fresh process over the same files: reading the bytes (the floor), and a plain
-# msgspec decode of each file to Python objects (what a dict-building reader pays, rank by rank).
-FLOOR = "import sys, pathlib\nfor f in sorted(pathlib.Path(sys.argv[1]).iterdir()): f.read_bytes()\n"
-DECODE = ("import msgspec, sys, pathlib\n"
-          "for f in sorted(pathlib.Path(sys.argv[1]).iterdir()): msgspec.json.decode(f.read_bytes())\n")
+
+def make_folder_case(folder: str, ranks: str, mb: str) -> dict:
+    make_folder(Path(folder), int(ranks), float(mb))
+    return {}
 
 
 def make_folder(folder: Path, ranks: int, mb: float) -> None:
@@ -124,21 +126,23 @@ def main() -> None:
     ap.add_argument("--dir", default="/tmp/vtui-bench-ranks")
     ap.add_argument("--engines", nargs="+", default=["python", "duckdb"], choices=["python", "duckdb", "spark"])
     ap.add_argument("--master", default="local[2]", help="the Spark master for --engines spark")
+    ap.add_argument("--json", action="store_true", help="one JSON line per folder (for benchmarks/results/)")
     ap.add_argument("--no-references", action="store_true", help="skip the read floor and the msgspec decode")
     opts = ap.parse_args()
-    print(f"load average {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}; "
-          f"{opts.runs} fresh runs each, medians; {os.cpu_count()} cores")
-    print(f"{'ranks':>5} {'MB':>7} {'run':<12} {'wall s':>7} {'CPU s':>7} {'CPU/rank':>8} {'peak MiB':>9}")
+    say = (lambda *a, **k: None) if opts.json else print
+    say(f"load average {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}; "
+        f"{opts.runs} fresh runs each, medians; {os.cpu_count()} cores")
+    say(f"{'ranks':>5} {'MB':>7} {'run':<12} {'wall s':>7} {'CPU s':>7} {'CPU/rank':>8} {'peak MiB':>9}")
     for n in opts.ranks:
         folder = Path(opts.dir) / f"r{n}-{opts.mb:g}mb"
         # In a child: the events of a rank are big Python lists, and a parent that grew would show
         # in every measured child's peak RSS (a forked child starts with its parent's pages).
-        subprocess.run([sys.executable, "-c", f"from benchmarks.bench_ranks import make_folder; from pathlib import Path; "
-                        f"make_folder(Path({str(folder)!r}), {n}, {opts.mb})"], cwd=ROOT, check=True,
-                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+        run_case("bench_ranks:make_folder_case", [str(folder), str(n), str(opts.mb)], {**os.environ})
         size = sum(f.stat().st_size for f in folder.iterdir()) / 1e6
-        runs = {} if opts.no_references else {"read (floor)": [sys.executable, "-c", FLOOR, str(folder)],
-                                               "msgspec": [sys.executable, "-c", DECODE, str(folder)]}
+        # References, each a fresh process over the same files: reading the bytes (the floor), and a plain
+        # msgspec decode of each file to Python objects (what a dict-building reader pays, rank by rank).
+        runs = {} if opts.no_references else {"read (floor)": case_command("whole_process:read_files", [str(folder)]),
+                                               "msgspec": case_command("whole_process:decode_files", [str(folder)])}
         vtui = [sys.executable, "-m", "vtui"]
         for engine in opts.engines:
             runs[engine] = [*vtui, "ranks", str(folder), "--json", "--no-cache", "--engine", engine]
@@ -155,7 +159,16 @@ def main() -> None:
         got = {}
         for label, cmd in runs.items():
             wall, cpu, rss = got[label] = median3(cmd, opts.runs, tree=label.startswith("spark"))
-            print(f"{n:>5} {size:>7.0f} {label:<12} {wall:>7.2f} {cpu:>7.2f} {cpu / n:>8.2f} {rss:>9.0f}", flush=True)
+            say(f"{n:>5} {size:>7.0f} {label:<12} {wall:>7.2f} {cpu:>7.2f} {cpu / n:>8.2f} {rss:>9.0f}", flush=True)
+        if opts.json:
+            line: dict = {"ranks": n, "mb": round(size, 1), "runs": opts.runs}
+            for label, (wall, cpu, rss) in got.items():
+                key = re.sub(r"\W+", "_", label).strip("_").lower()
+                line.update({f"{key}_wall_s": round(wall, 3), f"{key}_cpu_s": round(cpu, 3), f"{key}_peak_rss_mb": round(rss)})
+            if "export-ranks" in got:
+                line["conversion_cpu_s_per_mb"] = round(got["export-ranks"][1] / size, 3)
+            print(json.dumps({**line, "load_average": [round(x, 2) for x in os.getloadavg()]}), flush=True)
+            continue
         if "export-ranks" in got:
             per_mb = got["export-ranks"][1] / size
             print(f"  conversion: {per_mb:.3f} CPU-s per trace MB, {got['export-ranks'][1] / n:.2f} CPU-s per {size / n:.0f} MB rank")
@@ -165,7 +178,7 @@ def main() -> None:
                 if label in got:
                     print(f"  {label}: {got[label][1]:.2f} CPU-s for {size:.0f} MB of traces "
                           f"({got[label][1] / size:.3f} CPU-s per MB, start-up included)")
-    print(f"load average after {os.getloadavg()[0]:.2f}")
+    say(f"load average after {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":

@@ -27,8 +27,8 @@ BIG = ROOT.parent / "shared" / "traces" / "generated" / "hf_llama_big.json.gz"
 from benchmarks.neighbour import load_average, neighbours  # noqa: E402
 from vtui.analysis.gpu.memory_tracks import memory_series  # noqa: E402
 from vtui.load.trace import load_trace  # noqa: E402
-from vtui.ui.render import counter_segments, instant_segments, lane_segments, series_segments  # noqa: E402
-from vtui.ui.view import HEADER, SERIES, ViewState  # noqa: E402
+from vtui.ui.timeline.render import counter_segments, instant_segments, lane_segments, series_segments  # noqa: E402
+from vtui.ui.timeline.view import HEADER, SERIES, ViewState  # noqa: E402
 
 WIDTH, HEIGHT = 200, 60
 

@@ -17,29 +17,28 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from fresh import CPU_S, ROOT, load_average, run_child, warm_cache  # noqa: E402
+from fresh import cpu_s, load_average, run_case, warm_cache  # noqa: E402
 
-CHILD = CPU_S + r"""
-import json, sys
-sys.path.insert(0, sys.argv[2])
-from vtui.load.trace import load_trace
-import vtui.analysis.report.insights as insights
-from vtui.analysis.gpu.graphs import GraphReport
-from vtui.analysis.steps.serving import ServingReport
 
-if __name__ == "__main__":
-    store = load_trace(sys.argv[1])
-    if sys.argv[4] == "without":
-        insights.analyse_serving = lambda *a, **k: ServingReport(False)
-        insights.analyse_graphs = lambda *a, **k: GraphReport(False)
-    calls, steps = [], 0
-    for _ in range(int(sys.argv[3])):
+def child(trace: str, calls: str, mode: str) -> dict:
+    """One run: ``calls`` calls of ``compute_insights`` on a reopened store, ``mode`` "with" or
+    "without" the serving and CUDA-graph analyses."""
+    import vtui.analysis.report.insights as insights
+    from vtui.analysis.gpu.graphs import GraphReport
+    from vtui.analysis.steps.serving import ServingReport
+    from vtui.load.trace import load_trace
+
+    store = load_trace(trace)
+    if mode == "without":
+        insights.analyse_serving = lambda *a, **k: ServingReport(False)  # type: ignore[assignment]
+        insights.analyse_graphs = lambda *a, **k: GraphReport(False)  # type: ignore[assignment]
+    times, steps = [], 0
+    for _ in range(int(calls)):
         c = cpu_s()
         ins = insights.compute_insights(store)
-        calls.append(cpu_s() - c)
+        times.append(cpu_s() - c)
         steps = len(ins.serving.steps)
-    print(json.dumps({"calls": calls, "steps": steps, "slices": len(store.slices)}))
-"""
+    return {"calls": times, "steps": steps, "slices": len(store.slices)}
 
 
 def bench(path: Path, runs: int, calls: int) -> dict:
@@ -47,7 +46,7 @@ def bench(path: Path, runs: int, calls: int) -> dict:
         got: dict[str, list[dict]] = {"with": [], "without": []}
         for _ in range(runs):
             for mode in ("without", "with"):  # alternating: load drifts hit both modes alike
-                got[mode].append(run_child(CHILD, [str(path), str(ROOT), str(calls), mode], env))
+                got[mode].append(run_case("bench_serving:child", [str(path), str(calls), mode], env))
     med = statistics.median
 
     def first(mode: str) -> float:

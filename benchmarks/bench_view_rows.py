@@ -13,42 +13,36 @@ from __future__ import annotations
 import json
 import os
 import statistics
-import subprocess
 import sys
-import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from benchmarks.fresh import run_case, warm_cache  # noqa: E402
 from benchmarks.many_tracks_synth import bench_arguments  # noqa: E402
 
-PROBE = r"""
-import json, sys, time
-sys.path.insert(0, sys.argv[2])
-from vtui.load.trace import load_trace
-from vtui.ui.view import ViewState
 
-store = load_trace(sys.argv[1])  # from the cache entry
-cpu = time.process_time()
-view = ViewState(store)
-first = time.process_time() - cpu
-cpu = time.process_time()
-view.toggle_hidden(5)
-print(json.dumps({"rows_cpu_s": first, "rebuild_cpu_s": time.process_time() - cpu, "rows": len(view.rows)}))
-"""
+def child(trace: str) -> dict:
+    """One run: the rows of a store reopened from the cache, then their rebuild after a hide."""
+    from vtui.load.trace import load_trace
+    from vtui.ui.timeline.view import ViewState
+
+    store = load_trace(trace)  # from the cache entry
+    cpu = time.process_time()
+    view = ViewState(store)
+    first = time.process_time() - cpu
+    cpu = time.process_time()
+    view.toggle_hidden(5)
+    return {"rows_cpu_s": first, "rebuild_cpu_s": time.process_time() - cpu, "rows": len(view.rows)}
 
 
 def bench(path: Path, runs: int, root: Path) -> dict:
     med = lambda rows, k: round(statistics.median(r[k] for r in rows), 3)  # noqa: E731
-    with tempfile.TemporaryDirectory(prefix="vtui-bench-cache-") as cache_home:
-        env = {**os.environ, "XDG_CACHE_HOME": cache_home, "PYTHONPATH": str(root)}
-        subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[2]);"
-                        "from vtui.load.trace import load_trace; load_trace(sys.argv[1])", str(path), str(root)],
-                       check=True, env=env, cwd=root)  # writes the entry
+    with warm_cache(path, root) as env:  # writes the entry with the measured tree's vtui
+        env["PYTHONPATH"] = str(root)
         load_before = os.getloadavg()[0]
-        got = [json.loads(subprocess.run([sys.executable, "-c", PROBE, str(path), str(root)], capture_output=True,
-                                         text=True, check=True, env=env, cwd=root).stdout.strip().splitlines()[-1])
-               for _ in range(runs)]
+        got = [run_case("bench_view_rows:child", [str(path)], env, root) for _ in range(runs)]
         load_after = os.getloadavg()[0]
     return {"file": path.name, "root": str(root), "runs": runs, "rows": got[0]["rows"],
             "rows_cpu_s": med(got, "rows_cpu_s"), "rows_all_cpu_s": [round(g["rows_cpu_s"], 3) for g in got],

@@ -1,9 +1,11 @@
 """The pattern most benchmarks share: each measurement in a fresh Python process against this
 checkout, on a private cache folder (never the user's ~/.cache) whose entry for the trace is made
-first, so every run reopens it warm. A child prints one JSON line last; ``run_child`` returns it.
+first, so every run reopens it warm. A case is a plain function in a benchmark's module, run in a
+fresh process by ``benchmarks/child.py``; ``run_case`` returns the JSON line it prints.
 
-``CPU_S`` is the child's clock: CPU-seconds of its own process (user + system), which depend less on
-the machine's other load than wall time does.
+``cpu_s`` is the cases' clock: CPU-seconds of their own process (user + system), which depend less on
+the machine's other load than wall time does. (``run_child`` and ``CPU_S`` run a program held in a
+string, for the benchmarks not yet written as cases.)
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -18,6 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+CHILD = Path(__file__).resolve().parent / "child.py"
 
 CPU_S = '''
 import resource
@@ -27,15 +31,48 @@ def cpu_s():
     return r.ru_utime + r.ru_stime
 '''
 
-_WARM = "import sys; sys.path.insert(0, sys.argv[2]); from vtui.load.trace import load_trace; load_trace(sys.argv[1])"
+
+def cpu_s(children: bool = False) -> float:
+    """CPU-seconds (user + system) of this process, and of its finished children with ``children``."""
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    out = r.ru_utime + r.ru_stime
+    if children:
+        c = resource.getrusage(resource.RUSAGE_CHILDREN)
+        out += c.ru_utime + c.ru_stime
+    return out
+
+
+def open_trace(trace: str) -> dict:
+    """The case that makes (or finds) ``trace``'s cache entry."""
+    from vtui.load.trace import load_trace
+
+    return {"events": load_trace(trace).event_count}
+
+
+def case_command(case: str, args: list[str]) -> list[str]:
+    """The command line that runs ``case`` (``MODULE:FUNCTION``) with ``args`` in a fresh process."""
+    return [sys.executable, str(CHILD), case, *args]
+
+
+def case_env(env: dict[str, str], root: Path = ROOT) -> dict[str, str]:
+    """``env`` for a case measuring the vtui of checkout ``root``."""
+    return {**env, "VTUI_BENCH_ROOT": str(root)}
+
+
+def run_case(case: str, args: list[str], env: dict[str, str], root: Path = ROOT) -> dict:
+    """Run ``case`` (``MODULE:FUNCTION``) with ``args`` in a fresh process measuring checkout ``root``
+    (run from there) and return the JSON its function returned."""
+    out = subprocess.run(case_command(case, args), capture_output=True, text=True, check=True,
+                         env=case_env(env, root), cwd=root)
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 @contextlib.contextmanager
-def warm_cache(trace: Path) -> Iterator[dict[str, str]]:
+def warm_cache(trace: Path, root: Path = ROOT) -> Iterator[dict[str, str]]:
     """The environment for children: a private cache folder holding ``trace``'s entry."""
     with tempfile.TemporaryDirectory(prefix="vtui-bench-cache-") as cache_home:
         env = {**os.environ, "XDG_CACHE_HOME": cache_home}
-        subprocess.run([sys.executable, "-c", _WARM, str(trace), str(ROOT)], check=True, env=env)
+        run_case("fresh:open_trace", [str(trace)], env, root)
         yield env
 
 

@@ -1,5 +1,5 @@
-"""A trace of odd shape for the scale benchmarks: one short slice on each of N threads (issue 30,
-point 10: 1,000,000 tracks in ~65 MB), every eighth thread named by an M event.
+"""A trace of odd shape for the scale benchmarks: one short slice on each of N threads
+(1,000,000 tracks in ~65 MB), every eighth thread named by an M event.
 
     python benchmarks/many_tracks_synth.py OUT.json [--tracks 1000000]
 """

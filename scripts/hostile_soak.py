@@ -1,6 +1,6 @@
 """Soak every hostile case through the CLI: `python scripts/hostile_soak.py [--timeout S] [--jobs N]`.
 
-Builds the hostile corpus (tests/hostile_corpus.py) plus the issue-30 extras (a backtracking
+Builds the hostile corpus (tests/hostile_corpus.py) plus extras (a backtracking
 regex on every regex option, a crafted nsys export whose kernel table is an endless view) in a
 temp folder, runs each case through the commands below as real subprocesses with a timeout and
 a private cache, and counts:
@@ -60,7 +60,7 @@ COMMANDS = [
 
 
 def _extra_cases(folder: Path) -> dict[str, tuple[Case | None, Path]]:
-    """Issue-30 inputs the loader corpus does not hold: names that make (a+)+$ backtrack, and an
+    """Hostile inputs the loader corpus does not hold: names that make (a+)+$ backtrack, and an
     nsys export whose kernel table is a view over an endless recursive CTE."""
     out: dict[str, tuple[Case | None, Path]] = {}
     redos = folder / "redos"
@@ -143,7 +143,7 @@ SIGNAL_DELAYS_S = (0.3, 0.8, 1.5, 2.5)  # into a load of ~150 MB (decoder proces
 
 
 def soak_signals(work: Path, timeout: float) -> dict[str, list[str]]:
-    """Issue-30 events that are not inputs: the trace cut to a third while `info --no-cache` loads
+    """Hostile events that are not inputs: the trace cut to a third while `info --no-cache` loads
     it (SIGBUS before), and SIGHUP to the whole process group (a closed terminal), each at a few
     moments of the load. Exit status, stderr, processes left (by an environment marker) and temp
     files (in a private TMPDIR) are counted like the cases'."""

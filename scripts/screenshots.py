@@ -57,7 +57,7 @@ async def range_search_measure(pilot) -> None:
 
 
 async def shoot_compare(a: Path, b: Path, name: str, keys: list[str]) -> None:
-    from vtui.ui.compare import CompareApp
+    from vtui.ui.screens.compare import CompareApp
 
     app = CompareApp(a, b)
     async with app.run_test(size=(160, 44)) as pilot:
@@ -129,7 +129,7 @@ async def memory_at_a_kernel_launch(pilot) -> None:
     shallow = [r for r in range(len(store.slices)) if store.slices.lane[r] < v.lane_cap]
     v.select(min(shallow, key=lambda r: abs(int(store.slices.start_ns[r]) - 0.4 * store.span_ns)))
     v.show_all()
-    pilot.app.query_one("Timeline").refresh_view()
+    pilot.app._update()
 
 
 async def main() -> None:

@@ -131,7 +131,7 @@ async def settle(pilot, pauses: int = 1) -> None:
 
 async def answer_prompt(pilot, text: str) -> None:
     """Type into the open prompt and press enter; what it starts (a search) runs in a worker."""
-    from vtui.ui.screens import PromptScreen  # here, so that core tests never import Textual
+    from vtui.ui.screens.modals import PromptScreen  # here, so that core tests never import Textual
 
     assert isinstance(pilot.app.screen, PromptScreen)
     pilot.app.screen.query_one("#prompt-input").value = text
@@ -167,7 +167,7 @@ def search_until_cancelled(monkeypatch):
     fast); returns the event set once it has started."""
     import threading
 
-    import vtui.ui.searching as searching
+    import vtui.ui.timeline.searching as searching
     from vtui.regex_guard import RegexStopped
 
     started = threading.Event()

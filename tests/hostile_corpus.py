@@ -144,7 +144,7 @@ _FLOWS = [X(ts=0, dur=10), ev("s", ts=1, id=[1], cat="f"), ev("f", ts=5, id=[1],
           ev("s", ts=2, id="0xzz", cat="f"), ev("t", ts=3, id=1.5, cat="f"), ev("f", ts=4, id={"a": 2}, cat="f"),
           X(ts=20, dur=1, bind_id=[7], flow_out=True), X(ts=30, dur=1, bind_id=[7], flow_in=True)]
 _BIG_VALUES = [X(ts=0, dur=1), X(ts=1e15, dur=1e15)]  # 31 years apart: still kept
-# Another array in place of the events: only the top-level traceEvents counts (issue 30).
+# Another array in place of the events: only the top-level traceEvents counts.
 _REAL = [X(ts=i, name=f"real{i % 7}") for i in range(1000)]
 _FAKE = [X(ts=0, name="FAKE")]
 _EMBEDDED = {"otherData": {"embedded": {"traceEvents": _FAKE}, "note": '"traceEvents": [{"ph":"X"}]'},

@@ -1,3 +1,5 @@
+"""`python -m vtui`: the command line."""
+
 import sys
 
 from vtui.cli import main

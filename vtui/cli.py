@@ -153,7 +153,7 @@ def _run_compare(a: Path, b: Path, options: LoadOptions) -> int:
 
     for path in (a, b):
         trace_files(path)  # missing, a folder without traces: one line before the app starts
-    from vtui.ui.compare import CompareApp
+    from vtui.ui.screens.compare import CompareApp
 
     app = CompareApp(a, b, options=options)
     app.run()

@@ -17,7 +17,7 @@ from tests.helpers import answer_prompt, search_until_cancelled, settle
 from vtui.agent.link import Link, LinkError
 from vtui.agent.share import INTERRUPTED
 from vtui.ui.app import VtuiApp
-from vtui.ui.screens import PromptScreen
+from vtui.ui.screens.modals import PromptScreen
 
 
 def drawn(app) -> str:

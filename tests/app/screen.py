@@ -1,6 +1,6 @@
 """Read what the app draws: the screen as text and background colours, cell by cell.
 
-The app's tests used to assert ``ViewState`` fields; these read the composed screen (what the
+Rather than assert ``ViewState`` fields, the app's tests read the composed screen (what the
 terminal would show), so a widget drawn off screen or cut by its neighbour is seen as the user
 sees it."""
 

@@ -12,11 +12,11 @@ from textual.widgets import DataTable, Input
 from tests.helpers import QWEN, STACK, STEPLOOP, answer_prompt
 from vtui.load.trace import load_trace
 from vtui.ui.app import VtuiApp
-from vtui.ui.view import LANE_CAP
+from vtui.ui.timeline.lanes import FOCUS_STYLE, Timeline
+from vtui.ui.timeline.tracklist import CURSOR, TrackList
+from vtui.ui.timeline.view import LANE_CAP
 from vtui.ui.widgets.aggregation import AggregationPane
 from vtui.ui.widgets.details import DetailsPanel
-from vtui.ui.widgets.timeline import FOCUS_STYLE, Timeline
-from vtui.ui.widgets.tracklist import CURSOR, TrackList
 
 
 async def test_number_keys_focus_the_pane_they_open(steploop_store):
@@ -49,7 +49,7 @@ async def test_table_filter_shows_what_is_typed(steploop_store):
         await pilot.press("slash", *"step")
         box = app.query_one("#agg-filter", Input)
         assert app.focused is box and box.value == "step"
-        assert box.content_region.height >= 1  # a focused one-row Input used to be all border
+        assert box.content_region.height >= 1  # a focused one-row Input must not be all border
         assert "step" in "".join(seg.text for seg in box.render_line(0))
 
 

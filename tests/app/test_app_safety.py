@@ -7,9 +7,9 @@ import json
 from textual.widgets import Static
 
 from vtui.ui.app import VtuiApp
-from vtui.ui.compare import CompareApp
+from vtui.ui.screens.compare import CompareApp
+from vtui.ui.timeline.lanes import Timeline
 from vtui.ui.widgets.details import DetailsPanel
-from vtui.ui.widgets.timeline import Timeline
 
 EVIL = "\x1b]0;pwned\x07\x1b[2J\x9b31m"
 
@@ -55,7 +55,7 @@ async def test_control_characters_in_names_are_escaped(tmp_path):
 
 
 def test_block_labels_contrast_with_every_block_colour():
-    from vtui.ui.render import DIMMED, PALETTE, _style, luminance
+    from vtui.ui.timeline.render import DIMMED, PALETTE, _style, luminance
 
     for colour in [*PALETTE, DIMMED]:
         style = _style(colour, False)

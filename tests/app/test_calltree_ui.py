@@ -11,8 +11,8 @@ from vtui.analysis.calltree.tree import build_tree
 from vtui.load.trace import load_trace
 from vtui.store.slicetime import time_range
 from vtui.ui.app import VtuiApp
-from vtui.ui.flame import flame_layout, flame_segments
-from vtui.ui.tree import CallTreeScreen, CallTreeView
+from vtui.ui.screens.flame import flame_layout, flame_segments
+from vtui.ui.screens.tree import CallTreeScreen, CallTreeView
 
 
 def _lines(view: CallTreeView) -> list[str]:

@@ -9,8 +9,8 @@ import re
 from tests.diff_cases import ADD, LAYERS, NORM, Edit, engine_loop, write
 from tests.helpers import settle
 from vtui.load.trace import load_trace
-from vtui.ui.compare import CompareApp
-from vtui.ui.compare_steps import StepByStep
+from vtui.ui.screens.compare import CompareApp
+from vtui.ui.screens.compare_steps import StepByStep
 
 EXTRA = "void at::native::extra_copy_kernel<float>(float*)"
 SLOW_STEP = 5  # B's sixth step (a decode) runs its first kernel 30 µs longer

@@ -11,8 +11,8 @@ from vtui.analysis.report.compare import METRICS
 from vtui.cli import main
 from vtui.load.trace import load_trace
 from vtui.store.slicetime import time_range
-from vtui.ui.compare import CompareApp
-from vtui.ui.widgets.timeline import Timeline
+from vtui.ui.screens.compare import CompareApp
+from vtui.ui.timeline.lanes import Timeline
 
 
 def _first_step_start(store, pattern: str) -> int:
@@ -182,7 +182,7 @@ async def test_search_in_compare_mode_acts_on_the_focused_trace():
 
 async def test_compare_app_opens_the_differential_call_tree():
     from vtui.analysis.calltree.tree import build_tree
-    from vtui.ui.tree_diff import TreeDiffScreen
+    from vtui.ui.screens.tree_diff import TreeDiffScreen
 
     a = load_trace(QWEN)
     app = CompareApp(QWEN, QWEN, stores=(a, load_trace(QWEN)))
@@ -206,7 +206,7 @@ def test_differential_lines_are_red_where_b_took_longer_and_green_where_shorter(
     from vtui.analysis.calltree.diff import diff_trees
     from vtui.analysis.calltree.tree import build_tree
     from vtui.present.tree_text import diff_lines
-    from vtui.ui.tree_diff import FASTER, SLOWER, coloured
+    from vtui.ui.screens.tree_diff import FASTER, SLOWER, coloured
 
     store = load_trace(QWEN)
     half = int(store.span_ns) // 2

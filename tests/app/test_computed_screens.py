@@ -1,4 +1,4 @@
-"""The screens that compute as they open share one pattern (``vtui.ui.computed.ComputedScreen``):
+"""The screens that compute as they open share one pattern (``vtui.ui.screens.computed.ComputedScreen``):
 a failing computation leaves one line on the screen, never a traceback; a superseded run's result
 is dropped; a jump back to the timeline is ``dismiss(result)``, acted on by the timeline."""
 
@@ -19,13 +19,13 @@ from vtui.analysis.calltree.tree import build_tree
 from vtui.load.trace import load_trace
 from vtui.store.slicetime import time_range
 from vtui.ui.app import VtuiApp
-from vtui.ui.computed import ComputedScreen, Jump
-from vtui.ui.handover_view import HandOverScreen
-from vtui.ui.insights import InsightsScreen
-from vtui.ui.ranks import RanksScreen
-from vtui.ui.screens import WarningsScreen
-from vtui.ui.tree import CallTreeScreen
-from vtui.ui.tree_diff import TreeDiffScreen
+from vtui.ui.screens.computed import ComputedScreen, Jump
+from vtui.ui.screens.handover_view import HandOverScreen
+from vtui.ui.screens.insights import InsightsScreen
+from vtui.ui.screens.modals import WarningsScreen
+from vtui.ui.screens.ranks import RanksScreen
+from vtui.ui.screens.tree import CallTreeScreen
+from vtui.ui.screens.tree_diff import TreeDiffScreen
 
 WAIT_S = 10.0  # an upper bound on a gate the test itself opens, never a timing
 HOSTILE = "no \x1b[31mdata\x1b[0m"  # the exception's text: drawn escaped, never as a terminal sequence

@@ -31,7 +31,7 @@ async def test_the_selected_launch_draws_its_flow_to_the_kernel(tmp_path):
         launch = next(r for r in range(len(store.slices)) if store.name(r) == "cudaLaunchKernel")
         assert not any("●" in line for line in read_screen(app).text)  # nothing selected: no connector
         app.view.select(launch)
-        app.query_one("Timeline").refresh_view()
+        app._update()
         await settle(pilot, 2)
         screen = read_screen(app)
         ruler = next(y for y, line in enumerate(screen.text) if "┼" in line)
@@ -64,7 +64,7 @@ async def test_a_counter_track_shows_its_value_at_the_selection(tmp_path):
         for name, expect in (("work", "5"), ("later", "42")):  # the last sample at or before the start
             row = next(r for r in range(len(store.slices)) if store.name(r) == name)
             app.view.select(row)
-            app.query_one("Timeline").refresh_view()
+            app._update()
             await settle(pilot, 2)
             line = next(line for line in screen_of(app).text if "█" in line or "▁" in line)
             assert line.rstrip().endswith(f" {expect}"), line

@@ -11,8 +11,8 @@ from vtui.fmt import format_duration as fd
 from vtui.load.trace import load_trace
 from vtui.store.slicetime import time_range
 from vtui.ui.app import VtuiApp
-from vtui.ui.handover_view import HandOverScreen
-from vtui.ui.tree import CallTreeScreen
+from vtui.ui.screens.handover_view import HandOverScreen
+from vtui.ui.screens.tree import CallTreeScreen
 
 
 async def _handover_screen(pilot) -> HandOverScreen:

@@ -47,3 +47,21 @@ async def test_insights_says_what_is_in_doubt_first():
         line = screen.find("trace health: 1 problem(s) (missing.launch)")
         assert line, "\n".join(screen.text)
         assert line[0] < min(screen.find("Findings") or [99]), "\n".join(screen.text)
+
+
+async def test_enter_on_a_health_example_sends_the_timeline_there(tmp_path):
+    store = load_events(tmp_path, _early_kernel_trace())
+    early = next(r for r in range(len(store.slices)) if store.strings[int(store.slices.name_id[r])] == "gemm_kernel")
+    app = VtuiApp(tmp_path / "t.json", store=store)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot)
+        await pilot.press("W")
+        await settle(pilot, 3)
+        assert type(app.screen).__name__ == "WarningsScreen"
+        await pilot.press("enter")  # the first example is highlighted: the kernel that starts before its launch
+        await settle(pilot, 2)
+        assert type(app.screen).__name__ != "WarningsScreen"
+        view = app.query_one("MainPane").view
+        assert view.selected == early, (view.selected, early)
+        assert view.t0 <= int(store.slices.start_ns[early]) <= view.t1
+        assert read_screen(app).find("gemm_kernel"), "\n".join(read_screen(app).text)

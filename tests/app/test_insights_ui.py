@@ -8,8 +8,8 @@ from tests.helpers import FIXTURES, STEPLOOP, raw_events, settle
 from vtui.load.trace import load_trace
 from vtui.store.slicetime import time_range
 from vtui.ui.app import VtuiApp
-from vtui.ui.insights import InsightsScreen
-from vtui.ui.screens import PromptScreen
+from vtui.ui.screens.insights import InsightsScreen
+from vtui.ui.screens.modals import PromptScreen
 
 
 async def _settle(pilot) -> None:

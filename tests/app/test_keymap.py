@@ -9,24 +9,24 @@ import pytest
 from textual.binding import Binding
 
 import vtui.ui.app as app_module
-import vtui.ui.compare as compare_module
-import vtui.ui.compare_steps as compare_steps_module
-import vtui.ui.handover_view as handover_module
-import vtui.ui.insights as insights_module
-import vtui.ui.main_view as main_view_module
-import vtui.ui.query as query_module
-import vtui.ui.ranks as ranks_module
-import vtui.ui.results as results_module
-import vtui.ui.screens as screens_module
-import vtui.ui.tree as tree_module
-import vtui.ui.tree_diff as tree_diff_module
+import vtui.ui.screens.compare as compare_module
+import vtui.ui.screens.compare_steps as compare_steps_module
+import vtui.ui.screens.handover_view as handover_module
+import vtui.ui.screens.insights as insights_module
+import vtui.ui.screens.modals as screens_module
+import vtui.ui.screens.query as query_module
+import vtui.ui.screens.ranks as ranks_module
+import vtui.ui.screens.results as results_module
+import vtui.ui.screens.tree as tree_module
+import vtui.ui.screens.tree_diff as tree_diff_module
+import vtui.ui.timeline.main_view as main_view_module
+import vtui.ui.timeline.tracklist as tracklist_module
 import vtui.ui.widgets.aggregation as aggregation_module
-import vtui.ui.widgets.tracklist as tracklist_module
 from tests.helpers import STEPLOOP
 from vtui.ui.app import VtuiApp
-from vtui.ui.compare import CompareApp
 from vtui.ui.keymap import KeymapError, check_key, keymap_path, load_keymap, parse_keymap
 from vtui.ui.keys import KEY_IDS, KEYS
+from vtui.ui.screens.compare import CompareApp
 
 
 def _write_keymap(monkeypatch, tmp_path, text: str):
@@ -168,7 +168,7 @@ async def test_compare_mode_follows_the_same_ids(steploop_store, tmp_path, monke
         assert any(line.split()[:3] == ["v", "Zoom", "in"] for line in _help_lines(app))
 
 
-# ---- hostile keymap files (issue 30): each is one message and the default keys, at once ----------
+# ---- hostile keymap files: each is one message and the default keys, at once ----------
 def _deep_toml(depth: int) -> str:
     return '"view.zoom_in" = ' + "[" * depth + '"v"' + "]" * depth
 

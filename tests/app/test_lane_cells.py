@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from tests.helpers import X, load_events
-from vtui.ui.render import DIMMED, EIGHTHS, SELECTED, colour_of, lane_segments
+from vtui.ui.timeline.render import DIMMED, EIGHTHS, SELECTED, colour_of, lane_segments
 
 
 @pytest.fixture

@@ -73,7 +73,7 @@ async def test_memory_allocated_is_drawn_where_the_json_says(size):
         row = next(r for r in range(len(store.slices))
                    if store.name(r) == kernel["name"] and abs(store.ts_to_abs_us(int(store.slices.start_ns[r])) - kernel["ts"]) < 0.01)
         app.view.select(row)
-        app.query_one("Timeline").refresh_view()
+        app._update()
         await settle(pilot, 2)
         screen = read_screen(app)
         line = screen.text[screen.find("cuda:0 allocated")[0]]
@@ -96,7 +96,7 @@ async def test_memory_without_totals_is_the_running_sum_of_bytes(tmp_path):
         assert not screen.find("reserved")  # no totals: nothing reserved to draw
         store = app.view.store
         app.view.select(next(r for r in range(len(store.slices)) if store.name(r) == "later"))
-        app.query_one("Timeline").refresh_view()
+        app._update()
         await settle(pilot, 2)
         line = read_screen(app).text[read_screen(app).find("cuda:3 allocated")[0]]
         assert line.rstrip().endswith(" 4.0 KiB"), line  # 1024 + 4096 - 1024 at 350 µs
@@ -106,7 +106,7 @@ async def test_memory_rows_come_right_after_the_first_frame(monkeypatch):
     """The first frame is drawn before the memory series are built (that pass reads every
     [memory] event's args); the rows follow without a key press."""
     from vtui.analysis.gpu import memory_tracks
-    from vtui.ui.widgets.timeline import Timeline
+    from vtui.ui.timeline.lanes import Timeline
 
     built: list[bool] = []
     first_paint: list[bool] = []

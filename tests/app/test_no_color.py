@@ -6,9 +6,9 @@ import numpy as np
 
 from tests.helpers import QWEN
 from vtui.ui.app import VtuiApp
-from vtui.ui.render import LIGHT, SHADE, lane_segments
-from vtui.ui.widgets.timeline import Timeline
-from vtui.ui.widgets.tracklist import TrackList
+from vtui.ui.timeline.lanes import Timeline
+from vtui.ui.timeline.render import LIGHT, SHADE, lane_segments
+from vtui.ui.timeline.tracklist import TrackList
 
 
 def _colourless(segments) -> bool:

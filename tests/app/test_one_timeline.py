@@ -1,4 +1,4 @@
-"""One timeline pane (vtui.ui.timeline_screen) for the main view and both compare panes: the same
+"""One timeline pane (vtui.ui.timeline.pane) for the main view and both compare panes: the same
 keys draw the same window in each, and the search (its "searching…", esc, its errors) behaves the
 same in each, because it is one piece of code mounted three times."""
 
@@ -9,10 +9,10 @@ import pytest
 from tests.app.screen import read_screen
 from tests.helpers import STEPLOOP, search_until_cancelled, settle
 from vtui.ui.app import VtuiApp
-from vtui.ui.compare import CompareApp, TracePane
-from vtui.ui.main_view import MainPane
-from vtui.ui.timeline_screen import TimelinePane
-from vtui.ui.widgets.timeline import Timeline
+from vtui.ui.screens.compare import CompareApp, TracePane
+from vtui.ui.timeline.lanes import Timeline
+from vtui.ui.timeline.main_view import MainPane
+from vtui.ui.timeline.pane import TimelinePane
 
 KEYS = ("w", "w", "w", "d", "d", "a", "s", "w", "right", "right", "down", "f", "w", "d")
 SIZE = (100, 40)  # below the track list's width: every timeline spans the terminal

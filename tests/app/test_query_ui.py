@@ -10,7 +10,7 @@ from vtui.ui.app import VtuiApp
 
 pytest.importorskip("duckdb")
 
-from vtui.ui.query import QueryScreen, jump_of  # noqa: E402
+from vtui.ui.screens.query import QueryScreen, jump_of  # noqa: E402
 
 
 async def run_sql(pilot, sql: str) -> QueryScreen:

@@ -7,7 +7,7 @@ from tests.app.screen import read_screen
 from tests.helpers import X, answer_prompt, settle, write_trace
 from vtui.load.trace import load_trace
 from vtui.ui.app import VtuiApp
-from vtui.ui.widgets.timeline import Timeline
+from vtui.ui.timeline.lanes import Timeline
 
 STEP_US, PERIOD_US = 20_000, 30_000  # engine_step i runs [i·30 ms, i·30 ms + 20 ms)
 

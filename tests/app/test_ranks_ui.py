@@ -9,7 +9,7 @@ from benchmarks.ranks_synth import NCCL, rank_events, slow_rank, write_rank
 from tests.helpers import settle
 from vtui.load.trace import load_trace
 from vtui.ui.app import VtuiApp
-from vtui.ui.ranks import RanksScreen
+from vtui.ui.screens.ranks import RanksScreen
 
 
 async def _settle(pilot) -> None:
@@ -64,7 +64,7 @@ async def test_ranks_screen_marks_the_straggler_and_jumps(tmp_path):
 
 
 async def test_a_failing_ranks_analysis_is_one_line_on_the_screen(tmp_path, monkeypatch):
-    import vtui.ui.ranks as ranks_view
+    import vtui.ui.screens.ranks as ranks_view
 
     def broken(tables, align):
         raise ValueError("no \x1b[31mclock\x1b[0m")

@@ -1,4 +1,4 @@
-"""The timeline's rows built as arrays (issue 31: a million tracks, the app's first frame) are the
+"""The timeline's rows built as arrays (a million tracks must not slow the app's first frame) are the
 rows the simple path made (one Row per lane, track by track, group by group: kept below as the
 reference), in every view state that changes them: hidden, pinned, folded, expanded, filtered, a
 small lane cap; on the fixtures and on generated traces of many odd threads. ``find`` gives the
@@ -16,8 +16,8 @@ from tests.helpers import MI250, QWEN, STACK, UNCLOSED
 from vtui.analysis.gpu.memory_tracks import series_of_track
 from vtui.load.trace import load_trace
 from vtui.store.tracks import COUNTER
-from vtui.ui.rows import HEADER, SERIES, Row, RowList
-from vtui.ui.view import PINNED, ViewState
+from vtui.ui.timeline.rows import HEADER, SERIES, Row, RowList
+from vtui.ui.timeline.view import PINNED, ViewState
 
 
 def _reference_rows(v: ViewState) -> list[Row]:

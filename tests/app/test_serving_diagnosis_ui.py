@@ -13,7 +13,7 @@ from tests.helpers import settle, write_trace
 from vtui.fmt import format_duration as fd
 from vtui.load.trace import load_trace
 from vtui.ui.app import VtuiApp
-from vtui.ui.insights import InsightsScreen
+from vtui.ui.screens.insights import InsightsScreen
 
 
 async def test_piecewise_steps_end_with_the_gpu_on_screen(tmp_path):

@@ -15,7 +15,7 @@ from tests.helpers import raw_events, settle
 from vtui.fmt import format_duration as fd
 from vtui.load.trace import load_trace
 from vtui.ui.app import VtuiApp
-from vtui.ui.insights import InsightsScreen
+from vtui.ui.screens.insights import InsightsScreen
 
 
 @pytest.mark.parametrize("make", CASES, ids=lambda f: f.__name__)

@@ -13,8 +13,8 @@ from vtui.fmt import format_duration as fd
 from vtui.load.trace import load_trace
 from vtui.ui import colours
 from vtui.ui.app import VtuiApp
-from vtui.ui.insights import InsightsScreen
-from vtui.ui.serving_view import KIND_STYLE, step_chart
+from vtui.ui.screens.insights import InsightsScreen
+from vtui.ui.screens.serving_view import KIND_STYLE, step_chart
 
 
 def _rgb(hex_colour: str) -> str:

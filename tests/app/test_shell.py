@@ -10,7 +10,7 @@ import pytest
 from tests.helpers import STEPLOOP
 from vtui.load import background as loading
 from vtui.ui.app import VtuiApp
-from vtui.ui.compare import CompareApp
+from vtui.ui.screens.compare import CompareApp
 
 
 def stuck_loader(path: str, out, cache: bool = True) -> None:

@@ -12,7 +12,7 @@ import vtui.ui
 from tests.helpers import STEPLOOP
 from vtui.ui import colours
 from vtui.ui.app import VtuiApp
-from vtui.ui.compare import CompareApp
+from vtui.ui.screens.compare import CompareApp
 
 HEX = re.compile(r"#[0-9a-fA-F]{6}\b")
 

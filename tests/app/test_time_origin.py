@@ -7,8 +7,8 @@ from textual.widgets import Static
 from tests.helpers import QWEN
 from vtui.fmt import format_duration
 from vtui.ui.app import VtuiApp
-from vtui.ui.widgets.timeline import Timeline
-from vtui.ui.widgets.tracklist import TrackList
+from vtui.ui.timeline.lanes import Timeline
+from vtui.ui.timeline.tracklist import TrackList
 
 
 def _ruler(app) -> str:
@@ -76,6 +76,6 @@ async def test_origin_name_is_escaped(qwen_store):
     async with app.run_test(size=(160, 40)) as pilot:
         await pilot.pause()
         app.view.origin = (0, "\x1b]0;pwned\x07[b]x")
-        app.query_one(Timeline).refresh_view()
+        app._update()
         ruler = _ruler(app)
         assert "\x1b" not in ruler and "\\x1b" in ruler

@@ -9,9 +9,9 @@ from vtui.analysis.gpu.memory_tracks import memory_series
 from vtui.load.trace import load_trace
 from vtui.ui.app import VtuiApp
 from vtui.ui.safe import visible
-from vtui.ui.view import HEADER, SERIES
-from vtui.ui.widgets.timeline import Timeline
-from vtui.ui.widgets.tracklist import TrackList
+from vtui.ui.timeline.lanes import Timeline
+from vtui.ui.timeline.tracklist import TrackList
+from vtui.ui.timeline.view import HEADER, SERIES
 
 
 def _text(strip) -> str:
@@ -25,7 +25,7 @@ def assert_aligned(app) -> int:
     assert tracks.display and tracks.region.y == timeline.region.y and tracks.size.height == timeline.size.height
     checked = 0
     for y in range(1, timeline.size.height):
-        index = v.top + y - 1
+        index = timeline.top + y - 1
         row = v.rows[index] if index < len(v.rows) else None
         assert tracks.row_at(y) == row
         left = _text(tracks.render_line(y))
@@ -53,11 +53,11 @@ async def test_track_list_lines_up_with_the_timeline_while_scrolling(qwen_store)
         v = app.view
         assert len(v.rows) > app.query_one(Timeline).size.height  # more rows than the screen: scrolling matters
         assert assert_aligned(app)
-        tops = {v.top}
+        tops = {app.query_one(Timeline).top}
         for _ in range(3):
             await pilot.press("pagedown")
             await pilot.pause()
-            tops.add(v.top)
+            tops.add(app.query_one(Timeline).top)
             assert assert_aligned(app)
         assert len(tops) >= 2  # it did scroll
         # Unfold the deep Python thread (c on one of its slices), then scroll back up.
@@ -124,7 +124,7 @@ async def test_deep_stack_folded_rows_line_up():
         v.select(int(np.flatnonzero((s.track == deep.id) & (s.lane > 20))[0]))  # unfolds the stack
         await pilot.press("f")
         await pilot.pause()
-        assert v.top > 0 and assert_aligned(app)  # scrolled to the selection: both panes
+        assert app.query_one(Timeline).top > 0 and assert_aligned(app)  # scrolled to the selection: both panes
         await pilot.press("c")
         await pilot.pause()
         assert assert_aligned(app)
@@ -138,16 +138,16 @@ async def test_scrolled_rows_stay_until_the_selection_or_window_moves(qwen_store
         await pilot.press("right")  # a slice on the first track, near the top
         await pilot.press("pagedown")
         await pilot.pause()
-        scrolled = v.top
+        scrolled = app.query_one(Timeline).top
         assert scrolled > v.row_of_selection()  # the selection is above the screen now
         tracks = app.query_one(TrackList)
         await pilot.press("shift+tab", "down")  # the cursor starts on screen, not back at the top
-        assert tracks.cursor_index() >= scrolled and v.top == scrolled
+        assert tracks.cursor_index() >= scrolled and app.query_one(Timeline).top == scrolled
         await pilot.press("down", "space")  # hide a track: rows rebuilt, the view follows the cursor, not the selection
         await pilot.pause()
         height = app.query_one(Timeline).rows_height
-        assert v.hidden and v.top <= tracks.cursor_index() < v.top + height
-        assert v.top > v.row_of_selection() and assert_aligned(app)
+        assert v.hidden and app.query_one(Timeline).top <= tracks.cursor_index() < app.query_one(Timeline).top + height
+        assert app.query_one(Timeline).top > v.row_of_selection() and assert_aligned(app)
         await pilot.press("tab", "f")  # framing the selection brings its row back, both panes
         await pilot.pause()
-        assert v.top <= v.row_of_selection() < v.top + height and assert_aligned(app)
+        assert app.query_one(Timeline).top <= v.row_of_selection() < app.query_one(Timeline).top + height and assert_aligned(app)

@@ -13,7 +13,7 @@ from vtui.analysis.why.critical import analyse_critical
 from vtui.load.trace import load_trace
 from vtui.safe_text import safe_field
 from vtui.ui.app import VtuiApp
-from vtui.ui.insights import InsightsScreen
+from vtui.ui.screens.insights import InsightsScreen
 
 
 async def test_insights_shows_the_roofline_worst_first_and_the_critical_path():

@@ -113,7 +113,7 @@ async def test_the_current_runs_result_is_shown():
 async def test_a_search_that_ends_after_esc_draws_nothing(steploop_store, monkeypatch):
     """The search job hands back through ``deliver`` too: esc cancels its worker, so a search that
     finishes anyway (one that never looks at the cancel) does not mark the timeline."""
-    import vtui.ui.searching as searching
+    import vtui.ui.timeline.searching as searching
     from tests.helpers import STEPLOOP
     from vtui.analysis.slices.search import search as real_search
     from vtui.ui.app import VtuiApp
@@ -150,7 +150,7 @@ async def test_a_search_that_ends_after_esc_draws_nothing(steploop_store, monkey
 
 async def test_a_failing_tree_diff_is_one_line_on_its_screen(steploop_store, monkeypatch):
     import vtui.analysis.calltree.diff as calltree_diff
-    from vtui.ui.tree_diff import TreeDiffScreen
+    from vtui.ui.screens.tree_diff import TreeDiffScreen
 
     def broken(a, b):
         raise ValueError("no \x1b[31mtrees\x1b[0m")

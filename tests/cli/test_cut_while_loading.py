@@ -1,5 +1,4 @@
-"""A trace cut shorter while it loads, and SIGHUP to the whole process group mid-load (issue 30,
-points 8 and 9): a one-line message or a quiet exit 129, never SIGBUS, a traceback, a temp file
+"""A trace cut shorter while it loads, and SIGHUP to the whole process group mid-load: a one-line message or a quiet exit 129, never SIGBUS, a traceback, a temp file
 left behind or a process left running.
 
 Each case runs `vtui info --no-cache` in a subprocess through a small script that injects one

@@ -1,4 +1,4 @@
-"""Errors of the machine, not of vtui, are named as such in one line (issue 30, point 9): a full
+"""Errors of the machine, not of vtui, are named as such in one line: a full
 disk or /dev/full, a file name too long, a read-only folder (before the load), JSON with //
 comments, UTF-16/32 files; a long but legal export name works, and so does exporting a folder of
 ranks to a sibling folder."""
@@ -37,7 +37,7 @@ def test_stdout_to_a_full_device_is_one_line():
 
 
 def test_a_long_legal_export_name_works_and_leaves_no_temp_file(tmp_path, capsys):
-    out = tmp_path / ("n" * 235 + ".json")  # 240 bytes: legal; the temp name used to add ~36 more
+    out = tmp_path / ("n" * 235 + ".json")  # 240 bytes: legal; the temp name must not add ~36 more
     assert main(["export", str(TRACE), "-o", str(out), "--range", "0:1ms", "--no-cache"]) == 0
     assert [p.name for p in tmp_path.iterdir()] == [out.name]
     again = load_trace(out, cache=False)

@@ -28,7 +28,7 @@ from vtui.errors import TraceLoadError
 from vtui.fmt import counted
 from vtui.load.trace import load_trace
 from vtui.ui.app import VtuiApp
-from vtui.ui.screens import WarningsScreen
+from vtui.ui.screens.modals import WarningsScreen
 
 CASES = [c.name for c in corpus()]
 CLI_TIMEOUT_S = 60
@@ -112,7 +112,7 @@ def _vtui(*args: str) -> subprocess.CompletedProcess:
 
 
 # What must never reach a terminal (newline may): controls, and the bidi / invisible characters
-# and line separators that make one name read as another or forge a line (issue 30).
+# and line separators that make one name read as another or forge a line.
 INVISIBLE = ("\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u2028-\u202e"
              "\u2060-\u2064\u2066-\u206f\u3164\ufeff\uffa0\ufff9-\ufffb\U000e0000-\U000e007f")
 RAW_CONTROL = re.compile(f"[\x00-\x09\x0b-\x1f\x7f-\x9f{INVISIBLE}]")
@@ -161,7 +161,7 @@ def test_cli_info_json(built, name: str):
 # then still has to be one line. `cache` manages the index cache and `schema` prints a JSON Schema: neither takes a trace.
 COMMAND_ARGS = {"info": [], "stats": [], "search": ["."], "export": ["-o", "{out}"], "insights": [],
                 "diff": ["{trace}"], "query": ["SELECT name, category, COUNT(*), SUM(dur) FROM slice GROUP BY ALL"]}
-# Every output form of `tree` too (issue 30: its JSON and folded outputs bypassed the escaping).
+# Every output form of `tree` too: its JSON and folded outputs are built apart from the text, so each is checked.
 TREE_FORMATS = [["--format", "json"], ["--format", "folded"], ["--format", "json", "--against", "{trace}"],
                 ["--format", "json", "--handover"], ["--against", "{trace}"]]
 NOT_ON_A_TRACE = {"cache", "schema"}

@@ -116,8 +116,8 @@ def _run_and_hang_up(keys: list[bytes], env: dict[str, str], wait_for: bytes) ->
 
 
 def test_closing_the_terminal_under_insights_ends_the_app():
-    """The report's case: i, Tab, PgDn, then the terminal killed at once (before the fix, about
-    one run in two left vtui waiting for good on a worker thread, deaf to SIGTERM)."""
+    """The report's case: i, Tab, PgDn, then the terminal killed at once (a worker thread still
+    running must not keep vtui waiting for good, deaf to SIGTERM)."""
     env = {"TERM": "xterm-256color", "PYTHONPATH": str(ROOT)}
     status, left = _run_and_hang_up([b"i", b"\t", b"\x1b[6~"], env, b"Insights")
     assert left == set(), left

@@ -1,4 +1,4 @@
-"""The set-up a new user reads: the README's first screen names the Python it needs and the
+"""The set-up a newcomer reads: the README's first screen names the Python it needs and the
 extras `vtui query` / `vtui mcp` need; pytest prints why a test was skipped."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from tests.helpers import ROOT
 
 
 def _first_screen() -> str:
-    """The README up to its first section heading (what a new user reads before scrolling)."""
+    """The README up to its first section heading (what a newcomer reads before scrolling)."""
     text = (ROOT / "README.md").read_text()
     return text[:text.index("\n## ")]
 

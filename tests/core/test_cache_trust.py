@@ -1,4 +1,4 @@
-"""Cache entries are not trusted (issue 30): each is checked when opened — a checksum of every
+"""Cache entries are not trusted: each is checked when opened — a checksum of every
 array, the dtypes the code expects, typed meta, the store's invariants, the owner and mode —
 and one that fails is rebuilt from the trace with a one-line note. The key also catches a
 same-size edit in the middle of the trace whose mtime was set back.

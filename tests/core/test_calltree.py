@@ -25,7 +25,7 @@ from tests.helpers import (
 from vtui.analysis.calltree.tree import build_tree, folded, invert, merge_counter, printable, zoom
 from vtui.cli import main
 from vtui.load.trace import load_trace
-from vtui.present.tree_json import tree_dict
+from vtui.present.tree_json import tree_out
 from vtui.store.slicetime import time_range
 from vtui.store.tracks import GPU
 
@@ -343,7 +343,7 @@ def test_zoom_and_longest_slice(tmp_path):
 def test_empty_range_and_empty_trace(tmp_path):
     store = load_events(tmp_path, [X("a", 0, 10), X("b", 100, 10)])
     tree = build_tree(store, time_range(store, 20_000, 90_000))
-    assert len(tree) == 0 and tree_dict(tree)["roots"] == [] and folded(tree) == [] and len(invert(tree)) == 0
+    assert len(tree) == 0 and tree_out(tree).roots == [] and folded(tree) == [] and len(invert(tree)) == 0
 
 
 # ---- outputs ---------------------------------------------------------------------------------------

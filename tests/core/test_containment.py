@@ -237,7 +237,7 @@ def _sibling_overlap(s, rows: np.ndarray) -> int:
 
 
 def test_down_and_up_walk_the_containment_tree_across_lanes(tmp_path: Path):
-    from vtui.ui.view import ViewState
+    from vtui.ui.timeline.view import ViewState
 
     store = load_trace(write_trace(tmp_path, [X("outer", 0, 100), X("enter", 0, 10), X("step", 5, 85),
                                               X("work", 20, 40), X("exit", 85, 10)]))

@@ -11,6 +11,7 @@ from vtui.analysis.steps.detect import analyse_steps
 from vtui.analysis.why.critical import analyse_critical
 from vtui.load.trace import load_trace
 from vtui.present.critical_json import critical_json
+from vtui.present.why_text import critical_lines
 
 CPU, GPU = {"pid": 1, "tid": 1}, {"pid": 0, "tid": 7}
 
@@ -114,8 +115,13 @@ def test_cpu_running_ahead_ends_the_path_at_the_gpu(tmp_path):
     b.step(0, 100)
     for i in range(5):
         b.launch(10 + 15 * i, "gemm", 15 + 100 * i, 100)
-    _report, st = verdict(b.load(tmp_path))
+    report, st = verdict(b.load(tmp_path))
     assert st.bound == "gpu" and st.end == 515_000 and st.step_end == 100_000
+    # the step's time is its path's, as serving counts it (to the end of its GPU work): 515 µs, the
+    # annotation's 100 µs said as such
+    assert report.by_bound_ns == {"gpu": 515_000}
+    line = critical_lines(report)[1]
+    assert "path 515 µs (annotation 100 µs)" in line, line
 
 
 def test_real_traces_are_sane():

@@ -1,5 +1,5 @@
-"""Times exact to the ns from the decimal text (issue 23): starts, durations and self times equal
-``Decimal`` arithmetic over the same strings — the issue's three-event case, random decimal µs
+"""Times exact to the ns from the decimal text: starts, durations and self times equal
+``Decimal`` arithmetic over the same strings — a three-event case, random decimal µs
 strings at three magnitudes, and `vtui stats` on every fixture and shared trace.
 
 The oracle is plain Python: each ``ts``/``dur`` string read by ``Decimal``, rounded to the ns

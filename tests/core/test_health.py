@@ -283,3 +283,45 @@ def test_graph_replays_without_their_capture_beside(tmp_path):
     (tmp_path / "capture_traces").mkdir()
     write_trace(tmp_path / "capture_traces", _loop(), "capture.json")  # vLLM's layout: found, nothing to say
     assert "missing.capture" not in _keys(_health(tmp_path, ev))
+
+
+def _graph_pair(tmp_path: Path, replayed: list[int]):
+    """A capture trace of a graph of kernels k0…k5 (one ``capture_*`` region), and a replay trace
+    whose one graph launch ran the kernels ``replayed``."""
+    from vtui.analysis.report.insights import compute_insights
+
+    cap = _meta() + [{"ph": "X", "cat": "user_annotation", "name": "capture_8_FULL", "pid": CPU, "tid": 1,
+                      "ts": 50.0, "dur": 200.0}]
+    cap += [{**_launch(60.0 + 20 * k, 500 + k), "args": {"correlation": 500 + k, "kernel": f"k{k}"}} for k in range(6)]
+    ev = _loop() + [_launch(9000, 700, name="cudaGraphLaunch")]
+    ev += [_kernel(9010 + 30 * i, 700, name=f"k{k}") for i, k in enumerate(replayed)]
+    (tmp_path / "cap").mkdir(parents=True)
+    (tmp_path / "rep").mkdir(parents=True)
+    capture = load_trace(write_trace(tmp_path / "cap", cap, "capture.json"), cache=False)
+    store = load_trace(write_trace(tmp_path / "rep", ev), cache=False)
+    return compute_insights(store, capture=capture, capture_name="capture.json").health
+
+
+def test_a_graph_replay_missing_captured_kernels(tmp_path):
+    item = next(i for i in _graph_pair(tmp_path, [0, 1, 3, 4, 5]).items if i.key == "missing.graph_kernels")
+    assert (item.severity, item.count, item.detail["kernels_missing"]) == ("warn", 1, 1)
+    assert item.examples[0].text == "graph launch cudaGraphLaunch: 1 kernels missing" and item.examples[0].t_ns > 0
+
+
+def test_a_whole_replay_and_a_piece_of_a_capture_are_not_missing_kernels(tmp_path):
+    assert "missing.graph_kernels" not in _keys(_graph_pair(tmp_path / "whole", [0, 1, 2, 3, 4, 5]))
+    # a piecewise graph replays one part of what the capture region holds: its ends are not holes
+    assert "missing.graph_kernels" not in _keys(_graph_pair(tmp_path / "piece", [2, 3, 4]))
+
+
+@pytest.mark.skipif(not SHARED_TRACES.is_dir(), reason="../shared/traces is not present")
+def test_vllms_full_graph_replay_misses_no_kernel_inside_its_capture():
+    from vtui.analysis.report.insights import compute_insights
+
+    pub = SHARED_TRACES / "public"
+    cap = pub / "tracelens__graph_capture_rank_0.1773709742341309550.pt.trace.json.gz"
+    health = compute_insights(load_trace(pub / "tracelens__vllm_decode_full_graph_execution.json.gz"),
+                              capture=load_trace(cap), capture_name=cap.name).health
+    # 421 replayed kernels match the capture's 431 launches in one block (the other 10 are outside the
+    # graph, at the region's ends): no hole
+    assert "missing.graph_kernels" not in _keys(health)

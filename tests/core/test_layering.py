@@ -103,7 +103,8 @@ def test_every_module_is_in_a_known_place():
     top = {m for m in _modules() if m.count(".") == 1 and not any(m.startswith(p) for p in
            ("vtui.io", "vtui.store", "vtui.analysis", "vtui.present", "vtui.export", "vtui.load",
             "vtui.ui", "vtui.commands", "vtui.query", "vtui.agent"))}
-    placed = set(UTILITIES) | {"vtui.options", "vtui.cli", "vtui.mcp", "vtui.mcp_page", "vtui.mcp_wire", "vtui.__main__"}
+    placed = set(UTILITIES) | {"vtui.options", "vtui.cli", "vtui.mcp", "vtui.mcp_page", "vtui.mcp_tools", "vtui.mcp_wire",
+                                 "vtui.__main__"}
     assert top <= placed, sorted(top - placed)
 
 

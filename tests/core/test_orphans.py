@@ -1,4 +1,4 @@
-"""A decoder process never outlives the load that started it (issue 30, point 8): when the
+"""A decoder process never outlives the load that started it: when the
 loading process dies however it dies (kill -9 here; a SIGBUS on a trace cut while mapped), the
 kernel kills its decoders (PR_SET_PDEATHSIG), so none is left running with parent 1."""
 

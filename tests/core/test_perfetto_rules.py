@@ -1,4 +1,4 @@
-"""Importer rules where Perfetto and Catapult differ (issue 23), each on a minimal JSON case:
+"""Importer rules where Perfetto and Catapult differ, each on a minimal JSON case:
 vtui does what Perfetto does (README, "Importer rules")."""
 
 from __future__ import annotations

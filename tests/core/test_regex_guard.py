@@ -18,7 +18,7 @@ from tests.helpers import QWEN, deadline
 from vtui.analysis.slices.search import search
 from vtui.cli import main
 from vtui.regex_guard import Budget, RegexError, RegexStopped, compile_user
-from vtui.ui.view import ViewState
+from vtui.ui.timeline.view import ViewState
 
 EVIL = "(a+)+$"
 VICTIM = "a" * 40 + "!"  # 2^40 backtracking steps for Python's re

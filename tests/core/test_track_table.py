@@ -1,4 +1,4 @@
-"""Tracks as columns (issue 30 point 10, issue 31): a trace of many threads reopens from the cache
+"""Tracks as columns: a trace of many threads reopens from the cache
 without one Python object per track; a Track is made only for a row someone asks for, and it
 reads as the Track the build made. Numbers checked against plain Python over the raw JSON."""
 

@@ -1,4 +1,4 @@
-"""Track texts from the columns (issue 31, many tracks): ``vtui info``'s track lines, ``--track REGEX``
+"""Track texts from the columns (many tracks): ``vtui info``'s track lines, ``--track REGEX``
 and the app's filter ``t`` read each distinct process title / row title / label once and map it back
 with numpy. They must match what the simple path (one ``Track`` per row, its properties) gives, on the
 fixtures and on generated traces of many odd threads (odd ids, GPU labels, control characters), and
@@ -17,12 +17,12 @@ from tests.helpers import FIXTURES, MI250, QWEN, STACK, UNCLOSED
 from vtui.analysis.base.ranges import tracks_matching
 from vtui.errors import UsageError
 from vtui.load.trace import load_trace
-from vtui.present.report import TITLE_WIDTH, _track_lines, info_dict
+from vtui.present.report import TITLE_WIDTH, _track_lines, info_out
 from vtui.regex_guard import compile_user
 from vtui.safe_text import safe_field
 from vtui.store.tracks import show_id
 from vtui.store.tracktable import TrackTable
-from vtui.ui.view import ViewState
+from vtui.ui.timeline.view import ViewState
 
 PATTERNS = ["1", "GPU", "proc 2 / t[0-4]", "^wide", "thread", "(a+)+$", "stream", "[", "KERNEL", "\\x1b"]
 
@@ -83,7 +83,7 @@ def test_texts_from_columns_are_the_simple_paths(tmp_path, monkeypatch):
         with monkeypatch.context() as m:
             made = _rows_made(m)
             lines = _track_lines(store)
-            listed = info_dict(store)["track_list"]
+            listed = info_out(store).track_list
             matched = {p: _matching_or_none(store, p) for p in PATTERNS}
             assert made == [], name  # nothing walked the tracks as objects
             view = ViewState(store)
@@ -93,7 +93,7 @@ def test_texts_from_columns_are_the_simple_paths(tmp_path, monkeypatch):
                 shown[p] = view._visible_ids().tolist()
             assert "all" not in made, name  # the view makes a row per process header at most
         assert lines == _simple_lines(rows), name
-        assert [(d["process"], d["name"], d["pid"], d["tid"], d["slices"]) for d in listed] == [
+        assert [(d.process, d.name, d.pid, d.tid, d.slices) for d in listed] == [
             (t.process_title, t.title, t.pid if t.pid is None or isinstance(t.pid, (int, str)) else str(t.pid),
              t.tid if t.tid is None or isinstance(t.tid, (int, str)) else str(t.tid), t.slice_count) for t in rows], name
         for p in PATTERNS:

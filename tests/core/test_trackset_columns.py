@@ -1,4 +1,4 @@
-"""The build's tracks as columns (issue 30 point 10, issue 31): the whole-array TrackSet gives the
+"""The build's tracks as columns (a million tracks without a Python object each): the whole-array TrackSet gives the
 same tracks, in the same order, with the same slices on them, as the simple path it replaced (one
 Track object per track, sorted by a Python key tuple: ``trackset_reference``), on the fixtures, on
 the hostile corpus and on generated traces of many threads of odd shapes."""

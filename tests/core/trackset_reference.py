@@ -1,5 +1,5 @@
 """The simple path the build's TrackSet replaced: one Track object per track, sorted by a Python
-key tuple (vtui before issue 30's columns, kept verbatim for the tests). The few methods at the end
+key tuple (as vtui built tracks before they were columns, kept verbatim for the tests). The few methods at the end
 adapt it to the interface the build asks of a TrackSet now."""
 
 from __future__ import annotations

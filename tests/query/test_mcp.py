@@ -198,9 +198,10 @@ def test_page_never_exceeds_the_cap():
 
 def test_store_cache_loads_each_trace_once():
     cache = vmcp.StoreCache(size=1)
-    a = vmcp.run_command("stats", [str(KINETO), "--format", "json"], cache)
-    b = vmcp.run_command("query", [str(KINETO), "SELECT COUNT(*) FROM slice", "--format", "json"], cache)
+    tools = {s.name: s.fn for s in vmcp.tool_specs(cache)}
+    a = json.loads(tools["stats"](str(KINETO), limit=10_000))
+    b = json.loads(tools["query"](str(KINETO), "SELECT COUNT(*) FROM slice"))
     assert cache.loads == 1 and b["rows"][0][0] == sum(r["count"] for r in a["rows"])
-    vmcp.run_command("info", [str(STACK), "--json"], cache)
-    vmcp.run_command("info", [str(KINETO), "--json"], cache)  # size 1: KINETO was dropped for STACK
+    tools["info"](str(STACK))
+    tools["info"](str(KINETO))  # size 1: KINETO was dropped for STACK
     assert cache.loads == 3

@@ -4,6 +4,7 @@ its stdin still open, idle or in the middle of a call."""
 from __future__ import annotations
 
 import json
+import select
 import signal
 import subprocess
 import sys
@@ -79,3 +80,33 @@ def test_a_request_with_params_that_are_no_object_gets_an_error_reply():
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_what_the_sdk_would_drop_is_answered_as_json_rpc_asks():
+    proc = start()
+    try:
+        bad = [("not json at all", None, -32700), ("[1, 2]", None, -32600),  # no batches
+               ('{"jsonrpc": "2.0", "id": {"a": 1}, "method": "tools/list", "params": {}}', None, -32600),
+               ('{"jsonrpc": "2.0", "id": 2.5, "method": "ping"}', None, -32600),
+               ('{"jsonrpc": "2.0", "id": true, "method": "ping"}', None, -32600),
+               ('{"id": 7, "method": "ping"}', 7, -32600),  # no "jsonrpc": "2.0"
+               ('{"jsonrpc": "2.0", "id": "x", "method": 5}', "x", -32600)]
+        for line, id_, code in bad:
+            proc.stdin.write(line + "\n")
+            proc.stdin.flush()
+            reply = json.loads(_line(proc))  # before: no reply at all, the client waits for ever
+            assert reply["id"] == id_ and reply["error"]["code"] == code, (line, reply)
+        proc.stdin.write('{"jsonrpc": "2.0", "method": "notifications/whatever", "params": 3}\n')  # never answered
+        send(proc, {"jsonrpc": "2.0", "id": 20, "method": "ping"})
+        assert json.loads(_line(proc)) == {"jsonrpc": "2.0", "id": 20, "result": {}}
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def _line(proc: subprocess.Popen) -> str:
+    """The server's next line, or a failure (not a hang) when none comes."""
+    ready, _, _ = select.select([proc.stdout], [], [], WAIT_S)
+    if not ready:
+        pytest.fail("no reply")
+    return proc.stdout.readline()

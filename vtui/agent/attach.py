@@ -39,7 +39,10 @@ def run_attach(pid: int | None, max_chars: int) -> int:
     link = Link(pid or None)
     _say_apps(link)
     server = build_attach_server(link, max_chars)
-    server.run("stdio")
+    from vtui.mcp_wire import repaired_stdin
+
+    with repaired_stdin():  # every request gets a reply, malformed ones too
+        server.run("stdio")
     return 0
 
 

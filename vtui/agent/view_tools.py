@@ -92,7 +92,7 @@ class ViewTools:
 
     async def to_timeline(self) -> None:
         """Close the screens over the timeline (as esc would), unless the person is typing in a prompt."""
-        from vtui.ui.screens import PromptScreen
+        from vtui.ui.screens.modals import PromptScreen
 
         while self.app.screen is not self.app.screen_stack[0]:
             top = self.app.screen
@@ -181,7 +181,7 @@ class ViewTools:
 
         def start() -> None:  # what the prompt's enter starts, with the outcome kept for the reply
             pane.search.start(pane, pane.store, regex, pane.view.visible_track_ids(), done)
-            pane.changed()
+            pane.search_changed()
 
         await self.on_ui(start)
         self.log(f"searching /{safe(regex, 40)}/")
@@ -272,7 +272,7 @@ class ViewTools:
     async def _open_sql(self, sql: str) -> dict[str, Any]:
         from textual.widgets import Input
 
-        from vtui.ui.query import QueryScreen
+        from vtui.ui.screens.query import QueryScreen
 
         if sql:
             QueryScreen.last_sql = sql  # the pane opens with it, as with the person's last query
@@ -350,7 +350,7 @@ class ViewTools:
         return value
 
     def _target(self, text: str) -> Any:
-        from vtui.ui.goto import parse_target
+        from vtui.ui.timeline.goto import parse_target
 
         try:
             return parse_target(text, self.pane.store)

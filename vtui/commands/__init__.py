@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from vtui.options import LoadOptions
@@ -42,7 +42,7 @@ def add_inflate_argument(parser: argparse.ArgumentParser) -> None:
                         help="a .gz may inflate to RATIO x its size (default 200, at least 256 MiB; 0: no limit)")
 
 
-def load_options(opts: argparse.Namespace) -> LoadOptions:
+def load_options(opts: Any) -> LoadOptions:
     """The load's options: the environment's (read here, at the edge), then the command line's
     ``--no-cache`` and ``--max-inflate``. Passed down; nothing below reads the environment."""
     from vtui.options import LoadOptions
@@ -60,17 +60,19 @@ def load_options(opts: argparse.Namespace) -> LoadOptions:
     return LoadOptions.from_environ(**changes)
 
 
-# Set by `vtui mcp` (vtui/mcp.py): its LRU of stores, so tool calls on one trace load it once.
-STORE_LOADER: Callable[[str, bool], TraceStore] | None = None
+# A command's ``compute`` takes one (`vtui mcp` passes its LRU of stores, so tool calls on one
+# trace load it once); None: a plain load.
+Loader = Callable[[str, bool], "TraceStore"]  # (path, use the index cache) -> store
 
 
-def load_store(opts: argparse.Namespace, path: str | None = None,
-               progress: Callable[[float], None] | None = None) -> TraceStore:
-    """Load ``path`` (default ``opts.trace``) honouring ``add_load_arguments``' options."""
+def load_store(opts: Any, path: str | None = None, progress: Callable[[float], None] | None = None,
+               loader: Loader | None = None) -> TraceStore:
+    """Load ``path`` (default ``opts.trace``) honouring ``add_load_arguments``' options, through
+    ``loader`` when given."""
     from vtui.load.trace import load_trace
 
     options = load_options(opts)
     target = opts.trace if path is None else path
-    if STORE_LOADER is not None:
-        return STORE_LOADER(str(target), options.cache)
+    if loader is not None:
+        return loader(str(target), options.cache)
     return load_trace(target, progress=progress, options=options)

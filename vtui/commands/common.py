@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 import numpy as np
 
 from vtui.analysis.base.ranges import resolve_range, tracks_matching
-from vtui.commands import add_load_arguments, load_store
+from vtui.commands import Loader, add_load_arguments, load_store
 from vtui.errors import UsageError
 from vtui.fmt import parse_range
 from vtui.store.slicetime import TimeRange
@@ -22,11 +23,11 @@ def add_trace_arguments(parser: argparse.ArgumentParser, track: bool = True) -> 
     add_load_arguments(parser)
 
 
-def load(opts: argparse.Namespace) -> tuple[TraceStore, TimeRange, np.ndarray | None]:
+def load(opts: Any, loader: Loader | None = None) -> tuple[TraceStore, TimeRange, np.ndarray | None]:
     """The store, its range (resolved here, once, for every analysis) and the selected tracks
     (None = all) from the options."""
     check_range(opts.range)  # a typo fails before a long load
-    store = load_store(opts)
+    store = load_store(opts, loader=loader)
     rng = resolve_range(store, opts.range)
     tracks = tracks_matching(store, opts.track) if getattr(opts, "track", None) else None
     return store, rng, tracks

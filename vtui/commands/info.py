@@ -4,30 +4,54 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING, Annotated
 
-from vtui.commands import add_load_arguments, load_store
+from vtui.commands import load_store
+from vtui.commands.options import Options, Trace, add_options, from_namespace, opt
+
+if TYPE_CHECKING:
+    from vtui.commands import Loader
+    from vtui.present.schema import Info
+    from vtui.store.store import TraceStore
 
 STRICT_EXIT = 3  # distinct from usage (2) and load (1) failures
 
 HELP = "report what was loaded: phases, tracks, slices, span, warnings"
 
 
+class InfoOptions(Options, frozen=True):
+    trace: Trace
+    json: Annotated[bool, opt("print one JSON object", mcp=False)] = False
+    strict: Annotated[bool, opt("exit 3 when trace health finds an error (a figure is certainly wrong): for CI",
+                                mcp=False)] = False
+
+
+OPTIONS = InfoOptions  # what `vtui mcp` reads for the tool's parameters
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("trace", help="trace file or folder")
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument("--strict", action="store_true",
-                        help="exit 3 when trace health finds an error (a figure is certainly wrong): for CI")
-    add_load_arguments(parser)
+    add_options(parser, InfoOptions)
 
 
-def run(opts: argparse.Namespace) -> int:
-    from vtui.present.report import info_dict, info_text
-    from vtui.present.schema import dump
+def report(store: TraceStore) -> Info:
+    from vtui.present.report import info_out
+
+    return info_out(store)
+
+
+def compute(opts: InfoOptions, loader: Loader | None = None) -> Info:
+    return report(load_store(opts, loader=loader))
+
+
+def run(ns: argparse.Namespace) -> int:
+    from vtui.present.report import info_text
+    from vtui.present.schema import encode
     from vtui.safe_text import say
 
+    opts = from_namespace(InfoOptions, ns)
     store = load_store(opts)
     if opts.json:
-        say(dump("info", info_dict(store)), lossless=True)
+        say(encode(report(store)), lossless=True)
     else:
         say(info_text(store))
     if opts.strict:

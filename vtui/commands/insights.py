@@ -8,36 +8,46 @@ and findings with hints.
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING, Annotated, Any
 
-from vtui.commands.common import add_trace_arguments, check_top, load
+from vtui.commands.common import check_top, load
+from vtui.commands.options import Options, Range, Trace, add_options, from_namespace, opt
+
+if TYPE_CHECKING:
+    from vtui.commands import Loader
+    from vtui.present.schema import Insights
 
 HELP = "steps, phases, trends, operators, GPU, memory and findings with hints"
 
 
+class InsightsOptions(Options, frozen=True):
+    trace: Trace
+    range: Range = None
+    step: Annotated[str | None, opt("regex for the step slices (default: detected)", metavar="REGEX")] = None
+    top: Annotated[int, opt("operators and kernels listed (default 15)", ge=1, le=1000,
+                            mcp_help="operators and kernels listed")] = 15
+    json: Annotated[bool, opt("print one JSON object", mcp=False)] = False
+    capture: Annotated[str | None, opt(
+        "vLLM's CUDA-graph capture trace of the same run: replayed graph kernels get the captured operators and "
+        "shapes (default: capture_traces/ beside the trace, if any)", metavar="FILE", mcp=False)] = None
+    peaks: Annotated[str, opt("the roofline's device peaks: the datasheet's (default), the measured achievable column "
+                              "where vtui's table has one, or a TOML table of your own",
+                              metavar="datasheet|achievable|FILE.toml", mcp=False)] = "datasheet"
+
+
+OPTIONS = InsightsOptions  # what `vtui mcp` reads for the tool's parameters
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_trace_arguments(parser, track=False)
-    parser.add_argument("--step", metavar="REGEX", help="regex for the step slices (default: detected)")
-    parser.add_argument("--top", type=int, default=15, help="operators and kernels listed (default 15)")
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument("--capture", metavar="FILE",
-                        help="vLLM's CUDA-graph capture trace of the same run: replayed graph kernels get the "
-                             "captured operators and shapes (default: capture_traces/ beside the trace, if any)")
-    parser.add_argument("--peaks", metavar="datasheet|achievable|FILE.toml", default="datasheet",
-                        help="the roofline's device peaks: the datasheet's (default), the measured achievable "
-                             "column where vtui's table has one, or a TOML table of your own")
+    add_options(parser, InsightsOptions)
 
 
-def run(opts: argparse.Namespace) -> int:
-    from pathlib import Path
-
+def analyse(opts: InsightsOptions, loader: Loader | None = None) -> Any:
+    """The insights of the options' trace and range (``compute_insights``' result)."""
     from vtui.analysis.base.ranges import compile_regex
     from vtui.analysis.gpu.peaks import check_peaks_choice
     from vtui.analysis.report.insights import compute_insights
     from vtui.errors import UsageError
-    from vtui.present.insights_json import insights_dict
-    from vtui.present.insights_text import insights_text
-    from vtui.present.schema import dump
-    from vtui.safe_text import say
 
     if opts.step:
         compile_regex(opts.step)  # a bad regex is a usage error before the load
@@ -46,18 +56,42 @@ def run(opts: argparse.Namespace) -> int:
         check_peaks_choice(opts.peaks)  # a bad file is a usage error before the load
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    store, rng, _tracks = load(opts)
-    capture, capture_name = load_capture(opts)
-    ins = compute_insights(store, rng, opts.step, top=opts.top, capture=capture, capture_name=capture_name,
-                           peaks=opts.peaks)
+    store, rng, _tracks = load(opts, loader)
+    capture, capture_name = load_capture(opts, loader)
+    return compute_insights(store, rng, opts.step, top=opts.top, capture=capture, capture_name=capture_name,
+                            peaks=opts.peaks)
+
+
+def report(opts: InsightsOptions, ins: Any) -> Insights:
+    from vtui.present.insights_json import insights_dict
+    from vtui.present.schema import Insights, typed
+
+    out = typed("insights", {"trace": str(opts.trace), **insights_dict(ins)})
+    assert isinstance(out, Insights)
+    return out
+
+
+def compute(opts: InsightsOptions, loader: Loader | None = None) -> Insights:
+    return report(opts, analyse(opts, loader))
+
+
+def run(ns: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from vtui.present.insights_text import insights_text
+    from vtui.present.schema import encode
+    from vtui.safe_text import say
+
+    opts = from_namespace(InsightsOptions, ns)
+    ins = analyse(opts)
     if opts.json:
-        say(dump("insights", {"trace": str(opts.trace), **insights_dict(ins)}), lossless=True)
+        say(encode(report(opts, ins)), lossless=True)
     else:
         say(insights_text(ins, Path(opts.trace).name))
     return 0
 
 
-def load_capture(opts: argparse.Namespace):
+def load_capture(opts: Any, loader: Loader | None = None):
     """(capture store or None, its file name): ``--capture``, else the first trace in a
     ``capture_traces/`` folder beside the trace (TraceLens's layout for vLLM)."""
     from pathlib import Path
@@ -71,4 +105,4 @@ def load_capture(opts: argparse.Namespace):
         if not found:
             return None, ""
         path = str(found[0])
-    return load_store(opts, path), Path(path).name
+    return load_store(opts, path, loader=loader), Path(path).name

@@ -1,9 +1,10 @@
 """Read a Perfetto protobuf trace (``.pftrace``, ``.perfetto-trace``, gzipped too) into the same
 columns the JSON decoder fills, so nothing above the io layer knows where a trace came from.
 
-Packets stream from the file one at a time (``vtui.io.protowire``) and are decoded with the
-``protobuf`` runtime and the ``perfetto`` package's descriptors (the ``pftrace`` extra; faster
-than vtui's own wire decoder, benchmarks/bench_pftrace_decode.py). What becomes what:
+Packets stream from the file (``vtui.io.protowire``); the common ones (slices, instants, flows,
+plain annotations, interned data) are read by a C helper where one was built (``pftrace_fast``),
+the rest, and all of them without it, by the ``protobuf`` runtime with the ``perfetto`` package's
+descriptors (the ``pftrace`` extra): the reference. What becomes what:
 
 - TrackEvent slices (``TYPE_SLICE_BEGIN``/``END``, paired per track as Perfetto does; and legacy
   ``X`` complete events): ``X`` events; a begin never ended: a ``B``;
@@ -33,13 +34,15 @@ from typing import Any
 import msgspec
 
 from vtui.errors import TraceLoadError
+from vtui.gcpause import gc_paused
 from vtui.io.columns import ArgsWriter, Columns, ColumnSink
 from vtui.io.events import EMPTY_RAW, Event
 from vtui.io.pftrace_args import event_args
+from vtui.io.pftrace_fast import fast_available, fast_packets, flow_edges
 from vtui.io.pftrace_flows import Cell, FlowSteps
 from vtui.io.pftrace_state import Sequence, Track, Tracks, text
-from vtui.io.pftrace_stream import open_stream
-from vtui.io.protowire import PACKET_TAG, WireError, fields, iter_packets, varint
+from vtui.io.pftrace_stream import looks_like_packets, open_stream
+from vtui.io.protowire import iter_packets
 from vtui.io.reader import GZIP_MAGIC, MAX_INFLATE_RATIO, read_error
 
 FORM = "perfetto-protobuf"
@@ -69,44 +72,7 @@ def is_pftrace(path: str | Path) -> bool:
         return False
     if head[:2] == GZIP_MAGIC:
         return False  # a gzip named otherwise is read as JSON (its name says nothing)
-    return _looks_like_packets(head)
-
-
-def _looks_like_packets(head: bytes) -> bool:
-    """A first ``packet`` record whose opening fields parse as a TracePacket's."""
-    if head[:1] != bytes([PACKET_TAG]):
-        return False
-    rest = head[1:].lstrip()
-    if rest[:1] in (b"{", b"["):
-        return False  # JSON after a newline
-    try:
-        size, at = varint(head, 1)
-        body = head[at : at + size]
-        if len(body) < size:  # the packet goes on past the sniffed bytes: check what is there
-            body = body[: _last_whole_field(body)]
-        return bool(fields(body)) or size == 0
-    except (WireError, IndexError):
-        return False
-
-
-def _last_whole_field(body: bytes) -> int:
-    pos = last = 0
-    try:
-        while pos < len(body):
-            tag, pos = varint(body, pos)
-            kind = tag & 7
-            if kind == 0:
-                _, pos = varint(body, pos)
-            elif kind == 2:
-                n, pos = varint(body, pos)
-                pos += n
-            else:
-                pos += 8 if kind == 1 else 4
-            if pos <= len(body):
-                last = pos
-    except WireError:
-        pass
-    return last
+    return looks_like_packets(head)
 
 
 @dataclass
@@ -120,15 +86,12 @@ def read_pftrace(path: str | Path, args: ArgsWriter | None = None, progress: Pro
                  max_inflate: float = MAX_INFLATE_RATIO, pure_python: bool = False) -> PftraceResult:
     """Read a Perfetto trace. Raises TraceLoadError (one line) for a file that is not one, or
     when the protobuf runtime is not installed."""
-    reader = PacketReader(Path(path), max_inflate)
+    reader = PacketReader(Path(path), max_inflate, pure_python=pure_python)
     sink = ColumnSink(args=args, pure_python=pure_python)
-    chunk: list[Event] = []
-    for event in reader.events(progress):
-        chunk.append(event)
-        if len(chunk) >= _CHUNK:
-            sink.add(chunk)
-            chunk = []
-    sink.add(chunk)
+    with gc_paused():  # small objects per event, none in a cycle (load_trace pauses too, through the build)
+        for block in reader.blocks(progress):
+            for at in range(0, len(block), _CHUNK):
+                sink.add(block[at : at + _CHUNK])
     columns = sink.finish()
     columns.flow_v2.extend(reader.flows)
     if reader.packets == 0 and not reader.warnings:
@@ -185,17 +148,9 @@ def _us_text(ns: int) -> msgspec.Raw:
     return msgspec.Raw(f"{q}.{r:03d}".rstrip("0").encode() if r else str(q).encode())
 
 
-@dataclass
-class _Open:
-    """A slice begun and not yet ended."""
-
-    ts: int
-    name: str
-    cat: str
-    pid: Any
-    tid: Any
-    args: dict[str, Any]
-    cell: Cell | None  # where its flows learn its row (None: no flows)
+# A slice begun and not yet ended: [ts, name, cat, pid, tid, args, cell] (a list, so that the C
+# helper makes and reads them too; cell: where its flows learn its row, None when it has none).
+TS, NAME, CAT, PID, TID, ARGS, CELL = range(7)
 
 
 @dataclass
@@ -210,13 +165,21 @@ class PacketReader:
     counts: dict[str, int] = field(default_factory=dict)
     packets: int = 0
     rows: int = 0  # events handed out so far: the next one's ordinal
-    _stacks: dict[Any, list[_Open]] = field(default_factory=dict)
+    _stacks: dict[Any, list[list[Any]]] = field(default_factory=dict)
     _flows: FlowSteps = field(default_factory=FlowSteps)
     _out: list[Event] = field(default_factory=list)
     _described: dict[int, bytes] = field(default_factory=dict)  # each track's last descriptor
+    pure_python: bool = False  # never the C helper (the reference path)
+    _parse: Any = None
+    _decode_error: Any = None
 
     def events(self, progress: Progress | None) -> Iterator[Event]:
         """Every event, in file order (a slice when it ends), metadata as it is described."""
+        for block in self.blocks(progress):
+            yield from block
+
+    def blocks(self, progress: Progress | None) -> Iterator[list[Event]]:
+        """The events in lists, as they are read."""
         try:
             from google.protobuf.message import DecodeError  # noqa: PLC0415
             from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import TracePacket  # noqa: PLC0415
@@ -226,30 +189,42 @@ class PacketReader:
             fh, stream = open_stream(self.path, self.max_inflate)
         except OSError as exc:
             raise read_error(self.path, exc) from None
-        parse = TracePacket.FromString
+        self._parse, self._decode_error = TracePacket.FromString, DecodeError
         with fh:
             try:
-                for n, raw in enumerate(iter_packets(stream.read, self.warnings.append)):
-                    self.packets += 1
-                    try:
-                        self._packet(parse(raw))
-                    except DecodeError:
-                        self._count("packets that do not decode (skipped)")
-                    if self._out:
-                        yield from self._out
-                        self._out.clear()
-                    if progress and not n % 4096:
-                        progress(stream.fraction())
+                if self.pure_python or not fast_available():
+                    for n, raw in enumerate(iter_packets(stream.read, self.warnings.append)):
+                        self.packets += 1
+                        self._slow_packet(raw, self.rows)
+                        yield self._handed_out()
+                        if progress and not n % 4096:
+                            progress(stream.fraction())
+                else:
+                    for _ in fast_packets(self, stream, progress):
+                        yield self._handed_out()
             except OSError as exc:
                 raise read_error(self.path, exc) from None
             except TraceLoadError as exc:
                 raise TraceLoadError(f"{self.path}: {exc}") from None
         self.warnings.extend(stream.warnings)
         self._finish_open()
-        yield from self._out
-        self._out.clear()
+        yield self._handed_out()
         if progress:
             progress(1.0)
+
+    def _handed_out(self) -> list[Event]:
+        out, self._out = self._out, []
+        return out
+
+    def _slow_packet(self, raw: bytes, rows: int) -> int:
+        """One packet read by the protobuf runtime (the reference; the C helper hands over each
+        packet it does not read itself, with the rows handed out so far): the rows after it."""
+        self.rows = rows
+        try:
+            self._packet(self._parse(raw))
+        except self._decode_error:
+            self._count("packets that do not decode (skipped)")
+        return self.rows
 
     def notes(self) -> list[str]:
         out = list(self.warnings)
@@ -426,11 +401,11 @@ class PacketReader:
             args = self._args(seq, e)
             cell = self._flow_cell(ts, e, legacy)
             if kind == BEGIN:
-                self._stacks.setdefault(uuid, []).append(_Open(ts, name, cat, pid, tid, args, cell))
+                self._stacks.setdefault(uuid, []).append([ts, name, cat, pid, tid, args, cell])
             elif kind == -1 and legacy is not None:  # legacy complete event
-                self._slice(_Open(ts, name, cat, pid, tid, args, cell), ts + legacy.duration_us * 1000)
+                self._slice([ts, name, cat, pid, tid, args, cell], ts + legacy.duration_us * 1000)
             elif cell is not None:  # an instant with flows: a zero-length slice (flows join slices)
-                self._slice(_Open(ts, name, cat, pid, tid, args, cell), ts)
+                self._slice([ts, name, cat, pid, tid, args, cell], ts)
             else:
                 scope = "p" if isinstance(uuid, int) and self.tracks.is_process(uuid) else "t"
                 if legacy is not None and legacy.instant_event_scope:
@@ -494,31 +469,33 @@ class PacketReader:
             return
         begun = stack.pop()
         if len(e.debug_annotations):
-            begun.args.update(self._args(seq, e))
+            if isinstance(begun[ARGS], bytes):  # the C helper wrote its args as JSON
+                begun[ARGS] = msgspec.json.decode(begun[ARGS]) if begun[ARGS] else {}
+            begun[ARGS].update(self._args(seq, e))
         if _has_flows(e):  # flows on an end event belong to the slice it ends
-            if begun.cell is None:
-                begun.cell = [-1]
-            self._flows.add(ts, begun.cell, (*e.flow_ids, *e.flow_ids_old),
+            if begun[CELL] is None:
+                begun[CELL] = [-1]
+            self._flows.add(ts, begun[CELL], (*e.flow_ids, *e.flow_ids_old),
                             (*e.terminating_flow_ids, *e.terminating_flow_ids_old))
         self._slice(begun, ts)
 
-    def _slice(self, s: _Open, end: int) -> None:
-        dur = end - s.ts
-        row = self._emit(Event(ph="X", name=s.name, cat=s.cat, ts=_us_text(s.ts), dur=_us_text(dur), pid=s.pid,
-                               tid=s.tid, args=self._raw_args(s.args)))
-        if s.cell is not None:
-            s.cell[0] = row
+    def _slice(self, s: list[Any], end: int) -> None:
+        dur = end - s[TS]
+        row = self._emit(Event(ph="X", name=s[NAME], cat=s[CAT], ts=_us_text(s[TS]), dur=_us_text(dur), pid=s[PID],
+                               tid=s[TID], args=self._raw_args(s[ARGS])))
+        if s[CELL] is not None:
+            s[CELL][0] = row
 
     def _finish_open(self) -> None:
         """Slices begun and never ended: ``B`` events (the store runs them to the trace's end)."""
         for stack in self._stacks.values():
             for s in stack:
-                row = self._emit(Event(ph="B", name=s.name, cat=s.cat, ts=_us_text(s.ts), pid=s.pid, tid=s.tid,
-                                       args=self._raw_args(s.args)))
-                if s.cell is not None:
-                    s.cell[0] = row
+                row = self._emit(Event(ph="B", name=s[NAME], cat=s[CAT], ts=_us_text(s[TS]), pid=s[PID], tid=s[TID],
+                                       args=self._raw_args(s[ARGS])))
+                if s[CELL] is not None:
+                    s[CELL][0] = row
         self._stacks.clear()
-        self.flows = self._flows.resolve()
+        self.flows = self._flows.resolve(None if self.pure_python else flow_edges())
 
     def _flow_cell(self, ts: int, e: Any, legacy: Any) -> Cell | None:
         """The cell for the row of the event's slice, its flows noted; None when it has none."""
@@ -581,8 +558,11 @@ class PacketReader:
         return event_args(seq, e, self._interned)
 
     @staticmethod
-    def _raw_args(args: dict[str, Any]) -> msgspec.Raw:
-        return msgspec.Raw(_ENCODE(args)) if args else EMPTY_RAW
+    def _raw_args(args: dict[str, Any] | bytes) -> msgspec.Raw:
+        """The args as stored: from a dict, or the JSON the C helper wrote of one."""
+        if not args:
+            return EMPTY_RAW
+        return msgspec.Raw(args if isinstance(args, bytes) else _ENCODE(args))
 
 
 def _has_flows(e: Any) -> bool:

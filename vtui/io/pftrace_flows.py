@@ -9,6 +9,7 @@ store's v2 binding, which keeps a flow open for later consumers, draws exactly t
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 Cell = list[int]  # the row of the slice an event's flows belong to, set when the slice is handed out
@@ -27,9 +28,16 @@ class FlowSteps:
         """A legacy ``bind_id`` (flow direction in / out), as a Chrome trace's v2 binding."""
         self._bound.append((cell, key, flow_in, flow_out))
 
-    def resolve(self) -> list[tuple[int, Any, bool, bool]]:
-        """(row, bind key, flow_in, flow_out) for the store, every step's slice handed out."""
-        self._steps.sort(key=lambda step: (step[0], step[1]))
+    def resolve(self, edges_of: Callable[[list], list[tuple[int, Any, bool, bool]]] | None = None
+                ) -> list[tuple[int, Any, bool, bool]]:
+        """(row, bind key, flow_in, flow_out) for the store, every step's slice handed out.
+        ``edges_of``: the C helper's join of the sorted steps (this loop is its reference)."""
+        self._steps.sort()  # by (ts, n): n is unique, so the cells and ids are never compared
+        out = edges_of(self._steps) if edges_of is not None else self._edges()
+        out += [(cell[0], key, fin, fout) for cell, key, fin, fout in self._bound if cell[0] >= 0]
+        return out
+
+    def _edges(self) -> list[tuple[int, Any, bool, bool]]:
         active: dict[int, int] = {}
         edges: list[tuple[int, int]] = []
         for _ts, _n, cell, ids, terminating in self._steps:
@@ -49,5 +57,4 @@ class FlowSteps:
         for k, (a, b) in enumerate(edges):
             out.append((a, ("flow", k), False, True))
             out.append((b, ("flow", k), True, False))
-        out += [(cell[0], key, fin, fout) for cell, key, fin, fout in self._bound if cell[0] >= 0]
         return out

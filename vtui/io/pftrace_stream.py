@@ -1,5 +1,6 @@
 """A Perfetto trace file's bytes as a stream (plain, or gzip inflated block by block), with the
-fraction read so far, so a trace of any size passes through one block of memory."""
+fraction read so far, so a trace of any size passes through one block of memory; and whether a
+file's first bytes are a trace's first record."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from vtui.errors import TraceLoadError
+from vtui.io.protowire import PACKET_TAG, WireError, fields, varint
 from vtui.io.reader import _GZIP_WBITS, _INFLATE_ERRORS, GZIP_MAGIC, MAX_INFLATE_RATIO, _gzip_codec, inflate_limit
 
 _BLOCK = 4 << 20
@@ -87,3 +89,39 @@ def open_stream(path: Path, max_inflate: float = MAX_INFLATE_RATIO) -> tuple[Bin
         fh.close()
         raise
 
+
+def looks_like_packets(head: bytes) -> bool:
+    """A first ``packet`` record whose opening fields parse as a TracePacket's."""
+    if head[:1] != bytes([PACKET_TAG]):
+        return False
+    rest = head[1:].lstrip()
+    if rest[:1] in (b"{", b"["):
+        return False  # JSON after a newline
+    try:
+        size, at = varint(head, 1)
+        body = head[at : at + size]
+        if len(body) < size:  # the packet goes on past the sniffed bytes: check what is there
+            body = body[: _last_whole_field(body)]
+        return bool(fields(body)) or size == 0
+    except (WireError, IndexError):
+        return False
+
+
+def _last_whole_field(body: bytes) -> int:
+    pos = last = 0
+    try:
+        while pos < len(body):
+            tag, pos = varint(body, pos)
+            kind = tag & 7
+            if kind == 0:
+                _, pos = varint(body, pos)
+            elif kind == 2:
+                n, pos = varint(body, pos)
+                pos += n
+            else:
+                pos += 8 if kind == 1 else 4
+            if pos <= len(body):
+                last = pos
+    except WireError:
+        pass
+    return last

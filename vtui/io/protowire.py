@@ -134,14 +134,14 @@ def packed_doubles(raw: int | bytes) -> list[float]:
 # ---- streaming packets -------------------------------------------------------------------
 
 
-def iter_packets(read: Callable[[int], bytes], on_damage: Callable[[str], None]) -> Iterator[bytes]:
+def iter_packets(read: Callable[[int], bytes], on_damage: Callable[[str], None], offset: int = 0) -> Iterator[bytes]:
     """The packets of a ``Trace`` read through ``read(n)`` (a file's read, or an inflater's), in
     order. Top-level fields other than ``packet`` are skipped; a record cut short at the end
     (a trace still being written, a cut download) or bytes that are not a record end the
-    stream with one ``on_damage`` message."""
+    stream with one ``on_damage`` message (``offset``: where ``read`` starts in the trace)."""
     buf = b""
     pos = 0
-    done = 0  # bytes of the stream before ``buf``
+    done = offset  # bytes of the stream before ``buf``
     eof = False
     while True:
         if len(buf) - pos < 16 and not eof:  # a record's head (tag + length) always fits

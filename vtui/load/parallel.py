@@ -67,7 +67,7 @@ def decode_jobs(cores: int, load: float) -> int:
     A second decoder on a core another job holds buys little and costs much: it gets half a core,
     its start (~0.3 s CPU) and the join of its ranges are paid in full, and two processes sharing
     the caches with a neighbour spend more CPU per byte. Measured on the 2-core machine, 1 GB,
-    one core kept busy: two decoders 1.06-1.08x faster than one, for more CPU-seconds (issue 31).
+    one core kept busy: two decoders 1.06-1.08x faster than one, for more CPU-seconds.
     The load average trails by up to a minute: a load right after another one may start fewer.
     At most ``MAX_JOBS``: each decoder is a Python with numpy and msgspec (~60-90 MB), and with as
     many processes as ranges there is nothing left to balance. (Only 2 cores were measured here.)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import msgspec
 
-from vtui.analysis.health.items import HealthReport
+from vtui.analysis.health.items import Example, HealthReport
 from vtui.fmt import format_duration
 from vtui.safe_text import safe_field
 
@@ -37,18 +37,23 @@ MARK = {"error": "✗", "warn": "!", "info": "·"}
 
 def health_lines(report: HealthReport, examples: bool = True) -> list[str]:
     """One line per item (escaped: the messages quote trace names), examples indented beneath."""
+    return [line for line, _ in health_rows(report, examples)]
+
+
+def health_rows(report: HealthReport, examples: bool = True) -> list[tuple[str, Example | None]]:
+    """``health_lines`` with, for each example's line, the example (the app jumps to it)."""
     if not report.items:
-        return ["health: nothing found that puts a figure in doubt"]
+        return [("health: nothing found that puts a figure in doubt", None)]
     worst = report.worst
     head = {"error": "health: ERRORS — some figures are wrong", "warn": "health: warnings — some figures are in doubt",
             "info": "health: notes only"}[worst or "info"]
-    lines = [head]
+    rows: list[tuple[str, Example | None]] = [(head, None)]
     for item in report.items:
         doubt = f"  [in doubt: {', '.join(item.doubts)}]" if item.doubts and item.severity != "info" else ""
-        lines.append(f"  {MARK[item.severity]} {item.severity:5} {item.key}: {safe_field(item.message, 400)}{doubt}")
+        rows.append((f"  {MARK[item.severity]} {item.severity:5} {item.key}: {safe_field(item.message, 400)}{doubt}", None))
         if examples:
-            lines += [f"        at {format_duration(e.t_ns)}: {safe_field(e.text, 200)}" for e in item.examples[:3]]
-    return lines
+            rows += [(f"        at {format_duration(e.t_ns)}: {safe_field(e.text, 200)}", e) for e in item.examples[:3]]
+    return rows
 
 
 def health_headline(report: HealthReport) -> str | None:

@@ -1,4 +1,4 @@
-"""`vtui info`: what a load produced, as plain data and as text."""
+"""`vtui info`: what a load produced, as its output Struct (`info_out`) and as text."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ import numpy as np
 
 from vtui.analysis.health.report import analyse_health
 from vtui.fmt import format_duration
+from vtui.present import schema
 from vtui.present.health_json import health_lines, health_out
+from vtui.present.schema import VERSIONS, Info, Source, TrackInfo
 from vtui.safe_text import safe_field, safe_fields
 from vtui.store.store import TraceStore
 from vtui.store.tracks import show_id
@@ -29,9 +31,14 @@ def _decode_chunks(store: TraceStore) -> DecodeChunks:
     return DecodeChunks(chunks=sum(c[0] for c in got), compiled_helper=sum(c[1] for c in got))
 
 
-def info_dict(store: TraceStore) -> dict[str, Any]:
-    health = msgspec.to_builtins(health_out(analyse_health(store)))
-    return {**_summary(store), "health": health, "track_list": _track_list(store)}
+def info_out(store: TraceStore) -> Info:
+    """`vtui info --json`'s report."""
+    d = _summary(store)
+    d["sources"] = [Source(**s) for s in d["sources"]]
+    d["decode_chunks"] = schema.DecodeChunks(**d["decode_chunks"])
+    d["origin_us"] = float(d["origin_us"])  # a float in the schema, whole or not
+    return Info(schema_version=VERSIONS["info"], **d, health=health_out(analyse_health(store)),
+                track_list=_track_list(store))
 
 
 def _summary(store: TraceStore) -> dict[str, Any]:
@@ -60,8 +67,8 @@ def _summary(store: TraceStore) -> dict[str, Any]:
     }
 
 
-def _track_list(store: TraceStore) -> list[dict[str, Any]]:
-    """One dict per track, from the columns (no Track objects: a million tracks is a million rows)."""
+def _track_list(store: TraceStore) -> list[TrackInfo]:
+    """One entry per track, from the columns (no Track objects: a million tracks is a million rows)."""
     t = store.tracks
     pcode, ptitles = t.process_titles()
     tcode, ttitles = t.titles()
@@ -69,8 +76,8 @@ def _track_list(store: TraceStore) -> list[dict[str, Any]]:
     c = {n: t.columns[n].tolist() for n in ("kind", "pid", "tid", "slice_count", "instant_count", "counter_count",
                                              "lanes", "overlapping")}
     return [
-        {"id": k, "kind": KINDS[kind], "pid": ids[pid], "tid": ids[tid], "process": ptitles[p], "name": ttitles[n],
-         "slices": sl, "instants": ins, "counter_samples": cs, "lanes": ln, "overlapping": ov}
+        TrackInfo(id=k, kind=KINDS[kind], pid=ids[pid], tid=ids[tid], process=ptitles[p], name=ttitles[n], slices=sl,
+                  instants=ins, counter_samples=cs, lanes=ln, overlapping=ov)
         for k, kind, pid, tid, p, n, sl, ins, cs, ln, ov in zip(
             range(len(t)), c["kind"], c["pid"], c["tid"], pcode.tolist(), tcode.tolist(), c["slice_count"],
             c["instant_count"], c["counter_count"], c["lanes"], c["overlapping"])

@@ -1,9 +1,11 @@
 """The JSON that scripts read: one msgspec Struct per ``--json`` output, each with its own
 ``schema_version``.
 
-Every ``--json`` / ``--format json`` output is made by ``dump(name, doc)``: ``doc`` (a dict or a
-Struct) is converted into the output's Struct — an unknown key, a missing key or a wrong type is
-an error, so what is printed always matches the published schema (``vtui schema NAME``). A test
+Each command's ``compute(options)`` returns its output's Struct (the report); the ``--json`` /
+``--format json`` text is ``encode(report)`` (msgspec's encoding, indented) and the MCP tool pages
+``builtins(report)``. A report built from a dict goes through ``typed(name, doc)``: an unknown
+key, a missing key or a wrong type is an error, so what is printed always matches the published
+schema (``vtui schema NAME``). A test
 compares each output's generated JSON Schema with its checked-in snapshot
 (``vtui/data/schema/NAME.vN.json``); a changed field without a new ``N`` fails it.
 
@@ -31,7 +33,7 @@ from vtui.present.health_json import HealthItemOut
 from vtui.present.schema_base import Out, Strict
 from vtui.present.schema_diff import Diff, TreeDiff
 from vtui.present.schema_insights import Insights
-from vtui.safe_text import json_text
+from vtui.safe_text import json_safe, json_text
 
 Id = int | str | None  # pid / tid as written (numbers, strings or absent)
 
@@ -258,14 +260,9 @@ def _numpy_scalar(value: Any) -> Any:
 
 
 def builtins(out: Out) -> dict[str, Any]:
-    """Plain data, ``schema_version`` first."""
-    data = msgspec.to_builtins(out)
+    """Plain data (what the MCP tools page), ``schema_version`` first."""
+    data = msgspec.to_builtins(out, enc_hook=_numpy_scalar)
     return {"schema_version": data.pop("schema_version"), **data}
-
-
-def dump(name: str, doc: dict[str, Any] | msgspec.Struct, indent: int = 2) -> str:
-    """The JSON text of output ``name`` (terminal-safe: see ``safe_text.json_text``)."""
-    return json_text(builtins(typed(name, doc)), indent=indent)
 
 
 def struct_sections(name: str, report: object, built: dict[str, Any]) -> dict[str, Any]:
@@ -274,6 +271,16 @@ def struct_sections(name: str, report: object, built: dict[str, Any]) -> dict[st
     extra = {f: msgspec.to_builtins(getattr(report, f)) for f in OUTPUTS[name].__struct_fields__
              if f not in built and f != "schema_version" and hasattr(report, f)}
     return {**built, **extra}
+
+
+def encode(report: Out, indent: int = 2) -> str:
+    """The printed JSON of a report: msgspec's encoding of its Struct, indented, terminal-safe
+    (DEL, C1, bidi and invisible characters as escapes; see ``safe_text.json_safe``)."""
+    try:
+        raw = msgspec.json.encode(report, enc_hook=_numpy_scalar)
+    except UnicodeEncodeError:  # a lone surrogate (a \ud800 escape in the trace): as json writes it
+        return json_text(builtins(report), indent=indent)
+    return json_safe(msgspec.json.format(raw, indent=indent).decode())
 
 
 def json_schema(name: str) -> dict[str, Any]:

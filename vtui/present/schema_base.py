@@ -9,7 +9,8 @@ class Strict(msgspec.Struct, forbid_unknown_fields=True):
     """A part of an output: every key known, every key typed."""
 
 
-class Out(Strict, kw_only=True):
-    """A whole output: the version of its shape comes first in the printed JSON."""
+class Out(Strict):
+    """A whole output: the version of its shape comes first in the printed JSON (a positional
+    field of the base, so msgspec encodes it before the subclass's fields)."""
 
     schema_version: int

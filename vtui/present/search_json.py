@@ -1,8 +1,7 @@
-"""`vtui search --json` written piece by piece: memory stays flat in the number of matches.
-
-The output is the `search` Struct of vtui/present/schema.py (the header is checked against it); the
-matches are encoded a chunk of rows at a time, one match per line, each distinct name and track
-encoded once.
+"""`vtui search --json`: the `search` Struct of vtui/present/schema.py, whole (``search_report``,
+what the MCP tool pages) or written piece by piece (``search_json_parts``, the CLI's: memory stays
+flat in the number of matches; the header is checked against the Struct, the matches are encoded
+a chunk of rows at a time, one match per line, each distinct name and track encoded once).
 """
 
 from __future__ import annotations
@@ -11,9 +10,10 @@ import json
 from collections.abc import Iterator
 
 import msgspec
+import numpy as np
 
 from vtui.analysis.slices.search import SearchResult
-from vtui.present.schema import builtins, typed
+from vtui.present.schema import VERSIONS, Match, Search, builtins, typed
 from vtui.safe_text import json_safe
 from vtui.store.store import TraceStore
 
@@ -43,6 +43,20 @@ def search_json_parts(store: TraceStore, result: SearchResult, chunk: int = CHUN
                  for n, t, a, d in zip(name_ids, track_ids, starts.tolist(), durs)]
         yield ("\n" if at == 0 else ",\n") + json_safe(",\n".join(lines))
     yield "]}"
+
+
+def search_report(store: TraceStore, result: SearchResult) -> Search:
+    """The whole report as one Struct (every match held at once)."""
+    s = store.slices
+    rows = result.rows
+    names = {int(i): store.strings[int(i)] for i in np.unique(s.name_id[rows])}
+    tracks = {int(t): store.tracks[int(t)].label for t in np.unique(s.track[rows])}
+    starts = s.start_ns[rows]
+    matches = [Match(name=names[n], track=tracks[t], start_ns=a, dur_ns=d)
+               for n, t, a, d in zip(s.name_id[rows].tolist(), s.track[rows].tolist(), starts.tolist(),
+                                     (s.end_ns[rows] - starts).tolist())]
+    return Search(schema_version=VERSIONS["search"], pattern=result.pattern, in_args=result.in_args,
+                  count=result.count, total_ns=int(result.total_ns), matches=matches)
 
 
 def _string(text: str) -> str:

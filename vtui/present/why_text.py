@@ -73,7 +73,8 @@ def critical_lines(c: CriticalReport | None) -> list[str]:
     lines = [f"Critical path per step: {c.bound}-bound overall (share of step time: {split}{sample})"]
     for st in c.steps[:MAX_STEPS]:
         path = st.end - st.start
-        longer = f" (step {fd(st.step_end - st.start)})" if st.end > st.step_end else ""
+        # the step's time is its path's (it runs to the end of its GPU work); the annotation ends sooner
+        longer = f" (annotation {fd(st.step_end - st.start)})" if st.end > st.step_end else ""
         comm = f" · comm {fd(st.comm_ns)}" if st.comm_ns else ""
         sync = f" · sync serialised {fd(st.sync_ns)}" if st.sync_ns else ""
         queue = f" (queued behind earlier work {fd(st.queue_ns)})" if st.queue_ns else ""

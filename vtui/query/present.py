@@ -29,11 +29,3 @@ def result_table(result: QueryResult) -> Table:
     display = [[_cell(v, g) for v, g in zip(row, grouped)] for row in result.rows]
     return Table(columns=list(result.columns), rows=[list(r) for r in result.rows], display=display,
                  headers=list(result.columns), numeric=numeric)
-
-
-def render(result: QueryResult, fmt: str) -> str:
-    if fmt == "json":
-        from vtui.present.schema import dump
-
-        return dump("query", result)
-    return result_table(result).render(fmt)

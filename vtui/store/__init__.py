@@ -1,0 +1,1 @@
+"""The trace store: slices, tracks, flows and counters as numpy columns, built once from the readers' columns and cached."""

@@ -98,6 +98,15 @@ def string_mask(store: TraceStore, pred: Callable[[str], object]) -> np.ndarray:
     return np.fromiter((bool(pred(s)) for s in store.strings), dtype=bool, count=len(store.strings))
 
 
+def per_slice(store: TraceStore, by_id: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """``by_id[ids]``: a per-string (or per-track) mask gathered over the slices (``ids``: their
+    name, category or track ids); no gather where nothing is marked (most categories, names and
+    helper threads asked for are absent from a given trace)."""
+    if not by_id.any():
+        return np.zeros(len(ids), dtype=bool)
+    return by_id[ids]
+
+
 # The masks below are memoised per store (``TraceStore.memo``, read-only arrays): one Insights
 # pass asks for the same ones ~20 times, and each is a gather over every slice.
 
@@ -107,7 +116,8 @@ def cat_mask(store: TraceStore, cats: frozenset[str] | set[str]) -> np.ndarray:
     if not len(store.slices):
         return np.zeros(0, dtype=bool)
     cats = frozenset(cats)
-    return store.memo(("cat", cats), lambda: string_mask(store, lambda s: s.lower() in cats)[store.slices.cat_id])
+    return store.memo(("cat", cats),
+                      lambda: per_slice(store, string_mask(store, lambda s: s.lower() in cats), store.slices.cat_id))
 
 
 def name_mask(store: TraceStore, regex: re.Pattern[str]) -> np.ndarray:
@@ -115,7 +125,7 @@ def name_mask(store: TraceStore, regex: re.Pattern[str]) -> np.ndarray:
     if not len(store.slices):
         return np.zeros(0, dtype=bool)
     return store.memo(("name", regex.pattern, regex.flags),
-                      lambda: string_mask(store, regex.search)[store.slices.name_id])
+                      lambda: per_slice(store, string_mask(store, regex.search), store.slices.name_id))
 
 
 def _track_kind_is(store: TraceStore, kind: str) -> np.ndarray:
@@ -234,7 +244,7 @@ def helper_mask(store: TraceStore) -> np.ndarray:
         else:
             per_track = np.fromiter((tr.kind == THREAD and bool(HELPER_THREAD_NAME.search(tr.name or "")) for tr in t),
                                     dtype=bool, count=len(t))
-        return per_track[store.slices.track] | cat_mask(store, OS_RUNTIME_CATS)
+        return per_slice(store, per_track, store.slices.track) | cat_mask(store, OS_RUNTIME_CATS)
     return store.memo("helper_mask", build)
 
 
@@ -244,5 +254,13 @@ def cpu_op_mask(store: TraceStore) -> np.ndarray:
     the profiler's own overhead."""
     if not len(store.slices):
         return np.zeros(0, dtype=bool)
-    return (on_thread_track(store) & (device_work_kinds(store) == 0) & ~python_mask(store) & ~annotation_mask(store)
-            & ~cat_mask(store, OVERHEAD_CATS))
+    return store.memo("cpu_op_mask", lambda: on_thread_track(store) & (device_work_kinds(store) == 0)
+                      & ~python_mask(store) & ~annotation_mask(store) & ~cat_mask(store, OVERHEAD_CATS))
+
+
+def op_mask(store: TraceStore) -> np.ndarray:
+    """Per slice: a CPU operator that is not a runtime or driver call (``cpu_op_mask`` less
+    ``runtime_mask``): the operators that launch device work, as a diff names them."""
+    if not len(store.slices):
+        return np.zeros(0, dtype=bool)
+    return store.memo("op_mask", lambda: cpu_op_mask(store) & ~runtime_mask(store))

@@ -7,10 +7,10 @@ from functools import partial
 
 import numpy as np
 
+from vtui.store.build_thread import in_threads
 from vtui.store.correlate import reconcile
 from vtui.store.grouping import distinct_ids
 from vtui.store.index import IntervalIndex
-from vtui.store.soon import in_threads
 from vtui.store.tables import FlowTable, SliceTable
 
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from vtui.io.columns import ns_from_doubles
 from vtui.io.exactts import NO_NS
-from vtui.store.parts import SourcePart
+from vtui.store.source_part import SourcePart
 from vtui.store.tracks import normalise_pid
 
 

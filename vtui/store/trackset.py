@@ -4,7 +4,7 @@ The tracks are columns from the start: a thread's track is a number per thread k
 every new thread of a batch at once), and sorting, naming and the per-track counts are numpy
 passes over those columns. Only tracks made one at a time (async, counter, process and global
 instants: a few per process) keep a small record each. A trace of a million threads makes no
-Python object per track (issue 30, point 10); ``table()`` hands the columns to ``TrackTable``.
+Python object per track; ``table()`` hands the columns to ``TrackTable``.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The vtui app: loads one trace, then shows its main view (``vtui.ui.main_view.MainPane``: the
+"""The vtui app: loads one trace, then shows its main view (``vtui.ui.timeline.main_view.MainPane``: the
 timeline, track list and bottom panes, with their keys) over the status line."""
 
 from __future__ import annotations
@@ -22,11 +22,11 @@ with imports_frozen():
     from vtui.options import LoadOptions
     from vtui.store.store import TraceStore
     from vtui.ui.keys import MAIN_HELP, bindings
-    from vtui.ui.main_view import MainPane
     from vtui.ui.safe import plain
-    from vtui.ui.screens import HelpScreen
+    from vtui.ui.screens.modals import HelpScreen
     from vtui.ui.shell import AppShell, LoadJob
-    from vtui.ui.view import ViewState
+    from vtui.ui.timeline.main_view import MainPane
+    from vtui.ui.timeline.view import ViewState
 
 if TYPE_CHECKING:
     from vtui.agent.share import AppShare
@@ -87,7 +87,8 @@ class VtuiApp(AppShell, App[int]):
         self.query_one("#loading").remove()
         self.pane = MainPane(store, self.path, id="main")
         self.pane.capture = self.capture
-        self.watch(self.pane, "version", self._show_status, init=False)  # the status line follows the view
+        for value in ("window", "selection", "track_layout", "searching"):  # the status line follows the view
+            self.watch(self.pane, value, self._show_status, init=False)
         self.mount(self.pane, after=self.query_one("#title"))
         self.query_one("#title", Static).update(plain(
             f"vtui · {self.path.name} · {store.event_count:,} events · {len(store.tracks)} tracks · "
@@ -111,7 +112,7 @@ class VtuiApp(AppShell, App[int]):
     def _update(self) -> None:
         """Redraw after a change made to ``view`` from outside the keys (tests, scripts)."""
         if self.pane is not None:
-            self.pane.changed()
+            self.pane.publish()
 
     def key_node(self, on: str) -> MainPane | None:
         return self.pane

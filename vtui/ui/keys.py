@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from textual.binding import Binding
 from textual.keys import format_key
 
-from vtui.ui.view import LANE_CAP
+from vtui.ui.timeline.view import LANE_CAP
 
 _ARROWS = {"left": "←", "right": "→", "up": "↑", "down": "↓", "pageup": "PgUp", "pagedown": "PgDn",
            "escape": "esc", "enter": "enter", "tab": "tab", "space": "space"}
@@ -32,7 +32,7 @@ class Key:
     tooltip: str = ""  # a longer description (footer tooltip, palette help line)
     words: str = ""  # what people type in the palette for an action whose own name says otherwise
     priority: bool = False  # before the focused widget's own binding of the key (Insights' PgDn over a list's)
-    # Which node of the scope binds it: "view" the timeline pane (vtui.ui.timeline_screen; its keys
+    # Which node of the scope binds it: "view" the timeline pane (vtui.ui.timeline.pane; its keys
     # act only while the focus is inside it, so never under another screen), "compare" compare
     # mode's tabs, "app" the App (quit and help: there while loading and under every screen).
     on: str = "view"
@@ -77,7 +77,8 @@ SCOPES: dict[str, Scope] = {
     "ranks": Scope("Ranks (K)", (("↑ ↓ enter", "Pick a collective: show it on every rank's timeline"),)),
     "results": Scope("Search results (L)", (("↑ ↓ enter", "Pick a name: jump to its longest match"),)),
     "help": Scope("Help"),
-    "warnings": Scope("Load warnings"),
+    "warnings": Scope("Load warnings", (("↑ ↓", "Move between health examples"),
+                                         ("enter", "Show the example on the timeline"))),
     "prompt": Scope("Prompt"),
 }
 

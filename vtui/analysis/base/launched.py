@@ -11,7 +11,8 @@ Public API:
 - ``launch_of(store)``: per slice row, the CPU launch-call row of that device work (-1 elsewhere).
 - ``device_work_launches(store)``: every device work row (sorted) with its launch-call row.
 - ``launched_by(store, rows)``: (GPU rows, index into ``rows`` of the slice that launched each: the
-  innermost one holding the call; for steps, the one the call starts in).
+  innermost one holding the call; for steps, the one the call starts in); ``launched_spans`` adds
+  their start and end.
 - ``launched_gpu_ns(store, rows)``: per row of ``rows``, the union length of the work it launched.
 - ``launched_work(store, rows)``: that, with the count and the first start / last end of the work.
 """
@@ -201,6 +202,11 @@ def launched_by(store: TraceStore, rows: np.ndarray) -> tuple[np.ndarray, np.nda
     """(device-work rows, position in ``rows`` of the slice whose subtree holds their launch call)."""
     gpu, own, _, _ = _launched(store, rows)
     return gpu, own
+
+
+def launched_spans(store: TraceStore, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``launched_by`` with each one's start and end (from the launch table: no gather from the columns)."""
+    return _launched(store, rows)
 
 
 def grouped_union_ns(groups: np.ndarray, starts: np.ndarray, ends: np.ndarray, n: int) -> np.ndarray:

@@ -18,15 +18,16 @@ A kernel's operator is the innermost CPU operator around the call that launched 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 
 import numpy as np
 
-from vtui.analysis.base.launched import launch_of, launched_by
+from vtui.analysis.base.launched import launch_of, launched_spans
+from vtui.analysis.base.stats import dense_unique
 from vtui.analysis.diff.names import base_key, exact_key, family
-from vtui.store.devices import cpu_op_mask, runtime_mask
+from vtui.store.devices import op_mask
 from vtui.store.store import TraceStore
 
 MAX_CELLS = 4_000_000  # len(A middle) × len(B middle) above which a step pair is not aligned
@@ -70,7 +71,7 @@ class StepKernels:
 def _launch_ops(store: TraceStore, calls: np.ndarray) -> np.ndarray:
     """Per launch call: the innermost CPU operator holding it (-1 where none or no call)."""
     s = store.slices
-    is_op = cpu_op_mask(store) & ~runtime_mask(store)
+    is_op = op_mask(store)
     parent = np.asarray(s.parent)
     out = np.full(len(calls), -1, dtype=np.int64)
     cur = np.where(calls >= 0, parent[np.maximum(calls, 0)], -1).astype(np.int64)
@@ -84,36 +85,37 @@ def _launch_ops(store: TraceStore, calls: np.ndarray) -> np.ndarray:
     return out
 
 
-def _by_name_id(store: TraceStore, name_ids: np.ndarray, fn) -> np.ndarray:
-    """Per entry of ``name_ids``: ``fn(the name)``, called once per distinct name (a lookup table
-    over the string table, filled where used)."""
+def _by_name_id(store: TraceStore, name_ids: np.ndarray, fns: list[Callable[[str], int]]) -> list[np.ndarray]:
+    """Per function of ``fns``, per entry of ``name_ids``: ``fn(the name)``, called once per
+    distinct name (a lookup table over the string table, filled where used), the functions in turn."""
     used = np.flatnonzero(np.bincount(name_ids, minlength=len(store.strings)) > 0) if len(name_ids) else name_ids
-    table = np.full(len(store.strings), -1, dtype=np.int64)
-    table[used] = [fn(store.strings[int(n)]) for n in used.tolist()]
-    return table[name_ids]
+    texts = [store.strings[n] for n in used.tolist()]
+    out = []
+    for fn in fns:
+        table = np.full(len(store.strings), -1, dtype=np.int64)
+        table[used] = [fn(t) for t in texts]
+        out.append(table[name_ids])
+    return out
 
 
 def step_kernels(store: TraceStore, rows: np.ndarray, vocab: Vocab) -> StepKernels:
     """The device work launched from inside each of ``rows`` (steps), in GPU start order."""
     s = store.slices
-    gpu, own = launched_by(store, rows)
-    start = s.start_ns[gpu]
+    gpu, own, start, end = launched_spans(store, rows)
     in_order = bool((own[1:] >= own[:-1]).all()) and bool(((start[1:] >= start[:-1]) | (own[1:] != own[:-1])).all())
     if not in_order:  # usually they are: launched in order, run in order
         order = np.lexsort((start, own))
-        gpu, own = gpu[order], own[order]
+        gpu, own, start, end = gpu[order], own[order], start[order], end[order]
     bounds = np.searchsorted(own, np.arange(len(rows) + 1))
     ops = _launch_ops(store, launch_of(store)[gpu])
     name_ids = s.name_id[gpu].astype(np.int64)
     op_names = np.full(len(ops), vocab.id(NO_OP), dtype=np.int64)
     has = ops >= 0
     if has.any():
-        op_names[has] = _by_name_id(store, s.name_id[ops[has]].astype(np.int64), vocab.id)
-    return StepKernels(bounds, _by_name_id(store, name_ids, vocab.id),
-                       _by_name_id(store, name_ids, lambda n: vocab.id(exact_key(n))),
-                       _by_name_id(store, name_ids, lambda n: vocab.id(base_key(n))),
-                       _by_name_id(store, name_ids, lambda n: vocab.id(family(n))), op_names,
-                       (s.end_ns[gpu] - s.start_ns[gpu]).astype(np.int64), s.start_ns[gpu].astype(np.int64))
+        op_names[has] = _by_name_id(store, s.name_id[ops[has]].astype(np.int64), [vocab.id])[0]
+    name, exact, base, fam = _by_name_id(store, name_ids, [vocab.id, lambda n: vocab.id(exact_key(n)),
+                                                           lambda n: vocab.id(base_key(n)), lambda n: vocab.id(family(n))])
+    return StepKernels(bounds, name, exact, base, fam, op_names, (end - start).astype(np.int64), start.astype(np.int64))
 
 
 @dataclass
@@ -291,20 +293,96 @@ class StepPairSet:
     run_pair: int = 0  # which pair of runs (several runs per side)
 
 
-def _groups(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct rows of ``keys`` (small non-negative ints) and each row's group: one int64 key
-    per row where the columns fit (a row-wise unique sorts far slower)."""
-    if not len(keys):
-        return np.zeros((0, keys.shape[1]), dtype=np.int64), np.zeros(0, dtype=np.int64)
-    width = int(keys.max()) + 1
-    if width ** keys.shape[1] < 2**62:
-        packed = np.zeros(len(keys), dtype=np.int64)
-        for col in range(keys.shape[1]):
-            packed = packed * width + keys[:, col]
-        uniq, first, inv = np.unique(packed, return_index=True, return_inverse=True)
-        return keys[first], inv.reshape(-1)
-    uniq2, inv = np.unique(keys, axis=0, return_inverse=True)
+def _groups(cols: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of the columns ``cols`` (small non-negative ints, one length) in row order,
+    one row per line of the result, and each row's group: one int64 key per row where the columns
+    fit (a row-wise unique sorts far slower), grouped by counting where the key space is small."""
+    if not len(cols[0]):
+        return np.zeros((0, len(cols)), dtype=np.int64), np.zeros(0, dtype=np.int64)
+    widths = [int(c.max()) + 1 for c in cols]
+    if float(np.prod(widths, dtype=np.float64)) < 2**62:
+        packed = np.zeros(len(cols[0]), dtype=np.int64)
+        for c, w in zip(cols, widths):
+            packed = packed * w + c
+        uniq, inv = dense_unique(packed, int(np.prod(widths, dtype=np.int64)))
+        out = np.empty((len(uniq), len(widths)), dtype=np.int64)
+        for col in range(len(widths) - 1, -1, -1):  # unpacked: each column's digit
+            uniq, out[:, col] = np.divmod(uniq, widths[col])
+        return out, inv
+    uniq2, inv = np.unique(np.stack(cols, axis=1), axis=0, return_inverse=True)
     return uniq2, inv.reshape(-1)
+
+
+def _joined(parts: list[tuple[np.ndarray, ...]], width: int) -> list[np.ndarray]:
+    """Column k of every part, end to end, for each k < ``width`` (one part: its own columns)."""
+    if not parts:
+        return [np.zeros(0, dtype=np.int64) for _ in range(width)]
+    if len(parts) == 1:
+        return list(parts[0])
+    return [np.concatenate([p[k] for p in parts]) for k in range(width)]
+
+
+def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """``starts[k] .. starts[k] + lengths[k] - 1`` for every k, concatenated."""
+    total = int(lengths.sum())
+    if not total:
+        return np.zeros(0, dtype=np.int64)
+    before = np.cumsum(lengths) - lengths
+    return np.repeat(starts - before, lengths) + np.arange(total, dtype=np.int64)
+
+
+@dataclass
+class _PairSetAlignment:
+    """A set of step pairs' alignments, pair after pair: kernel positions within each run."""
+
+    a: np.ndarray  # matched
+    b: np.ndarray
+    level: np.ndarray
+    removed: np.ndarray
+    added: np.ndarray
+    aligned: int  # step pairs aligned
+    unaligned: int  # too costly
+    longer: int  # Σ over the aligned pairs of the longer step's kernels
+
+
+def _align_set(ps: StepPairSet, empty_family: int, cache: dict[bytes, Alignment | None]) -> _PairSetAlignment:
+    """Every step pair of ``ps`` aligned (``align``). Pairs of equal sequences (most) are found and
+    paired in numpy; ``align`` runs on the others only."""
+    a0, a1 = ps.a.bounds[ps.a_steps], ps.a.bounds[ps.a_steps + 1]
+    b0, b1 = ps.b.bounds[ps.b_steps], ps.b.bounds[ps.b_steps + 1]
+    la, lb = (a1 - a0).astype(np.int64), (b1 - b0).astype(np.int64)
+    same = np.flatnonzero(la == lb)
+    owner = np.repeat(same, la[same])
+    differ = ps.a.exact[_ranges(a0[same], la[same])] != ps.b.exact[_ranges(b0[same], lb[same])]
+    equal = np.zeros(len(la), dtype=bool)
+    equal[same] = np.bincount(owner[differ], minlength=len(la))[same] == 0
+    matched = np.where(equal, la, 0)
+    rest: dict[int, Alignment] = {}
+    unaligned = np.zeros(len(la), dtype=bool)
+    for k in np.flatnonzero(~equal).tolist():
+        al = align(ps.a, int(ps.a_steps[k]), ps.b, int(ps.b_steps[k]), empty_family, cache)
+        if al is None:
+            unaligned[k] = True
+        else:
+            rest[k] = al
+            matched[k] = len(al.a)
+    at = np.cumsum(matched) - matched  # where each pair's matches go
+    ia = np.empty(int(matched.sum()), dtype=np.int64)
+    ib = np.empty_like(ia)
+    lv = np.zeros_like(ia)
+    put = _ranges(at[equal], la[equal])
+    ia[put], ib[put] = _ranges(a0[equal], la[equal]), _ranges(b0[equal], lb[equal])
+    removed, added = [], []
+    for k, al in rest.items():  # in pair order (dicts keep it)
+        lo, hi = int(at[k]), int(at[k] + matched[k])
+        ia[lo:hi], ib[lo:hi], lv[lo:hi] = al.a + a0[k], al.b + b0[k], al.level
+        removed.append(al.removed + a0[k])
+        added.append(al.added + b0[k])
+    z = np.zeros(0, dtype=np.int64)
+    aligned = ~unaligned
+    return _PairSetAlignment(ia, ib, lv, np.concatenate([z, *removed]).astype(np.int64),
+                             np.concatenate([z, *added]).astype(np.int64), int(aligned.sum()), int(unaligned.sum()),
+                             int(np.maximum(la, lb)[aligned].sum()))
 
 
 def _real_changes(group: np.ndarray, delta: np.ndarray, run_pair: np.ndarray, count: np.ndarray,
@@ -335,9 +413,9 @@ def diff_kernels(sets: list[StepPairSet], vocab: Vocab, tolerance: float, noise_
     out = KernelDiff()
     kinds: list[str] = []
     empty = vocab.id("")
-    m_cols: list[np.ndarray] = []  # kind, a name, b name, op, level, a ns, b ns
-    r_cols: list[np.ndarray] = []  # kind, name, op, ns (removed)
-    d_cols: list[np.ndarray] = []  # kind, name, op, ns (added)
+    m_cols: list[tuple[np.ndarray, ...]] = []  # kind, a name, b name, op, level, a ns, b ns, run pair
+    r_cols: list[tuple[np.ndarray, ...]] = []  # kind, name, op, ns (removed)
+    d_cols: list[tuple[np.ndarray, ...]] = []  # kind, name, op, ns (added)
     exact_hits: dict[str, int] = {}
     longer: dict[str, int] = {}
     cache: dict[bytes, Alignment | None] = {}
@@ -345,30 +423,20 @@ def diff_kernels(sets: list[StepPairSet], vocab: Vocab, tolerance: float, noise_
         if ps.kind not in kinds:
             kinds.append(ps.kind)
         kid = kinds.index(ps.kind)
-        ia_l, ib_l, lv_l, ir_l, id_l = [], [], [], [], []
-        for ka, kb in zip(ps.a_steps.tolist(), ps.b_steps.tolist()):
-            al = align(ps.a, ka, ps.b, kb, empty, cache)
-            if al is None:
-                out.unaligned[ps.kind] = out.unaligned.get(ps.kind, 0) + 1
-                continue
-            out.step_pairs[ps.kind] = out.step_pairs.get(ps.kind, 0) + 1
-            sa, sb = ps.a.step(ka), ps.b.step(kb)
-            ia_l.append(al.a + sa.start)
-            ib_l.append(al.b + sb.start)
-            lv_l.append(al.level)
-            ir_l.append(al.removed + sa.start)
-            id_l.append(al.added + sb.start)
-            longer[ps.kind] = longer.get(ps.kind, 0) + max(sa.stop - sa.start, sb.stop - sb.start)
-        if not ia_l:
+        got = _align_set(ps, empty, cache)
+        if got.unaligned:
+            out.unaligned[ps.kind] = out.unaligned.get(ps.kind, 0) + got.unaligned
+        if not got.aligned:
             continue
-        # one gather per set of step pairs, not per pair
-        ia, ib, lv, ir, id_ = (np.concatenate(x).astype(np.int64) for x in (ia_l, ib_l, lv_l, ir_l, id_l))
+        out.step_pairs[ps.kind] = out.step_pairs.get(ps.kind, 0) + got.aligned
+        longer[ps.kind] = longer.get(ps.kind, 0) + got.longer
+        ia, ib, lv, ir, id_ = got.a, got.b, got.level, got.removed, got.added
         exact_hits[ps.kind] = exact_hits.get(ps.kind, 0) + int((lv == EXACT).sum())
-        m_cols.append(np.stack([np.full(len(ia), kid), ps.a.name[ia], ps.b.name[ib],
-                                np.where(ps.a.op[ia] != vocab.id(NO_OP), ps.a.op[ia], ps.b.op[ib]),
-                                lv, ps.a.dur[ia], ps.b.dur[ib], np.full(len(ia), ps.run_pair)]))
-        r_cols.append(np.stack([np.full(len(ir), kid), ps.a.name[ir], ps.a.op[ir], ps.a.dur[ir]]))
-        d_cols.append(np.stack([np.full(len(id_), kid), ps.b.name[id_], ps.b.op[id_], ps.b.dur[id_]]))
+        a_op = ps.a.op[ia]
+        m_cols.append((np.full(len(ia), kid), ps.a.name[ia], ps.b.name[ib], np.where(a_op != vocab.id(NO_OP), a_op, ps.b.op[ib]),
+                       lv, ps.a.dur[ia], ps.b.dur[ib], np.full(len(ia), ps.run_pair)))
+        r_cols.append((np.full(len(ir), kid), ps.a.name[ir], ps.a.op[ir], ps.a.dur[ir]))
+        d_cols.append((np.full(len(id_), kid), ps.b.name[id_], ps.b.op[id_], ps.b.dur[id_]))
     for kind in kinds:
         if longer.get(kind):
             out.confidence[kind] = exact_hits.get(kind, 0) / longer[kind]
@@ -378,14 +446,15 @@ def diff_kernels(sets: list[StepPairSet], vocab: Vocab, tolerance: float, noise_
     def steps_of(kid: int) -> int:
         return max(1, out.step_pairs.get(kinds[kid], 0))
 
-    m = np.concatenate(m_cols, axis=1) if m_cols else np.zeros((8, 0), dtype=np.int64)
-    keys, inv = _groups(m[:4].T)
+    m = _joined(m_cols, 8)
+    keys, inv = _groups(m[:4])
     if len(keys):
         a_ns = np.bincount(inv, weights=m[5], minlength=len(keys))
         b_ns = np.bincount(inv, weights=m[6], minlength=len(keys))
         count = np.bincount(inv, minlength=len(keys))
-        level = np.zeros(len(keys), dtype=np.int64)
-        np.maximum.at(level, inv, m[4])
+        level = np.zeros(len(keys), dtype=np.int64)  # per group, the loosest match in it
+        for lvl in (BASE, FAMILY):
+            level[np.bincount(inv, weights=m[4] == lvl, minlength=len(keys)) > 0] = lvl
         real = _real_changes(inv, (m[6] - m[5]).astype(np.float64), m[7], count, a_ns, b_ns, tolerance)
         for g, (kid, an, bn, op) in enumerate(keys.tolist()):
             a, b = int(round(a_ns[g])), int(round(b_ns[g]))
@@ -396,8 +465,8 @@ def diff_kernels(sets: list[StepPairSet], vocab: Vocab, tolerance: float, noise_
             out.changed.append(KernelRow(kinds[kid], names[an], names[op], int(count[g]), a, b, (b - a) / pairs,
                                          names[bn] if bn != an else "", LEVEL_NAMES[int(level[g])]))
     for cols, target, sign in ((r_cols, out.removed, -1), (d_cols, out.added, 1)):
-        c = np.concatenate(cols, axis=1) if cols else np.zeros((4, 0), dtype=np.int64)
-        keys, inv = _groups(c[:3].T)
+        c = _joined(cols, 4)
+        keys, inv = _groups(c[:3])
         if not len(keys):
             continue
         total = np.bincount(inv, weights=c[3], minlength=len(keys))

@@ -58,16 +58,41 @@ def side_figure(runs: list[np.ndarray]) -> SideFigure | None:
                       float(np.median([np.percentile(r, 90) for r in runs])), float(q75 - q25), medians)
 
 
+def _sorted_positions(r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``r`` sorted, and each sample's position in that order (as small an int as fits)."""
+    order = np.argsort(r, kind="stable")
+    n = len(r)
+    pos = np.empty(n, dtype=np.int16 if n < 2**15 else np.int32 if n < 2**31 else np.int64)
+    pos[order] = np.arange(n)
+    return r[order], pos
+
+
+def _resampled_medians(ranked: np.ndarray, pos: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """Per row of ``idx`` (draws from the samples): ``np.median`` of the drawn samples, exactly.
+    The k-th smallest of the drawn samples is the sorted sample at the k-th smallest drawn position,
+    so the selection runs on small ints, and at one rank (the other middle one of an even count is
+    the largest below it)."""
+    p = pos[idx]
+    half = idx.shape[1] // 2
+    p.partition(half, axis=1)
+    upper = ranked[p[:, half]]
+    if idx.shape[1] % 2:
+        return upper
+    return (ranked[p[:, :half].max(axis=1)] + upper) / 2
+
+
 def _boot_side(runs: list[np.ndarray], rng: np.random.Generator, resamples: int, q: float) -> np.ndarray:
     """Per resample: the median over resampled runs of each resampled run's ``q``-th percentile."""
     per_run = np.empty((len(runs), resamples))
     for k, r in enumerate(runs):
         n = len(r)
+        ranked, pos = _sorted_positions(r)
         chunk = max(1, MAX_CELLS // max(n, 1))
         for lo in range(0, resamples, chunk):
             hi = min(resamples, lo + chunk)
             idx = rng.integers(0, n, size=(hi - lo, n))
-            per_run[k, lo:hi] = np.median(r[idx], axis=1) if q == 50 else np.percentile(r[idx], q, axis=1)
+            per_run[k, lo:hi] = (_resampled_medians(ranked, pos, idx) if q == 50
+                                 else np.percentile(r[idx], q, axis=1, overwrite_input=True))
     if len(runs) == 1:
         return per_run[0]
     pick = rng.integers(0, len(runs), size=(resamples, len(runs)))

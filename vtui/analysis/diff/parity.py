@@ -21,8 +21,8 @@ import numpy as np
 from vtui.analysis.base.shapes import decode_shapes
 from vtui.analysis.diff.steps import RunSteps
 from vtui.analysis.gpu.memory import MEMORY_EVENT
-from vtui.analysis.gpu.peaks import trace_device
-from vtui.store.devices import cpu_op_mask, python_mask, runtime_mask
+from vtui.analysis.gpu.peaks import device_names
+from vtui.store.devices import op_mask, python_mask
 from vtui.store.store import TraceStore
 
 MAIN_OPS = 5
@@ -73,18 +73,17 @@ def _compact(raw: msgspec.Raw) -> str:
 
 def _main_ops(store: TraceStore) -> tuple[dict[str, str], list[str], bool, set[str]]:
     s = store.slices
-    rows = np.flatnonzero(cpu_op_mask(store) & ~runtime_mask(store))
+    rows = np.flatnonzero(op_mask(store))
     if not len(rows):
         return {}, [], False, set()
     names = s.name_id[rows]
     totals = np.bincount(names, weights=s.durations(rows), minlength=len(store.strings))
     top = [int(n) for n in np.argsort(-totals, kind="stable")[:MAIN_OPS] if totals[n] > 0]
-    top_rows = rows[np.isin(names, top)]
     ops: dict[str, str] = {}
     dtypes: set[str] = set()
     shapes_seen = False
     for nid in top:
-        mine = top_rows[s.name_id[top_rows] == nid][:SHAPE_SAMPLE]
+        mine = rows[np.flatnonzero(names == nid)[:SHAPE_SAMPLE]]
         got = decode_shapes(store, mine)
         raw_dims = Counter(bytes(g.dims) for g in got)  # decoded once per distinct text
         dims: Counter = Counter()
@@ -114,7 +113,7 @@ def fingerprint(store: TraceStore, steps: RunSteps) -> Fingerprint:
         "with_modules": any(t.startswith("nn.Module: ") for t in store.strings),
         "profile_memory": bool(store.string_ids(MEMORY_EVENT)),
     }
-    return Fingerprint(", ".join(trace_device(store).names), _model(store), ops, dtypes, per_step, flags, present,
+    return Fingerprint(", ".join(device_names(store)), _model(store), ops, dtypes, per_step, flags, present,
                        steps.pattern)
 
 
@@ -131,8 +130,8 @@ def parity(a: Fingerprint, b: Fingerprint) -> list[ParityItem]:
     only_b = [op for op in b.ops if op not in a.op_names]
     if only_a or only_b:
         out.append(ParityItem("main operators run by one side only", ", ".join(only_a) or "-", ", ".join(only_b) or "-"))
-    for op in a.ops.keys() & b.ops.keys():
-        if a.ops[op] != b.ops[op]:
+    for op in a.ops:  # in A's order (most CPU time first): the same list in every process
+        if op in b.ops and a.ops[op] != b.ops[op]:
             out.append(ParityItem(f"shapes of {op}", a.ops[op], b.ops[op]))
     for kind in sorted(a.per_step.keys() | b.per_step.keys()):
         va, vb = a.per_step.get(kind, ""), b.per_step.get(kind, "")

@@ -4,8 +4,8 @@ A step's kind is its serving kind (prefill / decode / mixed: ``vtui.analysis.ste
 its name or shapes tell it, else the step pattern's name (``ProfilerStep`` for ProfilerStep#N,
 ``step`` for the rest). Within a kind, the i-th step of A is aligned with the i-th step of B (the
 order the engine ran them), of the same batch size where both record it (``matched_pairs``); what
-is left on either side is counted as unmatched. Durations are the
-serving steps' own (``ServingStep.dur_ns``), never re-derived here.
+is left on either side is counted as unmatched. A step's duration runs to the end of the device
+work it launched, as the serving report's (``ServingStep.dur_ns``).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from vtui.analysis.diff.noise import Difference, SideFigure, difference, side_figure
-from vtui.analysis.steps.detect import analyse_steps
-from vtui.analysis.steps.serving import analyse_serving
+from vtui.analysis.steps.detect import find_steps
+from vtui.analysis.steps.serving import first_token_index, step_tokens
 from vtui.analysis.steps.step_names import UNKNOWN
 from vtui.store.slicetime import TimeRange
 from vtui.store.store import TraceStore
@@ -48,22 +48,21 @@ def pattern_kind(pattern: str) -> str:
 
 
 def run_steps(store: TraceStore, label: str, rng: TimeRange | None = None, step_regex: str | None = None) -> RunSteps:
-    """The steps of one run with their kinds (see the module's docstring)."""
-    st = analyse_steps(store, rng, step_regex)
+    """The steps of one run with their kinds (see the module's docstring): the steps found and their
+    tokens, not the step and serving reports' phases, trends and windows, which a diff never reads."""
+    st = find_steps(store, rng, step_regex)
     if not st.present or not st.count:
         return RunSteps(label, "")
-    sv = analyse_serving(store, st)
+    tokens, _ = step_tokens(store, st)
+    raw = np.array([t.kind for t in tokens])
     fallback = pattern_kind(st.pattern)
-    steps = sv.steps
-    kinds = [s.kind if s.kind != UNKNOWN else fallback for s in steps]
+    first = first_token_index(raw, st.run_start)
     return RunSteps(
-        label, st.pattern, kinds,
-        np.array([s.row for s in steps], dtype=np.int64),
-        np.array([s.start_ns for s in steps], dtype=np.int64),
-        np.array([s.dur_ns for s in steps], dtype=np.int64),
-        np.array([s.prefill_requests + s.decode_requests for s in steps], dtype=np.int64),
-        np.array([s.prefill_tokens + s.decode_tokens for s in steps], dtype=np.int64),
-        sv.ttft_ns,
+        label, st.pattern, [k if k != UNKNOWN else fallback for k in raw.tolist()],
+        st.rows.astype(np.int64), st.starts.astype(np.int64), (st.ends - st.starts).astype(np.int64),
+        np.array([t.prefill_requests + t.decode_requests for t in tokens], dtype=np.int64),
+        np.array([t.prefill_tokens + t.decode_tokens for t in tokens], dtype=np.int64),
+        None if first is None else int(st.ends[first] - st.starts[0]),
     )
 
 

@@ -63,6 +63,9 @@ class CaptureMatch:
     origin_capture: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64), repr=False)
     origin_pos: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64), repr=False)
     caps: list[Capture] = field(default_factory=list, repr=False)
+    # per graph launch whose replay skipped captured kernels inside the part it replayed (a while
+    # node's missing iterations, kernels the profiler dropped): (launch row, captured kernels not replayed)
+    holes: list[tuple[int, int]] = field(default_factory=list, repr=False)
 
 
 @dataclass
@@ -232,6 +235,11 @@ def match_capture(store: TraceStore, rep: GraphReport, caps: list[Capture], file
         ci, cpos, rpos = done[key]
         if ci < 0 or not len(cpos):
             continue
+        # The replayed part of the capture is cpos[0]..cpos[-1]; a piecewise graph replays one such
+        # part, so only what is missing inside it is a hole (its ends are where the piece ends).
+        missing = int(cpos[-1] - cpos[0] + 1 - len(cpos))
+        if missing > 0:
+            out.holes.append((int(kl[a]), missing))
         matched = rows[rpos]
         np.add.at(per_ns[ci], cpos, s.dur_ns[matched].astype(np.int64))
         np.add.at(per_n[ci], cpos, 1)

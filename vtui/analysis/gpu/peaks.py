@@ -159,20 +159,35 @@ def trace_device(store: TraceStore, choice: str = DATASHEET) -> DeviceMatch:
     return DeviceMatch(got.trace_name, p.achievable, got.why, got.names)
 
 
+def _device_props(store: TraceStore) -> list[dict[str, Any]] | None:
+    """The items of the first source's ``deviceProperties`` list (None where no source has one)."""
+    for src in store.sources:
+        props = src.metadata.get("deviceProperties")
+        if isinstance(props, list) and props:
+            return [p for p in props if isinstance(p, dict)]
+    return None
+
+
+def _names(items: list[dict[str, Any]]) -> list[str]:
+    return sorted({str(p.get("name") or "") for p in items})
+
+
+def device_names(store: TraceStore) -> list[str]:
+    """``trace_device(store).names`` without reading the peak table: the trace's device names."""
+    items = _device_props(store)
+    return [] if items is None else _names(items)
+
+
 def _trace_device(store: TraceStore, choice: str) -> DeviceMatch:
     table = peaks_file(choice) if choice not in (DATASHEET, ACHIEVABLE) else None
     where = f"the peaks file {choice}" if table is not None else "vtui's peak table (vtui/data/devices.toml)"
-    for src in store.sources:
-        props = src.metadata.get("deviceProperties")
-        if not isinstance(props, list) or not props:
-            continue
-        items = [p for p in props if isinstance(p, dict)]
-        names = sorted({str(p.get("name") or "") for p in items})
-        for p in items:
-            found = match_device(p, table)
-            if found:
-                return DeviceMatch(str(p.get("name") or ""), found, names=names)
-        label = ", ".join(repr(n) for n in names) or "''"
-        return DeviceMatch(names[0] if names else "", None,
-                           f"device {label} is not in {where}", names)
-    return DeviceMatch("", None, "the trace has no deviceProperties: the device and its peaks are unknown")
+    items = _device_props(store)
+    if items is None:
+        return DeviceMatch("", None, "the trace has no deviceProperties: the device and its peaks are unknown")
+    names = _names(items)
+    for p in items:
+        found = match_device(p, table)
+        if found:
+            return DeviceMatch(str(p.get("name") or ""), found, names=names)
+    label = ", ".join(repr(n) for n in names) or "''"
+    return DeviceMatch(names[0] if names else "", None, f"device {label} is not in {where}", names)

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from vtui.analysis.base.launched import device_work_launches
-from vtui.analysis.gpu.graphs import CAPTURE_DIR, find_capture_traces, graph_launch_mask
+from vtui.analysis.gpu.graphs import CAPTURE_DIR, CaptureMatch, find_capture_traces, graph_launch_mask
 from vtui.analysis.health.items import (
     COLLECTIVES,
     CRITICAL_PATH,
@@ -239,6 +239,24 @@ def capture_items(store: TraceStore) -> list[HealthItem]:
         f"it to {CAPTURE_DIR}/; or pass --capture): their operators, stacks and shapes are unknown",
         len(launches), examples_of(store, launches, lambda r: f"graph launch: {slice_name(store, r)}"),
         (ROOFLINE, OPERATOR_GPU_TIME))]
+
+
+def graph_hole_items(store: TraceStore, match: CaptureMatch | None) -> list[HealthItem]:
+    """Graph launches whose replay lacks kernels its capture has inside the part it replayed
+    (known only once the capture trace is matched, as Insights does)."""
+    if match is None or not match.holes:
+        return []
+    launches = np.array([row for row, _ in match.holes], dtype=np.int64)
+    missing = sum(n for _, n in match.holes)
+    order = np.argsort(store.slices.start_ns[launches], kind="stable")
+    by_row = dict(match.holes)
+    return [HealthItem(
+        "missing.graph_kernels", "warn",
+        f"{len(launches):,} graph launches replay fewer kernels than their capture ({missing:,} captured kernels not "
+        "replayed inside the replayed part: a conditional/while node's missing iterations, or kernels the profiler "
+        "dropped): their GPU time is short", len(launches),
+        examples_of(store, launches[order], lambda r: f"graph launch {slice_name(store, r)}: {by_row[r]:,} kernels missing"),
+        (KERNEL_TIME, GPU_BUSY), {"kernels_missing": missing})]
 
 
 def file_items(store: TraceStore) -> list[HealthItem]:

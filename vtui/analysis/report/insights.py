@@ -15,6 +15,7 @@ from vtui.analysis.gpu.roofline import RooflineReport, analyse_roofline
 from vtui.analysis.gpu.roofline_capture import with_capture
 from vtui.analysis.health.items import HealthReport
 from vtui.analysis.health.report import analyse_health
+from vtui.analysis.health.report import with_capture as health_with_capture
 from vtui.analysis.slices.caches import CacheReport, analyse_caches
 from vtui.analysis.slices.operators import OpsReport, analyse_ops
 from vtui.analysis.steps.blocking import StepBlock, step_blocks
@@ -83,7 +84,7 @@ def compute_insights(store: TraceStore, rng: TimeRange | None = None, step_regex
                     + op_findings(ins.ops) + gpu_findings(ins.gpu, ins.graphs.kernel_ns if ins.graphs.present else 0)
                     + memory_findings(ins.memory) + python_findings(ins.python) + cache_findings(ins.caches))
     add_why(ins, store, peaks)
-    ins.health = analyse_health(store)
+    ins.health = health_with_capture(analyse_health(store), store, ins.graphs.capture)
     if any(i.key == "shape.gpu_only" for i in ins.health.items):
         ins.findings = gpu_only_findings(ins.findings)
     return ins

@@ -31,10 +31,12 @@ from vtui.store.devices import (
     helper_mask,
     name_mask,
     on_thread_track,
+    per_slice,
     python_mask,
     string_mask,
     whole_run_mask,
 )
+from vtui.store.grouping import distinct_ids
 from vtui.store.slicetime import TimeRange, over
 from vtui.store.store import TraceStore
 
@@ -365,7 +367,7 @@ def find_step_rows(store: TraceStore, regex: str | None = None) -> tuple[str, st
 
 def _pids(store: TraceStore, rows: np.ndarray) -> int:
     """Distinct processes (file, pid) of the slices ``rows``, from the track columns (no Track made)."""
-    return len(np.unique(store.tracks.process_ids()[np.unique(store.slices.track[rows])]))
+    return len(set(store.tracks.process_ids()[distinct_ids(store.slices.track[rows])].tolist()))
 
 
 def _process_of(store: TraceStore, track: int) -> str:
@@ -409,9 +411,9 @@ def _find_steps(store: TraceStore, regex: str | None = None) -> tuple[str, str, 
     processes: dict[str, int] = {}
     for label, source, pat in candidates:
         if source == "user":  # a user's pattern: the guarded engine (cannot backtrack without end)
-            mask = compile_user(pat).mask(store.strings)[store.slices.name_id] & allowed
+            mask = per_slice(store, compile_user(pat).mask(store.strings), store.slices.name_id) & allowed
         else:
-            mask = string_mask(store, re.compile(pat).search)[store.slices.name_id] & allowed
+            mask = per_slice(store, string_mask(store, re.compile(pat).search), store.slices.name_id) & allowed
         if mask.any():
             outer = _outermost(store, mask)
             processes[label] = _pids(store, outer)
@@ -527,9 +529,10 @@ def phases_below_frames(store: TraceStore, rows: np.ndarray) -> tuple[list[Phase
     return _phases(store, rows, np.concatenate(found), np.concatenate(found_step))
 
 
-def analyse_steps(store: TraceStore, rng: TimeRange | None = None, regex: str | None = None) -> StepReport:
-    """Steps that start inside ``rng`` (its end excluded; the whole trace when None), their phases
-    and trends; ``present=False`` when none."""
+def find_steps(store: TraceStore, rng: TimeRange | None = None, regex: str | None = None) -> StepReport:
+    """The steps that start inside ``rng`` (its end excluded; the whole trace when None): where they
+    were found, their rows, starts and ends, without phases or trend (``analyse_steps`` adds them;
+    a comparison of runs needs only these); ``present=False`` when none."""
     rng = over(store, rng)
     t0, t1 = rng.t0, rng.t1
     label, source, rows, processes = _find_steps(store, regex)
@@ -541,12 +544,20 @@ def analyse_steps(store: TraceStore, rng: TimeRange | None = None, regex: str | 
                           not_steps="" if in_trace or regex else _why_no_steps(store))
     starts, cpu_ends = s.start_ns[rows].astype(np.int64), s.end_ns[rows].astype(np.int64)
     ends = np.maximum(cpu_ends, launched_work(store, rows).last_ns)  # -1 where it launched nothing
-    phases, unattributed = phases_of(store, rows)
-    op_phases, op_unattributed = phases_below_frames(store, rows)
     track = int(s.track[rows[0]])
     t = store.tracks[track]
     where = f"{t.process_title} › {t.title}" if len(store.sources) > 1 else ""  # which rank's
-    return StepReport(True, label, source, track, rows, starts, ends, phases, unattributed,
-                      analyse_trend(starts, ends), in_trace, run_start=int(rows[0]) == int(all_rows[0]),
-                      cpu_ends=cpu_ends, op_phases=op_phases, op_unattributed_ns=op_unattributed, where=where,
+    return StepReport(True, label, source, track, rows, starts, ends, in_trace=in_trace,
+                      run_start=int(rows[0]) == int(all_rows[0]), cpu_ends=cpu_ends, where=where,
                       processes=processes, process=_process_of(store, track))
+
+
+def analyse_steps(store: TraceStore, rng: TimeRange | None = None, regex: str | None = None) -> StepReport:
+    """``find_steps`` with the steps' phases and trends."""
+    st = find_steps(store, rng, regex)
+    if not st.present:
+        return st
+    st.phases, st.unattributed_ns = phases_of(store, st.rows)
+    st.op_phases, st.op_unattributed_ns = phases_below_frames(store, st.rows)
+    st.trend = analyse_trend(st.starts, st.ends)
+    return st

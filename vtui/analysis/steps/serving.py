@@ -49,6 +49,7 @@ from vtui.analysis.steps.step_names import (
 )
 from vtui.analysis.steps.trends import SLOW_FIRST_RATIO, Trend, analyse_series
 from vtui.store.devices import python_mask
+from vtui.store.grouping import distinct_ids
 from vtui.store.store import TraceStore
 
 STEADY_TOLERANCE = 0.10  # a steady batch stays within ±10 % of the window's median
@@ -131,7 +132,7 @@ class ServingReport:
 def _annotation_tokens(store: TraceStore, rows: np.ndarray) -> list[StepTokens] | None:
     """Tokens per step from its name, parsed once per distinct name; None when no name parses."""
     ids = store.slices.name_id[rows]
-    parsed = {int(n): parse_step_name(store.strings[int(n)]) for n in np.unique(ids).tolist()}
+    parsed = {n: parse_step_name(store.strings[n]) for n in distinct_ids(ids)}
     if not any(p is not None and p.known for p in parsed.values()):
         return None
     return [parsed[int(n)] or StepTokens() for n in ids.tolist()]
@@ -282,21 +283,33 @@ def _rate(tokens: int, span_ns: int) -> float | None:
     return tokens * 1e9 / span_ns if tokens > 0 and span_ns > 0 else None
 
 
+def step_tokens(store: TraceStore, st: StepReport) -> tuple[list[StepTokens], str]:
+    """Per step of ``st`` (found, present): its kind, requests and tokens, and where they come from
+    ("annotations", "transformers", "frames", or "steps" when nothing tells them)."""
+    rows = st.rows
+    tokens = _annotation_tokens(store, rows)
+    if tokens is not None:
+        return tokens, "annotations"
+    frames = _frame_tokens(store, rows) if st.pattern == ENGINE_FRAME else None
+    if st.pattern == TRANSFORMERS_FORWARD:
+        return _forward_tokens(store, rows, first_is_prefill=st.run_start), "transformers"
+    if frames is not None:
+        return frames, "frames"
+    return [StepTokens()] * len(rows), "steps"
+
+
+def first_token_index(kinds: np.ndarray, run_start: bool) -> int | None:
+    """The step whose end is the first token (the first with a prefill part), when the steps start the run."""
+    first_prefill = np.flatnonzero((kinds == PREFILL) | (kinds == MIXED))
+    return int(first_prefill[0]) if run_start and len(first_prefill) else None
+
+
 def analyse_serving(store: TraceStore, st: StepReport) -> ServingReport:
     """Serving figures over the range's steps (those ``analyse_steps`` found)."""
     if not st.present or not st.count:
         return ServingReport(False)
     rows = st.rows
-    tokens = _annotation_tokens(store, rows)
-    source = "annotations"
-    if tokens is None:
-        frames = _frame_tokens(store, rows) if st.pattern == ENGINE_FRAME else None
-        if st.pattern == TRANSFORMERS_FORWARD:
-            tokens, source = _forward_tokens(store, rows, first_is_prefill=st.run_start), "transformers"
-        elif frames is not None:
-            tokens, source = frames, "frames"
-        else:
-            tokens, source = [StepTokens()] * len(rows), "steps"
+    tokens, source = step_tokens(store, st)
     starts, ends = st.starts, st.ends
     work = launched_work(store, rows)
     gpu, gspan = work.busy_ns, work.span_ns
@@ -309,10 +322,10 @@ def analyse_serving(store: TraceStore, st: StepReport) -> ServingReport:
     kinds = np.array([s.kind for s in steps])
     pre_tok = np.array([s.prefill_tokens for s in steps], dtype=np.int64)
     dec_tok = np.array([s.decode_tokens for s in steps], dtype=np.int64)
-    first_prefill = np.flatnonzero((kinds == PREFILL) | (kinds == MIXED))
-    if st.run_start and len(first_prefill):
-        out.ttft_ns = int(ends[first_prefill[0]] - starts[0])
-        out.ttft_cpu_ns = int(starts[first_prefill[0]] + cpu_durs[first_prefill[0]] - starts[0])
+    first = first_token_index(kinds, st.run_start)
+    if first is not None:
+        out.ttft_ns = int(ends[first] - starts[0])
+        out.ttft_cpu_ns = int(starts[first] + cpu_durs[first] - starts[0])
     decode = kinds == DECODE
     if decode.any():
         out.tpot_ns = float(np.median(durs[decode]))

@@ -108,7 +108,8 @@ def _analyse(store: TraceStore, step_rows: np.ndarray) -> CriticalReport:
     segs, sync, end = walk_all(dev, blk, s.track[rows].astype(np.int64), lo, hi, build_handovers(store))
     out.steps = _summarise_all(store, dev, picked.tolist(), rows.tolist(), lo, end, hi, sync, segs)
     for st in out.steps:
-        out.by_bound_ns[st.bound] = out.by_bound_ns.get(st.bound, 0) + (st.step_end - st.start)
+        # a step's time runs to the end of the work it launched, as serving counts it
+        out.by_bound_ns[st.bound] = out.by_bound_ns.get(st.bound, 0) + (max(st.step_end, st.end) - st.start)
     out.bound = max(sorted(out.by_bound_ns), key=lambda k: out.by_bound_ns[k])
     return out
 

@@ -159,10 +159,12 @@ class SegmentLog:
         self.parts: list[tuple[np.ndarray, ...]] = []
 
     def add(self, mask: np.ndarray, steps: np.ndarray, hop: int, sub: int, kind: int, track, start, end, ns,
-            rk: int = SEG_NO_ROWS, a=-1, b=-1) -> None:
-        """Segments of ``steps[mask]`` (the other arguments: arrays over ``steps``, or scalars)."""
+            rows: tuple = (SEG_NO_ROWS, -1, -1)) -> None:
+        """Segments of ``steps[mask]`` (the other arguments: arrays over ``steps``, or scalars);
+        ``rows`` is (what the rows are, first, last), as ``SEG_NO_ROWS`` .. ``SEG_ONE_ROW`` say."""
         if not mask.any():
             return
+        rk, a, b = rows
         m = int(mask.sum())
 
         def col(v) -> np.ndarray:
@@ -194,6 +196,22 @@ def _bisect(arr: np.ndarray, a: np.ndarray, b: np.ndarray, v: np.ndarray, right:
         hi = np.where(live & ~go, mid, hi)
 
 
+@dataclass(frozen=True)
+class _Walking:
+    """Every step's walk so far, as arrays over the steps, changed in place by each hop."""
+
+    track: np.ndarray  # the thread or stream the walk is on
+    x: np.ndarray  # how far back it has got
+    lo: np.ndarray  # the step's start: where the walk ends
+    active: np.ndarray  # still walking
+    on_gpu: np.ndarray  # on device work (``pos``), else on a thread
+    pos: np.ndarray  # the device work it is on
+    pend_on: np.ndarray  # a blocking call's CPU time waits for its device time (``pend``)
+    pend: np.ndarray
+    sync: np.ndarray  # the serialised sync time
+    ret: tuple[np.ndarray, np.ndarray]  # hand-over: (track, at) to go back to, -1 where none
+
+
 def walk_all(dev: DeviceWork, blk: BlockingCalls, track: np.ndarray, lo: np.ndarray, hi: np.ndarray,
              hov: HandOvers | None = None) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
     """``walk_one`` of every step (arrays over the steps): the segment columns, the sync time, the path's end."""
@@ -209,6 +227,7 @@ def walk_all(dev: DeviceWork, blk: BlockingCalls, track: np.ndarray, lo: np.ndar
     active = np.ones(n, dtype=bool)
     pend_on, pend, sync = np.zeros(n, dtype=bool), np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
     ret = (np.full(n, -1, dtype=np.int64), np.full(n, -1, dtype=np.int64))  # hand-over: (track, at) to go back to
+    walking = _Walking(track, x, lo, active, on_gpu, pos, pend_on, pend, sync, ret)
     for hop in range(MAX_HOPS):
         active &= x > lo
         if not active.any():
@@ -217,15 +236,19 @@ def walk_all(dev: DeviceWork, blk: BlockingCalls, track: np.ndarray, lo: np.ndar
         ret[0][past], ret[1][past] = -1, -1
         c, g = np.flatnonzero(active & ~on_gpu), np.flatnonzero(active & on_gpu)
         if len(c):
-            _cpu_hop(dev, blk, hov, segs, hop, c, track, x, lo, active, on_gpu, pos, pend_on, pend, ret)
+            _cpu_hop(dev, blk, hov, segs, hop, c, walking)
         if len(g):
-            _gpu_hop(dev, segs, hop, g, track, x, lo, active, on_gpu, pos, pend_on, pend, sync)
+            _gpu_hop(dev, segs, hop, g, walking)
     left = active & (x > lo)  # walked MAX_HOPS hops and not there yet: the rest is waiting
     segs.add(left, steps, MAX_HOPS, 0, SEG_WAIT, track, lo, x, x - lo)
     return segs.columns(), sync, end
 
 
-def _cpu_hop(dev, blk, hov, segs, hop, c, track, x, lo, active, on_gpu, pos, pend_on, pend, ret) -> None:
+def _cpu_hop(dev: DeviceWork, blk: BlockingCalls, hov: HandOvers | None, segs: SegmentLog, hop: int,
+             c: np.ndarray, w: _Walking) -> None:
+    """One hop back of the steps ``c``, each on a thread."""
+    track, x, lo, active, on_gpu, pos, pend_on, pend, ret = (w.track, w.x, w.lo, w.active, w.on_gpu, w.pos,
+                                                               w.pend_on, w.pend, w.ret)
     xc, lc, tc = x[c], lo[c], track[c]
     ret_track, ret_at = ret
     fl = np.maximum(lc, ret_at[c])
@@ -260,13 +283,16 @@ def _cpu_hop(dev, blk, hov, segs, hop, c, track, x, lo, active, on_gpu, pos, pen
     g_end = np.zeros(len(c), dtype=np.int64)
     g_end[h] = dev.end[tgt[h]]
     w0 = np.maximum(g_end, lc)
-    segs.add(h & (g_end < en), c, hop, 1, SEG_WAIT, tc, w0, en, en - w0, SEG_ONE_ROW, row, row)
+    segs.add(h & (g_end < en), c, hop, 1, SEG_WAIT, tc, w0, en, en - w0, (SEG_ONE_ROW, row, row))
     k = c[h]
     pend[k], pend_on[k] = (xc - from_en)[h], True
     on_gpu[k], pos[k], x[k] = True, tgt[h], np.minimum(g_end, en)[h]
 
 
-def _gpu_hop(dev, segs, hop, g, track, x, lo, active, on_gpu, pos, pend_on, pend, sync) -> None:
+def _gpu_hop(dev: DeviceWork, segs: SegmentLog, hop: int, g: np.ndarray, w: _Walking) -> None:
+    """One hop back of the steps ``g``, each on device work."""
+    track, x, lo, active, on_gpu, pos, pend_on, pend, sync = (w.track, w.x, w.lo, w.active, w.on_gpu, w.pos,
+                                                               w.pend_on, w.pend, w.sync)
     p, xg, lg = pos[g], x[g], lo[g]
     h = dev.head[p]
     t = dev.track[p]
@@ -296,8 +322,8 @@ def _gpu_hop(dev, segs, hop, g, track, x, lo, active, on_gpu, pos, pend_on, pend
     first_comm = dev.comm[f]
     comm = np.where(first_comm, comm - clip, comm)
     gpu = np.where(first_comm, gpu, gpu - clip)
-    segs.add(go & (gpu != 0), g, hop, 1, SEG_GPU, t, start, xg, gpu, SEG_GPU_RUN, f, p)
-    segs.add(go & (comm != 0), g, hop, 2, SEG_COMM, t, start, xg, comm, SEG_COMM_RUN, f, p)
+    segs.add(go & (gpu != 0), g, hop, 1, SEG_GPU, t, start, xg, gpu, (SEG_GPU_RUN, f, p))
+    segs.add(go & (comm != 0), g, hop, 2, SEG_COMM, t, start, xg, comm, (SEG_COMM_RUN, f, p))
     segs.add(go & (gap != 0), g, hop, 3, SEG_WAIT, t, start, xg, gap)
     popped = go & pend_on[g]
     k = g[popped]

@@ -1,0 +1,1 @@
+"""The panes under the timeline: details, aggregation, measurements, footer, scroll bars."""

@@ -15,7 +15,7 @@ from vtui.fmt import format_duration
 from vtui.present.names import distinct_cuts
 from vtui.ui.keys import bindings
 from vtui.ui.safe import visible
-from vtui.ui.view import ViewState
+from vtui.ui.timeline.view import ViewState
 
 if TYPE_CHECKING:
     from vtui.analysis.gpu.roofline import GroupRoofline

@@ -14,7 +14,7 @@ from vtui.fmt import format_duration
 from vtui.store.store import TraceStore
 from vtui.ui.colours import NOTE
 from vtui.ui.safe import visible
-from vtui.ui.widgets.hanging import HangingText
+from vtui.ui.widgets.indented_wrap import HangingText
 from vtui.ui.workers import deliver
 
 KEY_STYLE = NOTE
@@ -67,7 +67,7 @@ class DetailsPanel(HangingText, can_focus=True):
     def _paired(self, store: TraceStore, row: int) -> None:
         if self._shown != (id(store), row):  # another slice by now: its show had the pairing
             return
-        try:  # the pane redraws all it draws from the view: the details, the flow connectors
-            self.query_ancestor("TimelinePane").changed()  # by name: the pane module imports the widgets
+        try:  # the pane tells all that draw the selection: the details, the flow connectors
+            self.query_ancestor("TimelinePane").act(lambda v: v.note_pairing())  # by name: the pane module imports the widgets
         except NoMatches:
             self.show_slice(store, row)

@@ -8,8 +8,8 @@ from vtui.analysis.slices.measure import Measurement
 from vtui.fmt import format_duration
 from vtui.ui.colours import NOTE
 from vtui.ui.safe import visible
-from vtui.ui.view import ViewState
-from vtui.ui.widgets.hanging import HangingText
+from vtui.ui.timeline.view import ViewState
+from vtui.ui.widgets.indented_wrap import HangingText
 
 KEY_STYLE = NOTE
 MAX_TRACKS = 6  # per measurement, the busiest tracks between the marks
