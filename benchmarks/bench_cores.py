@@ -163,7 +163,19 @@ def bench(trace: Path, runs: int) -> dict:
     out["measured_speedup_2"] = round(out[first]["wall_s"] / out[last]["wall_s"], 2)
     one = {k: statistics.median(r.get(k, 0.0) for r in got[first]) for k in ("cpu_s", "flow_chains_cpu", *SPLIT)}
     out["model"] = model(one, statistics.median(r.get("join_cpu", 0.0) for r in got[last]))
+    out.update(summary(out))
     return out
+
+
+def summary(out: dict) -> dict:
+    """Top-level figures for the README's generated table (its rows read one level of nesting)."""
+    flat = {f"{name}_wall_s": out[name]["wall_s"] for name in out if isinstance(out[name], dict) and "wall_s" in out[name]}
+    model = out["model"]
+    for n in (2, 4, 8, 16):
+        flat[f"model_speedup_{n}_over_1"] = model[f"predicted_{n}"]
+        flat[f"model_beside_{n}_over_1"] = model[f"beside_{n}"]
+    flat["serial_share_over_total"] = model["serial_share"]
+    return flat
 
 
 def main() -> None:
