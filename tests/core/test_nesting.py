@@ -121,3 +121,35 @@ def test_empty_and_one_slice_tracks_among_others_nest_as_the_loop_does() -> None
         ref = _nest_loop(starts, ends, bounds)
         for name in ("lane", "overlapping", "nested_lanes"):
             assert np.array_equal(getattr(fast, name), getattr(ref, name)), (trial, name)
+
+
+def test_nesting_split_over_threads_equals_one_thread(monkeypatch) -> None:
+    """The lanes and the tree cut into pieces at clean cuts (threads > 1) give what one pass gives:
+    lanes, overlaps, nested lanes, parents and depths; with a rounding tolerance too, where a row
+    that starts within the tolerance after an end must not start a piece."""
+    monkeypatch.setattr(nesting, "THREAD_MIN", 0)
+    rng = np.random.default_rng(5)
+    split = 0
+    for trial in range(24):
+        tracks = [_track(rng, int(rng.integers(1, 1500)), overlaps=trial % 3 == 0) for _ in range(int(rng.integers(1, 4)))]
+        starts = np.array([s for t in tracks for s, _ in t], dtype=np.int64)
+        ends = np.array([e for t in tracks for _, e in t], dtype=np.int64)
+        bounds = np.cumsum([0] + [len(t) for t in tracks])
+        tolerance = int(rng.choice([0, 0, 1, 3]))
+        one = nesting.nest(starts, ends, bounds, tolerance, threads=1)
+        for threads in (2, 3, 8):
+            split += len(nesting._cuts(starts, ends, bounds, tolerance, threads)) > 2
+            many = nesting.nest(starts, ends, bounds, tolerance, threads=threads)
+            for name in ("lane", "overlapping", "nested_lanes", "parent", "depth"):
+                assert np.array_equal(getattr(many, name), getattr(one, name)), (trial, threads, name)
+    assert split > 40  # the pieces were really cut
+
+
+def test_a_clean_cut_needs_every_earlier_slice_ended_beyond_the_tolerance() -> None:
+    # [0, 10] then [10, 10] (zero-length, at its end: contained) then [12, 20] (2 ns after: within a
+    # tolerance of 3, a child that ends late; with none, the next top-level call).
+    starts = np.array([0, 10, 12, 30], dtype=np.int64)
+    ends = np.array([10, 10, 20, 40], dtype=np.int64)
+    bounds = np.array([0, 4])
+    assert nesting._cuts(starts, ends, bounds, 0, 4) == [0, 2, 3, 4]
+    assert nesting._cuts(starts, ends, bounds, 3, 4) == [0, 3, 4]

@@ -202,7 +202,8 @@ def _load_files(path, files: list[Path], progress: Progress | None, args: ArgsFi
     blob = args.finish(keep=work_dir is not None)
     give_back_free_memory()  # before the build: it lowers the peak
     build_from = 1 - _BUILD_SHARE
-    store = build_store(parts, blob, (lambda f: progress(build_from + _BUILD_SHARE * f)) if progress else None)
+    store = build_store(parts, blob, (lambda f: progress(build_from + _BUILD_SHARE * f)) if progress else None,
+                        threads=jobs)  # the nesting splits over the cores the decoders had
     store.warnings[:0] = [f"skipped {e}" for e in errors]
     return store
 

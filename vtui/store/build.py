@@ -13,7 +13,7 @@ import numpy as np
 
 from vtui.io.events import PH_CODE, UNKNOWN_PH
 from vtui.io.exactts import LARGE_US, NO_NS
-from vtui.store.build_thread import soon
+from vtui.store.build_thread import in_threads, soon
 from vtui.store.build_warnings import BuildWarning, warning_if
 from vtui.store.containment import nesting_tolerance_ns
 from vtui.store.flows import FlowChains, FlowEvents, build_flows, flow_chains
@@ -56,14 +56,16 @@ class _Slices:
         return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype=dtype)
 
 
-def build_store(parts: list[SourcePart], args_blob=None, progress: Callable[[float], None] | None = None) -> TraceStore:
+def build_store(parts: list[SourcePart], args_blob=None, progress: Callable[[float], None] | None = None,
+                threads: int = 1) -> TraceStore:
     """``args_blob``: the args file all parts wrote to (None: each part's in-memory blob).
-    ``progress`` gets the fraction done at a few milestones (the build of a big trace takes seconds)."""
+    ``progress`` gets the fraction done at a few milestones (the build of a big trace takes seconds).
+    ``threads``: how many threads the nesting may split over (the cores free; the store is the same)."""
     report = progress or (lambda _fraction: None)
     sources = _sources(parts)
     m = merge_sources(parts, args_blob)
     report(0.1)
-    ts_ns, dur_ns, valid, origin_us, bad_ts, far_ts, bad_dur, open_x = _times(m)
+    ts_ns, dur_ns, valid, origin_us, bad_ts, far_ts, bad_dur, open_x = _times(m, threads)
     found = warning_if("unusable_ts", bad_ts + far_ts, f"{far_ts:,}" if far_ts else "")
     # Masked maxima (no gathered copies of two 40 MB columns).
     trace_end = int(max(np.max(ts_ns + dur_ns, where=valid, initial=0), np.max(ts_ns, where=valid, initial=0)))
@@ -75,7 +77,7 @@ def build_store(parts: list[SourcePart], args_blob=None, progress: Callable[[flo
 
     sl = _Slices()
     points = _Points()
-    _complete_slices(m, ts_ns, dur_ns, valid, trace_end, tracks, sl)
+    _complete_slices(m, ts_ns, dur_ns, valid, trace_end, tracks, sl, threads)
     found += warning_if("bad_dur", bad_dur) + warning_if("open_x", open_x)
     del dur_ns  # X slices only: let the nesting reuse its memory
     end_rows: dict[int, int] = {}
@@ -95,14 +97,14 @@ def build_store(parts: list[SourcePart], args_blob=None, progress: Callable[[flo
     # nested (numpy releases the GIL). With the tree thread of nest(), 1 GB trace on 2 cores: build
     # 1.31 -> 1.08 s wall for +0.12 s CPU.
     pending_flows = soon(_flow_chains, len(m.ph) >= FLOW_THREAD_MIN, m, ts_ns, valid, tracks, remap)
-    slices, slice_row, extra = _slice_table(m, sl, remap, tracks, tolerance, end_rows, report)
+    slices, slice_row, extra = _slice_table(m, sl, remap, tracks, tolerance, end_rows, report, threads)
     instants = _instant_table(m, ts_ns, points, remap)
     counters = _sorted_counters(counters, remap)
     tracks.set_point_stats(instants, counters)
 
     index = IntervalIndex(slices, len(tracks))
     report(0.8)
-    flows, flow_found = _flows(m, slices, index, pending_flows, slice_row, ts_ns)
+    flows, flow_found = _flows(m, slices, index, pending_flows, slice_row, ts_ns, threads)
     found += flow_found
     found += warning_if("overlapping_slices", tracks.thread_overlaps())
 
@@ -155,13 +157,22 @@ def _metadata(m: Merged, tracks: TrackSet) -> tuple[list[dict], list[tuple[int, 
 
 
 def _complete_slices(m: Merged, ts_ns: np.ndarray, dur_ns: np.ndarray, valid: np.ndarray, trace_end: int,
-                     tracks: TrackSet, sl: _Slices) -> None:
+                     tracks: TrackSet, sl: _Slices, threads: int = 1) -> None:
     """X events: one slice each (a negative or huge dur is not valid: see ``_times``). One with no
-    dur is a call still open when the trace stopped: it runs to the trace end, as a B never closed."""
-    rows = np.flatnonzero((m.ph == X) & valid)
-    end = np.where(m.dur_ns[rows] == NO_NS, max(trace_end, 0), ts_ns[rows] + dur_ns[rows])  # (the rest: see _times)
-    sl.add(nest=np.full(len(rows), -1), row=rows, end_row=np.full(len(rows), -1), start=ts_ns[rows],
-           end=np.maximum(end, ts_ns[rows]), track=tracks.thread_tracks(m.thread[rows]))
+    dur is a call still open when the trace stopped: it runs to the trace end, as a B never closed.
+    (Found by rows over ``threads``; the tracks in one pass after, so new ones are made in order.)"""
+    def piece(lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        rows = np.flatnonzero((m.ph[lo:hi] == X) & valid[lo:hi]) + lo
+        start = ts_ns[rows]
+        end = np.where(m.dur_ns[rows] == NO_NS, max(trace_end, 0), start + dur_ns[rows])  # (the rest: see _times)
+        return rows, start, np.maximum(end, start)
+
+    n = len(m.ph)
+    spans = _row_spans(n, threads if n >= TIMES_SPLIT_MIN else 1)
+    got = in_threads([lambda lo=lo, hi=hi: piece(lo, hi) for lo, hi in spans], len(spans))
+    rows, start, end = got[0] if len(got) == 1 else [np.concatenate(cols) for cols in zip(*got)]
+    sl.add(nest=np.full(len(rows), -1), row=rows, end_row=np.full(len(rows), -1), start=start, end=end,
+           track=tracks.thread_tracks(m.thread[rows]))
 
 
 def _begin_end_slices(m: Merged, ts_ns: np.ndarray, valid: np.ndarray, trace_end: int, tracks: TrackSet,
@@ -228,7 +239,7 @@ def _unknown_phases(m: Merged) -> list[BuildWarning]:
 
 
 def _slice_table(m: Merged, sl: _Slices, remap: np.ndarray, tracks: TrackSet, tolerance: int,
-                 end_rows: dict[int, int], report: Callable[[float], None]
+                 end_rows: dict[int, int], report: Callable[[float], None], threads: int = 1
                  ) -> tuple[SliceTable, np.ndarray, dict[int, tuple[int, int]]]:
     """The slices sorted by track and start, nested into lanes, then ordered by (track, lane);
     also each slice's merged row and the args of the E events of B/E pairs (slice -> args)."""
@@ -237,26 +248,30 @@ def _slice_table(m: Merged, sl: _Slices, remap: np.ndarray, tracks: TrackSet, to
     slice_track = remap[sl.pop("track", np.int32)] if len(slice_row) else np.zeros(0, dtype=np.int32)
     start, end = sl.pop("start", np.int64), sl.pop("end", np.int64)
     order = order_by(slice_track, start, (start - end, slice_row))
-    slice_row, slice_track, start, end = slice_row[order], slice_track[order], start[order], end[order]
+    slice_row, slice_track, start, end = _gathers([(a, order) for a in (slice_row, slice_track, start, end)], threads)
     end_row = end_row[order]
     nest_key = sl.pop("nest", np.int64)[order]
     del order
     bounds = np.searchsorted(slice_track, np.arange(len(tracks) + 1))
     report(0.4)
-    nested = nest(start, end, bounds, tolerance, slice_track, nest_key)
+    nested = nest(start, end, bounds, tolerance, slice_track, nest_key, threads)
     report(0.65)
     final = order_by(slice_track, nested.lane)
     inverse = np.empty_like(final)
     inverse[final] = np.arange(len(final))
     parent = nested.parent[final]
     parent = np.where(parent >= 0, inverse[np.maximum(parent, 0)], -1).astype(np.int32)
-    slice_row, end_row = slice_row[final], end_row[final]
+    # Into the final order: gathers, each on its own (numpy releases the GIL), so split over threads.
+    slice_row, end_row, start, end, slice_track, depth, lane = _gathers(
+        [(a, final) for a in (slice_row, end_row, start, end, slice_track, nested.depth, nested.lane)], threads)
+    name_id, cat_id, ordinal, source, args_off, args_len = _gathers(
+        [(a, slice_row) for a in (m.name, m.cat, m.ordinal, m.source, m.args_off, m.args_len)], threads)
     slices = SliceTable(
-        start_ns=start[final], end_ns=end[final], track=slice_track[final].astype(np.int32),
-        depth=nested.depth[final], lane=nested.lane[final], parent=parent,
-        name_id=m.name[slice_row], cat_id=m.cat[slice_row], ordinal=m.ordinal[slice_row],
+        start_ns=start, end_ns=end, track=slice_track.astype(np.int32),
+        depth=depth, lane=lane, parent=parent,
+        name_id=name_id, cat_id=cat_id, ordinal=ordinal,
         end_ordinal=np.where(end_row >= 0, m.ordinal[np.maximum(end_row, 0)], -1).astype(np.int32),
-        source=m.source[slice_row], args_off=m.args_off[slice_row], args_len=m.args_len[slice_row],
+        source=source, args_off=args_off, args_len=args_len,
     )
     tracks.set_slice_stats(slices, nested.nested_lanes, nested.overlapping[final])
     extra = {}
@@ -266,6 +281,16 @@ def _slice_table(m: Merged, sl: _Slices, remap: np.ndarray, tracks: TrackSet, to
             row = int(pos[np.searchsorted(slice_row[pos], b)])
             extra[row] = (int(m.args_off[e]), int(m.args_len[e]))
     return slices, slice_row, extra
+
+
+def _gathers(pairs: list[tuple[np.ndarray, np.ndarray]], threads: int) -> list[np.ndarray]:
+    """``values[rows]`` of each (values, rows) pair, on up to ``threads`` threads (from
+    ``GATHER_MIN`` rows: below, a thread costs more than the gather)."""
+    big = bool(pairs) and len(pairs[0][1]) >= GATHER_MIN
+    return in_threads([lambda v=values, r=rows: v[r] for values, rows in pairs], threads if big else 1)
+
+
+GATHER_MIN = 200_000
 
 
 def _instant_table(m: Merged, ts_ns: np.ndarray, points: _Points, remap: np.ndarray) -> InstantTable:
@@ -288,10 +313,10 @@ def _sorted_counters(counters: CounterTable, remap: np.ndarray) -> CounterTable:
 
 
 def _flows(m: Merged, slices: SliceTable, index: IntervalIndex, pending_flows: Callable, slice_row: np.ndarray,
-           ts_ns: np.ndarray) -> tuple[FlowTable, list[BuildWarning]]:
+           ts_ns: np.ndarray, threads: int = 1) -> tuple[FlowTable, list[BuildWarning]]:
     """The flow arrows between slices, from the v1 events (found on a thread meanwhile) and the v2 fields."""
     flow_events, chains = pending_flows()
-    flows, stats = build_flows(slices, index, flow_events, _flow_v2(m, slice_row, ts_ns), m.args_blob, chains)
+    flows, stats = build_flows(slices, index, flow_events, _flow_v2(m, slice_row, ts_ns), m.args_blob, chains, threads)
     # build_flows gives the merged rows of the s/t/f events; the store keeps their file ordinals.
     for column in (flows.src_event, flows.dst_event):
         column[:] = np.where(column >= 0, m.ordinal[np.maximum(column, 0)], -1)
@@ -311,7 +336,7 @@ _INT64_MAX = int(np.iinfo(np.int64).max)
 _WINDOW_NS = 4 * 10**18  # ts_ns relative to the origin must stay below this (int64 with room for dur)
 
 
-def _times(m: Merged) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, int, int, int, int]:
+def _times(m: Merged, threads: int = 1) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, int, int, int, int]:
     """int64 ns relative to the smallest usable timestamp, from the exact ns of the text: the
     origin is subtracted in integers, so every start sits on the file's absolute ns grid. Also a
     validity mask for ts and counts of events without a usable ts, of events too far from the
@@ -324,32 +349,63 @@ def _times(m: Merged) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, int, i
     When the timestamps span more than int64 ns can hold (~126 years), the origin is the start of
     the ~126-year window that holds the most events, and the events outside it are rejected:
     one event at ts -1e300 or INT64_MIN must not push every other event out of range.
+    ``threads``: the passes (each row on its own, but for the origin) split by rows over that many.
     """
-    not_meta = (m.ph != META) & (m.ph != UNKNOWN_PH)
-    finite = np.isfinite(m.ts) & not_meta  # a number (its ns may be beyond int64)
-    has_ns = m.ts_ns != NO_NS
-    far = finite & ~has_ns
-    usable = finite & has_ns
-    dur_ns = m.dur_ns
-    is_x = usable & (m.ph == X)
-    open_x = is_x & (dur_ns == NO_NS)  # no number at all (1e300 or inf is FAR_NS: see merge)
-    no_dur = is_x & ~open_x & ((dur_ns < 0) | (dur_ns >= _WINDOW_NS))
-    usable &= ~no_dur
-    if usable.any() and int(m.ts_ns[usable].max()) - int(m.ts_ns[usable].min()) >= _WINDOW_NS:
+    n = len(m.ph)
+    spans = _row_spans(n, threads if n >= TIMES_SPLIT_MIN else 1)
+    not_meta, far, usable = np.empty(n, dtype=bool), np.empty(n, dtype=bool), np.empty(n, dtype=bool)
+    open_x, no_dur = np.empty(n, dtype=bool), np.empty(n, dtype=bool)
+
+    def marks(lo: int, hi: int) -> tuple[int, int]:
+        ph, ts_ns, dur_ns = m.ph[lo:hi], m.ts_ns[lo:hi], m.dur_ns[lo:hi]
+        here = np.not_equal(ph, META, out=not_meta[lo:hi])
+        here &= ph != UNKNOWN_PH
+        finite = np.isfinite(m.ts[lo:hi]) & here  # a number (its ns may be beyond int64)
+        has_ns = ts_ns != NO_NS
+        np.logical_and(finite, ~has_ns, out=far[lo:hi])
+        use = np.logical_and(finite, has_ns, out=usable[lo:hi])
+        is_x = use & (ph == X)
+        opened = np.logical_and(is_x, dur_ns == NO_NS, out=open_x[lo:hi])  # no number at all (1e300 or inf is FAR_NS: see merge)
+        np.logical_and(is_x & ~opened, (dur_ns < 0) | (dur_ns >= _WINDOW_NS), out=no_dur[lo:hi])
+        use &= ~no_dur[lo:hi]
+        return (int(np.min(ts_ns, where=use, initial=_INT64_MAX)), int(np.max(ts_ns, where=use, initial=-_INT64_MAX - 1)))
+
+    bounds = in_threads([lambda lo=lo, hi=hi: marks(lo, hi) for lo, hi in spans], len(spans))
+    any_usable = bool(usable.any())
+    if any_usable and max(hi for _, hi in bounds) - min(lo for lo, _ in bounds) >= _WINDOW_NS:
         ts = np.sort(m.ts_ns[usable])
         reach = np.minimum(ts, _INT64_MAX - _WINDOW_NS) + _WINDOW_NS  # (a window from near the top ends at it)
         held = np.searchsorted(ts, reach, side="left") - np.arange(len(ts))
         low = int(ts[int(np.argmax(held))])  # the first of the fullest windows
         far |= usable & ~((m.ts_ns >= low) & (m.ts_ns <= min(low + _WINDOW_NS - 1, _INT64_MAX)))
         usable &= ~far
-    origin_ns = int(m.ts_ns[usable].min()) if usable.any() else 0
-    ts_ns = np.subtract(m.ts_ns, origin_ns, where=usable, out=np.zeros(len(m.ts_ns), dtype=np.int64))
-    dur_ns = dur_ns.copy()
-    dur_ns[(dur_ns < 0) | (dur_ns >= _WINDOW_NS)] = 0  # NO_NS too (events other than X may have none)
+        origin_ns = int(m.ts_ns[usable].min()) if usable.any() else 0
+    else:
+        origin_ns = min(lo for lo, _ in bounds) if any_usable else 0
+    ts_ns = np.zeros(n, dtype=np.int64)
+    dur_ns = np.empty(n, dtype=np.int64)
+
+    def shift(lo: int, hi: int) -> None:
+        np.subtract(m.ts_ns[lo:hi], origin_ns, where=usable[lo:hi], out=ts_ns[lo:hi])
+        dur = dur_ns[lo:hi]
+        dur[:] = m.dur_ns[lo:hi]
+        dur[(dur < 0) | (dur >= _WINDOW_NS)] = 0  # NO_NS too (events other than X may have none)
+
+    in_threads([lambda lo=lo, hi=hi: shift(lo, hi) for lo, hi in spans], len(spans))
     n_far = int(far.sum())
     n_no_dur = int(no_dur.sum())
     bad_ts = int((not_meta & ~usable).sum()) - n_far - n_no_dur
     return ts_ns, dur_ns, usable, origin_ns / 1000.0, bad_ts, n_far, n_no_dur, int((open_x & usable).sum())
+
+
+TIMES_SPLIT_MIN = 1_000_000  # events: below this the time passes are not worth a thread
+
+
+def _row_spans(n: int, pieces: int) -> list[tuple[int, int]]:
+    """[lo, hi) row ranges: ``pieces`` about equal ones covering n rows (one when n is 0)."""
+    pieces = max(1, min(pieces, n))
+    cuts = [n * k // pieces for k in range(pieces + 1)]
+    return list(zip(cuts[:-1], cuts[1:]))
 
 
 def _nesting_tolerance(m: Merged, valid: np.ndarray, origin_us: float, span_ns: int) -> int:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -35,3 +36,12 @@ def soon(fn: Callable[..., T], in_thread: bool, *args: object) -> Callable[[], T
         return outcome["value"]
 
     return result
+
+
+def in_threads(tasks: Sequence[Callable[[], T]], threads: int) -> list[T]:
+    """Each task's result, in order: run on up to ``threads`` threads (numpy releases the GIL in
+    its passes), or one after the other in this thread when ``threads`` <= 1 or there is one task."""
+    if threads <= 1 or len(tasks) <= 1:
+        return [task() for task in tasks]
+    with ThreadPoolExecutor(min(threads, len(tasks)), thread_name_prefix="vtui-build") as pool:
+        return list(pool.map(lambda task: task(), tasks))

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
+from vtui.store.build_thread import in_threads
 from vtui.store.correlate import reconcile
 from vtui.store.grouping import distinct_ids
 from vtui.store.index import IntervalIndex
@@ -48,7 +50,7 @@ def flow_chains(events: FlowEvents) -> FlowChains:
                       ends_after_end=counts[2])
 
 
-def enclosing_slices(slices: SliceTable, index: IntervalIndex, track: np.ndarray, ts: np.ndarray
+def enclosing_slices(slices: SliceTable, index: IntervalIndex, track: np.ndarray, ts: np.ndarray, threads: int = 1
                      ) -> tuple[np.ndarray, np.ndarray]:
     """The slice a point binds to on ``track``: of the slices with start <= ts <= end, the one that
     started last (a slice starting exactly at ts beats one still running from before it — a kernel
@@ -56,16 +58,37 @@ def enclosing_slices(slices: SliceTable, index: IntervalIndex, track: np.ndarray
     shortest (the inner of two that start together); then the later in the file. That is the
     deepest open slice for properly nested ones, whatever lane drawing put them on. -1 where none.
 
-    Also returns, per point, how many lanes hold a slice starting exactly there (1: a sure bind)."""
+    Also returns, per point, how many lanes hold a slice starting exactly there (1: a sure bind).
+    ``threads``: the points are split over that many threads (each point's answer is its own)."""
     out = np.full(len(ts), -1, dtype=np.int64)
     exact = np.zeros(len(ts), dtype=np.int64)
-    for t in distinct_ids(track):
-        sel = np.flatnonzero(track == t)
+    work = [(t, np.flatnonzero(track == t)) for t in distinct_ids(track)]
+    if threads > 1 and len(ts) >= SPLIT_MIN:  # a track's points cut so that each thread gets ~as many
+        step = -(-len(ts) // threads)
+        work = [(t, sel[i : i + step]) for t, sel in work for i in range(0, len(sel), step)]
+    batches: list[list[tuple[int, np.ndarray]]] = [[] for _ in range(max(1, min(threads, len(work))))]
+    load = [0] * len(batches)
+    for t, sel in work:  # the biggest to the least loaded thread (a million tiny tracks: a few batches)
+        k = load.index(min(load))
+        batches[k].append((t, sel))
+        load[k] += len(sel)
+    in_threads([partial(_enclose, slices, index, ts, batch, out, exact) for batch in batches], threads)
+    return out, exact
+
+
+SPLIT_MIN = 100_000  # flow points: below this the split costs more than it saves
+
+
+def _enclose(slices: SliceTable, index: IntervalIndex, ts: np.ndarray, work: list[tuple[int, np.ndarray]],
+             out: np.ndarray, exact: np.ndarray) -> None:
+    """``enclosing_slices`` for the points ``sel`` of each (track, sel); writes their rows only."""
+    for t, sel in work:
         pts = ts[sel]
         found = np.full(len(sel), -1, dtype=np.int64)
         f_start = np.zeros(len(sel), dtype=np.int64)
         f_end = np.zeros(len(sel), dtype=np.int64)
         f_ord = np.zeros(len(sel), dtype=np.int64)
+        hits = np.zeros(len(sel), dtype=np.int64)
         for lane in range(index.lane_count(t)):
             a, b = index.lane_rows(t, lane)
             if b <= a:
@@ -77,14 +100,14 @@ def enclosing_slices(slices: SliceTable, index: IntervalIndex, track: np.ndarray
             st, en = slices.start_ns[rows], slices.end_ns[rows]
             od = slices.ordinal[rows].astype(np.int64)
             ok = (k >= 0) & (en >= pts)
-            exact[sel] += ok & (st == pts)
+            hits += ok & (st == pts)
             better = ok & ((found < 0) | (st > f_start) | ((st == f_start) & ((en < f_end) | ((en == f_end) & (od > f_ord)))))
             found = np.where(better, rows, found)
             f_start = np.where(better, st, f_start)
             f_end = np.where(better, en, f_end)
             f_ord = np.where(better, od, f_ord)
         out[sel] = found
-    return out, exact
+        exact[sel] = hits
 
 
 def next_slices(slices: SliceTable, index: IntervalIndex, track: np.ndarray, ts: np.ndarray) -> np.ndarray:
@@ -161,6 +184,7 @@ def build_flows(
     v2: list[tuple[int, int, int, bool, bool, int]],
     args_blob=b"",
     chains: FlowChains | None = None,
+    threads: int = 1,
 ) -> tuple[FlowTable, dict[str, int]]:
     """Edges from v1 chains (s → t… → f) and from v2 bindings.
 
@@ -169,13 +193,13 @@ def build_flows(
     there) whose slices both carry a ``correlation`` arg are checked against it (see
     ``correlate``; ``args_blob`` holds the slices' args). Returns the table and counts for the
     warnings (one-sided flows, ends moved or kept by correlation). ``chains``: ``flow_chains(events)``
-    if already found.
+    if already found; ``threads``: over how many threads the binding of the events may split.
     """
     stats = {"flow_starts_without_end": 0, "flow_ends_without_start": 0, "flow_ends_after_end": 0, "flow_ends_unbound": 0,
              "flows_rebound_by_correlation": 0, "flows_correlation_disagree": 0}
     parts: list[dict[str, np.ndarray]] = []  # edges from v1 chains, then from v2 bindings
     if len(events.ts_ns):
-        bound, exact = enclosing_slices(slices, index, events.track, events.ts_ns)
+        bound, exact = enclosing_slices(slices, index, events.track, events.ts_ns, threads)
         nxt_mask = ~events.enclosing
         if nxt_mask.any():
             bound[nxt_mask] = next_slices(slices, index, events.track[nxt_mask], events.ts_ns[nxt_mask])

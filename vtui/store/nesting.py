@@ -12,12 +12,12 @@ lane differs from its depth.
 from __future__ import annotations
 
 import heapq
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 
-from vtui.store.build_thread import soon
-from vtui.store.containment import containment_parents, depths
+from vtui.store.containment import _running_max_by_group, containment_parents, depths
 
 
 @dataclass
@@ -30,17 +30,20 @@ class Nesting:
 
 
 VECTOR_MIN = 512  # slices in a track: from here on the numpy pass is tried first
-# Slices: from here on the tree is built in a thread (2.6M slices, 2 cores: nest 0.37 -> 0.27 s
-# wall for +0.01 s CPU; small traces nest in milliseconds, where a thread is not worth it).
+# Slices: from here on the tree is built beside the lanes, in other threads (2.6M slices, 2 cores:
+# nest 0.37 -> 0.27 s wall for +0.01 s CPU; small traces nest in milliseconds, where a thread is not
+# worth it), and with ``threads`` > 1 both are cut into pieces.
 THREAD_MIN = 200_000
 
 
 def nest(starts: np.ndarray, ends: np.ndarray, bounds: np.ndarray, tolerance: int = 0,
-         track: np.ndarray | None = None, subgroup: np.ndarray | None = None) -> Nesting:
+         track: np.ndarray | None = None, subgroup: np.ndarray | None = None, threads: int = 1) -> Nesting:
     """``bounds`` holds the start offset of each track segment plus the total length;
     ``tolerance`` (ns) how far a child may pass its parent's end (see ``nesting_tolerance_ns``);
     ``subgroup`` (with ``track``, per row; -1: none) splits a track's tree: slices of one async id
-    nest only among themselves, though the track draws them all.
+    nest only among themselves, though the track draws them all. ``threads``: over how many
+    threads the lanes and the tree may each be split (the cores free for the load); the result
+    is the same for any number.
 
     Lanes: same result as the plain stack loop (the reference in tests/core/test_nesting.py), faster: a track is cut into
     regions at the points where every earlier slice has ended (the loop's stack is empty
@@ -49,12 +52,79 @@ def nest(starts: np.ndarray, ends: np.ndarray, bounds: np.ndarray, tolerance: in
     are then packed into extra lanes over the whole track, in start order, as the loop does.
     """
     n = len(starts)
-    # The tree (containment parents) does not depend on the lanes: on a big trace it is built in
-    # a thread meanwhile (numpy releases the GIL in its passes; the lanes' stack loops hold it).
-    tree = soon(_tree_depth, n >= THREAD_MIN, starts, ends, bounds, tolerance, track, subgroup)
-    lane, overlap, nested_lanes = _lanes(starts, ends, bounds)
-    parent, depth = tree()
-    return Nesting(depth=depth, parent=parent, lane=lane, overlapping=overlap, nested_lanes=nested_lanes)
+    depth = np.zeros(n, dtype=np.int32)  # the stack loop's depth, before the overlapping are packed
+    overlap = np.zeros(n, dtype=bool)
+    if n < THREAD_MIN:
+        _lane_depths(starts, ends, bounds, depth, overlap)
+        parent, tree_depth = _tree_depth(starts, ends, bounds, tolerance, track, subgroup)
+    else:
+        parent, tree_depth = _nest_threaded(starts, ends, bounds, tolerance, track, subgroup, threads, depth, overlap)
+    lane, nested_lanes = _spill_lanes(starts, ends, bounds, depth, overlap)
+    return Nesting(depth=tree_depth, parent=parent, lane=lane, overlapping=overlap, nested_lanes=nested_lanes)
+
+
+def _nest_threaded(starts: np.ndarray, ends: np.ndarray, bounds: np.ndarray, tolerance: int,
+                   track: np.ndarray | None, subgroup: np.ndarray | None, threads: int, depth: np.ndarray,
+                   overlap: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The lanes' depths (into ``depth``, ``overlap``) and the tree, in threads: the tree does not
+    depend on the lanes, and numpy releases the GIL in its passes (the lanes' stack loops hold
+    it). Pieces start at clean cuts (see ``_cuts``), where both are independent of what came before."""
+    n = len(starts)
+    pieces = _pieces(_cuts(starts, ends, bounds, tolerance, threads))
+    whole_tree = len(pieces) == 1 or (subgroup is not None and track is not None and bool((subgroup >= 0).any()))
+    with ThreadPoolExecutor(max(2, threads), thread_name_prefix="vtui-nest") as pool:
+        if whole_tree:  # (async ids' subgroups: their tree is per id, not cut)
+            tree = [pool.submit(_tree_depth, starts, ends, bounds, tolerance, track, subgroup)]
+        else:
+            tree = [pool.submit(_tree_piece, starts, ends, _piece_bounds(bounds, lo, hi), tolerance, lo, hi)
+                    for lo, hi in pieces]
+        lanes = [pool.submit(_lane_depths, starts, ends, _piece_bounds(bounds, lo, hi), depth, overlap)
+                 for lo, hi in pieces]
+        for done in lanes:
+            done.result()
+        if whole_tree:
+            return tree[0].result()
+        parent, tree_depth = np.empty(n, dtype=np.int32), np.empty(n, dtype=np.int32)
+        for (lo, hi), piece in zip(pieces, tree):
+            parent[lo:hi], tree_depth[lo:hi] = piece.result()
+        return parent, tree_depth
+
+
+def _cuts(starts: np.ndarray, ends: np.ndarray, bounds: np.ndarray, tolerance: int, pieces: int) -> list[int]:
+    """The starts of about ``pieces`` equal row ranges, and the end (``len(starts)``): each at a
+    track's start or at a clean cut, a row that starts strictly after every earlier row of its
+    track ended (beyond ``tolerance``). Nothing before a clean cut contains a row after it or
+    holds a lane open there, so each piece's lanes and tree are the whole's."""
+    n = len(starts)
+    if pieces <= 1 or n < 2 or bool((ends < starts).any()):
+        return [0, n]
+    first = np.zeros(n, dtype=bool)
+    track_first = np.asarray(bounds[:-1], dtype=np.int64)
+    first[track_first[track_first < n]] = True
+    first[0] = True
+    reach = _running_max_by_group(ends, starts, first)  # the furthest end so far in the track
+    clean = first
+    clean[1:] |= starts[1:] > reach[:-1] + tolerance
+    at = np.flatnonzero(clean)
+    picks = np.searchsorted(at, np.arange(1, pieces, dtype=np.int64) * n // pieces)
+    return sorted({0, n, *at[picks[picks < len(at)]].tolist()})
+
+
+def _pieces(cuts: list[int]) -> list[tuple[int, int]]:
+    return [(lo, hi) for lo, hi in zip(cuts[:-1], cuts[1:]) if hi > lo]
+
+
+def _piece_bounds(bounds: np.ndarray, lo: int, hi: int) -> np.ndarray:
+    """The segment bounds within rows [lo, hi): lo, the tracks' starts inside, hi."""
+    bounds = np.asarray(bounds, dtype=np.int64)
+    return np.concatenate(([lo], bounds[(bounds > lo) & (bounds < hi)], [hi]))
+
+
+def _tree_piece(starts: np.ndarray, ends: np.ndarray, bounds: np.ndarray, tolerance: int, lo: int,
+                hi: int) -> tuple[np.ndarray, np.ndarray]:
+    """Parents (rows of the whole) and depths of rows [lo, hi), a piece from ``_cuts``."""
+    local = containment_parents(starts[lo:hi], ends[lo:hi], bounds - lo, tolerance)
+    return np.where(local >= 0, local + lo, -1).astype(np.int32), depths(local)
 
 
 def _tree_depth(starts: np.ndarray, ends: np.ndarray, bounds: np.ndarray, tolerance: int, track: np.ndarray | None,
@@ -64,12 +134,10 @@ def _tree_depth(starts: np.ndarray, ends: np.ndarray, bounds: np.ndarray, tolera
     return parent.astype(np.int32), depths(parent)
 
 
-def _lanes(starts: np.ndarray, ends: np.ndarray, bounds: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Display lanes (see ``nest``): lane, overlapping mask, and nested lanes per track segment."""
-    n = len(starts)
-    depth = np.zeros(n, dtype=np.int32)
-    overlap = np.zeros(n, dtype=bool)
-    nested_lanes = np.zeros(max(len(bounds) - 1, 0), dtype=np.int32)
+def _lane_depths(starts: np.ndarray, ends: np.ndarray, bounds: np.ndarray, depth: np.ndarray,
+                 overlap: np.ndarray) -> None:
+    """The stack loop's depth and partial-overlap mask for the rows of the segments in ``bounds``
+    (absolute rows: a piece writes only its own rows of ``depth`` and ``overlap``)."""
     def loop(lo: int, hi: int) -> None:
         # Python ints of just this region: converting whole tracks cost 200 MB at 1 GB.
         d, o = _stack_pass(starts[lo:hi].tolist(), ends[lo:hi].tolist())
@@ -96,8 +164,16 @@ def _lanes(starts: np.ndarray, ends: np.ndarray, bounds: np.ndarray) -> tuple[np
                 region_ends = np.append(region_starts[1:], hi - lo)
                 for r in np.unique(region_of[bad]).tolist():
                     loop(lo + int(region_starts[r]), lo + int(region_ends[r]))
-    # Per segment, in whole-array passes: lanes used by nesting (1 + the deepest slice that does not
-    # overlap; 0 when none), then the overlapping slices packed above them.
+
+
+def _spill_lanes(starts: np.ndarray, ends: np.ndarray, bounds: np.ndarray, depth: np.ndarray,
+                 overlap: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Lanes, and the lanes nesting uses per track segment, from the loop's depths and overlaps.
+
+    Per segment, in whole-array passes: lanes used by nesting (1 + the deepest slice that does not
+    overlap; 0 when none), then the overlapping slices packed above them (over the whole track)."""
+    n = len(starts)
+    nested_lanes = np.zeros(max(len(bounds) - 1, 0), dtype=np.int32)
     used = bounds[1:] > bounds[:-1]
     if n:
         nested_lanes[used] = np.maximum.reduceat(np.where(overlap, -1, depth), bounds[:-1][used]) + 1
@@ -107,7 +183,7 @@ def _lanes(starts: np.ndarray, ends: np.ndarray, bounds: np.ndarray) -> tuple[np
     cuts = np.flatnonzero(np.diff(spill_seg)) + 1  # spill_all is sorted: each segment's is one run
     for first, spill in zip([0, *cuts.tolist()], np.split(spill_all, cuts) if len(spill_all) else []):
         _pack_spill(starts, ends, spill, int(nested_lanes[spill_seg[first]]), depth, lane)
-    return lane, overlap, nested_lanes
+    return lane, nested_lanes
 
 
 def _tree(starts: np.ndarray, ends: np.ndarray, bounds: np.ndarray, tolerance: int, track: np.ndarray | None,
