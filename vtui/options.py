@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from vtui.fmt import parse_size
 from vtui.io.reader import MAX_INFLATE_RATIO
+from vtui.units import parse_size
 from vtui.xdg import xdg_home
 
 DEFAULT_CACHE_MAX = 4_000_000_000  # bytes on disk (4 GB); a 1 GB trace's entry is ~0.4 GB

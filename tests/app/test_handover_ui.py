@@ -7,12 +7,12 @@ from tests.app.screen import read_screen
 from tests.helpers import QWEN, STACK, settle
 from vtui.analysis.calltree.handover import analyse_handover
 from vtui.analysis.calltree.tree import build_tree
-from vtui.fmt import format_duration as fd
 from vtui.load.trace import load_trace
 from vtui.store.slicetime import time_range
 from vtui.ui.app import VtuiApp
 from vtui.ui.screens.handover_view import HandOverScreen
 from vtui.ui.screens.tree import CallTreeScreen
+from vtui.units import format_duration as fd
 
 
 async def _handover_screen(pilot) -> HandOverScreen:

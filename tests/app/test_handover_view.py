@@ -34,7 +34,7 @@ async def test_handover_view_lists_every_handover_and_sorts_by_depth_self_total(
     from tests.app.test_handover_ui import _handover_screen
     from tests.helpers import STACK
     from vtui.analysis.calltree.tree import build_tree
-    from vtui.fmt import format_duration as fd
+    from vtui.units import format_duration as fd
 
     store = load_trace(STACK)
     app = VtuiApp(STACK, store=store)

@@ -10,10 +10,10 @@ from textual.widgets import Static
 
 from tests.core.test_serving_diagnosis import _true_steps, piecewise_events, sglang_decode_events
 from tests.helpers import settle, write_trace
-from vtui.fmt import format_duration as fd
 from vtui.load.trace import load_trace
 from vtui.ui.app import VtuiApp
 from vtui.ui.screens.insights import InsightsScreen
+from vtui.units import format_duration as fd
 
 
 def _own(true):

@@ -12,10 +12,10 @@ from textual.widgets import Static
 from tests import serving_cases as sc
 from tests.core.test_serving_producers import CASES, _raw_steps
 from tests.helpers import raw_events, settle
-from vtui.fmt import format_duration as fd
 from vtui.load.trace import load_trace
 from vtui.ui.app import VtuiApp
 from vtui.ui.screens.insights import InsightsScreen
+from vtui.units import format_duration as fd
 
 
 @pytest.mark.parametrize("make", CASES, ids=lambda f: f.__name__)

@@ -9,12 +9,12 @@ from textual.widgets import OptionList, Static
 
 from tests.core.test_serving import LOOP, synthetic_loop, true_steps
 from tests.helpers import settle, write_trace
-from vtui.fmt import format_duration as fd
 from vtui.load.trace import load_trace
 from vtui.ui import colours
 from vtui.ui.app import VtuiApp
 from vtui.ui.screens.insights import InsightsScreen
 from vtui.ui.screens.serving_view import KIND_STYLE, step_chart
+from vtui.units import format_duration as fd
 
 
 def _own(true):

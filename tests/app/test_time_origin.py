@@ -5,10 +5,10 @@ from __future__ import annotations
 from textual.widgets import Static
 
 from tests.helpers import QWEN
-from vtui.fmt import format_duration
 from vtui.ui.app import VtuiApp
 from vtui.ui.timeline.lanes import Timeline
 from vtui.ui.timeline.tracklist import TrackList
+from vtui.units import format_duration
 
 
 def _ruler(app) -> str:

@@ -8,10 +8,10 @@ from tests.helpers import QWEN, STACK
 from vtui.analysis.gpu.memory_tracks import memory_series
 from vtui.load.trace import load_trace
 from vtui.ui.app import VtuiApp
-from vtui.ui.safe import visible
 from vtui.ui.timeline.lanes import Timeline
 from vtui.ui.timeline.tracklist import TrackList
 from vtui.ui.timeline.view import HEADER, SERIES
+from vtui.ui.trace_text import visible
 
 
 def _text(strip) -> str:

@@ -25,10 +25,10 @@ from tests.hostile_corpus import Case, X, build_corpus, corpus, ev
 from vtui.cli import main
 from vtui.commands import COMMANDS
 from vtui.errors import TraceLoadError
-from vtui.fmt import counted
 from vtui.load.trace import load_trace
 from vtui.ui.app import VtuiApp
 from vtui.ui.screens.modals import WarningsScreen
+from vtui.units import counted
 
 CASES = [c.name for c in corpus()]
 CLI_TIMEOUT_S = 60

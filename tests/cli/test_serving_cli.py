@@ -9,7 +9,7 @@ import statistics
 from tests.core.test_serving import LOOP, synthetic_loop, true_steps
 from tests.helpers import X, cli_json, write_trace
 from vtui.cli import main
-from vtui.fmt import format_duration as fd
+from vtui.units import format_duration as fd
 
 STEP_KEYS = {"index", "kind", "prefill_requests", "prefill_tokens", "decode_requests", "decode_tokens", "start_ns",
              "dur_ns", "cpu_dur_ns", "gpu_outlasts", "gpu_ns", "queued_ns"}

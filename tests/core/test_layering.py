@@ -18,7 +18,7 @@ LOWER = {"vtui.io": (), "vtui.options": ("vtui.io",), "vtui.store": ("vtui.io", 
          "vtui.load": (*CORE, "vtui.options")}
 CORE_LAYERS = tuple(LOWER)
 # Top-level helpers any layer may use: they import nothing of vtui but each other.
-UTILITIES = ("vtui.atomic", "vtui.demo", "vtui.errors", "vtui.fmt", "vtui.gcpause", "vtui.regex_guard",
+UTILITIES = ("vtui.atomic", "vtui.demo", "vtui.errors", "vtui.units", "vtui.gcpause", "vtui.regex_guard",
              "vtui.safe_text", "vtui.tempfiles", "vtui.termination", "vtui.xdg")
 # Analysis rooms (more may come): ``base`` holds the primitives and imports no other room.
 ROOMS = ("base", "slices", "gpu", "steps", "calltree", "why", "ranks", "report")

@@ -11,10 +11,10 @@ import pytest
 
 from tests.helpers import FIXTURES, raw_events
 from vtui.cli import main
-from vtui.fmt import format_bytes, parse_size
 from vtui.load import background
 from vtui.options import DEFAULT_CACHE_MAX, LoadOptions, default_cache_dir
 from vtui.store import cache
+from vtui.units import format_bytes, parse_size
 
 KINETO = FIXTURES / "kineto__before_fix_trace.json"
 

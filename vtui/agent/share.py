@@ -25,9 +25,9 @@ from vtui.agent.server import Connection, ShareServer
 from vtui.agent.view_tools import ViewTools
 from vtui.agent.wire import WireError, error, ok, request_op
 from vtui.errors import UsageError
-from vtui.fmt import format_duration
 from vtui.safe_text import escape_controls
-from vtui.ui.safe import plain
+from vtui.ui.trace_text import plain
+from vtui.units import format_duration
 
 INTERRUPTED = "interrupted by the person (esc); the view is theirs now"
 

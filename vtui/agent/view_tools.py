@@ -18,7 +18,7 @@ from typing import Any
 
 from vtui.agent.view_doc import UNTRUSTED, safe, screen_doc, screen_lines, slice_doc, span_doc, view_doc
 from vtui.agent.wire import error, ok
-from vtui.fmt import format_duration
+from vtui.units import format_duration
 
 WAIT_STEP_S = 0.02  # how often a wait looks at the app again
 SEARCH_WAIT_S = 30.0  # the app's search stops itself after 10 s

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from vtui.fmt import format_bytes
+from vtui.units import format_bytes
 
 HELP = "list, clear or rm TRACE: the index cache (reopening a trace from it skips parsing)"
 

@@ -10,9 +10,9 @@ import numpy as np
 from vtui.analysis.base.ranges import resolve_range, tracks_matching
 from vtui.commands import Loader, add_load_arguments, load_store
 from vtui.errors import UsageError
-from vtui.fmt import parse_range
 from vtui.store.slicetime import TimeRange
 from vtui.store.store import TraceStore
+from vtui.units import parse_range
 
 
 def add_trace_arguments(parser: argparse.ArgumentParser, track: bool = True) -> None:

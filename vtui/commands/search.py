@@ -62,8 +62,8 @@ def compute(opts: SearchOptions, loader: Loader | None = None) -> Search:
 
 
 def run(ns: argparse.Namespace) -> int:
-    from vtui.fmt import format_duration
     from vtui.safe_text import safe_field, say, say_parts
+    from vtui.units import format_duration
 
     opts = from_namespace(SearchOptions, ns)
     store, result = analyse(opts)

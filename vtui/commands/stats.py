@@ -63,10 +63,10 @@ def compute(opts: StatsOptions, loader: Loader | None = None) -> Stats:
 
 
 def run(ns: argparse.Namespace) -> int:
-    from vtui.fmt import format_duration
     from vtui.present.schema import encode
     from vtui.present.tables import aggregation_table
     from vtui.safe_text import say
+    from vtui.units import format_duration
 
     opts = from_namespace(StatsOptions, ns)
     agg, rng = analyse(opts)

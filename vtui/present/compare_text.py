@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from vtui.analysis.report.compare import NOISE_NS, Comparison, MetricDiff, StepPair
-from vtui.fmt import counted, format_bytes
-from vtui.fmt import format_duration as fd
 from vtui.present.bars import scaled_bar, shared_sparklines
 from vtui.present.tabular import Table
 from vtui.safe_text import safe_field
+from vtui.units import counted, format_bytes
+from vtui.units import format_duration as fd
 
 ABSENT = "—"
 STEP_ROWS = 60  # steps listed in text; the sparklines and --json have them all

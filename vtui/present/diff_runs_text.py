@@ -9,10 +9,10 @@ from vtui.analysis.diff.gate import GateResult
 from vtui.analysis.diff.kernels import KernelRow
 from vtui.analysis.diff.noise import LEVEL, Difference, SideFigure
 from vtui.analysis.diff.steps import kinds_of
-from vtui.fmt import format_duration as fd
 from vtui.present.names import cut_middle
 from vtui.present.tabular import Table
 from vtui.safe_text import safe_field
+from vtui.units import format_duration as fd
 
 ABSENT = "—"
 NAME_WIDTH = 56

@@ -6,8 +6,8 @@ from __future__ import annotations
 import msgspec
 
 from vtui.analysis.health.items import Example, HealthReport
-from vtui.fmt import format_duration
 from vtui.safe_text import safe_field
+from vtui.units import format_duration
 
 
 class HealthExampleOut(msgspec.Struct):

@@ -6,14 +6,14 @@ from vtui.analysis.gpu.memory import sparkline_series
 from vtui.analysis.report.insights import Insights
 from vtui.analysis.slices.operators import hint_for
 from vtui.analysis.steps.detect import SERVING_STEP_PATTERNS
-from vtui.fmt import counted, format_bytes
-from vtui.fmt import format_duration as fd
 from vtui.present.bars import sparkline, step_bars
 from vtui.present.health_json import health_headline
 from vtui.present.names import distinct_cuts
 from vtui.present.serving_text import graph_lines, serving_lines
 from vtui.present.why_text import critical_lines, roofline_lines
 from vtui.safe_text import escape_controls, safe_field
+from vtui.units import counted, format_bytes
+from vtui.units import format_duration as fd
 
 MAX_BAR_ROWS = 40  # more steps than this: a sparkline row instead of one bar per step
 NAME_WIDTH = 44  # trace names: clipped to this, control characters escaped (safe_field)

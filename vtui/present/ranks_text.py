@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from vtui.analysis.ranks.analyse import RanksReport
-from vtui.fmt import format_duration
 from vtui.present.tabular import Table
+from vtui.units import format_duration
 
 
 def _ns(v: int | None) -> str:

@@ -8,7 +8,6 @@ import msgspec
 import numpy as np
 
 from vtui.analysis.health.report import analyse_health
-from vtui.fmt import format_duration
 from vtui.present import schema
 from vtui.present.health_json import health_lines, health_out
 from vtui.present.schema import VERSIONS, Info, Source, TrackInfo
@@ -16,6 +15,7 @@ from vtui.safe_text import safe_field, safe_fields
 from vtui.store.store import TraceStore
 from vtui.store.tracks import show_id
 from vtui.store.tracktable import KINDS
+from vtui.units import format_duration
 
 
 class DecodeChunks(msgspec.Struct):

@@ -7,10 +7,10 @@ import numpy as np
 
 from vtui.analysis.gpu.graphs import GraphReport
 from vtui.analysis.steps.serving import ServingReport
-from vtui.fmt import counted
-from vtui.fmt import format_duration as fd
 from vtui.present.bars import sparkline, step_bars
 from vtui.safe_text import safe_field
+from vtui.units import counted
+from vtui.units import format_duration as fd
 
 KIND_MARK = {"prefill": "P", "decode": "D", "mixed": "M", "unknown": "?"}
 MAX_STEP_ROWS = 40  # more steps: one sparkline per kind instead of a bar per step

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from vtui.analysis.slices.aggregate import Aggregation
-from vtui.fmt import format_duration
 from vtui.present.tabular import Table
+from vtui.units import format_duration
 
 AGG_COLUMNS = ["name", "count", "total_ns", "self_ns", "avg_ns", "min_ns", "max_ns", "pct"]
 

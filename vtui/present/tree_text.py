@@ -7,8 +7,8 @@ import numpy as np
 from vtui.analysis.calltree.diff import TreeDiff
 from vtui.analysis.calltree.handover import HandOverReport
 from vtui.analysis.calltree.tree import CallTree, printable
-from vtui.fmt import format_duration as fd
 from vtui.present.bars import fraction_bar
+from vtui.units import format_duration as fd
 
 BAR_WIDTH = 12
 NAME_WIDTH = 120  # longer names are cut (a 100,000-character name is one line, not a page)

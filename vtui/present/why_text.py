@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from vtui.analysis.gpu.roofline import RooflineReport, short_type, worst_first
 from vtui.analysis.why.critical import CriticalReport
-from vtui.fmt import format_bytes
-from vtui.fmt import format_duration as fd
 from vtui.safe_text import safe_field
+from vtui.units import format_bytes
+from vtui.units import format_duration as fd
 
 MAX_STEPS = 12  # steps listed one per line; the rest are counted by verdict
 

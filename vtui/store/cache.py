@@ -87,7 +87,7 @@ _swept = False
 
 def cache_limit() -> int:
     """Bytes the cache may hold by default: ``VTUI_CACHE_MAX`` (``8GiB``, ``500MB``; ``0``: only the
-    newest entry; see ``vtui.fmt.parse_size``), else ``DEFAULT_LIMIT``."""
+    newest entry; see ``vtui.units.parse_size``), else ``DEFAULT_LIMIT``."""
     return LoadOptions.from_environ().cache_max
 
 

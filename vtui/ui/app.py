@@ -17,16 +17,16 @@ with imports_frozen():
     from textual.screen import Screen
     from textual.widgets import Static
 
-    from vtui.fmt import format_duration
     from vtui.load.background import load_in_background, reopen_cached
     from vtui.options import LoadOptions
     from vtui.store.store import TraceStore
     from vtui.ui.keys import MAIN_HELP, bindings
-    from vtui.ui.safe import plain
     from vtui.ui.screens.modals import HelpScreen
     from vtui.ui.shell import AppShell, LoadJob
     from vtui.ui.timeline.main_view import MainPane
     from vtui.ui.timeline.view import ViewState
+    from vtui.ui.trace_text import plain
+    from vtui.units import format_duration
 
 if TYPE_CHECKING:
     from vtui.agent.share import AppShare

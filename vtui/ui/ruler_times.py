@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from vtui.fmt import TIME_UNITS, format_duration
+from vtui.units import TIME_UNITS, format_duration
 
 
 def precise_time(t: float, resolution: float) -> str:

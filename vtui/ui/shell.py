@@ -25,8 +25,8 @@ from vtui.termination import EXIT_GRACE_S, exit_on_signals, hard_exit_after
 from vtui.ui.colours import THEME, VARIABLES
 from vtui.ui.keymap import apply_user_keymap
 from vtui.ui.keys import HelpSection, help_sections, palette_entries
-from vtui.ui.safe import plain, visible
 from vtui.ui.timeline.render import honour_no_color
+from vtui.ui.trace_text import plain, visible
 from vtui.ui.widgets.footer import Footer
 
 Progress = Callable[[float], None]

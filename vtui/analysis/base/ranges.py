@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from vtui.errors import UsageError
-from vtui.fmt import format_duration, parse_range
 from vtui.regex_guard import UserRegex, compile_user
 from vtui.store.slicetime import TimeRange, time_range
 from vtui.store.store import TraceStore
+from vtui.units import format_duration, parse_range
 
 
 def resolve_range(store: TraceStore, text: str | None) -> TimeRange:

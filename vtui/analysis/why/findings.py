@@ -17,8 +17,8 @@ from vtui.analysis.steps.blocking import StepBlock, dominant_blocks
 from vtui.analysis.steps.detect import SERVING_STEP_PATTERNS, StepReport
 from vtui.analysis.steps.serving import ServingReport
 from vtui.analysis.steps.trends import SLOW_FIRST_RATIO
-from vtui.fmt import format_bytes
-from vtui.fmt import format_duration as fd
+from vtui.units import format_bytes
+from vtui.units import format_duration as fd
 
 INFO, WARNING, HIGH = "info", "warning", "high"
 OP_SHARE = 5.0  # an operator kind worth a hint: >= 5% of the range in self time

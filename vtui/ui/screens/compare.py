@@ -17,7 +17,6 @@ from textual.widgets import DataTable, Static, TabbedContent, TabPane
 from vtui.analysis.diff.engine import Run, RunsDiff, diff_runs
 from vtui.analysis.report.compare import Comparison, compare
 from vtui.analysis.slices.details import slice_details
-from vtui.fmt import format_duration as fd
 from vtui.load.background import LoadControl, load_in_background
 from vtui.options import LoadOptions
 from vtui.present.bars import shared_sparklines
@@ -27,13 +26,14 @@ from vtui.present.tabular import Table
 from vtui.store.store import TraceStore
 from vtui.ui.keys import COMPARE_HELP, bindings
 from vtui.ui.ruler_times import window_text
-from vtui.ui.safe import plain, visible
 from vtui.ui.screens.compare_steps import StepByStep
 from vtui.ui.screens.modals import HelpScreen
 from vtui.ui.shell import AppShell, LoadJob, Progress
 from vtui.ui.timeline.lanes import Timeline
 from vtui.ui.timeline.pane import TimelinePane, ViewText
 from vtui.ui.timeline.view import ViewState
+from vtui.ui.trace_text import plain, visible
+from vtui.units import format_duration as fd
 
 TABS = ("tab-timelines", "tab-metrics", "tab-ops", "tab-steps", "tab-bystep")
 STATUS_LABEL = {"span_ns": "span", "step_mean_ns": "step mean"}  # the metrics on the status line

@@ -10,9 +10,9 @@ from textual.widgets import Static
 
 from vtui.analysis.diff.engine import RunsDiff
 from vtui.analysis.diff.pairs import ADDED, CHANGED, MATCHED, REMOVED, Mark, PairView, pair_view
-from vtui.fmt import format_duration as fd
 from vtui.ui.keys import bindings
-from vtui.ui.safe import plain
+from vtui.ui.trace_text import plain
+from vtui.units import format_duration as fd
 
 PALETTE = ("cyan", "magenta", "yellow", "blue", "bright_cyan", "bright_magenta", "bright_blue", "bright_yellow")
 GLYPH = {MATCHED: "█", CHANGED: "▓", REMOVED: "×", ADDED: "+"}

@@ -17,7 +17,7 @@ from textual.screen import Screen
 from textual.widgets import Static
 
 from vtui.ui.colours import ERROR
-from vtui.ui.safe import plain
+from vtui.ui.trace_text import plain
 from vtui.ui.workers import deliver
 
 ResultT = TypeVar("ResultT")

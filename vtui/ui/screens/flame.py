@@ -11,12 +11,12 @@ from rich.segment import Segment
 from rich.style import Style
 
 from vtui.analysis.calltree.tree import CallTree, by_level, printable
-from vtui.fmt import format_duration as fd
 from vtui.present.bars import fraction_bar
 from vtui.present.names import cut_middle
 from vtui.present.tree_text import indent
 from vtui.ui import colours
 from vtui.ui.timeline.render import DIMMED, EMPTY, LIGHT_INK, SELECTED, colour_of
+from vtui.units import format_duration as fd
 
 TEXT = Style(color=colours.TEXT, bgcolor=colours.BACKGROUND)
 MUTED = Style(color=colours.MUTED, bgcolor=colours.BACKGROUND)

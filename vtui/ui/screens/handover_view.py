@@ -11,12 +11,12 @@ from textual.widgets import DataTable, Footer, Static
 
 from vtui.analysis.calltree.handover import HandOver, HandOverReport
 from vtui.analysis.calltree.tree import CallTree
-from vtui.fmt import format_duration as fd
 from vtui.present.names import distinct_cuts
 from vtui.store.store import TraceStore
 from vtui.ui.keys import bindings
-from vtui.ui.safe import plain, visible
 from vtui.ui.screens.computed import ComputedScreen
+from vtui.ui.trace_text import plain, visible
+from vtui.units import format_duration as fd
 
 SORTS = {"total": lambda h: h.total_ns, "self": lambda h: h.self_ns, "depth": lambda h: h.python_depth}
 COLUMNS = ("total", "self", "calls", "depth", "hand-over", "← called from")

@@ -14,7 +14,6 @@ from vtui.analysis.gpu.jump_lists import OUTLIER_FACTOR, Gap, Outlier, gpu_idle_
 from vtui.analysis.report.insights import Insights, compute_insights
 from vtui.analysis.why.findings import STEP_OPTION
 from vtui.errors import UsageError
-from vtui.fmt import format_duration as fd
 from vtui.present.bars import step_bars
 from vtui.present.health_json import health_headline
 from vtui.present.insights_text import gpu_lines, memory_lines, misc_lines, ops_lines, steps_lines
@@ -25,12 +24,13 @@ from vtui.store.slicetime import TimeRange, over, time_range
 from vtui.store.store import TraceStore
 from vtui.ui import colours
 from vtui.ui.keys import bindings
-from vtui.ui.safe import plain, visible
 from vtui.ui.screens.computed import ComputedScreen, Jump
 from vtui.ui.screens.modals import PromptScreen
 from vtui.ui.screens.serving_view import kind_style, serving_widgets
+from vtui.ui.trace_text import plain, visible
 from vtui.ui.widgets.indented_wrap import HangingText
 from vtui.ui.widgets.scrollbars import whole_cell_scrollbars
+from vtui.units import format_duration as fd
 
 APP_STEP_OPTION = "press r for a step regex"
 MAX_PLOT_ROWS = 200  # one bar per step up to here; longer runs are summarised

@@ -13,8 +13,8 @@ from vtui.analysis.health.items import Example
 from vtui.store.store import TraceStore
 from vtui.ui.colours import PRIMARY
 from vtui.ui.keys import bindings
-from vtui.ui.safe import visible
 from vtui.ui.screens.computed import ComputedScreen, Jump
+from vtui.ui.trace_text import visible
 
 
 class HelpScreen(ModalScreen[None]):

@@ -22,7 +22,7 @@ from vtui.present.names import distinct_cuts
 from vtui.safe_text import clip
 from vtui.store.store import TraceStore
 from vtui.ui.keys import bindings
-from vtui.ui.safe import visible
+from vtui.ui.trace_text import visible
 from vtui.ui.workers import deliver
 
 TIME_LIMIT_S = 10.0

@@ -11,13 +11,13 @@ from textual.widgets import Footer, OptionList, Static
 
 from vtui.analysis.ranks.analyse import Matched, RanksReport, analyse_ranks
 from vtui.analysis.ranks.tables import rank_tables
-from vtui.fmt import format_duration as fd
 from vtui.present.bars import step_bars
 from vtui.store.store import TraceStore
 from vtui.ui import colours
 from vtui.ui.keys import bindings
-from vtui.ui.safe import visible
 from vtui.ui.screens.computed import ComputedScreen
+from vtui.ui.trace_text import visible
+from vtui.units import format_duration as fd
 
 STEP_BAR = 6  # cells per step bar
 MAX_STEPS = 12  # steps drawn per rank row

@@ -10,10 +10,10 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 
 from vtui.analysis.slices.search import SearchResult
-from vtui.fmt import format_duration
 from vtui.store.store import TraceStore
 from vtui.ui.keys import bindings
-from vtui.ui.safe import visible
+from vtui.ui.trace_text import visible
+from vtui.units import format_duration
 
 
 def results_by_name(store: TraceStore, found: SearchResult) -> list[tuple[int, int, int, int]]:

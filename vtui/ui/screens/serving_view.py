@@ -10,11 +10,11 @@ from textual.widgets import Static
 
 from vtui.analysis.report.insights import Insights
 from vtui.analysis.steps.serving import ServingReport
-from vtui.fmt import format_duration as fd
 from vtui.present.serving_text import graph_lines, serving_lines
 from vtui.ui import colours
-from vtui.ui.safe import visible
+from vtui.ui.trace_text import visible
 from vtui.ui.widgets.indented_wrap import HangingText
+from vtui.units import format_duration as fd
 
 KIND_STYLE = {"prefill": colours.FIRST_STEP, "decode": colours.SUCCESS, "mixed": colours.WARNING,
               "unknown": colours.MUTED}

@@ -15,13 +15,11 @@ from textual.widgets import Footer, Static
 
 from vtui.analysis.calltree.tree import WEIGHTS, CallTree, build_tree, invert, printable, zoom
 from vtui.errors import UsageError
-from vtui.fmt import format_duration as fd
 from vtui.present.names import cut_middle, distinct_cuts
 from vtui.regex_guard import UserRegex, compile_user
 from vtui.store.slicetime import TimeRange, over
 from vtui.store.store import TraceStore
 from vtui.ui.keys import bindings
-from vtui.ui.safe import visible
 from vtui.ui.screens.computed import ComputedScreen
 from vtui.ui.screens.flame import (
     FlameLayout,
@@ -34,6 +32,8 @@ from vtui.ui.screens.flame import (
 )
 from vtui.ui.screens.modals import PromptScreen
 from vtui.ui.timeline.render import EMPTY
+from vtui.ui.trace_text import visible
+from vtui.units import format_duration as fd
 
 
 class CallTreeView(Widget, can_focus=True):

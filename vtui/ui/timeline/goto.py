@@ -9,9 +9,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from vtui.fmt import format_duration, parse_range, parse_time
 from vtui.store.slicetime import time_range
 from vtui.store.store import TraceStore
+from vtui.units import format_duration, parse_range, parse_time
 
 HINT = "a time (12.5ms), a range (12ms:25.5ms) or a step (#3)"
 

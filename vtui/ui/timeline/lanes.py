@@ -15,16 +15,16 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from vtui.analysis.gpu.memory_tracks import memory_series
-from vtui.fmt import format_bytes, format_duration
 from vtui.present.names import cut_middle
 from vtui.store.tracks import COUNTER
 from vtui.ui import colours
 from vtui.ui.ruler_times import tick_labels, tick_times
-from vtui.ui.safe import visible
 from vtui.ui.timeline.follow import follow
 from vtui.ui.timeline.render import EMPTY, counter_segments, instant_segments, lane_segments, series_segments
 from vtui.ui.timeline.state import Selection, Window
 from vtui.ui.timeline.view import HEADER, PENDING, SERIES, ViewState
+from vtui.ui.trace_text import visible
+from vtui.units import format_bytes, format_duration
 
 LABEL_WIDTH = 22
 RULER_ROWS = 1

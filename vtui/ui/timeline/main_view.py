@@ -13,7 +13,6 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import TabbedContent, TabPane
 
 from vtui.errors import TraceLoadError, UsageError
-from vtui.fmt import counted, format_duration
 from vtui.store.store import TraceStore
 from vtui.ui.keys import bindings
 from vtui.ui.ruler_times import window_text
@@ -27,6 +26,7 @@ from vtui.ui.widgets.aggregation import AggregationPane
 from vtui.ui.widgets.details import DetailsPanel
 from vtui.ui.widgets.measurements import MeasurePane
 from vtui.ui.workers import deliver
+from vtui.units import counted, format_duration
 
 NARROW = 110  # columns below which the track list hides itself (the timeline needs the room)
 

@@ -24,7 +24,6 @@ from textual.widgets import Static
 from vtui.analysis.slices.search import SearchResult
 from vtui.store.slicetime import time_range
 from vtui.store.store import TraceStore
-from vtui.ui.safe import visible
 from vtui.ui.screens.computed import Jump
 from vtui.ui.screens.modals import PromptScreen
 from vtui.ui.timeline.follow import follow
@@ -33,6 +32,7 @@ from vtui.ui.timeline.lanes import Timeline
 from vtui.ui.timeline.searching import SearchJob
 from vtui.ui.timeline.state import Selection, TrackLayout, Window
 from vtui.ui.timeline.view import ViewState
+from vtui.ui.trace_text import visible
 
 __all__ = ["PAN_STEP", "WHEEL_PAN", "ZOOM_STEP", "TimelinePane", "ViewText", "follow"]
 

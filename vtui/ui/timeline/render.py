@@ -17,12 +17,12 @@ import numpy as np
 from rich.segment import Segment
 from rich.style import Style
 
-from vtui.fmt import format_duration
 from vtui.present.bars import EIGHTHS, SPARK
 from vtui.store.store import TraceStore
 from vtui.store.tracks import GPU
 from vtui.ui import colours
-from vtui.ui.safe import visible
+from vtui.ui.trace_text import visible
+from vtui.units import format_duration
 
 PALETTE = list(colours.SLICES)
 EMPTY = Style(bgcolor=colours.BACKGROUND)

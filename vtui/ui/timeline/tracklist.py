@@ -18,11 +18,11 @@ from vtui.analysis.gpu.memory_tracks import memory_series
 from vtui.present.names import cut_middle
 from vtui.ui import colours
 from vtui.ui.keys import bindings
-from vtui.ui.safe import visible
 from vtui.ui.timeline.follow import follow
 from vtui.ui.timeline.lanes import RULER_ROWS, Timeline
 from vtui.ui.timeline.pane import Change, TimelinePane
 from vtui.ui.timeline.view import HEADER, PENDING, SERIES, Row, ViewState
+from vtui.ui.trace_text import visible
 
 KIND_ICON = {"thread": "", "gpu": "GPU ", "async": "async ", "counter": "ctr ", "process": "", "global": ""}
 

@@ -11,11 +11,11 @@ from textual.message import Message
 from textual.widgets import DataTable, Input, Static
 
 from vtui.analysis.slices.aggregate import SORT_KEYS, Aggregation, AggRow, aggregate, sort_rows
-from vtui.fmt import format_duration
 from vtui.present.names import distinct_cuts
 from vtui.ui.keys import bindings
-from vtui.ui.safe import visible
 from vtui.ui.timeline.view import ViewState
+from vtui.ui.trace_text import visible
+from vtui.units import format_duration
 
 if TYPE_CHECKING:
     from vtui.analysis.gpu.roofline import GroupRoofline

@@ -10,12 +10,12 @@ from textual.css.query import NoMatches
 
 from vtui.analysis.base.launched import launch_of
 from vtui.analysis.slices.details import needs_pairing, slice_details
-from vtui.fmt import format_duration
 from vtui.store.store import TraceStore
 from vtui.ui.colours import NOTE
-from vtui.ui.safe import visible
+from vtui.ui.trace_text import visible
 from vtui.ui.widgets.indented_wrap import HangingText
 from vtui.ui.workers import deliver
+from vtui.units import format_duration
 
 KEY_STYLE = NOTE
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 from rich.text import Text
 
 from vtui.analysis.slices.measure import Measurement
-from vtui.fmt import format_duration
 from vtui.ui.colours import NOTE
-from vtui.ui.safe import visible
 from vtui.ui.timeline.view import ViewState
+from vtui.ui.trace_text import visible
 from vtui.ui.widgets.indented_wrap import HangingText
+from vtui.units import format_duration
 
 KEY_STYLE = NOTE
 MAX_TRACKS = 6  # per measurement, the busiest tracks between the marks
