@@ -22,15 +22,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from benchmarks.bench_load import FLOOR, VTUI  # noqa: E402
 from benchmarks.bytecode import compiled_env  # noqa: E402
+from benchmarks.fresh import run_case  # noqa: E402
 from benchmarks.many_tracks_synth import bench_arguments  # noqa: E402
 
 
-def _run(code: str, path: Path, root: Path, *extra: str, env: dict | None = None) -> dict:
-    import subprocess
-
-    out = subprocess.run([sys.executable, "-c", code, str(path), str(root), *extra], capture_output=True, text=True,
-                         check=True, env=env, cwd=root)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+def _run(case: str, path: Path, root: Path, *extra: str, env: dict | None = None) -> dict:
+    return run_case(case, [str(path), *extra], dict(os.environ) if env is None else env, root)
 
 
 def bench(path: Path, runs: int, root: Path) -> dict:
