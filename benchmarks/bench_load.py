@@ -56,7 +56,7 @@ _BLOCK = bytearray(8 << 20)
 
 
 # The cases (benchmarks/load_cases.py), each run in a fresh process by benchmarks/child.py.
-FLOOR, VTUI = "load_cases:floor", "load_cases:vtui_load"
+FLOOR_CASE, LOAD_CASE = "load_cases:floor", "load_cases:vtui_load"
 
 
 def _run(case: str, path: Path, *extra: str, env: dict | None = None, root: Path = ROOT) -> dict:
@@ -77,13 +77,13 @@ def bench(path: Path, runs: int, modes: tuple[str, ...] = MODES, settings: tuple
             for n in settings:
                 with neighbours(n, kind):
                     loads[n].append(load_average())
-                    got[n]["floor"].append(_run(FLOOR, path))
+                    got[n]["floor"].append(_run(FLOOR_CASE, path))
                     for mode in modes:
                         if mode in ("first", "app"):
                             shutil.rmtree(Path(cache_home) / "vtui", ignore_errors=True)  # a first open
                         elif mode == "warm" and "first" not in modes:
-                            _run(VTUI, path, "first", env=env)  # the entry to reopen
-                        got[n][mode].append(_run(VTUI, path, mode, env=env))
+                            _run(LOAD_CASE, path, "first", env=env)  # the entry to reopen
+                        got[n][mode].append(_run(LOAD_CASE, path, mode, env=env))
                     loads[n].append(load_average())
     return [{**_summary(path, raw_mb, runs, modes, n, got[n], loads[n]), "neighbour_kind": kind} for n in settings]
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from benchmarks.bench_load import FLOOR, VTUI  # noqa: E402
+from benchmarks.bench_load import FLOOR_CASE, LOAD_CASE  # noqa: E402
 from benchmarks.bytecode import compiled_env  # noqa: E402
 from benchmarks.fresh import run_case  # noqa: E402
 from benchmarks.many_tracks_synth import bench_arguments  # noqa: E402
@@ -37,10 +37,10 @@ def bench(path: Path, runs: int, root: Path) -> dict:
         load_before = os.getloadavg()[0]
         floor, cold, warm = [], [], []
         for _ in range(runs):  # interleaved: a busy spell hits every mode alike
-            floor.append(_run(FLOOR, path, root))
+            floor.append(_run(FLOOR_CASE, path, root))
             shutil.rmtree(Path(cache_home) / "vtui", ignore_errors=True)
-            cold.append(_run(VTUI, path, root, "first", env=env))  # loads and writes the entry
-            warm.append(_run(VTUI, path, root, "warm", env=env))
+            cold.append(_run(LOAD_CASE, path, root, "first", env=env))  # loads and writes the entry
+            warm.append(_run(LOAD_CASE, path, root, "warm", env=env))
         load_after = os.getloadavg()[0]
     floor_cpu = med(floor, "cpu_s")
     return {
