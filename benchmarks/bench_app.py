@@ -31,73 +31,31 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from benchmarks.bytecode import compiled_env  # noqa: E402
+from benchmarks.fresh import run_case  # noqa: E402
 
-APP = r"""
-import asyncio, json, resource, sys, time
-sys.path.insert(0, sys.argv[2])
-from textual.app import App
-from vtui.ui.app import VtuiApp
-from vtui.ui.timeline.lanes import Timeline
 
-def cpu_s():
-    return sum(r.ru_utime + r.ru_stime for r in map(resource.getrusage, (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)))
+def insights_calls(trace: str, runs: str) -> dict:
+    """One process: the store reopened from the cache, then ``runs`` calls of ``compute_insights``,
+    each call's wall and CPU-s (this process's)."""
+    import resource
 
-# The first frame with the trace: the end of the first screen update that drew timeline lines
-# (App._display is where Textual hands each update to the terminal, headless too).
-drawn, frame, shown = [], {}, asyncio.Event()
-line = Timeline.render_line
-def render_line(self, y):
-    drawn.append(1)
-    return line(self, y)
-Timeline.render_line = render_line
-display = App._display
-def _display(self, screen, renderable):
-    display(self, screen, renderable)
-    if drawn and not frame:
-        frame.update(done=time.time(), cpu_s=cpu_s())
-        shown.set()
-App._display = _display
+    from vtui.analysis.report.insights import compute_insights
+    from vtui.load.trace import load_trace
 
-async def first_frame(pilot):
-    # Waits without polling the app (a pilot.pause every 10 ms cost ~0.15 CPU-s per second of a
-    # cold load, which vtui TRACE never pays); a load error is looked for twice a second.
-    app = pilot.app
-    while not frame and app.load_error is None:
-        try:
-            await asyncio.wait_for(shown.wait(), 0.5)
-        except asyncio.TimeoutError:
-            pass
-    await pilot.pause()  # what comes right after the first frame (the memory rows, a second layout)
-    print(json.dumps({**frame, "settled": time.time(), "settled_cpu_s": cpu_s(), "error": app.load_error}), flush=True)
-    app.exit()
-
-VtuiApp(sys.argv[1]).run(headless=True, size=(200, 60), auto_pilot=first_frame)
-"""
-
-INSIGHTS = r"""
-import json, resource, sys, time
-sys.path.insert(0, sys.argv[2])
-from vtui.load.trace import load_trace
-from vtui.analysis.report.insights import compute_insights
-
-store = load_trace(sys.argv[1])  # warm: from the cache entry
-times = []
-for _ in range(int(sys.argv[3])):
-    r0 = resource.getrusage(resource.RUSAGE_SELF)
-    t = time.perf_counter()
-    compute_insights(store)
-    r1 = resource.getrusage(resource.RUSAGE_SELF)
-    times.append((time.perf_counter() - t, r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime))
-print(json.dumps({"seconds": [t for t, _ in times], "cpu_s": [c for _, c in times]}))
-"""
+    store = load_trace(trace)  # warm: from the cache entry
+    times = []
+    for _ in range(int(runs)):
+        r0 = resource.getrusage(resource.RUSAGE_SELF)
+        t = time.perf_counter()
+        compute_insights(store)
+        r1 = resource.getrusage(resource.RUSAGE_SELF)
+        times.append((time.perf_counter() - t, r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime))
+    return {"seconds": [t for t, _ in times], "cpu_s": [c for _, c in times]}
 
 
 def _app_run(path: Path, env: dict) -> dict:
     start = time.time()
-    out = subprocess.run([sys.executable, "-c", APP, str(path), str(ROOT)], capture_output=True, text=True,
-                         env=env, check=True, timeout=600)
-    line = next(ln for ln in reversed(out.stdout.splitlines()) if ln.startswith("{"))
-    got = json.loads(line)
+    got = run_case("whole_process:app_first_frame", [str(path)], env, timeout=600)
     if got["error"]:
         raise SystemExit(f"load failed: {got['error']}")
     return {"seconds": got["done"] - start, "cpu_s": got["cpu_s"],
@@ -111,22 +69,11 @@ def _cli_insights(path: Path, env: dict) -> dict:
     return {"seconds": time.perf_counter() - start}
 
 
-CLI_OPEN = r"""
-import resource, sys
-sys.path.insert(0, sys.argv[2])
-from vtui.cli import main
-main(["info", sys.argv[1]])
-r = resource.getrusage(resource.RUSAGE_SELF)
-print(r.ru_utime + r.ru_stime)
-"""
-
-
 def _cli_open(path: Path, env: dict) -> dict:
     """The floor for a warm open: a CLI process that opens the entry and prints (``vtui info``)."""
     start = time.time()
-    out = subprocess.run([sys.executable, "-c", CLI_OPEN, str(path), str(ROOT)], capture_output=True, text=True,
-                         env=env, check=True, timeout=600)
-    return {"seconds": time.time() - start, "cpu_s": float(out.stdout.strip().splitlines()[-1])}
+    got = run_case("whole_process:cli_info", [str(path)], env, timeout=600)
+    return {"seconds": time.time() - start, "cpu_s": got["cpu_s"]}
 
 
 def bench(path: Path, runs: int, warm_only: bool = False) -> dict:
@@ -151,9 +98,7 @@ def bench(path: Path, runs: int, warm_only: bool = False) -> dict:
         cli = [_cli_insights(path, env) for _ in range(runs)]
         procs = []
         for _ in range(runs):  # a process each: the first call comes once per process
-            out = subprocess.run([sys.executable, "-c", INSIGHTS, str(path), str(ROOT), str(runs)],
-                                 capture_output=True, text=True, env=env, check=True)
-            procs.append(json.loads(out.stdout.strip().splitlines()[-1]))
+            procs.append(run_case("bench_app:insights_calls", [str(path), str(runs)], env))
         ins = {k: [v for p in procs for v in p[k]] for k in ("seconds", "cpu_s")}
         first = [p["cpu_s"][0] for p in procs]
     return {

@@ -25,12 +25,12 @@ when a step fails. Every line has the 1-minute load average before and after.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import re
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -41,64 +41,12 @@ sys.path.insert(0, str(ROOT))
 from benchmarks.bench_app import _app_run  # noqa: E402
 from benchmarks.bench_load import in_page_cache  # noqa: E402
 from benchmarks.bytecode import compiled_env  # noqa: E402
+from benchmarks.fresh import run_case  # noqa: E402
 from benchmarks.neighbour import load_average, neighbours  # noqa: E402
 from benchmarks.synth import write_synthetic  # noqa: E402
 
-# Runs a command and prints its wall time, CPU-s and peak RSS (of the biggest of its processes
-# waited for: vtui's own, its decoders are smaller) as one JSON line.
-MEASURE = r"""
-import json, resource, subprocess, sys, time
-t = time.perf_counter()
-p = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-dt = time.perf_counter() - t
-r = resource.getrusage(resource.RUSAGE_CHILDREN)
-print(json.dumps({"rc": p.returncode, "seconds": dt, "cpu_s": r.ru_utime + r.ru_stime,
-                  "peak_rss_mb": r.ru_maxrss / 1024, "out_bytes": len(p.stdout),
-                  "err": p.stderr[-400:].decode("utf-8", "replace")}))
-"""
-
-FLOOR = r"""
-import json, mmap, resource, sys, time
-from typing import Any
-import msgspec
-
-class Ev(msgspec.Struct, gc=False):
-    ph: str = ""
-    name: str = ""
-    cat: str = ""
-    ts: float = 0.0
-    dur: float = 0.0
-    pid: Any = None
-    tid: Any = None
-    args: msgspec.Raw = msgspec.Raw(b"")
-
-CHUNK = 64 << 20
-t = time.perf_counter()
-decode = msgspec.json.Decoder(list[Ev]).decode
-with open(sys.argv[1], "rb") as fh:
-    data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-# benchmarks/synth.py writes one event per line, each starting '{"ph"', the array closing with '\n]'
-pos = data.find(b"[", data.find(b'"traceEvents"')) + 1
-end = data.rfind(b"\n]")
-buf = bytearray(CHUNK + (1 << 20))
-events = 0
-while pos < end:
-    cut = data.find(b'\n{"ph"', min(pos + CHUNK, end), end)
-    cut = end if cut < 0 else cut
-    last = data.rfind(b"}", pos, cut) + 1  # drop the comma between this piece and the next
-    size = last - pos
-    if len(buf) < size + 2:
-        buf = bytearray(size + 2)
-    buf[0:1] = b"["
-    buf[1 : size + 1] = data[pos:last]
-    buf[size + 1 : size + 2] = b"]"
-    events += len(decode(memoryview(buf)[: size + 2]))
-    pos = cut + 1
-r = resource.getrusage(resource.RUSAGE_SELF)
-print(json.dumps({"seconds": time.perf_counter() - t, "cpu_s": r.ru_utime + r.ru_stime, "events": events,
-                  "peak_rss_mb": r.ru_maxrss / 1024}))
-"""
-
+# The cases (whole_process.measure: a command's wall, CPU-s and peak RSS; load_cases.chunked_floor),
+# each run in a fresh process by benchmarks/child.py.
 SQL = "SELECT name, COUNT(*) n, SUM(dur) total FROM slice GROUP BY name ORDER BY total DESC LIMIT 10"
 
 
@@ -112,8 +60,7 @@ def parse_size(text: str) -> int:
 
 def _measure(cmd: list[str], env: dict, trace: Path) -> dict:
     in_page_cache(trace)
-    out = subprocess.run([sys.executable, "-c", MEASURE, *cmd], capture_output=True, text=True, env=env, check=True)
-    got = json.loads(out.stdout.strip().splitlines()[-1])
+    got = run_case("whole_process:measure", cmd, env)
     if got["rc"] != 0:
         raise SystemExit(f"failed ({got['rc']}): {' '.join(cmd)}: {got['err']}")
     del got["err"]
@@ -126,12 +73,11 @@ def _vtui(*args: str) -> list[str]:
 
 def _floor(trace: Path, env: dict) -> dict:
     in_page_cache(trace)
-    out = subprocess.run([sys.executable, "-c", FLOOR, str(trace)], capture_output=True, text=True, env=env, check=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return run_case("load_cases:chunked_floor", [str(trace)], env)
 
 
 def _has_sql(env: dict) -> bool:
-    return subprocess.run([sys.executable, "-c", "import duckdb"], env=env, capture_output=True).returncode == 0
+    return importlib.util.find_spec("duckdb") is not None  # (the children run this interpreter)
 
 
 def _med(rows: list[dict], key: str) -> float:

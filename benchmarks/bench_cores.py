@@ -37,7 +37,6 @@ import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -47,59 +46,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from benchmarks.bench_load import in_page_cache  # noqa: E402
 from benchmarks.bytecode import compiled_env  # noqa: E402
+from benchmarks.fresh import run_case  # noqa: E402
 from benchmarks.neighbour import load_average  # noqa: E402
-
-CHILD = r"""
-import json, os, resource, sys, time
-sys.path.insert(0, sys.argv[2])
-import vtui.load.trace as trace
-import vtui.load.parallel as parallel
-import vtui.io.columns as columns
-import vtui.store.build as build
-import vtui.store.nesting as nesting
-import vtui.store.flows as flows
-import threading
-
-marks, lock = {}, threading.Lock()
-
-def timed(owner, name, key, clock):
-    fn = getattr(owner, name)
-    def wrapper(*a, **k):
-        t, c = time.perf_counter(), clock()
-        try:
-            return fn(*a, **k)
-        finally:
-            with lock:  # (pieces finish on several threads)
-                wall, cpu = marks.get(key, (0.0, 0.0))
-                marks[key] = (wall + time.perf_counter() - t, cpu + clock() - c)
-    setattr(owner, name, wrapper)
-
-if __name__ == "__main__":
-    # Whole phases: the process's CPU (all its threads); pieces run on a thread: that thread's CPU.
-    timed(trace, "scan_trace", "decode", time.process_time)
-    timed(trace, "build_store", "build", time.process_time)
-    timed(parallel, "_join_in_order", "join", time.thread_time)
-    timed(columns.ColumnSink, "absorb", "absorb", time.thread_time)
-    timed(nesting, "_lane_depths", "lanes", time.thread_time)
-    timed(nesting, "_tree_depth", "tree", time.thread_time)
-    timed(nesting, "_tree_piece", "tree", time.thread_time)
-    timed(build, "_gathers", "gathers", time.thread_time)
-    timed(build, "_times", "times", time.thread_time)
-    timed(build, "_complete_slices", "x_slices", time.thread_time)
-    timed(flows, "_enclose", "bind", time.thread_time)
-    timed(build, "_flow_chains", "flow_chains", time.thread_time)
-    timed(build, "build_flows", "flows", time.thread_time)
-    timed(build, "order_by", "sorts", time.thread_time)
-    t = time.perf_counter()
-    store = trace.load_trace(sys.argv[1], cache=False, jobs=int(sys.argv[3]))
-    load = time.perf_counter() - t
-    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    out = {"load_s": load, "cpu_s": me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime,
-           "self_cpu_s": me.ru_utime + me.ru_stime, "events": store.event_count, "cpus": len(os.sched_getaffinity(0))}
-    for key, (wall, cpu) in marks.items():
-        out[key], out[key + "_cpu"] = wall, cpu
-    print(json.dumps(out))
-"""
 
 SETTINGS = {"c1j1": ("0", 1), "c2j1": ("0,1", 1), "c2j2": ("0,1", 2)}
 PHASES = ("load_s", "startup_s", "decode", "join", "absorb", "build", "lanes", "tree", "gathers", "bind", "times",
@@ -108,13 +56,10 @@ PHASES = ("load_s", "startup_s", "decode", "join", "absorb", "build", "lanes", "
 
 def run_one(trace: Path, cpus: str | None, jobs: int, env: dict) -> dict:
     in_page_cache(trace)
-    cmd = [sys.executable, "-c", CHILD, str(trace), str(ROOT), str(jobs)]
-    if cpus is not None:
-        cmd = ["taskset", "-c", cpus, *cmd]
+    prefix = () if cpus is None else ("taskset", "-c", cpus)
     t = time.perf_counter()
-    out = subprocess.run(cmd, capture_output=True, text=True, check=True, env=env)
+    got = run_case("load_cases:cores_load", [str(trace), str(jobs)], env, prefix=prefix)
     wall = time.perf_counter() - t
-    got = json.loads(out.stdout.strip().splitlines()[-1])
     got["wall_s"] = wall
     got["startup_s"] = wall - got["load_s"]
     return got

@@ -28,15 +28,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from benchmarks.bench_load import FLOOR, VTUI, _run  # noqa: E402
+from benchmarks.bench_load import FLOOR_CASE, LOAD_CASE, _run  # noqa: E402
 from benchmarks.bytecode import compiled_env  # noqa: E402
+from benchmarks.fresh import run_case  # noqa: E402
 
 
 def _tree_run(tree: Path, path: Path, env: dict) -> dict:
-    # bench_load's VTUI snippet takes the tree to import vtui (and the in-place helper) from.
-    out = subprocess.run([sys.executable, "-c", VTUI, str(path), str(tree), "cold1"], capture_output=True, text=True,
-                         check=True, env=env, cwd=tree)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    # The case imports vtui (and the in-place helper) from the tree measured.
+    return run_case(LOAD_CASE, [str(path), "cold1"], env, tree)
 
 
 def main() -> None:
@@ -71,7 +70,7 @@ def main() -> None:
             load_before = os.getloadavg()[0]
             rows: dict[str, list[dict]] = {"floor": [], **{name: [] for name, _, _ in variants}}
             for _ in range(opts.runs):  # interleaved
-                rows["floor"].append(_run(FLOOR, path))
+                rows["floor"].append(_run(FLOOR_CASE, path))
                 for name, tree, _pure in variants:
                     rows[name].append(_tree_run(tree, path, envs[name]))
             result: dict = {"file": path.name, "events": rows["new"][0]["events"], "runs": opts.runs}

@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -34,106 +34,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from benchmarks.bytecode import compiled_env  # noqa: E402
+from benchmarks.fresh import run_case  # noqa: E402
 from benchmarks.neighbour import KINDS, load_average, neighbours  # noqa: E402
 
 SHARED_BIG = ROOT.parent / "shared" / "traces" / "generated" / "hf_llama_big.json.gz"
 
-USAGE = r"""
-import resource as _resource
-
-def usage():  # this process and its finished children: CPU split, page faults, context switches
-    me, kids = _resource.getrusage(_resource.RUSAGE_SELF), _resource.getrusage(_resource.RUSAGE_CHILDREN)
-    return {"user_s": me.ru_utime + kids.ru_utime, "sys_s": me.ru_stime + kids.ru_stime,
-            "self_cpu_s": me.ru_utime + me.ru_stime, "minflt": me.ru_minflt + kids.ru_minflt,
-            "majflt": me.ru_majflt + kids.ru_majflt, "nvcsw": me.ru_nvcsw + kids.ru_nvcsw,
-            "nivcsw": me.ru_nivcsw + kids.ru_nivcsw,
-            "read_mb": (me.ru_inblock + kids.ru_inblock) * 512 / 1e6}  # from the disk, not the page cache
-
-def usage_since(before):
-    now = usage()
-    return {k: round(now[k] - before[k], 3) for k in now}
-"""
-
-FLOOR = USAGE + r"""
-import gzip, json, resource, sys, time
-from typing import Any
-import msgspec
-
-class Ev(msgspec.Struct, gc=False):
-    ph: str = ""
-    name: str = ""
-    cat: str = ""
-    ts: float = 0.0
-    dur: float = 0.0
-    pid: Any = None
-    tid: Any = None
-    args: msgspec.Raw = msgspec.Raw(b"")
-
-class Doc(msgspec.Struct, gc=False):
-    traceEvents: list[Ev]
-
-path = sys.argv[1]
-u0 = usage()
-cpu0 = sum(r.ru_utime + r.ru_stime for r in map(resource.getrusage, (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)))
-t = time.perf_counter()
-data = open(path, "rb").read()
-if data[:2] == b"\x1f\x8b":
-    data = gzip.decompress(data)
-events = msgspec.json.decode(data, type=Doc).traceEvents
-dt = time.perf_counter() - t
-cpu = sum(r.ru_utime + r.ru_stime for r in map(resource.getrusage, (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)))
-print(json.dumps({"seconds": dt, "cpu_s": cpu - cpu0, "events": len(events),
-                  "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, **usage_since(u0)}))
-"""
-
-VTUI = USAGE + r"""
-import json, os, resource, sys, time
-sys.path.insert(0, sys.argv[2])
-from vtui.load.trace import load_trace
-
-def rss_mb():
-    with open("/proc/self/status") as fh:
-        return int(next(l for l in fh if l.startswith("VmRSS")).split()[1]) / 1024
-
-def cpu_s():  # this process and its finished children (decoders, the app's loader), user + system
-    return sum(r.ru_utime + r.ru_stime for r in map(resource.getrusage, (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)))
-
-if __name__ == "__main__":
-    mode = sys.argv[3]
-    import vtui.load.trace as _trace
-    phases = {}
-    _build = _trace.build_store
-
-    def build_store(*a, **k):  # the CPU before the build (read + decode), the build's, and after (cache, trim)
-        phases["decode"] = usage_since(u0)
-        b0 = usage()
-        try:
-            return _build(*a, **k)
-        finally:
-            phases["build"] = usage_since(b0)
-
-    _trace.build_store = build_store
-    u0 = usage()
-    cpu0 = cpu_s()
-    t = time.perf_counter()
-    if mode == "app":  # as the app opens a trace: loader process, decoders, cache, mapped entry
-        from pathlib import Path
-        from vtui.load.background import load_in_background
-        store = load_in_background(Path(sys.argv[1]), lambda _: None, cache=True)
-    else:
-        kw = {"cold": dict(cache=False), "cold1": dict(cache=False, jobs=1), "cold2": dict(cache=False, jobs=2),
-              "first": dict(cache=True), "warm": dict(cache=True)}[mode]
-        store = load_trace(sys.argv[1], **kw)
-    dt = time.perf_counter() - t
-    cpu = cpu_s() - cpu0
-    print(json.dumps({"seconds": dt, "cpu_s": cpu, "events": store.event_count, "slices": len(store.slices),
-                      "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-                      "child_peak_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
-                      "resident_mb": rss_mb(),
-                      "store_bytes_per_event": store.nbytes / max(store.event_count, 1),
-                      "args_mb": sum(int(t.args_len.sum()) for t in (store.slices, store.instants)) / 1e6,
-                      **usage_since(u0), "phases": phases}))
-"""
 MODES = ("cold", "cold1", "cold2", "first", "warm", "app")  # cold: the decoders vtui picks (idle cores)
 
 
@@ -150,11 +55,13 @@ def in_page_cache(path: Path) -> None:
 _BLOCK = bytearray(8 << 20)
 
 
-def _run(code: str, path: Path, *extra: str, env: dict | None = None) -> dict:
+# The cases (benchmarks/load_cases.py), each run in a fresh process by benchmarks/child.py.
+FLOOR_CASE, LOAD_CASE = "load_cases:floor", "load_cases:vtui_load"
+
+
+def _run(case: str, path: Path, *extra: str, env: dict | None = None, root: Path = ROOT) -> dict:
     in_page_cache(path)
-    out = subprocess.run([sys.executable, "-c", code, str(path), str(ROOT), *extra], capture_output=True, text=True,
-                         check=True, env=env)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return run_case(case, [str(path), *extra], dict(os.environ) if env is None else env, root)
 
 
 def bench(path: Path, runs: int, modes: tuple[str, ...] = MODES, settings: tuple[int, ...] = (0,),
@@ -170,13 +77,13 @@ def bench(path: Path, runs: int, modes: tuple[str, ...] = MODES, settings: tuple
             for n in settings:
                 with neighbours(n, kind):
                     loads[n].append(load_average())
-                    got[n]["floor"].append(_run(FLOOR, path))
+                    got[n]["floor"].append(_run(FLOOR_CASE, path))
                     for mode in modes:
                         if mode in ("first", "app"):
                             shutil.rmtree(Path(cache_home) / "vtui", ignore_errors=True)  # a first open
                         elif mode == "warm" and "first" not in modes:
-                            _run(VTUI, path, "first", env=env)  # the entry to reopen
-                        got[n][mode].append(_run(VTUI, path, mode, env=env))
+                            _run(LOAD_CASE, path, "first", env=env)  # the entry to reopen
+                        got[n][mode].append(_run(LOAD_CASE, path, mode, env=env))
                     loads[n].append(load_average())
     return [{**_summary(path, raw_mb, runs, modes, n, got[n], loads[n]), "neighbour_kind": kind} for n in settings]
 

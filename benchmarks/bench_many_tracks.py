@@ -20,17 +20,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from benchmarks.bench_load import FLOOR, VTUI  # noqa: E402
+from benchmarks.bench_load import FLOOR_CASE, LOAD_CASE  # noqa: E402
 from benchmarks.bytecode import compiled_env  # noqa: E402
+from benchmarks.fresh import run_case  # noqa: E402
 from benchmarks.many_tracks_synth import bench_arguments  # noqa: E402
 
 
-def _run(code: str, path: Path, root: Path, *extra: str, env: dict | None = None) -> dict:
-    import subprocess
-
-    out = subprocess.run([sys.executable, "-c", code, str(path), str(root), *extra], capture_output=True, text=True,
-                         check=True, env=env, cwd=root)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+def _run(case: str, path: Path, root: Path, *extra: str, env: dict | None = None) -> dict:
+    return run_case(case, [str(path), *extra], dict(os.environ) if env is None else env, root)
 
 
 def bench(path: Path, runs: int, root: Path) -> dict:
@@ -40,10 +37,10 @@ def bench(path: Path, runs: int, root: Path) -> dict:
         load_before = os.getloadavg()[0]
         floor, cold, warm = [], [], []
         for _ in range(runs):  # interleaved: a busy spell hits every mode alike
-            floor.append(_run(FLOOR, path, root))
+            floor.append(_run(FLOOR_CASE, path, root))
             shutil.rmtree(Path(cache_home) / "vtui", ignore_errors=True)
-            cold.append(_run(VTUI, path, root, "first", env=env))  # loads and writes the entry
-            warm.append(_run(VTUI, path, root, "warm", env=env))
+            cold.append(_run(LOAD_CASE, path, root, "first", env=env))  # loads and writes the entry
+            warm.append(_run(LOAD_CASE, path, root, "warm", env=env))
         load_after = os.getloadavg()[0]
     floor_cpu = med(floor, "cpu_s")
     return {

@@ -4,8 +4,7 @@ first, so every run reopens it warm. A case is a plain function in a benchmark's
 fresh process by ``benchmarks/child.py``; ``run_case`` returns the JSON line it prints.
 
 ``cpu_s`` is the cases' clock: CPU-seconds of their own process (user + system), which depend less on
-the machine's other load than wall time does. (``run_child`` and ``CPU_S`` run a program held in a
-string, for the benchmarks not yet written as cases.)
+the machine's other load than wall time does.
 """
 
 from __future__ import annotations
@@ -22,15 +21,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 CHILD = Path(__file__).resolve().parent / "child.py"
-
-CPU_S = '''
-import resource
-
-def cpu_s():
-    r = resource.getrusage(resource.RUSAGE_SELF)
-    return r.ru_utime + r.ru_stime
-'''
-
 
 def cpu_s(children: bool = False) -> float:
     """CPU-seconds (user + system) of this process, and of its finished children with ``children``."""
@@ -59,11 +49,13 @@ def case_env(env: dict[str, str], root: Path = ROOT) -> dict[str, str]:
     return {**env, "VTUI_BENCH_ROOT": str(root)}
 
 
-def run_case(case: str, args: list[str], env: dict[str, str], root: Path = ROOT) -> dict:
+def run_case(case: str, args: list[str], env: dict[str, str], root: Path = ROOT, prefix: tuple[str, ...] = (),
+             timeout: float | None = None) -> dict:
     """Run ``case`` (``MODULE:FUNCTION``) with ``args`` in a fresh process measuring checkout ``root``
-    (run from there) and return the JSON its function returned."""
-    out = subprocess.run(case_command(case, args), capture_output=True, text=True, check=True,
-                         env=case_env(env, root), cwd=root)
+    (run from there) and return the JSON its function returned. ``prefix``: a command the process
+    runs under (``taskset -c 0``)."""
+    out = subprocess.run([*prefix, *case_command(case, args)], capture_output=True, text=True, check=True,
+                         env=case_env(env, root), cwd=root, timeout=timeout)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -74,13 +66,6 @@ def warm_cache(trace: Path, root: Path = ROOT) -> Iterator[dict[str, str]]:
         env = {**os.environ, "XDG_CACHE_HOME": cache_home}
         run_case("fresh:open_trace", [str(trace)], env, root)
         yield env
-
-
-def run_child(code: str, args: list[str], env: dict[str, str]) -> dict:
-    """Run ``code`` as ``python -c code TRACE ROOT ...`` style (``args`` as given) and return the JSON
-    of its last line of output."""
-    out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, check=True, env=env)
-    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def load_average() -> list[float]:
