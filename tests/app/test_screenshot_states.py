@@ -57,7 +57,7 @@ async def memory_at_a_kernel_launch(pilot) -> None:
     shallow = [r for r in range(len(store.slices)) if store.slices.lane[r] < v.lane_cap]
     v.select(min(shallow, key=lambda r: abs(int(store.slices.start_ns[r]) - 0.4 * store.span_ns)))
     v.show_all()
-    pilot.app.query_one("Timeline").refresh_view()
+    pilot.app._update()
 
 
 async def quiet(pilot) -> None:

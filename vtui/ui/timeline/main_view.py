@@ -54,11 +54,16 @@ class BottomPanes(Vertical):
         follow(self, "selection", self._selection_changed)
         follow(self, "window", self._window_changed)
         follow(self, "track_layout", self._layout_changed)
-        self.query_one(DetailsPanel).show_slice(self.view.store, self.view.selected)
+        self._show_details(self.view.selected)
+
+    def _show_details(self, row: int) -> None:
+        # Absent while the app mounts or tears down around us (an exit on a signal mid-mount).
+        for details in self.query(DetailsPanel):
+            details.show_slice(self.view.store, row)
 
     def _selection_changed(self, old: Selection, new: Selection) -> None:
-        self.query_one(DetailsPanel).show_slice(self.view.store, new.selected)
-        if old.found is not new.found and self.query_one(AggregationPane).matches_only:
+        self._show_details(new.selected)
+        if old.found is not new.found and any(p.matches_only for p in self.query(AggregationPane)):
             self.table_stale = True
         self.show_tab()
 
