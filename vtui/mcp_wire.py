@@ -62,11 +62,6 @@ def triage(line: bytes) -> tuple[bytes, bytes]:
     return line, b""
 
 
-def repaired(line: bytes) -> bytes:
-    """The line as the SDK should see it (empty: not at all)."""
-    return triage(line)[0]
-
-
 class RepairedLines(io.RawIOBase):
     """``source``'s bytes, a line at a time through ``triage``; answers go to ``replies``."""
 
